@@ -1,0 +1,8 @@
+//! tock: a terminal chat client for LLMs whose messages are never lost and are
+//! sent when you said. The engine (store, outbox scheduler, providers) is
+//! headless; the TUI, `tock daemon` and the CLI subcommands are front ends.
+
+pub mod llm;
+pub mod sanitize;
+pub mod when;
+pub mod tui;

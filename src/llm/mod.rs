@@ -1,0 +1,166 @@
+//! Model providers: one trait, four wire formats.
+//!
+//! Hand-written on reqwest rather than `genai`: the engine needs the HTTP
+//! status and `Retry-After` to classify failures, the exact moment a request
+//! is accepted (response headers received) to commit the user message, and
+//! cancellation by dropping the stream. `genai` hides all three.
+
+pub mod anthropic;
+pub mod echo;
+pub mod ndjson;
+pub mod ollama;
+pub mod openai;
+pub mod sse;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::Stream;
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+/// An image attached to a user message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Image {
+    pub mime: String,
+    pub data_base64: String,
+}
+
+/// A tool call the model made. `arguments` is the JSON text of the arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChatMessage {
+    User { text: String, images: Vec<Image> },
+    Assistant { text: String, tool_calls: Vec<ToolCall> },
+    ToolResult { call_id: String, name: String, content: String },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the parameters object.
+    pub parameters: serde_json::Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub system: Option<String>,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    /// A piece of reply text (may be any size, never empty).
+    Text(String),
+    /// A complete tool call (arguments fully assembled).
+    ToolCall(ToolCall),
+    /// The provider finished the reply normally. Always the last event.
+    Done { stop_reason: Option<String> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ErrorKind {
+    /// Worth retrying: connect error, timeout, 429, 5xx, stream cut, overloaded.
+    Transient { retry_after: Option<Duration> },
+    /// Retrying will not help: 400/401/403/404, no provider, bad config.
+    Permanent,
+}
+
+/// A provider failure. `message` is one readable line and never contains a secret.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct LlmError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl LlmError {
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self { kind: ErrorKind::Transient { retry_after: None }, message: message.into() }
+    }
+    pub fn permanent(message: impl Into<String>) -> Self {
+        Self { kind: ErrorKind::Permanent, message: message.into() }
+    }
+    pub fn is_transient(&self) -> bool {
+        matches!(self.kind, ErrorKind::Transient { .. })
+    }
+}
+
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
+
+pub trait Provider: Send + Sync {
+    /// Short provider label for the status bar: "openai", "anthropic", "ollama", "echo".
+    fn name(&self) -> &'static str;
+    /// Whether the provider can be given tools.
+    fn supports_tools(&self) -> bool {
+        true
+    }
+    /// Send the request. Resolves once the provider has *accepted* it (2xx
+    /// status and headers received); errors before that are returned here.
+    /// Dropping the stream cancels the request.
+    fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>>;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    #[serde(alias = "openai-compatible", alias = "openai_compatible")]
+    Openai,
+    Anthropic,
+    Ollama,
+    Echo,
+}
+
+/// Everything needed to talk to one endpoint. `Debug` hides the key.
+#[derive(Clone)]
+pub struct ProviderSpec {
+    pub kind: ProviderKind,
+    /// e.g. `https://api.openai.com/v1`, `https://api.anthropic.com`, `http://127.0.0.1:11434`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub connect_timeout: Duration,
+    /// Longest silence allowed while waiting for headers or between stream chunks.
+    pub idle_timeout: Duration,
+}
+
+impl std::fmt::Debug for ProviderSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderSpec")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+impl ProviderSpec {
+    pub fn new(kind: ProviderKind, base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        Self {
+            kind,
+            base_url: base_url.into(),
+            api_key,
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(90),
+        }
+    }
+}
+
+/// Build the provider for a spec.
+pub fn build(spec: ProviderSpec) -> Arc<dyn Provider> {
+    match spec.kind {
+        ProviderKind::Openai => Arc::new(openai::OpenAi::new(spec)),
+        ProviderKind::Anthropic => Arc::new(anthropic::Anthropic::new(spec)),
+        ProviderKind::Ollama => Arc::new(ollama::Ollama::new(spec)),
+        ProviderKind::Echo => Arc::new(echo::Echo::default()),
+    }
+}

@@ -1,0 +1,23 @@
+//! Stub, replaced by the providers work.
+use super::{ChatRequest, EventStream, LlmError, Provider, ProviderSpec};
+use futures::future::BoxFuture;
+
+pub struct OpenAi {
+    spec: ProviderSpec,
+}
+
+impl OpenAi {
+    pub fn new(spec: ProviderSpec) -> Self {
+        Self { spec }
+    }
+}
+
+impl Provider for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+    fn start<'a>(&'a self, _req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
+        let url = self.spec.base_url.clone();
+        Box::pin(async move { Err(LlmError::permanent(format!("openai provider not built yet ({url})"))) })
+    }
+}

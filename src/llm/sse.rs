@@ -1,0 +1,1 @@
+//! Server-Sent Events framing (stub, replaced by the providers work).

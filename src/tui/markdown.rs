@@ -1,0 +1,1 @@
+//! Markdown -> styled, wrapped terminal lines. Stub, replaced by the rendering work.

@@ -1,0 +1,2 @@
+//! The interactive front end.
+pub mod markdown;

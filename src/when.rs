@@ -1,0 +1,1 @@
+//! Time expressions -> UTC instants, and human previews. Stub, replaced by the time work.
