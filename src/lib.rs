@@ -2,7 +2,13 @@
 //! sent when you said. The engine (store, outbox scheduler, providers) is
 //! headless; the TUI, `tock daemon` and the CLI subcommands are front ends.
 
+pub mod config;
+pub mod engine;
 pub mod llm;
 pub mod sanitize;
-pub mod when;
+pub mod store;
 pub mod tui;
+pub mod when;
+pub mod cli;
+pub mod logging;
+pub mod notify;

@@ -1,1 +1,61 @@
-fn main() {}
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use tock::cli::{Cli, Command};
+use tock::engine::{Engine, Event, Options, SystemClock};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let line = tock::sanitize::sanitize_line(&format!("{e:#}")).into_owned();
+            eprintln!("tock: {line}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let daemon = matches!(cli.command, Some(Command::Daemon));
+    let _log = tock::logging::init(daemon);
+    let (store, config) = tock::cli::open(&cli)?;
+    match cli.command {
+        None => tock::tui::run(store, config),
+        Some(Command::Daemon) => daemon_main(store, config),
+        Some(_) => tock::cli::run(&cli, &store, config),
+    }
+}
+
+fn daemon_main(store: tock::store::Store, config: Arc<tock::config::ConfigSource>) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async move {
+        let engine = Engine::new(store, config.clone(), Arc::new(SystemClock), Options::default());
+        let mut events = engine.subscribe();
+        engine.start();
+        tracing::info!(db = %engine.store().path().display(), "tock daemon started");
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => break,
+                _ = term.recv() => break,
+                _ = hup.recv() => break,
+                ev = events.recv() => match ev {
+                    Ok(Event::Notice(n)) => {
+                        if let Some(cmd) = config.get().notify_command {
+                            tock::notify::run_command(&cmd, &n);
+                        }
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        }
+        tracing::info!("tock daemon stopping");
+        engine.shutdown(Duration::from_millis(1500)).await;
+        Ok(())
+    })
+}

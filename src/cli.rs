@@ -1,0 +1,313 @@
+//! The scriptable front end: `tock send|list|cancel|…` on the same database and rules.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Parser, Subcommand};
+use serde_json::json;
+
+use crate::config::ConfigSource;
+use crate::engine::{Clock, Engine, Options, SystemClock};
+use crate::store::{Kind, NewItem, OutboxItem, Store};
+use crate::when::{self, Mode};
+
+#[derive(Parser, Debug)]
+#[command(name = "tock", version, about = "A terminal chat client for LLMs: messages are never lost and are sent when you said")]
+pub struct Cli {
+    /// Database file [default: the platform data dir]
+    #[arg(long, global = true, env = "TOCK_DB")]
+    pub db: Option<PathBuf>,
+    /// Config file [default: the platform config dir]
+    #[arg(long, global = true, env = "TOCK_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Model to use (a name from the config, or a model id)
+    #[arg(long, global = true, env = "TOCK_MODEL")]
+    pub model: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Queue or schedule a message; prints the new item's id
+    Send {
+        /// Conversation id or exact title
+        #[arg(long, conflicts_with = "new")]
+        conv: Option<String>,
+        /// Start a new conversation with this title
+        #[arg(long)]
+        new: Option<String>,
+        /// Send after this long, e.g. 10m, 1h30m
+        #[arg(long = "in", value_name = "DUR", conflicts_with = "at")]
+        in_: Option<String>,
+        /// Send at this time, e.g. 9am, "tomorrow 14:30", "2026-12-01 09:00"
+        #[arg(long)]
+        at: Option<String>,
+        /// The message (several words are joined)
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// List outbox items (pending, scheduled, failed, expired)
+    List {
+        /// Include finished (sent, canceled) items
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel an item
+    Cancel { id: i64 },
+    /// Give an item a new time
+    Reschedule {
+        id: i64,
+        #[arg(required = true, num_args = 1..)]
+        time: Vec<String>,
+    },
+    /// Change an item's text
+    Edit {
+        id: i64,
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Retry a failed or expired item
+    Retry { id: i64 },
+    /// List conversations
+    Conversations {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a conversation's history
+    Show {
+        /// Conversation id or exact title
+        conv: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the engine headless (no UI)
+    Daemon,
+    /// Delete finished outbox rows
+    Prune {
+        #[arg(long, value_name = "DUR", default_value = "30d")]
+        older_than: String,
+    },
+    /// Dispatcher, counts by state, next due item, provider
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn rfc3339(ms: Option<i64>) -> serde_json::Value {
+    ms.and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|d| json!(d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
+        .unwrap_or(serde_json::Value::Null)
+}
+
+fn local(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.with_timezone(&chrono::Local).format("%a %d %b %H:%M").to_string())
+        .unwrap_or_default()
+}
+
+pub fn item_json(i: &OutboxItem) -> serde_json::Value {
+    json!({
+        "id": i.id,
+        "conversation_id": i.conversation_id,
+        "kind": i.kind.as_str(),
+        "text": i.text,
+        "status": i.status.as_str(),
+        "due_at": rfc3339(i.due_at),
+        "attempts": i.attempts,
+        "last_error": i.last_error,
+        "created_at": rfc3339(Some(i.created_at)),
+        "sent_at": rfc3339(i.sent_at),
+    })
+}
+
+fn now_local() -> chrono::DateTime<chrono::Local> {
+    chrono::Local::now()
+}
+
+/// Run one non-interactive subcommand.
+pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
+    let clock = SystemClock;
+    let now = clock.now_ms();
+    let Some(cmd) = &cli.command else { bail!("no command") };
+    // CLI writes go through the same engine API as the TUI (no scheduler is started here).
+    let engine = Engine::new(store.clone(), config.clone(), Arc::new(SystemClock), Options::default());
+    match cmd {
+        Command::Send { conv, new, in_, at, text } => {
+            let text = text.join(" ");
+            if text.trim().is_empty() {
+                bail!("the message is empty");
+            }
+            let due = match (in_, at) {
+                (Some(d), _) => Some(when::parse_time(d, &now_local(), Mode::Later)?.timestamp_millis()),
+                (_, Some(t)) => Some(when::parse_time(t, &now_local(), Mode::At)?.timestamp_millis()),
+                _ => None,
+            };
+            let conv_id = match (conv, new) {
+                (Some(key), _) => {
+                    store.find_conversation(key)?.ok_or_else(|| anyhow!("no conversation \"{key}\""))?.id
+                }
+                (None, Some(title)) => store.create_conversation(Some(title), "cli", now)?,
+                (None, None) => store.create_conversation(None, "cli", now)?,
+            };
+            let mut item = NewItem::new(conv_id, if due.is_some() { Kind::Message } else { Kind::Queued }, text);
+            item.due_at = due;
+            item.model_override = cli.model.clone();
+            let id = engine.submit(item)?;
+            println!("{id}");
+        }
+        Command::List { all, json } => {
+            let items = store.list_items(*all)?;
+            if *json {
+                let arr: Vec<_> = items.iter().map(item_json).collect();
+                println!("{}", serde_json::to_string_pretty(&arr)?);
+            } else if items.is_empty() {
+                println!("nothing scheduled or pending (tock send --in 10m TEXT schedules a message)");
+            } else {
+                println!("{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  TEXT", "ID", "DUE", "CONV", "KIND", "STATUS", "TRY");
+                for i in &items {
+                    let due = match i.due_at {
+                        Some(d) => format!("{} ({})", local(d), when::relative(d, now)),
+                        None => "asap".into(),
+                    };
+                    let text: String = crate::sanitize::sanitize_line(&i.text).chars().take(50).collect();
+                    let conv = i.conversation_id.map(|c| c.to_string()).unwrap_or_else(|| "-".into());
+                    let err = i.last_error.as_deref().map(|e| format!("  [{}]", crate::sanitize::sanitize_line(e))).unwrap_or_default();
+                    println!(
+                        "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}{err}",
+                        i.id, due, conv, i.kind.as_str(), i.status.as_str(), i.attempts
+                    );
+                }
+            }
+        }
+        Command::Cancel { id } => {
+            engine.cancel(*id)?;
+            println!("canceled {id}");
+        }
+        Command::Reschedule { id, time } => {
+            let expr = time.join(" ");
+            let due = when::parse_time(&expr, &now_local(), Mode::At)?;
+            engine.reschedule(*id, due.timestamp_millis())?;
+            println!("{id} now due {}", when::preview(due, &now_local()));
+        }
+        Command::Edit { id, text } => {
+            engine.edit(*id, &text.join(" "))?;
+            println!("edited {id}");
+        }
+        Command::Retry { id } => {
+            engine.retry(*id)?;
+            println!("{id} will be retried");
+        }
+        Command::Conversations { json } => {
+            let convs = store.conversations()?;
+            if *json {
+                let arr: Vec<_> = convs
+                    .iter()
+                    .map(|c| json!({"id": c.id, "title": c.title, "updated_at": rfc3339(Some(c.updated_at))}))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&arr)?);
+            } else {
+                for c in convs {
+                    println!("{:>5}  {}  {}", c.id, local(c.updated_at), c.display_title());
+                }
+            }
+        }
+        Command::Show { conv, json } => {
+            let c = store.find_conversation(conv)?.ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+            let msgs = store.messages(c.id)?;
+            if *json {
+                let arr: Vec<_> = msgs
+                    .iter()
+                    .map(|m| {
+                        json!({"id": m.id, "role": m.role.as_str(), "content": m.content,
+                               "status": m.status.as_str(), "created_at": rfc3339(Some(m.created_at))})
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&json!({"id": c.id, "title": c.title, "messages": arr}))?);
+            } else {
+                println!("# {}\n", c.display_title());
+                for m in msgs {
+                    let status = if m.status == crate::store::MessageStatus::Complete {
+                        String::new()
+                    } else {
+                        format!(" ({})", m.status.as_str())
+                    };
+                    println!("## {}{status} — {}\n", m.role.as_str(), local(m.created_at));
+                    println!("{}\n", crate::sanitize::sanitize(&m.content));
+                }
+            }
+        }
+        Command::Prune { older_than } => {
+            let d = when::parse_duration(older_than)?;
+            let n = store.prune(now - d.num_milliseconds())?;
+            println!("pruned {n} finished item(s)");
+        }
+        Command::Status { json } => status(store, &config, now, *json)?,
+        Command::Daemon => bail!("daemon is not a one-shot command"),
+    }
+    Ok(())
+}
+
+fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Result<()> {
+    let lease = store.lease_holder()?.filter(|l| l.expires_at >= now);
+    let counts = store.counts()?;
+    let next = store.list_items(false)?.into_iter().filter(|i| i.status.as_str() == "pending").min_by_key(|i| i.due_at.unwrap_or(0));
+    let model = config.resolve(None);
+    let (model_name, provider) = match &model {
+        Ok(m) => (m.name.clone(), format!("{:?}", m.kind).to_lowercase()),
+        Err(e) => (String::new(), format!("error: {e}")),
+    };
+    let enabled = config.get().outbox.enabled;
+    if as_json {
+        let c: Vec<_> = counts.iter().map(|(k, s, n)| json!({"kind": k, "status": s, "count": n})).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "dispatcher": lease.as_ref().map(|l| json!({"pid": l.pid, "lease_expires_at": rfc3339(Some(l.expires_at))})),
+                "outbox_enabled": enabled,
+                "counts": c,
+                "next": next.as_ref().map(item_json),
+                "model": model_name,
+                "provider": provider,
+            }))?
+        );
+        return Ok(());
+    }
+    match &lease {
+        Some(l) => println!("dispatcher: pid {} (lease until {})", l.pid, local(l.expires_at)),
+        None => println!("dispatcher: none running — start `tock` or `tock daemon` to send due items"),
+    }
+    if !enabled {
+        println!("outbox: disabled in the config (items are kept, nothing is sent)");
+    }
+    let mut by_status: std::collections::BTreeMap<String, i64> = Default::default();
+    for (_, s, n) in &counts {
+        *by_status.entry(s.clone()).or_default() += n;
+    }
+    let line: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    println!("items: {}", if line.is_empty() { "none".into() } else { line.join(", ") });
+    if let Some(n) = next {
+        let due = n.due_at.map(|d| format!("{} ({})", local(d), when::relative(d, now))).unwrap_or_else(|| "asap".into());
+        println!("next: #{} {due}: {}", n.id, crate::sanitize::sanitize_line(&n.text).chars().take(60).collect::<String>());
+    }
+    println!("model: {model_name} ({provider}){}", if provider == "echo" { " — offline" } else { "" });
+    Ok(())
+}
+
+/// Open the store and config the way every front end does.
+pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
+    let db = cli.db.clone().unwrap_or_else(crate::config::default_db_path);
+    let store = Store::open(&db)?;
+    let cfg_path = cli.config.clone().or_else(crate::config::default_config_path);
+    let config = ConfigSource::new(cfg_path.clone(), cli.model.clone()).context("loading the configuration")?;
+    if let Some(p) = &cfg_path {
+        if let Some(w) = config.get().permission_warning(p) {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok((store, Arc::new(config)))
+}

@@ -1,0 +1,390 @@
+//! Layered configuration: defaults -> TOML file in the platform config dir ->
+//! environment -> command line. Secrets are resolved late, kept in memory
+//! only, and never written anywhere.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+use crate::llm::{self, Provider, ProviderKind, ProviderSpec};
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Name of the model used when a conversation has none (a key of `models`, or a model id).
+    pub default_model: Option<String>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+    #[serde(default)]
+    pub roles: BTreeMap<String, RoleConfig>,
+    #[serde(default)]
+    pub outbox: OutboxConfig,
+    #[serde(default)]
+    pub notify: NotifyConfig,
+    /// Tools that run without asking, e.g. `["schedule_task"]`.
+    #[serde(default)]
+    pub auto_approve: Vec<String>,
+    /// Program (and arguments) run on each notification; the event is passed as
+    /// arguments and in TOCK_EVENT / TOCK_TEXT, never through a shell.
+    #[serde(default)]
+    pub notify_command: Option<Vec<String>>,
+    /// Largest attachment total per message, in bytes (default 20 MB).
+    pub max_attachment_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub provider: ProviderKind,
+    /// The provider's model id (defaults to the table's name).
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// A literal key (prefer api_key_env or api_key_cmd; tock warns if the file is readable by others).
+    pub api_key: Option<String>,
+    /// Environment variable holding the key.
+    pub api_key_env: Option<String>,
+    /// Command printing the key, e.g. `pass show openai`.
+    pub api_key_cmd: Option<String>,
+    /// Whether the model accepts images.
+    #[serde(default)]
+    pub vision: bool,
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleConfig {
+    pub system: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutboxConfig {
+    /// Off: items are accepted and kept, nothing is dispatched (and the status bar says so).
+    pub enabled: bool,
+    pub max_attempts: i64,
+    pub backoff_base_secs: u64,
+    /// Late items are still sent on start if late by less than this (e.g. "12h").
+    pub catchup_grace: String,
+}
+
+impl Default for OutboxConfig {
+    fn default() -> Self {
+        Self { enabled: true, max_attempts: 5, backoff_base_secs: 5, catchup_grace: "12h".into() }
+    }
+}
+
+impl OutboxConfig {
+    pub fn grace(&self) -> Duration {
+        crate::when::parse_duration(&self.catchup_grace)
+            .ok()
+            .and_then(|d| d.to_std().ok())
+            .unwrap_or(Duration::from_secs(12 * 3600))
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotifyConfig {
+    pub bell: bool,
+    /// Desktop notification escapes (OSC 9 and OSC 777), wrapped for tmux.
+    pub desktop: bool,
+    /// Show the conversation and scheduled count in the terminal title.
+    pub title: bool,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        Self { bell: true, desktop: true, title: true }
+    }
+}
+
+/// A model ready to be called.
+#[derive(Clone)]
+pub struct ResolvedModel {
+    /// What the user calls it (config name or model id).
+    pub name: String,
+    /// The provider's model id.
+    pub model: String,
+    pub kind: ProviderKind,
+    pub vision: bool,
+    pub provider: Arc<dyn Provider>,
+}
+
+impl std::fmt::Debug for ResolvedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ResolvedModel({} = {:?} {})", self.name, self.kind, self.model)
+    }
+}
+
+/// The provider and model the environment describes, when there is no config entry.
+fn env_model(model_name: Option<&str>) -> Option<(ProviderSpec, String)> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() {
+        let base = var("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into());
+        let spec = ProviderSpec::new(ProviderKind::Openai, base, var("OPENAI_API_KEY"));
+        return Some((spec, model_name.unwrap_or("gpt-4o-mini").to_string()));
+    }
+    if let Some(key) = var("ANTHROPIC_API_KEY") {
+        let base = var("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into());
+        let spec = ProviderSpec::new(ProviderKind::Anthropic, base, Some(key));
+        return Some((spec, model_name.unwrap_or("claude-sonnet-4-5").to_string()));
+    }
+    if let Some(host) = var("OLLAMA_HOST") {
+        let base = if host.contains("://") { host } else { format!("http://{host}") };
+        let spec = ProviderSpec::new(ProviderKind::Ollama, base, None);
+        return Some((spec, model_name.unwrap_or("llama3.2").to_string()));
+    }
+    None
+}
+
+fn default_base_url(kind: ProviderKind) -> String {
+    match kind {
+        ProviderKind::Openai => std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into()),
+        ProviderKind::Anthropic => {
+            std::env::var("ANTHROPIC_BASE_URL").unwrap_or_else(|_| "https://api.anthropic.com".into())
+        }
+        ProviderKind::Ollama => {
+            let host = std::env::var("OLLAMA_HOST").unwrap_or_else(|_| "127.0.0.1:11434".into());
+            if host.contains("://") { host } else { format!("http://{host}") }
+        }
+        ProviderKind::Echo => String::new(),
+    }
+}
+
+fn run_key_cmd(cmd: &str) -> Result<String, String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("api_key_cmd could not run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("api_key_cmd exited with {}", out.status));
+    }
+    let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if key.is_empty() {
+        return Err("api_key_cmd printed nothing".into());
+    }
+    Ok(key)
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
+        };
+        let cfg: Config = toml::from_str(&text).map_err(|e| {
+            let msg = e.message().to_string();
+            anyhow::anyhow!("config {}: {}", path.display(), crate::sanitize::sanitize_line(&msg))
+        })?;
+        Ok(cfg)
+    }
+
+    /// A warning if the file holds a literal key and others can read it.
+    pub fn permission_warning(&self, path: &Path) -> Option<String> {
+        use std::os::unix::fs::PermissionsExt;
+        let has_key = self.models.values().any(|m| m.api_key.is_some());
+        let mode = std::fs::metadata(path).ok()?.permissions().mode();
+        (has_key && mode & 0o077 != 0).then(|| {
+            format!("{} holds an API key and is readable by others; run chmod 600 on it", path.display())
+        })
+    }
+
+    pub fn max_attachment_bytes(&self) -> u64 {
+        self.max_attachment_bytes.unwrap_or(20 * 1024 * 1024)
+    }
+}
+
+/// The live configuration: reloaded when the file changes, resolving model names
+/// to providers (keys from commands are cached in memory for the process).
+pub struct ConfigSource {
+    path: Option<PathBuf>,
+    state: RwLock<(Option<SystemTime>, Config)>,
+    /// Model name given on the command line / TOCK_MODEL.
+    cli_model: Option<String>,
+    key_cache: Mutex<BTreeMap<String, String>>,
+    /// Tests inject a provider that every model resolves to.
+    pub provider_override: Option<Arc<dyn Provider>>,
+    /// Last reload error (bad TOML): shown to the user, the previous config stays.
+    pub last_error: Mutex<Option<String>>,
+}
+
+impl ConfigSource {
+    pub fn new(path: Option<PathBuf>, cli_model: Option<String>) -> Result<Self> {
+        let (mtime, cfg) = match &path {
+            Some(p) => (mtime(p), Config::load(p)?),
+            None => (None, Config::default()),
+        };
+        Ok(Self {
+            path,
+            state: RwLock::new((mtime, cfg)),
+            cli_model,
+            key_cache: Mutex::new(BTreeMap::new()),
+            provider_override: None,
+            last_error: Mutex::new(None),
+        })
+    }
+
+    pub fn from_config(cfg: Config) -> Self {
+        Self {
+            path: None,
+            state: RwLock::new((None, cfg)),
+            cli_model: None,
+            key_cache: Mutex::new(BTreeMap::new()),
+            provider_override: None,
+            last_error: Mutex::new(None),
+        }
+    }
+
+    pub fn with_provider(mut self, p: Arc<dyn Provider>) -> Self {
+        self.provider_override = Some(p);
+        self
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub fn get(&self) -> Config {
+        self.state.read().unwrap_or_else(|p| p.into_inner()).1.clone()
+    }
+
+    /// Re-read the file if it changed. Returns true when a new config was loaded.
+    pub fn reload_if_changed(&self) -> bool {
+        let Some(path) = &self.path else { return false };
+        let m = mtime(path);
+        if self.state.read().unwrap_or_else(|p| p.into_inner()).0 == m {
+            return false;
+        }
+        match Config::load(path) {
+            Ok(cfg) => {
+                *self.state.write().unwrap_or_else(|p| p.into_inner()) = (m, cfg);
+                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                self.key_cache.lock().unwrap_or_else(|p| p.into_inner()).clear();
+                true
+            }
+            Err(e) => {
+                tracing::warn!("config reload failed: {e:#}");
+                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("{e:#}"));
+                // Remember the mtime so a broken file is not re-read every tick.
+                self.state.write().unwrap_or_else(|p| p.into_inner()).0 = m;
+                false
+            }
+        }
+    }
+
+    /// The default model's name as the user would write it.
+    pub fn default_model_name(&self) -> Option<String> {
+        self.cli_model.clone().or_else(|| self.get().default_model)
+    }
+
+    /// Resolve a model name (config entry, `echo`, or a model id for the
+    /// environment's provider) to something callable.
+    pub fn resolve(&self, name: Option<&str>) -> Result<ResolvedModel, String> {
+        let cfg = self.get();
+        let name = name.map(str::to_string).or_else(|| self.default_model_name());
+        let mk = |name: String, model: String, kind: ProviderKind, vision: bool, spec: Option<ProviderSpec>| {
+            let provider = match (&self.provider_override, spec) {
+                (Some(p), _) => p.clone(),
+                (None, Some(spec)) => llm::build(spec),
+                (None, None) => llm::build(ProviderSpec::new(ProviderKind::Echo, "", None)),
+            };
+            ResolvedModel { name, model, kind, vision, provider }
+        };
+        if let Some(n) = &name {
+            if let Some(mc) = cfg.models.get(n) {
+                let key = self.key_for(n, mc)?;
+                let mut spec = ProviderSpec::new(
+                    mc.provider,
+                    mc.base_url.clone().unwrap_or_else(|| default_base_url(mc.provider)),
+                    key,
+                );
+                if let Some(t) = mc.timeout_secs {
+                    spec.idle_timeout = Duration::from_secs(t.max(1));
+                }
+                let model = mc.model.clone().unwrap_or_else(|| n.clone());
+                return Ok(mk(n.clone(), model, mc.provider, mc.vision, Some(spec)));
+            }
+            if n == "echo" {
+                return Ok(mk("echo".into(), "echo".into(), ProviderKind::Echo, true, None));
+            }
+        }
+        match env_model(name.as_deref()) {
+            Some((spec, model)) => {
+                let kind = spec.kind;
+                Ok(mk(model.clone(), model, kind, true, Some(spec)))
+            }
+            None => match name {
+                Some(n) if n != "echo" => Err(format!(
+                    "unknown model \"{}\": not in the config and no provider in the environment",
+                    crate::sanitize::sanitize_line(&n)
+                )),
+                _ => Ok(mk("echo".into(), "echo".into(), ProviderKind::Echo, true, None)),
+            },
+        }
+    }
+
+    fn key_for(&self, name: &str, mc: &ModelConfig) -> Result<Option<String>, String> {
+        if let Some(k) = &mc.api_key {
+            return Ok(Some(k.clone()));
+        }
+        if let Some(var) = &mc.api_key_env {
+            return std::env::var(var).map(Some).map_err(|_| format!("{var} is not set (api_key_env of {name})"));
+        }
+        if let Some(cmd) = &mc.api_key_cmd {
+            let mut cache = self.key_cache.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(k) = cache.get(name) {
+                return Ok(Some(k.clone()));
+            }
+            let key = run_key_cmd(cmd).map_err(|e| format!("{name}: {e}"))?;
+            cache.insert(name.to_string(), key.clone());
+            return Ok(Some(key));
+        }
+        let env_key = match mc.provider {
+            ProviderKind::Openai => std::env::var("OPENAI_API_KEY").ok(),
+            ProviderKind::Anthropic => std::env::var("ANTHROPIC_API_KEY").ok(),
+            _ => None,
+        };
+        Ok(env_key)
+    }
+
+    /// Names to offer for `/model`: config entries, plus `echo`.
+    pub fn model_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.get().models.keys().cloned().collect();
+        v.push("echo".into());
+        v
+    }
+}
+
+fn mtime(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// Platform paths (config, data, state), overridable by the caller.
+pub fn project_dirs() -> Option<directories::ProjectDirs> {
+    directories::ProjectDirs::from("", "", "tock")
+}
+
+pub fn default_config_path() -> Option<PathBuf> {
+    project_dirs().map(|d| d.config_dir().join("config.toml"))
+}
+
+pub fn default_db_path() -> PathBuf {
+    project_dirs()
+        .map(|d| d.data_dir().join("tock.db"))
+        .unwrap_or_else(|| PathBuf::from("tock.db"))
+}
+
+pub fn log_dir() -> PathBuf {
+    project_dirs()
+        .map(|d| d.state_dir().unwrap_or(d.data_dir()).to_path_buf())
+        .unwrap_or_else(std::env::temp_dir)
+}

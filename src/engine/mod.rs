@@ -1,0 +1,316 @@
+//! The headless engine: owns the store, the outbox scheduler and the
+//! providers. The TUI, `tock daemon` and the CLI are front ends of it.
+
+pub mod clock;
+mod scheduler;
+pub mod tools;
+mod turn;
+mod watch;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use tokio::sync::{Notify, broadcast};
+
+pub use clock::{Clock, ManualClock, SystemClock};
+
+use crate::config::ConfigSource;
+use crate::store::{Kind, NewItem, Store};
+
+/// Everything the engine tells its front ends.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// Outbox rows changed (reload the strip / the F2 list).
+    Outbox,
+    /// A conversation's messages changed (new message, reply finished, title).
+    Conversation(i64),
+    /// The conversation list changed.
+    Conversations,
+    /// Text appended to a streaming reply.
+    Delta { conversation_id: i64, message_id: i64, text: String },
+    /// A reply finished (complete, interrupted or failed).
+    TurnFinished { conversation_id: i64 },
+    Notice(Notification),
+    Dispatch(DispatchState),
+    /// Another process changed the database.
+    External,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoticeKind {
+    /// A scheduled message or task was sent.
+    Fired,
+    /// A reply finished (front ends skip the conversation in view).
+    ReplyFinished,
+    Failed,
+    Expired,
+    /// A tool call waits for the user's approval.
+    Approval,
+    Info,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notification {
+    pub kind: NoticeKind,
+    pub conversation_id: Option<i64>,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DispatchState {
+    Starting,
+    Dispatching,
+    /// Another process holds the lease.
+    Standby { pid: i64 },
+    /// The outbox is switched off in the config: items are kept, not sent.
+    Disabled,
+    /// The database could not be used (locked, read-only, full).
+    Error(String),
+}
+
+/// Timing knobs; tests shorten them.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The longest the scheduler sleeps before re-reading the wall clock.
+    pub clock_check: Duration,
+    /// How long a dispatcher's lease lasts without renewal.
+    pub lease_ttl: Duration,
+    /// How often streamed text is written to the database.
+    pub persist_every: Duration,
+    /// Watch the database file for other processes' changes.
+    pub watch_db: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            clock_check: Duration::from_secs(30),
+            lease_ttl: Duration::from_secs(75),
+            persist_every: Duration::from_millis(250),
+            watch_db: true,
+        }
+    }
+}
+
+/// Why a running turn is asked to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The user pressed Esc: keep the partial reply, marked interrupted.
+    User,
+    /// The process is shutting down: the turn is resumed by the next start.
+    Shutdown,
+}
+
+struct Inner {
+    store: Store,
+    config: Arc<ConfigSource>,
+    clock: Arc<dyn Clock>,
+    options: Options,
+    events: broadcast::Sender<Event>,
+    wake: Notify,
+    owner: String,
+    /// Conversations with a turn in flight, and how to stop it.
+    busy: Mutex<HashMap<i64, tokio::sync::watch::Sender<Option<StopReason>>>>,
+    dispatch: Mutex<DispatchState>,
+    shutdown: tokio::sync::watch::Sender<bool>,
+    turns: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl Engine {
+    pub fn new(store: Store, config: Arc<ConfigSource>, clock: Arc<dyn Clock>, options: Options) -> Self {
+        let (events, _) = broadcast::channel(4096);
+        let (shutdown, _) = tokio::sync::watch::channel(false);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let owner = format!("{}-{:08x}", std::process::id(), nanos ^ (std::process::id().rotate_left(16)));
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                config,
+                clock,
+                options,
+                events,
+                wake: Notify::new(),
+                owner,
+                busy: Mutex::new(HashMap::new()),
+                dispatch: Mutex::new(DispatchState::Starting),
+                shutdown,
+                turns: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Start the scheduler (and the database watcher). Call once, inside a tokio runtime.
+    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+        if self.inner.options.watch_db {
+            watch::spawn(self.clone());
+        }
+        tokio::spawn(scheduler::run(self.clone()))
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+    pub fn config(&self) -> &Arc<ConfigSource> {
+        &self.inner.config
+    }
+    pub fn now_ms(&self) -> i64 {
+        self.inner.clock.now_ms()
+    }
+    pub fn owner(&self) -> &str {
+        &self.inner.owner
+    }
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+    pub fn dispatch_state(&self) -> DispatchState {
+        lock(&self.inner.dispatch).clone()
+    }
+    pub fn is_busy(&self, conversation_id: i64) -> bool {
+        lock(&self.inner.busy).contains_key(&conversation_id)
+    }
+
+    pub(crate) fn emit(&self, e: Event) {
+        // No receivers is fine (CLI, tests).
+        let _ = self.inner.events.send(e);
+    }
+
+    pub(crate) fn notify(&self, kind: NoticeKind, conversation_id: Option<i64>, text: impl Into<String>) {
+        let text = text.into();
+        tracing::info!(?kind, ?conversation_id, "{text}");
+        self.emit(Event::Notice(Notification { kind, conversation_id, text }));
+    }
+
+    /// Wake the scheduler now (something changed).
+    pub fn wake(&self) {
+        self.inner.wake.notify_one();
+    }
+
+    fn changed(&self) {
+        self.emit(Event::Outbox);
+        self.wake();
+    }
+
+    /// Accept a send: one outbox row, dispatched when due and the conversation is idle.
+    pub fn submit(&self, item: NewItem) -> Result<i64> {
+        if item.kind != Kind::Regenerate && item.text.trim().is_empty() && item.parts_json.is_none() {
+            return Err(anyhow!("nothing to send: the message is empty"));
+        }
+        if let Some(conv) = item.conversation_id {
+            if self.store().conversation(conv)?.is_none() {
+                return Err(anyhow!("no conversation {conv}"));
+            }
+        }
+        let id = self.store().enqueue(&item, self.now_ms())?;
+        self.changed();
+        Ok(id)
+    }
+
+    /// Send `text` to a conversation now (queued behind a running reply).
+    pub fn send_text(&self, conversation_id: i64, text: &str) -> Result<i64> {
+        self.submit(NewItem::new(conversation_id, Kind::Queued, text))
+    }
+
+    pub fn cancel(&self, id: i64) -> Result<()> {
+        self.store().cancel_item(id, self.now_ms())?;
+        self.changed();
+        Ok(())
+    }
+    pub fn reschedule(&self, id: i64, due_at: i64) -> Result<()> {
+        let now = self.now_ms();
+        if due_at <= now {
+            return Err(anyhow!("that time is in the past"));
+        }
+        self.store().reschedule_item(id, due_at, now)?;
+        self.changed();
+        Ok(())
+    }
+    pub fn edit(&self, id: i64, text: &str) -> Result<()> {
+        self.store().edit_item(id, text, self.now_ms())?;
+        self.changed();
+        Ok(())
+    }
+    pub fn retry(&self, id: i64) -> Result<()> {
+        self.store().retry_item(id, self.now_ms())?;
+        self.changed();
+        Ok(())
+    }
+    pub fn send_now(&self, id: i64) -> Result<()> {
+        self.store().send_now(id, self.now_ms())?;
+        self.changed();
+        Ok(())
+    }
+
+    /// Generate the last reply again (after an interruption, or to get another answer).
+    pub fn regenerate(&self, conversation_id: i64) -> Result<i64> {
+        if self.store().owes_reply(conversation_id)? {
+            return Err(anyhow!("a reply is already on its way"));
+        }
+        let msgs = self.store().messages(conversation_id)?;
+        if !msgs.iter().any(|m| m.role == crate::store::Role::User) {
+            return Err(anyhow!("nothing to regenerate yet"));
+        }
+        // A complete last reply is superseded, so the model does not see it twice.
+        if let Some(last) = msgs.iter().rev().find(|m| m.role != crate::store::Role::Notice) {
+            if last.role == crate::store::Role::Assistant && last.status == crate::store::MessageStatus::Complete {
+                self.store().set_message_status(last.id, crate::store::MessageStatus::Superseded, None)?;
+            }
+        }
+        let mut item = NewItem::new(conversation_id, Kind::Regenerate, "");
+        item.priority = 1;
+        let id = self.submit(item)?;
+        self.emit(Event::Conversation(conversation_id));
+        Ok(id)
+    }
+
+    /// Stop the reply streaming in a conversation. Returns false if none was running.
+    pub fn stop(&self, conversation_id: i64) -> bool {
+        match lock(&self.inner.busy).get(&conversation_id) {
+            Some(tx) => {
+                let _ = tx.send(Some(StopReason::User));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Answer a tool call waiting for approval.
+    pub fn answer_approval(&self, approval_id: i64, approve: bool) -> Result<()> {
+        tools::answer(self, approval_id, approve)?;
+        self.changed();
+        Ok(())
+    }
+
+    /// Stop dispatching: in-flight turns are abandoned safely (resumed by the
+    /// next start), the lease is released. Returns within about `limit`.
+    pub async fn shutdown(&self, limit: Duration) {
+        let _ = self.inner.shutdown.send(true);
+        for tx in lock(&self.inner.busy).values() {
+            let _ = tx.send(Some(StopReason::Shutdown));
+        }
+        let handles: Vec<_> = std::mem::take(&mut *lock(&self.inner.turns));
+        let _ = tokio::time::timeout(limit, futures::future::join_all(handles)).await;
+        if let Err(e) = self.store().release_lease(&self.inner.owner) {
+            tracing::warn!("releasing the lease: {e:#}");
+        }
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Exponential back-off for attempt `n` (1-based), capped at 10 minutes.
+pub fn backoff(base: Duration, attempt: i64) -> Duration {
+    let exp = (attempt.max(1) - 1).min(16) as u32;
+    base.saturating_mul(2u32.saturating_pow(exp)).min(Duration::from_secs(600))
+}

@@ -1,0 +1,153 @@
+//! The one dispatch loop. Sleeps until the next due time (capped by the
+//! wall-clock check), wakes at once on enqueue / change / "conversation idle".
+
+use std::time::Duration;
+
+use super::{DispatchState, Engine, Event, NoticeKind, lock, turn};
+use crate::store::OutboxItem;
+
+pub(crate) async fn run(engine: Engine) {
+    let mut shutdown = engine.inner.shutdown.subscribe();
+    let mut holding = false;
+    loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        let next = tick(&engine, &mut holding);
+        let now = engine.now_ms();
+        let check = engine.inner.options.clock_check;
+        let sleep = match next {
+            Some(t) => Duration::from_millis((t - now).max(0) as u64).min(check),
+            None => check,
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(sleep) => {}
+            _ = engine.inner.wake.notified() => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+/// One pass: hold the lease, recover if we just got it, dispatch what is ready.
+/// Returns the next instant worth waking for.
+fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
+    let inner = &engine.inner;
+    if inner.config.reload_if_changed() {
+        engine.notify(NoticeKind::Info, None, "configuration reloaded");
+    }
+    let cfg = inner.config.get();
+    let now = engine.now_ms();
+    let store = engine.store();
+    let state = if !cfg.outbox.enabled {
+        if *holding {
+            let _ = store.release_lease(&inner.owner);
+            *holding = false;
+        }
+        DispatchState::Disabled
+    } else {
+        let ttl = inner.options.lease_ttl.as_millis() as i64;
+        match store.acquire_lease(&inner.owner, std::process::id(), now, ttl) {
+            Ok(true) => {
+                if !*holding {
+                    *holding = true;
+                    recover(engine, now, cfg.outbox.grace().as_millis() as i64);
+                }
+                DispatchState::Dispatching
+            }
+            Ok(false) => {
+                *holding = false;
+                let pid = store.lease_holder().ok().flatten().map(|h| h.pid).unwrap_or(0);
+                DispatchState::Standby { pid }
+            }
+            Err(e) => {
+                *holding = false;
+                DispatchState::Error(crate::store::error_line(&e))
+            }
+        }
+    };
+    set_state(engine, state.clone());
+    if state != DispatchState::Dispatching {
+        return None;
+    }
+    match store.dispatchable(now) {
+        Ok(items) => {
+            for item in items {
+                dispatch(engine, item, now);
+            }
+        }
+        Err(e) => tracing::error!("reading the outbox: {e:#}"),
+    }
+    store.next_ready_at(now).unwrap_or_else(|e| {
+        tracing::error!("reading the outbox: {e:#}");
+        None
+    })
+}
+
+fn set_state(engine: &Engine, state: DispatchState) {
+    let mut cur = lock(&engine.inner.dispatch);
+    if *cur != state {
+        tracing::info!(?state, "dispatch state");
+        *cur = state.clone();
+        drop(cur);
+        engine.emit(Event::Dispatch(state));
+    }
+}
+
+fn recover(engine: &Engine, now: i64, grace_ms: i64) {
+    match engine.store().recover(now, grace_ms) {
+        Ok(rec) => {
+            if !rec.reset_sending.is_empty() || !rec.interrupted_replies.is_empty() {
+                tracing::info!(?rec.reset_sending, ?rec.interrupted_replies, "recovered after an unclean stop");
+            }
+            for item in &rec.expired {
+                let what = crate::sanitize::sanitize_line(&item.text).chars().take(60).collect::<String>();
+                engine.notify(
+                    NoticeKind::Expired,
+                    item.conversation_id,
+                    format!("expired (tock was not running when it was due): {what}"),
+                );
+            }
+            if !rec.reset_sending.is_empty() || !rec.interrupted_replies.is_empty() || !rec.expired.is_empty() {
+                engine.emit(Event::Outbox);
+                engine.emit(Event::Conversations);
+            }
+        }
+        Err(e) => tracing::error!("recovery failed: {e:#}"),
+    }
+}
+
+fn dispatch(engine: &Engine, item: OutboxItem, now: i64) {
+    let inner = &engine.inner;
+    let key = item.conversation_id.unwrap_or(-item.id);
+    let mut busy = lock(&inner.busy);
+    if busy.contains_key(&key) {
+        return;
+    }
+    match engine.store().claim(item.id, &inner.owner, now) {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => {
+            tracing::error!("claiming {}: {e:#}", item.id);
+            return;
+        }
+    }
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(None);
+    busy.insert(key, stop_tx);
+    drop(busy);
+    engine.emit(Event::Outbox);
+    let e = engine.clone();
+    let handle = tokio::spawn(async move {
+        let conv = turn::run(&e, item, stop_rx).await;
+        {
+            let mut busy = lock(&e.inner.busy);
+            busy.remove(&key);
+            if let Some(c) = conv {
+                busy.remove(&c);
+            }
+        }
+        e.wake();
+    });
+    let mut turns = lock(&inner.turns);
+    turns.retain(|h| !h.is_finished());
+    turns.push(handle);
+}

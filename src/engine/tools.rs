@@ -1,0 +1,260 @@
+//! Tools offered to the model: `schedule_task`, `list_scheduled`, `cancel_scheduled`.
+//!
+//! A call that changes something waits for the user's approval (persisted in
+//! `approvals`) unless the tool is in `auto_approve`. Nothing is written to the
+//! outbox before approval. Invalid arguments become an error result the model reads.
+
+use anyhow::{Result, anyhow};
+use serde_json::{Value, json};
+
+use super::{Engine, Event, NoticeKind};
+use crate::llm::{ToolCall, ToolSpec};
+use crate::store::{ApprovalStatus, Kind, NewItem, Status};
+use crate::store::approvals::ToolOutcome;
+
+pub const SCHEDULE_TASK: &str = "schedule_task";
+pub const LIST_SCHEDULED: &str = "list_scheduled";
+pub const CANCEL_SCHEDULED: &str = "cancel_scheduled";
+
+/// The longest a model may schedule ahead.
+const MAX_AHEAD_DAYS: i64 = 366;
+
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: SCHEDULE_TASK.into(),
+            description: "Schedule a follow-up task in this conversation. When it is due, the instruction is \
+                sent back into THIS conversation as a user message starting with [Scheduled task], and you \
+                answer it then. The user must approve. Give either delay_secs or at."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "instruction": {"type": "string", "description": "What to do when the task fires, written as an instruction to yourself."},
+                    "delay_secs": {"type": "integer", "description": "Seconds from now."},
+                    "at": {"type": "string", "description": "When: RFC 3339 (2026-12-01T09:00:00+01:00) or an expression like 'tomorrow 9am', 'in 2 hours'. Wins over delay_secs."},
+                    "title": {"type": "string", "description": "A short title."}
+                },
+                "required": ["instruction"]
+            }),
+        },
+        ToolSpec {
+            name: LIST_SCHEDULED.into(),
+            description: "List the tasks scheduled in this conversation that have not fired yet.".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        },
+        ToolSpec {
+            name: CANCEL_SCHEDULED.into(),
+            description: "Cancel a task scheduled in this conversation, by its job_id. The user must approve.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"job_id": {"type": "integer"}},
+                "required": ["job_id"]
+            }),
+        },
+    ]
+}
+
+/// What a call asks for, once its arguments are understood.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Proposal {
+    Schedule { instruction: String, title: Option<String>, due_at: i64 },
+    Cancel { job_id: i64, text: String },
+    List,
+}
+
+impl Proposal {
+    /// JSON shown on the approval card (and stored with the approval).
+    pub fn summary(&self) -> String {
+        match self {
+            Proposal::Schedule { instruction, title, due_at } => {
+                json!({"title": title, "instruction": instruction, "due_at": due_at}).to_string()
+            }
+            Proposal::Cancel { job_id, text } => json!({"job_id": job_id, "text": text}).to_string(),
+            Proposal::List => "{}".into(),
+        }
+    }
+}
+
+fn error_result(msg: &str) -> String {
+    json!({"error": msg}).to_string()
+}
+
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
+/// Understand a call's arguments. Err is the error result to give the model.
+pub fn propose(engine: &Engine, conversation_id: i64, call: &ToolCall) -> Result<Proposal, String> {
+    let args: Value = if call.arguments.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(&call.arguments).map_err(|e| format!("arguments are not valid JSON: {e}"))?
+    };
+    let now = engine.now_ms();
+    match call.name.as_str() {
+        SCHEDULE_TASK => {
+            let instruction = args.get("instruction").and_then(Value::as_str).map(str::trim).unwrap_or("");
+            if instruction.is_empty() {
+                return Err("instruction is required".into());
+            }
+            let title = args.get("title").and_then(Value::as_str).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+            let now_local = chrono::DateTime::from_timestamp_millis(now).unwrap_or_default().with_timezone(&chrono::Local);
+            let due = if let Some(at) = args.get("at").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
+                match chrono::DateTime::parse_from_rfc3339(at.trim()) {
+                    Ok(t) => {
+                        let t = t.with_timezone(&chrono::Utc);
+                        if t.timestamp_millis() <= now {
+                            return Err(format!("{at} is in the past"));
+                        }
+                        t
+                    }
+                    Err(_) => crate::when::parse_time(at, &now_local, crate::when::Mode::At)
+                        .map_err(|e| e.to_string())?,
+                }
+            } else if let Some(secs) = args.get("delay_secs").and_then(Value::as_f64) {
+                if secs < 1.0 {
+                    return Err("delay_secs must be at least 1".into());
+                }
+                now_local.with_timezone(&chrono::Utc) + chrono::Duration::milliseconds((secs * 1000.0) as i64)
+            } else {
+                return Err("give delay_secs or at".into());
+            };
+            crate::when::check_not_too_far(due, now_local.with_timezone(&chrono::Utc), chrono::Duration::days(MAX_AHEAD_DAYS))
+                .map_err(|e| e.to_string())?;
+            Ok(Proposal::Schedule { instruction: instruction.to_string(), title, due_at: due.timestamp_millis() })
+        }
+        CANCEL_SCHEDULED => {
+            let job_id = args.get("job_id").and_then(Value::as_i64).ok_or("job_id is required")?;
+            let item = engine.store().item(job_id).map_err(|e| e.to_string())?;
+            match item {
+                Some(it) if it.conversation_id == Some(conversation_id) && it.kind == Kind::Task => {
+                    if it.status != Status::Pending {
+                        return Err(format!("job {job_id} is {} and cannot be canceled", it.status.as_str()));
+                    }
+                    Ok(Proposal::Cancel { job_id, text: it.text })
+                }
+                _ => Err(format!("no task {job_id} in this conversation")),
+            }
+        }
+        LIST_SCHEDULED => Ok(Proposal::List),
+        other => Err(format!("unknown tool {other}")),
+    }
+}
+
+/// Carry out an approved (or auto-approved) proposal.
+fn execute(engine: &Engine, conversation_id: i64, call: &ToolCall, p: &Proposal) -> ToolOutcome {
+    let mut out = ToolOutcome {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        result: String::new(),
+        task: None,
+        cancel: None,
+    };
+    match p {
+        Proposal::Schedule { instruction, title, due_at } => {
+            let due_at = (*due_at).max(engine.now_ms());
+            let mut item = NewItem::new(conversation_id, Kind::Task, instruction.clone());
+            item.due_at = Some(due_at);
+            item.title = title.clone();
+            item.payload_json = Some(json!({"instruction": instruction, "call_id": call.id}).to_string());
+            out.task = Some(item);
+            // job_id 0 is replaced by the new row's id in the same transaction.
+            out.result = format!("{{\"job_id\":0,\"due_at\":\"{}\"}}", rfc3339(due_at));
+        }
+        Proposal::Cancel { job_id, .. } => {
+            out.cancel = Some(*job_id);
+            out.result = json!({"canceled": job_id}).to_string();
+        }
+        Proposal::List => {
+            let items = engine.store().conversation_items(conversation_id).unwrap_or_default();
+            let list: Vec<Value> = items
+                .iter()
+                .filter(|i| i.kind == Kind::Task && i.status == Status::Pending)
+                .map(|i| json!({"job_id": i.id, "title": i.title, "instruction": i.text, "due_at": i.due_at.map(rfc3339)}))
+                .collect();
+            out.result = json!({"tasks": list}).to_string();
+        }
+    }
+    out
+}
+
+fn needs_approval(engine: &Engine, p: &Proposal, tool: &str) -> bool {
+    !matches!(p, Proposal::List) && !engine.config().get().auto_approve.iter().any(|t| t == tool)
+}
+
+/// After a reply that made tool calls: run what may run, ask about the rest.
+pub(crate) fn handle_calls(engine: &Engine, conversation_id: i64, message_id: i64, calls: &[ToolCall]) {
+    let now = engine.now_ms();
+    let mut immediate = Vec::new();
+    for call in calls {
+        match propose(engine, conversation_id, call) {
+            Err(msg) => immediate.push(ToolOutcome {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                result: error_result(&msg),
+                task: None,
+                cancel: None,
+            }),
+            Ok(p) if needs_approval(engine, &p, &call.name) => {
+                let r = engine.store().add_approval(
+                    conversation_id,
+                    message_id,
+                    &call.id,
+                    &call.name,
+                    &call.arguments,
+                    &p.summary(),
+                    now,
+                );
+                match r {
+                    Ok(_) => engine.notify(NoticeKind::Approval, Some(conversation_id), format!("{} waits for your approval", call.name)),
+                    Err(e) => tracing::error!("saving an approval: {e:#}"),
+                }
+            }
+            Ok(p) => immediate.push(execute(engine, conversation_id, call, &p)),
+        }
+    }
+    if let Err(e) = engine.store().record_tool_outcomes(conversation_id, message_id, None, &immediate, now) {
+        tracing::error!("recording tool results: {e:#}");
+    }
+    engine.emit(Event::Outbox);
+    engine.emit(Event::Conversation(conversation_id));
+    engine.wake();
+}
+
+/// The user's answer to a waiting approval.
+pub(crate) fn answer(engine: &Engine, approval_id: i64, approve: bool) -> Result<()> {
+    let a = engine.store().approval(approval_id)?.ok_or_else(|| anyhow!("no approval {approval_id}"))?;
+    if a.status != ApprovalStatus::Waiting {
+        return Err(anyhow!("that was already answered"));
+    }
+    let call = ToolCall { id: a.call_id.clone(), name: a.tool.clone(), arguments: a.arguments.clone() };
+    let outcome = if approve {
+        match propose(engine, a.conversation_id, &call) {
+            Ok(p) => {
+                // Keep the time the user saw on the card (relative delays would drift).
+                let p = match (p, serde_json::from_str::<Value>(&a.summary).ok()) {
+                    (Proposal::Schedule { instruction, title, .. }, Some(s)) if s["due_at"].is_i64() => {
+                        Proposal::Schedule { instruction, title, due_at: s["due_at"].as_i64().unwrap_or(0) }
+                    }
+                    (p, _) => p,
+                };
+                execute(engine, a.conversation_id, &call, &p)
+            }
+            Err(msg) => ToolOutcome { call_id: call.id.clone(), tool: call.name.clone(), result: error_result(&msg), task: None, cancel: None },
+        }
+    } else {
+        ToolOutcome {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            result: error_result("the user declined this request"),
+            task: None,
+            cancel: None,
+        }
+    };
+    engine.store().record_tool_outcomes(a.conversation_id, a.message_id, Some((a.id, approve)), &[outcome], engine.now_ms())?;
+    engine.emit(Event::Conversation(a.conversation_id));
+    Ok(())
+}

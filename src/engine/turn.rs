@@ -1,0 +1,313 @@
+//! One model turn: dispatch one outbox row, stream the reply into the history.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use tokio::sync::watch;
+
+use super::{Engine, Event, NoticeKind, StopReason, backoff, tools};
+use crate::llm::{ChatMessage, ChatRequest, Image, LlmError, StreamEvent, ToolCall};
+use crate::store::{Kind, Message, MessageStatus, OutboxItem, Role};
+
+/// Attachment stored with a user message (`parts_json` is a list of these).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    Image { name: String, mime: String, data_base64: String },
+    Text { name: String, content: String },
+}
+
+enum End {
+    Done,
+    Failed(LlmError),
+    Stopped(StopReason),
+}
+
+/// Runs the turn for a claimed row; returns the conversation it ran in.
+pub(crate) async fn run(engine: &Engine, item: OutboxItem, mut stop: watch::Receiver<Option<StopReason>>) -> Option<i64> {
+    let store = engine.store();
+    let owner = engine.owner().to_string();
+    let cfg = engine.config().get();
+
+    let conv_id = match item.conversation_id {
+        Some(c) => c,
+        None => match store.rehome(item.id, engine.now_ms()) {
+            Ok(c) => {
+                engine.emit(Event::Conversations);
+                c
+            }
+            Err(e) => {
+                fail(engine, &item, &owner, &format!("cannot create a conversation: {e:#}"));
+                return None;
+            }
+        },
+    };
+    let item = OutboxItem { conversation_id: Some(conv_id), ..item };
+    let conversation = match store.conversation(conv_id) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            fail(engine, &item, &owner, "the conversation no longer exists");
+            return Some(conv_id);
+        }
+        Err(e) => {
+            retry_later(engine, &item, &owner, &LlmError::transient(format!("database: {e:#}")));
+            return Some(conv_id);
+        }
+    };
+    let model_name = item.model_override.clone().or(conversation.model.clone());
+    let resolved = match engine.config().resolve(model_name.as_deref()) {
+        Ok(r) => r,
+        Err(msg) => {
+            fail(engine, &item, &owner, &msg);
+            return Some(conv_id);
+        }
+    };
+    let history = match store.messages(conv_id) {
+        Ok(h) => h,
+        Err(e) => {
+            retry_later(engine, &item, &owner, &LlmError::transient(format!("database: {e:#}")));
+            return Some(conv_id);
+        }
+    };
+    let role_prompt = conversation.role.as_ref().and_then(|r| cfg.roles.get(r)).map(|r| r.system.clone());
+    let tools = if resolved.provider.supports_tools() { tools::specs() } else { Vec::new() };
+    let req = ChatRequest {
+        model: resolved.model.clone(),
+        system: Some(system_prompt(role_prompt.as_deref(), engine.now_ms(), !tools.is_empty())),
+        messages: build_messages(&history, &item, resolved.vision),
+        tools,
+    };
+
+    // Until the provider accepts, a stop means "not sent".
+    let started = tokio::select! {
+        r = resolved.provider.start(&req) => r,
+        _ = stop.changed() => {
+            let reason = *stop.borrow();
+            match reason {
+                Some(StopReason::User) => fail(engine, &item, &owner, "stopped before it was sent"),
+                _ => { let _ = store.release_unattempted(item.id, &owner, engine.now_ms()); engine.emit(Event::Outbox); }
+            }
+            return Some(conv_id);
+        }
+    };
+    let mut stream = match started {
+        Ok(s) => s,
+        Err(e) => {
+            if e.is_transient() {
+                retry_later(engine, &item, &owner, &e);
+            } else {
+                fail(engine, &item, &owner, &e.message);
+            }
+            return Some(conv_id);
+        }
+    };
+
+    let now = engine.now_ms();
+    let reply_id = match store.accept(&item, &owner, &resolved.name, now) {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            tracing::warn!("item {} was taken over by another dispatcher; abandoning", item.id);
+            return Some(conv_id);
+        }
+        Err(e) => {
+            retry_later(engine, &item, &owner, &LlmError::transient(format!("database: {e:#}")));
+            return Some(conv_id);
+        }
+    };
+    engine.emit(Event::Outbox);
+    engine.emit(Event::Conversation(conv_id));
+    if matches!(item.kind, Kind::Message | Kind::Task) {
+        let what = if item.kind == Kind::Task { "scheduled task fired" } else { "scheduled message sent" };
+        engine.notify(NoticeKind::Fired, Some(conv_id), format!("{what} in “{}”", conversation.display_title()));
+    }
+
+    let mut text = String::new();
+    let mut calls: Vec<ToolCall> = Vec::new();
+    let mut last_save = Instant::now();
+    let end = loop {
+        tokio::select! {
+            ev = stream.next() => match ev {
+                Some(Ok(StreamEvent::Text(t))) => {
+                    text.push_str(&t);
+                    engine.emit(Event::Delta { conversation_id: conv_id, message_id: reply_id, text: t });
+                    if last_save.elapsed() >= engine.inner.options.persist_every {
+                        last_save = Instant::now();
+                        if let Err(e) = store.update_streaming(reply_id, &text) {
+                            tracing::warn!("saving the partial reply: {e:#}");
+                        }
+                    }
+                }
+                Some(Ok(StreamEvent::ToolCall(c))) => calls.push(c),
+                Some(Ok(StreamEvent::Done { .. })) => break End::Done,
+                Some(Err(e)) => break End::Failed(e),
+                None => break End::Failed(LlmError::transient("the stream ended before the reply was complete")),
+            },
+            _ = stop.changed() => break End::Stopped((*stop.borrow()).unwrap_or(StopReason::User)),
+        }
+    };
+    drop(stream);
+
+    let now = engine.now_ms();
+    match end {
+        End::Done => {
+            let calls_json = (!calls.is_empty()).then(|| serde_json::to_string(&calls).unwrap_or_default());
+            match store.finish_message(reply_id, &text, MessageStatus::Complete, None, calls_json.as_deref(), now) {
+                Ok(true) => {
+                    if !calls.is_empty() {
+                        tools::handle_calls(engine, conv_id, reply_id, &calls);
+                    }
+                }
+                Ok(false) => tracing::warn!("reply {reply_id} was recovered by another dispatcher"),
+                Err(e) => tracing::error!("saving reply {reply_id}: {e:#}"),
+            }
+            engine.notify(
+                NoticeKind::ReplyFinished,
+                Some(conv_id),
+                format!("reply finished in “{}”", conversation.display_title()),
+            );
+        }
+        End::Failed(e) => {
+            let reason = format!("interrupted: {}", e.message);
+            let _ = store.finish_message(reply_id, &text, MessageStatus::Interrupted, Some(&reason), None, now);
+            engine.notify(
+                NoticeKind::Failed,
+                Some(conv_id),
+                format!("reply in “{}” {reason} — press r to retry", conversation.display_title()),
+            );
+        }
+        End::Stopped(StopReason::User) => {
+            let _ = store.finish_message(reply_id, &text, MessageStatus::Interrupted, Some("stopped by you"), None, now);
+        }
+        End::Stopped(StopReason::Shutdown) => {
+            // Leave it as a crash would: the next start marks it interrupted and regenerates it.
+            let _ = store.update_streaming(reply_id, &text);
+        }
+    }
+    engine.emit(Event::Conversation(conv_id));
+    engine.emit(Event::TurnFinished { conversation_id: conv_id });
+    Some(conv_id)
+}
+
+fn fail(engine: &Engine, item: &OutboxItem, owner: &str, reason: &str) {
+    let reason = crate::sanitize::sanitize_line(reason).into_owned();
+    match engine.store().mark_failed(item.id, owner, &reason, engine.now_ms()) {
+        Ok(_) => engine.notify(NoticeKind::Failed, item.conversation_id, format!("failed: {reason}")),
+        Err(e) => tracing::error!("marking {} failed: {e:#}", item.id),
+    }
+    engine.emit(Event::Outbox);
+}
+
+/// A transient failure before acceptance: back-off, or failed after max attempts.
+fn retry_later(engine: &Engine, item: &OutboxItem, owner: &str, e: &LlmError) {
+    let cfg = engine.config().get();
+    // `attempts` was incremented when the row was claimed.
+    let attempts = item.attempts + 1;
+    if attempts >= cfg.outbox.max_attempts.max(1) {
+        fail(engine, item, owner, &format!("{} (after {attempts} attempts)", e.message));
+        return;
+    }
+    let mut wait = backoff(std::time::Duration::from_secs(cfg.outbox.backoff_base_secs.max(1)), attempts);
+    if let crate::llm::ErrorKind::Transient { retry_after: Some(ra) } = e.kind {
+        wait = wait.max(ra);
+    }
+    let now = engine.now_ms();
+    let msg = crate::sanitize::sanitize_line(&e.message).into_owned();
+    if let Err(err) = engine.store().release_for_retry(item.id, owner, &msg, now + wait.as_millis() as i64, now) {
+        tracing::error!("releasing {}: {err:#}", item.id);
+    }
+    tracing::info!(item = item.id, attempts, ?wait, "transient failure: {msg}");
+    engine.emit(Event::Outbox);
+}
+
+pub(crate) fn system_prompt(role: Option<&str>, now_ms: i64, tools: bool) -> String {
+    let local = chrono::DateTime::from_timestamp_millis(now_ms)
+        .unwrap_or_default()
+        .with_timezone(&chrono::Local);
+    let tz = std::env::var("TZ").ok().filter(|t| !t.is_empty()).map(|t| format!(" ({t})")).unwrap_or_default();
+    let mut s = String::new();
+    if let Some(r) = role {
+        s.push_str(r);
+        s.push_str("\n\n");
+    }
+    s.push_str(&format!(
+        "The current local date and time is {} (UTC{}){tz}.",
+        local.format("%A %Y-%m-%d %H:%M"),
+        local.format("%:z")
+    ));
+    if tools {
+        s.push_str(
+            " You can schedule a follow-up with the schedule_task tool: when it fires, its instruction \
+             comes back into this conversation as a user message starting with [Scheduled task].",
+        );
+    }
+    s
+}
+
+/// The history as the model should see it: complete messages only (interrupted
+/// and superseded replies are shown to the user, not sent back), tool calls
+/// paired with their results, then the new user message.
+pub(crate) fn build_messages(history: &[Message], item: &OutboxItem, vision: bool) -> Vec<ChatMessage> {
+    let answered: std::collections::HashSet<&str> = history
+        .iter()
+        .filter(|m| m.role == Role::Tool && m.status == MessageStatus::Complete)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    let mut offered: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(history.len() + 1);
+    for m in history.iter().filter(|m| m.status == MessageStatus::Complete) {
+        match m.role {
+            Role::User => out.push(user_message(&m.content, m.parts_json.as_deref(), vision)),
+            Role::Assistant => {
+                let calls: Vec<ToolCall> = m
+                    .tool_calls_json
+                    .as_deref()
+                    .and_then(|j| serde_json::from_str::<Vec<ToolCall>>(j).ok())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|c| answered.contains(c.id.as_str()))
+                    .collect();
+                offered.extend(calls.iter().map(|c| c.id.clone()));
+                if m.content.is_empty() && calls.is_empty() {
+                    continue;
+                }
+                out.push(ChatMessage::Assistant { text: m.content.clone(), tool_calls: calls });
+            }
+            Role::Tool => {
+                let Some(id) = m.tool_call_id.as_deref() else { continue };
+                if offered.contains(id) {
+                    out.push(ChatMessage::ToolResult {
+                        call_id: id.to_string(),
+                        name: m.model.clone().unwrap_or_default(),
+                        content: m.content.clone(),
+                    });
+                }
+            }
+            Role::Notice => {}
+        }
+    }
+    if let Some(text) = item.user_text() {
+        out.push(user_message(&text, item.parts_json.as_deref(), vision));
+    }
+    out
+}
+
+fn user_message(text: &str, parts_json: Option<&str>, vision: bool) -> ChatMessage {
+    let parts: Vec<Part> = parts_json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default();
+    let mut text = text.to_string();
+    let mut images = Vec::new();
+    for p in parts {
+        match p {
+            Part::Image { name, mime, data_base64 } => {
+                if vision {
+                    images.push(Image { mime, data_base64 });
+                } else {
+                    text.push_str(&format!("\n\n[image {name} not sent: this model does not take images]"));
+                }
+            }
+            Part::Text { name, content } => {
+                text.push_str(&format!("\n\n--- {name} ---\n{content}\n--- end of {name} ---"));
+            }
+        }
+    }
+    ChatMessage::User { text, images }
+}

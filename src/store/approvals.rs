@@ -1,0 +1,191 @@
+//! Tool calls waiting for the user's approval.
+
+use anyhow::{Result, anyhow};
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::Store;
+use super::messages::{NewMessage, Role, insert_message};
+use super::outbox::{Kind, NewItem, insert_item};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApprovalStatus {
+    Waiting,
+    Approved,
+    Denied,
+    Done,
+}
+
+impl ApprovalStatus {
+    fn parse(s: &str) -> Self {
+        match s {
+            "approved" => Self::Approved,
+            "denied" => Self::Denied,
+            "done" => Self::Done,
+            _ => Self::Waiting,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Approval {
+    pub id: i64,
+    pub conversation_id: i64,
+    pub message_id: i64,
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: String,
+    pub summary: String,
+    pub status: ApprovalStatus,
+    pub result: Option<String>,
+    pub outbox_id: Option<i64>,
+    pub created_at: i64,
+}
+
+const COLS: &str =
+    "id, conversation_id, message_id, call_id, tool, arguments, summary, status, result, outbox_id, created_at";
+
+impl Approval {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        let status: String = r.get(7)?;
+        Ok(Self {
+            id: r.get(0)?,
+            conversation_id: r.get(1)?,
+            message_id: r.get(2)?,
+            call_id: r.get(3)?,
+            tool: r.get(4)?,
+            arguments: r.get(5)?,
+            summary: r.get(6)?,
+            status: ApprovalStatus::parse(&status),
+            result: r.get(8)?,
+            outbox_id: r.get(9)?,
+            created_at: r.get(10)?,
+        })
+    }
+}
+
+/// The outcome of one tool call, written back into the conversation.
+#[derive(Clone, Debug)]
+pub struct ToolOutcome {
+    pub call_id: String,
+    pub tool: String,
+    pub result: String,
+    /// A task row to create with it (approved `schedule_task`).
+    pub task: Option<NewItem>,
+    /// An outbox row to cancel with it (approved `cancel_scheduled`).
+    pub cancel: Option<i64>,
+}
+
+impl Store {
+    pub fn add_approval(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+        call_id: &str,
+        tool: &str,
+        arguments: &str,
+        summary: &str,
+        now: i64,
+    ) -> Result<i64> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO approvals (conversation_id, message_id, call_id, tool, arguments, summary, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+            params![conversation_id, message_id, call_id, tool, arguments, summary, now],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    pub fn approval(&self, id: i64) -> Result<Option<Approval>> {
+        Ok(self
+            .conn()
+            .query_row(&format!("SELECT {COLS} FROM approvals WHERE id = ?1"), [id], Approval::from_row)
+            .optional()?)
+    }
+
+    /// Approvals of a conversation (all states), oldest first.
+    pub fn approvals(&self, conversation_id: i64) -> Result<Vec<Approval>> {
+        let conn = self.conn();
+        let mut st =
+            conn.prepare_cached(&format!("SELECT {COLS} FROM approvals WHERE conversation_id = ?1 ORDER BY id"))?;
+        let rows = st.query_map([conversation_id], Approval::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn waiting_approvals(&self) -> Result<Vec<Approval>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(&format!("SELECT {COLS} FROM approvals WHERE status = 'waiting' ORDER BY id"))?;
+        let rows = st.query_map([], Approval::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Record tool outcomes of one assistant turn atomically: the tool messages,
+    /// any task row or cancellation, resolution of the approval (if any), and —
+    /// once no approval of that assistant message is still waiting — the
+    /// regeneration that lets the model continue. Returns the new task ids.
+    pub fn record_tool_outcomes(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+        approval: Option<(i64, bool)>,
+        outcomes: &[ToolOutcome],
+        now: i64,
+    ) -> Result<Vec<i64>> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if let Some((id, approved)) = approval {
+            let n = tx.execute(
+                "UPDATE approvals SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'waiting'",
+                params![id, if approved { "approved" } else { "denied" }, now],
+            )?;
+            if n != 1 {
+                return Err(anyhow!("that approval was already answered"));
+            }
+        }
+        let mut task_ids = Vec::new();
+        for o in outcomes {
+            let mut result = o.result.clone();
+            if let Some(task) = &o.task {
+                let id = insert_item(&tx, task, now)?;
+                task_ids.push(id);
+                // The model learns the job id it can later cancel.
+                result = result.replace("\"job_id\":0", &format!("\"job_id\":{id}"));
+                if let Some((aid, _)) = approval {
+                    tx.execute("UPDATE approvals SET outbox_id = ?2 WHERE id = ?1", params![aid, id])?;
+                }
+            }
+            if let Some(cancel) = o.cancel {
+                tx.execute(
+                    "UPDATE outbox SET status = 'canceled', updated_at = ?2 WHERE id = ?1 AND status IN ('pending','failed','expired')",
+                    params![cancel, now],
+                )?;
+            }
+            if let Some((aid, _)) = approval {
+                tx.execute("UPDATE approvals SET result = ?2 WHERE id = ?1", params![aid, result])?;
+            }
+            insert_message(
+                &tx,
+                conversation_id,
+                &NewMessage {
+                    role: Some(Role::Tool),
+                    content: &result,
+                    tool_call_id: Some(&o.call_id),
+                    model: Some(&o.tool),
+                    ..Default::default()
+                },
+                now,
+            )?;
+        }
+        let still_waiting: bool = tx.query_row(
+            "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status = 'waiting')",
+            [message_id],
+            |r| r.get(0),
+        )?;
+        if !still_waiting {
+            let mut item = NewItem::new(conversation_id, Kind::Regenerate, "");
+            item.priority = 1;
+            insert_item(&tx, &item, now)?;
+        }
+        tx.commit()?;
+        Ok(task_ids)
+    }
+}

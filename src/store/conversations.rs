@@ -1,0 +1,137 @@
+//! The `conversations` table.
+
+use anyhow::Result;
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::Store;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conversation {
+    pub id: i64,
+    pub title: Option<String>,
+    pub model: Option<String>,
+    pub role: Option<String>,
+    pub origin: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl Conversation {
+    /// The title to show: the set title, or a placeholder.
+    pub fn display_title(&self) -> String {
+        match &self.title {
+            Some(t) if !t.trim().is_empty() => crate::sanitize::sanitize_line(t).into_owned(),
+            _ => format!("Conversation {}", self.id),
+        }
+    }
+
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: r.get(0)?,
+            title: r.get(1)?,
+            model: r.get(2)?,
+            role: r.get(3)?,
+            origin: r.get(4)?,
+            created_at: r.get(5)?,
+            updated_at: r.get(6)?,
+        })
+    }
+}
+
+const COLS: &str = "id, title, model, role, origin, created_at, updated_at";
+
+/// A title derived from the first message: its first line, trimmed to ~48 chars.
+pub fn derive_title(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = line.trim_start_matches('#').trim();
+    let mut out: String = line.chars().take(48).collect();
+    if line.chars().count() > 48 {
+        out.push('…');
+    }
+    out
+}
+
+impl Store {
+    pub fn create_conversation(&self, title: Option<&str>, origin: &str, now: i64) -> Result<i64> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO conversations (title, origin, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+            params![title, origin, now],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    pub fn conversation(&self, id: i64) -> Result<Option<Conversation>> {
+        let conn = self.conn();
+        Ok(conn
+            .query_row(&format!("SELECT {COLS} FROM conversations WHERE id = ?1"), [id], Conversation::from_row)
+            .optional()?)
+    }
+
+    /// All conversations, most recently active first.
+    pub fn conversations(&self) -> Result<Vec<Conversation>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM conversations ORDER BY updated_at DESC, id DESC"
+        ))?;
+        let rows = st.query_map([], Conversation::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Find by id (all digits) or exact title.
+    pub fn find_conversation(&self, key: &str) -> Result<Option<Conversation>> {
+        if let Ok(id) = key.parse::<i64>() {
+            if let Some(c) = self.conversation(id)? {
+                return Ok(Some(c));
+            }
+        }
+        let conn = self.conn();
+        Ok(conn
+            .query_row(
+                &format!("SELECT {COLS} FROM conversations WHERE title = ?1 ORDER BY updated_at DESC LIMIT 1"),
+                [key],
+                Conversation::from_row,
+            )
+            .optional()?)
+    }
+
+    pub fn rename_conversation(&self, id: i64, title: &str, now: i64) -> Result<bool> {
+        let n = self.conn().execute(
+            "UPDATE conversations SET title = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, title, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    pub fn set_conversation_model(&self, id: i64, model: Option<&str>) -> Result<()> {
+        self.conn().execute("UPDATE conversations SET model = ?2 WHERE id = ?1", params![id, model])?;
+        Ok(())
+    }
+
+    pub fn set_conversation_role(&self, id: i64, role: Option<&str>) -> Result<()> {
+        self.conn().execute("UPDATE conversations SET role = ?2 WHERE id = ?1", params![id, role])?;
+        Ok(())
+    }
+
+    /// Delete a conversation and its history. Its pending messages are
+    /// canceled (said so in `last_error`); its tasks stay pending and will
+    /// fire into a new conversation.
+    pub fn delete_conversation(&self, id: i64, now: i64) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "UPDATE outbox SET status = 'canceled', last_error = 'conversation deleted', updated_at = ?2
+             WHERE conversation_id = ?1 AND status IN ('pending', 'sending') AND kind != 'task'",
+            params![id, now],
+        )?;
+        tx.execute("UPDATE outbox SET updated_at = ?2 WHERE conversation_id = ?1", params![id, now])?;
+        let n = tx.execute("DELETE FROM conversations WHERE id = ?1", [id])?;
+        tx.commit()?;
+        Ok(n == 1)
+    }
+
+    pub(crate) fn touch_conversation(conn: &rusqlite::Connection, id: i64, now: i64) -> rusqlite::Result<()> {
+        conn.execute("UPDATE conversations SET updated_at = MAX(updated_at, ?2) WHERE id = ?1", params![id, now])?;
+        Ok(())
+    }
+}

@@ -1,0 +1,43 @@
+//! The dispatcher lease: one row; whoever holds it unexpired dispatches.
+
+use anyhow::Result;
+use rusqlite::{OptionalExtension, params};
+
+use super::Store;
+
+const NAME: &str = "dispatcher";
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaseHolder {
+    pub owner: String,
+    pub pid: i64,
+    pub expires_at: i64,
+}
+
+impl Store {
+    /// Take the lease if it is free, expired or already ours; extend it to
+    /// `now + ttl_ms`. Returns whether we hold it now.
+    pub fn acquire_lease(&self, owner: &str, pid: u32, now: i64, ttl_ms: i64) -> Result<bool> {
+        let n = self.conn().execute(
+            "INSERT INTO lease (name, owner, pid, expires_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(name) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, expires_at = excluded.expires_at
+             WHERE lease.owner = excluded.owner OR lease.expires_at < ?5",
+            params![NAME, owner, pid, now + ttl_ms, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    pub fn release_lease(&self, owner: &str) -> Result<()> {
+        self.conn().execute("DELETE FROM lease WHERE name = ?1 AND owner = ?2", params![NAME, owner])?;
+        Ok(())
+    }
+
+    pub fn lease_holder(&self) -> Result<Option<LeaseHolder>> {
+        Ok(self
+            .conn()
+            .query_row("SELECT owner, pid, expires_at FROM lease WHERE name = ?1", [NAME], |r| {
+                Ok(LeaseHolder { owner: r.get(0)?, pid: r.get(1)?, expires_at: r.get(2)? })
+            })
+            .optional()?)
+    }
+}

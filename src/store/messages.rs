@@ -1,0 +1,214 @@
+//! The `messages` table: a conversation's history.
+
+use anyhow::Result;
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::Store;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    Tool,
+    /// Shown to the user, never sent to the model (e.g. "stopped").
+    Notice,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::Notice => "notice",
+        }
+    }
+    fn parse(s: &str) -> Self {
+        match s {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => Role::Notice,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageStatus {
+    Streaming,
+    Complete,
+    Interrupted,
+    Error,
+    /// Replaced by a regeneration or an edit; kept for the record, not sent to the model.
+    Superseded,
+}
+
+impl MessageStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageStatus::Streaming => "streaming",
+            MessageStatus::Complete => "complete",
+            MessageStatus::Interrupted => "interrupted",
+            MessageStatus::Error => "error",
+            MessageStatus::Superseded => "superseded",
+        }
+    }
+    fn parse(s: &str) -> Self {
+        match s {
+            "streaming" => MessageStatus::Streaming,
+            "complete" => MessageStatus::Complete,
+            "interrupted" => MessageStatus::Interrupted,
+            "superseded" => MessageStatus::Superseded,
+            _ => MessageStatus::Error,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub id: i64,
+    pub conversation_id: i64,
+    pub role: Role,
+    pub content: String,
+    pub status: MessageStatus,
+    pub model: Option<String>,
+    pub outbox_id: Option<i64>,
+    pub parts_json: Option<String>,
+    pub tool_calls_json: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub error: Option<String>,
+    pub created_at: i64,
+}
+
+const COLS: &str = "id, conversation_id, role, content, status, model, outbox_id, parts_json, \
+                    tool_calls_json, tool_call_id, error, created_at";
+
+impl Message {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        let role: String = r.get(2)?;
+        let status: String = r.get(4)?;
+        Ok(Self {
+            id: r.get(0)?,
+            conversation_id: r.get(1)?,
+            role: Role::parse(&role),
+            content: r.get(3)?,
+            status: MessageStatus::parse(&status),
+            model: r.get(5)?,
+            outbox_id: r.get(6)?,
+            parts_json: r.get(7)?,
+            tool_calls_json: r.get(8)?,
+            tool_call_id: r.get(9)?,
+            error: r.get(10)?,
+            created_at: r.get(11)?,
+        })
+    }
+}
+
+/// Fields of a message being inserted.
+#[derive(Clone, Debug, Default)]
+pub struct NewMessage<'a> {
+    pub role: Option<Role>,
+    pub content: &'a str,
+    pub model: Option<&'a str>,
+    pub outbox_id: Option<i64>,
+    pub parts_json: Option<&'a str>,
+    pub tool_call_id: Option<&'a str>,
+    pub status: Option<MessageStatus>,
+}
+
+pub(crate) fn insert_message(
+    conn: &rusqlite::Connection,
+    conversation_id: i64,
+    m: &NewMessage<'_>,
+    now: i64,
+) -> rusqlite::Result<i64> {
+    conn.execute(
+        "INSERT INTO messages (conversation_id, role, content, status, model, outbox_id, parts_json, tool_call_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            conversation_id,
+            m.role.unwrap_or(Role::User).as_str(),
+            m.content,
+            m.status.unwrap_or(MessageStatus::Complete).as_str(),
+            m.model,
+            m.outbox_id,
+            m.parts_json,
+            m.tool_call_id,
+            now
+        ],
+    )?;
+    let id = conn.last_insert_rowid();
+    Store::touch_conversation(conn, conversation_id, now)?;
+    Ok(id)
+}
+
+impl Store {
+    /// The whole history of a conversation, oldest first.
+    pub fn messages(&self, conversation_id: i64) -> Result<Vec<Message>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM messages WHERE conversation_id = ?1 ORDER BY id"
+        ))?;
+        let rows = st.query_map([conversation_id], Message::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn message(&self, id: i64) -> Result<Option<Message>> {
+        let conn = self.conn();
+        Ok(conn
+            .query_row(&format!("SELECT {COLS} FROM messages WHERE id = ?1"), [id], Message::from_row)
+            .optional()?)
+    }
+
+    pub fn insert_message(&self, conversation_id: i64, m: &NewMessage<'_>, now: i64) -> Result<i64> {
+        Ok(insert_message(&self.conn(), conversation_id, m, now)?)
+    }
+
+    /// Persist the text streamed so far (throttled by the caller).
+    pub fn update_streaming(&self, message_id: i64, content: &str) -> Result<()> {
+        self.conn().execute(
+            "UPDATE messages SET content = ?2 WHERE id = ?1 AND status = 'streaming'",
+            params![message_id, content],
+        )?;
+        Ok(())
+    }
+
+    /// End a streamed reply. Only a still-streaming message is changed, so a
+    /// process that lost its lease cannot overwrite the new dispatcher's work.
+    pub fn finish_message(
+        &self,
+        message_id: i64,
+        content: &str,
+        status: MessageStatus,
+        error: Option<&str>,
+        tool_calls_json: Option<&str>,
+        now: i64,
+    ) -> Result<bool> {
+        let conn = self.conn();
+        let n = conn.execute(
+            "UPDATE messages SET content = ?2, status = ?3, error = ?4, tool_calls_json = ?5
+             WHERE id = ?1 AND status = 'streaming'",
+            params![message_id, content, status.as_str(), error, tool_calls_json],
+        )?;
+        if let Some(conv) = conn
+            .query_row("SELECT conversation_id FROM messages WHERE id = ?1", [message_id], |r| r.get::<_, i64>(0))
+            .optional()?
+        {
+            Store::touch_conversation(&conn, conv, now)?;
+        }
+        Ok(n == 1)
+    }
+
+    pub fn set_message_status(&self, message_id: i64, status: MessageStatus, error: Option<&str>) -> Result<()> {
+        self.conn().execute(
+            "UPDATE messages SET status = ?2, error = COALESCE(?3, error) WHERE id = ?1",
+            params![message_id, status.as_str(), error],
+        )?;
+        Ok(())
+    }
+
+    /// Number of messages (all conversations); used by status and benches.
+    pub fn message_count(&self) -> Result<i64> {
+        Ok(self.conn().query_row("SELECT count(*) FROM messages", [], |r| r.get(0))?)
+    }
+}

@@ -1,0 +1,531 @@
+//! The `outbox` table: every send is a row here before anything goes out.
+//!
+//! State machine: pending -> sending (claim, compare-and-swap) -> sent
+//! (accepted, in the same transaction as the user message) | pending (transient
+//! failure, with back-off) | failed. pending/failed/expired -> canceled by the user.
+
+use anyhow::{Result, anyhow};
+use rusqlite::{OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::Store;
+use super::messages::{MessageStatus, NewMessage, Role, insert_message};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Typed now; sent as soon as the conversation is free.
+    Queued,
+    /// Scheduled by the user (`/later`, `/at`, `tock send --in/--at`).
+    Message,
+    /// Scheduled by the model (`schedule_task`).
+    Task,
+    /// Generate a reply from the history as it is (crash recovery, retry, tool results).
+    Regenerate,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Queued => "queued",
+            Kind::Message => "message",
+            Kind::Task => "task",
+            Kind::Regenerate => "regenerate",
+        }
+    }
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "message" => Kind::Message,
+            "task" => Kind::Task,
+            "regenerate" => Kind::Regenerate,
+            _ => Kind::Queued,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pending,
+    Sending,
+    Sent,
+    Failed,
+    Canceled,
+    Expired,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Sending => "sending",
+            Status::Sent => "sent",
+            Status::Failed => "failed",
+            Status::Canceled => "canceled",
+            Status::Expired => "expired",
+        }
+    }
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "sending" => Status::Sending,
+            "sent" => Status::Sent,
+            "failed" => Status::Failed,
+            "canceled" => Status::Canceled,
+            "expired" => Status::Expired,
+            _ => Status::Pending,
+        }
+    }
+    pub fn is_finished(self) -> bool {
+        matches!(self, Status::Sent | Status::Canceled)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutboxItem {
+    pub id: i64,
+    pub conversation_id: Option<i64>,
+    pub kind: Kind,
+    pub text: String,
+    pub model_override: Option<String>,
+    pub parts_json: Option<String>,
+    pub due_at: Option<i64>,
+    pub status: Status,
+    pub attempts: i64,
+    pub last_error: Option<String>,
+    pub next_attempt_at: Option<i64>,
+    pub priority: i64,
+    pub claimed_by: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub sent_at: Option<i64>,
+    pub title: Option<String>,
+    pub payload_json: Option<String>,
+}
+
+const COLS: &str = "id, conversation_id, kind, text, model_override, parts_json, due_at, status, attempts, \
+                    last_error, next_attempt_at, priority, claimed_by, created_at, updated_at, sent_at, title, payload_json";
+
+impl OutboxItem {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        let kind: String = r.get(2)?;
+        let status: String = r.get(7)?;
+        Ok(Self {
+            id: r.get(0)?,
+            conversation_id: r.get(1)?,
+            kind: Kind::parse(&kind),
+            text: r.get(3)?,
+            model_override: r.get(4)?,
+            parts_json: r.get(5)?,
+            due_at: r.get(6)?,
+            status: Status::parse(&status),
+            attempts: r.get(8)?,
+            last_error: r.get(9)?,
+            next_attempt_at: r.get(10)?,
+            priority: r.get(11)?,
+            claimed_by: r.get(12)?,
+            created_at: r.get(13)?,
+            updated_at: r.get(14)?,
+            sent_at: r.get(15)?,
+            title: r.get(16)?,
+            payload_json: r.get(17)?,
+        })
+    }
+
+    /// When the scheduler may next try it (ignoring whether the conversation is busy).
+    pub fn ready_at(&self) -> i64 {
+        self.due_at.unwrap_or(0).max(self.next_attempt_at.unwrap_or(0))
+    }
+
+    /// The text a user message carries when this item is sent.
+    pub fn user_text(&self) -> Option<String> {
+        match self.kind {
+            Kind::Regenerate => None,
+            Kind::Task => Some(format!("[Scheduled task] {}", self.text)),
+            Kind::Queued | Kind::Message => Some(self.text.clone()),
+        }
+    }
+}
+
+/// A new outbox row.
+#[derive(Clone, Debug)]
+pub struct NewItem {
+    pub conversation_id: Option<i64>,
+    pub kind: Kind,
+    pub text: String,
+    pub model_override: Option<String>,
+    pub parts_json: Option<String>,
+    pub due_at: Option<i64>,
+    pub title: Option<String>,
+    pub payload_json: Option<String>,
+    pub priority: i64,
+}
+
+impl NewItem {
+    pub fn new(conversation_id: i64, kind: Kind, text: impl Into<String>) -> Self {
+        Self {
+            conversation_id: Some(conversation_id),
+            kind,
+            text: text.into(),
+            model_override: None,
+            parts_json: None,
+            due_at: None,
+            title: None,
+            payload_json: None,
+            priority: 0,
+        }
+    }
+}
+
+/// What start-up recovery found and did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Recovery {
+    /// Rows left in `sending` by a dead dispatcher, put back to pending.
+    pub reset_sending: Vec<i64>,
+    /// Replies cut by a crash; a regeneration was queued for each.
+    pub interrupted_replies: Vec<i64>,
+    /// Rows late by more than the grace period, now expired.
+    pub expired: Vec<OutboxItem>,
+}
+
+pub(crate) fn insert_item(conn: &rusqlite::Connection, item: &NewItem, now: i64) -> rusqlite::Result<i64> {
+    conn.execute(
+        "INSERT INTO outbox (conversation_id, kind, text, model_override, parts_json, due_at, status,
+                             priority, created_at, updated_at, title, payload_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8, ?8, ?9, ?10)",
+        params![
+            item.conversation_id,
+            item.kind.as_str(),
+            item.text,
+            item.model_override,
+            item.parts_json,
+            item.due_at,
+            item.priority,
+            now,
+            item.title,
+            item.payload_json
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+impl Store {
+    pub fn enqueue(&self, item: &NewItem, now: i64) -> Result<i64> {
+        Ok(insert_item(&self.conn(), item, now)?)
+    }
+
+    pub fn item(&self, id: i64) -> Result<Option<OutboxItem>> {
+        let conn = self.conn();
+        Ok(conn
+            .query_row(&format!("SELECT {COLS} FROM outbox WHERE id = ?1"), [id], OutboxItem::from_row)
+            .optional()?)
+    }
+
+    fn query_items(&self, sql_where: &str, p: impl rusqlite::Params) -> Result<Vec<OutboxItem>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(&format!("SELECT {COLS} FROM outbox {sql_where}"))?;
+        let rows = st.query_map(p, OutboxItem::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Items for lists, ordered by due time (ASAP items by creation).
+    /// `all` includes finished (sent / canceled) rows. Regenerations are internal and not listed.
+    pub fn list_items(&self, all: bool) -> Result<Vec<OutboxItem>> {
+        let filter = if all { "" } else { "AND status NOT IN ('sent', 'canceled')" };
+        self.query_items(
+            &format!(
+                "WHERE kind != 'regenerate' {filter}
+                 ORDER BY COALESCE(due_at, created_at), id"
+            ),
+            [],
+        )
+    }
+
+    /// The unfinished items of one conversation, in dispatch order.
+    pub fn conversation_items(&self, conversation_id: i64) -> Result<Vec<OutboxItem>> {
+        self.query_items(
+            "WHERE conversation_id = ?1 AND kind != 'regenerate'
+               AND status IN ('pending', 'sending', 'failed', 'expired')
+             ORDER BY priority DESC, COALESCE(due_at, created_at), id",
+            [conversation_id],
+        )
+    }
+
+    /// For each conversation, the first pending row that is due, if its back-off has
+    /// passed. Rows of one conversation go in order: a head in back-off blocks the rest.
+    pub fn dispatchable(&self, now: i64) -> Result<Vec<OutboxItem>> {
+        let due = self.query_items(
+            "WHERE status = 'pending' AND (due_at IS NULL OR due_at <= ?1)
+               AND (conversation_id IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM approvals a WHERE a.conversation_id = outbox.conversation_id AND a.status = 'waiting'))
+             ORDER BY conversation_id, priority DESC, COALESCE(due_at, created_at), id",
+            [now],
+        )?;
+        let mut heads: Vec<OutboxItem> = Vec::new();
+        for item in due {
+            let same_conv = item.conversation_id.is_some()
+                && heads.last().is_some_and(|h| h.conversation_id == item.conversation_id);
+            if !same_conv {
+                heads.push(item);
+            }
+        }
+        heads.retain(|h| h.next_attempt_at.is_none_or(|t| t <= now));
+        Ok(heads)
+    }
+
+    /// The earliest future instant at which a pending row becomes ready.
+    pub fn next_ready_at(&self, now: i64) -> Result<Option<i64>> {
+        Ok(self.conn().query_row(
+            "SELECT MIN(MAX(COALESCE(due_at, 0), COALESCE(next_attempt_at, 0))) FROM outbox
+             WHERE status = 'pending' AND MAX(COALESCE(due_at, 0), COALESCE(next_attempt_at, 0)) > ?1",
+            [now],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Compare-and-swap pending -> sending. False if someone else got it first.
+    pub fn claim(&self, id: i64, owner: &str, now: i64) -> Result<bool> {
+        let n = self.conn().execute(
+            "UPDATE outbox SET status = 'sending', claimed_by = ?2, attempts = attempts + 1, updated_at = ?3
+             WHERE id = ?1 AND status = 'pending'",
+            params![id, owner, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Give a task whose conversation was deleted a new conversation (origin `schedule`).
+    pub fn rehome(&self, id: i64, now: i64) -> Result<i64> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let (title, text): (Option<String>, String) =
+            tx.query_row("SELECT title, text FROM outbox WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let title = title.unwrap_or_else(|| super::conversations::derive_title(&text));
+        tx.execute(
+            "INSERT INTO conversations (title, origin, created_at, updated_at) VALUES (?1, 'schedule', ?2, ?2)",
+            params![title, now],
+        )?;
+        let conv = tx.last_insert_rowid();
+        tx.execute("UPDATE outbox SET conversation_id = ?2, updated_at = ?3 WHERE id = ?1", params![id, conv, now])?;
+        tx.commit()?;
+        Ok(conv)
+    }
+
+    /// The provider accepted the request: in one transaction, mark the row sent,
+    /// add the user message (unless it is a regeneration) and open the
+    /// assistant message. Returns the assistant message id, or None when this
+    /// dispatcher no longer owns the row (nothing is written then).
+    pub fn accept(&self, item: &OutboxItem, owner: &str, model: &str, now: i64) -> Result<Option<i64>> {
+        let conv = item.conversation_id.ok_or_else(|| anyhow!("outbox item {} has no conversation", item.id))?;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let n = tx.execute(
+            "UPDATE outbox SET status = 'sent', sent_at = ?3, updated_at = ?3, last_error = NULL, next_attempt_at = NULL
+             WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
+            params![item.id, owner, now],
+        )?;
+        if n != 1 {
+            return Ok(None);
+        }
+        if let Some(text) = item.user_text() {
+            insert_message(
+                &tx,
+                conv,
+                &NewMessage {
+                    role: Some(Role::User),
+                    content: &text,
+                    outbox_id: Some(item.id),
+                    parts_json: item.parts_json.as_deref(),
+                    ..Default::default()
+                },
+                now,
+            )?;
+            // Untitled conversations take their title from the first message.
+            tx.execute(
+                "UPDATE conversations SET title = ?2 WHERE id = ?1 AND (title IS NULL OR title = '')",
+                params![conv, super::conversations::derive_title(item.title.as_deref().unwrap_or(&item.text))],
+            )?;
+        }
+        let reply = insert_message(
+            &tx,
+            conv,
+            &NewMessage {
+                role: Some(Role::Assistant),
+                content: "",
+                model: Some(model),
+                outbox_id: Some(item.id),
+                status: Some(MessageStatus::Streaming),
+                ..Default::default()
+            },
+            now,
+        )?;
+        tx.commit()?;
+        Ok(Some(reply))
+    }
+
+    /// A transient failure before acceptance: back to pending, not before `retry_at`.
+    pub fn release_for_retry(&self, id: i64, owner: &str, error: &str, retry_at: i64, now: i64) -> Result<bool> {
+        let n = self.conn().execute(
+            "UPDATE outbox SET status = 'pending', claimed_by = NULL, last_error = ?3, next_attempt_at = ?4, updated_at = ?5
+             WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
+            params![id, owner, error, retry_at, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Put a claimed row back untouched (stopping, shutting down): the attempt does not count.
+    pub fn release_unattempted(&self, id: i64, owner: &str, now: i64) -> Result<bool> {
+        let n = self.conn().execute(
+            "UPDATE outbox SET status = 'pending', claimed_by = NULL, attempts = MAX(attempts - 1, 0), updated_at = ?3
+             WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
+            params![id, owner, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    pub fn mark_failed(&self, id: i64, owner: &str, error: &str, now: i64) -> Result<bool> {
+        let n = self.conn().execute(
+            "UPDATE outbox SET status = 'failed', claimed_by = NULL, last_error = ?3, next_attempt_at = NULL, updated_at = ?4
+             WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
+            params![id, owner, error, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn user_update(&self, id: i64, sql_set: &str, from: &[&str], p: &[&dyn rusqlite::ToSql]) -> Result<()> {
+        let conn = self.conn();
+        let status: Option<String> =
+            conn.query_row("SELECT status FROM outbox WHERE id = ?1", [id], |r| r.get(0)).optional()?;
+        let Some(status) = status else {
+            return Err(anyhow!("no outbox item {id}"));
+        };
+        if !from.contains(&status.as_str()) {
+            return Err(anyhow!("item {id} is {status}; that cannot be changed now"));
+        }
+        let in_list = from.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(",");
+        let sql = format!("UPDATE outbox SET {sql_set} WHERE id = ?1 AND status IN ({in_list})");
+        let mut params: Vec<&dyn rusqlite::ToSql> = vec![&id];
+        params.extend_from_slice(p);
+        let n = conn.execute(&sql, params.as_slice())?;
+        if n != 1 {
+            return Err(anyhow!("item {id} changed meanwhile; try again"));
+        }
+        Ok(())
+    }
+
+    pub fn cancel_item(&self, id: i64, now: i64) -> Result<()> {
+        self.user_update(
+            id,
+            "status = 'canceled', claimed_by = NULL, next_attempt_at = NULL, updated_at = ?2",
+            &["pending", "failed", "expired"],
+            &[&now],
+        )
+    }
+
+    /// New due time; a failed/expired/canceled item becomes pending again.
+    pub fn reschedule_item(&self, id: i64, due_at: i64, now: i64) -> Result<()> {
+        self.user_update(
+            id,
+            "status = 'pending', due_at = ?2, next_attempt_at = NULL, attempts = 0, last_error = NULL,
+             kind = CASE kind WHEN 'queued' THEN 'message' ELSE kind END, updated_at = ?3",
+            &["pending", "failed", "expired", "canceled"],
+            &[&due_at, &now],
+        )
+    }
+
+    pub fn edit_item(&self, id: i64, text: &str, now: i64) -> Result<()> {
+        if text.trim().is_empty() {
+            return Err(anyhow!("the text is empty"));
+        }
+        self.user_update(id, "text = ?2, updated_at = ?3", &["pending", "failed", "expired"], &[&text, &now])
+    }
+
+    /// Retry a failed or expired item now.
+    pub fn retry_item(&self, id: i64, now: i64) -> Result<()> {
+        self.user_update(
+            id,
+            "status = 'pending', attempts = 0, next_attempt_at = NULL, last_error = NULL,
+             due_at = CASE WHEN due_at IS NULL THEN NULL ELSE ?2 END, updated_at = ?2",
+            &["failed", "expired", "canceled"],
+            &[&now],
+        )
+    }
+
+    /// Skip the queue: first in its conversation as soon as it is idle.
+    pub fn send_now(&self, id: i64, now: i64) -> Result<()> {
+        self.user_update(
+            id,
+            "status = 'pending', priority = 1, due_at = ?2, next_attempt_at = NULL, attempts = 0, updated_at = ?2",
+            &["pending", "failed", "expired"],
+            &[&now],
+        )
+    }
+
+    /// Start-up recovery, run by a dispatcher right after it takes the lease.
+    pub fn recover(&self, now: i64, grace_ms: i64) -> Result<Recovery> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut rec = Recovery::default();
+        {
+            let mut st = tx.prepare("SELECT id FROM outbox WHERE status = 'sending'")?;
+            rec.reset_sending = st.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        }
+        tx.execute(
+            "UPDATE outbox SET status = 'pending', claimed_by = NULL, updated_at = ?1 WHERE status = 'sending'",
+            [now],
+        )?;
+        let streaming: Vec<(i64, i64)> = {
+            let mut st = tx.prepare("SELECT id, conversation_id FROM messages WHERE status = 'streaming'")?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
+        };
+        for (msg, conv) in streaming {
+            tx.execute(
+                "UPDATE messages SET status = 'interrupted', error = 'tock stopped while this reply was streaming' WHERE id = ?1",
+                [msg],
+            )?;
+            let mut item = NewItem::new(conv, Kind::Regenerate, "");
+            item.priority = 1;
+            insert_item(&tx, &item, now)?;
+            rec.interrupted_replies.push(msg);
+        }
+        {
+            let mut st = tx.prepare(&format!(
+                "SELECT {COLS} FROM outbox WHERE status = 'pending' AND kind != 'regenerate'
+                   AND COALESCE(due_at, created_at) < ?1"
+            ))?;
+            rec.expired = st.query_map([now - grace_ms], OutboxItem::from_row)?.collect::<rusqlite::Result<_>>()?;
+        }
+        tx.execute(
+            "UPDATE outbox SET status = 'expired', last_error = 'not sent in time: tock was not running', updated_at = ?1
+             WHERE status = 'pending' AND kind != 'regenerate' AND COALESCE(due_at, created_at) < ?2",
+            params![now, now - grace_ms],
+        )?;
+        tx.commit()?;
+        Ok(rec)
+    }
+
+    /// Delete finished rows last changed before `before`. Returns how many.
+    pub fn prune(&self, before: i64) -> Result<usize> {
+        Ok(self.conn().execute(
+            "DELETE FROM outbox WHERE status IN ('sent', 'canceled') AND updated_at < ?1",
+            [before],
+        )?)
+    }
+
+    /// Counts of unfinished items by (kind, status).
+    pub fn counts(&self) -> Result<Vec<(String, String, i64)>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT kind, status, count(*) FROM outbox WHERE kind != 'regenerate' GROUP BY kind, status",
+        )?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Whether the conversation has an unfinished regeneration (a reply owed).
+    pub fn owes_reply(&self, conversation_id: i64) -> Result<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?1 AND kind = 'regenerate' AND status IN ('pending','sending'))",
+            [conversation_id],
+            |r| r.get(0),
+        )?)
+    }
+}
