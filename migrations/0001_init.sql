@@ -1,6 +1,6 @@
 -- Conversations and their messages.
 CREATE TABLE conversations (
-    id          INTEGER PRIMARY KEY,
+    id          INTEGER PRIMARY KEY AUTOINCREMENT, -- ids are never reused: scripts refer to them
     title       TEXT,                       -- NULL until set or derived from the first message
     model       TEXT,                       -- model name override for this conversation
     role        TEXT,                       -- named role (system prompt) from the config

@@ -1,7 +1,7 @@
 -- Every send (typed now, queued, scheduled, task, regeneration) is a row here
 -- before anything goes out. The table, not memory, is the truth.
 CREATE TABLE outbox (
-    id              INTEGER PRIMARY KEY,
+    id              INTEGER PRIMARY KEY AUTOINCREMENT, -- ids are shown and scripted: never reused
     conversation_id INTEGER REFERENCES conversations(id) ON DELETE SET NULL,
     kind            TEXT NOT NULL,          -- queued | message | task | regenerate
     text            TEXT NOT NULL,

@@ -13,7 +13,11 @@ use crate::store::{Kind, NewItem, OutboxItem, Store};
 use crate::when::{self, Mode};
 
 #[derive(Parser, Debug)]
-#[command(name = "tock", version, about = "A terminal chat client for LLMs: messages are never lost and are sent when you said")]
+#[command(
+    name = "tock",
+    version,
+    about = "A terminal chat client for LLMs: messages are never lost and are sent when you said"
+)]
 pub struct Cli {
     /// Database file [default: the platform data dir]
     #[arg(long, global = true, env = "TOCK_DB")]
@@ -106,7 +110,11 @@ fn rfc3339(ms: Option<i64>) -> serde_json::Value {
 
 fn local(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
-        .map(|d| d.with_timezone(&chrono::Local).format("%a %d %b %H:%M").to_string())
+        .map(|d| {
+            d.with_timezone(&chrono::Local)
+                .format("%a %d %b %H:%M")
+                .to_string()
+        })
         .unwrap_or_default()
 }
 
@@ -133,28 +141,56 @@ fn now_local() -> chrono::DateTime<chrono::Local> {
 pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
     let clock = SystemClock;
     let now = clock.now_ms();
-    let Some(cmd) = &cli.command else { bail!("no command") };
+    let Some(cmd) = &cli.command else {
+        bail!("no command")
+    };
     // CLI writes go through the same engine API as the TUI (no scheduler is started here).
-    let engine = Engine::new(store.clone(), config.clone(), Arc::new(SystemClock), Options::default());
+    let engine = Engine::new(
+        store.clone(),
+        config.clone(),
+        Arc::new(SystemClock),
+        Options::default(),
+    );
     match cmd {
-        Command::Send { conv, new, in_, at, text } => {
+        Command::Send {
+            conv,
+            new,
+            in_,
+            at,
+            text,
+        } => {
             let text = text.join(" ");
             if text.trim().is_empty() {
                 bail!("the message is empty");
             }
             let due = match (in_, at) {
-                (Some(d), _) => Some(when::parse_time(d, &now_local(), Mode::Later)?.timestamp_millis()),
-                (_, Some(t)) => Some(when::parse_time(t, &now_local(), Mode::At)?.timestamp_millis()),
+                (Some(d), _) => {
+                    Some(when::parse_time(d, &now_local(), Mode::Later)?.timestamp_millis())
+                }
+                (_, Some(t)) => {
+                    Some(when::parse_time(t, &now_local(), Mode::At)?.timestamp_millis())
+                }
                 _ => None,
             };
             let conv_id = match (conv, new) {
                 (Some(key), _) => {
-                    store.find_conversation(key)?.ok_or_else(|| anyhow!("no conversation \"{key}\""))?.id
+                    store
+                        .find_conversation(key)?
+                        .ok_or_else(|| anyhow!("no conversation \"{key}\""))?
+                        .id
                 }
                 (None, Some(title)) => store.create_conversation(Some(title), "cli", now)?,
                 (None, None) => store.create_conversation(None, "cli", now)?,
             };
-            let mut item = NewItem::new(conv_id, if due.is_some() { Kind::Message } else { Kind::Queued }, text);
+            let mut item = NewItem::new(
+                conv_id,
+                if due.is_some() {
+                    Kind::Message
+                } else {
+                    Kind::Queued
+                },
+                text,
+            );
             item.due_at = due;
             item.model_override = cli.model.clone();
             let id = engine.submit(item)?;
@@ -166,20 +202,40 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 let arr: Vec<_> = items.iter().map(item_json).collect();
                 println!("{}", serde_json::to_string_pretty(&arr)?);
             } else if items.is_empty() {
-                println!("nothing scheduled or pending (tock send --in 10m TEXT schedules a message)");
+                println!(
+                    "nothing scheduled or pending (tock send --in 10m TEXT schedules a message)"
+                );
             } else {
-                println!("{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  TEXT", "ID", "DUE", "CONV", "KIND", "STATUS", "TRY");
+                println!(
+                    "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  TEXT",
+                    "ID", "DUE", "CONV", "KIND", "STATUS", "TRY"
+                );
                 for i in &items {
                     let due = match i.due_at {
                         Some(d) => format!("{} ({})", local(d), when::relative(d, now)),
                         None => "asap".into(),
                     };
-                    let text: String = crate::sanitize::sanitize_line(&i.text).chars().take(50).collect();
-                    let conv = i.conversation_id.map(|c| c.to_string()).unwrap_or_else(|| "-".into());
-                    let err = i.last_error.as_deref().map(|e| format!("  [{}]", crate::sanitize::sanitize_line(e))).unwrap_or_default();
+                    let text: String = crate::sanitize::sanitize_line(&i.text)
+                        .chars()
+                        .take(50)
+                        .collect();
+                    let conv = i
+                        .conversation_id
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "-".into());
+                    let err = i
+                        .last_error
+                        .as_deref()
+                        .map(|e| format!("  [{}]", crate::sanitize::sanitize_line(e)))
+                        .unwrap_or_default();
                     println!(
                         "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}{err}",
-                        i.id, due, conv, i.kind.as_str(), i.status.as_str(), i.attempts
+                        i.id,
+                        due,
+                        conv,
+                        i.kind.as_str(),
+                        i.status.as_str(),
+                        i.attempts
                     );
                 }
             }
@@ -212,12 +268,19 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 println!("{}", serde_json::to_string_pretty(&arr)?);
             } else {
                 for c in convs {
-                    println!("{:>5}  {}  {}", c.id, local(c.updated_at), c.display_title());
+                    println!(
+                        "{:>5}  {}  {}",
+                        c.id,
+                        local(c.updated_at),
+                        c.display_title()
+                    );
                 }
             }
         }
         Command::Show { conv, json } => {
-            let c = store.find_conversation(conv)?.ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+            let c = store
+                .find_conversation(conv)?
+                .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
             let msgs = store.messages(c.id)?;
             if *json {
                 let arr: Vec<_> = msgs
@@ -227,7 +290,12 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                                "status": m.status.as_str(), "created_at": rfc3339(Some(m.created_at))})
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&json!({"id": c.id, "title": c.title, "messages": arr}))?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &json!({"id": c.id, "title": c.title, "messages": arr})
+                    )?
+                );
             } else {
                 println!("# {}\n", c.display_title());
                 for m in msgs {
@@ -255,7 +323,11 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
 fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Result<()> {
     let lease = store.lease_holder()?.filter(|l| l.expires_at >= now);
     let counts = store.counts()?;
-    let next = store.list_items(false)?.into_iter().filter(|i| i.status.as_str() == "pending").min_by_key(|i| i.due_at.unwrap_or(0));
+    let next = store
+        .list_items(false)?
+        .into_iter()
+        .filter(|i| i.status.as_str() == "pending")
+        .min_by_key(|i| i.due_at.unwrap_or(0));
     let model = config.resolve(None);
     let (model_name, provider) = match &model {
         Ok(m) => (m.name.clone(), format!("{:?}", m.kind).to_lowercase()),
@@ -263,7 +335,10 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
     };
     let enabled = config.get().outbox.enabled;
     if as_json {
-        let c: Vec<_> = counts.iter().map(|(k, s, n)| json!({"kind": k, "status": s, "count": n})).collect();
+        let c: Vec<_> = counts
+            .iter()
+            .map(|(k, s, n)| json!({"kind": k, "status": s, "count": n}))
+            .collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
@@ -278,8 +353,14 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
         return Ok(());
     }
     match &lease {
-        Some(l) => println!("dispatcher: pid {} (lease until {})", l.pid, local(l.expires_at)),
-        None => println!("dispatcher: none running — start `tock` or `tock daemon` to send due items"),
+        Some(l) => println!(
+            "dispatcher: pid {} (lease until {})",
+            l.pid,
+            local(l.expires_at)
+        ),
+        None => {
+            println!("dispatcher: none running — start `tock` or `tock daemon` to send due items")
+        }
     }
     if !enabled {
         println!("outbox: disabled in the config (items are kept, nothing is sent)");
@@ -289,25 +370,56 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
         *by_status.entry(s.clone()).or_default() += n;
     }
     let line: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
-    println!("items: {}", if line.is_empty() { "none".into() } else { line.join(", ") });
+    println!(
+        "items: {}",
+        if line.is_empty() {
+            "none".into()
+        } else {
+            line.join(", ")
+        }
+    );
     if let Some(n) = next {
-        let due = n.due_at.map(|d| format!("{} ({})", local(d), when::relative(d, now))).unwrap_or_else(|| "asap".into());
-        println!("next: #{} {due}: {}", n.id, crate::sanitize::sanitize_line(&n.text).chars().take(60).collect::<String>());
+        let due = n
+            .due_at
+            .map(|d| format!("{} ({})", local(d), when::relative(d, now)))
+            .unwrap_or_else(|| "asap".into());
+        println!(
+            "next: #{} {due}: {}",
+            n.id,
+            crate::sanitize::sanitize_line(&n.text)
+                .chars()
+                .take(60)
+                .collect::<String>()
+        );
     }
-    println!("model: {model_name} ({provider}){}", if provider == "echo" { " — offline" } else { "" });
+    println!(
+        "model: {model_name} ({provider}){}",
+        if provider == "echo" {
+            " — offline"
+        } else {
+            ""
+        }
+    );
     Ok(())
 }
 
 /// Open the store and config the way every front end does.
 pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
-    let db = cli.db.clone().unwrap_or_else(crate::config::default_db_path);
+    let db = cli
+        .db
+        .clone()
+        .unwrap_or_else(crate::config::default_db_path);
     let store = Store::open(&db)?;
-    let cfg_path = cli.config.clone().or_else(crate::config::default_config_path);
-    let config = ConfigSource::new(cfg_path.clone(), cli.model.clone()).context("loading the configuration")?;
-    if let Some(p) = &cfg_path {
-        if let Some(w) = config.get().permission_warning(p) {
-            eprintln!("warning: {w}");
-        }
+    let cfg_path = cli
+        .config
+        .clone()
+        .or_else(crate::config::default_config_path);
+    let config = ConfigSource::new(cfg_path.clone(), cli.model.clone())
+        .context("loading the configuration")?;
+    if let Some(p) = &cfg_path
+        && let Some(w) = config.get().permission_warning(p)
+    {
+        eprintln!("warning: {w}");
     }
     Ok((store, Arc::new(config)))
 }

@@ -74,7 +74,12 @@ pub struct OutboxConfig {
 
 impl Default for OutboxConfig {
     fn default() -> Self {
-        Self { enabled: true, max_attempts: 5, backoff_base_secs: 5, catchup_grace: "12h".into() }
+        Self {
+            enabled: true,
+            max_attempts: 5,
+            backoff_base_secs: 5,
+            catchup_grace: "12h".into(),
+        }
     }
 }
 
@@ -99,7 +104,11 @@ pub struct NotifyConfig {
 
 impl Default for NotifyConfig {
     fn default() -> Self {
-        Self { bell: true, desktop: true, title: true }
+        Self {
+            bell: true,
+            desktop: true,
+            title: true,
+        }
     }
 }
 
@@ -117,7 +126,11 @@ pub struct ResolvedModel {
 
 impl std::fmt::Debug for ResolvedModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ResolvedModel({} = {:?} {})", self.name, self.kind, self.model)
+        write!(
+            f,
+            "ResolvedModel({} = {:?} {})",
+            self.name, self.kind, self.model
+        )
     }
 }
 
@@ -135,7 +148,11 @@ fn env_model(model_name: Option<&str>) -> Option<(ProviderSpec, String)> {
         return Some((spec, model_name.unwrap_or("claude-sonnet-4-5").to_string()));
     }
     if let Some(host) = var("OLLAMA_HOST") {
-        let base = if host.contains("://") { host } else { format!("http://{host}") };
+        let base = if host.contains("://") {
+            host
+        } else {
+            format!("http://{host}")
+        };
         let spec = ProviderSpec::new(ProviderKind::Ollama, base, None);
         return Some((spec, model_name.unwrap_or("llama3.2").to_string()));
     }
@@ -144,13 +161,18 @@ fn env_model(model_name: Option<&str>) -> Option<(ProviderSpec, String)> {
 
 fn default_base_url(kind: ProviderKind) -> String {
     match kind {
-        ProviderKind::Openai => std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into()),
-        ProviderKind::Anthropic => {
-            std::env::var("ANTHROPIC_BASE_URL").unwrap_or_else(|_| "https://api.anthropic.com".into())
+        ProviderKind::Openai => {
+            std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into())
         }
+        ProviderKind::Anthropic => std::env::var("ANTHROPIC_BASE_URL")
+            .unwrap_or_else(|_| "https://api.anthropic.com".into()),
         ProviderKind::Ollama => {
             let host = std::env::var("OLLAMA_HOST").unwrap_or_else(|_| "127.0.0.1:11434".into());
-            if host.contains("://") { host } else { format!("http://{host}") }
+            if host.contains("://") {
+                host
+            } else {
+                format!("http://{host}")
+            }
         }
         ProviderKind::Echo => String::new(),
     }
@@ -179,11 +201,17 @@ impl Config {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read config {}", path.display()));
+            }
         };
         let cfg: Config = toml::from_str(&text).map_err(|e| {
             let msg = e.message().to_string();
-            anyhow::anyhow!("config {}: {}", path.display(), crate::sanitize::sanitize_line(&msg))
+            anyhow::anyhow!(
+                "config {}: {}",
+                path.display(),
+                crate::sanitize::sanitize_line(&msg)
+            )
         })?;
         Ok(cfg)
     }
@@ -194,7 +222,10 @@ impl Config {
         let has_key = self.models.values().any(|m| m.api_key.is_some());
         let mode = std::fs::metadata(path).ok()?.permissions().mode();
         (has_key && mode & 0o077 != 0).then(|| {
-            format!("{} holds an API key and is readable by others; run chmod 600 on it", path.display())
+            format!(
+                "{} holds an API key and is readable by others; run chmod 600 on it",
+                path.display()
+            )
         })
     }
 
@@ -254,7 +285,11 @@ impl ConfigSource {
     }
 
     pub fn get(&self) -> Config {
-        self.state.read().unwrap_or_else(|p| p.into_inner()).1.clone()
+        self.state
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .clone()
     }
 
     /// Re-read the file if it changed. Returns true when a new config was loaded.
@@ -268,7 +303,10 @@ impl ConfigSource {
             Ok(cfg) => {
                 *self.state.write().unwrap_or_else(|p| p.into_inner()) = (m, cfg);
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
-                self.key_cache.lock().unwrap_or_else(|p| p.into_inner()).clear();
+                self.key_cache
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clear();
                 true
             }
             Err(e) => {
@@ -290,21 +328,35 @@ impl ConfigSource {
     /// environment's provider) to something callable.
     pub fn resolve(&self, name: Option<&str>) -> Result<ResolvedModel, String> {
         let cfg = self.get();
-        let name = name.map(str::to_string).or_else(|| self.default_model_name());
-        let mk = |name: String, model: String, kind: ProviderKind, vision: bool, spec: Option<ProviderSpec>| {
+        let name = name
+            .map(str::to_string)
+            .or_else(|| self.default_model_name());
+        let mk = |name: String,
+                  model: String,
+                  kind: ProviderKind,
+                  vision: bool,
+                  spec: Option<ProviderSpec>| {
             let provider = match (&self.provider_override, spec) {
                 (Some(p), _) => p.clone(),
                 (None, Some(spec)) => llm::build(spec),
                 (None, None) => llm::build(ProviderSpec::new(ProviderKind::Echo, "", None)),
             };
-            ResolvedModel { name, model, kind, vision, provider }
+            ResolvedModel {
+                name,
+                model,
+                kind,
+                vision,
+                provider,
+            }
         };
         if let Some(n) = &name {
             if let Some(mc) = cfg.models.get(n) {
                 let key = self.key_for(n, mc)?;
                 let mut spec = ProviderSpec::new(
                     mc.provider,
-                    mc.base_url.clone().unwrap_or_else(|| default_base_url(mc.provider)),
+                    mc.base_url
+                        .clone()
+                        .unwrap_or_else(|| default_base_url(mc.provider)),
                     key,
                 );
                 if let Some(t) = mc.timeout_secs {
@@ -314,7 +366,13 @@ impl ConfigSource {
                 return Ok(mk(n.clone(), model, mc.provider, mc.vision, Some(spec)));
             }
             if n == "echo" {
-                return Ok(mk("echo".into(), "echo".into(), ProviderKind::Echo, true, None));
+                return Ok(mk(
+                    "echo".into(),
+                    "echo".into(),
+                    ProviderKind::Echo,
+                    true,
+                    None,
+                ));
             }
         }
         match env_model(name.as_deref()) {
@@ -327,7 +385,13 @@ impl ConfigSource {
                     "unknown model \"{}\": not in the config and no provider in the environment",
                     crate::sanitize::sanitize_line(&n)
                 )),
-                _ => Ok(mk("echo".into(), "echo".into(), ProviderKind::Echo, true, None)),
+                _ => Ok(mk(
+                    "echo".into(),
+                    "echo".into(),
+                    ProviderKind::Echo,
+                    true,
+                    None,
+                )),
             },
         }
     }
@@ -337,7 +401,9 @@ impl ConfigSource {
             return Ok(Some(k.clone()));
         }
         if let Some(var) = &mc.api_key_env {
-            return std::env::var(var).map(Some).map_err(|_| format!("{var} is not set (api_key_env of {name})"));
+            return std::env::var(var)
+                .map(Some)
+                .map_err(|_| format!("{var} is not set (api_key_env of {name})"));
         }
         if let Some(cmd) = &mc.api_key_cmd {
             let mut cache = self.key_cache.lock().unwrap_or_else(|p| p.into_inner());

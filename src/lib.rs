@@ -2,13 +2,13 @@
 //! sent when you said. The engine (store, outbox scheduler, providers) is
 //! headless; the TUI, `tock daemon` and the CLI subcommands are front ends.
 
+pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod llm;
+pub mod logging;
+pub mod notify;
 pub mod sanitize;
 pub mod store;
 pub mod tui;
 pub mod when;
-pub mod cli;
-pub mod logging;
-pub mod notify;

@@ -29,10 +29,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-fn daemon_main(store: tock::store::Store, config: Arc<tock::config::ConfigSource>) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+fn daemon_main(
+    store: tock::store::Store,
+    config: Arc<tock::config::ConfigSource>,
+) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     rt.block_on(async move {
-        let engine = Engine::new(store, config.clone(), Arc::new(SystemClock), Options::default());
+        let engine = Engine::new(
+            store,
+            config.clone(),
+            Arc::new(SystemClock),
+            Options::default(),
+        );
         let mut events = engine.subscribe();
         engine.start();
         tracing::info!(db = %engine.store().path().display(), "tock daemon started");

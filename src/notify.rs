@@ -47,7 +47,9 @@ pub fn terminal_bytes(text: &str, bell: bool, desktop: bool, in_tmux: bool) -> S
 
 /// Run the configured notify command with the event as arguments and env.
 pub fn run_command(cmd: &[String], n: &Notification) {
-    let Some((prog, args)) = cmd.split_first() else { return };
+    let Some((prog, args)) = cmd.split_first() else {
+        return;
+    };
     let text = crate::sanitize::sanitize_line(&n.text).into_owned();
     let kind = kind_label(&n.kind);
     let mut c = std::process::Command::new(prog);
@@ -56,7 +58,10 @@ pub fn run_command(cmd: &[String], n: &Notification) {
         .arg(&text)
         .env("TOCK_EVENT", kind)
         .env("TOCK_TEXT", &text)
-        .env("TOCK_CONVERSATION", n.conversation_id.map(|c| c.to_string()).unwrap_or_default())
+        .env(
+            "TOCK_CONVERSATION",
+            n.conversation_id.map(|c| c.to_string()).unwrap_or_default(),
+        )
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());

@@ -26,7 +26,11 @@ pub struct ManualClock {
 
 impl ManualClock {
     pub fn new(base_ms: i64) -> Self {
-        Self { base_ms, start: tokio::time::Instant::now(), offset_ms: AtomicI64::new(0) }
+        Self {
+            base_ms,
+            start: tokio::time::Instant::now(),
+            offset_ms: AtomicI64::new(0),
+        }
     }
 
     pub fn jump(&self, delta_ms: i64) {
@@ -36,7 +40,9 @@ impl ManualClock {
 
 impl Clock for ManualClock {
     fn now_ms(&self) -> i64 {
-        let elapsed = tokio::time::Instant::now().duration_since(self.start).as_millis() as i64;
+        let elapsed = tokio::time::Instant::now()
+            .duration_since(self.start)
+            .as_millis() as i64;
         self.base_ms + elapsed + self.offset_ms.load(Ordering::SeqCst)
     }
 }

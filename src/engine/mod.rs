@@ -29,9 +29,15 @@ pub enum Event {
     /// The conversation list changed.
     Conversations,
     /// Text appended to a streaming reply.
-    Delta { conversation_id: i64, message_id: i64, text: String },
+    Delta {
+        conversation_id: i64,
+        message_id: i64,
+        text: String,
+    },
     /// A reply finished (complete, interrupted or failed).
-    TurnFinished { conversation_id: i64 },
+    TurnFinished {
+        conversation_id: i64,
+    },
     Notice(Notification),
     Dispatch(DispatchState),
     /// Another process changed the database.
@@ -63,7 +69,9 @@ pub enum DispatchState {
     Starting,
     Dispatching,
     /// Another process holds the lease.
-    Standby { pid: i64 },
+    Standby {
+        pid: i64,
+    },
     /// The outbox is switched off in the config: items are kept, not sent.
     Disabled,
     /// The database could not be used (locked, read-only, full).
@@ -124,14 +132,23 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(store: Store, config: Arc<ConfigSource>, clock: Arc<dyn Clock>, options: Options) -> Self {
+    pub fn new(
+        store: Store,
+        config: Arc<ConfigSource>,
+        clock: Arc<dyn Clock>,
+        options: Options,
+    ) -> Self {
         let (events, _) = broadcast::channel(4096);
         let (shutdown, _) = tokio::sync::watch::channel(false);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let owner = format!("{}-{:08x}", std::process::id(), nanos ^ (std::process::id().rotate_left(16)));
+        let owner = format!(
+            "{}-{:08x}",
+            std::process::id(),
+            nanos ^ (std::process::id().rotate_left(16))
+        );
         Self {
             inner: Arc::new(Inner {
                 store,
@@ -184,10 +201,19 @@ impl Engine {
         let _ = self.inner.events.send(e);
     }
 
-    pub(crate) fn notify(&self, kind: NoticeKind, conversation_id: Option<i64>, text: impl Into<String>) {
+    pub(crate) fn notify(
+        &self,
+        kind: NoticeKind,
+        conversation_id: Option<i64>,
+        text: impl Into<String>,
+    ) {
         let text = text.into();
         tracing::info!(?kind, ?conversation_id, "{text}");
-        self.emit(Event::Notice(Notification { kind, conversation_id, text }));
+        self.emit(Event::Notice(Notification {
+            kind,
+            conversation_id,
+            text,
+        }));
     }
 
     /// Wake the scheduler now (something changed).
@@ -202,13 +228,14 @@ impl Engine {
 
     /// Accept a send: one outbox row, dispatched when due and the conversation is idle.
     pub fn submit(&self, item: NewItem) -> Result<i64> {
-        if item.kind != Kind::Regenerate && item.text.trim().is_empty() && item.parts_json.is_none() {
+        if item.kind != Kind::Regenerate && item.text.trim().is_empty() && item.parts_json.is_none()
+        {
             return Err(anyhow!("nothing to send: the message is empty"));
         }
-        if let Some(conv) = item.conversation_id {
-            if self.store().conversation(conv)?.is_none() {
-                return Err(anyhow!("no conversation {conv}"));
-            }
+        if let Some(conv) = item.conversation_id
+            && self.store().conversation(conv)?.is_none()
+        {
+            return Err(anyhow!("no conversation {conv}"));
         }
         let id = self.store().enqueue(&item, self.now_ms())?;
         self.changed();
@@ -260,10 +287,18 @@ impl Engine {
             return Err(anyhow!("nothing to regenerate yet"));
         }
         // A complete last reply is superseded, so the model does not see it twice.
-        if let Some(last) = msgs.iter().rev().find(|m| m.role != crate::store::Role::Notice) {
-            if last.role == crate::store::Role::Assistant && last.status == crate::store::MessageStatus::Complete {
-                self.store().set_message_status(last.id, crate::store::MessageStatus::Superseded, None)?;
-            }
+        if let Some(last) = msgs
+            .iter()
+            .rev()
+            .find(|m| m.role != crate::store::Role::Notice)
+            && last.role == crate::store::Role::Assistant
+            && last.status == crate::store::MessageStatus::Complete
+        {
+            self.store().set_message_status(
+                last.id,
+                crate::store::MessageStatus::Superseded,
+                None,
+            )?;
         }
         let mut item = NewItem::new(conversation_id, Kind::Regenerate, "");
         item.priority = 1;
@@ -290,6 +325,15 @@ impl Engine {
         Ok(())
     }
 
+    /// Stop at once without any cleanup, as a killed process would (lease kept
+    /// until it expires, rows left as they are). For crash tests.
+    pub fn halt(&self) {
+        let _ = self.inner.shutdown.send(true);
+        for h in lock(&self.inner.turns).drain(..) {
+            h.abort();
+        }
+    }
+
     /// Stop dispatching: in-flight turns are abandoned safely (resumed by the
     /// next start), the lease is released. Returns within about `limit`.
     pub async fn shutdown(&self, limit: Duration) {
@@ -312,5 +356,6 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Exponential back-off for attempt `n` (1-based), capped at 10 minutes.
 pub fn backoff(base: Duration, attempt: i64) -> Duration {
     let exp = (attempt.max(1) - 1).min(16) as u32;
-    base.saturating_mul(2u32.saturating_pow(exp)).min(Duration::from_secs(600))
+    base.saturating_mul(2u32.saturating_pow(exp))
+        .min(Duration::from_secs(600))
 }

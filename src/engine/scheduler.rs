@@ -56,7 +56,12 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
             }
             Ok(false) => {
                 *holding = false;
-                let pid = store.lease_holder().ok().flatten().map(|h| h.pid).unwrap_or(0);
+                let pid = store
+                    .lease_holder()
+                    .ok()
+                    .flatten()
+                    .map(|h| h.pid)
+                    .unwrap_or(0);
                 DispatchState::Standby { pid }
             }
             Err(e) => {
@@ -100,14 +105,20 @@ fn recover(engine: &Engine, now: i64, grace_ms: i64) {
                 tracing::info!(?rec.reset_sending, ?rec.interrupted_replies, "recovered after an unclean stop");
             }
             for item in &rec.expired {
-                let what = crate::sanitize::sanitize_line(&item.text).chars().take(60).collect::<String>();
+                let what = crate::sanitize::sanitize_line(&item.text)
+                    .chars()
+                    .take(60)
+                    .collect::<String>();
                 engine.notify(
                     NoticeKind::Expired,
                     item.conversation_id,
                     format!("expired (tock was not running when it was due): {what}"),
                 );
             }
-            if !rec.reset_sending.is_empty() || !rec.interrupted_replies.is_empty() || !rec.expired.is_empty() {
+            if !rec.reset_sending.is_empty()
+                || !rec.interrupted_replies.is_empty()
+                || !rec.expired.is_empty()
+            {
                 engine.emit(Event::Outbox);
                 engine.emit(Event::Conversations);
             }

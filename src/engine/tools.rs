@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use super::{Engine, Event, NoticeKind};
 use crate::llm::{ToolCall, ToolSpec};
-use crate::store::{ApprovalStatus, Kind, NewItem, Status};
 use crate::store::approvals::ToolOutcome;
+use crate::store::{ApprovalStatus, Kind, NewItem, Status};
 
 pub const SCHEDULE_TASK: &str = "schedule_task";
 pub const LIST_SCHEDULED: &str = "list_scheduled";
@@ -58,8 +58,15 @@ pub fn specs() -> Vec<ToolSpec> {
 /// What a call asks for, once its arguments are understood.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Proposal {
-    Schedule { instruction: String, title: Option<String>, due_at: i64 },
-    Cancel { job_id: i64, text: String },
+    Schedule {
+        instruction: String,
+        title: Option<String>,
+        due_at: i64,
+    },
+    Cancel {
+        job_id: i64,
+        text: String,
+    },
     List,
 }
 
@@ -67,10 +74,14 @@ impl Proposal {
     /// JSON shown on the approval card (and stored with the approval).
     pub fn summary(&self) -> String {
         match self {
-            Proposal::Schedule { instruction, title, due_at } => {
-                json!({"title": title, "instruction": instruction, "due_at": due_at}).to_string()
+            Proposal::Schedule {
+                instruction,
+                title,
+                due_at,
+            } => json!({"title": title, "instruction": instruction, "due_at": due_at}).to_string(),
+            Proposal::Cancel { job_id, text } => {
+                json!({"job_id": job_id, "text": text}).to_string()
             }
-            Proposal::Cancel { job_id, text } => json!({"job_id": job_id, "text": text}).to_string(),
             Proposal::List => "{}".into(),
         }
     }
@@ -91,18 +102,33 @@ pub fn propose(engine: &Engine, conversation_id: i64, call: &ToolCall) -> Result
     let args: Value = if call.arguments.trim().is_empty() {
         json!({})
     } else {
-        serde_json::from_str(&call.arguments).map_err(|e| format!("arguments are not valid JSON: {e}"))?
+        serde_json::from_str(&call.arguments)
+            .map_err(|e| format!("arguments are not valid JSON: {e}"))?
     };
     let now = engine.now_ms();
     match call.name.as_str() {
         SCHEDULE_TASK => {
-            let instruction = args.get("instruction").and_then(Value::as_str).map(str::trim).unwrap_or("");
+            let instruction = args
+                .get("instruction")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .unwrap_or("");
             if instruction.is_empty() {
                 return Err("instruction is required".into());
             }
-            let title = args.get("title").and_then(Value::as_str).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-            let now_local = chrono::DateTime::from_timestamp_millis(now).unwrap_or_default().with_timezone(&chrono::Local);
-            let due = if let Some(at) = args.get("at").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
+            let title = args
+                .get("title")
+                .and_then(Value::as_str)
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty());
+            let now_local = chrono::DateTime::from_timestamp_millis(now)
+                .unwrap_or_default()
+                .with_timezone(&chrono::Local);
+            let due = if let Some(at) = args
+                .get("at")
+                .and_then(Value::as_str)
+                .filter(|s| !s.trim().is_empty())
+            {
                 match chrono::DateTime::parse_from_rfc3339(at.trim()) {
                     Ok(t) => {
                         let t = t.with_timezone(&chrono::Utc);
@@ -118,23 +144,43 @@ pub fn propose(engine: &Engine, conversation_id: i64, call: &ToolCall) -> Result
                 if secs < 1.0 {
                     return Err("delay_secs must be at least 1".into());
                 }
-                now_local.with_timezone(&chrono::Utc) + chrono::Duration::milliseconds((secs * 1000.0) as i64)
+                now_local.with_timezone(&chrono::Utc)
+                    + chrono::Duration::milliseconds((secs * 1000.0) as i64)
             } else {
                 return Err("give delay_secs or at".into());
             };
-            crate::when::check_not_too_far(due, now_local.with_timezone(&chrono::Utc), chrono::Duration::days(MAX_AHEAD_DAYS))
-                .map_err(|e| e.to_string())?;
-            Ok(Proposal::Schedule { instruction: instruction.to_string(), title, due_at: due.timestamp_millis() })
+            crate::when::check_not_too_far(
+                due,
+                now_local.with_timezone(&chrono::Utc),
+                chrono::Duration::days(MAX_AHEAD_DAYS),
+            )
+            .map_err(|e| e.to_string())?;
+            Ok(Proposal::Schedule {
+                instruction: instruction.to_string(),
+                title,
+                due_at: due.timestamp_millis(),
+            })
         }
         CANCEL_SCHEDULED => {
-            let job_id = args.get("job_id").and_then(Value::as_i64).ok_or("job_id is required")?;
+            let job_id = args
+                .get("job_id")
+                .and_then(Value::as_i64)
+                .ok_or("job_id is required")?;
             let item = engine.store().item(job_id).map_err(|e| e.to_string())?;
             match item {
-                Some(it) if it.conversation_id == Some(conversation_id) && it.kind == Kind::Task => {
+                Some(it)
+                    if it.conversation_id == Some(conversation_id) && it.kind == Kind::Task =>
+                {
                     if it.status != Status::Pending {
-                        return Err(format!("job {job_id} is {} and cannot be canceled", it.status.as_str()));
+                        return Err(format!(
+                            "job {job_id} is {} and cannot be canceled",
+                            it.status.as_str()
+                        ));
                     }
-                    Ok(Proposal::Cancel { job_id, text: it.text })
+                    Ok(Proposal::Cancel {
+                        job_id,
+                        text: it.text,
+                    })
                 }
                 _ => Err(format!("no task {job_id} in this conversation")),
             }
@@ -154,12 +200,17 @@ fn execute(engine: &Engine, conversation_id: i64, call: &ToolCall, p: &Proposal)
         cancel: None,
     };
     match p {
-        Proposal::Schedule { instruction, title, due_at } => {
+        Proposal::Schedule {
+            instruction,
+            title,
+            due_at,
+        } => {
             let due_at = (*due_at).max(engine.now_ms());
             let mut item = NewItem::new(conversation_id, Kind::Task, instruction.clone());
             item.due_at = Some(due_at);
             item.title = title.clone();
-            item.payload_json = Some(json!({"instruction": instruction, "call_id": call.id}).to_string());
+            item.payload_json =
+                Some(json!({"instruction": instruction, "call_id": call.id}).to_string());
             out.task = Some(item);
             // job_id 0 is replaced by the new row's id in the same transaction.
             out.result = format!("{{\"job_id\":0,\"due_at\":\"{}\"}}", rfc3339(due_at));
@@ -169,7 +220,10 @@ fn execute(engine: &Engine, conversation_id: i64, call: &ToolCall, p: &Proposal)
             out.result = json!({"canceled": job_id}).to_string();
         }
         Proposal::List => {
-            let items = engine.store().conversation_items(conversation_id).unwrap_or_default();
+            let items = engine
+                .store()
+                .conversation_items(conversation_id)
+                .unwrap_or_default();
             let list: Vec<Value> = items
                 .iter()
                 .filter(|i| i.kind == Kind::Task && i.status == Status::Pending)
@@ -186,7 +240,12 @@ fn needs_approval(engine: &Engine, p: &Proposal, tool: &str) -> bool {
 }
 
 /// After a reply that made tool calls: run what may run, ask about the rest.
-pub(crate) fn handle_calls(engine: &Engine, conversation_id: i64, message_id: i64, calls: &[ToolCall]) {
+pub(crate) fn handle_calls(
+    engine: &Engine,
+    conversation_id: i64,
+    message_id: i64,
+    calls: &[ToolCall],
+) {
     let now = engine.now_ms();
     let mut immediate = Vec::new();
     for call in calls {
@@ -209,14 +268,22 @@ pub(crate) fn handle_calls(engine: &Engine, conversation_id: i64, message_id: i6
                     now,
                 );
                 match r {
-                    Ok(_) => engine.notify(NoticeKind::Approval, Some(conversation_id), format!("{} waits for your approval", call.name)),
+                    Ok(_) => engine.notify(
+                        NoticeKind::Approval,
+                        Some(conversation_id),
+                        format!("{} waits for your approval", call.name),
+                    ),
                     Err(e) => tracing::error!("saving an approval: {e:#}"),
                 }
             }
             Ok(p) => immediate.push(execute(engine, conversation_id, call, &p)),
         }
     }
-    if let Err(e) = engine.store().record_tool_outcomes(conversation_id, message_id, None, &immediate, now) {
+    if let Err(e) =
+        engine
+            .store()
+            .record_tool_outcomes(conversation_id, message_id, None, &immediate, now)
+    {
         tracing::error!("recording tool results: {e:#}");
     }
     engine.emit(Event::Outbox);
@@ -226,24 +293,44 @@ pub(crate) fn handle_calls(engine: &Engine, conversation_id: i64, message_id: i6
 
 /// The user's answer to a waiting approval.
 pub(crate) fn answer(engine: &Engine, approval_id: i64, approve: bool) -> Result<()> {
-    let a = engine.store().approval(approval_id)?.ok_or_else(|| anyhow!("no approval {approval_id}"))?;
+    let a = engine
+        .store()
+        .approval(approval_id)?
+        .ok_or_else(|| anyhow!("no approval {approval_id}"))?;
     if a.status != ApprovalStatus::Waiting {
         return Err(anyhow!("that was already answered"));
     }
-    let call = ToolCall { id: a.call_id.clone(), name: a.tool.clone(), arguments: a.arguments.clone() };
+    let call = ToolCall {
+        id: a.call_id.clone(),
+        name: a.tool.clone(),
+        arguments: a.arguments.clone(),
+    };
     let outcome = if approve {
         match propose(engine, a.conversation_id, &call) {
             Ok(p) => {
                 // Keep the time the user saw on the card (relative delays would drift).
                 let p = match (p, serde_json::from_str::<Value>(&a.summary).ok()) {
-                    (Proposal::Schedule { instruction, title, .. }, Some(s)) if s["due_at"].is_i64() => {
-                        Proposal::Schedule { instruction, title, due_at: s["due_at"].as_i64().unwrap_or(0) }
-                    }
+                    (
+                        Proposal::Schedule {
+                            instruction, title, ..
+                        },
+                        Some(s),
+                    ) if s["due_at"].is_i64() => Proposal::Schedule {
+                        instruction,
+                        title,
+                        due_at: s["due_at"].as_i64().unwrap_or(0),
+                    },
                     (p, _) => p,
                 };
                 execute(engine, a.conversation_id, &call, &p)
             }
-            Err(msg) => ToolOutcome { call_id: call.id.clone(), tool: call.name.clone(), result: error_result(&msg), task: None, cancel: None },
+            Err(msg) => ToolOutcome {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                result: error_result(&msg),
+                task: None,
+                cancel: None,
+            },
         }
     } else {
         ToolOutcome {
@@ -254,7 +341,13 @@ pub(crate) fn answer(engine: &Engine, approval_id: i64, approve: bool) -> Result
             cancel: None,
         }
     };
-    engine.store().record_tool_outcomes(a.conversation_id, a.message_id, Some((a.id, approve)), &[outcome], engine.now_ms())?;
+    engine.store().record_tool_outcomes(
+        a.conversation_id,
+        a.message_id,
+        Some((a.id, approve)),
+        &[outcome],
+        engine.now_ms(),
+    )?;
     engine.emit(Event::Conversation(a.conversation_id));
     Ok(())
 }

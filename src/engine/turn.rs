@@ -13,8 +13,15 @@ use crate::store::{Kind, Message, MessageStatus, OutboxItem, Role};
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Part {
-    Image { name: String, mime: String, data_base64: String },
-    Text { name: String, content: String },
+    Image {
+        name: String,
+        mime: String,
+        data_base64: String,
+    },
+    Text {
+        name: String,
+        content: String,
+    },
 }
 
 enum End {
@@ -24,7 +31,11 @@ enum End {
 }
 
 /// Runs the turn for a claimed row; returns the conversation it ran in.
-pub(crate) async fn run(engine: &Engine, item: OutboxItem, mut stop: watch::Receiver<Option<StopReason>>) -> Option<i64> {
+pub(crate) async fn run(
+    engine: &Engine,
+    item: OutboxItem,
+    mut stop: watch::Receiver<Option<StopReason>>,
+) -> Option<i64> {
     let store = engine.store();
     let owner = engine.owner().to_string();
     let cfg = engine.config().get();
@@ -37,12 +48,20 @@ pub(crate) async fn run(engine: &Engine, item: OutboxItem, mut stop: watch::Rece
                 c
             }
             Err(e) => {
-                fail(engine, &item, &owner, &format!("cannot create a conversation: {e:#}"));
+                fail(
+                    engine,
+                    &item,
+                    &owner,
+                    &format!("cannot create a conversation: {e:#}"),
+                );
                 return None;
             }
         },
     };
-    let item = OutboxItem { conversation_id: Some(conv_id), ..item };
+    let item = OutboxItem {
+        conversation_id: Some(conv_id),
+        ..item
+    };
     let conversation = match store.conversation(conv_id) {
         Ok(Some(c)) => c,
         Ok(None) => {
@@ -50,7 +69,12 @@ pub(crate) async fn run(engine: &Engine, item: OutboxItem, mut stop: watch::Rece
             return Some(conv_id);
         }
         Err(e) => {
-            retry_later(engine, &item, &owner, &LlmError::transient(format!("database: {e:#}")));
+            retry_later(
+                engine,
+                &item,
+                &owner,
+                &LlmError::transient(format!("database: {e:#}")),
+            );
             return Some(conv_id);
         }
     };
@@ -65,15 +89,32 @@ pub(crate) async fn run(engine: &Engine, item: OutboxItem, mut stop: watch::Rece
     let history = match store.messages(conv_id) {
         Ok(h) => h,
         Err(e) => {
-            retry_later(engine, &item, &owner, &LlmError::transient(format!("database: {e:#}")));
+            retry_later(
+                engine,
+                &item,
+                &owner,
+                &LlmError::transient(format!("database: {e:#}")),
+            );
             return Some(conv_id);
         }
     };
-    let role_prompt = conversation.role.as_ref().and_then(|r| cfg.roles.get(r)).map(|r| r.system.clone());
-    let tools = if resolved.provider.supports_tools() { tools::specs() } else { Vec::new() };
+    let role_prompt = conversation
+        .role
+        .as_ref()
+        .and_then(|r| cfg.roles.get(r))
+        .map(|r| r.system.clone());
+    let tools = if resolved.provider.supports_tools() {
+        tools::specs()
+    } else {
+        Vec::new()
+    };
     let req = ChatRequest {
         model: resolved.model.clone(),
-        system: Some(system_prompt(role_prompt.as_deref(), engine.now_ms(), !tools.is_empty())),
+        system: Some(system_prompt(
+            role_prompt.as_deref(),
+            engine.now_ms(),
+            !tools.is_empty(),
+        )),
         messages: build_messages(&history, &item, resolved.vision),
         tools,
     };
@@ -106,19 +147,35 @@ pub(crate) async fn run(engine: &Engine, item: OutboxItem, mut stop: watch::Rece
     let reply_id = match store.accept(&item, &owner, &resolved.name, now) {
         Ok(Some(id)) => id,
         Ok(None) => {
-            tracing::warn!("item {} was taken over by another dispatcher; abandoning", item.id);
+            tracing::warn!(
+                "item {} was taken over by another dispatcher; abandoning",
+                item.id
+            );
             return Some(conv_id);
         }
         Err(e) => {
-            retry_later(engine, &item, &owner, &LlmError::transient(format!("database: {e:#}")));
+            retry_later(
+                engine,
+                &item,
+                &owner,
+                &LlmError::transient(format!("database: {e:#}")),
+            );
             return Some(conv_id);
         }
     };
     engine.emit(Event::Outbox);
     engine.emit(Event::Conversation(conv_id));
     if matches!(item.kind, Kind::Message | Kind::Task) {
-        let what = if item.kind == Kind::Task { "scheduled task fired" } else { "scheduled message sent" };
-        engine.notify(NoticeKind::Fired, Some(conv_id), format!("{what} in “{}”", conversation.display_title()));
+        let what = if item.kind == Kind::Task {
+            "scheduled task fired"
+        } else {
+            "scheduled message sent"
+        };
+        engine.notify(
+            NoticeKind::Fired,
+            Some(conv_id),
+            format!("{what} in “{}”", conversation.display_title()),
+        );
     }
 
     let mut text = String::new();
@@ -150,8 +207,16 @@ pub(crate) async fn run(engine: &Engine, item: OutboxItem, mut stop: watch::Rece
     let now = engine.now_ms();
     match end {
         End::Done => {
-            let calls_json = (!calls.is_empty()).then(|| serde_json::to_string(&calls).unwrap_or_default());
-            match store.finish_message(reply_id, &text, MessageStatus::Complete, None, calls_json.as_deref(), now) {
+            let calls_json =
+                (!calls.is_empty()).then(|| serde_json::to_string(&calls).unwrap_or_default());
+            match store.finish_message(
+                reply_id,
+                &text,
+                MessageStatus::Complete,
+                None,
+                calls_json.as_deref(),
+                now,
+            ) {
                 Ok(true) => {
                     if !calls.is_empty() {
                         tools::handle_calls(engine, conv_id, reply_id, &calls);
@@ -168,15 +233,32 @@ pub(crate) async fn run(engine: &Engine, item: OutboxItem, mut stop: watch::Rece
         }
         End::Failed(e) => {
             let reason = format!("interrupted: {}", e.message);
-            let _ = store.finish_message(reply_id, &text, MessageStatus::Interrupted, Some(&reason), None, now);
+            let _ = store.finish_message(
+                reply_id,
+                &text,
+                MessageStatus::Interrupted,
+                Some(&reason),
+                None,
+                now,
+            );
             engine.notify(
                 NoticeKind::Failed,
                 Some(conv_id),
-                format!("reply in “{}” {reason} — press r to retry", conversation.display_title()),
+                format!(
+                    "reply in “{}” {reason} — press r to retry",
+                    conversation.display_title()
+                ),
             );
         }
         End::Stopped(StopReason::User) => {
-            let _ = store.finish_message(reply_id, &text, MessageStatus::Interrupted, Some("stopped by you"), None, now);
+            let _ = store.finish_message(
+                reply_id,
+                &text,
+                MessageStatus::Interrupted,
+                Some("stopped by you"),
+                None,
+                now,
+            );
         }
         End::Stopped(StopReason::Shutdown) => {
             // Leave it as a crash would: the next start marks it interrupted and regenerates it.
@@ -184,14 +266,23 @@ pub(crate) async fn run(engine: &Engine, item: OutboxItem, mut stop: watch::Rece
         }
     }
     engine.emit(Event::Conversation(conv_id));
-    engine.emit(Event::TurnFinished { conversation_id: conv_id });
+    engine.emit(Event::TurnFinished {
+        conversation_id: conv_id,
+    });
     Some(conv_id)
 }
 
 fn fail(engine: &Engine, item: &OutboxItem, owner: &str, reason: &str) {
     let reason = crate::sanitize::sanitize_line(reason).into_owned();
-    match engine.store().mark_failed(item.id, owner, &reason, engine.now_ms()) {
-        Ok(_) => engine.notify(NoticeKind::Failed, item.conversation_id, format!("failed: {reason}")),
+    match engine
+        .store()
+        .mark_failed(item.id, owner, &reason, engine.now_ms())
+    {
+        Ok(_) => engine.notify(
+            NoticeKind::Failed,
+            item.conversation_id,
+            format!("failed: {reason}"),
+        ),
         Err(e) => tracing::error!("marking {} failed: {e:#}", item.id),
     }
     engine.emit(Event::Outbox);
@@ -203,16 +294,31 @@ fn retry_later(engine: &Engine, item: &OutboxItem, owner: &str, e: &LlmError) {
     // `attempts` was incremented when the row was claimed.
     let attempts = item.attempts + 1;
     if attempts >= cfg.outbox.max_attempts.max(1) {
-        fail(engine, item, owner, &format!("{} (after {attempts} attempts)", e.message));
+        fail(
+            engine,
+            item,
+            owner,
+            &format!("{} (after {attempts} attempts)", e.message),
+        );
         return;
     }
-    let mut wait = backoff(std::time::Duration::from_secs(cfg.outbox.backoff_base_secs.max(1)), attempts);
-    if let crate::llm::ErrorKind::Transient { retry_after: Some(ra) } = e.kind {
+    let mut wait = backoff(
+        std::time::Duration::from_secs(cfg.outbox.backoff_base_secs.max(1)),
+        attempts,
+    );
+    if let crate::llm::ErrorKind::Transient {
+        retry_after: Some(ra),
+    } = e.kind
+    {
         wait = wait.max(ra);
     }
     let now = engine.now_ms();
     let msg = crate::sanitize::sanitize_line(&e.message).into_owned();
-    if let Err(err) = engine.store().release_for_retry(item.id, owner, &msg, now + wait.as_millis() as i64, now) {
+    if let Err(err) =
+        engine
+            .store()
+            .release_for_retry(item.id, owner, &msg, now + wait.as_millis() as i64, now)
+    {
         tracing::error!("releasing {}: {err:#}", item.id);
     }
     tracing::info!(item = item.id, attempts, ?wait, "transient failure: {msg}");
@@ -223,7 +329,11 @@ pub(crate) fn system_prompt(role: Option<&str>, now_ms: i64, tools: bool) -> Str
     let local = chrono::DateTime::from_timestamp_millis(now_ms)
         .unwrap_or_default()
         .with_timezone(&chrono::Local);
-    let tz = std::env::var("TZ").ok().filter(|t| !t.is_empty()).map(|t| format!(" ({t})")).unwrap_or_default();
+    let tz = std::env::var("TZ")
+        .ok()
+        .filter(|t| !t.is_empty())
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
     let mut s = String::new();
     if let Some(r) = role {
         s.push_str(r);
@@ -246,7 +356,11 @@ pub(crate) fn system_prompt(role: Option<&str>, now_ms: i64, tools: bool) -> Str
 /// The history as the model should see it: complete messages only (interrupted
 /// and superseded replies are shown to the user, not sent back), tool calls
 /// paired with their results, then the new user message.
-pub(crate) fn build_messages(history: &[Message], item: &OutboxItem, vision: bool) -> Vec<ChatMessage> {
+pub(crate) fn build_messages(
+    history: &[Message],
+    item: &OutboxItem,
+    vision: bool,
+) -> Vec<ChatMessage> {
     let answered: std::collections::HashSet<&str> = history
         .iter()
         .filter(|m| m.role == Role::Tool && m.status == MessageStatus::Complete)
@@ -254,7 +368,10 @@ pub(crate) fn build_messages(history: &[Message], item: &OutboxItem, vision: boo
         .collect();
     let mut offered: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(history.len() + 1);
-    for m in history.iter().filter(|m| m.status == MessageStatus::Complete) {
+    for m in history
+        .iter()
+        .filter(|m| m.status == MessageStatus::Complete)
+    {
         match m.role {
             Role::User => out.push(user_message(&m.content, m.parts_json.as_deref(), vision)),
             Role::Assistant => {
@@ -270,10 +387,15 @@ pub(crate) fn build_messages(history: &[Message], item: &OutboxItem, vision: boo
                 if m.content.is_empty() && calls.is_empty() {
                     continue;
                 }
-                out.push(ChatMessage::Assistant { text: m.content.clone(), tool_calls: calls });
+                out.push(ChatMessage::Assistant {
+                    text: m.content.clone(),
+                    tool_calls: calls,
+                });
             }
             Role::Tool => {
-                let Some(id) = m.tool_call_id.as_deref() else { continue };
+                let Some(id) = m.tool_call_id.as_deref() else {
+                    continue;
+                };
                 if offered.contains(id) {
                     out.push(ChatMessage::ToolResult {
                         call_id: id.to_string(),
@@ -292,20 +414,30 @@ pub(crate) fn build_messages(history: &[Message], item: &OutboxItem, vision: boo
 }
 
 fn user_message(text: &str, parts_json: Option<&str>, vision: bool) -> ChatMessage {
-    let parts: Vec<Part> = parts_json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default();
+    let parts: Vec<Part> = parts_json
+        .and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or_default();
     let mut text = text.to_string();
     let mut images = Vec::new();
     for p in parts {
         match p {
-            Part::Image { name, mime, data_base64 } => {
+            Part::Image {
+                name,
+                mime,
+                data_base64,
+            } => {
                 if vision {
                     images.push(Image { mime, data_base64 });
                 } else {
-                    text.push_str(&format!("\n\n[image {name} not sent: this model does not take images]"));
+                    text.push_str(&format!(
+                        "\n\n[image {name} not sent: this model does not take images]"
+                    ));
                 }
             }
             Part::Text { name, content } => {
-                text.push_str(&format!("\n\n--- {name} ---\n{content}\n--- end of {name} ---"));
+                text.push_str(&format!(
+                    "\n\n--- {name} ---\n{content}\n--- end of {name} ---"
+                ));
             }
         }
     }

@@ -9,10 +9,19 @@ use super::{Engine, Event};
 
 pub(crate) fn spawn(engine: Engine) {
     let path = engine.store().path().to_path_buf();
-    let Some(dir) = path.parent().map(|d| if d.as_os_str().is_empty() { std::path::Path::new(".") } else { d }) else {
+    let Some(dir) = path.parent().map(|d| {
+        if d.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            d
+        }
+    }) else {
         return;
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     if name.is_empty() || name == ":memory:" {
         return;
     }
@@ -20,7 +29,9 @@ pub(crate) fn spawn(engine: Engine) {
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
             let ours = ev.paths.iter().any(|p| {
-                p.file_name().map(|f| f.to_string_lossy().starts_with(name.as_str())).unwrap_or(false)
+                p.file_name()
+                    .map(|f| f.to_string_lossy().starts_with(name.as_str()))
+                    .unwrap_or(false)
             });
             if ours && ev.kind.is_modify() {
                 let _ = tx.try_send(());
@@ -30,13 +41,18 @@ pub(crate) fn spawn(engine: Engine) {
     let mut watcher = match watcher {
         Ok(w) => w,
         Err(e) => {
-            tracing::warn!("cannot watch the database ({e}); changes by other processes show on the 1 s fallback check");
+            tracing::warn!(
+                "cannot watch the database ({e}); changes by other processes show on the 1 s fallback check"
+            );
             tokio::spawn(poll_fallback(engine));
             return;
         }
     };
     if let Err(e) = watcher.watch(dir, RecursiveMode::NonRecursive) {
-        tracing::warn!("cannot watch {} ({e}); using the 1 s fallback check", dir.display());
+        tracing::warn!(
+            "cannot watch {} ({e}); using the 1 s fallback check",
+            dir.display()
+        );
         tokio::spawn(poll_fallback(engine));
         return;
     }
@@ -53,12 +69,12 @@ pub(crate) fn spawn(engine: Engine) {
 }
 
 fn check(engine: &Engine, last: &mut i64) {
-    if let Ok(v) = engine.store().data_version() {
-        if v != *last {
-            *last = v;
-            engine.emit(Event::External);
-            engine.wake();
-        }
+    if let Ok(v) = engine.store().data_version()
+        && v != *last
+    {
+        *last = v;
+        engine.emit(Event::External);
+        engine.wake();
     }
 }
 

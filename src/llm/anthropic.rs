@@ -18,6 +18,10 @@ impl Provider for Anthropic {
     }
     fn start<'a>(&'a self, _req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
         let url = self.spec.base_url.clone();
-        Box::pin(async move { Err(LlmError::permanent(format!("anthropic provider not built yet ({url})"))) })
+        Box::pin(async move {
+            Err(LlmError::permanent(format!(
+                "anthropic provider not built yet ({url})"
+            )))
+        })
     }
 }

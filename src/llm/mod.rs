@@ -37,9 +37,19 @@ pub struct ToolCall {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ChatMessage {
-    User { text: String, images: Vec<Image> },
-    Assistant { text: String, tool_calls: Vec<ToolCall> },
-    ToolResult { call_id: String, name: String, content: String },
+    User {
+        text: String,
+        images: Vec<Image>,
+    },
+    Assistant {
+        text: String,
+        tool_calls: Vec<ToolCall>,
+    },
+    ToolResult {
+        call_id: String,
+        name: String,
+        content: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -86,10 +96,16 @@ pub struct LlmError {
 
 impl LlmError {
     pub fn transient(message: impl Into<String>) -> Self {
-        Self { kind: ErrorKind::Transient { retry_after: None }, message: message.into() }
+        Self {
+            kind: ErrorKind::Transient { retry_after: None },
+            message: message.into(),
+        }
     }
     pub fn permanent(message: impl Into<String>) -> Self {
-        Self { kind: ErrorKind::Permanent, message: message.into() }
+        Self {
+            kind: ErrorKind::Permanent,
+            message: message.into(),
+        }
     }
     pub fn is_transient(&self) -> bool {
         matches!(self.kind, ErrorKind::Transient { .. })

@@ -41,8 +41,7 @@ pub struct Approval {
     pub created_at: i64,
 }
 
-const COLS: &str =
-    "id, conversation_id, message_id, call_id, tool, arguments, summary, status, result, outbox_id, created_at";
+const COLS: &str = "id, conversation_id, message_id, call_id, tool, arguments, summary, status, result, outbox_id, created_at";
 
 impl Approval {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
@@ -76,6 +75,7 @@ pub struct ToolOutcome {
 }
 
 impl Store {
+    #[allow(clippy::too_many_arguments)]
     pub fn add_approval(
         &self,
         conversation_id: i64,
@@ -98,22 +98,29 @@ impl Store {
     pub fn approval(&self, id: i64) -> Result<Option<Approval>> {
         Ok(self
             .conn()
-            .query_row(&format!("SELECT {COLS} FROM approvals WHERE id = ?1"), [id], Approval::from_row)
+            .query_row(
+                &format!("SELECT {COLS} FROM approvals WHERE id = ?1"),
+                [id],
+                Approval::from_row,
+            )
             .optional()?)
     }
 
     /// Approvals of a conversation (all states), oldest first.
     pub fn approvals(&self, conversation_id: i64) -> Result<Vec<Approval>> {
         let conn = self.conn();
-        let mut st =
-            conn.prepare_cached(&format!("SELECT {COLS} FROM approvals WHERE conversation_id = ?1 ORDER BY id"))?;
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM approvals WHERE conversation_id = ?1 ORDER BY id"
+        ))?;
         let rows = st.query_map([conversation_id], Approval::from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     pub fn waiting_approvals(&self) -> Result<Vec<Approval>> {
         let conn = self.conn();
-        let mut st = conn.prepare_cached(&format!("SELECT {COLS} FROM approvals WHERE status = 'waiting' ORDER BY id"))?;
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM approvals WHERE status = 'waiting' ORDER BY id"
+        ))?;
         let rows = st.query_map([], Approval::from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -150,7 +157,10 @@ impl Store {
                 // The model learns the job id it can later cancel.
                 result = result.replace("\"job_id\":0", &format!("\"job_id\":{id}"));
                 if let Some((aid, _)) = approval {
-                    tx.execute("UPDATE approvals SET outbox_id = ?2 WHERE id = ?1", params![aid, id])?;
+                    tx.execute(
+                        "UPDATE approvals SET outbox_id = ?2 WHERE id = ?1",
+                        params![aid, id],
+                    )?;
                 }
             }
             if let Some(cancel) = o.cancel {
@@ -160,7 +170,10 @@ impl Store {
                 )?;
             }
             if let Some((aid, _)) = approval {
-                tx.execute("UPDATE approvals SET result = ?2 WHERE id = ?1", params![aid, result])?;
+                tx.execute(
+                    "UPDATE approvals SET result = ?2 WHERE id = ?1",
+                    params![aid, result],
+                )?;
             }
             insert_message(
                 &tx,

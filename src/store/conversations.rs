@@ -42,7 +42,11 @@ const COLS: &str = "id, title, model, role, origin, created_at, updated_at";
 
 /// A title derived from the first message: its first line, trimmed to ~48 chars.
 pub fn derive_title(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     let line = line.trim_start_matches('#').trim();
     let mut out: String = line.chars().take(48).collect();
     if line.chars().count() > 48 {
@@ -64,7 +68,11 @@ impl Store {
     pub fn conversation(&self, id: i64) -> Result<Option<Conversation>> {
         let conn = self.conn();
         Ok(conn
-            .query_row(&format!("SELECT {COLS} FROM conversations WHERE id = ?1"), [id], Conversation::from_row)
+            .query_row(
+                &format!("SELECT {COLS} FROM conversations WHERE id = ?1"),
+                [id],
+                Conversation::from_row,
+            )
             .optional()?)
     }
 
@@ -80,10 +88,10 @@ impl Store {
 
     /// Find by id (all digits) or exact title.
     pub fn find_conversation(&self, key: &str) -> Result<Option<Conversation>> {
-        if let Ok(id) = key.parse::<i64>() {
-            if let Some(c) = self.conversation(id)? {
-                return Ok(Some(c));
-            }
+        if let Ok(id) = key.parse::<i64>()
+            && let Some(c) = self.conversation(id)?
+        {
+            return Ok(Some(c));
         }
         let conn = self.conn();
         Ok(conn
@@ -104,12 +112,18 @@ impl Store {
     }
 
     pub fn set_conversation_model(&self, id: i64, model: Option<&str>) -> Result<()> {
-        self.conn().execute("UPDATE conversations SET model = ?2 WHERE id = ?1", params![id, model])?;
+        self.conn().execute(
+            "UPDATE conversations SET model = ?2 WHERE id = ?1",
+            params![id, model],
+        )?;
         Ok(())
     }
 
     pub fn set_conversation_role(&self, id: i64, role: Option<&str>) -> Result<()> {
-        self.conn().execute("UPDATE conversations SET role = ?2 WHERE id = ?1", params![id, role])?;
+        self.conn().execute(
+            "UPDATE conversations SET role = ?2 WHERE id = ?1",
+            params![id, role],
+        )?;
         Ok(())
     }
 
@@ -124,14 +138,24 @@ impl Store {
              WHERE conversation_id = ?1 AND status IN ('pending', 'sending') AND kind != 'task'",
             params![id, now],
         )?;
-        tx.execute("UPDATE outbox SET updated_at = ?2 WHERE conversation_id = ?1", params![id, now])?;
+        tx.execute(
+            "UPDATE outbox SET updated_at = ?2 WHERE conversation_id = ?1",
+            params![id, now],
+        )?;
         let n = tx.execute("DELETE FROM conversations WHERE id = ?1", [id])?;
         tx.commit()?;
         Ok(n == 1)
     }
 
-    pub(crate) fn touch_conversation(conn: &rusqlite::Connection, id: i64, now: i64) -> rusqlite::Result<()> {
-        conn.execute("UPDATE conversations SET updated_at = MAX(updated_at, ?2) WHERE id = ?1", params![id, now])?;
+    pub(crate) fn touch_conversation(
+        conn: &rusqlite::Connection,
+        id: i64,
+        now: i64,
+    ) -> rusqlite::Result<()> {
+        conn.execute(
+            "UPDATE conversations SET updated_at = MAX(updated_at, ?2) WHERE id = ?1",
+            params![id, now],
+        )?;
         Ok(())
     }
 }

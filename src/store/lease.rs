@@ -28,16 +28,27 @@ impl Store {
     }
 
     pub fn release_lease(&self, owner: &str) -> Result<()> {
-        self.conn().execute("DELETE FROM lease WHERE name = ?1 AND owner = ?2", params![NAME, owner])?;
+        self.conn().execute(
+            "DELETE FROM lease WHERE name = ?1 AND owner = ?2",
+            params![NAME, owner],
+        )?;
         Ok(())
     }
 
     pub fn lease_holder(&self) -> Result<Option<LeaseHolder>> {
         Ok(self
             .conn()
-            .query_row("SELECT owner, pid, expires_at FROM lease WHERE name = ?1", [NAME], |r| {
-                Ok(LeaseHolder { owner: r.get(0)?, pid: r.get(1)?, expires_at: r.get(2)? })
-            })
+            .query_row(
+                "SELECT owner, pid, expires_at FROM lease WHERE name = ?1",
+                [NAME],
+                |r| {
+                    Ok(LeaseHolder {
+                        owner: r.get(0)?,
+                        pid: r.get(1)?,
+                        expires_at: r.get(2)?,
+                    })
+                },
+            )
             .optional()?)
     }
 }

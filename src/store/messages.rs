@@ -156,11 +156,20 @@ impl Store {
     pub fn message(&self, id: i64) -> Result<Option<Message>> {
         let conn = self.conn();
         Ok(conn
-            .query_row(&format!("SELECT {COLS} FROM messages WHERE id = ?1"), [id], Message::from_row)
+            .query_row(
+                &format!("SELECT {COLS} FROM messages WHERE id = ?1"),
+                [id],
+                Message::from_row,
+            )
             .optional()?)
     }
 
-    pub fn insert_message(&self, conversation_id: i64, m: &NewMessage<'_>, now: i64) -> Result<i64> {
+    pub fn insert_message(
+        &self,
+        conversation_id: i64,
+        m: &NewMessage<'_>,
+        now: i64,
+    ) -> Result<i64> {
         Ok(insert_message(&self.conn(), conversation_id, m, now)?)
     }
 
@@ -191,7 +200,11 @@ impl Store {
             params![message_id, content, status.as_str(), error, tool_calls_json],
         )?;
         if let Some(conv) = conn
-            .query_row("SELECT conversation_id FROM messages WHERE id = ?1", [message_id], |r| r.get::<_, i64>(0))
+            .query_row(
+                "SELECT conversation_id FROM messages WHERE id = ?1",
+                [message_id],
+                |r| r.get::<_, i64>(0),
+            )
             .optional()?
         {
             Store::touch_conversation(&conn, conv, now)?;
@@ -199,7 +212,12 @@ impl Store {
         Ok(n == 1)
     }
 
-    pub fn set_message_status(&self, message_id: i64, status: MessageStatus, error: Option<&str>) -> Result<()> {
+    pub fn set_message_status(
+        &self,
+        message_id: i64,
+        status: MessageStatus,
+        error: Option<&str>,
+    ) -> Result<()> {
         self.conn().execute(
             "UPDATE messages SET status = ?2, error = COALESCE(?3, error) WHERE id = ?1",
             params![message_id, status.as_str(), error],
@@ -209,6 +227,8 @@ impl Store {
 
     /// Number of messages (all conversations); used by status and benches.
     pub fn message_count(&self) -> Result<i64> {
-        Ok(self.conn().query_row("SELECT count(*) FROM messages", [], |r| r.get(0))?)
+        Ok(self
+            .conn()
+            .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))?)
     }
 }

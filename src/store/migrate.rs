@@ -6,8 +6,14 @@ use rusqlite::Connection;
 
 pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_init", include_str!("../../migrations/0001_init.sql")),
-    ("0002_outbox", include_str!("../../migrations/0002_outbox.sql")),
-    ("0003_approvals", include_str!("../../migrations/0003_approvals.sql")),
+    (
+        "0002_outbox",
+        include_str!("../../migrations/0002_outbox.sql"),
+    ),
+    (
+        "0003_approvals",
+        include_str!("../../migrations/0003_approvals.sql"),
+    ),
 ];
 
 pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
@@ -15,8 +21,11 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
         "CREATE TABLE IF NOT EXISTS schema_migrations (
             version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
     )?;
-    let current: i64 =
-        conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", [], |r| r.get(0))?;
+    let current: i64 = conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+        [],
+        |r| r.get(0),
+    )?;
     if current > MIGRATIONS.len() as i64 {
         bail!(
             "this database was written by a newer tock (schema {current}, this build knows {}); upgrade tock",

@@ -3,12 +3,12 @@
 //! `Store` is a cheap clone around one connection; every method is a short
 //! transaction, so holding the mutex never spans an await.
 
+pub mod approvals;
 mod conversations;
 mod lease;
 mod messages;
 mod migrate;
 mod outbox;
-pub mod approvals;
 mod settings;
 
 pub use approvals::{Approval, ApprovalStatus};
@@ -42,7 +42,9 @@ impl Store {
         }
         let conn = Connection::open_with_flags(
             path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| describe(e, path))?;
         Self::setup(conn, path.to_path_buf())
@@ -72,7 +74,10 @@ impl Store {
             Ok(sql) => describe(sql, &path),
             Err(other) => other,
         })?;
-        Ok(Self { conn: Arc::new(Mutex::new(conn)), path })
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+            path,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -87,7 +92,9 @@ impl Store {
 
     /// Changes whenever another connection commits; cheap to poll.
     pub fn data_version(&self) -> Result<i64> {
-        Ok(self.conn().query_row("PRAGMA data_version", [], |r| r.get(0))?)
+        Ok(self
+            .conn()
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
 }
 

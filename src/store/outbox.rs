@@ -133,7 +133,9 @@ impl OutboxItem {
 
     /// When the scheduler may next try it (ignoring whether the conversation is busy).
     pub fn ready_at(&self) -> i64 {
-        self.due_at.unwrap_or(0).max(self.next_attempt_at.unwrap_or(0))
+        self.due_at
+            .unwrap_or(0)
+            .max(self.next_attempt_at.unwrap_or(0))
     }
 
     /// The text a user message carries when this item is sent.
@@ -187,7 +189,11 @@ pub struct Recovery {
     pub expired: Vec<OutboxItem>,
 }
 
-pub(crate) fn insert_item(conn: &rusqlite::Connection, item: &NewItem, now: i64) -> rusqlite::Result<i64> {
+pub(crate) fn insert_item(
+    conn: &rusqlite::Connection,
+    item: &NewItem,
+    now: i64,
+) -> rusqlite::Result<i64> {
     conn.execute(
         "INSERT INTO outbox (conversation_id, kind, text, model_override, parts_json, due_at, status,
                              priority, created_at, updated_at, title, payload_json)
@@ -216,7 +222,11 @@ impl Store {
     pub fn item(&self, id: i64) -> Result<Option<OutboxItem>> {
         let conn = self.conn();
         Ok(conn
-            .query_row(&format!("SELECT {COLS} FROM outbox WHERE id = ?1"), [id], OutboxItem::from_row)
+            .query_row(
+                &format!("SELECT {COLS} FROM outbox WHERE id = ?1"),
+                [id],
+                OutboxItem::from_row,
+            )
             .optional()?)
     }
 
@@ -230,7 +240,11 @@ impl Store {
     /// Items for lists, ordered by due time (ASAP items by creation).
     /// `all` includes finished (sent / canceled) rows. Regenerations are internal and not listed.
     pub fn list_items(&self, all: bool) -> Result<Vec<OutboxItem>> {
-        let filter = if all { "" } else { "AND status NOT IN ('sent', 'canceled')" };
+        let filter = if all {
+            ""
+        } else {
+            "AND status NOT IN ('sent', 'canceled')"
+        };
         self.query_items(
             &format!(
                 "WHERE kind != 'regenerate' {filter}
@@ -263,7 +277,9 @@ impl Store {
         let mut heads: Vec<OutboxItem> = Vec::new();
         for item in due {
             let same_conv = item.conversation_id.is_some()
-                && heads.last().is_some_and(|h| h.conversation_id == item.conversation_id);
+                && heads
+                    .last()
+                    .is_some_and(|h| h.conversation_id == item.conversation_id);
             if !same_conv {
                 heads.push(item);
             }
@@ -297,14 +313,19 @@ impl Store {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let (title, text): (Option<String>, String) =
-            tx.query_row("SELECT title, text FROM outbox WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            tx.query_row("SELECT title, text FROM outbox WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
         let title = title.unwrap_or_else(|| super::conversations::derive_title(&text));
         tx.execute(
             "INSERT INTO conversations (title, origin, created_at, updated_at) VALUES (?1, 'schedule', ?2, ?2)",
             params![title, now],
         )?;
         let conv = tx.last_insert_rowid();
-        tx.execute("UPDATE outbox SET conversation_id = ?2, updated_at = ?3 WHERE id = ?1", params![id, conv, now])?;
+        tx.execute(
+            "UPDATE outbox SET conversation_id = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, conv, now],
+        )?;
         tx.commit()?;
         Ok(conv)
     }
@@ -313,8 +334,16 @@ impl Store {
     /// add the user message (unless it is a regeneration) and open the
     /// assistant message. Returns the assistant message id, or None when this
     /// dispatcher no longer owns the row (nothing is written then).
-    pub fn accept(&self, item: &OutboxItem, owner: &str, model: &str, now: i64) -> Result<Option<i64>> {
-        let conv = item.conversation_id.ok_or_else(|| anyhow!("outbox item {} has no conversation", item.id))?;
+    pub fn accept(
+        &self,
+        item: &OutboxItem,
+        owner: &str,
+        model: &str,
+        now: i64,
+    ) -> Result<Option<i64>> {
+        let conv = item
+            .conversation_id
+            .ok_or_else(|| anyhow!("outbox item {} has no conversation", item.id))?;
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let n = tx.execute(
@@ -362,7 +391,14 @@ impl Store {
     }
 
     /// A transient failure before acceptance: back to pending, not before `retry_at`.
-    pub fn release_for_retry(&self, id: i64, owner: &str, error: &str, retry_at: i64, now: i64) -> Result<bool> {
+    pub fn release_for_retry(
+        &self,
+        id: i64,
+        owner: &str,
+        error: &str,
+        retry_at: i64,
+        now: i64,
+    ) -> Result<bool> {
         let n = self.conn().execute(
             "UPDATE outbox SET status = 'pending', claimed_by = NULL, last_error = ?3, next_attempt_at = ?4, updated_at = ?5
              WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
@@ -390,17 +426,30 @@ impl Store {
         Ok(n == 1)
     }
 
-    fn user_update(&self, id: i64, sql_set: &str, from: &[&str], p: &[&dyn rusqlite::ToSql]) -> Result<()> {
+    fn user_update(
+        &self,
+        id: i64,
+        sql_set: &str,
+        from: &[&str],
+        p: &[&dyn rusqlite::ToSql],
+    ) -> Result<()> {
         let conn = self.conn();
-        let status: Option<String> =
-            conn.query_row("SELECT status FROM outbox WHERE id = ?1", [id], |r| r.get(0)).optional()?;
+        let status: Option<String> = conn
+            .query_row("SELECT status FROM outbox WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
         let Some(status) = status else {
             return Err(anyhow!("no outbox item {id}"));
         };
         if !from.contains(&status.as_str()) {
             return Err(anyhow!("item {id} is {status}; that cannot be changed now"));
         }
-        let in_list = from.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(",");
+        let in_list = from
+            .iter()
+            .map(|s| format!("'{s}'"))
+            .collect::<Vec<_>>()
+            .join(",");
         let sql = format!("UPDATE outbox SET {sql_set} WHERE id = ?1 AND status IN ({in_list})");
         let mut params: Vec<&dyn rusqlite::ToSql> = vec![&id];
         params.extend_from_slice(p);
@@ -435,7 +484,12 @@ impl Store {
         if text.trim().is_empty() {
             return Err(anyhow!("the text is empty"));
         }
-        self.user_update(id, "text = ?2, updated_at = ?3", &["pending", "failed", "expired"], &[&text, &now])
+        self.user_update(
+            id,
+            "text = ?2, updated_at = ?3",
+            &["pending", "failed", "expired"],
+            &[&text, &now],
+        )
     }
 
     /// Retry a failed or expired item now.
@@ -466,15 +520,19 @@ impl Store {
         let mut rec = Recovery::default();
         {
             let mut st = tx.prepare("SELECT id FROM outbox WHERE status = 'sending'")?;
-            rec.reset_sending = st.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            rec.reset_sending = st
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
         }
         tx.execute(
             "UPDATE outbox SET status = 'pending', claimed_by = NULL, updated_at = ?1 WHERE status = 'sending'",
             [now],
         )?;
         let streaming: Vec<(i64, i64)> = {
-            let mut st = tx.prepare("SELECT id, conversation_id FROM messages WHERE status = 'streaming'")?;
-            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
+            let mut st =
+                tx.prepare("SELECT id, conversation_id FROM messages WHERE status = 'streaming'")?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
         };
         for (msg, conv) in streaming {
             tx.execute(
@@ -491,7 +549,9 @@ impl Store {
                 "SELECT {COLS} FROM outbox WHERE status = 'pending' AND kind != 'regenerate'
                    AND COALESCE(due_at, created_at) < ?1"
             ))?;
-            rec.expired = st.query_map([now - grace_ms], OutboxItem::from_row)?.collect::<rusqlite::Result<_>>()?;
+            rec.expired = st
+                .query_map([now - grace_ms], OutboxItem::from_row)?
+                .collect::<rusqlite::Result<_>>()?;
         }
         tx.execute(
             "UPDATE outbox SET status = 'expired', last_error = 'not sent in time: tock was not running', updated_at = ?1

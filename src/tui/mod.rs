@@ -4,6 +4,9 @@ pub mod markdown;
 use std::sync::Arc;
 
 /// Run the TUI (placeholder until the TUI lands).
-pub fn run(_store: crate::store::Store, _config: Arc<crate::config::ConfigSource>) -> anyhow::Result<()> {
+pub fn run(
+    _store: crate::store::Store,
+    _config: Arc<crate::config::ConfigSource>,
+) -> anyhow::Result<()> {
     anyhow::bail!("the TUI is not built yet; use the CLI subcommands")
 }

@@ -1,0 +1,150 @@
+//! Shared test harness: a scripted provider and an engine on a temp database.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use tock::config::{Config, ConfigSource};
+use tock::engine::{Engine, ManualClock, Options};
+use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent};
+use tock::store::Store;
+
+/// What the provider does for one request.
+pub enum Step {
+    /// Accept and stream these events (each text after `gap`).
+    Reply(Vec<StreamEvent>),
+    /// Fail before accepting.
+    Fail(LlmError),
+    /// Accept, stream the events, then wait until released, then Done.
+    Hold(Vec<StreamEvent>, Arc<tokio::sync::Notify>),
+    /// Accept, stream the events, then fail mid-stream.
+    Cut(Vec<StreamEvent>, LlmError),
+}
+
+pub fn text(s: &str) -> StreamEvent {
+    StreamEvent::Text(s.to_string())
+}
+pub fn done() -> StreamEvent {
+    StreamEvent::Done { stop_reason: None }
+}
+
+#[derive(Default)]
+pub struct Scripted {
+    pub steps: Mutex<VecDeque<Step>>,
+    pub requests: Mutex<Vec<ChatRequest>>,
+    /// Used when the script runs out: a plain reply "ok".
+    pub gap: Duration,
+}
+
+impl Scripted {
+    pub fn new(steps: Vec<Step>) -> Arc<Self> {
+        Arc::new(Self {
+            steps: Mutex::new(steps.into()),
+            ..Default::default()
+        })
+    }
+    pub fn push(&self, s: Step) {
+        self.steps.lock().unwrap().push_back(s);
+    }
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+    pub fn count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+    fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
+        self.requests.lock().unwrap().push(req.clone());
+        let step = self
+            .steps
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(Step::Reply(vec![text("ok"), done()]));
+        Box::pin(async move {
+            match step {
+                Step::Fail(e) => Err(e),
+                Step::Reply(evs) => {
+                    let s: EventStream = Box::pin(futures::stream::iter(evs.into_iter().map(Ok)));
+                    Ok(s)
+                }
+                Step::Hold(evs, gate) => {
+                    let head = futures::stream::iter(evs.into_iter().map(Ok));
+                    let tail = futures::stream::once(async move {
+                        gate.notified().await;
+                        Ok(done())
+                    });
+                    let s: EventStream = Box::pin(futures::StreamExt::chain(head, tail));
+                    Ok(s)
+                }
+                Step::Cut(evs, e) => {
+                    let s: EventStream = Box::pin(futures::stream::iter(
+                        evs.into_iter().map(Ok).chain(std::iter::once(Err(e))),
+                    ));
+                    Ok(s)
+                }
+            }
+        })
+    }
+}
+
+pub const T0: i64 = 1_796_000_000_000; // a fixed wall-clock start (2026-11-30)
+
+pub struct Harness {
+    pub engine: Engine,
+    pub clock: Arc<ManualClock>,
+    pub provider: Arc<Scripted>,
+    pub dir: tempfile::TempDir,
+}
+
+pub fn options() -> Options {
+    Options {
+        watch_db: false,
+        ..Options::default()
+    }
+}
+
+pub fn harness_with(provider: Arc<Scripted>, cfg: Config) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    engine_on(store, provider, cfg, dir)
+}
+
+pub fn engine_on(
+    store: Store,
+    provider: Arc<Scripted>,
+    cfg: Config,
+    dir: tempfile::TempDir,
+) -> Harness {
+    let clock = Arc::new(ManualClock::new(T0));
+    let config = Arc::new(ConfigSource::from_config(cfg).with_provider(provider.clone()));
+    let engine = Engine::new(store, config, clock.clone(), options());
+    Harness {
+        engine,
+        clock,
+        provider,
+        dir,
+    }
+}
+
+pub fn harness(steps: Vec<Step>) -> Harness {
+    harness_with(Scripted::new(steps), Config::default())
+}
+
+/// Let the engine run until nothing more happens (paused time auto-advances only when idle).
+pub async fn settle() {
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+}

@@ -1,0 +1,707 @@
+//! The outbox scheduler with a controlled clock (tokio paused time + ManualClock).
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use tock::config::Config;
+use tock::engine::{DispatchState, Engine, ManualClock};
+use tock::llm::{ChatMessage, LlmError, StreamEvent, ToolCall};
+use tock::store::{Kind, MessageStatus, NewItem, Role, Status, Store};
+
+fn user_texts(h: &Harness, conv: i64) -> Vec<String> {
+    h.engine
+        .store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content)
+        .collect()
+}
+
+fn new_conv(h: &Harness) -> i64 {
+    h.engine
+        .store()
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap()
+}
+
+fn scheduled(h: &Harness, conv: i64, text: &str, due: i64) -> i64 {
+    let mut it = NewItem::new(conv, Kind::Message, text);
+    it.due_at = Some(due);
+    h.engine.submit(it).unwrap()
+}
+
+fn status(h: &Harness, id: i64) -> Status {
+    h.engine.store().item(id).unwrap().unwrap().status
+}
+
+#[tokio::test(start_paused = true)]
+async fn queued_message_is_sent_with_reply_in_history() {
+    let h = harness(vec![Step::Reply(vec![text("Hel"), text("lo"), done()])]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(conv, "hi").unwrap();
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
+    let msgs = h.engine.store().messages(conv).unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(
+        (msgs[0].role, msgs[0].content.as_str(), msgs[0].outbox_id),
+        (Role::User, "hi", Some(id))
+    );
+    assert_eq!(
+        (msgs[1].role, msgs[1].content.as_str(), msgs[1].status),
+        (Role::Assistant, "Hello", MessageStatus::Complete)
+    );
+    assert_eq!(h.engine.dispatch_state(), DispatchState::Dispatching);
+    // Untitled conversations are titled from the first message.
+    let c2 = h
+        .engine
+        .store()
+        .create_conversation(None, "user", h.engine.now_ms())
+        .unwrap();
+    h.engine.send_text(c2, "What is a monad?\nmore").unwrap();
+    settle().await;
+    assert_eq!(
+        h.engine
+            .store()
+            .conversation(c2)
+            .unwrap()
+            .unwrap()
+            .title
+            .as_deref(),
+        Some("What is a monad?")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn scheduled_message_fires_on_time_never_early() {
+    let h = harness(vec![]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = scheduled(&h, conv, "later", T0 + 60_000);
+    tokio::time::sleep(Duration::from_millis(59_900)).await;
+    settle().await;
+    assert_eq!(status(&h, id), Status::Pending, "fired early");
+    assert_eq!(h.provider.count(), 0);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
+    let sent_at = h.engine.store().item(id).unwrap().unwrap().sent_at.unwrap();
+    assert!(
+        sent_at >= T0 + 60_000 && sent_at < T0 + 60_000 + 50,
+        "due-to-dispatch latency {}",
+        sent_at - T0 - 60_000
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn rows_of_one_conversation_go_in_order_and_wait_for_the_reply() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![Step::Hold(vec![text("thinking")], gate.clone())]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let a = h.engine.send_text(conv, "one").unwrap();
+    settle().await;
+    assert!(h.engine.is_busy(conv));
+    let b = h.engine.send_text(conv, "two").unwrap();
+    let c = h.engine.send_text(conv, "three").unwrap();
+    settle().await;
+    assert_eq!(
+        h.provider.count(),
+        1,
+        "queued rows must wait while the model answers"
+    );
+    assert_eq!(
+        (status(&h, a), status(&h, b), status(&h, c)),
+        (Status::Sent, Status::Pending, Status::Pending)
+    );
+    gate.notify_one();
+    settle().await;
+    assert_eq!(user_texts(&h, conv), vec!["one", "two", "three"]);
+    // Each request carried the whole history so far, in order.
+    let last = h.provider.requests().pop().unwrap();
+    let users: Vec<_> = last
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::User { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, vec!["one", "two", "three"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn conversations_run_concurrently() {
+    let g1 = Arc::new(tokio::sync::Notify::new());
+    let g2 = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![
+        Step::Hold(vec![], g1.clone()),
+        Step::Hold(vec![], g2.clone()),
+    ]);
+    let c1 = new_conv(&h);
+    let c2 = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(c1, "a").unwrap();
+    h.engine.send_text(c2, "b").unwrap();
+    settle().await;
+    assert_eq!(h.provider.count(), 2);
+    assert!(h.engine.is_busy(c1) && h.engine.is_busy(c2));
+    g1.notify_one();
+    g2.notify_one();
+    settle().await;
+    assert!(!h.engine.is_busy(c1) && !h.engine.is_busy(c2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn due_item_waits_for_busy_conversation_then_goes() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![Step::Hold(vec![text("long answer")], gate.clone())]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "first").unwrap();
+    let s = scheduled(&h, conv, "scheduled", T0 + 5_000);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    settle().await;
+    assert_eq!(
+        status(&h, s),
+        Status::Pending,
+        "must not interrupt a running reply"
+    );
+    gate.notify_one();
+    settle().await;
+    assert_eq!(status(&h, s), Status::Sent);
+    assert_eq!(user_texts(&h, conv), vec!["first", "scheduled"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn transient_failures_back_off_then_succeed_exactly_once() {
+    let h = harness(vec![
+        Step::Fail(LlmError::transient("connection refused")),
+        Step::Fail(LlmError {
+            kind: tock::llm::ErrorKind::Transient {
+                retry_after: Some(Duration::from_secs(30)),
+            },
+            message: "429".into(),
+        }),
+    ]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(conv, "hello").unwrap();
+    settle().await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert_eq!((it.status, it.attempts), (Status::Pending, 1));
+    assert_eq!(it.last_error.as_deref(), Some("connection refused"));
+    assert_eq!(
+        it.next_attempt_at,
+        Some(T0 + 5_000),
+        "first back-off is the base (5 s)"
+    );
+    tokio::time::sleep(Duration::from_millis(5_100)).await;
+    settle().await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert_eq!(it.attempts, 2);
+    let wait = it.next_attempt_at.unwrap() - h.engine.now_ms();
+    assert!(
+        wait > 25_000,
+        "Retry-After (30 s) is honoured over the 10 s back-off, got {wait}"
+    );
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
+    assert_eq!(user_texts(&h, conv), vec!["hello"]);
+    assert_eq!(h.provider.count(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_attempts_then_failed_with_notice() {
+    let steps = (0..5)
+        .map(|_| Step::Fail(LlmError::transient("503 Service Unavailable")))
+        .collect();
+    let h = harness(steps);
+    let mut events = h.engine.subscribe();
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(conv, "x").unwrap();
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    settle().await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert_eq!(it.status, Status::Failed);
+    assert_eq!(it.attempts, 5);
+    assert!(it.last_error.unwrap().contains("503"));
+    assert_eq!(h.provider.count(), 5);
+    assert!(
+        user_texts(&h, conv).is_empty(),
+        "nothing enters the history unless accepted"
+    );
+    let mut failed_notice = false;
+    while let Ok(e) = events.try_recv() {
+        if let tock::engine::Event::Notice(n) = e {
+            failed_notice |= n.kind == tock::engine::NoticeKind::Failed;
+        }
+    }
+    assert!(failed_notice);
+    // Retry from the list brings it back.
+    h.engine.retry(id).unwrap();
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
+}
+
+#[tokio::test(start_paused = true)]
+async fn permanent_failure_fails_at_once() {
+    let h = harness(vec![Step::Fail(LlmError::permanent(
+        "401 Unauthorized: bad key",
+    ))]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(conv, "x").unwrap();
+    settle().await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert_eq!((it.status, it.attempts), (Status::Failed, 1));
+    assert_eq!(it.last_error.as_deref(), Some("401 Unauthorized: bad key"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn catch_up_within_grace_and_expire_beyond() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let conv = store
+        .create_conversation(Some("c"), "user", T0 - 20 * 3_600_000)
+        .unwrap();
+    let mut late = NewItem::new(conv, Kind::Message, "late by 1h");
+    late.due_at = Some(T0 - 3_600_000);
+    let late = store.enqueue(&late, T0 - 5 * 3_600_000).unwrap();
+    let mut stale = NewItem::new(conv, Kind::Message, "late by 13h");
+    stale.due_at = Some(T0 - 13 * 3_600_000);
+    let stale = store.enqueue(&stale, T0 - 14 * 3_600_000).unwrap();
+    let h = engine_on(store, Scripted::new(vec![]), Config::default(), dir);
+    let mut events = h.engine.subscribe();
+    h.engine.start();
+    settle().await;
+    assert_eq!(status(&h, late), Status::Sent);
+    assert_eq!(status(&h, stale), Status::Expired);
+    assert_eq!(user_texts(&h, conv), vec!["late by 1h"]);
+    let mut expired_notice = false;
+    while let Ok(e) = events.try_recv() {
+        if let tock::engine::Event::Notice(n) = e {
+            expired_notice |= n.kind == tock::engine::NoticeKind::Expired;
+        }
+    }
+    assert!(expired_notice, "expiry is never silent");
+    h.engine.retry(stale).unwrap();
+    settle().await;
+    assert_eq!(status(&h, stale), Status::Sent);
+}
+
+#[tokio::test(start_paused = true)]
+async fn stale_sending_and_streaming_are_recovered_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let conv = store.create_conversation(Some("c"), "user", T0).unwrap();
+    // A crash after the claim, before acceptance.
+    let a = store
+        .enqueue(&NewItem::new(conv, Kind::Queued, "was sending"), T0)
+        .unwrap();
+    assert!(store.claim(a, "dead-process", T0).unwrap());
+    // Another conversation crashed mid-stream.
+    let conv2 = store.create_conversation(Some("d"), "user", T0).unwrap();
+    let b = store
+        .enqueue(&NewItem::new(conv2, Kind::Queued, "question"), T0)
+        .unwrap();
+    assert!(store.claim(b, "dead-process", T0).unwrap());
+    let item = store.item(b).unwrap().unwrap();
+    let reply = store
+        .accept(&item, "dead-process", "m", T0)
+        .unwrap()
+        .unwrap();
+    store.update_streaming(reply, "partial ans").unwrap();
+
+    let h = engine_on(store, Scripted::new(vec![]), Config::default(), dir);
+    h.engine.start();
+    settle().await;
+    assert_eq!(status(&h, a), Status::Sent);
+    assert_eq!(user_texts(&h, conv), vec!["was sending"]);
+    let msgs = h.engine.store().messages(conv2).unwrap();
+    assert_eq!(
+        msgs.iter().filter(|m| m.role == Role::User).count(),
+        1,
+        "user message exactly once"
+    );
+    let interrupted = msgs.iter().find(|m| m.id == reply).unwrap();
+    assert_eq!(interrupted.status, MessageStatus::Interrupted);
+    assert_eq!(
+        interrupted.content, "partial ans",
+        "the partial reply stays visible"
+    );
+    let last = msgs.last().unwrap();
+    assert_eq!(
+        (last.role, last.status, last.content.as_str()),
+        (Role::Assistant, MessageStatus::Complete, "ok")
+    );
+    // The partial reply was not sent back to the model.
+    let req = h
+        .provider
+        .requests()
+        .into_iter()
+        .find(|r| {
+            r.messages
+                .iter()
+                .any(|m| matches!(m, ChatMessage::User { text, .. } if text == "question"))
+        })
+        .unwrap();
+    assert!(
+        !req.messages
+            .iter()
+            .any(|m| matches!(m, ChatMessage::Assistant { text, .. } if text.contains("partial")))
+    );
+    assert!(
+        h.engine
+            .store()
+            .list_items(true)
+            .unwrap()
+            .iter()
+            .all(|i| i.status != Status::Sending)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn network_cut_keeps_partial_reply_interrupted_and_retry_regenerates() {
+    let h = harness(vec![Step::Cut(
+        vec![text("half an ")],
+        LlmError::transient("connection reset"),
+    )]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(conv, "q").unwrap();
+    settle().await;
+    assert_eq!(
+        status(&h, id),
+        Status::Sent,
+        "the user message was accepted"
+    );
+    let msgs = h.engine.store().messages(conv).unwrap();
+    assert_eq!(msgs[1].status, MessageStatus::Interrupted);
+    assert_eq!(msgs[1].content, "half an ");
+    assert!(
+        msgs[1]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("connection reset")
+    );
+    h.engine.regenerate(conv).unwrap();
+    settle().await;
+    let msgs = h.engine.store().messages(conv).unwrap();
+    assert_eq!(msgs.len(), 3);
+    assert_eq!(
+        (msgs[2].status, msgs[2].content.as_str()),
+        (MessageStatus::Complete, "ok")
+    );
+    assert_eq!(user_texts(&h, conv), vec!["q"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_keeps_partial_and_frees_the_conversation() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![Step::Hold(vec![text("partial")], gate)]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "q").unwrap();
+    settle().await;
+    assert!(h.engine.stop(conv));
+    settle().await;
+    assert!(!h.engine.is_busy(conv));
+    let msgs = h.engine.store().messages(conv).unwrap();
+    assert_eq!(
+        (msgs[1].status, msgs[1].error.as_deref()),
+        (MessageStatus::Interrupted, Some("stopped by you"))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn wall_clock_jumps_never_fire_early_or_twice() {
+    let h = harness(vec![]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = scheduled(&h, conv, "at noon", T0 + 3_600_000);
+    // The clock is set back an hour: the item must wait the extra hour.
+    h.clock.jump(-3_600_000);
+    tokio::time::sleep(Duration::from_secs(3_600 + 30)).await;
+    settle().await;
+    assert_eq!(
+        status(&h, id),
+        Status::Pending,
+        "fired early after a backward jump"
+    );
+    // Suspend: the wall clock leaps past the due time without tokio time passing much.
+    h.clock.jump(2 * 3_600_000);
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent, "missed after a forward jump");
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    settle().await;
+    assert_eq!(user_texts(&h, conv), vec!["at noon"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn outbox_disabled_keeps_items_and_says_so() {
+    let mut cfg = Config::default();
+    cfg.outbox.enabled = false;
+    let h = harness_with(Scripted::new(vec![]), cfg);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(conv, "x").unwrap();
+    settle().await;
+    assert_eq!(h.engine.dispatch_state(), DispatchState::Disabled);
+    assert_eq!(status(&h, id), Status::Pending);
+    assert_eq!(h.provider.count(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_engines_on_one_database_never_double_send() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tock.db");
+    let s1 = Store::open(&path).unwrap();
+    let s2 = Store::open(&path).unwrap();
+    let p1 = Scripted::new(vec![]);
+    let p2 = Scripted::new(vec![]);
+    let clock = Arc::new(ManualClock::new(T0));
+    let mk = |s: Store, p: Arc<Scripted>| {
+        let cfg =
+            Arc::new(tock::config::ConfigSource::from_config(Config::default()).with_provider(p));
+        Engine::new(s, cfg, clock.clone(), options())
+    };
+    let e1 = mk(s1, p1.clone());
+    let e2 = mk(s2, p2.clone());
+    let conv = e1
+        .store()
+        .create_conversation(Some("c"), "user", T0)
+        .unwrap();
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let mut it = NewItem::new(conv, Kind::Message, format!("m{i}"));
+        it.due_at = Some(T0 + 1_000 + i * 10);
+        ids.push(e1.store().enqueue(&it, T0).unwrap());
+    }
+    e1.start();
+    e2.start();
+    settle().await;
+    let states = [e1.dispatch_state(), e2.dispatch_state()];
+    assert!(states.contains(&DispatchState::Dispatching));
+    assert!(
+        states
+            .iter()
+            .any(|s| matches!(s, DispatchState::Standby { .. })),
+        "{states:?}"
+    );
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    settle().await;
+    // The dispatcher goes away without releasing (as if killed); the other takes over after the lease.
+    let (live, live_p) = if e1.dispatch_state() == DispatchState::Dispatching {
+        (e2.clone(), p2.clone())
+    } else {
+        (e1.clone(), p1.clone())
+    };
+    let dead = if e1.dispatch_state() == DispatchState::Dispatching {
+        e1
+    } else {
+        e2
+    };
+    dead.halt();
+    let later: Vec<i64> = (0..5)
+        .map(|i| {
+            let mut it = NewItem::new(conv, Kind::Message, format!("after{i}"));
+            it.due_at = Some(T0 + 10_000);
+            live.store().enqueue(&it, T0).unwrap()
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(200)).await;
+    settle().await;
+    assert_eq!(
+        live.dispatch_state(),
+        DispatchState::Dispatching,
+        "took over after the lease expired"
+    );
+    assert!(live_p.count() >= 5);
+    let msgs = live.store().messages(conv).unwrap();
+    let users: Vec<_> = msgs
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.clone())
+        .collect();
+    assert_eq!(users.len(), 25, "every item exactly once: {users:?}");
+    let mut dedup = users.clone();
+    dedup.sort();
+    dedup.dedup();
+    assert_eq!(dedup.len(), 25);
+    for id in ids.iter().chain(&later) {
+        assert_eq!(
+            live.store().item(*id).unwrap().unwrap().status,
+            Status::Sent
+        );
+    }
+}
+
+fn tool_call(name: &str, args: &str) -> StreamEvent {
+    StreamEvent::ToolCall(ToolCall {
+        id: "call_1".into(),
+        name: name.into(),
+        arguments: args.into(),
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn schedule_task_waits_for_approval_then_fires_into_its_conversation() {
+    let h = harness(vec![
+        Step::Reply(vec![
+            text("I'll check back."),
+            tool_call(
+                "schedule_task",
+                r#"{"instruction":"check the build","delay_secs":3600,"title":"build"}"#,
+            ),
+            done(),
+        ]),
+        Step::Reply(vec![text("Scheduled."), done()]),
+        Step::Reply(vec![text("Noted."), done()]),
+        Step::Reply(vec![text("The build is green."), done()]),
+    ]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "remind me").unwrap();
+    settle().await;
+    let approvals = h.engine.store().approvals(conv).unwrap();
+    assert_eq!(approvals.len(), 1);
+    assert!(
+        h.engine
+            .store()
+            .list_items(false)
+            .unwrap()
+            .iter()
+            .all(|i| i.kind != Kind::Task),
+        "nothing before approval"
+    );
+    // While the approval waits, the conversation does not take new sends.
+    let q = h.engine.send_text(conv, "meanwhile").unwrap();
+    settle().await;
+    assert_eq!(status(&h, q), Status::Pending);
+    h.engine.answer_approval(approvals[0].id, true).unwrap();
+    settle().await;
+    let task = h
+        .engine
+        .store()
+        .list_items(false)
+        .unwrap()
+        .into_iter()
+        .find(|i| i.kind == Kind::Task)
+        .unwrap();
+    assert_eq!(task.due_at, Some(T0 + 3_600_000));
+    assert_eq!(task.text, "check the build");
+    // The model got the tool result and continued.
+    let reqs = h.provider.requests();
+    let cont = &reqs[1];
+    assert_eq!(
+        user_texts(&h, conv),
+        vec!["remind me", "meanwhile"],
+        "the continuation went first, then the queued message"
+    );
+    assert!(cont.messages.iter().any(|m| matches!(m, ChatMessage::ToolResult { content, .. } if content.contains(&format!("\"job_id\":{}", task.id)))));
+    assert!(cont.tools.iter().any(|t| t.name == "schedule_task"));
+    tokio::time::sleep(Duration::from_secs(3_601)).await;
+    settle().await;
+    assert_eq!(status(&h, task.id), Status::Sent);
+    let users = user_texts(&h, conv);
+    assert_eq!(users.last().unwrap(), "[Scheduled task] check the build");
+    let last = h.engine.store().messages(conv).unwrap().pop().unwrap();
+    assert_eq!(last.content, "The build is green.");
+}
+
+#[tokio::test(start_paused = true)]
+async fn denied_or_invalid_tool_calls_give_the_model_a_readable_result() {
+    let h = harness(vec![
+        Step::Reply(vec![
+            tool_call("schedule_task", r#"{"instruction":"x","delay_secs":60}"#),
+            done(),
+        ]),
+        Step::Reply(vec![text("ok, not scheduled"), done()]),
+        Step::Reply(vec![
+            tool_call("schedule_task", r#"{"instruction":"","at":"yesterday"}"#),
+            done(),
+        ]),
+        Step::Reply(vec![text("sorry"), done()]),
+    ]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "a").unwrap();
+    settle().await;
+    let ap = h.engine.store().approvals(conv).unwrap();
+    h.engine.answer_approval(ap[0].id, false).unwrap();
+    settle().await;
+    let reqs = h.provider.requests();
+    assert!(reqs[1].messages.iter().any(
+        |m| matches!(m, ChatMessage::ToolResult { content, .. } if content.contains("declined"))
+    ));
+    h.engine.send_text(conv, "b").unwrap();
+    settle().await;
+    let reqs = h.provider.requests();
+    assert!(reqs[3].messages.iter().any(|m| matches!(m, ChatMessage::ToolResult { content, .. } if content.contains("instruction is required"))));
+    assert!(
+        h.engine
+            .store()
+            .list_items(true)
+            .unwrap()
+            .iter()
+            .all(|i| i.kind != Kind::Task)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_approved_task_fires_into_new_conversation_when_origin_deleted() {
+    let mut cfg = Config::default();
+    cfg.auto_approve = vec!["schedule_task".into()];
+    let h = harness_with(
+        Scripted::new(vec![Step::Reply(vec![
+            tool_call(
+                "schedule_task",
+                r#"{"instruction":"water plants","delay_secs":60,"title":"Plants"}"#,
+            ),
+            done(),
+        ])]),
+        cfg,
+    );
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "remind me").unwrap();
+    settle().await;
+    let task = h
+        .engine
+        .store()
+        .list_items(false)
+        .unwrap()
+        .into_iter()
+        .find(|i| i.kind == Kind::Task)
+        .expect("auto-approved");
+    h.engine
+        .store()
+        .delete_conversation(conv, h.engine.now_ms())
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    settle().await;
+    let it = h.engine.store().item(task.id).unwrap().unwrap();
+    assert_eq!(it.status, Status::Sent);
+    let new_conv = it.conversation_id.unwrap();
+    assert_ne!(new_conv, conv);
+    let c = h.engine.store().conversation(new_conv).unwrap().unwrap();
+    assert_eq!(
+        (c.origin.as_str(), c.title.as_deref()),
+        ("schedule", Some("Plants"))
+    );
+    assert_eq!(
+        user_texts(&h, new_conv),
+        vec!["[Scheduled task] water plants"]
+    );
+}
