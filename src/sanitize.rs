@@ -7,7 +7,8 @@
 //!   `␍` at the end of every line of CRLF text).
 //! - `\t` is expanded to spaces up to the next tab stop (every 4 columns):
 //!   ratatui drops control characters when drawing but `unicode-width` counts
-//!   them, so a raw tab would break width computations.
+//!   them, so a raw tab would break width computations. ([`sanitize_keep_tabs`]
+//!   keeps tabs for the Markdown renderer, which expands them itself.)
 //! - Every other C0 control (including ESC, BEL, a lone CR, backspace) becomes
 //!   its Control Pictures symbol (U+2400 + c), DEL becomes `␡`. So
 //!   `ESC ] 0 ; title BEL` shows as `␛]0;title␇` and cannot set the title.
@@ -25,31 +26,47 @@ const TAB_WIDTH: usize = 4;
 /// Keeps `\n`; tabs become spaces (to the next 4-column tab stop); every other
 /// control character and escape sequence is made visible and inert.
 pub fn sanitize(s: &str) -> Cow<'_, str> {
-    match first_unsafe(s) {
-        None => Cow::Borrowed(s),
-        Some(at) => Cow::Owned(rewrite(s, at, false)),
-    }
+    run(s, Mode::Text)
 }
 
 /// Like [`sanitize`] but for one-line display: newlines and tabs become spaces.
 pub fn sanitize_line(s: &str) -> Cow<'_, str> {
-    match first_unsafe_line(s) {
+    run(s, Mode::Line)
+}
+
+/// Like [`sanitize`] but keeps `\t`, for callers that expand tabs themselves
+/// before anything reaches ratatui (the Markdown renderer: tabs matter to the
+/// Markdown parser and must survive in code blocks the user copies, e.g. a
+/// Makefile). A raw tab must never be drawn: `unicode-width` counts it as one
+/// column while ratatui drops it.
+pub fn sanitize_keep_tabs(s: &str) -> Cow<'_, str> {
+    run(s, Mode::KeepTabs)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Keep `\n`, expand `\t`.
+    Text,
+    /// Keep `\n` and `\t`.
+    KeepTabs,
+    /// `\n` and `\t` become spaces.
+    Line,
+}
+
+fn run(s: &str, mode: Mode) -> Cow<'_, str> {
+    let first = match mode {
+        Mode::Text => scan(s, |b| b == b'\n'),
+        Mode::KeepTabs => scan(s, |b| b == b'\n' || b == b'\t'),
+        Mode::Line => scan(s, |_| false),
+    };
+    match first {
         None => Cow::Borrowed(s),
-        Some(at) => Cow::Owned(rewrite(s, at, true)),
+        Some(at) => Cow::Owned(rewrite(s, at, mode)),
     }
 }
 
-/// Byte offset of the first byte that needs rewriting (`\n` allowed), found in
-/// one pass over the bytes. Always a char boundary.
-fn first_unsafe(s: &str) -> Option<usize> {
-    scan(s, |b| b == b'\n')
-}
-
-/// As [`first_unsafe`] but `\n` needs rewriting too.
-fn first_unsafe_line(s: &str) -> Option<usize> {
-    scan(s, |_| false)
-}
-
+/// Byte offset of the first byte that needs rewriting, found in one pass over
+/// the bytes; `allowed_c0` says which C0 bytes may stay. Always a char boundary.
 #[inline]
 fn scan(s: &str, allowed_c0: impl Fn(u8) -> bool) -> Option<usize> {
     let b = s.as_bytes();
@@ -98,7 +115,8 @@ fn push_hex(out: &mut String, v: u32, digits: u32) {
 }
 
 /// Slow path: copies `s[..at]` verbatim (it is known clean) and rewrites the rest.
-fn rewrite(s: &str, at: usize, one_line: bool) -> String {
+fn rewrite(s: &str, at: usize, mode: Mode) -> String {
+    let one_line = mode == Mode::Line;
     let mut out = String::with_capacity(s.len() + 16);
     let (clean, rest) = s.split_at(at);
     out.push_str(clean);
@@ -120,6 +138,10 @@ fn rewrite(s: &str, at: usize, one_line: bool) -> String {
             }
             '\r' if chars.peek() == Some(&'\n') => {
                 // CRLF: drop the CR; the LF is handled next.
+            }
+            '\t' if mode == Mode::KeepTabs => {
+                out.push('\t');
+                col += TAB_WIDTH - col % TAB_WIDTH;
             }
             '\t' if one_line => {
                 out.push(' ');
@@ -246,6 +268,12 @@ mod tests {
     }
 
     #[test]
+    fn keep_tabs_variant() {
+        assert!(matches!(sanitize_keep_tabs("a\tb\n"), Cow::Borrowed(_)));
+        assert_eq!(sanitize_keep_tabs("a\tb\x1b[0m\r\n"), "a\tb␛[0m\n");
+    }
+
+    #[test]
     fn one_line_variant() {
         assert_eq!(sanitize_line("a\nb\tc"), "a b c");
         assert_eq!(sanitize_line("t\x1b]0;x\x07"), "t␛]0;x␇");
@@ -256,6 +284,8 @@ mod tests {
         fn output_has_no_controls(s in "(\\PC|[\\x00-\\x1f\\x7f-\\x9f\\u{200e}\\u{200f}\\u{61c}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}])*") {
             let out = sanitize(&s);
             prop_assert!(!out.chars().any(|c| is_forbidden(c, true)), "{:?} -> {:?}", s, out);
+            let kept = sanitize_keep_tabs(&s);
+            prop_assert!(!kept.chars().any(|c| c != '\t' && is_forbidden(c, true)), "{:?} -> {:?}", s, kept);
             let line = sanitize_line(&s);
             prop_assert!(!line.chars().any(|c| is_forbidden(c, false)), "{:?} -> {:?}", s, line);
             // Borrowed exactly when nothing had to change.

@@ -1,2 +1,3 @@
 //! The interactive front end.
+pub mod highlight;
 pub mod markdown;
