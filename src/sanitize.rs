@@ -1,14 +1,298 @@
 //! Makes untrusted text (model output, titles, file names, error messages)
-//! safe to put on the terminal. Stub, replaced by the rendering work.
+//! safe to put on the terminal.
+//!
+//! Nothing in the output can act on the terminal:
+//! - `\n` is kept (by [`sanitize`]); `\r\n` is normalised to `\n` (a CR
+//!   directly before a LF carries no information and would otherwise show as
+//!   `␍` at the end of every line of CRLF text).
+//! - `\t` is expanded to spaces up to the next tab stop (every 4 columns):
+//!   ratatui drops control characters when drawing but `unicode-width` counts
+//!   them, so a raw tab would break width computations. ([`sanitize_keep_tabs`]
+//!   keeps tabs for the Markdown renderer, which expands them itself.)
+//! - Every other C0 control (including ESC, BEL, a lone CR, backspace) becomes
+//!   its Control Pictures symbol (U+2400 + c), DEL becomes `␡`. So
+//!   `ESC ] 0 ; title BEL` shows as `␛]0;title␇` and cannot set the title.
+//! - C1 controls U+0080–U+009F (8-bit CSI, OSC, ...) become `<9B>` etc.
+//! - Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069),
+//!   which can reorder what the user sees ("Trojan Source"), are shown
+//!   visibly as `<U+202E>` etc. The invisible bidi *marks* (U+200E LRM,
+//!   U+200F RLM, U+061C ALM) cannot reorder text beyond a character and are
+//!   common in legitimate right-to-left text, so they are removed.
 use std::borrow::Cow;
 
-/// Keeps `\n` and `\t`; every other control character and escape sequence is
-/// made visible and inert.
+/// Tab stops every this many columns.
+const TAB_WIDTH: usize = 4;
+
+/// Keeps `\n`; tabs become spaces (to the next 4-column tab stop); every other
+/// control character and escape sequence is made visible and inert.
 pub fn sanitize(s: &str) -> Cow<'_, str> {
-    Cow::Borrowed(s)
+    run(s, Mode::Text)
 }
 
 /// Like [`sanitize`] but for one-line display: newlines and tabs become spaces.
 pub fn sanitize_line(s: &str) -> Cow<'_, str> {
-    Cow::Borrowed(s)
+    run(s, Mode::Line)
+}
+
+/// Like [`sanitize`] but keeps `\t`, for callers that expand tabs themselves
+/// before anything reaches ratatui (the Markdown renderer: tabs matter to the
+/// Markdown parser and must survive in code blocks the user copies, e.g. a
+/// Makefile). A raw tab must never be drawn: `unicode-width` counts it as one
+/// column while ratatui drops it.
+pub fn sanitize_keep_tabs(s: &str) -> Cow<'_, str> {
+    run(s, Mode::KeepTabs)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Keep `\n`, expand `\t`.
+    Text,
+    /// Keep `\n` and `\t`.
+    KeepTabs,
+    /// `\n` and `\t` become spaces.
+    Line,
+}
+
+fn run(s: &str, mode: Mode) -> Cow<'_, str> {
+    let first = match mode {
+        Mode::Text => scan(s, |b| b == b'\n'),
+        Mode::KeepTabs => scan(s, |b| b == b'\n' || b == b'\t'),
+        Mode::Line => scan(s, |_| false),
+    };
+    match first {
+        None => Cow::Borrowed(s),
+        Some(at) => Cow::Owned(rewrite(s, at, mode)),
+    }
+}
+
+/// Byte offset of the first byte that needs rewriting, found in one pass over
+/// the bytes; `allowed_c0` says which C0 bytes may stay. Always a char boundary.
+#[inline]
+fn scan(s: &str, allowed_c0: impl Fn(u8) -> bool) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x20 {
+            if !allowed_c0(c) {
+                return Some(i);
+            }
+        } else if c == 0x7f {
+            return Some(i);
+        } else if c >= 0x80 {
+            // Lead bytes of the only non-ASCII characters we rewrite:
+            // C1 (C2 80..9F), ALM U+061C (D8 9C), bidi (E2 80 8E/8F/AA..AE,
+            // E2 81 A6..A9). `s` is valid UTF-8, so continuation bytes exist.
+            match c {
+                0xC2 if matches!(b.get(i + 1), Some(0x80..=0x9F)) => return Some(i),
+                0xD8 if b.get(i + 1) == Some(&0x9C) => return Some(i),
+                0xE2 => match (b.get(i + 1), b.get(i + 2)) {
+                    (Some(0x80), Some(0x8E | 0x8F | 0xAA..=0xAE))
+                    | (Some(0x81), Some(0xA6..=0xA9)) => return Some(i),
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn is_bidi_override(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+fn is_bidi_mark(c: char) -> bool {
+    matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+fn push_hex(out: &mut String, v: u32, digits: u32) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for shift in (0..digits).rev() {
+        out.push(HEX[((v >> (shift * 4)) & 0xF) as usize] as char);
+    }
+}
+
+/// Slow path: copies `s[..at]` verbatim (it is known clean) and rewrites the rest.
+fn rewrite(s: &str, at: usize, mode: Mode) -> String {
+    let one_line = mode == Mode::Line;
+    let mut out = String::with_capacity(s.len() + 16);
+    let (clean, rest) = s.split_at(at);
+    out.push_str(clean);
+    // Display column since the last newline, for tab stops.
+    let mut col = match clean.rfind('\n') {
+        Some(nl) => unicode_width::UnicodeWidthStr::width(&clean[nl + 1..]),
+        None => unicode_width::UnicodeWidthStr::width(clean),
+    };
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' if one_line => {
+                out.push(' ');
+                col += 1;
+            }
+            '\n' => {
+                out.push('\n');
+                col = 0;
+            }
+            '\r' if chars.peek() == Some(&'\n') => {
+                // CRLF: drop the CR; the LF is handled next.
+            }
+            '\t' if mode == Mode::KeepTabs => {
+                out.push('\t');
+                col += TAB_WIDTH - col % TAB_WIDTH;
+            }
+            '\t' if one_line => {
+                out.push(' ');
+                col += 1;
+            }
+            '\t' => {
+                let n = TAB_WIDTH - col % TAB_WIDTH;
+                for _ in 0..n {
+                    out.push(' ');
+                }
+                col += n;
+            }
+            '\u{00}'..='\u{1F}' => {
+                // U+2400..U+241F: Control Pictures, all valid chars.
+                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{FFFD}'));
+                col += 1;
+            }
+            '\u{7F}' => {
+                out.push('\u{2421}');
+                col += 1;
+            }
+            '\u{80}'..='\u{9F}' => {
+                out.push('<');
+                push_hex(&mut out, c as u32, 2);
+                out.push('>');
+                col += 4;
+            }
+            c if is_bidi_override(c) => {
+                out.push_str("<U+");
+                push_hex(&mut out, c as u32, 4);
+                out.push('>');
+                col += 8;
+            }
+            c if is_bidi_mark(c) => {}
+            c => {
+                out.push(c);
+                col += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn is_forbidden(c: char, allow_newline: bool) -> bool {
+        (c < ' ' && !(allow_newline && c == '\n'))
+            || ('\u{7F}'..='\u{9F}').contains(&c)
+            || is_bidi_override(c)
+            || is_bidi_mark(c)
+    }
+
+    #[test]
+    fn clean_text_is_borrowed() {
+        for s in [
+            "",
+            "hello",
+            "line one\nline two",
+            "héllo wörld ✓ 日本語 🦀",
+            "→ ← ‘quotes’",
+        ] {
+            assert!(matches!(sanitize(s), Cow::Borrowed(_)), "{s:?}");
+        }
+        assert!(matches!(sanitize_line("one line ✓"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn osc_title_sequence_is_inert() {
+        assert_eq!(sanitize("\x1b]0;title\x07"), "␛]0;title␇");
+        assert_eq!(sanitize("a\x1b[2Jb"), "a␛[2Jb");
+    }
+
+    #[test]
+    fn osc52_clipboard_is_inert() {
+        let s = "\x1b]52;c;cm0gLXJmIH4=\x1b\\";
+        assert_eq!(sanitize(s), "␛]52;c;cm0gLXJmIH4=␛\\");
+    }
+
+    #[test]
+    fn c0_controls_become_control_pictures() {
+        assert_eq!(sanitize("\0\x08\x7f"), "␀␈␡");
+        assert_eq!(sanitize("a\rb"), "a␍b");
+        assert_eq!(sanitize("\x1f"), "␟");
+    }
+
+    #[test]
+    fn crlf_becomes_lf() {
+        assert_eq!(sanitize("a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(sanitize_line("a\r\nb"), "a b");
+        assert_eq!(sanitize("a\r\r\nb"), "a␍\nb");
+    }
+
+    #[test]
+    fn c1_controls_are_visible() {
+        assert_eq!(sanitize("x\u{9b}2Jy"), "x<9B>2Jy");
+        assert_eq!(sanitize("\u{9d}0;t\u{9c}"), "<9D>0;t<9C>");
+        assert_eq!(sanitize("\u{80}\u{85}"), "<80><85>");
+        // Neighbours of the C1 range are untouched.
+        assert!(matches!(sanitize("\u{a0}é"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn bidi_overrides_are_visible_and_marks_removed() {
+        assert_eq!(sanitize("abc\u{202e}fed"), "abc<U+202E>fed");
+        assert_eq!(sanitize("\u{2066}x\u{2069}"), "<U+2066>x<U+2069>");
+        assert_eq!(sanitize("a\u{200f}b\u{200e}c\u{61c}d"), "abcd");
+        // Neighbours are untouched.
+        assert!(matches!(
+            sanitize("\u{2010}\u{2029}\u{2065}\u{206a}\u{061b}"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn tabs_expand_to_tab_stops() {
+        assert_eq!(sanitize("\tx"), "    x");
+        assert_eq!(sanitize("ab\tx"), "ab  x");
+        assert_eq!(sanitize("abcd\tx"), "abcd    x");
+        assert_eq!(sanitize("ab\ncd\tx\n\ty"), "ab\ncd  x\n    y");
+        assert_eq!(sanitize("日本\tx"), "日本    x");
+    }
+
+    #[test]
+    fn keep_tabs_variant() {
+        assert!(matches!(sanitize_keep_tabs("a\tb\n"), Cow::Borrowed(_)));
+        assert_eq!(sanitize_keep_tabs("a\tb\x1b[0m\r\n"), "a\tb␛[0m\n");
+    }
+
+    #[test]
+    fn one_line_variant() {
+        assert_eq!(sanitize_line("a\nb\tc"), "a b c");
+        assert_eq!(sanitize_line("t\x1b]0;x\x07"), "t␛]0;x␇");
+    }
+
+    proptest! {
+        #[test]
+        fn output_has_no_controls(s in "(\\PC|[\\x00-\\x1f\\x7f-\\x9f\\u{200e}\\u{200f}\\u{61c}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}])*") {
+            let out = sanitize(&s);
+            prop_assert!(!out.chars().any(|c| is_forbidden(c, true)), "{:?} -> {:?}", s, out);
+            let kept = sanitize_keep_tabs(&s);
+            prop_assert!(!kept.chars().any(|c| c != '\t' && is_forbidden(c, true)), "{:?} -> {:?}", s, kept);
+            let line = sanitize_line(&s);
+            prop_assert!(!line.chars().any(|c| is_forbidden(c, false)), "{:?} -> {:?}", s, line);
+            // Borrowed exactly when nothing had to change.
+            if !s.chars().any(|c| is_forbidden(c, true) || c == '\t') {
+                prop_assert!(matches!(out, Cow::Borrowed(_)));
+            }
+            prop_assert_eq!(out.lines().count(), s.lines().count());
+        }
+    }
 }

@@ -1,4 +1,5 @@
 //! The interactive front end.
+pub mod highlight;
 pub mod markdown;
 
 use std::sync::Arc;
