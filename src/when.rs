@@ -1,86 +1,2073 @@
-//! Time expressions -> UTC instants. Temporary minimal version; replaced by the time work.
-use chrono::{DateTime, TimeZone, Utc};
+//! Time expressions -> UTC instants, and human previews.
+//!
+//! Used by `/later DURATION TEXT`, `/at TIME TEXT`, the F2 "reschedule" prompt,
+//! the composer preview ("sends Mon 30 Nov 09:00, in 14h 11m") and the
+//! model's `schedule_task` tool.
+//!
+//! # What is understood
+//!
+//! Everything is case-insensitive and tolerant of extra spaces. Expressions are
+//! resolved in the time zone of the `now` that is passed in (the user's local
+//! zone in production); results are UTC instants strictly after `now`.
+//!
+//! * Durations (both modes): `10m`, `10 min`, `in 10 minutes`, `1h30m`,
+//!   `1h 30m`, `1 hour 30 minutes`, `1 hour and 30 minutes`, `2 hours`, `1d`,
+//!   `90s`, `1.5h`, `1w`, `an hour`, `half an hour`, `an hour and a half`,
+//!   `10 minutes from now`. A duration is exact elapsed time: `1d` is 24 h even
+//!   across a DST change. Months and years are not durations (their length
+//!   varies); use a date instead.
+//! * Clock times (`/at` only): `9am`, `9 am`, `9:30am`, `9.30pm`, `9 p.m.`,
+//!   `14:30`, `14:30:15`, `noon`, `midday`, `midnight` (00:00), `12pm` (noon),
+//!   `12am` (midnight). A bare clock time means its *next* occurrence: today if
+//!   still ahead, else tomorrow.
+//! * Dates (`/at` only), optionally followed (or preceded) by a clock time,
+//!   optionally joined by `at` / `on`: `today`, `tomorrow` (`tmrw`), weekdays
+//!   (`fri`, `friday`, `tues`, `thurs`, ...), `this fri`, `next monday`,
+//!   `2026-12-01`, `2026-12-01T09:00`, `2026-12-01T09:00Z`, and month-name
+//!   dates (`dec 1`, `1 dec`, `1st of december`, `dec 1 2026`,
+//!   `december 1, 2026`). A date without a time means 09:00 that day.
+//!   A weekday means its next occurrence (today only if the time is still
+//!   ahead); `next monday` is the first Monday strictly after today (so on a
+//!   Sunday it is tomorrow; the preview shows the date, which removes any doubt).
+//!   A month-name date without a year means its next occurrence.
+//!   An explicit date or instant that is not in the future is refused.
+//! * Full RFC 3339 instants with an offset: `2026-12-01T09:00:00Z`,
+//!   `2026-12-01T09:00:00.5+02:00`.
+//!
+//! # Why most of this is hand-written rather than `interim`
+//!
+//! `interim` 0.2.2 was probed on every form above. It is used for the one
+//! thing it does well — month-name dates — and only on input that has been
+//! checked to contain nothing but month names and numbers. Its gaps, each
+//! covered here:
+//!
+//! * panics (an `assert!` in its `Lowercase::literal`) when a time after a date
+//!   has upper-case `AM`/`PM` (`"Tomorrow 9AM"`, `"FRI 5PM"`) or when a word of
+//!   16+ letters follows an hour;
+//! * `midnight` (and any word starting with `mi`, `se`, `ho`, `da`, `we`, `mo`,
+//!   `ye`) is read as "zero units", i.e. *now*;
+//! * `noon`, `in 10 minutes`, `in 2h`, `an hour`, `half an hour`, `1.5h`
+//!   (read as the clock time 1:05), and compound durations (`1h30m`, `1h 30m`,
+//!   `1 hour 30 minutes`) are refused;
+//! * after a date, `12pm` becomes midnight of the *next* day and `12am` becomes
+//!   noon (`"tomorrow 12pm"` -> day after tomorrow 00:00), and hours are not
+//!   range-checked (`"tomorrow 100pm"` -> four days later);
+//! * a bare clock time or a weekday with a past time stays in the past (no
+//!   "next occurrence"), dates without a time mean 00:00 (we want 09:00),
+//!   `tomorrow` alone means tomorrow at the current time;
+//! * `next monday` (UK dialect) skips a whole week, and US dialect's
+//!   `next sunday` on a Sunday evening is today;
+//! * a local time inside a DST gap is an error; a month-name date followed by
+//!   a year without a comma (`dec 1 2026`) is an error.
 
+use std::fmt::Write as _;
+
+use chrono::{
+    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, Offset,
+    TimeZone, Utc, Weekday,
+};
+
+/// Why an expression was refused. Every message is one human-readable line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WhenError {
-    #[error("can't read \"{0}\" as a time")]
-    Unreadable(String),
-    #[error("that time is in the past")]
-    Past,
-    #[error("too far ahead")]
-    TooFar,
+    /// Nothing was typed.
+    #[error("empty time")]
+    Empty,
+    /// Not a time expression at all (the text, shortened, is kept).
+    #[error(
+        "can't read {0:?} as a time — try 10m, 1h30m, 9am, tomorrow 14:30, fri 5pm, 2026-12-01 09:00"
+    )]
+    Unrecognised(String),
+    /// `Mode::Later` / [`parse_duration`]: not a duration.
+    #[error("can't read {0:?} as a duration — try 10m, 1h30m, 2 hours, 1d, in 10 minutes")]
+    NotADuration(String),
+    /// `Mode::Later` was given a point in time.
+    #[error("{0:?} is a point in time, not a duration — use /at for that, or e.g. /later 1h30m")]
+    TimeNotDuration(String),
+    /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
+    #[error("no such date or time: {0:?}")]
+    NoSuchTime(String),
+    /// Resolves to an instant that is not after now; carries the instant as
+    /// shown to the user, e.g. `Sun 29 Nov 08:00`.
+    #[error("that time is in the past ({0})")]
+    Past(String),
+    /// Zero or negative duration (`0m`, `-5m`).
+    #[error("a duration must be positive")]
+    NotPositive,
+    /// Beyond what the calendar types can represent.
+    #[error("that is too far in the future")]
+    OutOfRange,
+    /// Refused by [`check_not_too_far`]; carries the limit, e.g. `1 year`.
+    #[error("too far ahead (more than {0})")]
+    TooFar(String),
+    /// `/later 1h` with no message.
     #[error("nothing to send after the time")]
-    NoText,
+    NothingToSend,
 }
 
+/// Which expressions are allowed: `/later` takes only durations, `/at` anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// Durations only (`10m`, `in 2 hours`).
     Later,
+    /// Durations, clock times, dates and instants.
     At,
 }
 
-pub fn parse_duration(expr: &str) -> Result<chrono::Duration, WhenError> {
-    let e = expr.trim().trim_start_matches("in ").trim();
-    let (num, unit) = e.split_at(e.find(|c: char| !c.is_ascii_digit()).unwrap_or(e.len()));
-    let n: i64 = num
-        .parse()
-        .map_err(|_| WhenError::Unreadable(expr.into()))?;
-    let secs = match unit.trim() {
-        "s" => n,
-        "m" | "min" | "minutes" | "minute" => n * 60,
-        "h" | "hour" | "hours" => n * 3600,
-        "d" | "day" | "days" => n * 86400,
-        _ => return Err(WhenError::Unreadable(expr.into())),
-    };
-    Ok(chrono::Duration::seconds(secs))
-}
+/// The time of day used when a date is given without one (`tomorrow`,
+/// `fri`, `2026-12-01`): 09:00, the start of a working day.
+const DEFAULT_HOUR: u32 = 9;
 
+/// How many leading words [`split_time_prefix`] tries as a time expression.
+/// The longest accepted form is about five words (`1 hour and 30 minutes`,
+/// `next monday at 9 am`).
+const MAX_PREFIX_WORDS: usize = 6;
+
+/// Longest piece of user text quoted back in an error message.
+const MAX_QUOTED_CHARS: usize = 40;
+
+/// Parse a whole expression into a UTC instant strictly after `now`.
+///
+/// The expression is resolved in `now`'s time zone. See the module docs for
+/// the grammar.
 pub fn parse_time<Tz: TimeZone>(
     expr: &str,
     now: &DateTime<Tz>,
-    _mode: Mode,
+    mode: Mode,
 ) -> Result<DateTime<Utc>, WhenError> {
-    Ok(now.with_timezone(&Utc) + parse_duration(expr)?)
+    let trimmed = expr.trim();
+    if trimmed.is_empty() {
+        return Err(WhenError::Empty);
+    }
+    let owned = words_of(trimmed);
+    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let now_utc = now.with_timezone(&Utc);
+
+    match duration_ms(&words) {
+        Ok(ms) => {
+            return Duration::try_milliseconds(ms)
+                .and_then(|d| now_utc.checked_add_signed(d))
+                .ok_or(WhenError::OutOfRange);
+        }
+        Err(PErr::Fail(e)) => return Err(e),
+        Err(PErr::NoMatch) => {}
+    }
+
+    match mode {
+        Mode::Later => match parse_absolute(trimmed, &words, now) {
+            Ok(_) | Err(PErr::Fail(WhenError::Past(_))) => {
+                Err(WhenError::TimeNotDuration(quoted(trimmed)))
+            }
+            Err(_) => Err(WhenError::NotADuration(quoted(trimmed))),
+        },
+        Mode::At => parse_absolute(trimmed, &words, now).map_err(|e| match e {
+            PErr::Fail(e) => e,
+            PErr::NoMatch => WhenError::Unrecognised(quoted(trimmed)),
+        }),
+    }
 }
 
+/// Parse a duration expression: `10m`, `10 min`, `in 10 minutes`, `1h30m`,
+/// `1h 30m`, `1 hour 30 minutes`, `2 hours`, `1d`, `90s`, `1.5h`, `1w`,
+/// `an hour`, `half an hour`, `an hour and a half`. Always positive.
+pub fn parse_duration(expr: &str) -> Result<Duration, WhenError> {
+    let trimmed = expr.trim();
+    if trimmed.is_empty() {
+        return Err(WhenError::Empty);
+    }
+    let owned = words_of(trimmed);
+    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+    match duration_ms(&words) {
+        Ok(ms) => Duration::try_milliseconds(ms).ok_or(WhenError::OutOfRange),
+        Err(PErr::Fail(e)) => Err(e),
+        Err(PErr::NoMatch) => Err(WhenError::NotADuration(quoted(trimmed))),
+    }
+}
+
+/// For `/later 1h check the build` and `/at tomorrow 9am stand-up notes`:
+/// finds the longest leading run of words (up to six) that parses as a time
+/// in `mode`, and returns the instant and the remaining text (trimmed, with
+/// its original spelling).
+///
+/// Errors: when no prefix parses, the error of the first word (e.g. "can't
+/// read \"blah\""); when a longer prefix was recognised but refused (a past
+/// time, `tomorrow 13pm`, `/later 9am`), that more specific error — it is
+/// what the user meant, and silently taking a shorter prefix would schedule
+/// something else; `NothingToSend` when nothing follows the time.
 pub fn split_time_prefix<Tz: TimeZone>(
     input: &str,
     now: &DateTime<Tz>,
     mode: Mode,
 ) -> Result<(DateTime<Utc>, String), WhenError> {
-    let (t, rest) = input.trim().split_once(' ').ok_or(WhenError::NoText)?;
-    Ok((parse_time(t, now, mode)?, rest.trim().to_string()))
-}
-
-pub fn relative(due_ms: i64, now_ms: i64) -> String {
-    let d = (due_ms - now_ms) / 1000;
-    if d >= 0 {
-        format!("in {d}s")
-    } else {
-        format!("{}s ago", -d)
+    let ends = word_ends(input, MAX_PREFIX_WORDS);
+    let mut shortest_err = WhenError::Empty;
+    for &end in ends.iter().rev() {
+        let prefix = &input[..end];
+        match parse_time(prefix, now, mode) {
+            Ok(due) => {
+                let rest = input[end..].trim();
+                if rest.is_empty() {
+                    return Err(WhenError::NothingToSend);
+                }
+                return Ok((due, rest.to_string()));
+            }
+            Err(e) if is_specific(&e) => return Err(e),
+            Err(e) => shortest_err = e,
+        }
     }
+    Err(shortest_err)
 }
 
-pub fn preview<Tz: TimeZone>(due: DateTime<Utc>, now: &DateTime<Tz>) -> String
-where
-    Tz::Offset: std::fmt::Display,
-{
-    let local = due.with_timezone(&now.timezone());
+/// `Mon 30 Nov 09:00, in 14h 11m`: the instant in `now`'s time zone (with the
+/// year when it is not `now`'s year), then the distance from `now`.
+///
+/// (No `Tz::Offset: Display` bound is needed: the offset is not printed.)
+pub fn preview<Tz: TimeZone>(due: DateTime<Utc>, now: &DateTime<Tz>) -> String {
     format!(
         "{}, {}",
-        local.format("%a %d %b %H:%M"),
+        absolute(due, now),
         relative(due.timestamp_millis(), now.timestamp_millis())
     )
 }
 
+/// The instant in `now`'s time zone, `Mon 30 Nov 09:00`, or
+/// `Tue 1 Dec 2026 09:00` when the year differs from `now`'s.
+pub fn absolute<Tz: TimeZone>(due: DateTime<Utc>, now: &DateTime<Tz>) -> String {
+    let local = due.with_timezone(&now.timezone()).naive_local();
+    if local.year() == now.naive_local().year() {
+        local.format("%a %-d %b %H:%M").to_string()
+    } else {
+        local.format("%a %-d %b %Y %H:%M").to_string()
+    }
+}
+
+/// Compact distance between epoch-ms instants: `in 45s`, `in 14h 11m`,
+/// `in 3d 2h`, `2m ago`, `now` (under half a second). Two units at most,
+/// zero units dropped (`in 2h`), rounded to the second then truncated.
+pub fn relative(due_ms: i64, now_ms: i64) -> String {
+    let diff = i128::from(due_ms) - i128::from(now_ms);
+    let secs = (diff.unsigned_abs() + 500) / 1000;
+    if secs == 0 {
+        return "now".to_string();
+    }
+    let span = compact_span(secs);
+    if diff > 0 {
+        format!("in {span}")
+    } else {
+        format!("{span} ago")
+    }
+}
+
+/// Refuse instants more than `max` ahead of `now_utc` (used for
+/// model-scheduled tasks, with a one-year limit). Exactly `max` is allowed.
 pub fn check_not_too_far(
     due: DateTime<Utc>,
     now_utc: DateTime<Utc>,
-    max: chrono::Duration,
+    max: Duration,
 ) -> Result<(), WhenError> {
-    if due - now_utc > max {
-        Err(WhenError::TooFar)
+    if due.signed_duration_since(now_utc) > max {
+        Err(WhenError::TooFar(describe_limit(max)))
     } else {
         Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Internals
+// ---------------------------------------------------------------------------
+
+/// Internal parse outcome: `NoMatch` means "this is not that kind of
+/// expression, try another reading"; `Fail` is a definite refusal that should
+/// reach the user (an impossible time, a past date, a zero duration).
+#[derive(Debug)]
+enum PErr {
+    NoMatch,
+    Fail(WhenError),
+}
+
+/// Errors that mean "recognised, but refused" (as opposed to "not a time").
+fn is_specific(e: &WhenError) -> bool {
+    !matches!(
+        e,
+        WhenError::Empty | WhenError::Unrecognised(_) | WhenError::NotADuration(_)
+    )
+}
+
+/// User text quoted back in an error, shortened to one manageable line.
+fn quoted(s: &str) -> String {
+    let mut chars = s.chars();
+    let mut out: String = chars.by_ref().take(MAX_QUOTED_CHARS).collect();
+    if chars.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Byte offsets just after each of the first `max` whitespace-separated words.
+fn word_ends(input: &str, max: usize) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut in_word = false;
+    for (i, c) in input.char_indices() {
+        if c.is_whitespace() {
+            if in_word {
+                ends.push(i);
+                if ends.len() == max {
+                    return ends;
+                }
+            }
+            in_word = false;
+        } else {
+            in_word = true;
+        }
+    }
+    if in_word {
+        ends.push(input.len());
+    }
+    ends
+}
+
+/// Lower-cased words; `2026-12-01T09:00` becomes `2026-12-01`, `09:00`.
+fn words_of(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in expr.split_whitespace() {
+        let w = w.to_ascii_lowercase();
+        match w.find('t') {
+            Some(p) if p > 0 && p + 1 < w.len() && iso_date_parts(&w[..p]).is_some() => {
+                out.push(w[..p].to_string());
+                out.push(w[p + 1..].to_string());
+            }
+            _ => out.push(w),
+        }
+    }
+    out
+}
+
+/// `YYYY-M-D` / `YYYY-MM-DD` shape (values not yet validated).
+fn iso_date_parts(w: &str) -> Option<(i32, u32, u32)> {
+    let mut parts = w.split('-');
+    let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some()
+        || y.len() != 4
+        || !(1..=2).contains(&m.len())
+        || !(1..=2).contains(&d.len())
+        || ![y, m, d]
+            .iter()
+            .all(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some((y.parse().ok()?, m.parse().ok()?, d.parse().ok()?))
+}
+
+// --- durations --------------------------------------------------------------
+//
+// Hand-written because interim refuses `in …`, `an hour`, `half an hour`,
+// decimals (`1.5h` is read as the clock time 1:05) and every compound form
+// (`1h30m`, `1h 30m`, `1 hour 30 minutes`), and reads `midnight`, `month`,
+// `second thoughts` … as a zero-length duration.
+
+/// A piece of a duration word: a number (in thousandths, so `1.5` is 1500)
+/// or a run of letters. `1h30m` is `[1000, "h", 30000, "m"]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Atom<'a> {
+    Num(i128),
+    Word(&'a str),
+}
+
+fn atoms<'a>(words: &[&'a str]) -> Option<Vec<Atom<'a>>> {
+    let mut out = Vec::new();
+    for w in words {
+        // "1 hour, 30 minutes"
+        let w = w.strip_suffix(',').unwrap_or(w);
+        let b = w.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let start = i;
+            if b[i].is_ascii_digit() {
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let int = &w[start..i];
+                let mut frac = "";
+                if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+                    let fs = i + 1;
+                    i = fs;
+                    while i < b.len() && b[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                    frac = &w[fs..i];
+                }
+                // Nine integer digits is already ~19 000 years of weeks; more
+                // would only risk overflow.
+                if int.len() > 9 || frac.len() > 3 {
+                    return None;
+                }
+                let int: i128 = int.parse().ok()?;
+                let frac_val: i128 = if frac.is_empty() {
+                    0
+                } else {
+                    let scale = 10i128.pow(3 - u32::try_from(frac.len()).ok()?);
+                    frac.parse::<i128>().ok()? * scale
+                };
+                out.push(Atom::Num(int * 1000 + frac_val));
+            } else if b[i].is_ascii_alphabetic() {
+                while i < b.len() && b[i].is_ascii_alphabetic() {
+                    i += 1;
+                }
+                out.push(Atom::Word(&w[start..i]));
+            } else {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Milliseconds per unit. `m` is minutes (never months): months and years are
+/// not fixed lengths, so they are not durations here.
+fn unit_ms(u: &str) -> Option<i128> {
+    Some(match u {
+        "s" | "sec" | "secs" | "second" | "seconds" => 1_000,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60_000,
+        "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000,
+        "d" | "day" | "days" => 86_400_000,
+        "w" | "wk" | "wks" | "week" | "weeks" => 604_800_000,
+        _ => return None,
+    })
+}
+
+/// A duration in milliseconds, > 0.
+fn duration_ms(words: &[&str]) -> Result<i64, PErr> {
+    let mut words = words;
+    if let [first, rest @ ..] = words
+        && *first == "in"
+    {
+        words = rest;
+    }
+    if let [rest @ .., "from", "now"] = words {
+        words = rest;
+    }
+    // "-5m": recognised, so that the user is told why it is refused.
+    let mut negative = false;
+    let stripped: Vec<&str>;
+    if let Some(first) = words.first()
+        && let Some(tail) = first.strip_prefix('-')
+    {
+        negative = true;
+        stripped = std::iter::once(tail)
+            .chain(words[1..].iter().copied())
+            .collect();
+        words = &stripped;
+    }
+    let atoms = atoms(words).ok_or(PErr::NoMatch)?;
+    if atoms.is_empty() {
+        return Err(PErr::NoMatch);
+    }
+
+    let mut total: i128 = 0;
+    let mut seen: Vec<&str> = Vec::new();
+    let mut last_unit: Option<i128> = None;
+    let mut i = 0;
+    while i < atoms.len() {
+        // "an hour and a half"
+        if let (Some(unit), [Atom::Word("and"), Atom::Word("a"), Atom::Word("half"), ..]) =
+            (last_unit, &atoms[i..])
+        {
+            total += unit / 2;
+            last_unit = None;
+            i += 3;
+            continue;
+        }
+        // "1 hour and 30 minutes"
+        if last_unit.is_some() && atoms[i] == Atom::Word("and") {
+            i += 1;
+        }
+        let amount = match atoms.get(i) {
+            Some(Atom::Num(n)) => {
+                i += 1;
+                *n
+            }
+            Some(Atom::Word("a" | "an" | "one")) => {
+                i += 1;
+                1000
+            }
+            // "half an hour"
+            Some(Atom::Word("half"))
+                if matches!(atoms.get(i + 1), Some(Atom::Word("a" | "an"))) =>
+            {
+                i += 2;
+                500
+            }
+            _ => return Err(PErr::NoMatch),
+        };
+        let Some(Atom::Word(unit)) = atoms.get(i) else {
+            return Err(PErr::NoMatch);
+        };
+        let per = unit_ms(unit).ok_or(PErr::NoMatch)?;
+        // Each unit once: "1h 1h" is more likely a typo than a sum.
+        let canon = per_name(per);
+        if seen.contains(&canon) {
+            return Err(PErr::NoMatch);
+        }
+        seen.push(canon);
+        i += 1;
+        total += amount * per / 1000;
+        last_unit = Some(per);
+    }
+    if negative || total <= 0 {
+        return Err(PErr::Fail(WhenError::NotPositive));
+    }
+    i64::try_from(total).map_err(|_| PErr::Fail(WhenError::OutOfRange))
+}
+
+fn per_name(per: i128) -> &'static str {
+    match per {
+        1_000 => "s",
+        60_000 => "m",
+        3_600_000 => "h",
+        86_400_000 => "d",
+        _ => "w",
+    }
+}
+
+// --- clock times ------------------------------------------------------------
+//
+// Hand-written because interim turns `12pm` after a date into the next day's
+// midnight and `12am` into noon, does not range-check hours after a date
+// (`tomorrow 100pm`), panics on upper-case `AM`/`PM` after a date, and has
+// neither `noon` nor a safe `midnight`.
+
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    time: NaiveTime,
+    /// `Z` / `+02:00` suffix (ISO forms only).
+    offset: Option<FixedOffset>,
+}
+
+fn meridiem(s: &str) -> Option<bool> {
+    match s {
+        "am" | "a.m." | "a.m" => Some(false),
+        "pm" | "p.m." | "p.m" => Some(true),
+        _ => None,
+    }
+}
+
+fn parse_clock(words: &[&str]) -> Result<Clock, PErr> {
+    let plain = |h, m| {
+        Ok(Clock {
+            time: NaiveTime::from_hms_opt(h, m, 0).ok_or(PErr::NoMatch)?,
+            offset: None,
+        })
+    };
+    match words {
+        ["noon" | "midday"] => plain(12, 0),
+        // 00:00, the start of the day, like `12am` (the preview shows the
+        // date, so "fri midnight" = Thu night -> Fri 00:00 is visible).
+        ["midnight"] => plain(0, 0),
+        [w] => clock_token(w, None, w),
+        [w, ap] => {
+            let pm = meridiem(ap).ok_or(PErr::NoMatch)?;
+            clock_token(w, Some(pm), &format!("{w} {ap}"))
+        }
+        _ => Err(PErr::NoMatch),
+    }
+}
+
+/// `9`, `9:30`, `09:30:15`, `9.30` followed by an optional meridiem (`am`,
+/// `p.m.`) or, without meridiem, an optional offset (`z`, `+02:00`, `-0500`).
+/// `meridiem_word` is a separate `am`/`pm` word already read.
+fn clock_token(w: &str, meridiem_word: Option<bool>, shown: &str) -> Result<Clock, PErr> {
+    let b = w.as_bytes();
+    let digits = |from: usize| b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+
+    let hl = digits(0);
+    if !(1..=2).contains(&hl) {
+        return Err(PErr::NoMatch);
+    }
+    let h: u32 = w[..hl].parse().map_err(|_| PErr::NoMatch)?;
+    let mut i = hl;
+    let (mut m, mut s) = (0u32, 0u32);
+    let mut sep = None;
+    if i < b.len() && (b[i] == b':' || b[i] == b'.') && digits(i + 1) == 2 {
+        sep = Some(b[i]);
+        m = w[i + 1..i + 3].parse().map_err(|_| PErr::NoMatch)?;
+        i += 3;
+        if sep == Some(b':') && i < b.len() && b[i] == b':' && digits(i + 1) == 2 {
+            s = w[i + 1..i + 3].parse().map_err(|_| PErr::NoMatch)?;
+            i += 3;
+        }
+    }
+    let rest = &w[i..];
+    let mut pm = meridiem_word;
+    let mut offset = None;
+    if !rest.is_empty() {
+        if pm.is_some() {
+            return Err(PErr::NoMatch);
+        }
+        if let Some(p) = meridiem(rest) {
+            pm = Some(p);
+        } else {
+            offset = Some(parse_offset(rest).ok_or(PErr::NoMatch)?);
+        }
+    }
+    // `9` alone is ambiguous (9am? 9 minutes?); `1.5` is a number, not 1:05.
+    if pm.is_none() && sep != Some(b':') {
+        return Err(PErr::NoMatch);
+    }
+    let no_such = || PErr::Fail(WhenError::NoSuchTime(quoted(shown)));
+    let h24 = match pm {
+        Some(pm) => {
+            if !(1..=12).contains(&h) {
+                return Err(no_such());
+            }
+            // 12am = 00, 12pm = 12: the convention interim gets wrong after a date.
+            h % 12 + if pm { 12 } else { 0 }
+        }
+        None => h,
+    };
+    let time = NaiveTime::from_hms_opt(h24, m, s).ok_or_else(no_such)?;
+    let offset = match offset {
+        Some(o) => Some(o.ok_or_else(no_such)?),
+        None => None,
+    };
+    Ok(Clock { time, offset })
+}
+
+/// `z`, `+02:00`, `+0200`, `+02`, `-05:00`. Outer `None`: not an offset at all;
+/// inner `None`: offset-shaped but out of range.
+fn parse_offset(s: &str) -> Option<Option<FixedOffset>> {
+    if s == "z" {
+        return Some(FixedOffset::east_opt(0));
+    }
+    let (sign, body) = match s.as_bytes().first()? {
+        b'+' => (1, &s[1..]),
+        b'-' => (-1, &s[1..]),
+        _ => return None,
+    };
+    let body = body.replacen(':', "", 1);
+    if !matches!(body.len(), 2 | 4) || !body.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let hh: i32 = body[..2].parse().ok()?;
+    let mm: i32 = if body.len() == 4 {
+        body[2..].parse().ok()?
+    } else {
+        0
+    };
+    if mm > 59 {
+        return Some(None);
+    }
+    Some(FixedOffset::east_opt(sign * (hh * 3600 + mm * 60)))
+}
+
+// --- dates ------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy)]
+enum DateSpec {
+    Today,
+    Tomorrow,
+    /// `fri` / `this fri` (`next: false`), `next fri` (`next: true`).
+    Weekday {
+        day: Weekday,
+        next: bool,
+    },
+    /// A calendar date; without an explicit year it rolls to its next occurrence.
+    Ymd {
+        date: NaiveDate,
+        has_year: bool,
+    },
+}
+
+/// Weekday names and the usual abbreviations. (interim accepts any prefix of
+/// three letters or more; this list is explicit so `sat` and `sun` in a
+/// message are only consumed where a date is expected anyway.)
+fn weekday(w: &str) -> Option<Weekday> {
+    Some(match w {
+        "mon" | "monday" => Weekday::Mon,
+        "tue" | "tues" | "tuesday" => Weekday::Tue,
+        "wed" | "weds" | "wednesday" => Weekday::Wed,
+        "thu" | "thur" | "thurs" | "thursday" => Weekday::Thu,
+        "fri" | "friday" => Weekday::Fri,
+        "sat" | "saturday" => Weekday::Sat,
+        "sun" | "sunday" => Weekday::Sun,
+        _ => return None,
+    })
+}
+
+fn is_month(w: &str) -> bool {
+    matches!(
+        w,
+        "jan"
+            | "january"
+            | "feb"
+            | "february"
+            | "mar"
+            | "march"
+            | "apr"
+            | "april"
+            | "may"
+            | "jun"
+            | "june"
+            | "jul"
+            | "july"
+            | "aug"
+            | "august"
+            | "sep"
+            | "sept"
+            | "september"
+            | "oct"
+            | "october"
+            | "nov"
+            | "november"
+            | "dec"
+            | "december"
+    )
+}
+
+fn parse_date(words: &[&str], today: NaiveDate) -> Result<DateSpec, PErr> {
+    let words: Vec<&str> = words
+        .iter()
+        .map(|w| w.trim_end_matches(','))
+        .filter(|w| !w.is_empty())
+        .collect();
+    match words.as_slice() {
+        ["today"] => Ok(DateSpec::Today),
+        ["tomorrow" | "tmrw" | "tmr"] => Ok(DateSpec::Tomorrow),
+        [w] if weekday(w).is_some() => Ok(DateSpec::Weekday {
+            day: weekday(w).ok_or(PErr::NoMatch)?,
+            next: false,
+        }),
+        [dir @ ("this" | "next"), w] if weekday(w).is_some() => Ok(DateSpec::Weekday {
+            day: weekday(w).ok_or(PErr::NoMatch)?,
+            next: *dir == "next",
+        }),
+        [w] if iso_date_parts(w).is_some() => {
+            let (y, m, d) = iso_date_parts(w).ok_or(PErr::NoMatch)?;
+            let date = NaiveDate::from_ymd_opt(y, m, d)
+                .ok_or_else(|| PErr::Fail(WhenError::NoSuchTime(quoted(w))))?;
+            Ok(DateSpec::Ymd {
+                date,
+                has_year: true,
+            })
+        }
+        _ => month_date(&words, today),
+    }
+}
+
+/// Month-name dates, delegated to interim (`dec 1`, `1 dec`, `1 december
+/// 2026`, `december 1, 2026`), which handles them correctly — but only after
+/// checking that every word is a month name, a number of at most four digits
+/// (ordinal suffix removed) or the filler `of`/`the`. That gate keeps away
+/// everything that makes interim panic (upper-case letters, long words after
+/// a number) or misread (`midnight` = now, bare month names = the 1st).
+fn month_date(words: &[&str], today: NaiveDate) -> Result<DateSpec, PErr> {
+    let mut toks: Vec<&str> = Vec::new();
+    let (mut months, mut numbers) = (0, 0);
+    for w in words {
+        if matches!(*w, "of" | "the") {
+            continue;
+        }
+        if is_month(w) {
+            months += 1;
+            toks.push(w);
+            continue;
+        }
+        // "1st", "22nd", "3rd", "4th": interim does not know ordinals.
+        let n = ["st", "nd", "rd", "th"]
+            .iter()
+            .find_map(|s| w.strip_suffix(s))
+            .unwrap_or(w);
+        if (1..=4).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()) {
+            numbers += 1;
+            toks.push(n);
+        } else {
+            return Err(PErr::NoMatch);
+        }
+    }
+    if months != 1 || !(1..=2).contains(&numbers) {
+        return Err(PErr::NoMatch);
+    }
+    let has_year = numbers == 2;
+    // interim reads "dec 1 2026" as a day followed by a clock time and fails;
+    // it wants "dec 1, 2026".
+    let text = match toks.as_slice() {
+        [m, d, y] if is_month(m) => format!("{m} {d}, {y}"),
+        _ => toks.join(" "),
+    };
+    // Base instant: today's wall-clock date in UTC, so interim's own midnight
+    // resolution can never fall into a DST gap; only the date is used.
+    let base = Utc.from_utc_datetime(&today.and_time(NaiveTime::MIN));
+    match interim::parse_date_string(&text, base, interim::Dialect::Uk) {
+        Ok(dt) if dt.time() == NaiveTime::MIN => Ok(DateSpec::Ymd {
+            date: dt.date_naive(),
+            has_year,
+        }),
+        Ok(_) => Err(PErr::NoMatch),
+        // Every token was valid, so a missing date means e.g. "feb 30".
+        Err(interim::DateError::MissingDate) => {
+            Err(PErr::Fail(WhenError::NoSuchTime(quoted(&words.join(" ")))))
+        }
+        Err(_) => Err(PErr::NoMatch),
+    }
+}
+
+// --- putting date and time together ------------------------------------------
+
+fn parse_absolute<Tz: TimeZone>(
+    trimmed: &str,
+    words: &[&str],
+    now: &DateTime<Tz>,
+) -> Result<DateTime<Utc>, PErr> {
+    // Full RFC 3339 (fractional seconds, any offset): chrono parses it exactly.
+    if let Ok(t) = DateTime::parse_from_rfc3339(trimmed) {
+        return future(t.with_timezone(&Utc), now).map_err(PErr::Fail);
+    }
+    let mut words = words;
+    if let ["at" | "on", rest @ ..] = words
+        && !rest.is_empty()
+    {
+        words = rest;
+    }
+    let n = words.len();
+    let empty: &[&str] = &[];
+    let mut splits: Vec<(&[&str], &[&str])> = vec![(empty, words), (words, empty)];
+    // date then time: "tomorrow 9 am", "tomorrow at 9am"
+    for k in [2, 1] {
+        if n > k {
+            let mut date = &words[..n - k];
+            if let [d @ .., "at"] = date
+                && !d.is_empty()
+            {
+                date = d;
+            }
+            splits.push((date, &words[n - k..]));
+        }
+    }
+    // time then date: "9am tomorrow", "5pm on fri"
+    for k in [2, 1] {
+        if n > k {
+            let mut date = &words[k..];
+            if let ["on", d @ ..] = date
+                && !d.is_empty()
+            {
+                date = d;
+            }
+            splits.push((date, &words[..k]));
+        }
+    }
+
+    let today = now.date_naive();
+    let mut refusal: Option<WhenError> = None;
+    for (date_words, time_words) in splits {
+        let clock = if time_words.is_empty() {
+            Ok(None)
+        } else {
+            parse_clock(time_words).map(Some)
+        };
+        let date = if date_words.is_empty() {
+            Ok(None)
+        } else {
+            parse_date(date_words, today).map(Some)
+        };
+        match (date, clock) {
+            (Ok(date), Ok(clock)) => {
+                // An explicit offset only makes sense on an explicit date.
+                if clock.is_some_and(|c| c.offset.is_some())
+                    && !matches!(date, Some(DateSpec::Ymd { .. }))
+                {
+                    continue;
+                }
+                return resolve(date, clock, now).map_err(PErr::Fail);
+            }
+            (Err(PErr::Fail(e)), _) | (_, Err(PErr::Fail(e))) => {
+                refusal.get_or_insert(e);
+            }
+            _ => {}
+        }
+    }
+    Err(refusal.map_or(PErr::NoMatch, PErr::Fail))
+}
+
+/// The instant for a parsed date and/or clock time, strictly after `now`.
+fn resolve<Tz: TimeZone>(
+    date: Option<DateSpec>,
+    clock: Option<Clock>,
+    now: &DateTime<Tz>,
+) -> Result<DateTime<Utc>, WhenError> {
+    let tz = now.timezone();
+    let now_utc = now.with_timezone(&Utc);
+    let today = now.date_naive();
+    let time = clock.map_or(
+        NaiveTime::from_hms_opt(DEFAULT_HOUR, 0, 0).unwrap_or(NaiveTime::MIN),
+        |c| c.time,
+    );
+    let at = |d: NaiveDate| -> Result<DateTime<Utc>, WhenError> {
+        let naive = d.and_time(time);
+        match clock.and_then(|c| c.offset) {
+            Some(off) => off
+                .from_local_datetime(&naive)
+                .single()
+                .map(|t| t.with_timezone(&Utc))
+                .ok_or(WhenError::OutOfRange),
+            None => local_instant(&tz, naive).ok_or(WhenError::OutOfRange),
+        }
+    };
+    let plus_days = |d: NaiveDate, n: u64| {
+        d.checked_add_days(chrono::Days::new(n))
+            .ok_or(WhenError::OutOfRange)
+    };
+
+    match date {
+        // A bare clock time: its next occurrence.
+        None => {
+            let t = at(today)?;
+            if t > now_utc {
+                Ok(t)
+            } else {
+                future(at(plus_days(today, 1)?)?, now)
+            }
+        }
+        Some(DateSpec::Today) => future(at(today)?, now),
+        Some(DateSpec::Tomorrow) => future(at(plus_days(today, 1)?)?, now),
+        Some(DateSpec::Weekday { day, next }) => {
+            let mut delta = (i64::from(day.num_days_from_monday())
+                - i64::from(today.weekday().num_days_from_monday()))
+            .rem_euclid(7)
+            .unsigned_abs();
+            if next && delta == 0 {
+                delta = 7;
+            }
+            let t = at(plus_days(today, delta)?)?;
+            if t > now_utc {
+                Ok(t)
+            } else {
+                // Today, but that time has passed: the same day next week.
+                future(at(plus_days(today, delta + 7)?)?, now)
+            }
+        }
+        Some(DateSpec::Ymd { date, has_year }) => {
+            let t = at(date)?;
+            if t > now_utc || has_year {
+                return future(t, now);
+            }
+            // "nov 1" said on 29 Nov: next year's. (Up to 8 years for 29 Feb.)
+            for years in 1..=8 {
+                if let Some(d) = date.with_year(date.year() + years) {
+                    let t = at(d)?;
+                    if t > now_utc {
+                        return Ok(t);
+                    }
+                }
+            }
+            future(t, now)
+        }
+    }
+}
+
+/// `t` if it is strictly after `now`, else `Past`.
+fn future<Tz: TimeZone>(t: DateTime<Utc>, now: &DateTime<Tz>) -> Result<DateTime<Utc>, WhenError> {
+    if t > now.with_timezone(&Utc) {
+        Ok(t)
+    } else {
+        Err(WhenError::Past(absolute(t, now)))
+    }
+}
+
+/// A local wall-clock time in `tz` as an instant, using the zone's rules.
+///
+/// * Ambiguous (clocks go back, the hour happens twice): the earlier instant,
+///   so a message is never sent later than the user could have meant.
+/// * Nonexistent (clocks jump forward over it): the time is read with the
+///   offset in force before the jump, which lands as far past the gap as it
+///   was into it — 02:30 becomes 03:30 when clocks go 02:00 -> 03:00 — the
+///   same rule as java.time and jiff's "compatible" mode. (interim refuses
+///   such times.)
+fn local_instant<Tz: TimeZone>(tz: &Tz, naive: NaiveDateTime) -> Option<DateTime<Utc>> {
+    if let Some(t) = tz.from_local_datetime(&naive).earliest() {
+        return Some(t.with_timezone(&Utc));
+    }
+    // The offset a day before is the one before the gap (zones do not change
+    // offset twice in a day).
+    let before = naive.checked_sub_signed(Duration::days(1))?;
+    let off = tz.offset_from_utc_datetime(&before).fix();
+    let utc = naive.checked_sub_signed(Duration::seconds(i64::from(off.local_minus_utc())))?;
+    Some(Utc.from_utc_datetime(&utc))
+}
+
+// --- output -------------------------------------------------------------------
+
+/// `45s`, `14h 11m`, `3d 2h`, `2h`: the two largest units, zeros dropped.
+fn compact_span(secs: u128) -> String {
+    let (d, h, m, s) = (
+        secs / 86_400,
+        secs % 86_400 / 3_600,
+        secs % 3_600 / 60,
+        secs % 60,
+    );
+    let (big, big_u, small, small_u) = if d > 0 {
+        (d, 'd', h, 'h')
+    } else if h > 0 {
+        (h, 'h', m, 'm')
+    } else if m > 0 {
+        (m, 'm', s, 's')
+    } else {
+        (s, 's', 0, 's')
+    };
+    let mut out = format!("{big}{big_u}");
+    if small > 0 {
+        let _ = write!(out, " {small}{small_u}");
+    }
+    out
+}
+
+/// `1 year`, `2 years`, `30 days`, else the compact span (`12h`).
+fn describe_limit(max: Duration) -> String {
+    let secs = max.num_seconds();
+    let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    if secs > 0 && secs % (365 * 86_400) == 0 {
+        plural(secs / (365 * 86_400), "year")
+    } else if secs > 0 && secs % 86_400 == 0 {
+        plural(secs / 86_400, "day")
+    } else {
+        compact_span(u128::from(secs.unsigned_abs()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{Local, LocalResult, Timelike};
+    use proptest::prelude::*;
+
+    // ---- fixtures ---------------------------------------------------------
+
+    /// +01:00 (e.g. Paris in winter). Now = Sun 29 Nov 2026 18:49:00.
+    fn p1() -> FixedOffset {
+        FixedOffset::east_opt(3600).unwrap()
+    }
+    fn now_p1() -> DateTime<FixedOffset> {
+        p1().with_ymd_and_hms(2026, 11, 29, 18, 49, 0).unwrap()
+    }
+    /// A wall-clock time in +01:00, as UTC.
+    fn p1_at(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
+        p1().with_ymd_and_hms(y, mo, d, h, mi, s)
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    /// -05:00 (e.g. New York in winter). Now = Sun 29 Nov 2026 18:49:00 there
+    /// (23:49 UTC).
+    fn m5() -> FixedOffset {
+        FixedOffset::west_opt(5 * 3600).unwrap()
+    }
+    fn now_m5() -> DateTime<FixedOffset> {
+        m5().with_ymd_and_hms(2026, 11, 29, 18, 49, 0).unwrap()
+    }
+    fn m5_at(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> DateTime<Utc> {
+        m5().with_ymd_and_hms(y, mo, d, h, mi, 0)
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).unwrap()
+    }
+
+    #[track_caller]
+    fn ok<Tz: TimeZone>(expr: &str, now: &DateTime<Tz>, mode: Mode) -> DateTime<Utc> {
+        parse_time(expr, now, mode).unwrap_or_else(|e| panic!("{expr:?} refused: {e}"))
+    }
+
+    #[track_caller]
+    fn err<Tz: TimeZone>(expr: &str, now: &DateTime<Tz>, mode: Mode) -> WhenError {
+        match parse_time(expr, now, mode) {
+            Ok(t) => panic!("{expr:?} accepted as {t}"),
+            Err(e) => e,
+        }
+    }
+
+    /// A real DST zone without chrono-tz: central European rules for 2026
+    /// (CET +01:00; CEST +02:00 from 29 Mar 01:00 UTC to 25 Oct 01:00 UTC).
+    #[derive(Debug, Clone, Copy)]
+    struct Cet2026;
+
+    impl Cet2026 {
+        fn offset_at(utc: &NaiveDateTime) -> FixedOffset {
+            let start = NaiveDate::from_ymd_opt(2026, 3, 29)
+                .unwrap()
+                .and_hms_opt(1, 0, 0)
+                .unwrap();
+            let end = NaiveDate::from_ymd_opt(2026, 10, 25)
+                .unwrap()
+                .and_hms_opt(1, 0, 0)
+                .unwrap();
+            let hours = if *utc >= start && *utc < end { 2 } else { 1 };
+            FixedOffset::east_opt(hours * 3600).unwrap()
+        }
+    }
+
+    impl TimeZone for Cet2026 {
+        type Offset = FixedOffset;
+        fn from_offset(_: &FixedOffset) -> Self {
+            Cet2026
+        }
+        fn offset_from_local_date(&self, local: &NaiveDate) -> LocalResult<FixedOffset> {
+            self.offset_from_local_datetime(&local.and_time(NaiveTime::MIN))
+        }
+        fn offset_from_local_datetime(&self, local: &NaiveDateTime) -> LocalResult<FixedOffset> {
+            // Earliest instant first, as chrono's own zones do.
+            let valid: Vec<FixedOffset> = [2, 1]
+                .into_iter()
+                .map(|h| FixedOffset::east_opt(h * 3600).unwrap())
+                .filter(|o| {
+                    let utc = *local - Duration::seconds(i64::from(o.local_minus_utc()));
+                    Self::offset_at(&utc) == *o
+                })
+                .collect();
+            match valid.as_slice() {
+                [] => LocalResult::None,
+                [o] => LocalResult::Single(*o),
+                [a, b] => LocalResult::Ambiguous(*a, *b),
+                _ => unreachable!(),
+            }
+        }
+        fn offset_from_utc_date(&self, utc: &NaiveDate) -> FixedOffset {
+            Self::offset_at(&utc.and_time(NaiveTime::MIN))
+        }
+        fn offset_from_utc_datetime(&self, utc: &NaiveDateTime) -> FixedOffset {
+            Self::offset_at(utc)
+        }
+    }
+
+    #[test]
+    fn fixture_sanity() {
+        assert_eq!(now_p1().weekday(), Weekday::Sun);
+        assert_eq!(now_p1().with_timezone(&Utc), utc(2026, 11, 29, 17, 49));
+        assert_eq!(now_m5().with_timezone(&Utc), utc(2026, 11, 29, 23, 49));
+        // the test zone really has a gap and a fold
+        assert_eq!(
+            Cet2026.from_local_datetime(
+                &NaiveDate::from_ymd_opt(2026, 3, 29)
+                    .unwrap()
+                    .and_hms_opt(2, 30, 0)
+                    .unwrap()
+            ),
+            LocalResult::None
+        );
+        assert!(matches!(
+            Cet2026.from_local_datetime(
+                &NaiveDate::from_ymd_opt(2026, 10, 25)
+                    .unwrap()
+                    .and_hms_opt(2, 30, 0)
+                    .unwrap()
+            ),
+            LocalResult::Ambiguous(..)
+        ));
+    }
+
+    // ---- durations --------------------------------------------------------
+
+    #[test]
+    fn durations_resolve_from_now_in_both_modes() {
+        let now = now_p1();
+        let cases = [
+            ("10m", p1_at(2026, 11, 29, 18, 59, 0)),
+            ("10 min", p1_at(2026, 11, 29, 18, 59, 0)),
+            ("10 mins", p1_at(2026, 11, 29, 18, 59, 0)),
+            ("in 10 minutes", p1_at(2026, 11, 29, 18, 59, 0)),
+            ("10 minutes from now", p1_at(2026, 11, 29, 18, 59, 0)),
+            ("1h30m", p1_at(2026, 11, 29, 20, 19, 0)),
+            ("1h 30m", p1_at(2026, 11, 29, 20, 19, 0)),
+            ("1 hour 30 minutes", p1_at(2026, 11, 29, 20, 19, 0)),
+            ("1 hour and 30 minutes", p1_at(2026, 11, 29, 20, 19, 0)),
+            ("1 hour, 30 minutes", p1_at(2026, 11, 29, 20, 19, 0)),
+            ("1.5h", p1_at(2026, 11, 29, 20, 19, 0)),
+            ("an hour and a half", p1_at(2026, 11, 29, 20, 19, 0)),
+            ("2 hours", p1_at(2026, 11, 29, 20, 49, 0)),
+            ("in 2h", p1_at(2026, 11, 29, 20, 49, 0)),
+            ("2 hrs", p1_at(2026, 11, 29, 20, 49, 0)),
+            ("1d", p1_at(2026, 11, 30, 18, 49, 0)),
+            ("1 day", p1_at(2026, 11, 30, 18, 49, 0)),
+            ("90s", p1_at(2026, 11, 29, 18, 50, 30)),
+            ("90 seconds", p1_at(2026, 11, 29, 18, 50, 30)),
+            ("1w", p1_at(2026, 12, 6, 18, 49, 0)),
+            ("2 weeks", p1_at(2026, 12, 13, 18, 49, 0)),
+            ("an hour", p1_at(2026, 11, 29, 19, 49, 0)),
+            ("in a minute", p1_at(2026, 11, 29, 18, 50, 0)),
+            ("half an hour", p1_at(2026, 11, 29, 19, 19, 0)),
+            ("1d2h3m4s", p1_at(2026, 11, 30, 20, 52, 4)),
+            ("  IN   10   MINUTES  ", p1_at(2026, 11, 29, 18, 59, 0)),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(ok(expr, &now, Mode::Later), want, "{expr:?} (later)");
+            assert_eq!(ok(expr, &now, Mode::At), want, "{expr:?} (at)");
+        }
+    }
+
+    #[test]
+    fn parse_duration_values() {
+        let cases = [
+            ("10m", Duration::minutes(10)),
+            ("10 min", Duration::minutes(10)),
+            ("in 10 minutes", Duration::minutes(10)),
+            ("1h30m", Duration::minutes(90)),
+            ("1h 30m", Duration::minutes(90)),
+            ("1 hour 30 minutes", Duration::minutes(90)),
+            ("2 hours", Duration::hours(2)),
+            ("1d", Duration::days(1)),
+            ("90s", Duration::seconds(90)),
+            ("1.5h", Duration::minutes(90)),
+            ("0.25h", Duration::minutes(15)),
+            ("1w", Duration::weeks(1)),
+            ("an hour", Duration::hours(1)),
+            ("half an hour", Duration::minutes(30)),
+            ("1.5s", Duration::milliseconds(1500)),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(parse_duration(expr), Ok(want), "{expr:?}");
+        }
+    }
+
+    #[test]
+    fn parse_duration_refusals() {
+        assert_eq!(parse_duration(""), Err(WhenError::Empty));
+        assert_eq!(parse_duration("  "), Err(WhenError::Empty));
+        assert_eq!(parse_duration("0m"), Err(WhenError::NotPositive));
+        assert_eq!(
+            parse_duration("0 hours 0 minutes"),
+            Err(WhenError::NotPositive)
+        );
+        assert_eq!(parse_duration("-5m"), Err(WhenError::NotPositive));
+        for bad in [
+            "blah",
+            "9am",
+            "10",
+            "1.5",
+            "m",
+            "in",
+            "1h 1h",
+            "10 months",
+            "1 year",
+            "midnight",
+            "month",
+            "1h30",
+            "1..5h",
+            "1,5h",
+            "10m ago",
+            "1.2345h",
+            "1234567890s",
+        ] {
+            assert_eq!(
+                parse_duration(bad),
+                Err(WhenError::NotADuration(bad.to_string())),
+                "{bad:?}"
+            );
+        }
+        // nine digits of weeks is ~19 million years: too far for DateTime
+        assert_eq!(
+            parse_time("999999999w", &now_p1(), Mode::Later),
+            Err(WhenError::OutOfRange)
+        );
+        assert!(parse_duration("999999999w").is_ok());
+    }
+
+    // ---- absolute times ---------------------------------------------------
+
+    #[test]
+    fn absolute_times_plus_one() {
+        let now = now_p1();
+        let cases = [
+            // clock times already past today -> tomorrow
+            ("9am", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("9 am", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("9 a.m.", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("9:30am", p1_at(2026, 11, 30, 9, 30, 0)),
+            ("14:30", p1_at(2026, 11, 30, 14, 30, 0)),
+            ("14:30:15", p1_at(2026, 11, 30, 14, 30, 15)),
+            ("noon", p1_at(2026, 11, 30, 12, 0, 0)),
+            ("midday", p1_at(2026, 11, 30, 12, 0, 0)),
+            ("midnight", p1_at(2026, 11, 30, 0, 0, 0)),
+            ("12pm", p1_at(2026, 11, 30, 12, 0, 0)),
+            ("12am", p1_at(2026, 11, 30, 0, 0, 0)),
+            ("12:30am", p1_at(2026, 11, 30, 0, 30, 0)),
+            ("18:49", p1_at(2026, 11, 30, 18, 49, 0)), // exactly now -> tomorrow
+            // clock times still ahead today -> today
+            ("20:00", p1_at(2026, 11, 29, 20, 0, 0)),
+            ("8pm", p1_at(2026, 11, 29, 20, 0, 0)),
+            ("9:30 pm", p1_at(2026, 11, 29, 21, 30, 0)),
+            ("9.30pm", p1_at(2026, 11, 29, 21, 30, 0)),
+            ("18:50", p1_at(2026, 11, 29, 18, 50, 0)),
+            ("at 9am", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("today 20:00", p1_at(2026, 11, 29, 20, 0, 0)),
+            // tomorrow
+            ("tomorrow 9am", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("tomorrow 14:30", p1_at(2026, 11, 30, 14, 30, 0)),
+            ("tomorrow", p1_at(2026, 11, 30, 9, 0, 0)), // no time -> 09:00
+            ("tmrw", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("tomorrow 12pm", p1_at(2026, 11, 30, 12, 0, 0)),
+            ("tomorrow 12am", p1_at(2026, 11, 30, 0, 0, 0)),
+            ("tomorrow noon", p1_at(2026, 11, 30, 12, 0, 0)),
+            ("tomorrow at 9am", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("tomorrow at 9 am", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("9am tomorrow", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("Tomorrow 9AM", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("  TOMORROW    14:30 ", p1_at(2026, 11, 30, 14, 30, 0)),
+            // weekdays (today is Sunday)
+            ("fri 5pm", p1_at(2026, 12, 4, 17, 0, 0)),
+            ("FRI 5PM", p1_at(2026, 12, 4, 17, 0, 0)),
+            ("friday 17:00", p1_at(2026, 12, 4, 17, 0, 0)),
+            ("fri at 5pm", p1_at(2026, 12, 4, 17, 0, 0)),
+            ("on fri at 5pm", p1_at(2026, 12, 4, 17, 0, 0)),
+            ("5pm fri", p1_at(2026, 12, 4, 17, 0, 0)),
+            ("5pm on friday", p1_at(2026, 12, 4, 17, 0, 0)),
+            ("fri", p1_at(2026, 12, 4, 9, 0, 0)),
+            ("fri, 5pm", p1_at(2026, 12, 4, 17, 0, 0)),
+            ("next monday 9am", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("monday", p1_at(2026, 11, 30, 9, 0, 0)),
+            ("tue 9am", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("tues 9am", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("wed", p1_at(2026, 12, 2, 9, 0, 0)),
+            ("thurs 10:00", p1_at(2026, 12, 3, 10, 0, 0)),
+            ("thu 10:00", p1_at(2026, 12, 3, 10, 0, 0)),
+            ("sat noon", p1_at(2026, 12, 5, 12, 0, 0)),
+            // weekday that is today: later today, or next week if past
+            ("sun 8pm", p1_at(2026, 11, 29, 20, 0, 0)),
+            ("this sunday 8pm", p1_at(2026, 11, 29, 20, 0, 0)),
+            ("sun 5pm", p1_at(2026, 12, 6, 17, 0, 0)),
+            ("sunday", p1_at(2026, 12, 6, 9, 0, 0)),
+            ("next sunday 8pm", p1_at(2026, 12, 6, 20, 0, 0)),
+            // ISO dates
+            ("2026-12-01 09:00", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("2026-12-01", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("2026-12-01T09:00", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("2026-12-01t09:00", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("2026-12-01 9am", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("2026-12-1 9:00", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("2026-12-01 at 14:00", p1_at(2026, 12, 1, 14, 0, 0)),
+            ("2026-12-01T09:00:00Z", utc(2026, 12, 1, 9, 0)),
+            ("2026-12-01t09:00:00z", utc(2026, 12, 1, 9, 0)),
+            ("2026-12-01T09:00Z", utc(2026, 12, 1, 9, 0)),
+            ("2026-12-01T09:00:00+02:00", utc(2026, 12, 1, 7, 0)),
+            ("2026-12-01T09:00-05:00", utc(2026, 12, 1, 14, 0)),
+            ("2027-06-15 08:15", p1_at(2027, 6, 15, 8, 15, 0)),
+            // month-name dates (via interim)
+            ("dec 1 9am", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("dec 1", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("1 dec", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("Dec 1st at 14:00", p1_at(2026, 12, 1, 14, 0, 0)),
+            ("1st of december 14:00", p1_at(2026, 12, 1, 14, 0, 0)),
+            ("december 1, 2026 9am", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("dec 1 2026", p1_at(2026, 12, 1, 9, 0, 0)),
+            ("1 december 2026 17:30", p1_at(2026, 12, 1, 17, 30, 0)),
+            ("9am dec 1", p1_at(2026, 12, 1, 9, 0, 0)),
+            // yearless date already past this year -> next year
+            ("nov 1", p1_at(2027, 11, 1, 9, 0, 0)),
+            ("nov 29 8am", p1_at(2027, 11, 29, 8, 0, 0)),
+            ("nov 29 8pm", p1_at(2026, 11, 29, 20, 0, 0)),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(ok(expr, &now, Mode::At), want, "{expr:?}");
+        }
+    }
+
+    #[test]
+    fn absolute_times_minus_five() {
+        let now = now_m5();
+        let cases = [
+            ("9am", m5_at(2026, 11, 30, 9, 0)),
+            ("midnight", m5_at(2026, 11, 30, 0, 0)),
+            ("20:00", m5_at(2026, 11, 29, 20, 0)),
+            ("18:30", m5_at(2026, 11, 30, 18, 30)),
+            ("tomorrow", m5_at(2026, 11, 30, 9, 0)),
+            ("tomorrow 14:30", m5_at(2026, 11, 30, 14, 30)),
+            ("fri 5pm", m5_at(2026, 12, 4, 17, 0)),
+            ("sun 7pm", m5_at(2026, 11, 29, 19, 0)),
+            ("sun 6pm", m5_at(2026, 12, 6, 18, 0)),
+            ("next monday 9am", m5_at(2026, 11, 30, 9, 0)),
+            ("2026-12-01 09:00", m5_at(2026, 12, 1, 9, 0)),
+            ("2026-12-01", m5_at(2026, 12, 1, 9, 0)),
+            ("2026-12-01T09:00:00Z", utc(2026, 12, 1, 9, 0)),
+            ("dec 1 9am", m5_at(2026, 12, 1, 9, 0)),
+            ("10m", m5_at(2026, 11, 29, 18, 59)),
+            ("1d", m5_at(2026, 11, 30, 18, 49)),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(ok(expr, &now, Mode::At), want, "{expr:?}");
+        }
+        // The same instant is a different local day in +01:00: there it is
+        // already Monday 00:49, so "tomorrow" is Tuesday.
+        let same_instant = now.with_timezone(&p1());
+        assert_eq!(
+            ok("tomorrow", &same_instant, Mode::At),
+            p1_at(2026, 12, 1, 9, 0, 0)
+        );
+    }
+
+    #[test]
+    fn works_with_utc_and_local_now() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 29, 18, 49, 0).unwrap();
+        assert_eq!(ok("9am", &now, Mode::At), utc(2026, 11, 30, 9, 0));
+        assert_eq!(ok("20:00", &now, Mode::At), utc(2026, 11, 29, 20, 0));
+        let (due, rest) = split_time_prefix("fri 5pm drinks", &now, Mode::At).unwrap();
+        assert_eq!((due, rest.as_str()), (utc(2026, 12, 4, 17, 0), "drinks"));
+        assert_eq!(preview(due, &now), "Fri 4 Dec 17:00, in 4d 22h");
+
+        let local = Local::now();
+        let due = ok("10m", &local, Mode::Later);
+        assert_eq!(due - local.with_timezone(&Utc), Duration::minutes(10));
+        assert!(preview(due, &local).ends_with(", in 10m"));
+        assert!(ok("9am", &local, Mode::At) > local.with_timezone(&Utc));
+    }
+
+    // ---- DST --------------------------------------------------------------
+
+    #[test]
+    fn dst_spring_forward_gap_shifts_forward() {
+        // Sat 28 Mar 2026 12:00 CET (+01:00); tonight 02:00 -> 03:00.
+        let now = Cet2026.with_ymd_and_hms(2026, 3, 28, 12, 0, 0).unwrap();
+        // 02:30 does not exist: read with the old offset = 03:30 CEST.
+        assert_eq!(
+            ok("tomorrow 02:30", &now, Mode::At),
+            utc(2026, 3, 29, 1, 30)
+        );
+        assert_eq!(ok("sun 2:30am", &now, Mode::At), utc(2026, 3, 29, 1, 30));
+        assert_eq!(
+            ok("2026-03-29 02:00", &now, Mode::At),
+            utc(2026, 3, 29, 1, 0)
+        );
+        // Around the gap the zone's offsets are used as they are.
+        assert_eq!(
+            ok("tomorrow 01:59", &now, Mode::At),
+            utc(2026, 3, 29, 0, 59)
+        );
+        assert_eq!(ok("tomorrow 03:00", &now, Mode::At), utc(2026, 3, 29, 1, 0));
+        assert_eq!(ok("tomorrow 9am", &now, Mode::At), utc(2026, 3, 29, 7, 0));
+        // Durations are elapsed time: 1d is 24 h, 13:00 on the wall clock.
+        assert_eq!(ok("1d", &now, Mode::Later), utc(2026, 3, 29, 11, 0));
+        assert_eq!(
+            preview(utc(2026, 3, 29, 11, 0), &now),
+            "Sun 29 Mar 13:00, in 1d"
+        );
+
+        // At 01:00 CET on the night itself: bare 02:30 is ahead -> today, shifted.
+        let now = Cet2026.with_ymd_and_hms(2026, 3, 29, 1, 0, 0).unwrap();
+        let due = ok("02:30", &now, Mode::At);
+        assert_eq!(due, utc(2026, 3, 29, 1, 30));
+        assert_eq!(preview(due, &now), "Sun 29 Mar 03:30, in 1h 30m");
+    }
+
+    #[test]
+    fn dst_fall_back_fold_takes_the_earlier() {
+        // Sat 24 Oct 2026 12:00 CEST (+02:00); tonight 03:00 -> 02:00.
+        let now = Cet2026.with_ymd_and_hms(2026, 10, 24, 12, 0, 0).unwrap();
+        // 02:30 happens twice: the first one, still +02:00.
+        assert_eq!(
+            ok("tomorrow 02:30", &now, Mode::At),
+            utc(2026, 10, 25, 0, 30)
+        );
+        assert_eq!(ok("tomorrow 9am", &now, Mode::At), utc(2026, 10, 25, 8, 0));
+        assert_eq!(
+            ok("tomorrow 01:30", &now, Mode::At),
+            utc(2026, 10, 24, 23, 30)
+        );
+        // After the first 02:30 has passed, a bare "02:30" is tomorrow's,
+        // not the second occurrence an hour later.
+        let now = Cet2026
+            .from_local_datetime(
+                &NaiveDate::from_ymd_opt(2026, 10, 25)
+                    .unwrap()
+                    .and_hms_opt(2, 45, 0)
+                    .unwrap(),
+            )
+            .earliest()
+            .unwrap();
+        assert_eq!(ok("02:30", &now, Mode::At), utc(2026, 10, 26, 1, 30));
+    }
+
+    // ---- refusals ---------------------------------------------------------
+
+    #[test]
+    fn refusals() {
+        let now = now_p1();
+        assert_eq!(err("", &now, Mode::At), WhenError::Empty);
+        assert_eq!(err(" \t ", &now, Mode::Later), WhenError::Empty);
+        for bad in [
+            "blah",
+            "9",
+            "tomorrow 9",
+            "1.5",
+            "in",
+            "next",
+            "next week",
+            "at",
+            "1h 1h",
+            "midnight foo",
+            "second thoughts",
+            "month",
+            "december",
+            "tomorrow tomorrow",
+            "9am 5pm",
+            "2026-12",
+            "12/01/2026",
+            "14:30z",
+            "fri 5pm+02:00",
+            "9:5",
+            "09:00:00.5",
+            "now",
+        ] {
+            assert_eq!(
+                err(bad, &now, Mode::At),
+                WhenError::Unrecognised(bad.to_string()),
+                "{bad:?}"
+            );
+        }
+        for (bad, shown) in [
+            ("25:99", "25:99"),
+            ("24:00", "24:00"),
+            ("13pm", "13pm"),
+            ("0am", "0am"),
+            ("13 pm", "13 pm"),
+            ("9:60am", "9:60am"),
+            ("tomorrow 25:00", "25:00"),
+            ("2026-02-30", "2026-02-30"),
+            ("2026-13-01 09:00", "2026-13-01"),
+            ("feb 30", "feb 30"),
+            ("2026-12-01T09:00+25:00", "09:00+25:00"),
+        ] {
+            assert_eq!(
+                err(bad, &now, Mode::At),
+                WhenError::NoSuchTime(shown.to_string()),
+                "{bad:?}"
+            );
+        }
+        // explicit dates and instants in the past, or exactly now
+        for (bad, shown) in [
+            ("today 17:00", "Sun 29 Nov 17:00"),
+            ("today", "Sun 29 Nov 09:00"),
+            ("noon today", "Sun 29 Nov 12:00"),
+            ("2026-11-29 08:00", "Sun 29 Nov 08:00"),
+            ("2026-11-29", "Sun 29 Nov 09:00"),
+            ("2020-01-01", "Wed 1 Jan 2020 09:00"),
+            ("nov 1 2026", "Sun 1 Nov 09:00"),
+            ("2026-11-29T17:49:00Z", "Sun 29 Nov 18:49"),
+            ("2026-11-29T18:49:00+01:00", "Sun 29 Nov 18:49"),
+            ("2026-11-29 18:49", "Sun 29 Nov 18:49"),
+        ] {
+            assert_eq!(
+                err(bad, &now, Mode::At),
+                WhenError::Past(shown.to_string()),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            err(&now.to_rfc3339(), &now, Mode::At),
+            WhenError::Past("Sun 29 Nov 18:49".into())
+        );
+        assert_eq!(err("0m", &now, Mode::At), WhenError::NotPositive);
+        assert_eq!(err("-5m", &now, Mode::Later), WhenError::NotPositive);
+        assert_eq!(
+            err("in 0 seconds", &now, Mode::Later),
+            WhenError::NotPositive
+        );
+    }
+
+    #[test]
+    fn later_takes_only_durations() {
+        let now = now_p1();
+        for t in [
+            "9am",
+            "tomorrow",
+            "fri 5pm",
+            "2026-12-01 09:00",
+            "today 17:00",
+        ] {
+            assert_eq!(
+                err(t, &now, Mode::Later),
+                WhenError::TimeNotDuration(t.to_string()),
+                "{t:?}"
+            );
+        }
+        for t in ["blah", "25:99", "10"] {
+            assert_eq!(
+                err(t, &now, Mode::Later),
+                WhenError::NotADuration(t.to_string()),
+                "{t:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn error_messages_are_one_readable_line() {
+        let now = now_p1();
+        assert_eq!(
+            err("blah", &now, Mode::At).to_string(),
+            "can't read \"blah\" as a time — try 10m, 1h30m, 9am, tomorrow 14:30, fri 5pm, 2026-12-01 09:00"
+        );
+        assert_eq!(
+            err("blah", &now, Mode::Later).to_string(),
+            "can't read \"blah\" as a duration — try 10m, 1h30m, 2 hours, 1d, in 10 minutes"
+        );
+        assert_eq!(
+            err("9am", &now, Mode::Later).to_string(),
+            "\"9am\" is a point in time, not a duration — use /at for that, or e.g. /later 1h30m"
+        );
+        assert_eq!(
+            err("2026-11-29 08:00", &now, Mode::At).to_string(),
+            "that time is in the past (Sun 29 Nov 08:00)"
+        );
+        assert_eq!(
+            err("25:99", &now, Mode::At).to_string(),
+            "no such date or time: \"25:99\""
+        );
+        assert_eq!(err("", &now, Mode::At).to_string(), "empty time");
+        assert_eq!(
+            err("0m", &now, Mode::At).to_string(),
+            "a duration must be positive"
+        );
+        assert_eq!(
+            WhenError::NothingToSend.to_string(),
+            "nothing to send after the time"
+        );
+        // Long or multi-line input is shortened and escaped.
+        let long = "x".repeat(100);
+        assert_eq!(
+            err(&long, &now, Mode::At),
+            WhenError::Unrecognised(format!("{}…", "x".repeat(40)))
+        );
+        let msg = err("a\u{1b}[2Jb", &now, Mode::At).to_string();
+        assert!(!msg.contains('\u{1b}'), "{msg}");
+        assert!(msg.contains("\\u{1b}"), "{msg}");
+    }
+
+    // ---- split_time_prefix ------------------------------------------------
+
+    #[test]
+    fn split_prefix_examples() {
+        let now = now_p1();
+        let cases = [
+            (
+                "1h check the build",
+                Mode::Later,
+                p1_at(2026, 11, 29, 19, 49, 0),
+                "check the build",
+            ),
+            (
+                "in 10 minutes ping",
+                Mode::Later,
+                p1_at(2026, 11, 29, 18, 59, 0),
+                "ping",
+            ),
+            (
+                "1h30m summarise",
+                Mode::Later,
+                p1_at(2026, 11, 29, 20, 19, 0),
+                "summarise",
+            ),
+            (
+                "1 hour and 30 minutes then stop",
+                Mode::Later,
+                p1_at(2026, 11, 29, 20, 19, 0),
+                "then stop",
+            ),
+            (
+                "10 min walk",
+                Mode::Later,
+                p1_at(2026, 11, 29, 18, 59, 0),
+                "walk",
+            ),
+            (
+                "2 hours 3 people",
+                Mode::Later,
+                p1_at(2026, 11, 29, 20, 49, 0),
+                "3 people",
+            ),
+            (
+                "1h check the build",
+                Mode::At,
+                p1_at(2026, 11, 29, 19, 49, 0),
+                "check the build",
+            ),
+            (
+                "tomorrow 14:30 write report",
+                Mode::At,
+                p1_at(2026, 11, 30, 14, 30, 0),
+                "write report",
+            ),
+            (
+                "fri 5pm drinks",
+                Mode::At,
+                p1_at(2026, 12, 4, 17, 0, 0),
+                "drinks",
+            ),
+            (
+                "2026-12-01 09:00 deploy",
+                Mode::At,
+                p1_at(2026, 12, 1, 9, 0, 0),
+                "deploy",
+            ),
+            (
+                "2026-12-01T09:00:00Z deploy",
+                Mode::At,
+                utc(2026, 12, 1, 9, 0),
+                "deploy",
+            ),
+            (
+                "9am stand-up notes",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "stand-up notes",
+            ),
+            (
+                "tomorrow 9am stand-up notes",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "stand-up notes",
+            ),
+            (
+                "tomorrow review the PR",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "review the PR",
+            ),
+            (
+                "next monday at 9 am review q4",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "review q4",
+            ),
+            (
+                "noon lunch?",
+                Mode::At,
+                p1_at(2026, 11, 30, 12, 0, 0),
+                "lunch?",
+            ),
+            (
+                "9am may I ask",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "may I ask",
+            ),
+            (
+                "dec 1 9am Ship It",
+                Mode::At,
+                p1_at(2026, 12, 1, 9, 0, 0),
+                "Ship It",
+            ),
+            (
+                "  Tomorrow   9AM   Stand-up   notes  ",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "Stand-up   notes",
+            ),
+            (
+                "1h\tcheck\nthe build",
+                Mode::Later,
+                p1_at(2026, 11, 29, 19, 49, 0),
+                "check\nthe build",
+            ),
+            (
+                "1h héllo wörld",
+                Mode::Later,
+                p1_at(2026, 11, 29, 19, 49, 0),
+                "héllo wörld",
+            ),
+        ];
+        for (input, mode, due, rest) in cases {
+            let got = split_time_prefix(input, &now, mode)
+                .unwrap_or_else(|e| panic!("{input:?} refused: {e}"));
+            assert_eq!(got, (due, rest.to_string()), "{input:?}");
+        }
+    }
+
+    #[test]
+    fn split_prefix_errors() {
+        let now = now_p1();
+        let cases = [
+            (
+                "blah blah",
+                Mode::At,
+                WhenError::Unrecognised("blah".into()),
+            ),
+            (
+                "blah blah",
+                Mode::Later,
+                WhenError::NotADuration("blah".into()),
+            ),
+            ("1h", Mode::Later, WhenError::NothingToSend),
+            ("1h   ", Mode::Later, WhenError::NothingToSend),
+            ("tomorrow 9am", Mode::At, WhenError::NothingToSend),
+            ("", Mode::At, WhenError::Empty),
+            ("   ", Mode::Later, WhenError::Empty),
+            // recognised-but-refused beats a shorter prefix that would parse
+            (
+                "9am ping",
+                Mode::Later,
+                WhenError::TimeNotDuration("9am".into()),
+            ),
+            (
+                "tomorrow 13pm lunch",
+                Mode::At,
+                WhenError::NoSuchTime("13pm".into()),
+            ),
+            (
+                "noon today lunch",
+                Mode::At,
+                WhenError::Past("Sun 29 Nov 12:00".into()),
+            ),
+            (
+                "2026-11-29 08:00 hi",
+                Mode::At,
+                WhenError::Past("Sun 29 Nov 08:00".into()),
+            ),
+            ("0m hi", Mode::Later, WhenError::NotPositive),
+        ];
+        for (input, mode, want) in cases {
+            assert_eq!(split_time_prefix(input, &now, mode), Err(want), "{input:?}");
+        }
+    }
+
+    #[test]
+    fn split_prefix_tries_at_most_six_words() {
+        let now = now_p1();
+        // seven words before the message: not found as a whole
+        assert_eq!(
+            split_time_prefix("1 hour and 30 minutes and 10 seconds x", &now, Mode::Later),
+            Ok((p1_at(2026, 11, 29, 20, 19, 0), "and 10 seconds x".into()))
+        );
+        assert_eq!(word_ends("a  bb c", 6), vec![1, 5, 7]);
+        assert_eq!(word_ends(" a b c d e f g h", 6).len(), 6);
+        assert_eq!(word_ends("é ü", 6), vec![2, 5]);
+    }
+
+    // ---- preview / relative / check_not_too_far ----------------------------
+
+    #[test]
+    fn preview_strings() {
+        let now = now_p1();
+        assert_eq!(
+            preview(p1_at(2026, 11, 30, 9, 0, 0), &now),
+            "Mon 30 Nov 09:00, in 14h 11m"
+        );
+        assert_eq!(
+            preview(ok("10m", &now, Mode::Later), &now),
+            "Sun 29 Nov 18:59, in 10m"
+        );
+        assert_eq!(
+            preview(ok("90s", &now, Mode::Later), &now),
+            "Sun 29 Nov 18:50, in 1m 30s"
+        );
+        assert_eq!(
+            preview(ok("fri 5pm", &now, Mode::At), &now),
+            "Fri 4 Dec 17:00, in 4d 22h"
+        );
+        assert_eq!(
+            preview(p1_at(2027, 1, 5, 9, 0, 0), &now),
+            "Tue 5 Jan 2027 09:00, in 36d 14h"
+        );
+        assert_eq!(
+            preview(p1_at(2026, 11, 29, 18, 47, 0), &now),
+            "Sun 29 Nov 18:47, 2m ago"
+        );
+        assert_eq!(
+            preview(now.with_timezone(&Utc), &now),
+            "Sun 29 Nov 18:49, now"
+        );
+        // shown in now's zone
+        assert_eq!(
+            preview(utc(2026, 12, 1, 9, 0), &now_m5()),
+            "Tue 1 Dec 04:00, in 1d 9h"
+        );
+        // year shown when it is not the local current year, in now's zone
+        let nye = p1().with_ymd_and_hms(2026, 12, 31, 23, 30, 0).unwrap();
+        assert_eq!(
+            preview(p1_at(2027, 1, 1, 0, 15, 0), &nye),
+            "Fri 1 Jan 2027 00:15, in 45m"
+        );
+        assert_eq!(
+            absolute(p1_at(2026, 12, 1, 9, 0, 0), &now),
+            "Tue 1 Dec 09:00"
+        );
+    }
+
+    #[test]
+    fn relative_strings() {
+        let s = 1000;
+        let m = 60 * s;
+        let h = 60 * m;
+        let d = 24 * h;
+        let cases = [
+            (0, "now"),
+            (499, "now"),
+            (-499, "now"),
+            (500, "in 1s"),
+            (45 * s, "in 45s"),
+            (59 * s + 600, "in 1m"),
+            (90 * s, "in 1m 30s"),
+            (10 * m, "in 10m"),
+            (2 * h, "in 2h"),
+            (14 * h + 11 * m, "in 14h 11m"),
+            (14 * h + 11 * m + 59 * s, "in 14h 11m"),
+            (3 * d + 2 * h, "in 3d 2h"),
+            (3 * d + 2 * h + 59 * m, "in 3d 2h"),
+            (d + 59 * s, "in 1d"),
+            (400 * d, "in 400d"),
+            (-2 * m, "2m ago"),
+            (-(2 * m + 30 * s), "2m 30s ago"),
+            (-(3 * d + 4 * h), "3d 4h ago"),
+        ];
+        for (diff, want) in cases {
+            assert_eq!(
+                relative(1_800_000_000_000 + diff, 1_800_000_000_000),
+                want,
+                "{diff}"
+            );
+        }
+        // extremes do not overflow
+        assert!(relative(i64::MAX, i64::MIN).starts_with("in "));
+        assert!(relative(i64::MIN, i64::MAX).ends_with(" ago"));
+    }
+
+    #[test]
+    fn not_too_far() {
+        let now = now_p1().with_timezone(&Utc);
+        let year = Duration::days(365);
+        assert_eq!(check_not_too_far(now + year, now, year), Ok(()));
+        assert_eq!(check_not_too_far(now - year, now, year), Ok(()));
+        let e = check_not_too_far(now + year + Duration::seconds(1), now, year).unwrap_err();
+        assert_eq!(e, WhenError::TooFar("1 year".into()));
+        assert_eq!(e.to_string(), "too far ahead (more than 1 year)");
+        assert_eq!(
+            check_not_too_far(now + Duration::days(800), now, Duration::days(730)),
+            Err(WhenError::TooFar("2 years".into()))
+        );
+        assert_eq!(
+            check_not_too_far(now + Duration::days(31), now, Duration::days(30)),
+            Err(WhenError::TooFar("30 days".into()))
+        );
+        assert_eq!(
+            check_not_too_far(now + Duration::days(1), now, Duration::hours(12)),
+            Err(WhenError::TooFar("12h".into()))
+        );
+    }
+
+    // ---- properties -------------------------------------------------------
+
+    fn check_any(s: &str) -> Result<(), TestCaseError> {
+        for now in [now_p1(), now_m5()] {
+            let now_utc = now.with_timezone(&Utc);
+            for mode in [Mode::Later, Mode::At] {
+                match parse_time(s, &now, mode) {
+                    Ok(t) => prop_assert!(t > now_utc, "{s:?} -> {t} not after now"),
+                    Err(e) => prop_assert!(!e.to_string().contains('\n'), "{e}"),
+                }
+                match split_time_prefix(s, &now, mode) {
+                    Ok((t, rest)) => {
+                        prop_assert!(t > now_utc, "{s:?} -> {t} not after now");
+                        prop_assert!(!rest.is_empty());
+                        prop_assert_eq!(rest.trim(), rest.as_str());
+                        prop_assert!(s.trim_end().ends_with(rest.as_str()));
+                    }
+                    Err(e) => prop_assert!(!e.to_string().contains('\n'), "{e}"),
+                }
+            }
+        }
+        if let Ok(d) = parse_duration(s) {
+            prop_assert!(d > Duration::zero());
+        }
+        Ok(())
+    }
+
+    fn token() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "in",
+                "at",
+                "on",
+                "next",
+                "this",
+                "tomorrow",
+                "today",
+                "fri",
+                "Sunday",
+                "MON",
+                "noon",
+                "midnight",
+                "am",
+                "PM",
+                "a.m.",
+                "and",
+                "a",
+                "an",
+                "half",
+                "hour",
+                "m",
+                "h",
+                "d",
+                "w",
+                "s",
+                "dec",
+                "December",
+                "of",
+                "1st",
+                "from",
+                "now",
+                "-",
+                ",",
+                "T",
+                "Z",
+                "+02:00",
+                "2026-12-01",
+                "2026-11-29",
+                "2026-12-01T09:00:00Z",
+            ])
+            .prop_map(str::to_string),
+            "[0-9]{1,12}",
+            "[0-9]{1,2}[:.][0-9]{1,3}(:[0-9]{2})?([ap]m|z|[+-][0-9]{2,4})?",
+            "-?[0-9]{0,4}(\\.[0-9]{0,5})?[a-zA-Z]{0,3}([0-9]{1,3}[a-z]{1,2})?",
+            "[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([tT][0-9:]{1,8}[zZ]?)?",
+            "[a-zA-Z]{1,20}",
+            "\\PC{1,6}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_text_never_panics_and_ok_is_future(s in "\\PC{0,60}") {
+            check_any(&s)?;
+        }
+
+        #[test]
+        fn token_soup_never_panics_and_ok_is_future(
+            words in prop::collection::vec(token(), 0..8),
+            sep in prop::sample::select(vec![" ", "  ", "\t", " \n "]),
+        ) {
+            check_any(&words.join(sep))?;
+        }
+
+        #[test]
+        fn n_minutes_is_exactly_n_minutes(n in 1i64..1_000_000) {
+            let now = now_p1();
+            let want = now.with_timezone(&Utc) + Duration::minutes(n);
+            for expr in [format!("{n}m"), format!("in {n} minutes"), format!("{n} min")] {
+                prop_assert_eq!(parse_time(&expr, &now, Mode::Later), Ok(want));
+            }
+        }
+
+        #[test]
+        fn clock_time_is_within_a_day_and_on_the_dot(h in 0u32..24, m in 0u32..60) {
+            for now in [now_p1(), now_m5()] {
+                let due = parse_time(&format!("{h:02}:{m:02}"), &now, Mode::At).unwrap();
+                let ahead = due - now.with_timezone(&Utc);
+                prop_assert!(ahead > Duration::zero() && ahead <= Duration::days(1));
+                let local = due.with_timezone(&now.timezone());
+                prop_assert_eq!((local.hour(), local.minute(), local.second()), (h, m, 0));
+            }
+        }
+
+        #[test]
+        fn relative_never_panics(a in any::<i64>(), b in any::<i64>()) {
+            let r = relative(a, b);
+            prop_assert!(r == "now" || r.starts_with("in ") || r.ends_with(" ago"));
+        }
     }
 }
