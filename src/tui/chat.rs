@@ -1,0 +1,174 @@
+//! The conversation view: each message rendered once per width and cached;
+//! only the streaming message is re-rendered as it grows; only visible rows
+//! are copied into the frame.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::markdown::{CodeBlock, render_markdown};
+use crate::sanitize::sanitize_line;
+use crate::store::{Message, MessageStatus, Role};
+
+/// One message with its rendered form.
+pub struct Entry {
+    pub msg: Message,
+    cache: Option<Cached>,
+}
+
+struct Cached {
+    width: u16,
+    content_len: usize,
+    status: MessageStatus,
+    lines: Vec<Line<'static>>,
+    code_blocks: Vec<CodeBlock>,
+}
+
+impl Entry {
+    pub fn new(msg: Message) -> Self {
+        Self { msg, cache: None }
+    }
+
+    /// Take over the old entry's cache when nothing that affects rendering changed.
+    pub fn reuse(&mut self, old: Entry) {
+        if old.msg.id == self.msg.id {
+            self.cache = old.cache;
+        }
+    }
+
+    fn fresh(&self, width: u16) -> bool {
+        self.cache.as_ref().is_some_and(|c| {
+            c.width == width && c.content_len == self.msg.content.len() && c.status == self.msg.status
+        })
+    }
+
+    /// Rendered lines (header, body, blank separator) for `width`.
+    pub fn lines(&mut self, width: u16) -> &[Line<'static>] {
+        if !self.fresh(width) {
+            let (lines, code_blocks) = render_message(&self.msg, width);
+            self.cache = Some(Cached {
+                width,
+                content_len: self.msg.content.len(),
+                status: self.msg.status,
+                lines,
+                code_blocks,
+            });
+        }
+        self.cache.as_ref().map(|c| c.lines.as_slice()).unwrap_or(&[])
+    }
+
+    pub fn code_blocks(&mut self, width: u16) -> Vec<CodeBlock> {
+        self.lines(width);
+        self.cache.as_ref().map(|c| c.code_blocks.clone()).unwrap_or_default()
+    }
+}
+
+fn time_of(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.with_timezone(&chrono::Local).format("%H:%M").to_string())
+        .unwrap_or_default()
+}
+
+fn render_message(m: &Message, width: u16) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
+    let body_width = width.saturating_sub(2).max(1);
+    let mut header: Vec<Span<'static>> = Vec::new();
+    let (bar, name_style) = match m.role {
+        Role::User => (Color::Blue, Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD)),
+        Role::Assistant => (Color::Green, Style::new().fg(Color::Green).add_modifier(Modifier::BOLD)),
+        Role::Tool | Role::Notice => (Color::DarkGray, Style::new().fg(Color::DarkGray)),
+    };
+    let name = match m.role {
+        Role::User => "You".to_string(),
+        Role::Assistant => sanitize_line(m.model.as_deref().unwrap_or("assistant")).into_owned(),
+        Role::Tool => format!("tool {}", sanitize_line(m.model.as_deref().unwrap_or(""))),
+        Role::Notice => "tock".to_string(),
+    };
+    header.push(Span::styled("▌ ", Style::new().fg(bar)));
+    header.push(Span::styled(name, name_style));
+    header.push(Span::styled(format!(" · {}", time_of(m.created_at)), Style::new().fg(Color::DarkGray)));
+    if m.role == Role::User && m.content.starts_with("[Scheduled task]") {
+        header.push(Span::styled("  ⏰ fired by schedule", Style::new().fg(Color::Cyan)));
+    }
+    match m.status {
+        MessageStatus::Streaming => header.push(Span::styled("  ● streaming", Style::new().fg(Color::Yellow))),
+        MessageStatus::Interrupted => header.push(Span::styled(
+            format!("  ⚠ {} — Ctrl+R retries", sanitize_line(m.error.as_deref().unwrap_or("interrupted"))),
+            Style::new().fg(Color::Yellow),
+        )),
+        MessageStatus::Error => header.push(Span::styled(
+            format!("  ✗ {}", sanitize_line(m.error.as_deref().unwrap_or("error"))),
+            Style::new().fg(Color::Red),
+        )),
+        MessageStatus::Superseded => header.push(Span::styled("  (replaced)", Style::new().fg(Color::DarkGray))),
+        MessageStatus::Complete => {}
+    }
+    let mut lines = vec![Line::from(header)];
+    let mut blocks = Vec::new();
+    if m.role == Role::Tool {
+        let summary = sanitize_line(&m.content).chars().take(body_width as usize).collect::<String>();
+        lines.push(Line::from(vec![Span::raw("  "), Span::styled(summary, Style::new().fg(Color::DarkGray))]));
+    } else if m.content.is_empty() && m.status == MessageStatus::Streaming {
+        lines.push(Line::from(Span::styled("  …", Style::new().fg(Color::DarkGray))));
+    } else {
+        let r = render_markdown(&m.content, body_width);
+        let dim = matches!(m.status, MessageStatus::Superseded);
+        for l in r.lines {
+            let mut spans = vec![Span::raw("  ")];
+            spans.extend(l.spans.into_iter().map(|s| if dim { s.style(s.style.fg(Color::DarkGray)) } else { s }));
+            lines.push(Line::from(spans));
+        }
+        blocks = r.code_blocks;
+    }
+    lines.push(Line::default());
+    (lines, blocks)
+}
+
+/// Extra lines drawn after the history (sending bubbles, cards) — not cached.
+pub type Tail = Vec<Line<'static>>;
+
+/// Scroll position: `None` follows the latest; `Some(n)` = n rows up from the bottom.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Scroll {
+    pub from_bottom: Option<usize>,
+}
+
+/// Draw the visible window of `entries` + `tail` into `area`. Returns the total height.
+pub fn draw(entries: &mut [Entry], tail: &Tail, scroll: Scroll, area: Rect, buf: &mut Buffer) -> usize {
+    let width = area.width;
+    let height = area.height as usize;
+    let total: usize = entries.iter_mut().map(|e| e.lines(width).len()).sum::<usize>() + tail.len();
+    let from_bottom = scroll.from_bottom.unwrap_or(0).min(total.saturating_sub(height));
+    // Walk backwards from the bottom, collecting only the rows that are visible.
+    let end = total - from_bottom;
+    let start = end.saturating_sub(height);
+    let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
+    let mut row = total;
+    let mut tail_rows: Vec<Line<'static>> = Vec::new();
+    for l in tail.iter().rev() {
+        row -= 1;
+        if row >= start && row < end {
+            tail_rows.push(l.clone());
+        }
+    }
+    for e in entries.iter_mut().rev() {
+        if row <= start {
+            break;
+        }
+        let lines = e.lines(width);
+        let top = row - lines.len();
+        for (i, l) in lines.iter().enumerate().rev() {
+            let r = top + i;
+            if r >= start && r < end {
+                visible.push(l.clone());
+            }
+        }
+        row = top;
+    }
+    visible.reverse();
+    tail_rows.reverse();
+    visible.extend(tail_rows);
+    Paragraph::new(visible).render(area, buf);
+    total
+}

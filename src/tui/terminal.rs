@@ -1,0 +1,88 @@
+//! The one module that owns the terminal: raw mode, alternate screen, mouse,
+//! bracketed paste, keyboard enhancement, the panic hook, and restoring all
+//! of it on exit, panic, signals and Ctrl+Z.
+
+use std::io::{Stdout, Write, stdout};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Result;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::crossterm::{cursor, execute};
+
+pub type Term = Terminal<CrosstermBackend<Stdout>>;
+
+static ENHANCED: AtomicBool = AtomicBool::new(false);
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Take over the terminal.
+pub fn enter() -> Result<Term> {
+    install_panic_hook();
+    setup()?;
+    let mut t = Terminal::new(CrosstermBackend::new(stdout()))?;
+    t.clear()?;
+    Ok(t)
+}
+
+fn setup() -> Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = stdout();
+    execute!(out, EnterAlternateScreen, EnableMouseCapture, EnableBracketedPaste, cursor::Hide)?;
+    // Lets Shift+Enter be told apart from Enter where the terminal supports it.
+    if matches!(ratatui::crossterm::terminal::supports_keyboard_enhancement(), Ok(true)) {
+        let flags = KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
+        if execute!(out, PushKeyboardEnhancementFlags(flags)).is_ok() {
+            ENHANCED.store(true, Ordering::SeqCst);
+        }
+    }
+    Ok(())
+}
+
+/// Give the terminal back as we found it. Safe to call more than once.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = stdout();
+    if ENHANCED.swap(false, Ordering::SeqCst) {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(out, DisableBracketedPaste, DisableMouseCapture, LeaveAlternateScreen, cursor::Show);
+    let _ = disable_raw_mode();
+    let _ = out.flush();
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
+}
+
+/// Ctrl+Z: restore the terminal, stop the process, and take the terminal back on `fg`.
+pub fn suspend(t: &mut Term) -> Result<()> {
+    restore();
+    // SAFETY: raising SIGTSTP on ourselves is what a shell job-control stop is.
+    unsafe {
+        libc::raise(libc::SIGTSTP);
+    }
+    setup()?;
+    t.clear()?;
+    Ok(())
+}
+
+/// Write raw bytes (bell, notification escapes, OSC 52) between frames.
+pub fn write_raw(s: &str) {
+    let mut out = stdout();
+    let _ = out.write_all(s.as_bytes());
+    let _ = out.flush();
+}
