@@ -164,6 +164,8 @@ struct ToolBlock {
 #[derive(Default)]
 struct AnthropicDecoder {
     sse: SseParser,
+    /// The body has ended; only the parser's leftovers are being processed.
+    eof: bool,
     tools: HashMap<u64, ToolBlock>,
     stop_reason: Option<String>,
     done: bool,
@@ -175,6 +177,9 @@ impl AnthropicDecoder {
             Ok(v) => v,
             // A `ping` or unknown event without JSON is harmless.
             Err(_) if matches!(name, Some("ping")) || data.trim().is_empty() => return,
+            // A truncated last line at the end of the body is a cut
+            // stream, reported as such by `finish`.
+            Err(_) if self.eof => return,
             Err(e) => {
                 out.push(Err(LlmError::transient(format!(
                     "malformed stream event ({e})"
@@ -340,6 +345,7 @@ impl Decoder for AnthropicDecoder {
 
     fn finish(&mut self) -> Vec<Item> {
         let mut out = Vec::new();
+        self.eof = true;
         match self.sse.finish() {
             Ok(events) => self.on_events(events, &mut out),
             Err(e) => out.push(Err(LlmError::transient(e.to_string()))),

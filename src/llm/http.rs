@@ -84,7 +84,9 @@ impl Http {
                 "unsupported URL scheme '{}' in {url}",
                 u.scheme()
             )))),
-            Err(e) => Err(self.error(LlmError::permanent(format!("invalid base URL {url}: {e}")))),
+            Err(e) => Err(self.error(LlmError::permanent(format!(
+                "invalid base URL '{url}': {e}"
+            )))),
         }
     }
 
@@ -206,8 +208,8 @@ impl<D: Decoder> Driver<D> {
                     }
                 }
                 Ok(Some(Err(e))) => self.queue.push_back(Err(LlmError::transient(format!(
-                    "stream ended early: {}",
-                    error_chain(&e)
+                    "stream ended early: connection lost ({})",
+                    root_cause(&e)
                 )))),
                 Ok(None) => {
                     if !self.got_bytes {
@@ -346,16 +348,25 @@ fn host_of(url: &reqwest::Url) -> String {
 /// Classifies a failure to get response headers. Everything that is not a
 /// malformed request is worth retrying: the network may come back.
 fn request_error(e: &reqwest::Error, host: &str) -> LlmError {
-    let cause = error_chain(e);
     if e.is_builder() {
-        LlmError::permanent(format!("invalid request: {cause}"))
+        LlmError::permanent(format!("invalid request: {}", error_chain(e)))
     } else if e.is_timeout() {
-        LlmError::transient(format!("timed out connecting to {host}: {cause}"))
+        LlmError::transient(format!("timed out connecting to {host}"))
     } else if e.is_connect() {
-        LlmError::transient(format!("cannot connect to {host}: {cause}"))
+        // The innermost cause ("Connection refused", a DNS or TLS failure)
+        // is the useful part; the layers above it only repeat "connect".
+        LlmError::transient(format!("cannot connect to {host}: {}", root_cause(e)))
     } else {
-        LlmError::transient(format!("request to {host} failed: {cause}"))
+        LlmError::transient(format!("request to {host} failed: {}", error_chain(e)))
     }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
 }
 
 /// The causes of an error, outermost first, without reqwest's generic

@@ -137,6 +137,8 @@ pub fn request_body(req: &ChatRequest) -> Value {
 #[derive(Default)]
 struct OllamaDecoder {
     lines: NdjsonParser,
+    /// The body has ended; only the parser's leftovers are being processed.
+    eof: bool,
     /// Tool calls seen so far, for synthesized ids (`call_0`, `call_1`, ...).
     calls: usize,
     done: bool,
@@ -155,6 +157,9 @@ impl OllamaDecoder {
     fn on_line(&mut self, line: &str, out: &mut Vec<Item>) {
         let v: Value = match serde_json::from_str(line) {
             Ok(v) => v,
+            // A truncated last line at the end of the body is a cut
+            // stream, reported as such by `finish`.
+            Err(_) if self.eof => return,
             Err(e) => {
                 out.push(Err(LlmError::transient(format!(
                     "malformed stream line ({e})"
@@ -240,6 +245,7 @@ impl Decoder for OllamaDecoder {
 
     fn finish(&mut self) -> Vec<Item> {
         let mut out = Vec::new();
+        self.eof = true;
         let lines = self.lines.finish();
         self.on_lines(lines, &mut out);
         if !self.done {

@@ -128,6 +128,8 @@ struct PartialCall {
 #[derive(Default)]
 struct OpenAiDecoder {
     sse: SseParser,
+    /// The body has ended; only the parser's leftovers are being processed.
+    eof: bool,
     /// Tool calls being assembled, by their `index`.
     calls: BTreeMap<u64, PartialCall>,
     last_index: Option<u64>,
@@ -152,6 +154,9 @@ impl OpenAiDecoder {
         }
         let v: Value = match serde_json::from_str(data) {
             Ok(v) => v,
+            // A truncated last line at the end of the body is a cut
+            // stream, reported as such by `finish`.
+            Err(_) if self.eof => return,
             Err(e) => {
                 out.push(Err(LlmError::transient(format!(
                     "malformed stream event ({e})"
@@ -301,6 +306,7 @@ impl Decoder for OpenAiDecoder {
 
     fn finish(&mut self) -> Vec<Item> {
         let mut out = Vec::new();
+        self.eof = true;
         match self.sse.finish() {
             Ok(events) => {
                 for ev in events {
