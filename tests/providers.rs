@@ -2,6 +2,7 @@
 //! provider's wire format byte for byte (hand-written HTTP/1.1, chunked
 //! framing split at awkward places), and record what the client sent.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -52,6 +53,8 @@ enum Step {
 struct Server {
     base: String,
     requests: Arc<Mutex<Vec<Recorded>>>,
+    /// Connections whose `Hang` ended because the client went away.
+    hangs_ended: Arc<AtomicUsize>,
 }
 
 impl Server {
@@ -60,19 +63,21 @@ impl Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let requests: Arc<Mutex<Vec<Recorded>>> = Arc::default();
+        let hangs_ended: Arc<AtomicUsize> = Arc::default();
         let recorded = requests.clone();
+        let ended = hangs_ended.clone();
         tokio::spawn(async move {
             for script in scripts {
                 let Ok((sock, _)) = listener.accept().await else {
                     return;
                 };
-                let recorded = recorded.clone();
-                tokio::spawn(serve(sock, script, recorded));
+                tokio::spawn(serve(sock, script, recorded.clone(), ended.clone()));
             }
         });
         Server {
             base: format!("http://{addr}"),
             requests,
+            hangs_ended,
         }
     }
 
@@ -85,7 +90,12 @@ impl Server {
     }
 }
 
-async fn serve(mut sock: TcpStream, script: Vec<Step>, recorded: Arc<Mutex<Vec<Recorded>>>) {
+async fn serve(
+    mut sock: TcpStream,
+    script: Vec<Step>,
+    recorded: Arc<Mutex<Vec<Recorded>>>,
+    hangs_ended: Arc<AtomicUsize>,
+) {
     sock.set_nodelay(true).unwrap();
     let Some(req) = read_request(&mut sock).await else {
         return;
@@ -102,7 +112,7 @@ async fn serve(mut sock: TcpStream, script: Vec<Step>, recorded: Arc<Mutex<Vec<R
             Step::Pause(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
             Step::Hang => {
                 let mut buf = [0u8; 1024];
-                let _ = tokio::time::timeout(Duration::from_secs(10), async {
+                let left = tokio::time::timeout(Duration::from_secs(10), async {
                     while let Ok(n) = sock.read(&mut buf).await {
                         if n == 0 {
                             break;
@@ -110,6 +120,9 @@ async fn serve(mut sock: TcpStream, script: Vec<Step>, recorded: Arc<Mutex<Vec<R
                     }
                 })
                 .await;
+                if left.is_ok() {
+                    hangs_ended.fetch_add(1, Ordering::SeqCst);
+                }
             }
         }
     }
@@ -655,6 +668,11 @@ async fn openai_error_statuses_are_classified() {
             r#"{"error":{"message":"The model `nope` does not exist"}}"#,
         ),
         fixed("400 Bad Request", &[], "plain words\nsecond line"),
+        fixed(
+            "429 Too Many Requests",
+            &json,
+            r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+        ),
     ])
     .await;
     let p = openai(&server.base);
@@ -798,6 +816,44 @@ async fn idle_timeout_bounds_each_gap_not_the_whole_reply() {
     let out = run(&OpenAi::new(s), &simple_request()).await.unwrap();
     assert_eq!(out.text(), "abcde");
     assert_eq!(out.done(), Some(None));
+}
+
+#[tokio::test]
+async fn start_resolves_on_headers_and_dropping_the_stream_hangs_up() {
+    let steps = vec![
+        Step::Write(head(
+            "200 OK",
+            &[("Content-Type", SSE)],
+            "Transfer-Encoding: chunked",
+        )),
+        Step::Pause(50),
+        Step::Write(chunk(
+            oa_chunk(json!({"content": "first"}), None).as_bytes(),
+        )),
+        Step::Hang,
+    ];
+    let server = Server::start(vec![steps]).await;
+    let p = openai(&server.base);
+    let req = simple_request();
+    // Accepted as soon as the headers arrive, before any body byte.
+    let mut stream = tokio::time::timeout(Duration::from_secs(2), p.start(&req))
+        .await
+        .expect("start waited for the body")
+        .unwrap();
+    assert_eq!(
+        stream.next().await,
+        Some(Ok(StreamEvent::Text("first".into())))
+    );
+    assert_eq!(server.hangs_ended.load(Ordering::SeqCst), 0);
+    drop(stream);
+    let t0 = Instant::now();
+    while server.hangs_ended.load(Ordering::SeqCst) == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(3),
+            "connection not closed after drop"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[tokio::test]

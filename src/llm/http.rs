@@ -139,6 +139,9 @@ impl Http {
             msg = format!("{msg}: redirected to {loc} (check the base URL)");
         }
         let kind = match classify(status) {
+            // OpenAI answers an exhausted balance with 429 too; waiting will
+            // not refill it.
+            Class::Transient if out_of_quota(&body) => ErrorKind::Permanent,
             Class::Transient => ErrorKind::Transient { retry_after },
             Class::Permanent => ErrorKind::Permanent,
         };
@@ -250,6 +253,16 @@ pub fn classify(status: StatusCode) -> Class {
         408 | 409 | 425 | 429 | 500..=599 => Class::Transient,
         _ => Class::Permanent,
     }
+}
+
+fn out_of_quota(body: &[u8]) -> bool {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return false;
+    };
+    let err = v.get("error");
+    ["code", "type"]
+        .iter()
+        .any(|k| err.and_then(|e| e.get(k)).and_then(|c| c.as_str()) == Some("insufficient_quota"))
 }
 
 fn status_line(status: StatusCode) -> String {

@@ -136,9 +136,75 @@ struct OpenAiDecoder {
     finish_reason: Option<String>,
     calls_emitted: bool,
     done: bool,
+    /// The body as received while no SSE event has been seen, so that a
+    /// server that ignored `stream: true`, or sent a JSON error with status
+    /// 200, is still understood at the end.
+    raw: Vec<u8>,
+    saw_event: bool,
 }
 
+/// How much of a non-SSE body is kept for [`OpenAiDecoder::raw`].
+const MAX_RAW: usize = 1024 * 1024;
+
 impl OpenAiDecoder {
+    fn on_events(&mut self, events: Vec<super::sse::SseEvent>, out: &mut Vec<Item>) {
+        if !events.is_empty() {
+            self.saw_event = true;
+            self.raw = Vec::new();
+        }
+        for ev in events {
+            if self.done {
+                break;
+            }
+            self.on_data(&ev.data, out);
+        }
+    }
+
+    /// A complete, non-streamed Chat Completions body (or a JSON error).
+    fn on_whole_body(&mut self, out: &mut Vec<Item>) {
+        let Ok(v) = serde_json::from_slice::<Value>(&self.raw) else {
+            return;
+        };
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            out.push(Err(stream_error(err)));
+            self.done = true;
+            return;
+        }
+        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+            return;
+        };
+        let Some(msg) = choice.get("message") else {
+            return;
+        };
+        if let Some(t) = msg
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            out.push(Ok(StreamEvent::Text(t.to_string())));
+        }
+        for (n, c) in msg
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let mut frag = c.clone();
+            frag["index"] = json!(n);
+            self.on_tool_fragment(&frag);
+        }
+        self.finish_reason = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        self.emit_calls(out);
+        out.push(Ok(StreamEvent::Done {
+            stop_reason: self.finish_reason.take(),
+        }));
+        self.done = true;
+    }
+
     fn on_data(&mut self, data: &str, out: &mut Vec<Item>) {
         let data = data.trim();
         if data.is_empty() {
@@ -290,15 +356,11 @@ fn stream_error(err: &Value) -> LlmError {
 impl Decoder for OpenAiDecoder {
     fn feed(&mut self, chunk: &[u8]) -> Vec<Item> {
         let mut out = Vec::new();
+        if !self.saw_event && self.raw.len() < MAX_RAW {
+            self.raw.extend_from_slice(chunk);
+        }
         match self.sse.push(chunk) {
-            Ok(events) => {
-                for ev in events {
-                    if self.done {
-                        break;
-                    }
-                    self.on_data(&ev.data, &mut out);
-                }
-            }
+            Ok(events) => self.on_events(events, &mut out),
             Err(e) => out.push(Err(LlmError::transient(e.to_string()))),
         }
         out
@@ -308,15 +370,11 @@ impl Decoder for OpenAiDecoder {
         let mut out = Vec::new();
         self.eof = true;
         match self.sse.finish() {
-            Ok(events) => {
-                for ev in events {
-                    if self.done {
-                        break;
-                    }
-                    self.on_data(&ev.data, &mut out);
-                }
-            }
+            Ok(events) => self.on_events(events, &mut out),
             Err(e) => out.push(Err(LlmError::transient(e.to_string()))),
+        }
+        if !self.done && !self.saw_event {
+            self.on_whole_body(&mut out);
         }
         if !self.done {
             if self.finish_reason.is_some() {
@@ -416,6 +474,37 @@ mod tests {
                     stop_reason: Some("stop".into())
                 })
             ]
+        );
+    }
+
+    #[test]
+    fn non_streamed_body_is_understood() {
+        let body = r#"{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Hi",
+            "tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},
+            "finish_reason":"tool_calls"}]}"#;
+        assert_eq!(
+            run(&[&body[..10], &body[10..]]),
+            vec![
+                Ok(StreamEvent::Text("Hi".into())),
+                Ok(StreamEvent::ToolCall(ToolCall {
+                    id: "c".into(),
+                    name: "f".into(),
+                    arguments: "{}".into()
+                })),
+                Ok(StreamEvent::Done {
+                    stop_reason: Some("tool_calls".into())
+                }),
+            ]
+        );
+        let out = run(&[r#"{"error":{"message":"quota exceeded","type":"insufficient_quota"}}"#]);
+        assert!(
+            matches!(&out[..], [Err(e)] if e.message.contains("quota exceeded")),
+            "{out:?}"
+        );
+        let out = run(&["not json at all"]);
+        assert!(
+            matches!(&out[..], [Err(e)] if e.message == "stream ended early"),
+            "{out:?}"
         );
     }
 
