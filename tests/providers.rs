@@ -795,27 +795,29 @@ async fn stall_after_headers_is_transient_within_idle_timeout() {
 
 #[tokio::test]
 async fn idle_timeout_bounds_each_gap_not_the_whole_reply() {
-    // Six gaps of 100 ms with a 300 ms idle timeout: 600 ms in total is fine.
+    // Eight gaps of 50 ms with a 300 ms idle timeout: 400 ms in total is fine.
     let mut steps = vec![Step::Write(head(
         "200 OK",
         &[("Content-Type", SSE)],
         "Transfer-Encoding: chunked",
     ))];
-    for word in ["a", "b", "c", "d", "e"] {
-        steps.push(Step::Pause(100));
+    for word in ["a", "b", "c", "d", "e", "f", "g"] {
+        steps.push(Step::Pause(50));
         steps.push(Step::Write(chunk(
             oa_chunk(json!({"content": word}), None).as_bytes(),
         )));
     }
-    steps.push(Step::Pause(100));
+    steps.push(Step::Pause(50));
     steps.push(Step::Write(chunk(b"data: [DONE]\n\n")));
     steps.push(Step::Write(b"0\r\n\r\n".to_vec()));
     let server = Server::start(vec![steps]).await;
     let mut s = spec(ProviderKind::Openai, &server.base, Some(KEY));
     s.idle_timeout = Duration::from_millis(300);
+    let t0 = Instant::now();
     let out = run(&OpenAi::new(s), &simple_request()).await.unwrap();
-    assert_eq!(out.text(), "abcde");
+    assert_eq!(out.text(), "abcdefg");
     assert_eq!(out.done(), Some(None));
+    assert!(t0.elapsed() > Duration::from_millis(300));
 }
 
 #[tokio::test]
