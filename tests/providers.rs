@@ -1449,6 +1449,24 @@ async fn echo_streams_the_user_text_word_by_word() {
 }
 
 #[tokio::test]
+async fn echo_long_paste_is_not_streamed_word_by_word() {
+    let paste = "word ".repeat(5000);
+    let out = run(
+        &echo(),
+        &ChatRequest {
+            model: "echo".into(),
+            system: None,
+            messages: vec![user(&paste)],
+            tools: vec![],
+        },
+    )
+    .await
+    .unwrap();
+    assert!(out.events.len() < 400, "{} events", out.events.len());
+    assert_eq!(out.text().matches("word").count(), 5000);
+}
+
+#[tokio::test]
 async fn echo_default_delay_streams_quickly() {
     let t0 = Instant::now();
     let out = run(&Echo::default(), &simple_request()).await.unwrap();

@@ -13,6 +13,8 @@ use super::{ChatMessage, ChatRequest, EventStream, LlmError, Provider, StreamEve
 
 /// Delay between streamed words unless `TOCK_ECHO_DELAY_MS` says otherwise.
 const DEFAULT_DELAY_MS: u64 = 12;
+/// Words streamed one by one; the rest of a long reply comes in one piece.
+const MAX_STREAMED_WORDS: usize = 300;
 const SCHEDULE_TOOL: &str = "schedule_task";
 const HEADER: &str = "**echo** (offline model — configure a provider to talk to a real LLM)";
 
@@ -49,8 +51,14 @@ impl Provider for Echo {
         let reply = respond(req);
         Box::pin(async move {
             let Reply { text, tool_call } = reply?;
-            let mut events: Vec<StreamEvent> =
-                words(&text).into_iter().map(StreamEvent::Text).collect();
+            let mut pieces = words(&text);
+            if pieces.len() > MAX_STREAMED_WORDS {
+                // A huge paste is echoed at once after the first words
+                // rather than taking minutes.
+                let rest = pieces.split_off(MAX_STREAMED_WORDS).concat();
+                pieces.push(rest);
+            }
+            let mut events: Vec<StreamEvent> = pieces.into_iter().map(StreamEvent::Text).collect();
             let stop_reason = if let Some(call) = tool_call {
                 events.push(StreamEvent::ToolCall(call));
                 "tool_use"
