@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 pub mod echo;
+pub mod http;
 pub mod ndjson;
 pub mod ollama;
 pub mod openai;

@@ -1,14 +1,28 @@
-//! Stub, replaced by the providers work.
-use super::{ChatRequest, EventStream, LlmError, Provider, ProviderSpec};
-use futures::future::BoxFuture;
+//! OpenAI-compatible Chat Completions with streaming (OpenAI, OpenRouter,
+//! vLLM, llama.cpp server, LM Studio, Ollama's /v1, ...).
 
+use std::collections::BTreeMap;
+
+use futures::future::BoxFuture;
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+
+use super::http::{self, Decoder, Http, Item};
+use super::sse::SseParser;
+use super::{
+    ChatMessage, ChatRequest, EventStream, LlmError, Provider, ProviderSpec, StreamEvent, ToolCall,
+};
+
+#[derive(Debug)]
 pub struct OpenAi {
     spec: ProviderSpec,
+    http: Http,
 }
 
 impl OpenAi {
     pub fn new(spec: ProviderSpec) -> Self {
-        Self { spec }
+        let http = Http::new("openai", &spec);
+        Self { spec, http }
     }
 }
 
@@ -16,12 +30,487 @@ impl Provider for OpenAi {
     fn name(&self) -> &'static str {
         "openai"
     }
-    fn start<'a>(&'a self, _req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
-        let url = self.spec.base_url.clone();
+
+    fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
         Box::pin(async move {
-            Err(LlmError::permanent(format!(
-                "openai provider not built yet ({url})"
-            )))
+            let url = self.http.url(&format!(
+                "{}/chat/completions",
+                http::base(&self.spec.base_url)
+            ))?;
+            let mut headers = HeaderMap::new();
+            headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            if let Some(key) = self.http.key() {
+                let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                    self.http.error(LlmError::permanent(
+                        "the API key contains characters not allowed in a header",
+                    ))
+                })?;
+                v.set_sensitive(true);
+                headers.insert(AUTHORIZATION, v);
+            }
+            let resp = self.http.post(url, headers, &request_body(req)).await?;
+            Ok(self.http.stream(resp, OpenAiDecoder::default()))
         })
+    }
+}
+
+/// The JSON body of a streaming Chat Completions request.
+pub fn request_body(req: &ChatRequest) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = req.system.as_deref().filter(|s| !s.is_empty()) {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for m in &req.messages {
+        messages.push(match m {
+            ChatMessage::User { text, images } if images.is_empty() => {
+                json!({"role": "user", "content": text})
+            }
+            ChatMessage::User { text, images } => {
+                let mut parts = Vec::new();
+                if !text.is_empty() {
+                    parts.push(json!({"type": "text", "text": text}));
+                }
+                for img in images {
+                    let url = format!("data:{};base64,{}", img.mime, img.data_base64);
+                    parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+                }
+                json!({"role": "user", "content": parts})
+            }
+            ChatMessage::Assistant { text, tool_calls } => {
+                let mut msg = json!({"role": "assistant", "content": text});
+                if !tool_calls.is_empty() {
+                    if text.is_empty() {
+                        msg["content"] = Value::Null;
+                    }
+                    msg["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments},
+                            })
+                        })
+                        .collect();
+                }
+                msg
+            }
+            ChatMessage::ToolResult {
+                call_id, content, ..
+            } => {
+                json!({"role": "tool", "tool_call_id": call_id, "content": content})
+            }
+        });
+    }
+    let mut body = json!({"model": req.model, "stream": true, "messages": messages});
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                })
+            })
+            .collect();
+    }
+    body
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+#[derive(Default)]
+struct OpenAiDecoder {
+    sse: SseParser,
+    /// The body has ended; only the parser's leftovers are being processed.
+    eof: bool,
+    /// Tool calls being assembled, by their `index`.
+    calls: BTreeMap<u64, PartialCall>,
+    last_index: Option<u64>,
+    finish_reason: Option<String>,
+    calls_emitted: bool,
+    done: bool,
+    /// The body as received while no SSE event has been seen, so that a
+    /// server that ignored `stream: true`, or sent a JSON error with status
+    /// 200, is still understood at the end.
+    raw: Vec<u8>,
+    saw_event: bool,
+}
+
+/// How much of a non-SSE body is kept for [`OpenAiDecoder::raw`].
+const MAX_RAW: usize = 1024 * 1024;
+
+impl OpenAiDecoder {
+    fn on_events(&mut self, events: Vec<super::sse::SseEvent>, out: &mut Vec<Item>) {
+        if !events.is_empty() {
+            self.saw_event = true;
+            self.raw = Vec::new();
+        }
+        for ev in events {
+            if self.done {
+                break;
+            }
+            self.on_data(&ev.data, out);
+        }
+    }
+
+    /// A complete, non-streamed Chat Completions body (or a JSON error).
+    fn on_whole_body(&mut self, out: &mut Vec<Item>) {
+        let Ok(v) = serde_json::from_slice::<Value>(&self.raw) else {
+            return;
+        };
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            out.push(Err(stream_error(err)));
+            self.done = true;
+            return;
+        }
+        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+            return;
+        };
+        let Some(msg) = choice.get("message") else {
+            return;
+        };
+        if let Some(t) = msg
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            out.push(Ok(StreamEvent::Text(t.to_string())));
+        }
+        for (n, c) in msg
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let mut frag = c.clone();
+            frag["index"] = json!(n);
+            self.on_tool_fragment(&frag);
+        }
+        self.finish_reason = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        self.emit_calls(out);
+        out.push(Ok(StreamEvent::Done {
+            stop_reason: self.finish_reason.take(),
+        }));
+        self.done = true;
+    }
+
+    fn on_data(&mut self, data: &str, out: &mut Vec<Item>) {
+        let data = data.trim();
+        if data.is_empty() {
+            return;
+        }
+        if data == "[DONE]" {
+            self.emit_calls(out);
+            out.push(Ok(StreamEvent::Done {
+                stop_reason: self.finish_reason.take(),
+            }));
+            self.done = true;
+            return;
+        }
+        let v: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            // A truncated last line at the end of the body is a cut
+            // stream, reported as such by `finish`.
+            Err(_) if self.eof => return,
+            Err(e) => {
+                out.push(Err(LlmError::transient(format!(
+                    "malformed stream event ({e})"
+                ))));
+                self.done = true;
+                return;
+            }
+        };
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            out.push(Err(stream_error(err)));
+            self.done = true;
+            return;
+        }
+        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+            // Usage-only or keep-alive objects carry no choices.
+            return;
+        };
+        if let Some(delta) = choice.get("delta") {
+            for key in ["content", "refusal"] {
+                if let Some(text) = delta
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                {
+                    out.push(Ok(StreamEvent::Text(text.to_string())));
+                }
+            }
+            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                for frag in calls {
+                    self.on_tool_fragment(frag);
+                }
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_string());
+            self.emit_calls(out);
+        }
+    }
+
+    fn on_tool_fragment(&mut self, frag: &Value) {
+        let id = frag.get("id").and_then(Value::as_str).unwrap_or("");
+        let index = match frag.get("index").and_then(Value::as_u64) {
+            Some(i) => i,
+            // Some servers omit `index`: a new id starts a new call, anything
+            // else continues the last one.
+            None => match self.last_index {
+                Some(last)
+                    if id.is_empty() || self.calls.get(&last).is_some_and(|c| c.id == id) =>
+                {
+                    last
+                }
+                Some(last) => last + 1,
+                None => 0,
+            },
+        };
+        self.last_index = Some(index);
+        let call = self.calls.entry(index).or_default();
+        if call.id.is_empty() {
+            call.id = id.to_string();
+        }
+        let func = frag.get("function");
+        if let Some(name) = func.and_then(|f| f.get("name")).and_then(Value::as_str) {
+            // OpenAI sends the name once; some servers repeat it in every
+            // fragment and a few split it. Repeats are ignored, pieces appended.
+            if call.name != name {
+                call.name.push_str(name);
+            }
+        }
+        if let Some(args) = func.and_then(|f| f.get("arguments")) {
+            match args {
+                Value::String(s) => call.arguments.push_str(s),
+                // Non-standard servers sometimes send an object at once.
+                Value::Null => {}
+                other => call.arguments.push_str(&other.to_string()),
+            }
+        }
+    }
+
+    fn emit_calls(&mut self, out: &mut Vec<Item>) {
+        if self.calls_emitted {
+            return;
+        }
+        self.calls_emitted = true;
+        for (n, (_, call)) in std::mem::take(&mut self.calls).into_iter().enumerate() {
+            let id = if call.id.is_empty() {
+                format!("call_{n}")
+            } else {
+                call.id
+            };
+            let arguments = if call.arguments.trim().is_empty() {
+                "{}".to_string()
+            } else {
+                call.arguments
+            };
+            out.push(Ok(StreamEvent::ToolCall(ToolCall {
+                id,
+                name: call.name,
+                arguments,
+            })));
+        }
+    }
+}
+
+/// An `{"error": ...}` object inside a 200 stream. Only a request the server
+/// calls invalid is worth giving up on; the rest (overload, server errors)
+/// may pass.
+fn stream_error(err: &Value) -> LlmError {
+    let message =
+        http::json_error_message(&json!({"error": err})).unwrap_or_else(|| err.to_string());
+    let text = |k: &str| {
+        err.get(k).map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string())
+        })
+    };
+    let kind = [text("type"), text("code")]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let invalid = kind.contains("invalid_request") || kind.contains("invalid_api_key");
+    let message = format!("stream error: {message}");
+    if invalid {
+        LlmError::permanent(message)
+    } else {
+        LlmError::transient(message)
+    }
+}
+
+impl Decoder for OpenAiDecoder {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<Item> {
+        let mut out = Vec::new();
+        if !self.saw_event && self.raw.len() < MAX_RAW {
+            self.raw.extend_from_slice(chunk);
+        }
+        match self.sse.push(chunk) {
+            Ok(events) => self.on_events(events, &mut out),
+            Err(e) => out.push(Err(LlmError::transient(e.to_string()))),
+        }
+        out
+    }
+
+    fn finish(&mut self) -> Vec<Item> {
+        let mut out = Vec::new();
+        self.eof = true;
+        match self.sse.finish() {
+            Ok(events) => self.on_events(events, &mut out),
+            Err(e) => out.push(Err(LlmError::transient(e.to_string()))),
+        }
+        if !self.done && !self.saw_event {
+            self.on_whole_body(&mut out);
+        }
+        if !self.done {
+            if self.finish_reason.is_some() {
+                // The model said it finished; only the `[DONE]` marker is
+                // missing, which several compatible servers never send.
+                self.emit_calls(&mut out);
+                out.push(Ok(StreamEvent::Done {
+                    stop_reason: self.finish_reason.take(),
+                }));
+            } else {
+                out.push(Err(LlmError::transient("stream ended early")));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(chunks: &[&str]) -> Vec<Item> {
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            out.extend(d.feed(c.as_bytes()));
+        }
+        out.extend(d.finish());
+        out
+    }
+
+    #[test]
+    fn fragments_without_index_are_grouped_by_id() {
+        let out = run(&[
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\":1}\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"b\",\"function\":{\"name\":\"g\",\"arguments\":{\"y\":2}}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        ]);
+        let tc = |id: &str, name: &str, args: &str| {
+            Ok(StreamEvent::ToolCall(ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: args.into(),
+            }))
+        };
+        assert_eq!(
+            out,
+            vec![
+                tc("a", "f", "{\"x\":1}"),
+                tc("b", "g", "{\"y\":2}"),
+                Ok(StreamEvent::Done {
+                    stop_reason: Some("tool_calls".into())
+                })
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_id_and_arguments_are_filled_in() {
+        let out = run(&[
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"now\"}}]}}]}\n\n",
+            "data: [DONE]\n\n",
+        ]);
+        assert_eq!(
+            out[0],
+            Ok(StreamEvent::ToolCall(ToolCall {
+                id: "call_0".into(),
+                name: "now".into(),
+                arguments: "{}".into()
+            }))
+        );
+    }
+
+    #[test]
+    fn invalid_request_error_in_stream_is_permanent() {
+        let out = run(&[
+            "data: {\"error\":{\"message\":\"bad\",\"type\":\"invalid_request_error\"}}\n\n",
+        ]);
+        assert_eq!(out.len(), 1);
+        assert!(matches!(&out[0], Err(e) if !e.is_transient() && e.message.contains("bad")));
+        let out =
+            run(&["data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n"]);
+        assert!(matches!(&out[0], Err(e) if e.is_transient()));
+    }
+
+    #[test]
+    fn finish_reason_without_done_marker_completes() {
+        let out = run(&[
+            "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n",
+        ]);
+        assert_eq!(
+            out,
+            vec![
+                Ok(StreamEvent::Text("hi".into())),
+                Ok(StreamEvent::Done {
+                    stop_reason: Some("stop".into())
+                })
+            ]
+        );
+    }
+
+    #[test]
+    fn non_streamed_body_is_understood() {
+        let body = r#"{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Hi",
+            "tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},
+            "finish_reason":"tool_calls"}]}"#;
+        assert_eq!(
+            run(&[&body[..10], &body[10..]]),
+            vec![
+                Ok(StreamEvent::Text("Hi".into())),
+                Ok(StreamEvent::ToolCall(ToolCall {
+                    id: "c".into(),
+                    name: "f".into(),
+                    arguments: "{}".into()
+                })),
+                Ok(StreamEvent::Done {
+                    stop_reason: Some("tool_calls".into())
+                }),
+            ]
+        );
+        let out = run(&[r#"{"error":{"message":"quota exceeded","type":"insufficient_quota"}}"#]);
+        assert!(
+            matches!(&out[..], [Err(e)] if e.message.contains("quota exceeded")),
+            "{out:?}"
+        );
+        let out = run(&["not json at all"]);
+        assert!(
+            matches!(&out[..], [Err(e)] if e.message == "stream ended early"),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn malformed_json_is_an_error() {
+        let out = run(&["data: {not json\n\n"]);
+        assert!(matches!(&out[0], Err(e) if e.is_transient()));
     }
 }

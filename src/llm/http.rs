@@ -1,0 +1,558 @@
+//! HTTP plumbing shared by the network providers: timeouts, status
+//! classification, readable and secret-free error messages, and the driver
+//! that turns a response body into an [`EventStream`].
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+
+use super::{ErrorKind, EventStream, LlmError, ProviderSpec, StreamEvent};
+
+/// Longest error message handed to the user.
+const MAX_MESSAGE_CHARS: usize = 300;
+/// How much of an error response body is read to find its message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Upper bound on an honoured `Retry-After`, so a silly header cannot park a
+/// message for weeks.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
+
+pub type Item = Result<StreamEvent, LlmError>;
+
+/// Turns body bytes into events. `feed` may return any number of items;
+/// `finish` is called at the end of the body when no `Done` or error was
+/// produced yet, and must end with one of them (the driver adds "stream
+/// ended early" otherwise).
+pub trait Decoder: Send + 'static {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<Item>;
+    fn finish(&mut self) -> Vec<Item>;
+}
+
+/// One provider's HTTP client, key and timeouts.
+pub struct Http {
+    label: &'static str,
+    /// Building can only fail if the TLS backend cannot initialise; that is
+    /// reported on first use instead of panicking at startup.
+    client: Result<reqwest::Client, String>,
+    key: Option<String>,
+    idle: Duration,
+}
+
+impl std::fmt::Debug for Http {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Http")
+            .field("label", &self.label)
+            .field("key", &self.key.as_ref().map(|_| "<redacted>"))
+            .field("idle", &self.idle)
+            .finish()
+    }
+}
+
+impl Http {
+    pub fn new(label: &'static str, spec: &ProviderSpec) -> Self {
+        let client = reqwest::Client::builder()
+            .connect_timeout(spec.connect_timeout)
+            // A POST that is redirected would be replayed as a GET, and a
+            // custom auth header could follow it to another host: report
+            // the redirect instead so the user can fix the base URL.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("tock/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| e.to_string());
+        let key = spec.api_key.clone().filter(|k| !k.is_empty());
+        Self {
+            label,
+            client,
+            key,
+            idle: spec.idle_timeout,
+        }
+    }
+
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// Parses and checks an endpoint URL.
+    pub fn url(&self, url: &str) -> Result<reqwest::Url, LlmError> {
+        match reqwest::Url::parse(url) {
+            Ok(u) if u.scheme() == "http" || u.scheme() == "https" => Ok(u),
+            Ok(u) => Err(self.error(LlmError::permanent(format!(
+                "unsupported URL scheme '{}' in {url}",
+                u.scheme()
+            )))),
+            Err(e) => Err(self.error(LlmError::permanent(format!(
+                "invalid base URL '{url}': {e}"
+            )))),
+        }
+    }
+
+    /// POSTs a JSON body and waits (at most the idle timeout) for the
+    /// response headers. Returns the response only if the status is 2xx.
+    pub async fn post(
+        &self,
+        url: reqwest::Url,
+        headers: HeaderMap,
+        body: &serde_json::Value,
+    ) -> Result<reqwest::Response, LlmError> {
+        let client = self.client.as_ref().map_err(|e| {
+            self.error(LlmError::permanent(format!(
+                "cannot create HTTP client: {e}"
+            )))
+        })?;
+        let host = host_of(&url);
+        tracing::debug!(provider = self.label, %host, path = url.path(), "sending request");
+        let fut = client.post(url).headers(headers).json(body).send();
+        let resp = match tokio::time::timeout(self.idle, fut).await {
+            Err(_) => {
+                return Err(self.error(LlmError::transient(format!(
+                    "no response from {host} for {}",
+                    fmt_duration(self.idle)
+                ))));
+            }
+            Ok(Err(e)) => return Err(self.error(request_error(&e, &host))),
+            Ok(Ok(resp)) => resp,
+        };
+        let status = resp.status();
+        tracing::debug!(
+            provider = self.label,
+            status = status.as_u16(),
+            "response headers"
+        );
+        if status.is_success() {
+            return Ok(resp);
+        }
+        let retry_after = retry_after(resp.headers(), std::time::SystemTime::now());
+        let location = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = read_limited(resp, self.idle).await;
+        let mut msg = status_line(status);
+        if let Some(detail) = error_detail(&body) {
+            msg = format!("{msg}: {detail}");
+        } else if let Some(loc) = location.filter(|_| status.is_redirection()) {
+            msg = format!("{msg}: redirected to {loc} (check the base URL)");
+        }
+        let kind = match classify(status) {
+            // OpenAI answers an exhausted balance with 429 too; waiting will
+            // not refill it.
+            Class::Transient if out_of_quota(&body) => ErrorKind::Permanent,
+            Class::Transient => ErrorKind::Transient { retry_after },
+            Class::Permanent => ErrorKind::Permanent,
+        };
+        Err(self.error(LlmError { kind, message: msg }))
+    }
+
+    /// Drives `decoder` over the body of an accepted response. Every gap
+    /// between chunks is bounded by the idle timeout; the stream ends after
+    /// the first `Done` or error.
+    pub fn stream<D: Decoder>(&self, resp: reqwest::Response, decoder: D) -> EventStream {
+        let driver = Driver {
+            label: self.label,
+            key: self.key.clone(),
+            idle: self.idle,
+            body: Some(resp.bytes_stream().boxed()),
+            decoder,
+            queue: VecDeque::new(),
+            got_bytes: false,
+            ended: false,
+        };
+        Box::pin(futures::stream::unfold(driver, |mut d| async move {
+            let item = d.next_item().await?;
+            Some((item, d))
+        }))
+    }
+
+    /// Makes `err` presentable: provider label, one line, no key, bounded length.
+    pub fn error(&self, err: LlmError) -> LlmError {
+        finalize(self.label, self.key.as_deref(), err)
+    }
+}
+
+struct Driver<D> {
+    label: &'static str,
+    key: Option<String>,
+    idle: Duration,
+    /// Dropped as soon as the stream is over, which closes the connection.
+    body: Option<BoxStream<'static, reqwest::Result<Bytes>>>,
+    decoder: D,
+    queue: VecDeque<Item>,
+    got_bytes: bool,
+    ended: bool,
+}
+
+impl<D: Decoder> Driver<D> {
+    async fn next_item(&mut self) -> Option<Item> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                if matches!(item, Err(_) | Ok(StreamEvent::Done { .. })) {
+                    self.end();
+                }
+                return Some(item.map_err(|e| finalize(self.label, self.key.as_deref(), e)));
+            }
+            if self.ended {
+                return None;
+            }
+            let body = self.body.as_mut()?;
+            match tokio::time::timeout(self.idle, body.next()).await {
+                Err(_) => self.queue.push_back(Err(LlmError::transient(format!(
+                    "no data for {}",
+                    fmt_duration(self.idle)
+                )))),
+                Ok(Some(Ok(bytes))) => {
+                    if !bytes.is_empty() {
+                        self.got_bytes = true;
+                        self.queue.extend(self.decoder.feed(&bytes));
+                    }
+                }
+                Ok(Some(Err(e))) => self.queue.push_back(Err(LlmError::transient(format!(
+                    "stream ended early: connection lost ({})",
+                    root_cause(&e)
+                )))),
+                Ok(None) => {
+                    if !self.got_bytes {
+                        self.queue
+                            .push_back(Err(LlmError::transient("empty response")));
+                    } else {
+                        self.queue.extend(self.decoder.finish());
+                        let terminal = matches!(
+                            self.queue.back(),
+                            Some(Err(_) | Ok(StreamEvent::Done { .. }))
+                        );
+                        if !terminal {
+                            self.queue
+                                .push_back(Err(LlmError::transient("stream ended early")));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn end(&mut self) {
+        self.ended = true;
+        self.queue.clear();
+        self.body = None;
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Class {
+    Transient,
+    Permanent,
+}
+
+/// Which failed statuses are worth retrying.
+pub fn classify(status: StatusCode) -> Class {
+    match status.as_u16() {
+        408 | 409 | 425 | 429 | 500..=599 => Class::Transient,
+        _ => Class::Permanent,
+    }
+}
+
+fn out_of_quota(body: &[u8]) -> bool {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return false;
+    };
+    let err = v.get("error");
+    ["code", "type"]
+        .iter()
+        .any(|k| err.and_then(|e| e.get(k)).and_then(|c| c.as_str()) == Some("insufficient_quota"))
+}
+
+fn status_line(status: StatusCode) -> String {
+    match status.canonical_reason() {
+        Some(reason) => format!("{} {reason}", status.as_u16()),
+        // 529 (Anthropic "overloaded") has no standard reason phrase.
+        None if status.as_u16() == 529 => "529 Overloaded".to_string(),
+        None => status.as_u16().to_string(),
+    }
+}
+
+/// `retry-after-ms` (OpenAI) or `Retry-After` in seconds or as an HTTP date.
+pub fn retry_after(headers: &HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let parsed = if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        Duration::try_from_secs_f64(ms / 1000.0).ok()
+    } else {
+        let v = get("retry-after")?;
+        if let Ok(secs) = v.parse::<f64>() {
+            Duration::try_from_secs_f64(secs).ok()
+        } else {
+            let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+            let at = std::time::SystemTime::from(at);
+            // A date in the past means "now".
+            Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+        }
+    };
+    parsed.map(|d| d.min(MAX_RETRY_AFTER))
+}
+
+/// Reads at most [`MAX_ERROR_BODY`] bytes of an error body; a slow or broken
+/// body just yields what arrived.
+async fn read_limited(resp: reqwest::Response, idle: Duration) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut body = resp.bytes_stream();
+    while out.len() < MAX_ERROR_BODY {
+        match tokio::time::timeout(idle, body.next()).await {
+            Ok(Some(Ok(chunk))) => out.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    out.truncate(MAX_ERROR_BODY);
+    out
+}
+
+/// The human part of an error body: `error.message` (OpenAI, Anthropic),
+/// `error` as a string (Ollama), `message`, or `detail`; else short plain text.
+pub fn error_detail(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => json_error_message(&v),
+        // HTML error pages say nothing the status line does not.
+        Err(_) if text.starts_with('<') => None,
+        Err(_) => Some(text.to_string()),
+    }
+}
+
+/// Finds the message in a JSON error object.
+pub fn json_error_message(v: &serde_json::Value) -> Option<String> {
+    let nonempty = |v: Option<&serde_json::Value>| {
+        v.and_then(|s| s.as_str())
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let err = v.get("error");
+    nonempty(err.and_then(|e| e.get("message")))
+        .or_else(|| nonempty(err))
+        .or_else(|| nonempty(v.get("message")))
+        .or_else(|| nonempty(v.get("detail")))
+        .or_else(|| nonempty(err.and_then(|e| e.get("type"))))
+        .or_else(|| match (v.get("detail"), err) {
+            (Some(d), _) if !d.is_null() => Some(d.to_string()),
+            (_, Some(e)) if !e.is_null() => Some(e.to_string()),
+            _ => None,
+        })
+}
+
+fn host_of(url: &reqwest::Url) -> String {
+    match (url.host_str(), url.port()) {
+        (Some(h), Some(p)) => format!("{h}:{p}"),
+        (Some(h), None) => h.to_string(),
+        _ => url.to_string(),
+    }
+}
+
+/// Classifies a failure to get response headers. Everything that is not a
+/// malformed request is worth retrying: the network may come back.
+fn request_error(e: &reqwest::Error, host: &str) -> LlmError {
+    if e.is_builder() {
+        LlmError::permanent(format!("invalid request: {}", error_chain(e)))
+    } else if e.is_timeout() {
+        LlmError::transient(format!("timed out connecting to {host}"))
+    } else if e.is_connect() {
+        // The innermost cause ("Connection refused", a DNS or TLS failure)
+        // is the useful part; the layers above it only repeat "connect".
+        LlmError::transient(format!("cannot connect to {host}: {}", root_cause(e)))
+    } else {
+        LlmError::transient(format!("request to {host} failed: {}", error_chain(e)))
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// The causes of an error, outermost first, without reqwest's generic
+/// wrapper text (which repeats the URL).
+fn error_chain(e: &reqwest::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        src = s.source();
+    }
+    if parts.is_empty() {
+        parts.push(e.to_string());
+    }
+    parts.join(": ")
+}
+
+pub fn fmt_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+/// Label prefix, key redaction, one line, length bound — in that order, so
+/// truncation can never leave part of a key behind.
+pub fn finalize(label: &str, key: Option<&str>, err: LlmError) -> LlmError {
+    let mut msg = format!("{label}: {}", err.message);
+    if let Some(k) = key.filter(|k| !k.is_empty()) {
+        msg = msg.replace(k, "<redacted>");
+    }
+    let mut line = String::with_capacity(msg.len());
+    for c in msg.chars() {
+        let c = if c.is_control() || c.is_whitespace() {
+            ' '
+        } else {
+            c
+        };
+        if c == ' ' && (line.is_empty() || line.ends_with(' ')) {
+            continue;
+        }
+        line.push(c);
+    }
+    let line = line.trim_end();
+    let message = if line.chars().count() > MAX_MESSAGE_CHARS {
+        let cut: String = line.chars().take(MAX_MESSAGE_CHARS - 1).collect();
+        format!("{}…", cut.trim_end())
+    } else {
+        line.to_string()
+    };
+    LlmError {
+        kind: err.kind,
+        message,
+    }
+}
+
+/// Trims a base URL's trailing slashes.
+pub fn base(url: &str) -> &str {
+    url.trim().trim_end_matches('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn classification() {
+        for s in [408, 409, 429, 500, 502, 503, 504, 529] {
+            assert_eq!(
+                classify(StatusCode::from_u16(s).unwrap()),
+                Class::Transient,
+                "{s}"
+            );
+        }
+        for s in [301, 400, 401, 403, 404, 413, 422] {
+            assert_eq!(
+                classify(StatusCode::from_u16(s).unwrap()),
+                Class::Permanent,
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let now = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_400);
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h, now), None);
+        h.insert("retry-after", HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
+        h.insert("retry-after", HeaderValue::from_static("1.5"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_millis(1500)));
+        // 2015-10-21T07:28:00Z is 80 s after `now`.
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(80)));
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:00:00 GMT"),
+        );
+        assert_eq!(retry_after(&h, now), Some(Duration::ZERO));
+        for junk in ["soon", "-3", "NaN", "1e300"] {
+            h.insert("retry-after", HeaderValue::from_static(junk));
+            let got = retry_after(&h, now);
+            assert!(
+                got.is_none() || got == Some(MAX_RETRY_AFTER),
+                "{junk}: {got:?}"
+            );
+        }
+        h.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn error_detail_shapes() {
+        let d = |s: &str| error_detail(s.as_bytes());
+        assert_eq!(
+            d(r#"{"error":{"message":"Incorrect API key","type":"x"}}"#).as_deref(),
+            Some("Incorrect API key")
+        );
+        assert_eq!(
+            d(r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
+                .as_deref(),
+            Some("Overloaded")
+        );
+        assert_eq!(
+            d(r#"{"error":"model 'x' not found"}"#).as_deref(),
+            Some("model 'x' not found")
+        );
+        assert_eq!(
+            d(r#"{"object":"error","message":"bad"}"#).as_deref(),
+            Some("bad")
+        );
+        assert_eq!(d(r#"{"detail":"Not Found"}"#).as_deref(), Some("Not Found"));
+        assert_eq!(
+            d(r#"{"error":{"type":"rate_limit"}}"#).as_deref(),
+            Some("rate_limit")
+        );
+        assert_eq!(d("<html><body>502</body></html>"), None);
+        assert_eq!(
+            d("upstream connect error").as_deref(),
+            Some("upstream connect error")
+        );
+        assert_eq!(d("  "), None);
+    }
+
+    #[test]
+    fn finalize_redacts_then_truncates_to_one_line() {
+        let key = "sk-SECRET-0123456789";
+        let long = format!("{}{key}", "x".repeat(295));
+        let e = finalize(
+            "openai",
+            Some(key),
+            LlmError::permanent(format!("bad\nkey {key}\r\n\t{long}")),
+        );
+        assert!(!e.message.contains(key));
+        assert!(!e.message.contains("sk-SEC"), "{}", e.message);
+        assert!(!e.message.contains('\n'));
+        assert!(e.message.starts_with("openai: bad key <redacted> xxx"));
+        assert!(e.message.chars().count() <= MAX_MESSAGE_CHARS);
+        assert_eq!(e.kind, ErrorKind::Permanent);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(fmt_duration(Duration::from_secs(90)), "90s");
+        assert_eq!(fmt_duration(Duration::from_millis(300)), "0.3s");
+    }
+}
