@@ -1694,6 +1694,25 @@ mod tests {
         let now = now_p1();
         let cases = [
             (
+                "9am +10 ideas",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "+10 ideas",
+            ),
+            ("9am +02:00 x", Mode::At, utc(2026, 11, 30, 7, 0), "x"),
+            (
+                "9am 25:00 is the new deadline",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "25:00 is the new deadline",
+            ),
+            (
+                "fri 5pm 13:00 moved",
+                Mode::At,
+                p1_at(2026, 12, 4, 17, 0, 0),
+                "13:00 moved",
+            ),
+            (
                 "1h check the build",
                 Mode::Later,
                 p1_at(2026, 11, 29, 19, 49, 0),
