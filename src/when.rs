@@ -47,18 +47,18 @@
 //!
 //! * panics (an `assert!` in its `Lowercase::literal`) when a time after a date
 //!   has upper-case `AM`/`PM` (`"Tomorrow 9AM"`, `"FRI 5PM"`) or when a word of
-//!   16+ letters follows an hour;
-//! * `midnight` (and any word starting with `mi`, `se`, `ho`, `da`, `we`, `mo`,
-//!   `ye`) is read as "zero units", i.e. *now*;
-//! * `noon`, `in 10 minutes`, `in 2h`, `an hour`, `half an hour`, `1.5h`
-//!   (read as the clock time 1:05), and compound durations (`1h30m`, `1h 30m`,
-//!   `1 hour 30 minutes`) are refused;
+//!   16+ letters follows an hour after a date (`"tomorrow 9abcdefghijklmnop"`);
+//! * `midnight`, `hours`, `month`, `second` — any lone word starting with
+//!   `mi`, `se`, `ho`, `da`, `we`, `mo` or `ye` — is "zero units", i.e. *now*;
+//! * `noon`, `in 10 minutes`, `in 2h`, `an hour`, `half an hour`, `1.5h`,
+//!   ordinals (`1st dec`) and compound durations (`1h30m`, `1h 30m`,
+//!   `1 hour 30 minutes`) are refused; a bare `1.5` is the clock time 01:05;
 //! * after a date, `12pm` becomes midnight of the *next* day and `12am` becomes
 //!   noon (`"tomorrow 12pm"` -> day after tomorrow 00:00), and hours are not
 //!   range-checked (`"tomorrow 100pm"` -> four days later);
-//! * a bare clock time or a weekday with a past time stays in the past (no
-//!   "next occurrence"), dates without a time mean 00:00 (we want 09:00),
-//!   `tomorrow` alone means tomorrow at the current time;
+//! * a bare clock time already past today stays in the past (no "next
+//!   occurrence"), dates without a time mean 00:00 (we want 09:00), and
+//!   `tomorrow` alone means tomorrow at the current time of day;
 //! * `next monday` (UK dialect) skips a whole week, and US dialect's
 //!   `next sunday` on a Sunday evening is today;
 //! * a local time inside a DST gap is an error; a month-name date followed by
@@ -387,9 +387,9 @@ fn iso_date_parts(w: &str) -> Option<(i32, u32, u32)> {
 // --- durations --------------------------------------------------------------
 //
 // Hand-written because interim refuses `in …`, `an hour`, `half an hour`,
-// decimals (`1.5h` is read as the clock time 1:05) and every compound form
-// (`1h30m`, `1h 30m`, `1 hour 30 minutes`), and reads `midnight`, `month`,
-// `second thoughts` … as a zero-length duration.
+// decimals (`1.5h`; a bare `1.5` it reads as the clock time 01:05) and every
+// compound form (`1h30m`, `1h 30m`, `1 hour 30 minutes`), and reads lone
+// `midnight`, `hours`, `month` … as a zero-length duration, i.e. now.
 
 /// A piece of a duration word: a number (in thousandths, so `1.5` is 1500)
 /// or a run of letters. `1h30m` is `[1000, "h", 30000, "m"]`.
@@ -565,7 +565,8 @@ fn per_name(per: i128) -> &'static str {
 #[derive(Debug, Clone, Copy)]
 struct Clock {
     time: NaiveTime,
-    /// `Z` / `+02:00` suffix (ISO forms only).
+    /// From a `z` / `utc` / `+02:00` suffix: the wall time is in that
+    /// offset instead of the user's zone.
     offset: Option<FixedOffset>,
 }
 
@@ -711,9 +712,9 @@ enum DateSpec {
     },
 }
 
-/// Weekday names and the usual abbreviations. (interim accepts any prefix of
-/// three letters or more; this list is explicit so `sat` and `sun` in a
-/// message are only consumed where a date is expected anyway.)
+/// Weekday names and the usual abbreviations (`tue`, `tues`, `thu`, `thur`,
+/// `thurs`, `weds`, ...). interim has these too, but it is not used for
+/// weekdays: see `resolve` for the next-occurrence and `next` rules.
 fn weekday(w: &str) -> Option<Weekday> {
     Some(match w {
         "mon" | "monday" => Weekday::Mon,
