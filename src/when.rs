@@ -32,7 +32,11 @@
 //!   A month-name date without a year means its next occurrence.
 //!   An explicit date or instant that is not in the future is refused.
 //! * Full RFC 3339 instants with an offset: `2026-12-01T09:00:00Z`,
-//!   `2026-12-01T09:00:00.5+02:00`.
+//!   `2026-12-01T09:00:00.5+02:00`. A clock time may also carry an
+//!   offset or `utc`/`gmt`, with any date form: `14:30 utc`, `5pm utc`,
+//!   `fri 17:00 +02:00`, `2026-12-01 09:00 -05:00`. The date is still the
+//!   user's (`tomorrow` is the user's tomorrow); a bare `14:30 utc` is its
+//!   next occurrence.
 //!
 //! # Why most of this is hand-written rather than `interim`
 //!
@@ -43,18 +47,18 @@
 //!
 //! * panics (an `assert!` in its `Lowercase::literal`) when a time after a date
 //!   has upper-case `AM`/`PM` (`"Tomorrow 9AM"`, `"FRI 5PM"`) or when a word of
-//!   16+ letters follows an hour;
-//! * `midnight` (and any word starting with `mi`, `se`, `ho`, `da`, `we`, `mo`,
-//!   `ye`) is read as "zero units", i.e. *now*;
-//! * `noon`, `in 10 minutes`, `in 2h`, `an hour`, `half an hour`, `1.5h`
-//!   (read as the clock time 1:05), and compound durations (`1h30m`, `1h 30m`,
-//!   `1 hour 30 minutes`) are refused;
+//!   16+ letters follows an hour after a date (`"tomorrow 9abcdefghijklmnop"`);
+//! * `midnight`, `hours`, `month`, `second` — any lone word starting with
+//!   `mi`, `se`, `ho`, `da`, `we`, `mo` or `ye` — is "zero units", i.e. *now*;
+//! * `noon`, `in 10 minutes`, `in 2h`, `an hour`, `half an hour`, `1.5h`,
+//!   ordinals (`1st dec`) and compound durations (`1h30m`, `1h 30m`,
+//!   `1 hour 30 minutes`) are refused; a bare `1.5` is the clock time 01:05;
 //! * after a date, `12pm` becomes midnight of the *next* day and `12am` becomes
 //!   noon (`"tomorrow 12pm"` -> day after tomorrow 00:00), and hours are not
 //!   range-checked (`"tomorrow 100pm"` -> four days later);
-//! * a bare clock time or a weekday with a past time stays in the past (no
-//!   "next occurrence"), dates without a time mean 00:00 (we want 09:00),
-//!   `tomorrow` alone means tomorrow at the current time;
+//! * a bare clock time already past today stays in the past (no "next
+//!   occurrence"), dates without a time mean 00:00 (we want 09:00), and
+//!   `tomorrow` alone means tomorrow at the current time of day;
 //! * `next monday` (UK dialect) skips a whole week, and US dialect's
 //!   `next sunday` on a Sunday evening is today;
 //! * a local time inside a DST gap is an error; a month-name date followed by
@@ -328,9 +332,30 @@ fn word_ends(input: &str, max: usize) -> Vec<usize> {
 
 /// Lower-cased words; `2026-12-01T09:00` becomes `2026-12-01`, `09:00`.
 fn words_of(expr: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     for w in expr.split_whitespace() {
         let w = w.to_ascii_lowercase();
+        // "09:00 +02:00", "14:30 utc": glue the offset onto the clock time
+        // before it, where `clock_token` expects it.
+        if let Some(prev) = out.last_mut()
+            && ((prev.contains(':') && prev.ends_with(|c: char| c.is_ascii_digit()))
+                || (prev.starts_with(|c: char| c.is_ascii_digit())
+                    && (prev.ends_with("am") || prev.ends_with("pm"))))
+        {
+            if matches!(w.as_str(), "utc" | "gmt" | "z") {
+                prev.push('z');
+                continue;
+            }
+            // Only the four-digit forms as a separate word: "9am +10 ideas"
+            // is more likely text than a +10:00 offset.
+            if (w.starts_with('+') || w.starts_with('-'))
+                && w.len() >= 5
+                && parse_offset(&w).is_some()
+            {
+                prev.push_str(&w);
+                continue;
+            }
+        }
         match w.find('t') {
             Some(p) if p > 0 && p + 1 < w.len() && iso_date_parts(&w[..p]).is_some() => {
                 out.push(w[..p].to_string());
@@ -362,9 +387,9 @@ fn iso_date_parts(w: &str) -> Option<(i32, u32, u32)> {
 // --- durations --------------------------------------------------------------
 //
 // Hand-written because interim refuses `in …`, `an hour`, `half an hour`,
-// decimals (`1.5h` is read as the clock time 1:05) and every compound form
-// (`1h30m`, `1h 30m`, `1 hour 30 minutes`), and reads `midnight`, `month`,
-// `second thoughts` … as a zero-length duration.
+// decimals (`1.5h`; a bare `1.5` it reads as the clock time 01:05) and every
+// compound form (`1h30m`, `1h 30m`, `1 hour 30 minutes`), and reads lone
+// `midnight`, `hours`, `month` … as a zero-length duration, i.e. now.
 
 /// A piece of a duration word: a number (in thousandths, so `1.5` is 1500)
 /// or a run of letters. `1h30m` is `[1000, "h", 30000, "m"]`.
@@ -540,7 +565,8 @@ fn per_name(per: i128) -> &'static str {
 #[derive(Debug, Clone, Copy)]
 struct Clock {
     time: NaiveTime,
-    /// `Z` / `+02:00` suffix (ISO forms only).
+    /// From a `z` / `utc` / `+02:00` suffix: the wall time is in that
+    /// offset instead of the user's zone.
     offset: Option<FixedOffset>,
 }
 
@@ -550,6 +576,14 @@ fn meridiem(s: &str) -> Option<bool> {
         "pm" | "p.m." | "p.m" => Some(true),
         _ => None,
     }
+}
+
+/// `am…` / `p.m.…` at the start of `s`: (is pm, bytes used).
+fn meridiem_prefix(s: &str) -> Option<(bool, usize)> {
+    ["a.m.", "p.m.", "a.m", "p.m", "am", "pm"]
+        .iter()
+        .find(|m| s.starts_with(**m))
+        .and_then(|m| Some((meridiem(m)?, m.len())))
 }
 
 fn parse_clock(words: &[&str]) -> Result<Clock, PErr> {
@@ -574,7 +608,7 @@ fn parse_clock(words: &[&str]) -> Result<Clock, PErr> {
 }
 
 /// `9`, `9:30`, `09:30:15`, `9.30` followed by an optional meridiem (`am`,
-/// `p.m.`) or, without meridiem, an optional offset (`z`, `+02:00`, `-0500`).
+/// `p.m.`), then an optional offset (`z`, `+02:00`, `-0500`).
 /// `meridiem_word` is a separate `am`/`pm` word already read.
 fn clock_token(w: &str, meridiem_word: Option<bool>, shown: &str) -> Result<Clock, PErr> {
     let b = w.as_bytes();
@@ -597,19 +631,19 @@ fn clock_token(w: &str, meridiem_word: Option<bool>, shown: &str) -> Result<Cloc
             i += 3;
         }
     }
-    let rest = &w[i..];
+    let mut rest = &w[i..];
     let mut pm = meridiem_word;
-    let mut offset = None;
-    if !rest.is_empty() {
-        if pm.is_some() {
-            return Err(PErr::NoMatch);
-        }
-        if let Some(p) = meridiem(rest) {
-            pm = Some(p);
-        } else {
-            offset = Some(parse_offset(rest).ok_or(PErr::NoMatch)?);
-        }
+    if pm.is_none()
+        && let Some((p, len)) = meridiem_prefix(rest)
+    {
+        pm = Some(p);
+        rest = &rest[len..];
     }
+    let offset = if rest.is_empty() {
+        None
+    } else {
+        Some(parse_offset(rest).ok_or(PErr::NoMatch)?)
+    };
     // `9` alone is ambiguous (9am? 9 minutes?); `1.5` is a number, not 1:05.
     if pm.is_none() && sep != Some(b':') {
         return Err(PErr::NoMatch);
@@ -678,9 +712,9 @@ enum DateSpec {
     },
 }
 
-/// Weekday names and the usual abbreviations. (interim accepts any prefix of
-/// three letters or more; this list is explicit so `sat` and `sun` in a
-/// message are only consumed where a date is expected anyway.)
+/// Weekday names and the usual abbreviations (`tue`, `tues`, `thu`, `thur`,
+/// `thurs`, `weds`, ...). interim has these too, but it is not used for
+/// weekdays: see `resolve` for the next-occurrence and `next` rules.
 fn weekday(w: &str) -> Option<Weekday> {
     Some(match w {
         "mon" | "monday" => Weekday::Mon,
@@ -871,18 +905,15 @@ fn parse_absolute<Tz: TimeZone>(
         };
         match (date, clock) {
             (Ok(date), Ok(clock)) => {
-                // An explicit offset only makes sense on an explicit date.
-                if clock.is_some_and(|c| c.offset.is_some())
-                    && !matches!(date, Some(DateSpec::Ymd { .. }))
-                {
-                    continue;
-                }
                 return resolve(date, clock, now).map_err(PErr::Fail);
             }
+            // A refusal only counts when the rest of this reading was
+            // understood: "tomorrow 25:00" is an impossible time, but in
+            // "9am 25:00" the "25:00" is more likely the start of the message.
+            (Err(PErr::NoMatch), _) | (_, Err(PErr::NoMatch)) => {}
             (Err(PErr::Fail(e)), _) | (_, Err(PErr::Fail(e))) => {
                 refusal.get_or_insert(e);
             }
-            _ => {}
         }
     }
     Err(refusal.map_or(PErr::NoMatch, PErr::Fail))
@@ -918,14 +949,19 @@ fn resolve<Tz: TimeZone>(
     };
 
     match date {
-        // A bare clock time: its next occurrence.
+        // A bare clock time: its next occurrence. With an explicit offset
+        // ("14:30 utc") the wall time is in that offset, whose date may be a
+        // day either side of ours, hence yesterday .. the day after tomorrow.
         None => {
-            let t = at(today)?;
-            if t > now_utc {
-                Ok(t)
-            } else {
-                future(at(plus_days(today, 1)?)?, now)
+            let yesterday = today.pred_opt().ok_or(WhenError::OutOfRange)?;
+            let mut last = at(yesterday)?;
+            for days in 0..=2 {
+                if last > now_utc {
+                    return Ok(last);
+                }
+                last = at(plus_days(today, days)?)?;
             }
+            future(last, now)
         }
         Some(DateSpec::Today) => future(at(today)?, now),
         Some(DateSpec::Tomorrow) => future(at(plus_days(today, 1)?)?, now),
@@ -1349,6 +1385,19 @@ mod tests {
             ("2026-12-01T09:00Z", utc(2026, 12, 1, 9, 0)),
             ("2026-12-01T09:00:00+02:00", utc(2026, 12, 1, 7, 0)),
             ("2026-12-01T09:00-05:00", utc(2026, 12, 1, 14, 0)),
+            ("2026-12-01 09:00 -05:00", utc(2026, 12, 1, 14, 0)),
+            ("2026-12-01 09:00 +0200", utc(2026, 12, 1, 7, 0)),
+            ("2026-12-01 09:00 UTC", utc(2026, 12, 1, 9, 0)),
+            // clock times with an offset: next occurrence of that instant
+            ("18:00 utc", utc(2026, 11, 29, 18, 0)),
+            ("17:00 utc", utc(2026, 11, 30, 17, 0)),
+            ("14:30z", utc(2026, 11, 30, 14, 30)),
+            ("23:30 -05:00", utc(2026, 11, 30, 4, 30)),
+            ("fri 17:00 GMT", utc(2026, 12, 4, 17, 0)),
+            ("fri 5pm utc", utc(2026, 12, 4, 17, 0)),
+            ("fri 5pm+02:00", utc(2026, 12, 4, 15, 0)),
+            ("9:30pm -05:00", utc(2026, 11, 30, 2, 30)),
+            ("tomorrow 09:00 -05:00", utc(2026, 11, 30, 14, 0)),
             ("2027-06-15 08:15", p1_at(2027, 6, 15, 8, 15, 0)),
             // month-name dates (via interim)
             ("dec 1 9am", p1_at(2026, 12, 1, 9, 0, 0)),
@@ -1509,8 +1558,8 @@ mod tests {
             "9am 5pm",
             "2026-12",
             "12/01/2026",
-            "14:30z",
-            "fri 5pm+02:00",
+            "5pmutc",
+            "9 pm utc",
             "9:5",
             "09:00:00.5",
             "now",
@@ -1645,6 +1694,25 @@ mod tests {
     fn split_prefix_examples() {
         let now = now_p1();
         let cases = [
+            (
+                "9am +10 ideas",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "+10 ideas",
+            ),
+            ("9am +02:00 x", Mode::At, utc(2026, 11, 30, 7, 0), "x"),
+            (
+                "9am 25:00 is the new deadline",
+                Mode::At,
+                p1_at(2026, 11, 30, 9, 0, 0),
+                "25:00 is the new deadline",
+            ),
+            (
+                "fri 5pm 13:00 moved",
+                Mode::At,
+                p1_at(2026, 12, 4, 17, 0, 0),
+                "13:00 moved",
+            ),
             (
                 "1h check the build",
                 Mode::Later,
@@ -1820,6 +1888,11 @@ mod tests {
                 WhenError::Past("Sun 29 Nov 08:00".into()),
             ),
             ("0m hi", Mode::Later, WhenError::NotPositive),
+            (
+                "2026-02-30 9am x",
+                Mode::At,
+                WhenError::NoSuchTime("2026-02-30".into()),
+            ),
         ];
         for (input, mode, want) in cases {
             assert_eq!(split_time_prefix(input, &now, mode), Err(want), "{input:?}");
