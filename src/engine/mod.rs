@@ -15,6 +15,7 @@ use anyhow::{Result, anyhow};
 use tokio::sync::{Notify, broadcast};
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use turn::Part;
 
 use crate::config::ConfigSource;
 use crate::store::{Kind, NewItem, Store};

@@ -5,16 +5,20 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use chrono::{DateTime, FixedOffset};
-use ratatui::crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+use ratatui::crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,
+};
 use ratatui_textarea::TextArea;
 
 use super::chat::{Entry, Scroll};
 use super::keymap::{self, Action, Ctx};
 use super::scheduled::{PaneAction, ScheduledPane};
 use super::time_picker::{PickerAction, TimePicker};
+use crate::engine::Part;
 use crate::engine::{DispatchState, Engine, Event, NoticeKind, Notification};
-use crate::engine::turn_parts::Part;
-use crate::store::{Approval, ApprovalStatus, Conversation, Kind, NewItem, OutboxItem, Role, Status};
+use crate::store::{
+    Approval, ApprovalStatus, Conversation, Kind, NewItem, OutboxItem, Role, Status,
+};
 use crate::when::{self, Mode};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +109,10 @@ fn new_composer() -> TextArea<'static> {
 }
 
 pub fn now_fixed(ms: i64) -> DateTime<FixedOffset> {
-    DateTime::from_timestamp_millis(ms).unwrap_or_default().with_timezone(&chrono::Local).fixed_offset()
+    DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .with_timezone(&chrono::Local)
+        .fixed_offset()
 }
 
 impl App {
@@ -142,12 +149,21 @@ impl App {
             in_tmux: std::env::var_os("TMUX").is_some(),
         };
         app.reload_convs()?;
-        let last = app.engine.store().setting("ui.current")?.and_then(|s| s.parse::<i64>().ok());
-        let open = last.filter(|id| app.convs.iter().any(|c| c.id == *id)).or(app.convs.first().map(|c| c.id));
+        let last = app
+            .engine
+            .store()
+            .setting("ui.current")?
+            .and_then(|s| s.parse::<i64>().ok());
+        let open = last
+            .filter(|id| app.convs.iter().any(|c| c.id == *id))
+            .or(app.convs.first().map(|c| c.id));
         match open {
             Some(id) => app.open(id),
             None => {
-                let id = app.engine.store().create_conversation(None, "user", app.engine.now_ms())?;
+                let id =
+                    app.engine
+                        .store()
+                        .create_conversation(None, "user", app.engine.now_ms())?;
                 app.reload_convs()?;
                 app.open(id);
             }
@@ -182,7 +198,10 @@ impl App {
 
     pub fn visible_convs(&self) -> Vec<&Conversation> {
         let q = self.search.to_lowercase();
-        self.convs.iter().filter(|c| q.is_empty() || c.display_title().to_lowercase().contains(&q)).collect()
+        self.convs
+            .iter()
+            .filter(|c| q.is_empty() || c.display_title().to_lowercase().contains(&q))
+            .collect()
     }
 
     pub fn open(&mut self, id: i64) {
@@ -196,7 +215,11 @@ impl App {
             self.sidebar_sel = pos;
         }
         let _ = self.store().set_setting("ui.current", &id.to_string());
-        if self.approvals.iter().any(|a| a.status == ApprovalStatus::Waiting) {
+        if self
+            .approvals
+            .iter()
+            .any(|a| a.status == ApprovalStatus::Waiting)
+        {
             self.info("a tool call waits for your approval: y / n");
         }
         self.update_title();
@@ -206,7 +229,8 @@ impl App {
         let Some(id) = self.current else { return };
         match self.store().messages(id) {
             Ok(msgs) => {
-                let mut old: HashMap<i64, Entry> = self.entries.drain(..).map(|e| (e.msg.id, e)).collect();
+                let mut old: HashMap<i64, Entry> =
+                    self.entries.drain(..).map(|e| (e.msg.id, e)).collect();
                 self.entries = msgs
                     .into_iter()
                     .map(|m| {
@@ -223,14 +247,22 @@ impl App {
         }
         self.approvals = self.store().approvals(id).unwrap_or_default();
         self.tasks.clear();
-        for a in &self.approvals {
-            if let Some(oid) = a.outbox_id
-                && let Ok(Some(it)) = self.store().item(oid)
-            {
+        let job_ids: Vec<i64> = self
+            .entries
+            .iter()
+            .filter_map(|e| task_job_id(&e.msg))
+            .collect();
+        for oid in job_ids {
+            if let Ok(Some(it)) = self.store().item(oid) {
                 self.tasks.insert(oid, it);
             }
         }
-        if self.approvals.iter().any(|a| a.status == ApprovalStatus::Waiting) && self.overlay.is_none() {
+        if self
+            .approvals
+            .iter()
+            .any(|a| a.status == ApprovalStatus::Waiting)
+            && self.overlay.is_none()
+        {
             self.focus = Focus::Composer;
         }
     }
@@ -259,11 +291,16 @@ impl App {
 
     /// Items shown in the strip (sending ones are shown as bubbles in the history).
     pub fn strip_items(&self) -> Vec<&OutboxItem> {
-        self.items.iter().filter(|i| i.status != Status::Sending).collect()
+        self.items
+            .iter()
+            .filter(|i| i.status != Status::Sending)
+            .collect()
     }
 
     pub fn waiting_approval(&self) -> Option<&Approval> {
-        self.approvals.iter().find(|a| a.status == ApprovalStatus::Waiting)
+        self.approvals
+            .iter()
+            .find(|a| a.status == ApprovalStatus::Waiting)
     }
 
     pub fn is_busy(&self) -> bool {
@@ -271,7 +308,8 @@ impl App {
     }
 
     pub fn current_conv(&self) -> Option<&Conversation> {
-        self.current.and_then(|id| self.convs.iter().find(|c| c.id == id))
+        self.current
+            .and_then(|id| self.convs.iter().find(|c| c.id == id))
     }
 
     /// The model label for the status bar: name, provider, and whether it is offline.
@@ -287,9 +325,20 @@ impl App {
         if !self.engine.config().get().notify.title {
             return;
         }
-        let scheduled = self.all_items.iter().filter(|i| i.due_at.is_some_and(|d| d > self.engine.now_ms())).count();
-        let conv = self.current_conv().map(|c| c.display_title()).unwrap_or_default();
-        let badge = if scheduled > 0 { format!(" ⏰{scheduled}") } else { String::new() };
+        let scheduled = self
+            .all_items
+            .iter()
+            .filter(|i| i.due_at.is_some_and(|d| d > self.engine.now_ms()))
+            .count();
+        let conv = self
+            .current_conv()
+            .map(|c| c.display_title())
+            .unwrap_or_default();
+        let badge = if scheduled > 0 {
+            format!(" ⏰{scheduled}")
+        } else {
+            String::new()
+        };
         self.output.title = Some(format!("tock — {conv}{badge}"));
     }
 
@@ -297,15 +346,27 @@ impl App {
 
     pub fn on_engine(&mut self, ev: Event) {
         match ev {
-            Event::Delta { conversation_id, message_id, text } => {
+            Event::Delta {
+                conversation_id,
+                message_id,
+                text,
+            } => {
                 if Some(conversation_id) == self.current {
-                    match self.entries.iter_mut().rev().find(|e| e.msg.id == message_id) {
+                    match self
+                        .entries
+                        .iter_mut()
+                        .rev()
+                        .find(|e| e.msg.id == message_id)
+                    {
                         Some(e) => e.msg.content.push_str(&text),
                         None => self.reload_messages(),
                     }
                 }
             }
-            Event::Conversation(id) | Event::TurnFinished { conversation_id: id } => {
+            Event::Conversation(id)
+            | Event::TurnFinished {
+                conversation_id: id,
+            } => {
                 if Some(id) == self.current {
                     self.reload_messages();
                     self.reload_items();
@@ -365,7 +426,8 @@ impl App {
             return;
         }
         let cfg = self.engine.config().get();
-        let bytes = crate::notify::terminal_bytes(&text, cfg.notify.bell, cfg.notify.desktop, self.in_tmux);
+        let bytes =
+            crate::notify::terminal_bytes(&text, cfg.notify.bell, cfg.notify.desktop, self.in_tmux);
         if !bytes.is_empty() {
             self.output.raw.push(bytes);
         }
@@ -456,7 +518,9 @@ impl App {
     fn composer_key(&mut self, key: KeyEvent) {
         let empty = self.composer.is_empty();
         match key.code {
-            KeyCode::Char('?') if empty && key.modifiers.is_empty() => self.overlay = Some(Overlay::Help),
+            KeyCode::Char('?') if empty && key.modifiers.is_empty() => {
+                self.overlay = Some(Overlay::Help)
+            }
             KeyCode::End if empty => self.scroll = Scroll::default(),
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 if self.current.is_some_and(|c| self.engine.stop(c)) {
@@ -505,7 +569,10 @@ impl App {
                 if list.is_empty() {
                     return;
                 }
-                let pos = self.current.and_then(|id| list.iter().position(|c| *c == id)).unwrap_or(0);
+                let pos = self
+                    .current
+                    .and_then(|id| list.iter().position(|c| *c == id))
+                    .unwrap_or(0);
                 let next = if a == Action::PrevConversation {
                     pos.saturating_sub(1)
                 } else {
@@ -539,7 +606,9 @@ impl App {
             Action::ScrollUp => self.scroll_by(1),
             Action::ScrollDown => self.scroll_by(-1),
             Action::PageUp => self.scroll_by(self.chat_height.saturating_sub(2).max(1) as isize),
-            Action::PageDown => self.scroll_by(-(self.chat_height.saturating_sub(2).max(1) as isize)),
+            Action::PageDown => {
+                self.scroll_by(-(self.chat_height.saturating_sub(2).max(1) as isize))
+            }
             Action::Top => self.scroll.from_bottom = Some(usize::MAX / 2),
             Action::Bottom => self.scroll = Scroll::default(),
             Action::Submit => self.submit(),
@@ -566,28 +635,49 @@ impl App {
                 }
             }
             Action::Rename => {
-                let target = self.visible_convs().get(self.sidebar_sel).map(|c| (c.id, c.display_title()));
+                let target = self
+                    .visible_convs()
+                    .get(self.sidebar_sel)
+                    .map(|c| (c.id, c.display_title()));
                 if let Some((id, title)) = target {
-                    self.prompt(PromptKind::Rename(id), "Rename conversation (Enter saves, Esc cancels)", &title);
+                    self.prompt(
+                        PromptKind::Rename(id),
+                        "Rename conversation (Enter saves, Esc cancels)",
+                        &title,
+                    );
                 }
             }
             Action::Delete => {
-                let target = self.visible_convs().get(self.sidebar_sel).map(|c| (c.id, c.display_title()));
+                let target = self
+                    .visible_convs()
+                    .get(self.sidebar_sel)
+                    .map(|c| (c.id, c.display_title()));
                 if let Some((id, title)) = target {
                     self.confirm_delete(id, &title);
                 }
             }
             Action::Search => {
                 let s = self.search.clone();
-                self.prompt(PromptKind::Search, "Filter conversations by title (Enter keeps, Esc clears)", &s);
+                self.prompt(
+                    PromptKind::Search,
+                    "Filter conversations by title (Enter keeps, Esc clears)",
+                    &s,
+                );
             }
-            Action::EditItem | Action::CancelItem | Action::SendNow | Action::PullBack | Action::RescheduleItem | Action::RetryItem => {
-                self.strip_action(a)
-            }
+            Action::EditItem
+            | Action::CancelItem
+            | Action::SendNow
+            | Action::PullBack
+            | Action::RescheduleItem
+            | Action::RetryItem => self.strip_action(a),
             Action::Approve | Action::Deny => {
                 if let Some(id) = self.waiting_approval().map(|a| a.id) {
                     match self.engine.answer_approval(id, a == Action::Approve) {
-                        Ok(()) => self.info(if a == Action::Approve { "approved" } else { "denied" }),
+                        Ok(()) => self.info(if a == Action::Approve {
+                            "approved"
+                        } else {
+                            "denied"
+                        }),
                         Err(e) => self.error(e),
                     }
                     self.reload_messages();
@@ -601,7 +691,11 @@ impl App {
         let at_edge = self.composer.is_empty() || self.history_pos.is_some();
         if !at_edge || self.history.is_empty() {
             // Not recalling: the arrow moves the cursor.
-            let key = if a == Action::HistoryPrev { KeyCode::Up } else { KeyCode::Down };
+            let key = if a == Action::HistoryPrev {
+                KeyCode::Up
+            } else {
+                KeyCode::Down
+            };
             self.composer.input(KeyEvent::new(key, KeyModifiers::NONE));
             return;
         }
@@ -631,12 +725,25 @@ impl App {
         let mut input = TextArea::default();
         input.set_cursor_line_style(ratatui::style::Style::default());
         input.insert_str(initial);
-        self.overlay = Some(Overlay::Prompt(Prompt { kind, title: title.into(), input, error: None }));
+        self.overlay = Some(Overlay::Prompt(Prompt {
+            kind,
+            title: title.into(),
+            input,
+            error: None,
+        }));
     }
 
     fn confirm_delete(&mut self, id: i64, title: &str) {
-        let pending = self.all_items.iter().filter(|i| i.conversation_id == Some(id) && i.kind != Kind::Task).count();
-        let extra = if pending > 0 { format!(" Its {pending} pending message(s) will be canceled.") } else { String::new() };
+        let pending = self
+            .all_items
+            .iter()
+            .filter(|i| i.conversation_id == Some(id) && i.kind != Kind::Task)
+            .count();
+        let extra = if pending > 0 {
+            format!(" Its {pending} pending message(s) will be canceled.")
+        } else {
+            String::new()
+        };
         self.overlay = Some(Overlay::Confirm(
             Confirm::DeleteConversation(id),
             format!("Delete “{title}” and its history?{extra} y / n"),
@@ -644,7 +751,10 @@ impl App {
     }
 
     fn new_conversation(&mut self, title: Option<&str>) {
-        match self.store().create_conversation(title, "user", self.engine.now_ms()) {
+        match self
+            .store()
+            .create_conversation(title, "user", self.engine.now_ms())
+        {
             Ok(id) => {
                 let _ = self.reload_convs();
                 self.search.clear();
@@ -656,18 +766,33 @@ impl App {
     }
 
     fn strip_action(&mut self, a: Action) {
-        let Some(item) = self.strip_items().get(self.strip_sel).map(|i| (*i).clone()) else { return };
+        let Some(item) = self.strip_items().get(self.strip_sel).map(|i| (*i).clone()) else {
+            return;
+        };
         let r = match a {
             Action::EditItem => {
-                self.prompt(PromptKind::EditItem(item.id), "Edit (Enter saves, Alt+Enter newline, Esc cancels)", &item.text);
+                self.prompt(
+                    PromptKind::EditItem(item.id),
+                    "Edit (Enter saves, Alt+Enter newline, Esc cancels)",
+                    &item.text,
+                );
                 Ok(())
             }
             Action::CancelItem => {
-                let what: String = crate::sanitize::sanitize_line(&item.text).chars().take(40).collect();
-                self.overlay = Some(Overlay::Confirm(Confirm::CancelItem(item.id), format!("Cancel “{what}”? y / n")));
+                let what: String = crate::sanitize::sanitize_line(&item.text)
+                    .chars()
+                    .take(40)
+                    .collect();
+                self.overlay = Some(Overlay::Confirm(
+                    Confirm::CancelItem(item.id),
+                    format!("Cancel “{what}”? y / n"),
+                ));
                 Ok(())
             }
-            Action::SendNow => self.engine.send_now(item.id).map(|_| self.info("sending as soon as the conversation is free")),
+            Action::SendNow => self
+                .engine
+                .send_now(item.id)
+                .map(|_| self.info("sending as soon as the conversation is free")),
             Action::PullBack => match self.engine.cancel(item.id) {
                 Ok(()) => {
                     let text = item.text.clone();
@@ -679,7 +804,11 @@ impl App {
                 Err(e) => Err(e),
             },
             Action::RescheduleItem => {
-                self.prompt(PromptKind::Reschedule(item.id), "Reschedule to (e.g. 10m, 9am, tomorrow 14:30)", "");
+                self.prompt(
+                    PromptKind::Reschedule(item.id),
+                    "Reschedule to (e.g. 10m, 9am, tomorrow 14:30)",
+                    "",
+                );
                 Ok(())
             }
             Action::RetryItem => self.engine.retry(item.id).map(|_| self.info("retrying")),
@@ -691,8 +820,11 @@ impl App {
     }
 
     fn on_overlay_key(&mut self, key: KeyEvent) {
-        let Some(overlay) = self.overlay.take() else { return };
-        let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        let Some(overlay) = self.overlay.take() else {
+            return;
+        };
+        let ctrl_c =
+            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         match overlay {
             Overlay::Help => {
                 // Any key closes help.
@@ -738,7 +870,9 @@ impl App {
                                         None => self.new_conversation(None),
                                     }
                                 }
-                                self.sidebar_sel = self.sidebar_sel.min(self.visible_convs().len().saturating_sub(1));
+                                self.sidebar_sel = self
+                                    .sidebar_sel
+                                    .min(self.visible_convs().len().saturating_sub(1));
                                 self.info("conversation deleted");
                                 self.engine.wake();
                             }
@@ -763,7 +897,12 @@ impl App {
                         }
                     }
                     _ if ctrl_c => {}
-                    KeyCode::Enter if multiline && key.modifiers.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) => {
+                    KeyCode::Enter
+                        if multiline
+                            && key
+                                .modifiers
+                                .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) =>
+                    {
                         p.input.insert_newline();
                         self.overlay = Some(Overlay::Prompt(p));
                     }
@@ -798,7 +937,11 @@ impl App {
             return None;
         }
         let now = self.now();
-        Some(when::parse_time(&text, &now, Mode::At).map(|d| format!("sends {}", when::preview(d, &now))).map_err(|e| e.to_string()))
+        Some(
+            when::parse_time(&text, &now, Mode::At)
+                .map(|d| format!("sends {}", when::preview(d, &now)))
+                .map_err(|e| e.to_string()),
+        )
     }
 
     fn finish_prompt(&mut self, kind: &PromptKind, value: &str) -> Result<(), String> {
@@ -808,14 +951,19 @@ impl App {
                 if value.is_empty() {
                     return Err("a title cannot be empty".into());
                 }
-                self.store().rename_conversation(*id, value, now).map_err(|e| format!("{e:#}"))?;
+                self.store()
+                    .rename_conversation(*id, value, now)
+                    .map_err(|e| format!("{e:#}"))?;
                 let _ = self.reload_convs();
                 self.update_title();
             }
             PromptKind::Search => self.search = value.to_string(),
             PromptKind::Reschedule(id) => {
-                let due = when::parse_time(value, &self.now(), Mode::At).map_err(|e| e.to_string())?;
-                self.engine.reschedule(*id, due.timestamp_millis()).map_err(|e| format!("{e:#}"))?;
+                let due =
+                    when::parse_time(value, &self.now(), Mode::At).map_err(|e| e.to_string())?;
+                self.engine
+                    .reschedule(*id, due.timestamp_millis())
+                    .map_err(|e| format!("{e:#}"))?;
                 self.info(format!("rescheduled: {}", when::preview(due, &self.now())));
             }
             PromptKind::EditItem(id) => {
@@ -862,13 +1010,25 @@ impl App {
             return;
         }
         // "//" escapes a message that starts with a slash.
-        let body = trimmed.strip_prefix('/').filter(|_| trimmed.starts_with("//")).unwrap_or(trimmed).to_string();
+        let body = trimmed
+            .strip_prefix('/')
+            .filter(|_| trimmed.starts_with("//"))
+            .unwrap_or(trimmed)
+            .to_string();
         self.send(&body, None);
     }
 
     fn send(&mut self, text: &str, due: Option<i64>) {
         let Some(conv) = self.current else { return };
-        let mut item = NewItem::new(conv, if due.is_some() { Kind::Message } else { Kind::Queued }, text);
+        let mut item = NewItem::new(
+            conv,
+            if due.is_some() {
+                Kind::Message
+            } else {
+                Kind::Queued
+            },
+            text,
+        );
         item.due_at = due;
         if !self.attachments.is_empty() {
             item.parts_json = serde_json::to_string(&self.attachments).ok();
@@ -882,7 +1042,10 @@ impl App {
                 self.composer = new_composer();
                 self.scroll = Scroll::default();
                 if let Some(d) = due {
-                    self.info(format!("scheduled: {}", when::preview(now_fixed(d).to_utc(), &self.now())));
+                    self.info(format!(
+                        "scheduled: {}",
+                        when::preview(now_fixed(d).to_utc(), &self.now())
+                    ));
                 } else if busy {
                     self.info("queued: it goes as soon as this reply finishes");
                 }
@@ -906,14 +1069,27 @@ impl App {
             self.error("wait for the reply to finish (or Esc to stop it) before editing");
             return;
         }
-        let last_user = self.entries.iter().rev().find(|e| e.msg.role == Role::User).map(|e| e.msg.clone());
+        let last_user = self
+            .entries
+            .iter()
+            .rev()
+            .find(|e| e.msg.role == Role::User)
+            .map(|e| e.msg.clone());
         let Some(m) = last_user else {
             self.error("no message to edit yet");
             return;
         };
         // The old exchange is kept for the record but no longer sent to the model.
-        for e in self.entries.iter().filter(|e| e.msg.id >= m.id && e.msg.role != Role::Notice) {
-            let _ = self.engine.store().set_message_status(e.msg.id, crate::store::MessageStatus::Superseded, None);
+        for e in self
+            .entries
+            .iter()
+            .filter(|e| e.msg.id >= m.id && e.msg.role != Role::Notice)
+        {
+            let _ = self.engine.store().set_message_status(
+                e.msg.id,
+                crate::store::MessageStatus::Superseded,
+                None,
+            );
         }
         self.set_composer(&m.content);
         self.reload_messages();
@@ -923,7 +1099,12 @@ impl App {
 
     fn copy(&mut self, block: Option<usize>) {
         let width = self.chat_width.saturating_sub(2).max(1);
-        let Some(last) = self.entries.iter_mut().rev().find(|e| e.msg.role == Role::Assistant) else {
+        let Some(last) = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.msg.role == Role::Assistant)
+        else {
             self.error("no reply to copy yet");
             return;
         };
@@ -945,16 +1126,26 @@ impl App {
             }
         };
         self.output.raw.push(osc52(&text, self.in_tmux));
-        self.info(format!("copied {} characters to the clipboard (OSC 52)", text.chars().count()));
+        self.info(format!(
+            "copied {} characters to the clipboard (OSC 52)",
+            text.chars().count()
+        ));
     }
 
     fn command(&mut self, line: String) {
-        let (cmd, arg) = line.split_once(char::is_whitespace).map(|(c, a)| (c, a.trim())).unwrap_or((line.as_str(), ""));
+        let (cmd, arg) = line
+            .split_once(char::is_whitespace)
+            .map(|(c, a)| (c, a.trim()))
+            .unwrap_or((line.as_str(), ""));
         let arg = arg.to_string();
         let clear = |app: &mut App| app.composer = new_composer();
         match cmd {
             "/later" | "/at" => {
-                let mode = if cmd == "/later" { Mode::Later } else { Mode::At };
+                let mode = if cmd == "/later" {
+                    Mode::Later
+                } else {
+                    Mode::At
+                };
                 let now = self.now();
                 match when::split_time_prefix(&arg, &now, mode) {
                     Ok((due, text)) => self.schedule(&text, due.timestamp_millis()),
@@ -970,7 +1161,9 @@ impl App {
                 if arg.is_empty() {
                     self.error("usage: /rename TITLE");
                 } else if let Some(id) = self.current {
-                    let _ = self.store().rename_conversation(id, &arg, self.engine.now_ms());
+                    let _ = self
+                        .store()
+                        .rename_conversation(id, &arg, self.engine.now_ms());
                     let _ = self.reload_convs();
                     self.update_title();
                     clear(self);
@@ -994,7 +1187,10 @@ impl App {
                                 let _ = self.store().set_conversation_model(id, Some(&arg));
                                 let _ = self.reload_convs();
                             }
-                            self.info(format!("model for this conversation: {} ({:?})", m.name, m.kind));
+                            self.info(format!(
+                                "model for this conversation: {} ({:?})",
+                                m.name, m.kind
+                            ));
                         }
                         Err(e) => self.error(e),
                     }
@@ -1004,12 +1200,24 @@ impl App {
             "/role" => {
                 let roles = self.engine.config().get().roles;
                 if arg.is_empty() {
-                    let cur = self.current_conv().and_then(|c| c.role.clone()).unwrap_or_else(|| "none".into());
+                    let cur = self
+                        .current_conv()
+                        .and_then(|c| c.role.clone())
+                        .unwrap_or_else(|| "none".into());
                     let names: Vec<_> = roles.keys().cloned().collect();
-                    self.info(format!("role: {cur} — available: {}", if names.is_empty() { "none (add [roles.NAME] to the config)".into() } else { names.join(", ") }));
+                    self.info(format!(
+                        "role: {cur} — available: {}",
+                        if names.is_empty() {
+                            "none (add [roles.NAME] to the config)".into()
+                        } else {
+                            names.join(", ")
+                        }
+                    ));
                 } else if arg == "none" || roles.contains_key(&arg) {
                     if let Some(id) = self.current {
-                        let _ = self.store().set_conversation_role(id, (arg != "none").then_some(arg.as_str()));
+                        let _ = self
+                            .store()
+                            .set_conversation_role(id, (arg != "none").then_some(arg.as_str()));
                         let _ = self.reload_convs();
                     }
                     self.info(format!("role: {arg}"));
@@ -1018,15 +1226,13 @@ impl App {
                 }
                 clear(self);
             }
-            "/attach" => {
-                match self.attach(Path::new(&shellexpand(&arg))) {
-                    Ok(msg) => {
-                        self.info(msg);
-                        clear(self);
-                    }
-                    Err(e) => self.error(e),
+            "/attach" => match self.attach(Path::new(&shellexpand(&arg))) {
+                Ok(msg) => {
+                    self.info(msg);
+                    clear(self);
                 }
-            }
+                Err(e) => self.error(e),
+            },
             "/retry" | "/regen" => {
                 clear(self);
                 self.run(Action::Regenerate);
@@ -1038,7 +1244,9 @@ impl App {
                 } else {
                     match arg.parse::<usize>() {
                         Ok(n) => self.copy(Some(n)),
-                        Err(_) => self.error("usage: /copy [N] — N is the code block number shown in its header"),
+                        Err(_) => self.error(
+                            "usage: /copy [N] — N is the code block number shown in its header",
+                        ),
                     }
                 }
             }
@@ -1059,7 +1267,9 @@ impl App {
             "/quit" | "/q" => self.quit = true,
             _ => {
                 // Never sent to the model; the text stays so it can be fixed.
-                self.error(format!("unknown command {cmd} — /help lists them (start with // to send a literal /)"));
+                self.error(format!(
+                    "unknown command {cmd} — /help lists them (start with // to send a literal /)"
+                ));
             }
         }
     }
@@ -1068,7 +1278,8 @@ impl App {
         if path.as_os_str().is_empty() {
             return Err("usage: /attach PATH".into());
         }
-        let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let meta =
+            std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let cap = self.engine.config().get().max_attachment_bytes();
         let used: u64 = self
             .attachments
@@ -1086,9 +1297,18 @@ impl App {
                 cap / 1024
             ));
         }
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let mime = match path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()).as_deref() {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mime = match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .as_deref()
+        {
             Some("png") => Some("image/png"),
             Some("jpg") | Some("jpeg") => Some("image/jpeg"),
             Some("gif") => Some("image/gif"),
@@ -1098,15 +1318,29 @@ impl App {
         let part = match mime {
             Some(m) => {
                 use base64::Engine as _;
-                Part::Image { name: name.clone(), mime: m.into(), data_base64: base64::engine::general_purpose::STANDARD.encode(&bytes) }
+                Part::Image {
+                    name: name.clone(),
+                    mime: m.into(),
+                    data_base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                }
             }
             None => match String::from_utf8(bytes) {
-                Ok(content) => Part::Text { name: name.clone(), content },
-                Err(_) => return Err(format!("{name} is neither text nor a supported image (png, jpeg, gif, webp)")),
+                Ok(content) => Part::Text {
+                    name: name.clone(),
+                    content,
+                },
+                Err(_) => {
+                    return Err(format!(
+                        "{name} is neither text nor a supported image (png, jpeg, gif, webp)"
+                    ));
+                }
             },
         };
         self.attachments.push(part);
-        Ok(format!("attached {name} ({} KB) to the next message", meta.len().div_ceil(1024)))
+        Ok(format!(
+            "attached {name} ({} KB) to the next message",
+            meta.len().div_ceil(1024)
+        ))
     }
 
     fn export(&self, arg: &str) -> Result<String, String> {
@@ -1115,13 +1349,27 @@ impl App {
         let path = if arg.is_empty() {
             let slug: String = title
                 .chars()
-                .map(|c| if c.is_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+                .map(|c| {
+                    if c.is_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '-'
+                    }
+                })
                 .collect::<String>()
                 .split('-')
                 .filter(|s| !s.is_empty())
                 .collect::<Vec<_>>()
                 .join("-");
-            format!("tock-{}-{}.md", conv.id, if slug.is_empty() { "conversation".into() } else { slug })
+            format!(
+                "tock-{}-{}.md",
+                conv.id,
+                if slug.is_empty() {
+                    "conversation".into()
+                } else {
+                    slug
+                }
+            )
         } else {
             shellexpand(arg)
         };
@@ -1129,7 +1377,11 @@ impl App {
         for e in &self.entries {
             let m = &e.msg;
             let when = chrono::DateTime::from_timestamp_millis(m.created_at)
-                .map(|d| d.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
+                .map(|d| {
+                    d.with_timezone(&chrono::Local)
+                        .format("%Y-%m-%d %H:%M")
+                        .to_string()
+                })
                 .unwrap_or_default();
             let who = match m.role {
                 Role::User => "You".to_string(),
@@ -1137,17 +1389,59 @@ impl App {
                 Role::Tool => format!("Tool {}", m.model.clone().unwrap_or_default()),
                 Role::Notice => "tock".into(),
             };
-            let status = if m.status == crate::store::MessageStatus::Complete { String::new() } else { format!(" ({})", m.status.as_str()) };
+            let status = if m.status == crate::store::MessageStatus::Complete {
+                String::new()
+            } else {
+                format!(" ({})", m.status.as_str())
+            };
             md.push_str(&format!("## {who}{status} — {when}\n\n{}\n\n", m.content));
         }
         std::fs::write(&path, md).map_err(|e| format!("cannot write {path}: {e}"))?;
         Ok(path)
     }
 
+    /// Give each task card the live state of its row (before drawing).
+    pub fn refresh_cards(&mut self, now: i64) {
+        let now_local = now_fixed(now);
+        for e in self.entries.iter_mut() {
+            let Some(job) = task_job_id(&e.msg) else {
+                continue;
+            };
+            e.card = self.tasks.get(&job).map(|t| {
+                let due = t.due_at.unwrap_or(0);
+                let due_utc = chrono::DateTime::from_timestamp_millis(due).unwrap_or_default();
+                let state = match t.status {
+                    Status::Pending | Status::Sending => "scheduled",
+                    Status::Sent => "fired",
+                    Status::Canceled => "canceled",
+                    Status::Expired => "expired",
+                    Status::Failed => "failed",
+                };
+                let when = if t.status == Status::Sent {
+                    format!("fired {}", when::absolute(due_utc, &now_local))
+                } else {
+                    // Rounded to the minute so the card re-renders once a minute, not every frame.
+                    let minute = now - now.rem_euclid(60_000);
+                    format!("fires {}", when::preview(due_utc, &now_fixed(minute)))
+                };
+                super::chat::TaskCard {
+                    job_id: job,
+                    title: t.title.clone().unwrap_or_else(|| "task".into()),
+                    instruction: t.text.clone(),
+                    when,
+                    state: state.into(),
+                }
+            });
+        }
+    }
+
     /// When the next redraw is needed for time to show correctly (countdowns), if any.
     pub fn next_tick_ms(&self) -> Option<u64> {
         let now = self.engine.now_ms();
-        let retrying = self.items.iter().any(|i| i.next_attempt_at.is_some_and(|t| t > now));
+        let retrying = self
+            .items
+            .iter()
+            .any(|i| i.next_attempt_at.is_some_and(|t| t > now));
         if retrying || self.is_busy() {
             return Some(1000 - (now.rem_euclid(1000)) as u64);
         }
@@ -1156,6 +1450,17 @@ impl App {
             || self.tasks.values().any(|t| t.status == Status::Pending);
         scheduled_visible.then(|| 60_000 - (now.rem_euclid(60_000)) as u64)
     }
+}
+
+/// The task a `schedule_task` tool result refers to.
+fn task_job_id(m: &crate::store::Message) -> Option<i64> {
+    if m.role != Role::Tool || m.model.as_deref() != Some(crate::engine::tools::SCHEDULE_TASK) {
+        return None;
+    }
+    serde_json::from_str::<serde_json::Value>(&m.content)
+        .ok()?
+        .get("job_id")?
+        .as_i64()
 }
 
 fn step(cur: usize, n: usize, up: bool) -> usize {
@@ -1178,6 +1483,13 @@ fn shellexpand(p: &str) -> String {
 /// OSC 52 clipboard write, wrapped for tmux passthrough when needed.
 pub fn osc52(text: &str, in_tmux: bool) -> String {
     use base64::Engine as _;
-    let seq = format!("\x1b]52;c;{}\x07", base64::engine::general_purpose::STANDARD.encode(text));
-    if in_tmux { format!("\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b")) } else { seq }
+    let seq = format!(
+        "\x1b]52;c;{}\x07",
+        base64::engine::general_purpose::STANDARD.encode(text)
+    );
+    if in_tmux {
+        format!("\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b"))
+    } else {
+        seq
+    }
 }

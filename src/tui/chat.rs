@@ -15,11 +15,25 @@ use crate::store::{Message, MessageStatus, Role};
 /// One message with its rendered form.
 pub struct Entry {
     pub msg: Message,
+    /// For a `schedule_task` result: the live state of its task, set before each frame.
+    pub card: Option<TaskCard>,
     cache: Option<Cached>,
+}
+
+/// What a task card shows; part of the cache key so state changes re-render it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskCard {
+    pub job_id: i64,
+    pub title: String,
+    pub instruction: String,
+    /// "fires Tue 09:00 — in 3h" (recomputed each minute).
+    pub when: String,
+    pub state: String,
 }
 
 struct Cached {
     width: u16,
+    card: Option<TaskCard>,
     content_len: usize,
     status: MessageStatus,
     lines: Vec<Line<'static>>,
@@ -28,7 +42,11 @@ struct Cached {
 
 impl Entry {
     pub fn new(msg: Message) -> Self {
-        Self { msg, cache: None }
+        Self {
+            msg,
+            card: None,
+            cache: None,
+        }
     }
 
     /// Take over the old entry's cache when nothing that affects rendering changed.
@@ -40,28 +58,41 @@ impl Entry {
 
     fn fresh(&self, width: u16) -> bool {
         self.cache.as_ref().is_some_and(|c| {
-            c.width == width && c.content_len == self.msg.content.len() && c.status == self.msg.status
+            c.width == width
+                && c.content_len == self.msg.content.len()
+                && c.status == self.msg.status
+                && c.card == self.card
         })
     }
 
     /// Rendered lines (header, body, blank separator) for `width`.
     pub fn lines(&mut self, width: u16) -> &[Line<'static>] {
         if !self.fresh(width) {
-            let (lines, code_blocks) = render_message(&self.msg, width);
+            let (lines, code_blocks) = match &self.card {
+                Some(card) => (render_card(card, width), Vec::new()),
+                None => render_message(&self.msg, width),
+            };
             self.cache = Some(Cached {
                 width,
+                card: self.card.clone(),
                 content_len: self.msg.content.len(),
                 status: self.msg.status,
                 lines,
                 code_blocks,
             });
         }
-        self.cache.as_ref().map(|c| c.lines.as_slice()).unwrap_or(&[])
+        self.cache
+            .as_ref()
+            .map(|c| c.lines.as_slice())
+            .unwrap_or(&[])
     }
 
     pub fn code_blocks(&mut self, width: u16) -> Vec<CodeBlock> {
         self.lines(width);
-        self.cache.as_ref().map(|c| c.code_blocks.clone()).unwrap_or_default()
+        self.cache
+            .as_ref()
+            .map(|c| c.code_blocks.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -75,8 +106,14 @@ fn render_message(m: &Message, width: u16) -> (Vec<Line<'static>>, Vec<CodeBlock
     let body_width = width.saturating_sub(2).max(1);
     let mut header: Vec<Span<'static>> = Vec::new();
     let (bar, name_style) = match m.role {
-        Role::User => (Color::Blue, Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD)),
-        Role::Assistant => (Color::Green, Style::new().fg(Color::Green).add_modifier(Modifier::BOLD)),
+        Role::User => (
+            Color::Blue,
+            Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD),
+        ),
+        Role::Assistant => (
+            Color::Green,
+            Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
+        ),
         Role::Tool | Role::Notice => (Color::DarkGray, Style::new().fg(Color::DarkGray)),
     };
     let name = match m.role {
@@ -87,42 +124,156 @@ fn render_message(m: &Message, width: u16) -> (Vec<Line<'static>>, Vec<CodeBlock
     };
     header.push(Span::styled("▌ ", Style::new().fg(bar)));
     header.push(Span::styled(name, name_style));
-    header.push(Span::styled(format!(" · {}", time_of(m.created_at)), Style::new().fg(Color::DarkGray)));
+    header.push(Span::styled(
+        format!(" · {}", time_of(m.created_at)),
+        Style::new().fg(Color::DarkGray),
+    ));
     if m.role == Role::User && m.content.starts_with("[Scheduled task]") {
-        header.push(Span::styled("  ⏰ fired by schedule", Style::new().fg(Color::Cyan)));
+        header.push(Span::styled(
+            "  ⏰ fired by schedule",
+            Style::new().fg(Color::Cyan),
+        ));
     }
     match m.status {
-        MessageStatus::Streaming => header.push(Span::styled("  ● streaming", Style::new().fg(Color::Yellow))),
+        MessageStatus::Streaming => header.push(Span::styled(
+            "  ● streaming",
+            Style::new().fg(Color::Yellow),
+        )),
         MessageStatus::Interrupted => header.push(Span::styled(
-            format!("  ⚠ {} — Ctrl+R retries", sanitize_line(m.error.as_deref().unwrap_or("interrupted"))),
+            format!(
+                "  ⚠ {} — Ctrl+R retries",
+                sanitize_line(m.error.as_deref().unwrap_or("interrupted"))
+            ),
             Style::new().fg(Color::Yellow),
         )),
         MessageStatus::Error => header.push(Span::styled(
-            format!("  ✗ {}", sanitize_line(m.error.as_deref().unwrap_or("error"))),
+            format!(
+                "  ✗ {}",
+                sanitize_line(m.error.as_deref().unwrap_or("error"))
+            ),
             Style::new().fg(Color::Red),
         )),
-        MessageStatus::Superseded => header.push(Span::styled("  (replaced)", Style::new().fg(Color::DarkGray))),
+        MessageStatus::Superseded => header.push(Span::styled(
+            "  (replaced)",
+            Style::new().fg(Color::DarkGray),
+        )),
         MessageStatus::Complete => {}
     }
     let mut lines = vec![Line::from(header)];
     let mut blocks = Vec::new();
     if m.role == Role::Tool {
-        let summary = sanitize_line(&m.content).chars().take(body_width as usize).collect::<String>();
-        lines.push(Line::from(vec![Span::raw("  "), Span::styled(summary, Style::new().fg(Color::DarkGray))]));
+        let summary = sanitize_line(&m.content)
+            .chars()
+            .take(body_width as usize)
+            .collect::<String>();
+        lines.push(Line::from(vec![
+            Span::raw("  "),
+            Span::styled(summary, Style::new().fg(Color::DarkGray)),
+        ]));
     } else if m.content.is_empty() && m.status == MessageStatus::Streaming {
-        lines.push(Line::from(Span::styled("  …", Style::new().fg(Color::DarkGray))));
+        lines.push(Line::from(Span::styled(
+            "  …",
+            Style::new().fg(Color::DarkGray),
+        )));
     } else {
         let r = render_markdown(&m.content, body_width);
         let dim = matches!(m.status, MessageStatus::Superseded);
         for l in r.lines {
             let mut spans = vec![Span::raw("  ")];
-            spans.extend(l.spans.into_iter().map(|s| if dim { s.style(s.style.fg(Color::DarkGray)) } else { s }));
+            spans.extend(l.spans.into_iter().map(|s| {
+                let st = s.style.fg(Color::DarkGray);
+                if dim { s.style(st) } else { s }
+            }));
             lines.push(Line::from(spans));
         }
         blocks = r.code_blocks;
     }
     lines.push(Line::default());
     (lines, blocks)
+}
+
+fn state_style(state: &str) -> Style {
+    match state {
+        "scheduled" => Style::new().fg(Color::Cyan),
+        "fired" => Style::new().fg(Color::Green),
+        "failed" => Style::new().fg(Color::Red),
+        "expired" => Style::new().fg(Color::Magenta),
+        _ => Style::new().fg(Color::DarkGray),
+    }
+}
+
+/// A boxed card: a title row, body rows, a bottom rule. Used for task and approval cards.
+pub fn boxed(
+    title: &str,
+    badge: Option<(&str, Style)>,
+    body: Vec<Line<'static>>,
+    width: u16,
+    color: Color,
+) -> Vec<Line<'static>> {
+    let w = (width as usize).clamp(20, 72);
+    let border = Style::new().fg(color);
+    let mut top = vec![
+        Span::styled("  ╭─ ", border),
+        Span::styled(title.to_string(), border.add_modifier(Modifier::BOLD)),
+    ];
+    if let Some((b, st)) = badge {
+        top.push(Span::raw(" "));
+        top.push(Span::styled(
+            format!("[{b}]"),
+            st.add_modifier(Modifier::BOLD),
+        ));
+    }
+    let used: usize = top.iter().map(|s| s.width()).sum();
+    top.push(Span::styled(
+        format!(" {}", "─".repeat(w.saturating_sub(used + 1))),
+        border,
+    ));
+    let mut out = vec![Line::from(top)];
+    for l in body {
+        let mut spans = vec![Span::styled("  │ ", border)];
+        spans.extend(l.spans);
+        out.push(Line::from(spans));
+    }
+    out.push(Line::from(Span::styled(
+        format!("  ╰{}", "─".repeat(w.saturating_sub(3))),
+        border,
+    )));
+    out
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let s = sanitize_line(s);
+    if s.chars().count() <= max {
+        return s.into_owned();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+fn render_card(card: &TaskCard, width: u16) -> Vec<Line<'static>> {
+    let inner = (width as usize).clamp(20, 72).saturating_sub(6);
+    let body = vec![
+        Line::from(Span::styled(clip(&card.instruction, inner), Style::new())),
+        Line::from(Span::styled(
+            clip(&card.when, inner),
+            Style::new().fg(Color::DarkGray),
+        )),
+    ];
+    let title = format!(
+        "⏰ task #{} · {}",
+        card.job_id,
+        clip(&card.title, inner.saturating_sub(24))
+    );
+    let mut lines = boxed(
+        &title,
+        Some((&card.state, state_style(&card.state))),
+        body,
+        width,
+        Color::Cyan,
+    );
+    lines.push(Line::default());
+    lines
 }
 
 /// Extra lines drawn after the history (sending bubbles, cards) — not cached.
@@ -135,11 +286,24 @@ pub struct Scroll {
 }
 
 /// Draw the visible window of `entries` + `tail` into `area`. Returns the total height.
-pub fn draw(entries: &mut [Entry], tail: &Tail, scroll: Scroll, area: Rect, buf: &mut Buffer) -> usize {
+pub fn draw(
+    entries: &mut [Entry],
+    tail: &Tail,
+    scroll: Scroll,
+    area: Rect,
+    buf: &mut Buffer,
+) -> usize {
     let width = area.width;
     let height = area.height as usize;
-    let total: usize = entries.iter_mut().map(|e| e.lines(width).len()).sum::<usize>() + tail.len();
-    let from_bottom = scroll.from_bottom.unwrap_or(0).min(total.saturating_sub(height));
+    let total: usize = entries
+        .iter_mut()
+        .map(|e| e.lines(width).len())
+        .sum::<usize>()
+        + tail.len();
+    let from_bottom = scroll
+        .from_bottom
+        .unwrap_or(0)
+        .min(total.saturating_sub(height));
     // Walk backwards from the bottom, collecting only the rows that are visible.
     let end = total - from_bottom;
     let start = end.saturating_sub(height);

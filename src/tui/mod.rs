@@ -1,13 +1,129 @@
-//! The interactive front end.
+//! The interactive front end: one event loop merging terminal input, engine
+//! events and timers; state changes only in `App`; frames are requested and
+//! coalesced (at most ~60/s), none when nothing changed.
+
+pub mod app;
+pub mod chat;
 pub mod highlight;
+pub mod keymap;
 pub mod markdown;
+pub mod scheduled;
+pub mod terminal;
+pub mod time_picker;
+pub mod view;
 
 use std::sync::Arc;
+use std::time::Duration;
 
-/// Run the TUI (placeholder until the TUI lands).
-pub fn run(
-    _store: crate::store::Store,
-    _config: Arc<crate::config::ConfigSource>,
-) -> anyhow::Result<()> {
-    anyhow::bail!("the TUI is not built yet; use the CLI subcommands")
+use futures::StreamExt;
+use ratatui::crossterm::event::EventStream;
+use tokio::time::Instant;
+
+use crate::config::ConfigSource;
+use crate::engine::{Engine, Options, SystemClock};
+use crate::store::Store;
+
+const FRAME: Duration = Duration::from_millis(16);
+
+/// Run the TUI until the user quits or a signal arrives.
+pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        markdown::warm_up();
+        let engine = Engine::new(store, config, Arc::new(SystemClock), Options::default());
+        let mut app = app::App::new(engine.clone())?;
+        engine.start();
+        let mut term = terminal::enter()?;
+        let result = event_loop(&mut term, &mut app).await;
+        terminal::restore();
+        // Titles set by us are reset for the shell.
+        terminal::write_raw("\x1b]0;\x07");
+        engine.shutdown(Duration::from_secs(1)).await;
+        result
+    })
+}
+
+async fn event_loop(term: &mut terminal::Term, app: &mut app::App) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut input = EventStream::new();
+    let mut events = app.engine.subscribe();
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - FRAME;
+    let mut last_title: Option<String> = None;
+    loop {
+        if dirty && last_draw.elapsed() >= FRAME {
+            flush_output(app, &mut last_title);
+            term.draw(|f| view::draw(f, app))?;
+            last_draw = Instant::now();
+            dirty = false;
+        }
+        let frame_at = last_draw + FRAME;
+        let tick = app
+            .next_tick_ms()
+            .map(|ms| Instant::now() + Duration::from_millis(ms.max(1)));
+        tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => {
+                    if matches!(ev, ratatui::crossterm::event::Event::Resize(_, _)) {
+                        term.autoresize()?;
+                    }
+                    app.on_terminal(ev);
+                    dirty = true;
+                }
+                Some(Err(e)) => {
+                    tracing::warn!("terminal input: {e}");
+                }
+                None => break,
+            },
+            ev = events.recv() => {
+                match ev {
+                    Ok(ev) => app.on_engine(ev),
+                    // Fell behind a burst of events: reload everything from the database.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => app.on_engine(crate::engine::Event::External),
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                }
+                // Drain what else is waiting, so a burst of tokens costs one frame.
+                while let Ok(ev) = events.try_recv() {
+                    app.on_engine(ev);
+                }
+                dirty = true;
+            }
+            _ = tokio::time::sleep_until(frame_at), if dirty => {}
+            _ = async { if let Some(t) = tick { tokio::time::sleep_until(t).await } }, if tick.is_some() => { dirty = true; }
+            _ = sigterm.recv() => break,
+            _ = sighup.recv() => break,
+        }
+        if app.quit {
+            break;
+        }
+        if app.suspend {
+            app.suspend = false;
+            terminal::suspend(term)?;
+            dirty = true;
+        }
+    }
+    flush_output(app, &mut last_title);
+    Ok(())
+}
+
+/// Write side-effect output (bell, notification escapes, OSC 52, title) between frames.
+fn flush_output(app: &mut app::App, last_title: &mut Option<String>) {
+    for raw in app.output.raw.drain(..) {
+        terminal::write_raw(&raw);
+    }
+    if let Some(t) = app.output.title.take()
+        && last_title.as_ref() != Some(&t)
+    {
+        let clean: String = crate::sanitize::sanitize_line(&t)
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect();
+        terminal::write_raw(&format!("\x1b]0;{clean}\x07"));
+        *last_title = Some(t);
+    }
 }
