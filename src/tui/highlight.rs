@@ -164,7 +164,7 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
         let (ranges, reached, after) = run(st, target, out.end, complete);
         out.ranges.extend_from_slice(&ranges);
         out.end = reached;
-        cache.store(extend, lang, target, reached, ranges, after.clone(), tick);
+        cache.store(extend, lang, target, reached, ranges, after.clone());
         state = after;
     }
     drop(cache);
@@ -304,8 +304,8 @@ impl Cache {
         end: usize,
         more: Vec<StyledRange>,
         state: Option<State>,
-        tick: u64,
     ) {
+        let tick = self.tick;
         match i.and_then(|i| self.entries.get_mut(i)) {
             Some(e) if text.starts_with(e.text.as_str()) => {
                 self.bytes += end - e.text.len();
