@@ -158,16 +158,26 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
         }
     }
     // Highlight the complete lines not cached yet, and remember them.
+    // The lock is not held while highlighting, which can take a while.
+    drop(cache);
     if out.end < complete
         && let Some(st) = state.take()
     {
-        let (ranges, reached, after) = run(st, target, out.end, complete);
+        let start = out.end;
+        let (ranges, reached, after) = run(st, target, start, complete);
         out.ranges.extend_from_slice(&ranges);
         out.end = reached;
-        cache.store(extend, lang, target, reached, ranges, after.clone());
+        let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+        cache.store(
+            extend,
+            lang,
+            &target[..reached],
+            start,
+            ranges,
+            after.clone(),
+        );
         state = after;
     }
-    drop(cache);
     // The partial last line (streaming), not cached.
     if partial
         && out.end == complete
@@ -294,37 +304,43 @@ impl Cache {
             .max_by_key(|&(_, n)| n)
     }
 
-    /// Extends entry `i` (whose text is a prefix of `text`), or adds a new
-    /// entry, with `text[..end]` highlighted as `more` ranges.
+    /// Records that `text` (complete lines) highlights as before up to
+    /// `start` plus the `more` ranges, ending in `state`: extends entry `i` if
+    /// it still holds `text[..start]`, or adds a new entry.
     fn store(
         &mut self,
         i: Option<usize>,
         lang: &str,
         text: &str,
-        end: usize,
+        start: usize,
         more: Vec<StyledRange>,
         state: Option<State>,
     ) {
+        self.tick += 1;
         let tick = self.tick;
+        let extendable = |e: &Entry| {
+            e.lang == lang && e.text.len() == start && text.starts_with(e.text.as_str())
+        };
         match i.and_then(|i| self.entries.get_mut(i)) {
-            Some(e) if text.starts_with(e.text.as_str()) => {
-                self.bytes += end - e.text.len();
-                e.text.push_str(&text[e.text.len()..end]);
+            Some(e) if extendable(e) => {
+                self.bytes += text.len() - start;
+                e.text.push_str(&text[start..]);
                 e.ranges.extend(more);
                 e.state = state;
                 e.used = tick;
             }
             _ => {
-                if end == 0 {
+                // Without the cached lines before `start` the entry would
+                // be incomplete: only a block highlighted from its start is
+                // stored.
+                if start > 0 || text.is_empty() {
                     return;
                 }
-                let mut ranges = Vec::with_capacity(more.len());
-                ranges.extend(more);
-                self.bytes += end;
+                self.bytes += text.len();
                 self.entries.push(Entry {
                     lang: lang.to_owned(),
-                    text: text[..end].to_owned(),
-                    ranges,
+                    text: text.to_owned(),
+                    ranges: more,
                     state,
                     used: tick,
                 });
