@@ -8,6 +8,13 @@
 //!
 //! Every produced line is at most `width` columns wide (as measured by
 //! `Line::width`), so the number of lines is the number of screen rows.
+//!
+//! Code blocks are highlighted by [`super::highlight`], which memoizes per
+//! block (width-independent, resumable while a block streams in) and
+//! highlights at most `MAX_HIGHLIGHT_BYTES` of code per render; the output
+//! never depends on what is cached. Code blocks are numbered `[1]`, `[2]`, ...
+//! in their header line, matching [`Rendered::code_blocks`], so a user can ask
+//! to copy block N.
 use std::borrow::Cow;
 use std::ops::Range;
 
