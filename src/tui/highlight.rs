@@ -1,21 +1,47 @@
 //! Syntax highlighting of code blocks with syntect, mapped to ratatui styles.
 //!
-//! The syntax and theme sets are loaded once, lazily (or ahead of time from a
-//! background thread by [`warm_up`]), and shared by every render.
-use std::sync::LazyLock;
+//! syntect (with the pure-Rust regex engine) is slow: roughly 150–500 KB/s
+//! depending on the language, i.e. several microseconds per byte. Rendering
+//! happens again on every width change and, while a reply streams, on every
+//! frame for the growing tail, so results are memoized:
+//!
+//! - A small process-wide cache keeps, per code block, the styles of its
+//!   complete lines and the parser state after them. A re-render of the same
+//!   block (another width) costs a copy; a block that grew (streaming) resumes
+//!   from the saved state, so each line is highlighted once.
+//! - Only complete lines are cached: the result for a line depends only on
+//!   the lines before it, so the output never depends on what is cached, and
+//!   rendering stays a pure function of its input.
+//! - A render highlights at most [`MAX_HIGHLIGHT_BYTES`] of code in total
+//!   (whole lines, in document order); the rest is shown plain, so even a
+//!   huge reply renders in bounded time.
+//!
+//! The syntax and theme sets are loaded once, lazily or ahead of time from a
+//! background thread ([`warm_up`]).
+use std::ops::Range;
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 use ratatui::style::{Color, Modifier, Style};
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, Theme, ThemeSet};
-use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::highlighting::{
+    FontStyle, HighlightIterator, HighlightState, Highlighter, Theme, ThemeSet,
+};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
 /// The dark theme used for code.
 const THEME: &str = "base16-ocean.dark";
 
-/// Lines longer than this (bytes) are not highlighted: syntect's regex engine
-/// gets slow on very long lines (minified JSON, base64 blobs). From the first
-/// such line on, the rest of the block is shown plain.
-const MAX_LINE_BYTES: usize = 4096;
+/// Code highlighted per render, in bytes; further code is shown plain.
+/// At syntect's speed this bounds the highlighting part of a render to a few
+/// hundred milliseconds when nothing is cached.
+pub const MAX_HIGHLIGHT_BYTES: usize = 64 * 1024;
+
+/// Lines longer than this (bytes) are not highlighted, nor anything after
+/// them in the block: the regex engine gets very slow on long lines
+/// (minified JSON, base64 blobs).
+const MAX_LINE_BYTES: usize = 2048;
+
+/// Bytes of code text the cache keeps (plus about 4x that in styles).
+const CACHE_BYTES: usize = 512 * 1024;
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
 
@@ -26,16 +52,32 @@ static THEME_DATA: LazyLock<Theme> = LazyLock::new(|| {
         .unwrap_or_default()
 });
 
-/// Loads the syntax and theme sets on a background thread so that the first
-/// frame with a code block does not wait for them.
+static HIGHLIGHTER: LazyLock<Highlighter<'static>> =
+    LazyLock::new(|| Highlighter::new(&THEME_DATA));
+
+static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
+
+/// Loads the syntax and theme sets on a background thread, so that the first
+/// frame with a code block does not wait for them (about 20 ms in release).
+///
+/// It deliberately does not compile any language's patterns: each costs
+/// 1–12 MB of memory and 5–100 ms the first time a block in that language is
+/// rendered, which only languages actually seen should pay.
 pub fn warm_up() {
     // If the thread cannot be spawned the sets are simply loaded on first use.
     let _ = std::thread::Builder::new()
         .name("tock-highlight-warm-up".into())
         .spawn(|| {
             LazyLock::force(&SYNTAXES);
-            LazyLock::force(&THEME_DATA);
+            LazyLock::force(&HIGHLIGHTER);
         });
+}
+
+/// Empties the highlight cache (for benchmarks of the uncached path).
+#[doc(hidden)]
+pub fn clear_cache() {
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    *cache = Cache::default();
 }
 
 /// Languages that the default syntax set lacks, mapped to a close relative,
@@ -68,59 +110,142 @@ fn syntax_for(token: &str) -> Option<&'static SyntaxReference> {
     (syntax.name != "Plain Text").then_some(syntax)
 }
 
-/// Highlights one code block line by line.
-pub struct Highlighter {
-    lines: Option<HighlightLines<'static>>,
-    /// Reused output buffer.
-    out: Vec<(Style, std::ops::Range<usize>)>,
+/// Styles for the start of a code block.
+#[derive(Debug, Default)]
+pub struct Highlighted {
+    /// Styled byte ranges of the code, in order, covering `code[..end]`
+    /// exactly; no range crosses a line end.
+    pub ranges: Vec<StyledRange>,
+    /// The code from here on is shown plain.
+    pub end: usize,
 }
 
-impl Highlighter {
-    /// A highlighter for the language token of a fence (`rust`, `py`, ...).
-    /// Unknown languages give a highlighter that returns the plain style.
-    pub fn new(token: &str) -> Self {
-        let theme: &'static Theme = &THEME_DATA;
-        Self {
-            lines: syntax_for(token).map(|s| HighlightLines::new(s, theme)),
-            out: Vec::new(),
-        }
+/// Highlights `code` (tabs already expanded) as language `lang`, spending at
+/// most `*budget` bytes (whole lines) and deducting what it spent. Unknown
+/// languages give nothing (all plain) and spend nothing.
+pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighted {
+    let Some(syntax) = syntax_for(lang) else {
+        return Highlighted::default();
+    };
+    let limit = highlight_limit(code, *budget);
+    *budget -= limit;
+    let target = &code[..limit];
+    if target.is_empty() {
+        return Highlighted::default();
     }
-
-    /// Whether this highlighter colours anything.
-    pub fn is_plain(&self) -> bool {
-        self.lines.is_none()
-    }
-
-    /// Styles for one line, which must include its trailing `\n` (if any) so
-    /// that multi-line constructs are tracked. Returns byte ranges of `line`
-    /// with their style, covering the line in order. On any highlighting error
-    /// the highlighter falls back to plain for the rest of the block.
-    pub fn line(&mut self, line: &str) -> &[(Style, std::ops::Range<usize>)] {
-        self.out.clear();
-        if line.len() > MAX_LINE_BYTES {
-            self.lines = None;
-        }
-        if let Some(h) = &mut self.lines {
-            match h.highlight_line(line, &SYNTAXES) {
-                Ok(regions) => {
-                    // The pieces are consecutive slices covering `line`.
-                    let mut start = 0;
-                    for (style, piece) in regions {
-                        let end = (start + piece.len()).min(line.len());
-                        self.out.push((convert(style), start..end));
-                        start = end;
-                    }
-                    if start < line.len() {
-                        self.out.push((Style::new(), start..line.len()));
-                    }
-                    return &self.out;
-                }
-                Err(_) => self.lines = None,
+    // Complete lines are cacheable; a final partial line (streaming) is not.
+    let complete = target.rfind('\n').map_or(0, |i| i + 1);
+    let partial = complete < limit;
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    cache.tick += 1;
+    let tick = cache.tick;
+    let mut out = Highlighted::default();
+    let mut state = Some(fresh_state(syntax));
+    let mut extend = None;
+    if let Some((i, covered)) = cache.lookup(lang, &target[..complete]) {
+        let e = &mut cache.entries[i];
+        // A cached block longer than ours has no state for our partial
+        // line: then start afresh (rare: a block that shrank).
+        if covered == e.text.len() || !partial {
+            e.used = tick;
+            let n = e.ranges.partition_point(|r| r.1.start < covered);
+            out.ranges.extend_from_slice(&e.ranges[..n]);
+            out.end = covered;
+            if covered == e.text.len() {
+                state = e.state.clone();
+                extend = Some(i);
             }
         }
-        self.out.push((Style::new(), 0..line.len()));
-        &self.out
     }
+    // Highlight the complete lines not cached yet, and remember them.
+    // The lock is not held while highlighting, which can take a while.
+    drop(cache);
+    if out.end < complete
+        && let Some(st) = state.take()
+    {
+        let start = out.end;
+        let (ranges, reached, after) = run(st, target, start, complete);
+        out.ranges.extend_from_slice(&ranges);
+        out.end = reached;
+        let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+        cache.store(
+            extend,
+            lang,
+            &target[..reached],
+            start,
+            ranges,
+            after.clone(),
+        );
+        state = after;
+    }
+    // The partial last line (streaming), not cached.
+    if partial
+        && out.end == complete
+        && let Some(st) = state
+    {
+        let (ranges, reached, _) = run(st, target, complete, limit);
+        out.ranges.extend(ranges);
+        out.end = reached;
+    }
+    out
+}
+
+/// How much of `code` (whole lines) to highlight within `budget` bytes.
+fn highlight_limit(code: &str, budget: usize) -> usize {
+    let mut at = 0;
+    for line in code.split_inclusive('\n') {
+        if line.len() > MAX_LINE_BYTES || at + line.len() > budget {
+            break;
+        }
+        at += line.len();
+    }
+    at
+}
+
+type State = (ParseState, HighlightState);
+
+/// A styled byte range of a code block.
+pub type StyledRange = (Style, Range<usize>);
+
+fn fresh_state(syntax: &SyntaxReference) -> State {
+    (
+        ParseState::new(syntax),
+        HighlightState::new(&HIGHLIGHTER, ScopeStack::new()),
+    )
+}
+
+/// Highlights the lines of `text[from..to]` (`to` at a line end or the end
+/// of `text`), continuing from `state`. Returns the ranges, where they end,
+/// and the state after them, or `None` if syntect failed (the ranges then
+/// stop at the start of the failing line).
+fn run(
+    mut st: State,
+    text: &str,
+    from: usize,
+    to: usize,
+) -> (Vec<StyledRange>, usize, Option<State>) {
+    let mut ranges = Vec::new();
+    let set: &SyntaxSet = &SYNTAXES;
+    let mut at = from;
+    for line in text[from..to].split_inclusive('\n') {
+        let Ok(ops) = st.0.parse_line(line, set) else {
+            return (ranges, at, None);
+        };
+        let mut start = at;
+        for (style, piece) in HighlightIterator::new(&mut st.1, &ops, line, &HIGHLIGHTER) {
+            // The pieces are consecutive slices covering `line`.
+            let end = start + piece.len();
+            if end > start {
+                ranges.push((convert(style), start..end));
+            }
+            start = end;
+        }
+        at += line.len();
+        if start < at {
+            ranges.push((Style::new(), start..at));
+        }
+    }
+    (ranges, at, Some(st))
 }
 
 fn convert(s: syntect::highlighting::Style) -> Style {
@@ -136,6 +261,107 @@ fn convert(s: syntect::highlighting::Style) -> Style {
         style = style.add_modifier(Modifier::UNDERLINED);
     }
     style
+}
+
+/// Highlighted complete lines of recently rendered code blocks.
+#[derive(Default)]
+struct Cache {
+    entries: Vec<Entry>,
+    bytes: usize,
+    tick: u64,
+}
+
+struct Entry {
+    lang: String,
+    /// Complete lines (ends with `\n`).
+    text: String,
+    ranges: Vec<StyledRange>,
+    /// The state after `text`; `None` if syntect failed on the next line.
+    state: Option<State>,
+    used: u64,
+}
+
+impl Cache {
+    /// The entry sharing the longest line-aligned prefix with `complete`
+    /// (which ends at a line end), and how many bytes of it it covers.
+    fn lookup(&self, lang: &str, complete: &str) -> Option<(usize, usize)> {
+        if complete.is_empty() {
+            return None;
+        }
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.lang == lang)
+            .filter_map(|(i, e)| {
+                if complete.starts_with(e.text.as_str()) {
+                    Some((i, e.text.len()))
+                } else if e.text.starts_with(complete) {
+                    Some((i, complete.len()))
+                } else {
+                    None
+                }
+            })
+            .max_by_key(|&(_, n)| n)
+    }
+
+    /// Records that `text` (complete lines) highlights as before up to
+    /// `start` plus the `more` ranges, ending in `state`: extends entry `i` if
+    /// it still holds `text[..start]`, or adds a new entry.
+    fn store(
+        &mut self,
+        i: Option<usize>,
+        lang: &str,
+        text: &str,
+        start: usize,
+        more: Vec<StyledRange>,
+        state: Option<State>,
+    ) {
+        self.tick += 1;
+        let tick = self.tick;
+        let extendable = |e: &Entry| {
+            e.lang == lang && e.text.len() == start && text.starts_with(e.text.as_str())
+        };
+        match i.and_then(|i| self.entries.get_mut(i)) {
+            Some(e) if extendable(e) => {
+                self.bytes += text.len() - start;
+                e.text.push_str(&text[start..]);
+                e.ranges.extend(more);
+                e.state = state;
+                e.used = tick;
+            }
+            _ => {
+                // Without the cached lines before `start` the entry would
+                // be incomplete: only a block highlighted from its start is
+                // stored.
+                if start > 0 || text.is_empty() {
+                    return;
+                }
+                self.bytes += text.len();
+                self.entries.push(Entry {
+                    lang: lang.to_owned(),
+                    text: text.to_owned(),
+                    ranges: more,
+                    state,
+                    used: tick,
+                });
+            }
+        }
+        // Evict the least recently used entries beyond the size limit, but
+        // never the one just used.
+        while self.bytes > CACHE_BYTES && self.entries.len() > 1 {
+            let Some((victim, _)) = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.used != tick)
+                .min_by_key(|(_, e)| e.used)
+            else {
+                break;
+            };
+            let e = self.entries.swap_remove(victim);
+            self.bytes -= e.text.len();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -154,25 +380,76 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ranges_cover_the_line() {
-        let mut h = Highlighter::new("rust");
-        assert!(!h.is_plain());
-        let line = "fn main() { let x = \"s\"; }\n";
-        let ranges = h.line(line);
-        assert!(ranges.len() > 3, "rust code gets several colours");
+    fn check_cover(h: &Highlighted) {
         let mut at = 0;
-        for (_, r) in ranges {
+        for (_, r) in &h.ranges {
             assert_eq!(r.start, at);
             at = r.end;
         }
-        assert_eq!(at, line.len());
+        assert_eq!(at, h.end);
     }
 
     #[test]
-    fn plain_for_unknown() {
-        let mut h = Highlighter::new("klingon");
-        assert!(h.is_plain());
-        assert_eq!(h.line("abc\n"), &[(Style::new(), 0..4)]);
+    fn ranges_cover_the_code() {
+        let code = "fn main() {\n    let x = \"s\";\n}\n";
+        let mut budget = usize::MAX;
+        let h = highlight_block("rust", code, &mut budget);
+        check_cover(&h);
+        assert_eq!(h.end, code.len());
+        assert!(h.ranges.len() > 5, "rust code gets several colours");
+        assert_eq!(budget, usize::MAX - code.len());
+    }
+
+    #[test]
+    fn unknown_language_is_plain_and_free() {
+        let mut budget = 10;
+        let h = highlight_block("klingon", "abc\n", &mut budget);
+        assert_eq!((h.ranges.len(), h.end, budget), (0, 0, 10));
+    }
+
+    #[test]
+    fn budget_stops_at_whole_lines() {
+        let code = "let a = 1;\nlet b = 2;\nlet c = 3;\n";
+        let mut budget = 25;
+        let h = highlight_block("rust", code, &mut budget);
+        check_cover(&h);
+        assert_eq!(h.end, 22);
+        assert_eq!(budget, 3);
+    }
+
+    #[test]
+    fn long_lines_stop_highlighting() {
+        let code = format!(
+            "let a = 1;\n{}\nlet b = 2;\n",
+            "x".repeat(MAX_LINE_BYTES + 1)
+        );
+        let h = highlight_block("rust", &code, &mut usize::MAX.clone());
+        assert_eq!(h.end, 11);
+    }
+
+    #[test]
+    fn cached_and_uncached_results_agree() {
+        // A block growing as a stream delivers it, then re-rendered whole:
+        // every step must equal highlighting from scratch.
+        let code = "/* a\n comment */ fn f() -> u8 {\n    let s = \"x\n y\";\n    1\n}\n";
+        let lang = "rs";
+        let mut fresh = Vec::new();
+        for cut in (0..=code.len()).filter(|&c| code.is_char_boundary(c)) {
+            clear_cache();
+            fresh.push(highlight_block(lang, &code[..cut], &mut usize::MAX.clone()));
+        }
+        clear_cache();
+        for (i, cut) in (0..=code.len())
+            .filter(|&c| code.is_char_boundary(c))
+            .enumerate()
+        {
+            let h = highlight_block(lang, &code[..cut], &mut usize::MAX.clone());
+            check_cover(&h);
+            assert_eq!(h.ranges, fresh[i].ranges, "at {cut}");
+            assert_eq!(h.end, fresh[i].end, "at {cut}");
+        }
+        // A shorter prefix after the longer one is cached.
+        let h = highlight_block(lang, &code[..20], &mut usize::MAX.clone());
+        assert_eq!(h.ranges, fresh[20].ranges);
     }
 }

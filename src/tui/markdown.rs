@@ -8,6 +8,14 @@
 //!
 //! Every produced line is at most `width` columns wide (as measured by
 //! `Line::width`), so the number of lines is the number of screen rows.
+//!
+//! Code blocks are highlighted by [`super::highlight`], which memoizes per
+//! block (width-independent, resumable while a block streams in) and
+//! highlights at most `MAX_HIGHLIGHT_BYTES` of code per render; the output
+//! never depends on what is cached. Code blocks are numbered `[1]`, `[2]`, ...
+//! in their header line, matching [`Rendered::code_blocks`], so a user can ask
+//! to copy block N.
+use std::borrow::Cow;
 use std::ops::Range;
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
@@ -15,7 +23,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::highlight::{self, Highlighter};
+use super::highlight::{self, MAX_HIGHLIGHT_BYTES, highlight_block};
 use crate::sanitize::sanitize_keep_tabs;
 
 /// A fenced or indented code block, as the user would copy it.
@@ -362,12 +370,15 @@ struct Renderer {
     links: Vec<(usize, String)>,
     code: Option<CodeState>,
     table: Option<Table>,
+    /// Bytes of code this render may still syntax-highlight.
+    hl_budget: usize,
 }
 
 impl Renderer {
     fn new(width: usize) -> Self {
         Self {
             width,
+            hl_budget: MAX_HIGHLIGHT_BYTES,
             ..Self::default()
         }
     }
@@ -434,6 +445,7 @@ impl Renderer {
         match event {
             Event::Start(tag) => self.start(tag),
             Event::End(tag) => self.end(tag),
+            Event::InlineHtml(t) if is_br(&t) => self.inline.push("\n", Style::new()),
             Event::Text(t) | Event::InlineHtml(t) | Event::Html(t) => {
                 let style = self.style();
                 self.push_text(&t, style);
@@ -755,55 +767,67 @@ impl Renderer {
         header.extend(std::iter::repeat_n('─', fill));
         self.push_line(vec![Span::styled(header, dim())]);
 
-        let mut hl = Highlighter::new(lang.as_deref().unwrap_or(""));
-        let mut expanded = String::new();
-        for raw in code.split_inclusive('\n') {
-            let line = if raw.contains('\t') {
-                expand_tabs(raw, &mut expanded);
-                expanded.as_str()
+        let display = expand_tabs(&code);
+        let hl = highlight_block(lang.as_deref().unwrap_or(""), &display, &mut self.hl_budget);
+        let mut styled = hl.ranges.iter().peekable();
+        let mut pieces: Vec<(Style, Range<usize>)> = Vec::new();
+        let mut at = 0;
+        for line in display.split_inclusive('\n') {
+            let line_start = at;
+            at += line.len();
+            // The line without its newline.
+            let end = at - usize::from(line.ends_with('\n'));
+            pieces.clear();
+            if line_start < hl.end {
+                while let Some((style, r)) = styled.next_if(|(_, r)| r.start < at) {
+                    pieces.push((*style, r.start..r.end.min(end)));
+                }
             } else {
-                raw
-            };
-            let mut cur: Vec<Span<'static>> = Vec::new();
-            let mut cur_w = 0;
-            for (style, range) in hl.line(line) {
-                let piece = line.get(range.clone()).unwrap_or("");
-                let piece = piece.trim_end_matches('\n');
-                if piece.is_empty() {
-                    continue;
-                }
-                let pw = str_width(piece);
-                if cur_w + pw <= avail {
-                    match cur.last_mut() {
-                        // Neighbouring pieces often share a colour: one span.
-                        Some(last) if last.style == *style => last.content.to_mut().push_str(piece),
-                        _ => cur.push(Span::styled(piece.to_owned(), *style)),
-                    }
-                    cur_w += pw;
-                    continue;
-                }
-                // Hard-wrap: code is never re-flowed at words.
-                let mut start = 0;
-                for (j, ch) in piece.char_indices() {
-                    let cw = ch.width().unwrap_or(0);
-                    if cur_w + cw > avail && (cur_w > 0 || j > start) {
-                        if j > start {
-                            cur.push(Span::styled(piece[start..j].to_owned(), *style));
-                        }
-                        self.push_line(std::mem::take(&mut cur));
-                        cur_w = 0;
-                        start = j;
-                    }
-                    cur_w += cw;
-                }
-                if start < piece.len() {
-                    cur.push(Span::styled(piece[start..].to_owned(), *style));
-                }
+                pieces.push((Style::new(), line_start..end));
             }
-            self.push_line(cur);
+            self.push_code_line(&display, &pieces, avail);
         }
         self.code_blocks.push(CodeBlock { lang, code });
         self.need_blank = true;
+    }
+
+    /// Emits one code line, hard-wrapped at `avail` columns (code is never
+    /// re-flowed at words). `pieces` are styled ranges of `text`.
+    fn push_code_line(&mut self, text: &str, pieces: &[(Style, Range<usize>)], avail: usize) {
+        let mut cur: Vec<Span<'static>> = Vec::new();
+        let mut cur_w = 0;
+        for (style, range) in pieces {
+            let Some(piece) = text.get(range.clone()).filter(|p| !p.is_empty()) else {
+                continue;
+            };
+            let pw = str_width(piece);
+            if cur_w + pw <= avail {
+                match cur.last_mut() {
+                    // Neighbouring pieces often share a colour: one span.
+                    Some(last) if last.style == *style => last.content.to_mut().push_str(piece),
+                    _ => cur.push(Span::styled(piece.to_owned(), *style)),
+                }
+                cur_w += pw;
+                continue;
+            }
+            let mut start = 0;
+            for (j, ch) in piece.char_indices() {
+                let cw = ch.width().unwrap_or(0);
+                if cur_w + cw > avail && (cur_w > 0 || j > start) {
+                    if j > start {
+                        cur.push(Span::styled(piece[start..j].to_owned(), *style));
+                    }
+                    self.push_line(std::mem::take(&mut cur));
+                    cur_w = 0;
+                    start = j;
+                }
+                cur_w += cw;
+            }
+            if start < piece.len() {
+                cur.push(Span::styled(piece[start..].to_owned(), *style));
+            }
+        }
+        self.push_line(cur);
     }
 
     fn end_table(&mut self) {
@@ -826,7 +850,8 @@ impl Renderer {
                     .rows
                     .iter()
                     .filter_map(|r| r.get(c))
-                    .map(|cell| str_width(cell.text.trim()))
+                    .flat_map(|cell| cell.text.split('\n'))
+                    .map(|line| str_width(line.trim()))
                     .max()
                     .unwrap_or(0)
                     .max(1)
@@ -926,20 +951,38 @@ fn fit_columns(natural: &[usize], budget: usize) -> Vec<usize> {
     widths
 }
 
-/// Expands tabs in one code line to 4-column tab stops, into `out`.
-fn expand_tabs(line: &str, out: &mut String) {
-    out.clear();
+/// `<br>`, `<br/>`, `<BR />`: models use them for line breaks in table cells.
+fn is_br(html: &str) -> bool {
+    let inner = html.trim().trim_start_matches('<').trim_end_matches('>');
+    let inner = inner.trim_end_matches('/').trim_end();
+    inner.eq_ignore_ascii_case("br")
+}
+
+/// Expands tabs to 4-column tab stops (per line).
+fn expand_tabs(code: &str) -> Cow<'_, str> {
+    if !code.contains('\t') {
+        return Cow::Borrowed(code);
+    }
+    let mut out = String::with_capacity(code.len() + 16);
     let mut col = 0;
-    for c in line.chars() {
-        if c == '\t' {
-            let n = TAB_WIDTH - col % TAB_WIDTH;
-            out.extend(std::iter::repeat_n(' ', n));
-            col += n;
-        } else {
-            out.push(c);
-            col += c.width().unwrap_or(0);
+    for c in code.chars() {
+        match c {
+            '\t' => {
+                let n = TAB_WIDTH - col % TAB_WIDTH;
+                out.extend(std::iter::repeat_n(' ', n));
+                col += n;
+            }
+            '\n' => {
+                out.push(c);
+                col = 0;
+            }
+            _ => {
+                out.push(c);
+                col += c.width().unwrap_or(0);
+            }
         }
     }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -1252,6 +1295,17 @@ mod tests {
         assert_eq!(
             plain(&r),
             ["<script>alert(1)</script>", "", "text <b>bold</b>"]
+        );
+    }
+
+    #[test]
+    fn br_tags_break_lines_in_table_cells() {
+        let r = render_markdown("| a |\n|---|\n| one<br>two<BR />three |", 40);
+        let lines = plain(&r);
+        assert_eq!(
+            lines[3..6],
+            ["│ one   │", "│ two   │", "│ three │"],
+            "{lines:?}"
         );
     }
 
