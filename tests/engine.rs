@@ -93,7 +93,7 @@ async fn scheduled_message_fires_on_time_never_early() {
     assert_eq!(status(&h, id), Status::Sent);
     let sent_at = h.engine.store().item(id).unwrap().unwrap().sent_at.unwrap();
     assert!(
-        sent_at >= T0 + 60_000 && sent_at < T0 + 60_000 + 50,
+        (T0 + 60_000..T0 + 60_000 + 50).contains(&sent_at),
         "due-to-dispatch latency {}",
         sent_at - T0 - 60_000
     );
@@ -661,8 +661,7 @@ async fn denied_or_invalid_tool_calls_give_the_model_a_readable_result() {
 
 #[tokio::test(start_paused = true)]
 async fn auto_approved_task_fires_into_new_conversation_when_origin_deleted() {
-    let mut cfg = Config::default();
-    cfg.auto_approve = vec!["schedule_task".into()];
+    let cfg = Config { auto_approve: vec!["schedule_task".into()], ..Default::default() };
     let h = harness_with(
         Scripted::new(vec![Step::Reply(vec![
             tool_call(
