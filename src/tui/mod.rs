@@ -1,5 +1,7 @@
 //! The interactive front end.
 pub mod markdown;
+pub mod scheduled;
+pub mod time_picker;
 
 use std::sync::Arc;
 
