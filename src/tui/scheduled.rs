@@ -53,9 +53,18 @@ struct Row {
 
 enum Mode {
     List,
-    Reschedule { id: i64, input: Box<TimeInput> },
-    Edit { id: i64, editor: Box<TextArea<'static>>, error: Option<String> },
-    ConfirmCancel { id: i64 },
+    Reschedule {
+        id: i64,
+        input: Box<TimeInput>,
+    },
+    Edit {
+        id: i64,
+        editor: Box<TextArea<'static>>,
+        error: Option<String>,
+    },
+    ConfirmCancel {
+        id: i64,
+    },
 }
 
 pub struct ScheduledPane {
@@ -296,12 +305,15 @@ impl ScheduledPane {
                     format!("#{id} will be sent as soon as {conv} is free"),
                 )
             }
-            'R' if matches!(status, Status::Failed | Status::Expired | Status::Canceled) => {
-                self.act(engine, engine.retry(id), format!("#{id} will be sent again"))
+            'R' if matches!(status, Status::Failed | Status::Expired | Status::Canceled) => self
+                .act(
+                    engine,
+                    engine.retry(id),
+                    format!("#{id} will be sent again"),
+                ),
+            'R' if status == Status::Pending => {
+                PaneAction::Info(format!("#{id} is still waiting to be sent; s sends it now"))
             }
-            'R' if status == Status::Pending => PaneAction::Info(format!(
-                "#{id} is still waiting to be sent; s sends it now"
-            )),
             _ => PaneAction::Info(why_not()),
         }
     }
@@ -414,7 +426,9 @@ impl ScheduledPane {
 
     fn confirm_key(&mut self, key: KeyEvent, engine: &Engine, id: i64) -> PaneAction {
         match key.code {
-            KeyCode::Char('y' | 'Y') => self.act(engine, engine.cancel(id), format!("#{id} canceled")),
+            KeyCode::Char('y' | 'Y') => {
+                self.act(engine, engine.cancel(id), format!("#{id} canceled"))
+            }
             KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
             // Anything else: still asking.
             _ => {
@@ -499,7 +513,12 @@ impl ScheduledPane {
         let list_height = area.height.saturating_sub(1 + detail_rows) as usize;
 
         let cells: Vec<Cells> = self.rows.iter().map(|r| cells(r, now, now_ms)).collect();
-        let due_w = cells.iter().map(|c| c.due.width()).max().unwrap_or(0).max(3) as u16;
+        let due_w = cells
+            .iter()
+            .map(|c| c.due.width())
+            .max()
+            .unwrap_or(0)
+            .max(3) as u16;
         let rel_w = cells.iter().map(|c| c.rel.width()).max().unwrap_or(0) as u16;
         let id_w = cells.iter().map(|c| c.id.width()).max().unwrap_or(0).max(1) as u16;
         let cols = columns(area.width, id_w, due_w, rel_w);
@@ -509,7 +528,15 @@ impl ScheduledPane {
             .add_modifier(Modifier::BOLD);
         let mut x = area.x + GUTTER;
         for (col, w) in &cols {
-            buf.set_stringn(x, area.y, col.header(), *w as usize, header);
+            put(
+                buf,
+                x,
+                area.y,
+                col.header(*w),
+                *w,
+                header,
+                *col == Col::Tries,
+            );
             x += w + 1;
         }
 
@@ -533,7 +560,9 @@ impl ScheduledPane {
                     y,
                     "›",
                     1,
-                    Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                    Style::default()
+                        .fg(Color::Cyan)
+                        .add_modifier(Modifier::BOLD),
                 );
             }
             let mut x = area.x + GUTTER;
@@ -566,7 +595,10 @@ impl ScheduledPane {
             }
         }
 
+        // A prompt covers the detail lines and repeats what they say; half
+        // of them peeking out around it would only be noise.
         if detail_rows > 0
+            && matches!(self.mode, Mode::List)
             && let Some(row) = self.selected_row()
         {
             let y = area.y + area.height - detail_rows;
@@ -598,7 +630,7 @@ impl ScheduledPane {
     ) {
         let w = area.width as usize;
         let it = &row.item;
-        let head = format!("#{} {} in {} ", it.id, row_kind(it.kind), c.conv);
+        let head = format!("#{} {} in {}: ", it.id, row_kind(it.kind), c.conv);
         let line = Line::from(vec![
             Span::styled(head.clone(), Style::default().fg(Color::DarkGray)),
             Span::raw(elide(&row.summary, w.saturating_sub(head.width()))),
@@ -656,10 +688,10 @@ impl ScheduledPane {
         } else {
             "show finished"
         };
-        // Longest first; the first that fits is shown, so 80 columns still
-        // list every key.
-        let variants: [Vec<(&str, &str)>; 3] = [
-            vec![
+        // Longest first, roomy spacing first; the first that fits is shown,
+        // so 80 columns still list every key.
+        let variants: [&[(&str, &str)]; 3] = [
+            &[
                 ("↑↓/jk", "select"),
                 ("r", "reschedule"),
                 ("e", "edit"),
@@ -670,8 +702,8 @@ impl ScheduledPane {
                 ("a", finished),
                 ("Esc", "close"),
             ],
-            vec![
-                ("↑↓/jk", "select"),
+            &[
+                ("↑↓/jk", "move"),
                 ("r", "resched"),
                 ("e", "edit"),
                 ("x", "cancel"),
@@ -681,7 +713,7 @@ impl ScheduledPane {
                 ("a", "finished"),
                 ("Esc", "close"),
             ],
-            vec![
+            &[
                 ("jk", ""),
                 ("r", "time"),
                 ("e", "edit"),
@@ -693,15 +725,15 @@ impl ScheduledPane {
                 ("Esc", ""),
             ],
         ];
-        let mut chosen = footer_compact(&variants[2]);
-        for keys in &variants[..2] {
-            let line = footer_compact(keys);
-            if line.width() <= width as usize {
-                chosen = line;
-                break;
+        for keys in variants {
+            for sep in ["  ", " "] {
+                let line = footer_compact(keys, sep);
+                if line.width() <= width as usize {
+                    return line;
+                }
             }
         }
-        chosen
+        footer_compact(variants[2], " ")
     }
 
     fn render_reschedule(
@@ -712,7 +744,7 @@ impl ScheduledPane {
         id: i64,
         input: &TimeInput,
     ) {
-        let popup = centered(area, area.width.saturating_sub(4).min(66), 9);
+        let popup = above_footer(area, area.width.saturating_sub(4).min(66), 9);
         let inner = popup_frame(popup, buf, &format!(" Reschedule #{id} "), Color::Cyan);
         if inner.height < 3 {
             return;
@@ -720,9 +752,18 @@ impl ScheduledPane {
         let w = inner.width as usize;
         let row = self.index_of(id).map(|i| &self.rows[i]);
         if let Some(row) = row {
-            buf.set_stringn(inner.x, inner.y, elide(&row.summary, w), w, Style::default());
+            buf.set_stringn(
+                inner.x,
+                inner.y,
+                elide(&row.summary, w),
+                w,
+                Style::default(),
+            );
             let current = match row.item.due_at {
-                Some(d) => format!("now due {}", when::preview(utc(d), now)),
+                Some(d) if d > now.timestamp_millis() => {
+                    format!("now due {}", when::preview(utc(d), now))
+                }
+                Some(d) => format!("was due {}", when::preview(utc(d), now)),
                 None => "now: as soon as possible".to_string(),
             };
             buf.set_stringn(
@@ -783,7 +824,7 @@ impl ScheduledPane {
     }
 
     fn render_confirm(&self, area: Rect, buf: &mut Buffer, id: i64) {
-        let popup = centered(area, area.width.saturating_sub(4).min(60), 5);
+        let popup = above_footer(area, area.width.saturating_sub(4).min(60), 5);
         let inner = popup_frame(popup, buf, " Cancel ", Color::Red);
         if inner.height < 1 {
             return;
@@ -794,7 +835,10 @@ impl ScheduledPane {
                 format!("Cancel item {id}? "),
                 Style::default().add_modifier(Modifier::BOLD),
             ),
-            Span::styled("y/n", Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)),
+            Span::styled(
+                "y/n",
+                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+            ),
         ]);
         buf.set_line(inner.x, inner.y, &q, inner.width);
         if inner.height >= 2
@@ -835,11 +879,12 @@ enum Col {
 }
 
 impl Col {
-    fn header(self) -> &'static str {
+    fn header(self, width: u16) -> &'static str {
         match self {
             Col::Id => "#",
             Col::Due => "due",
             Col::Rel => "",
+            Col::Conv if width < 12 => "conv",
             Col::Conv => "conversation",
             Col::Kind => "kind",
             Col::State => "state",
@@ -856,7 +901,8 @@ impl Col {
 fn columns(width: u16, id_w: u16, due_w: u16, rel_w: u16) -> Vec<(Col, u16)> {
     const CONV_MIN: u16 = 10;
     const CONV_MAX: u16 = 24;
-    const TEXT_MIN: u16 = 12;
+    // Below this the text is unreadable: optional columns go first.
+    const TEXT_MIN: u16 = 20;
     let mut cols = vec![
         (Col::Id, id_w),
         (Col::Due, due_w),
@@ -881,9 +927,9 @@ fn columns(width: u16, id_w: u16, due_w: u16, rel_w: u16) -> Vec<(Col, u16)> {
         cols.retain(|(c, _)| *c != drop);
     }
     let extra = avail.saturating_sub(need(&cols));
-    // A third of the slack to the conversation title (up to a cap), the rest
-    // to the text.
-    let conv_extra = (extra / 3).min(CONV_MAX - CONV_MIN);
+    // Half the slack to the conversation title (up to a cap), the rest to
+    // the text.
+    let conv_extra = (extra / 2).min(CONV_MAX - CONV_MIN);
     let has_conv = cols.iter().any(|(c, _)| *c == Col::Conv);
     let text_extra = if has_conv { extra - conv_extra } else { extra };
     for (c, w) in cols.iter_mut() {
@@ -1046,6 +1092,19 @@ fn put(buf: &mut Buffer, x: u16, y: u16, text: &str, width: u16, style: Style, r
     buf.set_stringn(x + pad, y, s, (width - pad) as usize, style);
 }
 
+/// A popup at the bottom of the pane, over the detail lines (the popup says
+/// which item it is about) rather than over the list, and leaving the footer.
+fn above_footer(area: Rect, width: u16, height: u16) -> Rect {
+    let height = height.min(area.height.saturating_sub(1));
+    let width = width.min(area.width);
+    Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + area.height - 1 - height,
+        width,
+        height,
+    )
+}
+
 /// A bordered popup over whatever is below it; returns its inside.
 fn popup_frame(popup: Rect, buf: &mut Buffer, title: &str, color: Color) -> Rect {
     Clear.render(popup, buf);
@@ -1060,15 +1119,17 @@ fn popup_frame(popup: Rect, buf: &mut Buffer, title: &str, color: Color) -> Rect
     inner
 }
 
-fn footer_compact(keys: &[(&str, &str)]) -> Line<'static> {
+fn footer_compact(keys: &[(&str, &str)], sep: &'static str) -> Line<'static> {
     let mut spans = Vec::new();
     for (i, (key, label)) in keys.iter().enumerate() {
         if i > 0 {
-            spans.push(Span::raw(" "));
+            spans.push(Span::raw(sep));
         }
         spans.push(Span::styled(
             key.to_string(),
-            Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
         ));
         if !label.is_empty() {
             spans.push(Span::styled(
@@ -1127,4 +1188,63 @@ pub(crate) fn elide(s: &str, width: usize) -> String {
     }
     out.push('…');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elide_counts_cells_not_bytes() {
+        assert_eq!(elide("hello", 5), "hello");
+        assert_eq!(elide("hello!", 5), "hell…");
+        assert_eq!(elide("hello", 0), "");
+        assert_eq!(elide("hello", 1), "…");
+        // Each of these takes two cells: three fit in 7 with the ellipsis.
+        assert_eq!(elide("日本語テキスト", 7), "日本語…");
+        assert!(elide("日本語テキスト", 6).width() <= 6);
+    }
+
+    fn total(cols: &[(Col, u16)]) -> u16 {
+        cols.iter().map(|(_, w)| w).sum::<u16>() + cols.len() as u16 - 1 + GUTTER
+    }
+
+    #[test]
+    fn columns_fill_the_width_and_drop_optional_ones_first() {
+        let wide = columns(200, 2, 16, 8);
+        assert_eq!(wide.len(), 8);
+        assert_eq!(total(&wide), 200);
+        let conv = wide.iter().find(|(c, _)| *c == Col::Conv).unwrap().1;
+        assert_eq!(conv, 24, "the title column stops growing at its cap");
+
+        let eighty = columns(80, 2, 16, 8);
+        let names: Vec<Col> = eighty.iter().map(|(c, _)| *c).collect();
+        assert_eq!(
+            names,
+            [Col::Due, Col::Rel, Col::Conv, Col::Kind, Col::State, Col::Text]
+        );
+        assert_eq!(total(&eighty), 80);
+
+        // Tiny: the text column is squeezed, nothing overflows.
+        let tiny = columns(30, 2, 16, 8);
+        assert!(total(&tiny) <= 30 + 1, "{tiny:?}");
+        assert!(tiny.iter().any(|(c, _)| *c == Col::Due));
+    }
+
+    #[test]
+    fn scroll_keeps_the_window_until_the_selection_leaves_it() {
+        // Moving within the window does not scroll.
+        assert_eq!(scroll_offset(5, 7, 10, 30), 5);
+        // Past the bottom: the selection becomes the last visible row.
+        assert_eq!(scroll_offset(5, 15, 10, 30), 6);
+        // Above the top: it becomes the first.
+        assert_eq!(scroll_offset(5, 2, 10, 30), 2);
+        // A list that shrank does not leave blank rows at the bottom.
+        assert_eq!(scroll_offset(25, 8, 10, 12), 2);
+    }
+
+    #[test]
+    fn one_line_collapses_whitespace() {
+        assert_eq!(one_line("a\n\n b\tc  "), "a b c");
+    }
 }

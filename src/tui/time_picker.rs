@@ -92,18 +92,14 @@ impl TimeInput {
 
     /// Draw the input on the first row of `area` and the preview (wrapped,
     /// up to the remaining rows) under it. `focused` shows the cursor.
-    pub fn render(
-        &self,
-        area: Rect,
-        buf: &mut Buffer,
-        now: &DateTime<FixedOffset>,
-        focused: bool,
-    ) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: &DateTime<FixedOffset>, focused: bool) {
         if area.height == 0 || area.width < 3 {
             return;
         }
         let prompt_style = if focused {
-            Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD)
         } else {
             Style::default().fg(Color::DarkGray)
         };
@@ -118,7 +114,10 @@ impl TimeInput {
             let (s, style) = if text.is_empty() {
                 (EXAMPLES.to_string(), Style::default().fg(Color::DarkGray))
             } else {
-                (crate::sanitize::sanitize_line(&text).into_owned(), Style::default())
+                (
+                    crate::sanitize::sanitize_line(&text).into_owned(),
+                    Style::default(),
+                )
             };
             buf.set_stringn(input.x, input.y, s, input.width as usize, style);
         }
@@ -138,10 +137,8 @@ impl TimeInput {
                 Style::default().fg(Color::Red),
             ))
         } else if self.text().is_empty() {
-            Line::from(Span::styled(
-                "type when to send it",
-                Style::default().fg(Color::DarkGray),
-            ))
+            // The placeholder in the input already shows examples.
+            Line::default()
         } else {
             match self.parse(now) {
                 Ok(due) => Line::from(vec![
@@ -334,7 +331,7 @@ impl TimePicker {
                 None => "type your own".to_string(),
             };
             let mut spans = vec![
-                Span::styled(format!("{marker}{} ", i + 1), row_style),
+                Span::styled(format!("{marker} {} ", i + 1), row_style),
                 Span::styled(format!("{label:<15}"), row_style),
                 Span::raw(" "),
             ];
