@@ -21,7 +21,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 use ratatui_textarea::TextArea;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::time_picker::{TimeInput, centered, footer_line};
+use super::time_picker::{POPUP_SEP, TimeInput, centered, footer_line};
 use crate::engine::Engine;
 use crate::sanitize::{sanitize, sanitize_line};
 use crate::store::{Kind, OutboxItem, Status, Store, error_line};
@@ -274,7 +274,8 @@ impl ScheduledPane {
             }
             'e' if open => {
                 // Shown in the editor, so made safe; saving then stores the
-                // safe form, which only differs for text with control codes.
+                // safe form, which only differs for text with control codes
+                // (made visible) or tabs (expanded).
                 let lines: Vec<String> = sanitize(&row.item.text)
                     .lines()
                     .map(str::to_string)
@@ -320,9 +321,14 @@ impl ScheduledPane {
 
     /// After an engine call: reload so the change shows at once, and report.
     fn act(&mut self, engine: &Engine, result: anyhow::Result<()>, done: String) -> PaneAction {
-        if let Err(e) = result {
-            return PaneAction::Error(error_line(&e));
+        match result {
+            Ok(()) => self.reload(engine, done),
+            Err(e) => PaneAction::Error(error_line(&e)),
         }
+    }
+
+    /// Reload after a change and report it.
+    fn reload(&mut self, engine: &Engine, done: String) -> PaneAction {
         match self.refresh(engine.store()) {
             Ok(()) => PaneAction::Info(done),
             Err(e) => PaneAction::Error(error_line(&e)),
@@ -346,9 +352,8 @@ impl ScheduledPane {
                     PaneAction::None
                 }
                 Ok(due) => match engine.reschedule(id, due.timestamp_millis()) {
-                    Ok(()) => self.act(
+                    Ok(()) => self.reload(
                         engine,
-                        Ok(()),
                         format!("#{id} rescheduled: {}", when::preview(due, &now)),
                     ),
                     Err(e) => {
@@ -396,14 +401,9 @@ impl ScheduledPane {
             return PaneAction::None;
         }
         if save {
-            let text = editor.lines().join("\n");
-            let result = if text.trim().is_empty() {
-                Err(anyhow::anyhow!("the text is empty; Esc keeps the old one"))
-            } else {
-                engine.edit(id, &text)
-            };
-            return match result {
-                Ok(()) => self.act(engine, Ok(()), format!("#{id} saved")),
+            // The store refuses an empty text; the editor stays open either way.
+            return match engine.edit(id, &editor.lines().join("\n")) {
+                Ok(()) => self.reload(engine, format!("#{id} saved")),
                 Err(e) => {
                     let line = error_line(&e);
                     self.mode = Mode::Edit {
@@ -727,13 +727,13 @@ impl ScheduledPane {
         ];
         for keys in variants {
             for sep in ["  ", " "] {
-                let line = footer_compact(keys, sep);
+                let line = footer_line(keys, sep);
                 if line.width() <= width as usize {
                     return line;
                 }
             }
         }
-        footer_compact(variants[2], " ")
+        footer_line(variants[2], " ")
     }
 
     fn render_reschedule(
@@ -781,7 +781,7 @@ impl ScheduledPane {
             now,
             true,
         );
-        let footer = footer_line(&[("Enter", "confirm"), ("Esc", "cancel")]);
+        let footer = footer_line(&[("Enter", "confirm"), ("Esc", "cancel")], POPUP_SEP);
         buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
     }
 
@@ -813,11 +813,14 @@ impl ScheduledPane {
                 );
             }
             None => {
-                let footer = footer_line(&[
-                    ("Enter", "save"),
-                    ("Alt+Enter", "new line"),
-                    ("Esc", "discard"),
-                ]);
+                let footer = footer_line(
+                    &[
+                        ("Enter", "save"),
+                        ("Alt+Enter", "new line"),
+                        ("Esc", "discard"),
+                    ],
+                    POPUP_SEP,
+                );
                 buf.set_line(inner.x, y, &footer, inner.width);
             }
         }
@@ -853,7 +856,7 @@ impl ScheduledPane {
             );
         }
         if inner.height >= 3 {
-            let footer = footer_line(&[("y", "cancel it"), ("n/Esc", "keep it")]);
+            let footer = footer_line(&[("y", "cancel it"), ("n/Esc", "keep it")], POPUP_SEP);
             buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
         }
     }
@@ -1119,28 +1122,6 @@ fn popup_frame(popup: Rect, buf: &mut Buffer, title: &str, color: Color) -> Rect
     inner
 }
 
-fn footer_compact(keys: &[(&str, &str)], sep: &'static str) -> Line<'static> {
-    let mut spans = Vec::new();
-    for (i, (key, label)) in keys.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::raw(sep));
-        }
-        spans.push(Span::styled(
-            key.to_string(),
-            Style::default()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::BOLD),
-        ));
-        if !label.is_empty() {
-            spans.push(Span::styled(
-                format!(" {label}"),
-                Style::default().fg(Color::DarkGray),
-            ));
-        }
-    }
-    Line::from(spans)
-}
-
 // -------------------------------------------------------------------------
 // Text helpers
 // -------------------------------------------------------------------------
@@ -1169,7 +1150,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// `s` cut to `width` terminal cells, ending in `…` when cut.
-pub(crate) fn elide(s: &str, width: usize) -> String {
+fn elide(s: &str, width: usize) -> String {
     if s.width() <= width {
         return s.to_string();
     }
@@ -1221,7 +1202,14 @@ mod tests {
         let names: Vec<Col> = eighty.iter().map(|(c, _)| *c).collect();
         assert_eq!(
             names,
-            [Col::Due, Col::Rel, Col::Conv, Col::Kind, Col::State, Col::Text]
+            [
+                Col::Due,
+                Col::Rel,
+                Col::Conv,
+                Col::Kind,
+                Col::State,
+                Col::Text
+            ]
         );
         assert_eq!(total(&eighty), 80);
 

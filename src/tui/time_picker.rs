@@ -356,35 +356,49 @@ impl TimePicker {
         }
         if inner.height >= 2 {
             let footer = if self.typing {
-                footer_line(&[("Enter", "schedule"), ("↑", "presets"), ("Esc", "back")])
+                footer_line(
+                    &[("Enter", "schedule"), ("↑", "presets"), ("Esc", "back")],
+                    POPUP_SEP,
+                )
             } else {
-                footer_line(&[
-                    ("↑↓", "select"),
-                    ("1-5", "jump"),
-                    ("Enter", "schedule"),
-                    ("Esc", "cancel"),
-                ])
+                footer_line(
+                    &[
+                        ("↑↓", "select"),
+                        ("1-5", "jump"),
+                        ("Enter", "schedule"),
+                        ("Esc", "cancel"),
+                    ],
+                    POPUP_SEP,
+                )
             };
             buf.set_line(inner.x, bottom - 1, &footer, inner.width);
         }
     }
 }
 
-/// `key label · key label …` with the keys bold, for footers.
-pub(crate) fn footer_line(keys: &[(&str, &str)]) -> Line<'static> {
+/// Between the key hints of a popup's footer.
+pub(crate) const POPUP_SEP: &str = " · ";
+
+/// `key label<sep>key label …`, keys highlighted, labels dim: the footers
+/// that teach the keys. An empty label shows the key alone.
+pub(crate) fn footer_line(keys: &[(&str, &str)], sep: &'static str) -> Line<'static> {
     let mut spans = Vec::new();
     for (i, (key, label)) in keys.iter().enumerate() {
         if i > 0 {
-            spans.push(Span::styled(" · ", Style::default().fg(Color::DarkGray)));
+            spans.push(Span::styled(sep, Style::default().fg(Color::DarkGray)));
         }
         spans.push(Span::styled(
             key.to_string(),
-            Style::default().add_modifier(Modifier::BOLD),
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
         ));
-        spans.push(Span::styled(
-            format!(" {label}"),
-            Style::default().fg(Color::DarkGray),
-        ));
+        if !label.is_empty() {
+            spans.push(Span::styled(
+                format!(" {label}"),
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
     }
     Line::from(spans)
 }
