@@ -661,7 +661,10 @@ async fn denied_or_invalid_tool_calls_give_the_model_a_readable_result() {
 
 #[tokio::test(start_paused = true)]
 async fn auto_approved_task_fires_into_new_conversation_when_origin_deleted() {
-    let cfg = Config { auto_approve: vec!["schedule_task".into()], ..Default::default() };
+    let cfg = Config {
+        auto_approve: vec!["schedule_task".into()],
+        ..Default::default()
+    };
     let h = harness_with(
         Scripted::new(vec![Step::Reply(vec![
             tool_call(

@@ -1,39 +1,1231 @@
-//! Placeholder for the F2 pane (replaced by the f2 branch).
-use chrono::{DateTime, FixedOffset};
-use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
-use ratatui::layout::Rect;
+//! The F2 pane: every send tock will make later, across all conversations,
+//! and the keys to change them.
+//!
+//! The outbox table is the truth; this pane is a view of it. It keeps
+//! display-ready rows (sanitised once, at refresh) and asks the engine to
+//! make every change, then reloads — so what it shows is always what the
+//! database says, including changes made by the scheduler, the CLI or
+//! another tock process (the app calls [`ScheduledPane::refresh`] on those
+//! events).
 
-#[derive(Default)]
-pub struct ScheduledPane;
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use chrono::{DateTime, FixedOffset, TimeZone, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui_textarea::TextArea;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use super::time_picker::{POPUP_SEP, TimeInput, centered, footer_line};
+use crate::engine::Engine;
+use crate::sanitize::{sanitize, sanitize_line};
+use crate::store::{Kind, OutboxItem, Status, Store, error_line};
+use crate::when;
+
+/// What the app does after a key in the pane.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PaneAction {
     None,
     Close,
+    /// Show this conversation (and close the pane).
     Jump(i64),
+    /// A one-line confirmation for the status bar.
     Info(String),
+    /// A one-line error for the status bar.
     Error(String),
 }
+
+/// One item, ready to draw. Untrusted text is sanitised here, once.
+struct Row {
+    item: OutboxItem,
+    /// The conversation's title; None when it no longer exists.
+    conversation: Option<String>,
+    /// The text on one line (a task's title first).
+    summary: String,
+    /// The last error on one line.
+    error: Option<String>,
+}
+
+enum Mode {
+    List,
+    Reschedule {
+        id: i64,
+        input: Box<TimeInput>,
+    },
+    Edit {
+        id: i64,
+        editor: Box<TextArea<'static>>,
+        error: Option<String>,
+    },
+    ConfirmCancel {
+        id: i64,
+    },
+}
+
+pub struct ScheduledPane {
+    rows: Vec<Row>,
+    /// The selected item's id: selection follows the item across reloads.
+    selected: Option<i64>,
+    show_all: bool,
+    mode: Mode,
+    /// First visible row. Render adjusts it to keep the selection in view;
+    /// a Cell so render can stay `&self`.
+    offset: Cell<usize>,
+    /// Rows visible in the last frame, for PageUp/PageDown.
+    page: Cell<usize>,
+}
+
+impl Default for ScheduledPane {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ScheduledPane {
     pub fn new() -> Self {
-        Self
+        Self {
+            rows: Vec::new(),
+            selected: None,
+            show_all: false,
+            mode: Mode::List,
+            offset: Cell::new(0),
+            page: Cell::new(10),
+        }
     }
-    pub fn refresh(&mut self, _store: &crate::store::Store) -> anyhow::Result<()> {
+
+    /// Reload rows from the store (called on open, on every outbox/external
+    /// event while open). Keeps the selection on the same item id; when that
+    /// item left the list, on the row that took its place.
+    pub fn refresh(&mut self, store: &Store) -> anyhow::Result<()> {
+        let old_index = self.selected_index().unwrap_or(0);
+        let items = store.list_items(self.show_all)?;
+        let mut titles: HashMap<i64, Option<String>> = HashMap::new();
+        let mut rows = Vec::with_capacity(items.len());
+        for item in items {
+            let conversation = match item.conversation_id {
+                Some(cid) => match titles.get(&cid) {
+                    Some(t) => t.clone(),
+                    None => {
+                        let t = store.conversation(cid)?.map(|c| c.display_title());
+                        titles.insert(cid, t.clone());
+                        t
+                    }
+                },
+                None => None,
+            };
+            let text = one_line(&item.text);
+            let summary = match item.title.as_deref().map(one_line) {
+                Some(title) if !title.is_empty() && title != text => format!("{title}: {text}"),
+                _ => text,
+            };
+            let error = item
+                .last_error
+                .as_deref()
+                .map(one_line)
+                .filter(|e| !e.is_empty());
+            rows.push(Row {
+                item,
+                conversation,
+                summary,
+                error,
+            });
+        }
+        self.rows = rows;
+        if self.selected.is_none_or(|id| self.index_of(id).is_none()) {
+            self.selected = self
+                .rows
+                .get(old_index.min(self.rows.len().saturating_sub(1)))
+                .map(|r| r.item.id);
+        }
         Ok(())
     }
+
+    /// How many unfinished items the list holds (finished ones shown with
+    /// `a` are not counted), for the title and the status bar.
+    pub fn count(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| !r.item.status.is_finished())
+            .count()
+    }
+
+    /// The selected item's id, if any.
+    pub fn selected_id(&self) -> Option<i64> {
+        self.selected
+    }
+
+    fn index_of(&self, id: i64) -> Option<usize> {
+        self.rows.iter().position(|r| r.item.id == id)
+    }
+
+    fn selected_index(&self) -> Option<usize> {
+        self.selected.and_then(|id| self.index_of(id))
+    }
+
+    fn selected_row(&self) -> Option<&Row> {
+        self.selected_index().map(|i| &self.rows[i])
+    }
+
+    fn select_index(&mut self, index: usize) {
+        if let Some(r) = self.rows.get(index.min(self.rows.len().saturating_sub(1))) {
+            self.selected = Some(r.item.id);
+        }
+    }
+
+    /// Move the selection by `delta` rows, stopping at the ends (no wrap:
+    /// holding a key must not fling the selection to the other end).
+    fn move_by(&mut self, delta: isize) {
+        let cur = self.selected_index().unwrap_or(0) as isize;
+        let last = self.rows.len().saturating_sub(1) as isize;
+        self.select_index((cur + delta).clamp(0, last.max(0)) as usize);
+    }
+
     pub fn handle_key(
         &mut self,
         key: KeyEvent,
-        _e: &crate::engine::Engine,
-        _now: DateTime<FixedOffset>,
+        engine: &Engine,
+        now: DateTime<FixedOffset>,
     ) -> PaneAction {
-        if key.code == KeyCode::Esc {
-            PaneAction::Close
-        } else {
-            PaneAction::None
+        if key.kind == KeyEventKind::Release {
+            return PaneAction::None;
+        }
+        match std::mem::replace(&mut self.mode, Mode::List) {
+            Mode::List => self.list_key(key, engine),
+            Mode::Reschedule { id, input } => self.reschedule_key(key, engine, now, id, input),
+            Mode::Edit { id, editor, error } => self.edit_key(key, engine, id, editor, error),
+            Mode::ConfirmCancel { id } => self.confirm_key(key, engine, id),
         }
     }
-    pub fn render(&self, _area: Rect, _buf: &mut Buffer, _now: DateTime<FixedOffset>) {}
-    pub fn count(&self) -> usize {
+
+    fn list_key(&mut self, key: KeyEvent, engine: &Engine) -> PaneAction {
+        if key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            return PaneAction::None;
+        }
+        let page = self.page.get().max(1) as isize;
+        match key.code {
+            KeyCode::Esc | KeyCode::F(2) => return PaneAction::Close,
+            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
+            KeyCode::PageUp => self.move_by(-page),
+            KeyCode::PageDown => self.move_by(page),
+            KeyCode::Home | KeyCode::Char('g') => self.select_index(0),
+            KeyCode::End | KeyCode::Char('G') => self.select_index(usize::MAX),
+            KeyCode::Char('a') => {
+                self.show_all = !self.show_all;
+                return match self.refresh(engine.store()) {
+                    Ok(()) => PaneAction::None,
+                    Err(e) => PaneAction::Error(error_line(&e)),
+                };
+            }
+            KeyCode::Enter => {
+                let Some(row) = self.selected_row() else {
+                    return PaneAction::None;
+                };
+                return match (row.item.conversation_id, &row.conversation) {
+                    (Some(cid), Some(_)) => PaneAction::Jump(cid),
+                    _ => PaneAction::Info(format!(
+                        "#{}: its conversation was deleted{}",
+                        row.item.id,
+                        if row.item.kind == Kind::Task {
+                            "; the task will open a new one"
+                        } else {
+                            ""
+                        }
+                    )),
+                };
+            }
+            KeyCode::Char(c @ ('r' | 'e' | 'x' | 's' | 'R')) => return self.item_key(c, engine),
+            _ => {}
+        }
+        PaneAction::None
+    }
+
+    /// The keys that act on the selected item.
+    fn item_key(&mut self, c: char, engine: &Engine) -> PaneAction {
+        let Some(row) = self.selected_row() else {
+            return PaneAction::None;
+        };
+        let id = row.item.id;
+        let status = row.item.status;
+        // Refuse up front what the store would refuse, with the reason, so
+        // nobody types a new time or text only to have it thrown away.
+        let open = matches!(status, Status::Pending | Status::Failed | Status::Expired);
+        let why_not = || match status {
+            Status::Sending => format!("#{id} is being sent right now"),
+            Status::Sent => format!("#{id} was already sent"),
+            Status::Canceled => format!("#{id} is canceled (r reschedules it, R sends it again)"),
+            _ => format!("#{id} can't be changed now"),
+        };
+        match c {
+            'r' if open || status == Status::Canceled => {
+                self.mode = Mode::Reschedule {
+                    id,
+                    input: Box::new(TimeInput::new()),
+                };
+                PaneAction::None
+            }
+            'e' if open => {
+                // Shown in the editor, so made safe; saving then stores the
+                // safe form, which only differs for text with control codes
+                // (made visible) or tabs (expanded).
+                let lines: Vec<String> = sanitize(&row.item.text)
+                    .lines()
+                    .map(str::to_string)
+                    .collect();
+                let mut editor = TextArea::new(lines);
+                editor.set_cursor_line_style(Style::default());
+                editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
+                editor.move_cursor(ratatui_textarea::CursorMove::End);
+                self.mode = Mode::Edit {
+                    id,
+                    editor: Box::new(editor),
+                    error: None,
+                };
+                PaneAction::None
+            }
+            'x' if open => {
+                self.mode = Mode::ConfirmCancel { id };
+                PaneAction::None
+            }
+            's' if open => {
+                let conv = row
+                    .conversation
+                    .clone()
+                    .unwrap_or_else(|| "its conversation".to_string());
+                self.act(
+                    engine,
+                    engine.send_now(id),
+                    format!("#{id} will be sent as soon as {conv} is free"),
+                )
+            }
+            'R' if matches!(status, Status::Failed | Status::Expired | Status::Canceled) => self
+                .act(
+                    engine,
+                    engine.retry(id),
+                    format!("#{id} will be sent again"),
+                ),
+            'R' if status == Status::Pending => {
+                PaneAction::Info(format!("#{id} is still waiting to be sent; s sends it now"))
+            }
+            _ => PaneAction::Info(why_not()),
+        }
+    }
+
+    /// After an engine call: reload so the change shows at once, and report.
+    fn act(&mut self, engine: &Engine, result: anyhow::Result<()>, done: String) -> PaneAction {
+        match result {
+            Ok(()) => self.reload(engine, done),
+            Err(e) => PaneAction::Error(error_line(&e)),
+        }
+    }
+
+    /// Reload after a change and report it.
+    fn reload(&mut self, engine: &Engine, done: String) -> PaneAction {
+        match self.refresh(engine.store()) {
+            Ok(()) => PaneAction::Info(done),
+            Err(e) => PaneAction::Error(error_line(&e)),
+        }
+    }
+
+    fn reschedule_key(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        now: DateTime<FixedOffset>,
+        id: i64,
+        mut input: Box<TimeInput>,
+    ) -> PaneAction {
+        match key.code {
+            KeyCode::Esc => PaneAction::None,
+            KeyCode::Enter => match input.parse(&now) {
+                Err(e) => {
+                    input.set_error(e);
+                    self.mode = Mode::Reschedule { id, input };
+                    PaneAction::None
+                }
+                Ok(due) => match engine.reschedule(id, due.timestamp_millis()) {
+                    Ok(()) => self.reload(
+                        engine,
+                        format!("#{id} rescheduled: {}", when::preview(due, &now)),
+                    ),
+                    Err(e) => {
+                        // Kept open: the user fixes the time rather than retyping it.
+                        let line = error_line(&e);
+                        input.set_error(line.clone());
+                        self.mode = Mode::Reschedule { id, input };
+                        PaneAction::Error(line)
+                    }
+                },
+            },
+            _ => {
+                input.input(key);
+                self.mode = Mode::Reschedule { id, input };
+                PaneAction::None
+            }
+        }
+    }
+
+    fn edit_key(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        id: i64,
+        mut editor: Box<TextArea<'static>>,
+        error: Option<String>,
+    ) -> PaneAction {
+        let m = key.modifiers;
+        let newline = (key.code == KeyCode::Enter
+            && m.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT))
+            || (m.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('j'));
+        let save = !newline
+            && (key.code == KeyCode::Enter
+                || (m.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('s')));
+        if key.code == KeyCode::Esc {
+            return PaneAction::None;
+        }
+        if newline {
+            editor.insert_newline();
+            self.mode = Mode::Edit {
+                id,
+                editor,
+                error: None,
+            };
+            return PaneAction::None;
+        }
+        if save {
+            // The store refuses an empty text; the editor stays open either way.
+            return match engine.edit(id, &editor.lines().join("\n")) {
+                Ok(()) => self.reload(engine, format!("#{id} saved")),
+                Err(e) => {
+                    let line = error_line(&e);
+                    self.mode = Mode::Edit {
+                        id,
+                        editor,
+                        error: Some(line.clone()),
+                    };
+                    PaneAction::Error(line)
+                }
+            };
+        }
+        let changed = editor.input(key);
+        self.mode = Mode::Edit {
+            id,
+            editor,
+            error: if changed { None } else { error },
+        };
+        PaneAction::None
+    }
+
+    fn confirm_key(&mut self, key: KeyEvent, engine: &Engine, id: i64) -> PaneAction {
+        match key.code {
+            KeyCode::Char('y' | 'Y') => {
+                self.act(engine, engine.cancel(id), format!("#{id} canceled"))
+            }
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
+            // Anything else: still asking.
+            _ => {
+                self.mode = Mode::ConfirmCancel { id };
+                PaneAction::None
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------
+    // Rendering: a pure function of the state and `now`.
+    // ---------------------------------------------------------------------
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: DateTime<FixedOffset>) {
+        if area.width < 10 || area.height < 3 {
+            return;
+        }
+        Clear.render(area, buf);
+        let mut title = vec![
+            Span::styled(" Scheduled ", Style::default().add_modifier(Modifier::BOLD)),
+            Span::styled(
+                format!("· {} ", self.count()),
+                Style::default().fg(Color::Cyan),
+            ),
+        ];
+        if self.show_all {
+            let finished = self.rows.len() - self.count();
+            title.push(Span::styled(
+                format!("· showing {finished} finished "),
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
+        // Top rule only: a full-screen overlay needs no side borders, and
+        // 80 columns need every one of them.
+        let block = Block::default()
+            .borders(Borders::TOP)
+            .border_style(Style::default().fg(Color::DarkGray))
+            .title(Line::from(title));
+        let inner = block.inner(area);
+        block.render(area, buf);
+
+        let footer_y = inner.y + inner.height - 1;
+        buf.set_line(inner.x, footer_y, &self.footer(inner.width), inner.width);
+        let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
+
+        if self.rows.is_empty() {
+            self.render_empty(body, buf);
+        } else {
+            self.render_table(body, buf, &now);
+        }
+
+        match &self.mode {
+            Mode::List => {}
+            Mode::Reschedule { id, input } => self.render_reschedule(area, buf, &now, *id, input),
+            Mode::Edit { id, editor, error } => {
+                self.render_edit(area, buf, *id, editor, error.as_deref())
+            }
+            Mode::ConfirmCancel { id } => self.render_confirm(area, buf, *id),
+        }
+    }
+
+    fn render_empty(&self, area: Rect, buf: &mut Buffer) {
+        let hint = if self.show_all {
+            "Nothing here yet. Type /later 10m <text> or /at 9am <text>, or press Ctrl+T in the composer."
+        } else {
+            "Nothing scheduled. Type /later 10m <text> or /at 9am <text>, or press Ctrl+T in the composer."
+        };
+        if area.height < 2 {
+            return;
+        }
+        let text = Rect::new(area.x + 1, area.y + 1, area.width - 1, area.height - 1);
+        Paragraph::new(Span::styled(hint, Style::default().fg(Color::DarkGray)))
+            .wrap(Wrap { trim: true })
+            .render(text, buf);
+    }
+
+    fn render_table(&self, area: Rect, buf: &mut Buffer, now: &DateTime<FixedOffset>) {
+        let now_ms = now.timestamp_millis();
+        // The detail lines (full text, state in words, last error) need a rule
+        // and two rows; on very short terminals the list gets them instead.
+        let detail_rows: u16 = if area.height >= 8 { 3 } else { 0 };
+        let list_height = area.height.saturating_sub(1 + detail_rows) as usize;
+
+        let cells: Vec<Cells> = self.rows.iter().map(|r| cells(r, now, now_ms)).collect();
+        let due_w = cells
+            .iter()
+            .map(|c| c.due.width())
+            .max()
+            .unwrap_or(0)
+            .max(3) as u16;
+        let rel_w = cells.iter().map(|c| c.rel.width()).max().unwrap_or(0) as u16;
+        let id_w = cells.iter().map(|c| c.id.width()).max().unwrap_or(0).max(1) as u16;
+        let cols = columns(area.width, id_w, due_w, rel_w);
+
+        let header = Style::default()
+            .fg(Color::DarkGray)
+            .add_modifier(Modifier::BOLD);
+        let mut x = area.x + GUTTER;
+        for (col, w) in &cols {
+            put(
+                buf,
+                x,
+                area.y,
+                col.header(*w),
+                *w,
+                header,
+                *col == Col::Tries,
+            );
+            x += w + 1;
+        }
+
+        let selected = self.selected_index().unwrap_or(0);
+        let offset = scroll_offset(self.offset.get(), selected, list_height, self.rows.len());
+        self.offset.set(offset);
+        self.page.set(list_height);
+
+        for (line, i) in (offset..self.rows.len()).take(list_height).enumerate() {
+            let y = area.y + 1 + line as u16;
+            let row = &self.rows[i];
+            let c = &cells[i];
+            let is_sel = i == selected;
+            if is_sel {
+                buf.set_style(
+                    Rect::new(area.x, y, area.width, 1),
+                    Style::default().bg(Color::Rgb(40, 44, 52)),
+                );
+                buf.set_stringn(
+                    area.x,
+                    y,
+                    "›",
+                    1,
+                    Style::default()
+                        .fg(Color::Cyan)
+                        .add_modifier(Modifier::BOLD),
+                );
+            }
+            let mut x = area.x + GUTTER;
+            for (col, w) in &cols {
+                let (text, style): (&str, Style) = match col {
+                    Col::Id => (&c.id, Style::default().fg(Color::DarkGray)),
+                    Col::Due => (&c.due, Style::default()),
+                    Col::Rel => (&c.rel, Style::default().fg(Color::DarkGray)),
+                    Col::Conv => (&c.conv, conv_style(row)),
+                    Col::Kind => (row_kind(row.item.kind), kind_style(row.item.kind)),
+                    Col::State => (c.state.label(), c.state.style()),
+                    Col::Tries => (
+                        &c.tries,
+                        if row.item.attempts > 0 {
+                            Style::default()
+                        } else {
+                            Style::default().fg(Color::DarkGray)
+                        },
+                    ),
+                    Col::Text => (&row.summary, Style::default()),
+                };
+                let style = if is_sel {
+                    style.add_modifier(Modifier::BOLD)
+                } else {
+                    style
+                };
+                let right = matches!(col, Col::Tries);
+                put(buf, x, y, text, *w, style, right);
+                x += w + 1;
+            }
+        }
+
+        // A prompt covers the detail lines and repeats what they say; half
+        // of them peeking out around it would only be noise.
+        if detail_rows > 0
+            && matches!(self.mode, Mode::List)
+            && let Some(row) = self.selected_row()
+        {
+            let y = area.y + area.height - detail_rows;
+            buf.set_stringn(
+                area.x,
+                y,
+                "─".repeat(area.width as usize),
+                area.width as usize,
+                Style::default().fg(Color::DarkGray),
+            );
+            self.render_detail(
+                Rect::new(area.x, y + 1, area.width, 2),
+                buf,
+                row,
+                &cells[selected],
+                now,
+            );
+        }
+    }
+
+    /// Two lines about the selected item: its whole text, and its state in words.
+    fn render_detail(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        row: &Row,
+        c: &Cells,
+        now: &DateTime<FixedOffset>,
+    ) {
+        let w = area.width as usize;
+        let it = &row.item;
+        let head = format!("#{} {} in {}: ", it.id, row_kind(it.kind), c.conv);
+        let line = Line::from(vec![
+            Span::styled(head.clone(), Style::default().fg(Color::DarkGray)),
+            Span::raw(elide(&row.summary, w.saturating_sub(head.width()))),
+        ]);
+        buf.set_line(area.x, area.y, &line, area.width);
+
+        let now_ms = now.timestamp_millis();
+        let err = row.error.as_deref().unwrap_or("no reason recorded");
+        let plural = |n: i64| if n == 1 { "" } else { "s" };
+        let text = match c.state {
+            State::Scheduled => format!(
+                "scheduled: sends {}",
+                it.due_at
+                    .map(|d| when::preview(utc(d), now))
+                    .unwrap_or_default()
+            ),
+            State::Queued => "queued: sent as soon as its conversation is free".to_string(),
+            State::Retrying => format!(
+                "attempt {} failed: {err} · next try {}",
+                it.attempts,
+                it.next_attempt_at
+                    .map(|t| when::relative(t, now_ms))
+                    .unwrap_or_default()
+            ),
+            State::Sending => format!("sending now (attempt {})", it.attempts.max(1)),
+            State::Failed => format!(
+                "failed after {} attempt{}: {err} · R retries",
+                it.attempts,
+                plural(it.attempts)
+            ),
+            State::Expired => format!("expired: {err} · R sends it now"),
+            State::Sent => format!(
+                "sent {}",
+                it.sent_at
+                    .map(|t| format!("{} ({})", absolute(utc(t), now), when::relative(t, now_ms)))
+                    .unwrap_or_default()
+            ),
+            State::Canceled => match &row.error {
+                Some(e) => format!("canceled: {e}"),
+                None => "canceled".to_string(),
+            },
+        };
+        buf.set_stringn(
+            area.x,
+            area.y + 1,
+            elide(&text, w),
+            w,
+            c.state.style().remove_modifier(Modifier::DIM),
+        );
+    }
+
+    fn footer(&self, width: u16) -> Line<'static> {
+        let finished = if self.show_all {
+            "hide finished"
+        } else {
+            "show finished"
+        };
+        // Longest first, roomy spacing first; the first that fits is shown,
+        // so 80 columns still list every key.
+        let variants: [&[(&str, &str)]; 3] = [
+            &[
+                ("↑↓/jk", "select"),
+                ("r", "reschedule"),
+                ("e", "edit"),
+                ("x", "cancel"),
+                ("s", "send now"),
+                ("R", "retry"),
+                ("⏎", "jump"),
+                ("a", finished),
+                ("Esc", "close"),
+            ],
+            &[
+                ("↑↓/jk", "move"),
+                ("r", "resched"),
+                ("e", "edit"),
+                ("x", "cancel"),
+                ("s", "send"),
+                ("R", "retry"),
+                ("⏎", "jump"),
+                ("a", "finished"),
+                ("Esc", "close"),
+            ],
+            &[
+                ("jk", ""),
+                ("r", "time"),
+                ("e", "edit"),
+                ("x", "cancel"),
+                ("s", "send"),
+                ("R", "retry"),
+                ("⏎", "go"),
+                ("a", "all"),
+                ("Esc", ""),
+            ],
+        ];
+        for keys in variants {
+            for sep in ["  ", " "] {
+                let line = footer_line(keys, sep);
+                if line.width() <= width as usize {
+                    return line;
+                }
+            }
+        }
+        footer_line(variants[2], " ")
+    }
+
+    fn render_reschedule(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        now: &DateTime<FixedOffset>,
+        id: i64,
+        input: &TimeInput,
+    ) {
+        let popup = above_footer(area, area.width.saturating_sub(4).min(66), 9);
+        let inner = popup_frame(popup, buf, &format!(" Reschedule #{id} "), Color::Cyan);
+        if inner.height < 3 {
+            return;
+        }
+        let w = inner.width as usize;
+        let row = self.index_of(id).map(|i| &self.rows[i]);
+        if let Some(row) = row {
+            buf.set_stringn(
+                inner.x,
+                inner.y,
+                elide(&row.summary, w),
+                w,
+                Style::default(),
+            );
+            let current = match row.item.due_at {
+                Some(d) if d > now.timestamp_millis() => {
+                    format!("now due {}", when::preview(utc(d), now))
+                }
+                Some(d) => format!("was due {}", when::preview(utc(d), now)),
+                None => "now: as soon as possible".to_string(),
+            };
+            buf.set_stringn(
+                inner.x,
+                inner.y + 1,
+                elide(&current, w),
+                w,
+                Style::default().fg(Color::DarkGray),
+            );
+        }
+        let rows = inner.height.saturating_sub(3).min(3);
+        input.render(
+            Rect::new(inner.x, inner.y + 2, inner.width, rows),
+            buf,
+            now,
+            true,
+        );
+        let footer = footer_line(&[("Enter", "confirm"), ("Esc", "cancel")], POPUP_SEP);
+        buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
+    }
+
+    fn render_edit(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        id: i64,
+        editor: &TextArea<'static>,
+        error: Option<&str>,
+    ) {
+        let height = area.height.saturating_sub(2).min(14);
+        let popup = centered(area, area.width.saturating_sub(4).min(78), height);
+        let inner = popup_frame(popup, buf, &format!(" Edit #{id} "), Color::Cyan);
+        if inner.height < 2 {
+            return;
+        }
+        let text_area = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
+        editor.render(text_area, buf);
+        let y = inner.y + inner.height - 1;
+        match error {
+            Some(e) => {
+                buf.set_stringn(
+                    inner.x,
+                    y,
+                    elide(e, inner.width as usize),
+                    inner.width as usize,
+                    Style::default().fg(Color::Red),
+                );
+            }
+            None => {
+                let footer = footer_line(
+                    &[
+                        ("Enter", "save"),
+                        ("Alt+Enter", "new line"),
+                        ("Esc", "discard"),
+                    ],
+                    POPUP_SEP,
+                );
+                buf.set_line(inner.x, y, &footer, inner.width);
+            }
+        }
+    }
+
+    fn render_confirm(&self, area: Rect, buf: &mut Buffer, id: i64) {
+        let popup = above_footer(area, area.width.saturating_sub(4).min(60), 5);
+        let inner = popup_frame(popup, buf, " Cancel ", Color::Red);
+        if inner.height < 1 {
+            return;
+        }
+        let w = inner.width as usize;
+        let q = Line::from(vec![
+            Span::styled(
+                format!("Cancel item {id}? "),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                "y/n",
+                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+            ),
+        ]);
+        buf.set_line(inner.x, inner.y, &q, inner.width);
+        if inner.height >= 2
+            && let Some(i) = self.index_of(id)
+        {
+            buf.set_stringn(
+                inner.x,
+                inner.y + 1,
+                elide(&self.rows[i].summary, w),
+                w,
+                Style::default().fg(Color::DarkGray),
+            );
+        }
+        if inner.height >= 3 {
+            let footer = footer_line(&[("y", "cancel it"), ("n/Esc", "keep it")], POPUP_SEP);
+            buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
+        }
+    }
+}
+
+// -------------------------------------------------------------------------
+// Cells and columns
+// -------------------------------------------------------------------------
+
+/// Width of the selection marker column on the left.
+const GUTTER: u16 = 2;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Col {
+    Id,
+    Due,
+    Rel,
+    Conv,
+    Kind,
+    State,
+    Tries,
+    Text,
+}
+
+impl Col {
+    fn header(self, width: u16) -> &'static str {
+        match self {
+            Col::Id => "#",
+            Col::Due => "due",
+            Col::Rel => "",
+            Col::Conv if width < 12 => "conv",
+            Col::Conv => "conversation",
+            Col::Kind => "kind",
+            Col::State => "state",
+            Col::Tries => "tries",
+            Col::Text => "text",
+        }
+    }
+}
+
+/// Which columns fit in `width`, and how wide each is. Columns are dropped
+/// least useful first (the id and attempt count are in the detail lines, the
+/// kind and relative time are nice to have); the text and conversation
+/// columns share what is left.
+fn columns(width: u16, id_w: u16, due_w: u16, rel_w: u16) -> Vec<(Col, u16)> {
+    const CONV_MIN: u16 = 10;
+    const CONV_MAX: u16 = 24;
+    // Below this the text is unreadable: optional columns go first.
+    const TEXT_MIN: u16 = 20;
+    let mut cols = vec![
+        (Col::Id, id_w),
+        (Col::Due, due_w),
+        (Col::Rel, rel_w),
+        (Col::Conv, CONV_MIN),
+        (Col::Kind, 7),
+        (Col::State, 9),
+        (Col::Tries, 5),
+        (Col::Text, TEXT_MIN),
+    ];
+    if rel_w == 0 {
+        cols.retain(|(c, _)| *c != Col::Rel);
+    }
+    let avail = width.saturating_sub(GUTTER);
+    let need = |cols: &[(Col, u16)]| -> u16 {
+        cols.iter().map(|(_, w)| w).sum::<u16>() + cols.len().saturating_sub(1) as u16
+    };
+    for drop in [Col::Id, Col::Tries, Col::Kind, Col::Rel, Col::Conv] {
+        if need(&cols) <= avail {
+            break;
+        }
+        cols.retain(|(c, _)| *c != drop);
+    }
+    let extra = avail.saturating_sub(need(&cols));
+    // Half the slack to the conversation title (up to a cap), the rest to
+    // the text.
+    let conv_extra = (extra / 2).min(CONV_MAX - CONV_MIN);
+    let has_conv = cols.iter().any(|(c, _)| *c == Col::Conv);
+    let text_extra = if has_conv { extra - conv_extra } else { extra };
+    for (c, w) in cols.iter_mut() {
+        match c {
+            Col::Conv => *w += conv_extra,
+            Col::Text => *w += text_extra,
+            _ => {}
+        }
+    }
+    // Too narrow even without the optional columns: the text takes what is left.
+    let over = need(&cols).saturating_sub(avail);
+    if over > 0
+        && let Some((_, w)) = cols.iter_mut().find(|(c, _)| *c == Col::Text)
+    {
+        *w = w.saturating_sub(over);
+    }
+    cols
+}
+
+/// The first visible row: unchanged unless the selection would leave the
+/// window, so moving within a page does not scroll.
+fn scroll_offset(prev: usize, selected: usize, height: usize, len: usize) -> usize {
+    if height == 0 {
+        return selected;
+    }
+    let mut off = prev.min(len.saturating_sub(height));
+    if selected < off {
+        off = selected;
+    } else if selected >= off + height {
+        off = selected + 1 - height;
+    }
+    off
+}
+
+/// How a row's state reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Pending, due in the future.
+    Scheduled,
+    /// Pending and due: waits for its conversation (or the dispatcher).
+    Queued,
+    /// Pending after a failed attempt, waiting out its back-off.
+    Retrying,
+    Sending,
+    Failed,
+    Expired,
+    Sent,
+    Canceled,
+}
+
+impl State {
+    fn of(item: &OutboxItem, now_ms: i64) -> Self {
+        match item.status {
+            Status::Pending if item.attempts > 0 && item.next_attempt_at.is_some() => {
+                State::Retrying
+            }
+            Status::Pending if item.due_at.is_some_and(|d| d > now_ms) => State::Scheduled,
+            Status::Pending => State::Queued,
+            Status::Sending => State::Sending,
+            Status::Failed => State::Failed,
+            Status::Expired => State::Expired,
+            Status::Sent => State::Sent,
+            Status::Canceled => State::Canceled,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            State::Scheduled => "scheduled",
+            State::Queued => "queued",
+            State::Retrying => "retrying",
+            State::Sending => "sending",
+            State::Failed => "failed",
+            State::Expired => "expired",
+            State::Sent => "sent",
+            State::Canceled => "canceled",
+        }
+    }
+
+    fn style(self) -> Style {
+        let s = Style::default();
+        match self {
+            State::Scheduled => s.fg(Color::Cyan),
+            State::Queued => s.fg(Color::Blue),
+            State::Retrying => s.fg(Color::Yellow),
+            State::Sending => s.fg(Color::Blue).add_modifier(Modifier::BOLD),
+            State::Failed => s.fg(Color::Red).add_modifier(Modifier::BOLD),
+            State::Expired => s.fg(Color::Magenta),
+            State::Sent => s.fg(Color::Green).add_modifier(Modifier::DIM),
+            State::Canceled => s.add_modifier(Modifier::DIM),
+        }
+    }
+}
+
+/// The time-dependent text of a row, computed per frame.
+struct Cells {
+    id: String,
+    due: String,
+    rel: String,
+    conv: String,
+    state: State,
+    tries: String,
+}
+
+fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
+    let it = &row.item;
+    let (due, rel) = match it.due_at {
+        Some(d) => (absolute(utc(d), now), when::relative(d, now_ms)),
+        None => ("asap".to_string(), String::new()),
+    };
+    Cells {
+        id: it.id.to_string(),
+        due,
+        rel,
+        conv: row
+            .conversation
+            .clone()
+            .unwrap_or_else(|| "(deleted)".to_string()),
+        state: State::of(it, now_ms),
+        tries: it.attempts.to_string(),
+    }
+}
+
+fn row_kind(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Regenerate => "reply",
+        k => k.as_str(),
+    }
+}
+
+fn kind_style(kind: Kind) -> Style {
+    match kind {
+        Kind::Task => Style::default().fg(Color::LightMagenta),
+        Kind::Message => Style::default(),
+        _ => Style::default().fg(Color::DarkGray),
+    }
+}
+
+fn conv_style(row: &Row) -> Style {
+    if row.conversation.is_none() {
+        Style::default()
+            .fg(Color::DarkGray)
+            .add_modifier(Modifier::ITALIC)
+    } else {
+        Style::default()
+    }
+}
+
+/// Write `text` elided to `width` cells, left- or right-aligned.
+fn put(buf: &mut Buffer, x: u16, y: u16, text: &str, width: u16, style: Style, right: bool) {
+    if width == 0 {
+        return;
+    }
+    let s = elide(text, width as usize);
+    let pad = if right {
+        width.saturating_sub(s.width() as u16)
+    } else {
         0
+    };
+    buf.set_stringn(x + pad, y, s, (width - pad) as usize, style);
+}
+
+/// A popup at the bottom of the pane, over the detail lines (the popup says
+/// which item it is about) rather than over the list, and leaving the footer.
+fn above_footer(area: Rect, width: u16, height: u16) -> Rect {
+    let height = height.min(area.height.saturating_sub(1));
+    let width = width.min(area.width);
+    Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + area.height - 1 - height,
+        width,
+        height,
+    )
+}
+
+/// A bordered popup over whatever is below it; returns its inside.
+fn popup_frame(popup: Rect, buf: &mut Buffer, title: &str, color: Color) -> Rect {
+    Clear.render(popup, buf);
+    let block = Block::bordered()
+        .title(Span::styled(
+            title.to_string(),
+            Style::default().add_modifier(Modifier::BOLD),
+        ))
+        .border_style(Style::default().fg(color));
+    let inner = block.inner(popup);
+    block.render(popup, buf);
+    inner
+}
+
+// -------------------------------------------------------------------------
+// Text helpers
+// -------------------------------------------------------------------------
+
+fn utc(ms: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
+}
+
+fn absolute(due: DateTime<Utc>, now: &DateTime<FixedOffset>) -> String {
+    crate::when::absolute(due, now)
+}
+
+/// Untrusted text as one safe line: sanitised, whitespace runs collapsed.
+fn one_line(s: &str) -> String {
+    sanitize_line(s)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `s` cut to `width` terminal cells, ending in `…` when cut.
+fn elide(s: &str, width: usize) -> String {
+    if s.width() <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in s.chars() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > width - 1 {
+            break;
+        }
+        out.push(ch);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elide_counts_cells_not_bytes() {
+        assert_eq!(elide("hello", 5), "hello");
+        assert_eq!(elide("hello!", 5), "hell…");
+        assert_eq!(elide("hello", 0), "");
+        assert_eq!(elide("hello", 1), "…");
+        // Each of these takes two cells: three fit in 7 with the ellipsis.
+        assert_eq!(elide("日本語テキスト", 7), "日本語…");
+        assert!(elide("日本語テキスト", 6).width() <= 6);
+    }
+
+    fn total(cols: &[(Col, u16)]) -> u16 {
+        cols.iter().map(|(_, w)| w).sum::<u16>() + cols.len() as u16 - 1 + GUTTER
+    }
+
+    #[test]
+    fn columns_fill_the_width_and_drop_optional_ones_first() {
+        let wide = columns(200, 2, 16, 8);
+        assert_eq!(wide.len(), 8);
+        assert_eq!(total(&wide), 200);
+        let conv = wide.iter().find(|(c, _)| *c == Col::Conv).unwrap().1;
+        assert_eq!(conv, 24, "the title column stops growing at its cap");
+
+        let eighty = columns(80, 2, 16, 8);
+        let names: Vec<Col> = eighty.iter().map(|(c, _)| *c).collect();
+        assert_eq!(
+            names,
+            [
+                Col::Due,
+                Col::Rel,
+                Col::Conv,
+                Col::Kind,
+                Col::State,
+                Col::Text
+            ]
+        );
+        assert_eq!(total(&eighty), 80);
+
+        // Tiny: the text column is squeezed, nothing overflows.
+        let tiny = columns(30, 2, 16, 8);
+        assert!(total(&tiny) <= 30 + 1, "{tiny:?}");
+        assert!(tiny.iter().any(|(c, _)| *c == Col::Due));
+    }
+
+    #[test]
+    fn scroll_keeps_the_window_until_the_selection_leaves_it() {
+        // Moving within the window does not scroll.
+        assert_eq!(scroll_offset(5, 7, 10, 30), 5);
+        // Past the bottom: the selection becomes the last visible row.
+        assert_eq!(scroll_offset(5, 15, 10, 30), 6);
+        // Above the top: it becomes the first.
+        assert_eq!(scroll_offset(5, 2, 10, 30), 2);
+        // A list that shrank does not leave blank rows at the bottom.
+        assert_eq!(scroll_offset(25, 8, 10, 12), 2);
+    }
+
+    #[test]
+    fn one_line_collapses_whitespace() {
+        assert_eq!(one_line("a\n\n b\tc  "), "a b c");
     }
 }

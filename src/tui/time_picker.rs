@@ -1,26 +1,416 @@
-//! Placeholder for the time picker (replaced by the f2 branch).
-use chrono::{DateTime, FixedOffset, Utc};
-use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
-use ratatui::layout::Rect;
+//! The Ctrl+T time picker: choose when the text in the composer is sent.
+//!
+//! Also home of [`TimeInput`], the one-line time expression input with a live
+//! preview, shared with the F2 pane's reschedule prompt so both teach the
+//! same expressions the same way.
 
-#[derive(Default)]
-pub struct TimePicker;
+use chrono::{DateTime, Duration, FixedOffset, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
+use ratatui_textarea::TextArea;
+
+use crate::when;
+
+/// Shown under an empty input: the expressions people reach for first.
+const EXAMPLES: &str = "e.g. 10m, 1h30m, 9am, tomorrow 14:30, fri 5pm";
+
+/// A one-line input for a time expression, with the parsed instant (or the
+/// reason it cannot be read) previewed under it as the user types.
+pub struct TimeInput {
+    area: TextArea<'static>,
+    /// A refusal from the last confirm (e.g. the engine's "in the past"),
+    /// shown instead of the live preview until the text changes.
+    error: Option<String>,
+}
+
+impl Default for TimeInput {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TimeInput {
+    pub fn new() -> Self {
+        let mut area = TextArea::default();
+        // The default underlined cursor line is noise in a one-line input.
+        area.set_cursor_line_style(Style::default());
+        area.set_placeholder_text(EXAMPLES);
+        area.set_placeholder_style(Style::default().fg(Color::DarkGray));
+        Self { area, error: None }
+    }
+
+    /// The expression as typed, trimmed.
+    pub fn text(&self) -> String {
+        self.area.lines().join(" ").trim().to_string()
+    }
+
+    pub fn set_error(&mut self, error: impl Into<String>) {
+        self.error = Some(error.into());
+    }
+
+    /// Feed an editing key. Enter and the other newline keys are the caller's
+    /// (they confirm); everything else edits the line. Returns whether the
+    /// text changed.
+    pub fn input(&mut self, key: KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let newline = matches!(key.code, KeyCode::Enter)
+            || (ctrl && matches!(key.code, KeyCode::Char('m' | 'j')));
+        if newline {
+            return false;
+        }
+        let changed = self.area.input(key);
+        if changed {
+            self.error = None;
+        }
+        changed
+    }
+
+    /// Insert a character (used when typing starts the input).
+    pub fn insert_char(&mut self, c: char) {
+        self.area.insert_char(c);
+        self.error = None;
+    }
+
+    /// The instant the expression resolves to, or one line saying why not.
+    pub fn parse(&self, now: &DateTime<FixedOffset>) -> Result<DateTime<Utc>, String> {
+        let text = self.text();
+        if text.is_empty() {
+            return Err(format!("type a time first, {EXAMPLES}"));
+        }
+        let due = when::parse_time(&text, now, when::Mode::At).map_err(|e| e.to_string())?;
+        // The parser promises a future instant; checked here too because a
+        // past one would be dispatched at once, which is never what was meant.
+        if due <= now.with_timezone(&Utc) {
+            return Err("that time is in the past".to_string());
+        }
+        Ok(due)
+    }
+
+    /// Draw the input on the first row of `area` and the preview (wrapped,
+    /// up to the remaining rows) under it. `focused` shows the cursor.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: &DateTime<FixedOffset>, focused: bool) {
+        if area.height == 0 || area.width < 3 {
+            return;
+        }
+        let prompt_style = if focused {
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default().fg(Color::DarkGray)
+        };
+        buf.set_stringn(area.x, area.y, "› ", 2, prompt_style);
+        let input = Rect::new(area.x + 2, area.y, area.width - 2, 1);
+        if focused {
+            (&self.area).render(input, buf);
+        } else {
+            // Without focus, no cursor block: draw the text (or the
+            // placeholder) plainly so it does not look editable.
+            let text = self.text();
+            let (s, style) = if text.is_empty() {
+                (EXAMPLES.to_string(), Style::default().fg(Color::DarkGray))
+            } else {
+                (
+                    crate::sanitize::sanitize_line(&text).into_owned(),
+                    Style::default(),
+                )
+            };
+            buf.set_stringn(input.x, input.y, s, input.width as usize, style);
+        }
+        if area.height < 2 {
+            return;
+        }
+        let rest = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
+        self.preview_line(now)
+            .wrap(Wrap { trim: true })
+            .render(rest, buf);
+    }
+
+    fn preview_line(&self, now: &DateTime<FixedOffset>) -> Paragraph<'static> {
+        let line = if let Some(e) = &self.error {
+            Line::from(Span::styled(
+                crate::sanitize::sanitize_line(e).into_owned(),
+                Style::default().fg(Color::Red),
+            ))
+        } else if self.text().is_empty() {
+            // The placeholder in the input already shows examples.
+            Line::default()
+        } else {
+            match self.parse(now) {
+                Ok(due) => Line::from(vec![
+                    Span::styled("sends ", Style::default().fg(Color::DarkGray)),
+                    Span::styled(when::preview(due, now), Style::default().fg(Color::Green)),
+                ]),
+                Err(e) => Line::from(Span::styled(
+                    crate::sanitize::sanitize_line(&e).into_owned(),
+                    Style::default().fg(Color::Red),
+                )),
+            }
+        };
+        Paragraph::new(line)
+    }
+}
+
+/// The picker's entries, in order; the digit keys 1–5 jump to them.
+const PRESETS: [&str; 5] = [
+    "in 5 minutes",
+    "in 30 minutes",
+    "in 1 hour",
+    "tomorrow 09:00",
+    "custom…",
+];
+const CUSTOM: usize = PRESETS.len() - 1;
+
+/// What the composer does after a key in the picker.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PickerAction {
     None,
     Cancel,
     Pick(DateTime<Utc>),
 }
+
+/// The Ctrl+T popup: presets with their resolved times, and a custom
+/// expression with a live preview.
+pub struct TimePicker {
+    selected: usize,
+    custom: TimeInput,
+    /// Keys go to the custom input (it is selected and being typed in).
+    typing: bool,
+}
+
+impl Default for TimePicker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl TimePicker {
     pub fn new() -> Self {
-        Self
+        Self {
+            selected: 0,
+            custom: TimeInput::new(),
+            typing: false,
+        }
     }
+
+    /// The instant preset `index` stands for at `now` (None for "custom…").
+    ///
+    /// Computed here rather than parsed so the presets cannot drift from
+    /// their labels. "tomorrow 09:00" is the next calendar day at 09:00 in
+    /// `now`'s offset.
+    pub fn preset(index: usize, now: &DateTime<FixedOffset>) -> Option<DateTime<Utc>> {
+        let utc = now.with_timezone(&Utc);
+        match index {
+            0 => Some(utc + Duration::minutes(5)),
+            1 => Some(utc + Duration::minutes(30)),
+            2 => Some(utc + Duration::hours(1)),
+            3 => now
+                .date_naive()
+                .succ_opt()?
+                .and_hms_opt(9, 0, 0)?
+                .and_local_timezone(*now.offset())
+                .single()
+                .map(|t| t.with_timezone(&Utc)),
+            _ => None,
+        }
+    }
+
+    fn select(&mut self, index: usize) {
+        self.selected = index.min(CUSTOM);
+        // Landing on "custom…" means the user wants to type: no extra key.
+        self.typing = self.selected == CUSTOM;
+    }
+
     pub fn handle_key(&mut self, key: KeyEvent, now: DateTime<FixedOffset>) -> PickerAction {
+        if key.kind == KeyEventKind::Release {
+            return PickerAction::None;
+        }
+        if self.typing {
+            return self.custom_key(key, &now);
+        }
         match key.code {
             KeyCode::Esc => PickerAction::Cancel,
-            KeyCode::Enter => PickerAction::Pick(now.to_utc() + chrono::Duration::minutes(5)),
+            KeyCode::Up | KeyCode::Char('k') | KeyCode::BackTab => {
+                self.select(self.selected.saturating_sub(1));
+                PickerAction::None
+            }
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
+                self.select(self.selected + 1);
+                PickerAction::None
+            }
+            KeyCode::Char(c @ '1'..='5') => {
+                self.select(c as usize - '1' as usize);
+                PickerAction::None
+            }
+            KeyCode::Enter => match Self::preset(self.selected, &now) {
+                Some(due) => PickerAction::Pick(due),
+                None => {
+                    self.typing = true;
+                    PickerAction::None
+                }
+            },
+            KeyCode::Char(c)
+                if self.selected == CUSTOM
+                    && !key
+                        .modifiers
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                // Typing on "custom…" starts the expression with that key.
+                self.typing = true;
+                self.custom.insert_char(c);
+                PickerAction::None
+            }
             _ => PickerAction::None,
         }
     }
-    pub fn render(&self, _area: Rect, _buf: &mut Buffer, _now: DateTime<FixedOffset>) {}
+
+    fn custom_key(&mut self, key: KeyEvent, now: &DateTime<FixedOffset>) -> PickerAction {
+        match key.code {
+            // Esc leaves the input for the list; a second Esc closes the picker.
+            KeyCode::Esc => {
+                self.typing = false;
+                PickerAction::None
+            }
+            KeyCode::Up | KeyCode::BackTab => {
+                self.select(CUSTOM - 1);
+                PickerAction::None
+            }
+            KeyCode::Down | KeyCode::Tab => PickerAction::None,
+            KeyCode::Enter => match self.custom.parse(now) {
+                Ok(due) => PickerAction::Pick(due),
+                Err(e) => {
+                    self.custom.set_error(e);
+                    PickerAction::None
+                }
+            },
+            _ => {
+                self.custom.input(key);
+                PickerAction::None
+            }
+        }
+    }
+
+    /// Draws a centred popup inside `area`.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: DateTime<FixedOffset>) {
+        let width = area.width.min(62);
+        let height = area.height.min(13);
+        if width < 12 || height < 3 {
+            return;
+        }
+        let popup = centered(area, width, height);
+        Clear.render(popup, buf);
+        let block = Block::bordered()
+            .title(Span::styled(
+                " Send later ",
+                Style::default().add_modifier(Modifier::BOLD),
+            ))
+            .border_style(Style::default().fg(Color::Cyan));
+        let inner = block.inner(popup);
+        block.render(popup, buf);
+
+        let mut y = inner.y;
+        let bottom = inner.y + inner.height;
+        for (i, label) in PRESETS.iter().enumerate() {
+            if y >= bottom {
+                return;
+            }
+            let selected = i == self.selected;
+            let marker = if selected { "›" } else { " " };
+            let row_style = if selected {
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+            let when_text = match Self::preset(i, &now) {
+                Some(due) => when::preview(due, &now),
+                None if self.typing => "type below".to_string(),
+                None => "type your own".to_string(),
+            };
+            let mut spans = vec![
+                Span::styled(format!("{marker} {} ", i + 1), row_style),
+                Span::styled(format!("{label:<15}"), row_style),
+                Span::raw(" "),
+            ];
+            spans.push(Span::styled(
+                when_text,
+                Style::default().fg(if i == CUSTOM {
+                    Color::DarkGray
+                } else {
+                    Color::Green
+                }),
+            ));
+            buf.set_line(inner.x, y, &Line::from(spans), inner.width);
+            y += 1;
+        }
+        // A blank row, then the custom input with its preview; the footer
+        // keeps the last row.
+        y += 1;
+        if y + 1 < bottom {
+            let rows = (bottom - 1 - y).min(3);
+            let input_area = Rect::new(inner.x, y, inner.width, rows);
+            self.custom.render(input_area, buf, &now, self.typing);
+        }
+        if inner.height >= 2 {
+            let footer = if self.typing {
+                footer_line(
+                    &[("Enter", "schedule"), ("↑", "presets"), ("Esc", "back")],
+                    POPUP_SEP,
+                )
+            } else {
+                footer_line(
+                    &[
+                        ("↑↓", "select"),
+                        ("1-5", "jump"),
+                        ("Enter", "schedule"),
+                        ("Esc", "cancel"),
+                    ],
+                    POPUP_SEP,
+                )
+            };
+            buf.set_line(inner.x, bottom - 1, &footer, inner.width);
+        }
+    }
+}
+
+/// Between the key hints of a popup's footer.
+pub(crate) const POPUP_SEP: &str = " · ";
+
+/// `key label<sep>key label …`, keys highlighted, labels dim: the footers
+/// that teach the keys. An empty label shows the key alone.
+pub(crate) fn footer_line(keys: &[(&str, &str)], sep: &'static str) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (i, (key, label)) in keys.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(sep, Style::default().fg(Color::DarkGray)));
+        }
+        spans.push(Span::styled(
+            key.to_string(),
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
+        ));
+        if !label.is_empty() {
+            spans.push(Span::styled(
+                format!(" {label}"),
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
+    }
+    Line::from(spans)
+}
+
+/// A `width`×`height` rectangle centred in `area` (clamped to it).
+pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    )
 }

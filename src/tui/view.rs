@@ -519,7 +519,7 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
             dim(),
         ));
     }
-    let (dstate, dstyle) = match &app.dispatch {
+    let (dstate, dstyle) = match &app.engine.dispatch_state() {
         DispatchState::Dispatching => ("dispatching".to_string(), dim()),
         DispatchState::Starting => ("starting".to_string(), dim()),
         DispatchState::Standby { pid } => (

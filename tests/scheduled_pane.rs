@@ -1,0 +1,1003 @@
+//! The F2 pane and the Ctrl+T time picker: snapshots at fixed sizes with a
+//! fixed clock, and key-driven tests that assert the database row after each
+//! action.
+//!
+//! Tests that act through the engine run on tokio's paused clock so that the
+//! engine's clock (`common::T0`) and the `now` handed to the pane agree to
+//! the millisecond.
+
+mod common;
+
+use chrono::{DateTime, Duration, FixedOffset, TimeZone, Utc};
+use common::*;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tock::store::{Kind, NewItem, Status, Store};
+use tock::tui::scheduled::{PaneAction, ScheduledPane};
+use tock::tui::time_picker::{PickerAction, TimePicker};
+
+/// Snapshots live with the TUI code they show, not beside this file.
+macro_rules! snap {
+    ($terminal:expr) => {{
+        let terminal = $terminal;
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("../src/tui/snapshots");
+        settings.bind(|| insta::assert_snapshot!(terminal.backend()));
+    }};
+}
+
+const MIN: i64 = 60_000;
+const HOUR: i64 = 60 * MIN;
+
+/// T0 (Mon 30 Nov 2026 00:53:20 UTC) seen from a +01:00 zone: 01:53:20.
+fn now() -> DateTime<FixedOffset> {
+    FixedOffset::east_opt(3600)
+        .unwrap()
+        .timestamp_millis_opt(T0)
+        .unwrap()
+}
+
+/// 09:00 local on the day of T0.
+const NINE_AM: i64 = T0 + 7 * HOUR + 6 * MIN + 40_000;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+fn ch(c: char) -> KeyEvent {
+    key(KeyCode::Char(c))
+}
+
+fn press(pane: &mut ScheduledPane, h: &Harness, keys: &[KeyEvent]) -> Vec<PaneAction> {
+    keys.iter()
+        .map(|k| pane.handle_key(*k, &h.engine, now()))
+        .collect()
+}
+
+/// Move the selection down until it is on `id`.
+fn select(pane: &mut ScheduledPane, h: &Harness, id: i64) {
+    pane.handle_key(key(KeyCode::Home), &h.engine, now());
+    for _ in 0..100 {
+        if pane.selected_id() == Some(id) {
+            return;
+        }
+        pane.handle_key(ch('j'), &h.engine, now());
+    }
+    panic!("item {id} is not in the list");
+}
+
+fn type_str(pane: &mut ScheduledPane, h: &Harness, s: &str) {
+    for c in s.chars() {
+        assert_eq!(pane.handle_key(ch(c), &h.engine, now()), PaneAction::None);
+    }
+}
+
+fn draw(pane: &ScheduledPane, w: u16, hgt: u16) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, hgt)).unwrap();
+    t.draw(|f| pane.render(f.area(), f.buffer_mut(), now()))
+        .unwrap();
+    t
+}
+
+fn draw_picker(p: &TimePicker, w: u16, hgt: u16) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, hgt)).unwrap();
+    t.draw(|f| p.render(f.area(), f.buffer_mut(), now()))
+        .unwrap();
+    t
+}
+
+fn conv(store: &Store, title: &str) -> i64 {
+    store
+        .create_conversation(Some(title), "user", T0 - 3 * HOUR)
+        .unwrap()
+}
+
+fn add(
+    store: &Store,
+    conv: Option<i64>,
+    kind: Kind,
+    text: &str,
+    due: Option<i64>,
+    created: i64,
+) -> i64 {
+    let mut it = NewItem::new(0, kind, text);
+    it.conversation_id = conv;
+    it.due_at = due;
+    store.enqueue(&it, created).unwrap()
+}
+
+/// Claim a row `n` times, each attempt failing with a transient error.
+fn fail_transiently(store: &Store, id: i64, n: usize, error: &str, retry_at: i64, at: i64) {
+    for _ in 0..n {
+        assert!(store.claim(id, "test", at).unwrap());
+        assert!(
+            store
+                .release_for_retry(id, "test", error, retry_at, at)
+                .unwrap()
+        );
+    }
+}
+
+struct Fixture {
+    plan: i64,
+    standup: i64,
+    queued: i64,
+    scheduled: i64,
+    task: i64,
+    failed: i64,
+    expired: i64,
+    retrying: i64,
+    orphan_task: i64,
+    sent: i64,
+    canceled: i64,
+}
+
+/// One item in every state and kind, with fixed times.
+fn fixture(store: &Store) -> Fixture {
+    let plan = conv(store, "Release planning");
+    let standup = conv(store, "Stand-up notes");
+    let scratch = conv(store, "Scratch");
+
+    // Expired first: start-up recovery expires every pending row late by
+    // more than the grace period, and resets rows in `sending`.
+    let expired = add(
+        store,
+        Some(plan),
+        Kind::Message,
+        "Good morning! Remind me to water the plants",
+        Some(T0 - 20 * HOUR),
+        T0 - 30 * HOUR,
+    );
+    store.recover(T0, 12 * HOUR).unwrap();
+
+    let queued = add(
+        store,
+        Some(standup),
+        Kind::Queued,
+        "and what about the flaky test?",
+        None,
+        T0 - 2 * MIN,
+    );
+    let scheduled = add(
+        store,
+        Some(plan),
+        Kind::Message,
+        "check the build",
+        Some(NINE_AM),
+        T0 - HOUR,
+    );
+    let mut t = NewItem::new(
+        plan,
+        Kind::Task,
+        "Look at the nightly build and summarise the failures",
+    );
+    t.title = Some("Nightly review".into());
+    t.due_at = Some(NINE_AM + 24 * HOUR);
+    let task = store.enqueue(&t, T0 - HOUR).unwrap();
+
+    let failed = add(
+        store,
+        Some(standup),
+        Kind::Message,
+        "post the stand-up summary",
+        Some(T0 - 30 * MIN),
+        T0 - 5 * HOUR,
+    );
+    fail_transiently(store, failed, 2, "timeout", T0 - 29 * MIN, T0 - 30 * MIN);
+    assert!(store.claim(failed, "test", T0 - 28 * MIN).unwrap());
+    assert!(
+        store
+            .mark_failed(
+                failed,
+                "test",
+                "401 Unauthorized: invalid x-api-key",
+                T0 - 28 * MIN
+            )
+            .unwrap()
+    );
+
+    let retrying = add(store, Some(standup), Kind::Queued, "ping", None, T0 - MIN);
+    fail_transiently(
+        store,
+        retrying,
+        2,
+        "connection refused (localhost:11434)",
+        T0 + 40_000,
+        T0 - 30_000,
+    );
+
+    let mut t = NewItem::new(scratch, Kind::Task, "Ask how the migration went");
+    t.due_at = Some(T0 + 3 * HOUR);
+    let orphan_task = store.enqueue(&t, T0 - HOUR).unwrap();
+    store.delete_conversation(scratch, T0 - 30 * MIN).unwrap();
+
+    let sent = add(
+        store,
+        Some(plan),
+        Kind::Queued,
+        "hello there",
+        None,
+        T0 - 10 * MIN,
+    );
+    assert!(store.claim(sent, "test", T0 - 10 * MIN).unwrap());
+    let item = store.item(sent).unwrap().unwrap();
+    store
+        .accept(&item, "test", "echo", T0 - 10 * MIN)
+        .unwrap()
+        .unwrap();
+
+    let canceled = add(
+        store,
+        Some(standup),
+        Kind::Message,
+        "never mind",
+        Some(T0 + 2 * HOUR),
+        T0 - 40 * MIN,
+    );
+    store.cancel_item(canceled, T0 - 20 * MIN).unwrap();
+
+    Fixture {
+        plan,
+        standup,
+        queued,
+        scheduled,
+        task,
+        failed,
+        expired,
+        retrying,
+        orphan_task,
+        sent,
+        canceled,
+    }
+}
+
+fn memory_store() -> Store {
+    Store::open_in_memory().unwrap()
+}
+
+fn pane_on(store: &Store) -> ScheduledPane {
+    let mut p = ScheduledPane::new();
+    p.refresh(store).unwrap();
+    p
+}
+
+fn item(h: &Harness, id: i64) -> tock::store::OutboxItem {
+    h.engine.store().item(id).unwrap().unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// Snapshots
+// ---------------------------------------------------------------------------
+
+#[test]
+fn snapshot_empty() {
+    let store = memory_store();
+    let pane = pane_on(&store);
+    assert_eq!(pane.count(), 0);
+    snap!(draw(&pane, 100, 12));
+}
+
+#[test]
+fn snapshot_empty_80x24() {
+    let store = memory_store();
+    let pane = pane_on(&store);
+    snap!(draw(&pane, 80, 24));
+}
+
+#[test]
+fn snapshot_mixed_kinds_and_states_wide() {
+    let store = memory_store();
+    fixture(&store);
+    let pane = pane_on(&store);
+    // sent and canceled are hidden until `a`.
+    assert_eq!(pane.count(), 7);
+    snap!(draw(&pane, 120, 16));
+}
+
+#[test]
+fn snapshot_mixed_100x20() {
+    let store = memory_store();
+    fixture(&store);
+    let pane = pane_on(&store);
+    snap!(draw(&pane, 100, 20));
+}
+
+#[test]
+fn snapshot_mixed_80x24() {
+    let store = memory_store();
+    fixture(&store);
+    let pane = pane_on(&store);
+    snap!(draw(&pane, 80, 24));
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_failed_row_selected_shows_its_error() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.failed);
+    snap!(draw(&pane, 80, 24));
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_retrying_row_selected_shows_next_try() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.retrying);
+    snap!(draw(&pane, 100, 20));
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_show_finished() {
+    let h = harness(vec![]);
+    fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    press(&mut pane, &h, &[ch('a')]);
+    snap!(draw(&pane, 100, 20));
+}
+
+#[test]
+fn snapshot_long_texts_elided() {
+    let store = memory_store();
+    let c = conv(
+        &store,
+        "A conversation whose title is far too long to fit in any column",
+    );
+    add(
+        &store,
+        Some(c),
+        Kind::Message,
+        &format!(
+            "First line of a long message\nsecond line\twith a tab and {} the end",
+            "very ".repeat(40)
+        ),
+        Some(NINE_AM),
+        T0,
+    );
+    add(
+        &store,
+        Some(c),
+        Kind::Message,
+        "日本語のテキストも正しく省略されるべきです。これは長い文章です。まだ続きます。",
+        Some(NINE_AM + 5 * MIN),
+        T0,
+    );
+    let pane = pane_on(&store);
+    snap!(draw(&pane, 80, 10));
+}
+
+#[test]
+fn escape_sequences_in_text_title_and_error_never_reach_the_screen() {
+    let store = memory_store();
+    let c = conv(&store, "evil\x1b]0;title\x07 chat");
+    let mut t = NewItem::new(c, Kind::Task, "run \x1b[2J\x1b[31mthis\u{9b}31m");
+    t.title = Some("\x1b]52;c;cGF5bG9hZA==\x07".into());
+    t.due_at = Some(T0 - 10 * MIN);
+    let id = store.enqueue(&t, T0 - 20 * MIN).unwrap();
+    assert!(store.claim(id, "test", T0).unwrap());
+    assert!(
+        store
+            .mark_failed(id, "test", "bad \x1b[5m blink", T0)
+            .unwrap()
+    );
+    let pane = pane_on(&store);
+    for (w, hgt) in [(80, 24), (140, 10)] {
+        let t = draw(&pane, w, hgt);
+        let buf = t.backend().buffer();
+        for cell in buf.content() {
+            assert!(
+                !cell.symbol().chars().any(|c| c.is_control()),
+                "control character on screen: {:?}",
+                cell.symbol()
+            );
+        }
+    }
+}
+
+#[test]
+fn snapshot_many_rows_scroll_to_keep_selection_visible() {
+    let store = memory_store();
+    let c = conv(&store, "Chores");
+    for i in 0..30 {
+        add(
+            &store,
+            Some(c),
+            Kind::Message,
+            &format!("chore number {i}"),
+            Some(T0 + (i + 1) * 10 * MIN),
+            T0,
+        );
+    }
+    let h = harness(vec![]);
+    let mut pane = pane_on(&store);
+    // Render once so the pane knows its page size, then go to the 26th row.
+    draw(&pane, 80, 16);
+    for _ in 0..25 {
+        pane.handle_key(ch('j'), &h.engine, now());
+    }
+    snap!(draw(&pane, 80, 16));
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_reschedule_prompt_with_preview() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('r')]);
+    type_str(&mut pane, &h, "2h");
+    snap!(draw(&pane, 80, 24));
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_reschedule_prompt_with_error() {
+    let h = harness(vec![]);
+    fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    press(&mut pane, &h, &[ch('r')]);
+    type_str(&mut pane, &h, "blah");
+    press(&mut pane, &h, &[key(KeyCode::Enter)]);
+    snap!(draw(&pane, 80, 24));
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_cancel_confirmation() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('x')]);
+    snap!(draw(&pane, 80, 24));
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_edit_popup() {
+    let h = harness(vec![]);
+    let store = h.engine.store();
+    let c = conv(store, "Notes");
+    add(
+        store,
+        Some(c),
+        Kind::Message,
+        "line one\nline two",
+        Some(NINE_AM),
+        T0,
+    );
+    let mut pane = pane_on(store);
+    press(&mut pane, &h, &[ch('e')]);
+    snap!(draw(&pane, 80, 24));
+}
+
+#[test]
+fn snapshot_picker_list() {
+    let p = TimePicker::new();
+    snap!(draw_picker(&p, 80, 24));
+}
+
+#[test]
+fn snapshot_picker_custom_with_preview() {
+    let mut p = TimePicker::new();
+    p.handle_key(ch('5'), now());
+    for c in "in 2h".chars() {
+        assert_eq!(p.handle_key(ch(c), now()), PickerAction::None);
+    }
+    snap!(draw_picker(&p, 80, 24));
+}
+
+#[test]
+fn snapshot_picker_custom_with_error() {
+    let mut p = TimePicker::new();
+    p.handle_key(ch('5'), now());
+    for c in "blah".chars() {
+        p.handle_key(ch(c), now());
+    }
+    assert_eq!(p.handle_key(key(KeyCode::Enter), now()), PickerAction::None);
+    snap!(draw_picker(&p, 80, 24));
+}
+
+// ---------------------------------------------------------------------------
+// Keys against the database
+// ---------------------------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn reschedule_with_2h_sets_due_at() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    assert_eq!(h.engine.now_ms(), T0);
+    select(&mut pane, &h, f.scheduled);
+    assert_eq!(pane.selected_id(), Some(f.scheduled));
+    press(&mut pane, &h, &[ch('r')]);
+    type_str(&mut pane, &h, "2h");
+    let a = pane.handle_key(key(KeyCode::Enter), &h.engine, now());
+    assert!(
+        matches!(a, PaneAction::Info(ref s) if s.contains("rescheduled")),
+        "{a:?}"
+    );
+    let it = item(&h, f.scheduled);
+    assert_eq!(it.due_at, Some(T0 + 2 * HOUR));
+    assert_eq!(it.status, Status::Pending);
+    // The selection follows the item to its new place in the order.
+    assert_eq!(pane.selected_id(), Some(f.scheduled));
+}
+
+#[tokio::test(start_paused = true)]
+async fn reschedule_unreadable_keeps_prompt_and_row() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('r')]);
+    type_str(&mut pane, &h, "blah");
+    assert_eq!(
+        pane.handle_key(key(KeyCode::Enter), &h.engine, now()),
+        PaneAction::None
+    );
+    assert_eq!(item(&h, f.scheduled).due_at, Some(NINE_AM));
+    // Still in the prompt: fixing the text and confirming works.
+    for _ in 0..4 {
+        pane.handle_key(key(KeyCode::Backspace), &h.engine, now());
+    }
+    type_str(&mut pane, &h, "30m");
+    pane.handle_key(key(KeyCode::Enter), &h.engine, now());
+    assert_eq!(item(&h, f.scheduled).due_at, Some(T0 + 30 * MIN));
+}
+
+#[tokio::test(start_paused = true)]
+async fn reschedule_esc_changes_nothing() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('r')]);
+    type_str(&mut pane, &h, "2h");
+    assert_eq!(
+        press(&mut pane, &h, &[key(KeyCode::Esc)]),
+        vec![PaneAction::None]
+    );
+    assert_eq!(item(&h, f.scheduled).due_at, Some(NINE_AM));
+    // Back in the list: the next Esc closes the pane.
+    assert_eq!(
+        press(&mut pane, &h, &[key(KeyCode::Esc)]),
+        vec![PaneAction::Close]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn reschedule_a_failed_item_makes_it_pending() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    press(&mut pane, &h, &[ch('j'), ch('r')]);
+    assert_eq!(pane.selected_id(), Some(f.failed));
+    type_str(&mut pane, &h, "10m");
+    pane.handle_key(key(KeyCode::Enter), &h.engine, now());
+    let it = item(&h, f.failed);
+    assert_eq!(
+        (it.status, it.due_at, it.attempts),
+        (Status::Pending, Some(T0 + 10 * MIN), 0)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn edit_and_save_changes_text() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('e')]);
+    // The cursor starts at the end of the text.
+    type_str(&mut pane, &h, " now");
+    press(
+        &mut pane,
+        &h,
+        &[KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)],
+    );
+    type_str(&mut pane, &h, "and tests");
+    let a = pane.handle_key(key(KeyCode::Enter), &h.engine, now());
+    assert_eq!(a, PaneAction::Info(format!("#{} saved", f.scheduled)));
+    assert_eq!(item(&h, f.scheduled).text, "check the build now\nand tests");
+}
+
+#[tokio::test(start_paused = true)]
+async fn edit_esc_discards() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('e')]);
+    type_str(&mut pane, &h, "xyz");
+    press(&mut pane, &h, &[key(KeyCode::Esc)]);
+    assert_eq!(item(&h, f.scheduled).text, "check the build");
+}
+
+#[tokio::test(start_paused = true)]
+async fn edit_to_empty_is_refused_and_stays_open() {
+    let h = harness(vec![]);
+    let store = h.engine.store();
+    let c = conv(store, "c");
+    let id = add(store, Some(c), Kind::Message, "ab", Some(NINE_AM), T0);
+    let mut pane = pane_on(store);
+    press(
+        &mut pane,
+        &h,
+        &[ch('e'), key(KeyCode::Backspace), key(KeyCode::Backspace)],
+    );
+    let a = pane.handle_key(key(KeyCode::Enter), &h.engine, now());
+    assert!(matches!(a, PaneAction::Error(_)), "{a:?}");
+    type_str(&mut pane, &h, "cd");
+    pane.handle_key(key(KeyCode::Enter), &h.engine, now());
+    assert_eq!(item(&h, id).text, "cd");
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_then_yes_cancels() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    let before = pane.count();
+    assert_eq!(pane.handle_key(ch('x'), &h.engine, now()), PaneAction::None);
+    // Nothing happens before the answer.
+    assert_eq!(item(&h, f.scheduled).status, Status::Pending);
+    let a = pane.handle_key(ch('y'), &h.engine, now());
+    assert_eq!(a, PaneAction::Info(format!("#{} canceled", f.scheduled)));
+    assert_eq!(item(&h, f.scheduled).status, Status::Canceled);
+    assert_eq!(pane.count(), before - 1);
+    // The selection moved to the row that took its place.
+    assert_eq!(pane.selected_id(), Some(f.task));
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_then_no_keeps_it_pending() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('x'), ch('n')]);
+    assert_eq!(item(&h, f.scheduled).status, Status::Pending);
+    // Esc also says no, and any other key keeps asking.
+    press(&mut pane, &h, &[ch('x'), ch('q'), key(KeyCode::Esc)]);
+    assert_eq!(item(&h, f.scheduled).status, Status::Pending);
+    assert_eq!(pane.selected_id(), Some(f.scheduled));
+}
+
+#[tokio::test(start_paused = true)]
+async fn send_now_sets_priority_and_due_now() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    let a = pane.handle_key(ch('s'), &h.engine, now());
+    assert!(
+        matches!(a, PaneAction::Info(ref s) if s.contains("Release planning")),
+        "{a:?}"
+    );
+    let it = item(&h, f.scheduled);
+    assert_eq!(
+        (it.status, it.priority, it.due_at),
+        (Status::Pending, 1, Some(T0))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_failed_and_expired() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.failed);
+    let a = pane.handle_key(ch('R'), &h.engine, now());
+    assert!(matches!(a, PaneAction::Info(_)), "{a:?}");
+    let it = item(&h, f.failed);
+    assert_eq!(
+        (it.status, it.attempts, it.last_error),
+        (Status::Pending, 0, None)
+    );
+
+    // Ordered by its due time, 20 hours ago, the expired row comes first.
+    press(&mut pane, &h, &[key(KeyCode::Home)]);
+    assert_eq!(pane.selected_id(), Some(f.expired));
+    pane.handle_key(ch('R'), &h.engine, now());
+    let it = item(&h, f.expired);
+    assert_eq!((it.status, it.attempts), (Status::Pending, 0));
+    assert_eq!(it.due_at, Some(T0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_on_a_pending_item_changes_nothing() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    let before = item(&h, f.scheduled);
+    let a = pane.handle_key(ch('R'), &h.engine, now());
+    assert!(matches!(a, PaneAction::Info(_)), "{a:?}");
+    assert_eq!(item(&h, f.scheduled), before);
+}
+
+#[tokio::test(start_paused = true)]
+async fn enter_jumps_to_the_conversation() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    assert_eq!(
+        pane.handle_key(key(KeyCode::Enter), &h.engine, now()),
+        PaneAction::Jump(f.plan)
+    );
+    select(&mut pane, &h, f.failed);
+    assert_eq!(
+        pane.handle_key(key(KeyCode::Enter), &h.engine, now()),
+        PaneAction::Jump(f.standup)
+    );
+    // A task whose conversation was deleted has nowhere to jump to.
+    select(&mut pane, &h, f.orphan_task);
+    assert!(matches!(
+        pane.handle_key(key(KeyCode::Enter), &h.engine, now()),
+        PaneAction::Info(_)
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_toggles_finished_rows() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    let ids = |p: &mut ScheduledPane| {
+        let mut v = Vec::new();
+        p.handle_key(key(KeyCode::Home), &h.engine, now());
+        loop {
+            v.push(p.selected_id().unwrap());
+            p.handle_key(ch('j'), &h.engine, now());
+            if p.selected_id() == v.last().copied() {
+                return v;
+            }
+        }
+    };
+    let hidden = ids(&mut pane);
+    assert_eq!(
+        hidden,
+        vec![
+            f.expired,
+            f.failed,
+            f.queued,
+            f.retrying,
+            f.orphan_task,
+            f.scheduled,
+            f.task
+        ]
+    );
+    pane.handle_key(ch('a'), &h.engine, now());
+    let shown = ids(&mut pane);
+    assert!(shown.contains(&f.sent) && shown.contains(&f.canceled));
+    assert_eq!(pane.count(), 7, "finished rows are not counted");
+    pane.handle_key(ch('a'), &h.engine, now());
+    assert_eq!(ids(&mut pane), hidden);
+}
+
+#[tokio::test(start_paused = true)]
+async fn esc_and_f2_close() {
+    let h = harness(vec![]);
+    let mut pane = pane_on(h.engine.store());
+    assert_eq!(
+        pane.handle_key(key(KeyCode::Esc), &h.engine, now()),
+        PaneAction::Close
+    );
+    assert_eq!(
+        pane.handle_key(key(KeyCode::F(2)), &h.engine, now()),
+        PaneAction::Close
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn selection_moves_and_clamps_at_both_ends() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    let order = [
+        f.expired,
+        f.failed,
+        f.queued,
+        f.retrying,
+        f.orphan_task,
+        f.scheduled,
+        f.task,
+    ];
+    assert_eq!(pane.selected_id(), Some(order[0]));
+    // Up at the top stays at the top.
+    press(&mut pane, &h, &[ch('k'), key(KeyCode::Up)]);
+    assert_eq!(pane.selected_id(), Some(order[0]));
+    for want in &order[1..] {
+        pane.handle_key(key(KeyCode::Down), &h.engine, now());
+        assert_eq!(pane.selected_id(), Some(*want));
+    }
+    // Down at the bottom stays at the bottom.
+    press(&mut pane, &h, &[ch('j'), key(KeyCode::Down)]);
+    assert_eq!(pane.selected_id(), Some(order[6]));
+    press(&mut pane, &h, &[ch('k'), ch('k')]);
+    assert_eq!(pane.selected_id(), Some(order[4]));
+}
+
+#[tokio::test(start_paused = true)]
+async fn selection_follows_the_item_across_refresh() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    assert_eq!(pane.selected_id(), Some(f.scheduled));
+    // Another process adds an earlier item: the selection stays on its item.
+    let store = h.engine.store();
+    add(
+        store,
+        Some(f.plan),
+        Kind::Message,
+        "earlier",
+        Some(T0 + MIN),
+        T0,
+    );
+    pane.refresh(store).unwrap();
+    assert_eq!(pane.selected_id(), Some(f.scheduled));
+}
+
+#[tokio::test(start_paused = true)]
+async fn actions_on_finished_items_are_refused_with_a_reason() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    pane.handle_key(ch('a'), &h.engine, now());
+    while pane.selected_id() != Some(f.sent) {
+        pane.handle_key(ch('j'), &h.engine, now());
+    }
+    let before = item(&h, f.sent);
+    for c in ['e', 'x', 's', 'r', 'R'] {
+        let a = pane.handle_key(ch(c), &h.engine, now());
+        assert!(
+            matches!(a, PaneAction::Info(ref s) if s.contains("sent")),
+            "{c}: {a:?}"
+        );
+    }
+    assert_eq!(item(&h, f.sent), before);
+}
+
+#[tokio::test(start_paused = true)]
+async fn engine_refusal_becomes_an_error() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    // The item is sent by someone else while the pane still shows it pending.
+    let store = h.engine.store();
+    store.cancel_item(f.scheduled, T0).unwrap();
+    let a = pane.handle_key(ch('s'), &h.engine, now());
+    assert!(
+        matches!(a, PaneAction::Error(ref s) if !s.contains('\n')),
+        "{a:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The time picker
+// ---------------------------------------------------------------------------
+
+fn utc(ms: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(ms).unwrap()
+}
+
+#[test]
+fn picker_presets_resolve() {
+    let want = [
+        T0 + 5 * MIN,
+        T0 + 30 * MIN,
+        T0 + HOUR,
+        // Tue 1 Dec 09:00 +01:00
+        NINE_AM + 24 * HOUR,
+    ];
+    for (i, w) in want.iter().enumerate() {
+        // By digit, then Enter.
+        let mut p = TimePicker::new();
+        let d = char::from(b'1' + i as u8);
+        assert_eq!(p.handle_key(ch(d), now()), PickerAction::None);
+        assert_eq!(
+            p.handle_key(key(KeyCode::Enter), now()),
+            PickerAction::Pick(utc(*w)),
+            "preset {}",
+            i + 1
+        );
+        // By arrows from the top.
+        let mut p = TimePicker::new();
+        for _ in 0..i {
+            p.handle_key(key(KeyCode::Down), now());
+        }
+        assert_eq!(
+            p.handle_key(key(KeyCode::Enter), now()),
+            PickerAction::Pick(utc(*w))
+        );
+    }
+    assert_eq!(
+        TimePicker::preset(3, &now()).unwrap(),
+        utc(T0) + Duration::hours(31) + Duration::minutes(6) + Duration::seconds(40)
+    );
+}
+
+#[test]
+fn picker_tomorrow_is_the_next_calendar_day_late_in_the_evening() {
+    let late = FixedOffset::east_opt(3600)
+        .unwrap()
+        .with_ymd_and_hms(2026, 11, 30, 23, 30, 0)
+        .unwrap();
+    assert_eq!(
+        TimePicker::preset(3, &late).unwrap(),
+        Utc.with_ymd_and_hms(2026, 12, 1, 8, 0, 0).unwrap()
+    );
+}
+
+#[test]
+fn picker_custom_in_2h() {
+    let mut p = TimePicker::new();
+    p.handle_key(ch('5'), now());
+    for c in "in 2h".chars() {
+        p.handle_key(ch(c), now());
+    }
+    assert_eq!(
+        p.handle_key(key(KeyCode::Enter), now()),
+        PickerAction::Pick(utc(T0 + 2 * HOUR))
+    );
+}
+
+#[test]
+fn picker_custom_by_arrows_then_typing() {
+    let mut p = TimePicker::new();
+    for _ in 0..10 {
+        p.handle_key(key(KeyCode::Down), now());
+    }
+    for c in "45m".chars() {
+        p.handle_key(ch(c), now());
+    }
+    assert_eq!(
+        p.handle_key(key(KeyCode::Enter), now()),
+        PickerAction::Pick(utc(T0 + 45 * MIN))
+    );
+}
+
+#[test]
+fn picker_invalid_custom_does_not_pick() {
+    let mut p = TimePicker::new();
+    p.handle_key(ch('5'), now());
+    for c in "blah".chars() {
+        p.handle_key(ch(c), now());
+    }
+    assert_eq!(p.handle_key(key(KeyCode::Enter), now()), PickerAction::None);
+    assert_eq!(p.handle_key(key(KeyCode::Enter), now()), PickerAction::None);
+    // Empty is not a time either.
+    let mut p = TimePicker::new();
+    p.handle_key(ch('5'), now());
+    assert_eq!(p.handle_key(key(KeyCode::Enter), now()), PickerAction::None);
+}
+
+#[test]
+fn picker_esc_leaves_custom_first_then_cancels() {
+    let mut p = TimePicker::new();
+    p.handle_key(ch('5'), now());
+    p.handle_key(ch('1'), now()); // typed into the input, not a jump
+    assert_eq!(p.handle_key(key(KeyCode::Esc), now()), PickerAction::None);
+    // Back in the list, digits jump again.
+    p.handle_key(ch('1'), now());
+    assert_eq!(
+        p.handle_key(key(KeyCode::Enter), now()),
+        PickerAction::Pick(utc(T0 + 5 * MIN))
+    );
+    let mut p = TimePicker::new();
+    assert_eq!(p.handle_key(key(KeyCode::Esc), now()), PickerAction::Cancel);
+}
+
+#[test]
+fn picker_selection_clamps() {
+    let mut p = TimePicker::new();
+    p.handle_key(key(KeyCode::Up), now());
+    p.handle_key(ch('k'), now());
+    assert_eq!(
+        p.handle_key(key(KeyCode::Enter), now()),
+        PickerAction::Pick(utc(T0 + 5 * MIN))
+    );
+}
