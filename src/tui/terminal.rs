@@ -26,9 +26,9 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 pub fn enter() -> Result<Term> {
     install_panic_hook();
     setup()?;
-    let mut t = Terminal::new(CrosstermBackend::new(stdout()))?;
-    t.clear()?;
-    Ok(t)
+    // No `Terminal::clear()`: it asks the terminal for the cursor position and
+    // waits for the answer; the fresh alternate screen is already blank.
+    Ok(Terminal::new(CrosstermBackend::new(stdout()))?)
 }
 
 fn setup() -> Result<()> {
@@ -43,14 +43,11 @@ fn setup() -> Result<()> {
         cursor::Hide
     )?;
     // Lets Shift+Enter be told apart from Enter where the terminal supports it.
-    if matches!(
-        ratatui::crossterm::terminal::supports_keyboard_enhancement(),
-        Ok(true)
-    ) {
-        let flags = KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
-        if execute!(out, PushKeyboardEnhancementFlags(flags)).is_ok() {
-            ENHANCED.store(true, Ordering::SeqCst);
-        }
+    // Pushed without asking first: the query blocks for up to 2 s on terminals
+    // that never answer, and terminals without the protocol ignore the push.
+    let flags = KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
+    if execute!(out, PushKeyboardEnhancementFlags(flags)).is_ok() {
+        ENHANCED.store(true, Ordering::SeqCst);
     }
     Ok(())
 }
@@ -91,7 +88,8 @@ pub fn suspend(t: &mut Term) -> Result<()> {
         libc::raise(libc::SIGTSTP);
     }
     setup()?;
-    t.clear()?;
+    // A fresh Terminal redraws everything on the next frame (see `enter`).
+    *t = Terminal::new(CrosstermBackend::new(stdout()))?;
     Ok(())
 }
 
