@@ -1,0 +1,299 @@
+//! Frame cost of a long conversation (SPEC §3: "a frame under 5 ms for a
+//! 5,000-message conversation") and of one streamed token.
+//!
+//! `cargo bench --bench render` (add `-- --quick` for a fast pass).
+//!
+//! - `chat_5000/warm`: `chat::draw` of the visible window when every message
+//!   is already rendered (what every frame costs while reading or typing).
+//! - `chat_5000/cold`: a fresh cache (`Entry::new` for every message, syntect
+//!   results forgotten): the first frame after opening the conversation.
+//! - `view_5000/warm`: the whole screen (`view::draw`: sidebar, chat, strip,
+//!   composer, status bar) of an `App` on a 5,000-message conversation.
+//! - `stream_token/*`: one token appended to a streaming reply of 8–12 KB at
+//!   the end of the 5,000 messages, then a frame (chat alone, and the whole
+//!   screen through `App::on_engine(Event::Delta)`).
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use tock::config::{Config, ConfigSource};
+use tock::engine::{Engine, Event, Options, SystemClock};
+use tock::store::{Message, MessageStatus, Role, Store};
+use tock::tui::app::App;
+use tock::tui::chat::{self, Entry, Scroll, Tail};
+use tock::tui::highlight::clear_cache;
+use tock::tui::view;
+
+const MESSAGES: usize = 5_000;
+const W: u16 = 100;
+const H: u16 = 30;
+
+const LANGS: [&str; 4] = ["rust", "python", "bash", "json"];
+
+/// Message `i` of a synthetic conversation: short user questions, assistant
+/// replies of about 1 KB with prose, a list and (every other reply) a code
+/// block whose text differs per message (so the highlight cache cannot hit).
+fn content(i: usize) -> (Role, String) {
+    if i.is_multiple_of(2) {
+        return (
+            Role::User,
+            format!(
+                "Question {i}: how do I read a file line by line and count the non-blank lines?"
+            ),
+        );
+    }
+    let mut s = format!(
+        "## Answer {i}\n\nUse a **buffered reader**: it reads the file in chunks and hands out \
+         one line at a time, so memory stays flat however large the file is. See `BufRead::lines` \
+         and the [docs](https://doc.rust-lang.org/std/io/trait.BufRead.html).\n\n\
+         1. open the file,\n2. wrap it in a `BufReader`,\n3. count the lines that are not blank.\n\n"
+    );
+    if i % 4 == 1 {
+        let lang = LANGS[(i / 4) % LANGS.len()];
+        let code = match lang {
+            "rust" => format!(
+                "use std::io::{{self, BufRead}};\n\nfn count_{i}(path: &str) -> io::Result<usize> {{\n    \
+                 let file = std::fs::File::open(path)?;\n    let mut n = 0;\n    \
+                 for line in io::BufReader::new(file).lines() {{\n        \
+                 if !line?.trim().is_empty() {{ n += {i}; }}\n    }}\n    Ok(n)\n}}\n"
+            ),
+            "python" => format!(
+                "def count_{i}(path):\n    n = 0\n    with open(path) as f:\n        \
+                 for line in f:\n            if line.strip():\n                n += {i}\n    return n\n"
+            ),
+            "bash" => format!("grep -cv '^\\s*$' \"$FILE_{i}\"  # {i}\nwc -l < \"$FILE_{i}\"\n"),
+            _ => format!("{{\"id\": {i}, \"lines\": [1, 2, 3], \"name\": \"file-{i}.txt\"}}\n"),
+        };
+        s.push_str(&format!("```{lang}\n{code}```\n\n"));
+    }
+    s.push_str("That should cover most cases; ask if the file is not UTF-8.\n");
+    (Role::Assistant, s)
+}
+
+fn message(i: usize) -> Message {
+    let (role, content) = content(i);
+    Message {
+        id: i as i64 + 1,
+        conversation_id: 1,
+        role,
+        content,
+        status: MessageStatus::Complete,
+        model: (role == Role::Assistant).then(|| "gpt-4o-mini".to_string()),
+        outbox_id: None,
+        parts_json: None,
+        tool_calls_json: None,
+        tool_call_id: None,
+        error: None,
+        created_at: 1_796_000_000_000 + i as i64 * 1000,
+    }
+}
+
+fn entries() -> Vec<Entry> {
+    (0..MESSAGES).map(|i| Entry::new(message(i))).collect()
+}
+
+/// About 8 KB of a reply in progress: prose and a code block still open.
+fn streaming_base() -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < 8 * 1024 {
+        s.push_str(&content(i * 2 + 1).1);
+        i += 1;
+    }
+    s.push_str("```rust\nfn main() {\n");
+    s
+}
+
+/// The `n`th token of the stream: about 4 bytes, a newline now and then.
+fn token(n: usize) -> &'static str {
+    if n % 16 == 15 { "x;\n" } else { " let" }
+}
+
+/// Keep the streaming reply between 8 and 12 KB however long the bench runs.
+fn trim_reply(content: &mut String, base_len: usize) {
+    if content.len() > base_len + 4 * 1024 {
+        content.truncate(base_len);
+    }
+}
+
+fn bench_chat(c: &mut Criterion) {
+    let area = Rect::new(0, 0, W, H);
+    let mut buf = Buffer::empty(area);
+    let tail = Tail::new();
+
+    let mut g = c.benchmark_group("chat_5000");
+    let mut warm = entries();
+    chat::draw(&mut warm, &tail, Scroll::default(), area, &mut buf);
+    g.bench_function("warm", |b| {
+        b.iter(|| {
+            buf.reset();
+            black_box(chat::draw(
+                &mut warm,
+                &tail,
+                Scroll::default(),
+                area,
+                &mut buf,
+            ))
+        })
+    });
+    // Scrolled half-way up: the same, but the visible rows are in the middle.
+    g.bench_function("warm_scrolled", |b| {
+        let scroll = Scroll {
+            from_bottom: Some(100_000),
+        };
+        b.iter(|| {
+            buf.reset();
+            black_box(chat::draw(&mut warm, &tail, scroll, area, &mut buf))
+        })
+    });
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    g.bench_function("cold", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut fresh = entries();
+                clear_cache();
+                let t = Instant::now();
+                chat::draw(&mut fresh, &tail, Scroll::default(), area, &mut buf);
+                total += t.elapsed();
+                drop(black_box(fresh));
+            }
+            total
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("stream_token");
+    let mut es = entries();
+    let mut last = message(MESSAGES);
+    last.role = Role::Assistant;
+    last.status = MessageStatus::Streaming;
+    last.content = streaming_base();
+    let base_len = last.content.len();
+    es.push(Entry::new(last));
+    chat::draw(&mut es, &tail, Scroll::default(), area, &mut buf);
+    let mut n = 0;
+    g.bench_function("chat", |b| {
+        b.iter(|| {
+            n += 1;
+            let e = es.last_mut().expect("entries");
+            trim_reply(&mut e.msg.content, base_len);
+            e.msg.content.push_str(token(n));
+            buf.reset();
+            black_box(chat::draw(
+                &mut es,
+                &tail,
+                Scroll::default(),
+                area,
+                &mut buf,
+            ))
+        })
+    });
+    g.finish();
+}
+
+/// A database holding one conversation of `MESSAGES` messages (the last one
+/// streaming when `streaming`; bulk-inserted with rusqlite), and an `App`
+/// opened on it. Returns the app, the conversation id and the last message id.
+fn app(dir: &Path, streaming: bool) -> (App, i64, i64) {
+    let path = dir.join(format!("render-{streaming}.db"));
+    drop(Store::open(&path).expect("store"));
+    let mut conn = rusqlite::Connection::open(&path).expect("open");
+    let tx = conn.transaction().expect("tx");
+    let t0 = 1_796_000_000_000i64;
+    tx.execute(
+        "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (1, 'bench', ?1, ?1)",
+        [t0],
+    )
+    .expect("conversation");
+    {
+        let mut st = tx
+            .prepare(
+                "INSERT INTO messages (conversation_id, role, content, status, model, created_at)
+                 VALUES (1, ?1, ?2, ?3, ?4, ?5)",
+            )
+            .expect("prepare");
+        let n = MESSAGES + usize::from(streaming);
+        for i in 0..n {
+            let (role, content, status) = if i == MESSAGES {
+                (Role::Assistant, streaming_base(), MessageStatus::Streaming)
+            } else {
+                let (role, content) = content(i);
+                (role, content, MessageStatus::Complete)
+            };
+            st.execute(rusqlite::params![
+                role.as_str(),
+                content,
+                status.as_str(),
+                (role == Role::Assistant).then_some("gpt-4o-mini"),
+                t0 + i as i64 * 1000
+            ])
+            .expect("message");
+        }
+    }
+    tx.commit().expect("commit");
+    let last: i64 = conn
+        .query_row("SELECT max(id) FROM messages", [], |r| r.get(0))
+        .expect("max id");
+    drop(conn);
+    let store = Store::open(&path).expect("store");
+    let config = Arc::new(ConfigSource::from_config(Config::default()));
+    let engine = Engine::new(
+        store,
+        config,
+        Arc::new(SystemClock),
+        Options {
+            watch_db: false,
+            ..Options::default()
+        },
+    );
+    (App::new(engine).expect("app"), 1, last)
+}
+
+fn bench_view(c: &mut Criterion) {
+    let mut term = Terminal::new(TestBackend::new(W + 28, H + 4)).expect("terminal");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut a, _, _) = app(dir.path(), false);
+    term.draw(|f| view::draw(f, &mut a)).expect("draw");
+    let mut g = c.benchmark_group("view_5000");
+    g.bench_function("warm", |b| {
+        b.iter(|| {
+            let mut f = term.get_frame();
+            view::draw(&mut f, &mut a);
+        })
+    });
+    g.finish();
+
+    let (mut a, conv, msg) = app(dir.path(), true);
+    let base_len = a.entries.last().map(|e| e.msg.content.len()).unwrap_or(0);
+    term.draw(|f| view::draw(f, &mut a)).expect("draw");
+    let mut g = c.benchmark_group("stream_token");
+    let mut n = 0;
+    g.bench_function("view", |b| {
+        b.iter(|| {
+            n += 1;
+            if let Some(e) = a.entries.last_mut() {
+                trim_reply(&mut e.msg.content, base_len);
+            }
+            a.on_engine(Event::Delta {
+                conversation_id: conv,
+                message_id: msg,
+                text: token(n).to_string(),
+            });
+            let mut f = term.get_frame();
+            view::draw(&mut f, &mut a);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_chat, bench_view);
+criterion_main!(benches);
