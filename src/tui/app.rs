@@ -49,7 +49,10 @@ pub enum Confirm {
 }
 
 pub enum Overlay {
-    Help,
+    /// Help, scrolled down by this many rows.
+    Help(u16),
+    /// The notification history.
+    Notices,
     Scheduled(Box<ScheduledPane>),
     Picker(TimePicker),
     Prompt(Box<Prompt>),
@@ -519,7 +522,7 @@ impl App {
         let empty = self.composer.is_empty();
         match key.code {
             KeyCode::Char('?') if empty && key.modifiers.is_empty() => {
-                self.overlay = Some(Overlay::Help)
+                self.overlay = Some(Overlay::Help(0))
             }
             KeyCode::End if empty => self.scroll = Scroll::default(),
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
@@ -542,7 +545,8 @@ impl App {
         match a {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend = true,
-            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::Help => self.overlay = Some(Overlay::Help(0)),
+            Action::Notices => self.overlay = Some(Overlay::Notices),
             Action::ScheduledPane => {
                 let mut p = ScheduledPane::new();
                 if let Err(e) = p.refresh(self.engine.store()) {
@@ -826,9 +830,20 @@ impl App {
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         match overlay {
-            Overlay::Help => {
-                // Any key closes help.
+            Overlay::Help(top) => {
+                // Arrows and paging scroll; any other key closes help.
+                let next = match key.code {
+                    KeyCode::Down | KeyCode::Char('j') => Some(top.saturating_add(1)),
+                    KeyCode::Up | KeyCode::Char('k') => Some(top.saturating_sub(1)),
+                    KeyCode::PageDown | KeyCode::Char(' ') => Some(top.saturating_add(10)),
+                    KeyCode::PageUp => Some(top.saturating_sub(10)),
+                    _ => None,
+                };
+                if let Some(n) = next {
+                    self.overlay = Some(Overlay::Help(n.min(200)));
+                }
             }
+            Overlay::Notices => {}
             Overlay::Scheduled(mut pane) => match pane.handle_key(key, &self.engine, self.now()) {
                 PaneAction::Close => {}
                 PaneAction::Jump(conv) => {
@@ -1262,7 +1277,7 @@ impl App {
             }
             "/help" => {
                 clear(self);
-                self.overlay = Some(Overlay::Help);
+                self.overlay = Some(Overlay::Help(0));
             }
             "/quit" | "/q" => self.quit = true,
             _ => {
