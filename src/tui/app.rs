@@ -54,7 +54,7 @@ pub enum Overlay {
     /// The notification history.
     Notices,
     Scheduled(Box<ScheduledPane>),
-    Picker(TimePicker),
+    Picker(Box<TimePicker>),
     Prompt(Box<Prompt>),
     Confirm(Confirm, String),
 }
@@ -558,7 +558,7 @@ impl App {
                 if self.composer_text().trim().is_empty() {
                     self.error("type the message first, then Ctrl+T to choose when it is sent");
                 } else {
-                    self.overlay = Some(Overlay::Picker(TimePicker::new()));
+                    self.overlay = Some(Overlay::Picker(Box::new(TimePicker::new())));
                 }
             }
             Action::NewConversation => self.new_conversation(None),
