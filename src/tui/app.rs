@@ -558,7 +558,7 @@ impl App {
                 if self.composer_text().trim().is_empty() {
                     self.error("type the message first, then Ctrl+T to choose when it is sent");
                 } else {
-                    self.overlay = Some(Overlay::Picker(Box::new(TimePicker::new())));
+                    self.overlay = Some(Overlay::Picker(Box::default()));
                 }
             }
             Action::NewConversation => self.new_conversation(None),
