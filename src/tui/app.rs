@@ -105,7 +105,7 @@ pub struct App {
 
 fn new_composer() -> TextArea<'static> {
     let mut t = TextArea::default();
-    t.set_placeholder_text("Message (Enter sends · Alt+Enter newline · /later 10m … · F1 help)");
+    t.set_placeholder_text("Message · Enter send · Alt+Enter newline · /later 10m … · F1 help");
     t.set_cursor_line_style(ratatui::style::Style::default());
     t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     t
@@ -514,7 +514,15 @@ impl App {
         }
         match self.focus {
             Focus::Composer => self.composer_key(key),
-            Focus::Sidebar | Focus::Strip => {}
+            Focus::Sidebar | Focus::Strip => {
+                // Typing while the list has focus goes to the composer, not nowhere.
+                if let KeyCode::Char(_) = key.code
+                    && !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                {
+                    self.focus = Focus::Composer;
+                    self.composer_key(key);
+                }
+            }
         }
     }
 
