@@ -517,7 +517,9 @@ impl App {
             Focus::Sidebar | Focus::Strip => {
                 // Typing while the list has focus goes to the composer, not nowhere.
                 if let KeyCode::Char(_) = key.code
-                    && !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                    && !key
+                        .modifiers
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
                 {
                     self.focus = Focus::Composer;
                     self.composer_key(key);

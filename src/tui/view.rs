@@ -341,7 +341,11 @@ fn draw_chat(f: &mut Frame, app: &mut App, area: Rect) {
             Color::Yellow,
         ));
     }
-    let total = chat::draw(&mut app.entries, &tail, app.scroll, area, f.buffer_mut());
+    let used = chat::draw(&mut app.entries, &tail, app.scroll, area, f.buffer_mut());
+    // Keep the offset where the top of the history stopped it, so scrolling back down responds at once.
+    if app.scroll.from_bottom.is_some() {
+        app.scroll.from_bottom = (used > 0).then_some(used);
+    }
     if app.entries.is_empty() && tail.is_empty() {
         let hint = vec![
             Line::styled(
@@ -369,7 +373,6 @@ fn draw_chat(f: &mut Frame, app: &mut App, area: Rect) {
     // Scrolled up: say so, and how to get back.
     if let Some(n) = app.scroll.from_bottom
         && n > 0
-        && total > area.height as usize
     {
         let streaming = app.is_busy();
         let label = if streaming {
