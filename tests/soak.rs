@@ -85,24 +85,17 @@ async fn a_simulated_week_keeps_every_invariant() {
             .collect();
         if !pending.is_empty() {
             let it = &pending[rng.below(pending.len() as u64) as usize];
-            match rng.below(6) {
-                0 => {
-                    if engine.cancel(it.id).is_ok() {
-                        canceled += 1;
-                    }
-                }
-                1 => {
-                    if engine
-                        .reschedule(it.id, now + 60_000 + rng.below(12 * 3_600_000) as i64)
-                        .is_ok()
-                    {
-                        rescheduled += 1;
-                    }
-                }
-                2 => {
-                    let _ = engine.edit(it.id, &format!("{} (edited)", it.text));
-                }
-                _ => {}
+            let choice = rng.below(6);
+            if choice == 0 && engine.cancel(it.id).is_ok() {
+                canceled += 1;
+            } else if choice == 1
+                && engine
+                    .reschedule(it.id, now + 60_000 + rng.below(12 * 3_600_000) as i64)
+                    .is_ok()
+            {
+                rescheduled += 1;
+            } else if choice == 2 {
+                let _ = engine.edit(it.id, &format!("{} (edited)", it.text));
             }
         }
         // The network misbehaves now and then.
