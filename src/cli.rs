@@ -333,6 +333,11 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
         Ok(m) => (m.name.clone(), format!("{:?}", m.kind).to_lowercase()),
         Err(e) => (String::new(), format!("error: {e}")),
     };
+    let reachable = match &model {
+        Ok(m) if !m.base_url.is_empty() => reachability(&m.base_url),
+        Ok(_) => "offline model: no network needed".to_string(),
+        Err(_) => "no provider".to_string(),
+    };
     let enabled = config.get().outbox.enabled;
     if as_json {
         let c: Vec<_> = counts
@@ -348,6 +353,7 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
                 "next": next.as_ref().map(item_json),
                 "model": model_name,
                 "provider": provider,
+                "reachability": reachable,
             }))?
         );
         return Ok(());
@@ -400,7 +406,34 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
             ""
         }
     );
+    println!("provider: {reachable}");
     Ok(())
+}
+
+/// Can we open a TCP connection to the provider? (No request is sent, no key used.)
+fn reachability(base_url: &str) -> String {
+    use std::net::ToSocketAddrs;
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return format!("bad base_url {}", crate::sanitize::sanitize_line(base_url));
+    };
+    let host = url.host_str().unwrap_or_default().to_string();
+    let Some(port) = url.port_or_known_default() else {
+        return format!("no port in {}", url.as_str());
+    };
+    let addrs = match (host.as_str(), port).to_socket_addrs() {
+        Ok(a) => a.collect::<Vec<_>>(),
+        Err(e) => return format!("{host}: cannot resolve ({e})"),
+    };
+    let start = std::time::Instant::now();
+    for a in &addrs {
+        if std::net::TcpStream::connect_timeout(a, std::time::Duration::from_secs(2)).is_ok() {
+            return format!(
+                "{host}:{port} reachable ({} ms)",
+                start.elapsed().as_millis()
+            );
+        }
+    }
+    format!("{host}:{port} NOT reachable")
 }
 
 /// Open the store and config the way every front end does.

@@ -121,6 +121,8 @@ pub struct ResolvedModel {
     pub model: String,
     pub kind: ProviderKind,
     pub vision: bool,
+    /// Where requests go (empty for the offline model).
+    pub base_url: String,
     pub provider: Arc<dyn Provider>,
 }
 
@@ -336,6 +338,10 @@ impl ConfigSource {
                   kind: ProviderKind,
                   vision: bool,
                   spec: Option<ProviderSpec>| {
+            let base_url = spec
+                .as_ref()
+                .map(|s| s.base_url.clone())
+                .unwrap_or_default();
             let provider = match (&self.provider_override, spec) {
                 (Some(p), _) => p.clone(),
                 (None, Some(spec)) => llm::build(spec),
@@ -346,6 +352,7 @@ impl ConfigSource {
                 model,
                 kind,
                 vision,
+                base_url,
                 provider,
             }
         };

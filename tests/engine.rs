@@ -707,3 +707,121 @@ async fn auto_approved_task_fires_into_new_conversation_when_origin_deleted() {
         vec!["[Scheduled task] water plants"]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn task_survives_restart_before_due_and_expires_beyond_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tock.db");
+    let store = Store::open(&path).unwrap();
+    let conv = store.create_conversation(Some("c"), "user", T0).unwrap();
+    let mut soon = NewItem::new(conv, Kind::Task, "stretch");
+    soon.due_at = Some(T0 + 60_000);
+    let soon = store.enqueue(&soon, T0 - 1_000).unwrap();
+    let mut stale = NewItem::new(conv, Kind::Task, "too late");
+    stale.due_at = Some(T0 - 13 * 3_600_000);
+    let stale = store.enqueue(&stale, T0 - 14 * 3_600_000).unwrap();
+    // "Restart": a new engine on the same file, as after a crash before due.
+    let h = engine_on(store, Scripted::new(vec![]), Config::default(), dir);
+    h.engine.start();
+    settle().await;
+    assert_eq!(status(&h, stale), Status::Expired);
+    assert_eq!(status(&h, soon), Status::Pending);
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    settle().await;
+    assert_eq!(status(&h, soon), Status::Sent);
+    assert_eq!(user_texts(&h, conv), vec!["[Scheduled task] stretch"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn model_lists_and_cancels_its_tasks_with_approval_for_cancel() {
+    let h = harness(vec![
+        Step::Reply(vec![
+            StreamEvent::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "list_scheduled".into(),
+                arguments: "{}".into(),
+            }),
+            done(),
+        ]),
+        Step::Reply(vec![text("You have one."), done()]),
+    ]);
+    let conv = new_conv(&h);
+    let mut task = NewItem::new(conv, Kind::Task, "water plants");
+    task.due_at = Some(T0 + 3_600_000);
+    let task = h.engine.store().enqueue(&task, T0).unwrap();
+    h.engine.start();
+    h.engine.send_text(conv, "what is scheduled?").unwrap();
+    settle().await;
+    // Listing needs no approval.
+    let reqs = h.provider.requests();
+    assert!(reqs[1].messages.iter().any(|m| matches!(m, ChatMessage::ToolResult { content, .. } if content.contains("water plants") && content.contains(&format!("\"job_id\":{task}")))));
+    h.provider.push(Step::Reply(vec![
+        StreamEvent::ToolCall(ToolCall {
+            id: "c2".into(),
+            name: "cancel_scheduled".into(),
+            arguments: format!("{{\"job_id\":{task}}}"),
+        }),
+        done(),
+    ]));
+    h.provider
+        .push(Step::Reply(vec![text("Canceled."), done()]));
+    h.engine.send_text(conv, "cancel it").unwrap();
+    settle().await;
+    assert_eq!(
+        status(&h, task),
+        Status::Pending,
+        "cancel waits for approval"
+    );
+    let ap = h
+        .engine
+        .store()
+        .approvals(conv)
+        .unwrap()
+        .into_iter()
+        .find(|a| a.tool == "cancel_scheduled")
+        .unwrap();
+    h.engine.answer_approval(ap.id, true).unwrap();
+    settle().await;
+    assert_eq!(status(&h, task), Status::Canceled);
+    assert_eq!(
+        h.engine
+            .store()
+            .messages(conv)
+            .unwrap()
+            .last()
+            .unwrap()
+            .content,
+        "Canceled."
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn fired_task_turn_gets_no_extra_permission() {
+    // The fired turn's own tool calls still need approval.
+    let h = harness(vec![Step::Reply(vec![
+        tool_call(
+            "schedule_task",
+            r#"{"instruction":"again","delay_secs":60}"#,
+        ),
+        done(),
+    ])]);
+    let conv = new_conv(&h);
+    let mut task = NewItem::new(conv, Kind::Task, "check again later");
+    task.due_at = Some(T0 + 1_000);
+    h.engine.store().enqueue(&task, T0).unwrap();
+    h.engine.start();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    settle().await;
+    let waiting: Vec<_> = h.engine.store().waiting_approvals().unwrap();
+    assert_eq!(waiting.len(), 1, "a task's turn asks like any other turn");
+    assert_eq!(
+        h.engine
+            .store()
+            .list_items(false)
+            .unwrap()
+            .iter()
+            .filter(|i| i.kind == Kind::Task && i.status == Status::Pending)
+            .count(),
+        0
+    );
+}

@@ -148,3 +148,104 @@ fn user_actions_respect_states() {
     assert_eq!(s.prune(100).unwrap(), 1);
     assert!(s.item(keep).unwrap().is_some());
 }
+
+#[test]
+fn locked_database_fails_clearly_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let s = Store::open(&path).unwrap();
+    s.set_busy_timeout(std::time::Duration::from_millis(100))
+        .unwrap();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let kept = s
+        .enqueue(&NewItem::new(c, Kind::Queued, "before the lock"), 1)
+        .unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let err = s
+        .enqueue(&NewItem::new(c, Kind::Queued, "during"), 2)
+        .unwrap_err();
+    let line = tock::store::error_line(&err);
+    assert!(line.contains("locked") && !line.contains('\n'), "{line}");
+    other.execute_batch("COMMIT").unwrap();
+    let after = s
+        .enqueue(&NewItem::new(c, Kind::Queued, "after"), 3)
+        .unwrap();
+    assert_eq!(s.item(kept).unwrap().unwrap().text, "before the lock");
+    assert_eq!(s.item(after).unwrap().unwrap().text, "after");
+}
+
+#[test]
+fn full_disk_fails_clearly_and_keeps_accepted_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let s = Store::open(&path).unwrap();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let kept = s
+        .enqueue(&NewItem::new(c, Kind::Queued, "accepted"), 1)
+        .unwrap();
+    // Cap the file just above its size: the next big write hits SQLITE_FULL like a full disk.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", [], |r| r.get(0))
+        .unwrap();
+    drop(conn);
+    let s2 = Store::open(&path).unwrap();
+    // max_page_count is per connection: apply it to the store's own connection via a second store.
+    let big = "x".repeat(64 * 1024);
+    {
+        let raw = rusqlite::Connection::open(&path).unwrap();
+        raw.query_row(
+            &format!("PRAGMA max_page_count = {}", pages + 2),
+            [],
+            |_| Ok(()),
+        )
+        .unwrap();
+        let r = raw.execute(
+            "INSERT INTO outbox (conversation_id, kind, text, status, created_at, updated_at) VALUES (?1, 'queued', ?2, 'pending', 1, 1)",
+            rusqlite::params![c, big],
+        );
+        let e = r.unwrap_err();
+        assert_eq!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DiskFull));
+        let line = tock::store::error_line(&anyhow::Error::new(e));
+        assert!(line.contains("full") && !line.contains('\n'), "{line}");
+    }
+    assert_eq!(
+        s2.item(kept).unwrap().unwrap().text,
+        "accepted",
+        "nothing accepted is lost"
+    );
+    assert_eq!(s.list_items(true).unwrap().len(), 1);
+}
+
+#[test]
+fn interrupted_migration_is_completed_on_the_next_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    {
+        let mut conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);",
+        )
+        .unwrap();
+        conn.execute_batch(include_str!("../migrations/0001_init.sql"))
+            .unwrap();
+        conn.execute(
+            "INSERT INTO schema_migrations VALUES (1, '0001_init', 0)",
+            [],
+        )
+        .unwrap();
+        // Half of migration 2, then the process dies before COMMIT.
+        let tx = conn.transaction().unwrap();
+        tx.execute_batch("CREATE TABLE outbox (id INTEGER PRIMARY KEY, junk TEXT);")
+            .unwrap();
+        std::mem::forget(tx);
+        drop(conn);
+    }
+    let s = Store::open(&path).unwrap();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let id = s
+        .enqueue(&NewItem::new(c, Kind::Queued, "works"), 1)
+        .unwrap();
+    assert_eq!(s.item(id).unwrap().unwrap().status, Status::Pending);
+}

@@ -47,7 +47,13 @@ pub fn derive_title(text: &str) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
-    let line = line.trim_start_matches('#').trim();
+    // Markdown emphasis and code marks make poor titles.
+    let line: String = line
+        .trim_start_matches('#')
+        .chars()
+        .filter(|c| !matches!(c, '*' | '`'))
+        .collect();
+    let line = line.trim();
     let mut out: String = line.chars().take(48).collect();
     if line.chars().count() > 48 {
         out.push('…');

@@ -80,6 +80,12 @@ impl Store {
         })
     }
 
+    /// How long a write waits for another process's lock before failing.
+    pub fn set_busy_timeout(&self, d: Duration) -> Result<()> {
+        self.conn().busy_timeout(d)?;
+        Ok(())
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

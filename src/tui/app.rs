@@ -49,9 +49,12 @@ pub enum Confirm {
 }
 
 pub enum Overlay {
-    Help,
+    /// Help, scrolled down by this many rows.
+    Help(u16),
+    /// The notification history.
+    Notices,
     Scheduled(Box<ScheduledPane>),
-    Picker(TimePicker),
+    Picker(Box<TimePicker>),
     Prompt(Box<Prompt>),
     Confirm(Confirm, String),
 }
@@ -102,7 +105,7 @@ pub struct App {
 
 fn new_composer() -> TextArea<'static> {
     let mut t = TextArea::default();
-    t.set_placeholder_text("Message (Enter sends · Alt+Enter newline · /later 10m … · F1 help)");
+    t.set_placeholder_text("Message · Enter send · Alt+Enter newline · /later 10m … · F1 help");
     t.set_cursor_line_style(ratatui::style::Style::default());
     t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     t
@@ -511,7 +514,17 @@ impl App {
         }
         match self.focus {
             Focus::Composer => self.composer_key(key),
-            Focus::Sidebar | Focus::Strip => {}
+            Focus::Sidebar | Focus::Strip => {
+                // Typing while the list has focus goes to the composer, not nowhere.
+                if let KeyCode::Char(_) = key.code
+                    && !key
+                        .modifiers
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                {
+                    self.focus = Focus::Composer;
+                    self.composer_key(key);
+                }
+            }
         }
     }
 
@@ -519,7 +532,7 @@ impl App {
         let empty = self.composer.is_empty();
         match key.code {
             KeyCode::Char('?') if empty && key.modifiers.is_empty() => {
-                self.overlay = Some(Overlay::Help)
+                self.overlay = Some(Overlay::Help(0))
             }
             KeyCode::End if empty => self.scroll = Scroll::default(),
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
@@ -542,7 +555,8 @@ impl App {
         match a {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend = true,
-            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::Help => self.overlay = Some(Overlay::Help(0)),
+            Action::Notices => self.overlay = Some(Overlay::Notices),
             Action::ScheduledPane => {
                 let mut p = ScheduledPane::new();
                 if let Err(e) = p.refresh(self.engine.store()) {
@@ -554,7 +568,7 @@ impl App {
                 if self.composer_text().trim().is_empty() {
                     self.error("type the message first, then Ctrl+T to choose when it is sent");
                 } else {
-                    self.overlay = Some(Overlay::Picker(TimePicker::new()));
+                    self.overlay = Some(Overlay::Picker(Box::default()));
                 }
             }
             Action::NewConversation => self.new_conversation(None),
@@ -826,9 +840,20 @@ impl App {
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         match overlay {
-            Overlay::Help => {
-                // Any key closes help.
+            Overlay::Help(top) => {
+                // Arrows and paging scroll; any other key closes help.
+                let next = match key.code {
+                    KeyCode::Down | KeyCode::Char('j') => Some(top.saturating_add(1)),
+                    KeyCode::Up | KeyCode::Char('k') => Some(top.saturating_sub(1)),
+                    KeyCode::PageDown | KeyCode::Char(' ') => Some(top.saturating_add(10)),
+                    KeyCode::PageUp => Some(top.saturating_sub(10)),
+                    _ => None,
+                };
+                if let Some(n) = next {
+                    self.overlay = Some(Overlay::Help(n.min(200)));
+                }
             }
+            Overlay::Notices => {}
             Overlay::Scheduled(mut pane) => match pane.handle_key(key, &self.engine, self.now()) {
                 PaneAction::Close => {}
                 PaneAction::Jump(conv) => {
@@ -1262,7 +1287,7 @@ impl App {
             }
             "/help" => {
                 clear(self);
-                self.overlay = Some(Overlay::Help);
+                self.overlay = Some(Overlay::Help(0));
             }
             "/quit" | "/q" => self.quit = true,
             _ => {

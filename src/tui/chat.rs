@@ -285,7 +285,9 @@ pub struct Scroll {
     pub from_bottom: Option<usize>,
 }
 
-/// Draw the visible window of `entries` + `tail` into `area`. Returns the total height.
+/// Draw the visible window of `entries` + `tail` into `area`, rendering only
+/// the messages that reach into it (walking up from the newest). Returns the
+/// scroll offset actually used (clamped at the top of the history).
 pub fn draw(
     entries: &mut [Entry],
     tail: &Tail,
@@ -295,44 +297,24 @@ pub fn draw(
 ) -> usize {
     let width = area.width;
     let height = area.height as usize;
-    let total: usize = entries
-        .iter_mut()
-        .map(|e| e.lines(width).len())
-        .sum::<usize>()
-        + tail.len();
-    let from_bottom = scroll
-        .from_bottom
-        .unwrap_or(0)
-        .min(total.saturating_sub(height));
-    // Walk backwards from the bottom, collecting only the rows that are visible.
-    let end = total - from_bottom;
-    let start = end.saturating_sub(height);
-    let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
-    let mut row = total;
-    let mut tail_rows: Vec<Line<'static>> = Vec::new();
-    for l in tail.iter().rev() {
-        row -= 1;
-        if row >= start && row < end {
-            tail_rows.push(l.clone());
-        }
-    }
+    let want = scroll.from_bottom.unwrap_or(0);
+    // Rows from the bottom, newest first, until the window is covered.
+    let mut rows_rev: Vec<Line<'static>> = tail.iter().rev().cloned().collect();
+    let needed = want.saturating_add(height);
     for e in entries.iter_mut().rev() {
-        if row <= start {
+        if rows_rev.len() >= needed {
             break;
         }
-        let lines = e.lines(width);
-        let top = row - lines.len();
-        for (i, l) in lines.iter().enumerate().rev() {
-            let r = top + i;
-            if r >= start && r < end {
-                visible.push(l.clone());
-            }
-        }
-        row = top;
+        rows_rev.extend(e.lines(width).iter().rev().cloned());
     }
-    visible.reverse();
-    tail_rows.reverse();
-    visible.extend(tail_rows);
+    // At the top of the history the offset cannot go further up.
+    let from_bottom = want.min(rows_rev.len().saturating_sub(height));
+    let visible: Vec<Line<'static>> = rows_rev
+        .into_iter()
+        .skip(from_bottom)
+        .take(height)
+        .rev()
+        .collect();
     Paragraph::new(visible).render(area, buf);
-    total
+    from_bottom
 }

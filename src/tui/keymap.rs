@@ -17,6 +17,7 @@ pub enum Ctx {
 pub enum Action {
     Quit,
     Help,
+    Notices,
     ScheduledPane,
     TimePicker,
     NewConversation,

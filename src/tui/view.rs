@@ -92,7 +92,34 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     let now = app.now();
     match &app.overlay {
         None => {}
-        Some(Overlay::Help) => draw_help(f, area),
+        Some(Overlay::Help(top)) => draw_help(f, area, *top),
+        Some(Overlay::Notices) => {
+            let mut lines: Vec<Line> = app
+                .notices
+                .iter()
+                .rev()
+                .take(area.height.saturating_sub(4) as usize)
+                .map(|n| Line::from(sanitize_line(n).into_owned()))
+                .collect();
+            if lines.is_empty() {
+                lines.push(Line::styled("No notifications yet.", dim()));
+            }
+            let r = centered(
+                area,
+                area.width.saturating_sub(6).min(100),
+                lines.len() as u16 + 2,
+            );
+            f.render_widget(Clear, r);
+            f.render_widget(
+                Paragraph::new(lines).block(
+                    Block::bordered()
+                        .border_type(BorderType::Rounded)
+                        .title(" Notifications, newest first (any key closes) ")
+                        .border_style(Style::new().fg(Color::Cyan)),
+                ),
+                r,
+            );
+        }
         Some(Overlay::Scheduled(p)) => {
             f.render_widget(Clear, area);
             p.render(area, f.buffer_mut(), now);
@@ -314,7 +341,11 @@ fn draw_chat(f: &mut Frame, app: &mut App, area: Rect) {
             Color::Yellow,
         ));
     }
-    let total = chat::draw(&mut app.entries, &tail, app.scroll, area, f.buffer_mut());
+    let used = chat::draw(&mut app.entries, &tail, app.scroll, area, f.buffer_mut());
+    // Keep the offset where the top of the history stopped it, so scrolling back down responds at once.
+    if app.scroll.from_bottom.is_some() {
+        app.scroll.from_bottom = (used > 0).then_some(used);
+    }
     if app.entries.is_empty() && tail.is_empty() {
         let hint = vec![
             Line::styled(
@@ -342,7 +373,6 @@ fn draw_chat(f: &mut Frame, app: &mut App, area: Rect) {
     // Scrolled up: say so, and how to get back.
     if let Some(n) = app.scroll.from_bottom
         && n > 0
-        && total > area.height as usize
     {
         let streaming = app.is_busy();
         let label = if streaming {
@@ -589,7 +619,7 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(Paragraph::new(help), r);
 }
 
-fn draw_help(f: &mut Frame, area: Rect) {
+fn draw_help(f: &mut Frame, area: Rect, top: u16) {
     let mut lines: Vec<Line> = Vec::new();
     for ctx in [
         Ctx::Global,
@@ -623,13 +653,20 @@ fn draw_help(f: &mut Frame, area: Rect) {
         ]));
     }
     let h = (lines.len() as u16 + 2).min(area.height);
+    let max_top = (lines.len() as u16 + 2).saturating_sub(h);
+    let top = top.min(max_top);
+    let title = if max_top > 0 {
+        " tock — keys (↑↓ PgUp PgDn scroll, any other key closes) "
+    } else {
+        " tock — keys (any key closes) "
+    };
     let r = centered(area, area.width.saturating_sub(4).min(100), h);
     f.render_widget(Clear, r);
     f.render_widget(
-        Paragraph::new(lines).block(
+        Paragraph::new(lines).scroll((top, 0)).block(
             Block::bordered()
                 .border_type(BorderType::Rounded)
-                .title(" tock — keys (any key closes) ")
+                .title(title)
                 .border_style(Style::new().fg(Color::Cyan)),
         ),
         r,
