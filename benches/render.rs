@@ -3,8 +3,10 @@
 //!
 //! `cargo bench --bench render` (add `-- --quick` for a fast pass).
 //!
-//! - `chat_5000/warm`: `chat::draw` of the visible window when every message
-//!   is already rendered (what every frame costs while reading or typing).
+//! - `chat_5000/warm`: `chat::draw` of the newest rows when the messages
+//!   that reach the window are already rendered (every frame while reading
+//!   or typing). `warm_scrolled_2000_rows` and `warm_top`: the same, scrolled
+//!   up a few pages and to the very top (every message then reaches it).
 //! - `chat_5000/cold`: a fresh cache (`Entry::new` for every message, syntect
 //!   results forgotten): the first frame after opening the conversation.
 //! - `view_5000/warm`: the whole screen (`view::draw`: sidebar, chat, strip,
@@ -142,16 +144,18 @@ fn bench_chat(c: &mut Criterion) {
             ))
         })
     });
-    // Scrolled half-way up: the same, but the visible rows are in the middle.
-    g.bench_function("warm_scrolled", |b| {
+    // Scrolled a few pages up (2,000 rows), and to the very top.
+    for (name, rows) in [("warm_scrolled_2000_rows", 2_000), ("warm_top", usize::MAX)] {
         let scroll = Scroll {
-            from_bottom: Some(100_000),
+            from_bottom: Some(rows),
         };
-        b.iter(|| {
-            buf.reset();
-            black_box(chat::draw(&mut warm, &tail, scroll, area, &mut buf))
-        })
-    });
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                buf.reset();
+                black_box(chat::draw(&mut warm, &tail, scroll, area, &mut buf))
+            })
+        });
+    }
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(20));
     g.bench_function("cold", |b| {
