@@ -1,0 +1,680 @@
+#!/usr/bin/env python3
+"""Measure the real tock binary in a pseudo-terminal; serve a fake OpenAI API.
+
+Used by bench/run.sh; standard library only. Subcommands:
+
+  server    an OpenAI-compatible streaming server (POST .../chat/completions)
+            that logs, as JSON lines, when each request arrived and when the
+            first and last token of each reply were written.
+  first-frame  start tock N times in a pty; time until the status bar
+            ("F2 scheduled") is on screen; print each time and the median.
+  session   start tock once in a pty; report VmRSS after start, idle CPU and
+            wake-ups, then type a message and time the streamed reply until
+            its last token is on screen, with the CPU it cost.
+
+Every result is printed as one JSON object on stdout.
+
+The screen is reproduced by a small VT100 subset (cursor moves, erase, text;
+colours ignored), which is all ratatui's crossterm backend emits, so text is
+found where it is shown, not merely somewhere in the byte stream.
+"""
+
+import argparse
+import codecs
+import fcntl
+import glob
+import http.server
+import json
+import os
+import pty
+import select
+import signal
+import socketserver
+import statistics
+import struct
+import sys
+import termios
+import threading
+import time
+import unicodedata
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# ----------------------------------------------------------------- screen
+
+
+class Screen:
+    """Just enough of a terminal to know which text is where."""
+
+    def __init__(self, rows, cols):
+        self.rows, self.cols = rows, cols
+        self.clear()
+        self.y = self.x = 0
+        self.dec = codecs.getincrementaldecoder("utf-8")("replace")
+        self.state = "text"  # text | esc | csi | osc | osc_esc
+        self.params = ""
+        self.replies = b""  # answers to terminal queries, for the caller to write
+
+    def clear(self):
+        self.grid = [[" "] * self.cols for _ in range(self.rows)]
+
+    def text(self):
+        return "\n".join("".join(r) for r in self.grid)
+
+    def feed(self, data):
+        for ch in self.dec.decode(data):
+            st = self.state
+            if st == "text":
+                if ch == "\x1b":
+                    self.state = "esc"
+                elif ch == "\r":
+                    self.x = 0
+                elif ch == "\n":
+                    self.y = min(self.y + 1, self.rows - 1)
+                elif ch == "\b":
+                    self.x = max(self.x - 1, 0)
+                elif ch >= " ":
+                    self.put(ch)
+            elif st == "esc":
+                if ch == "[":
+                    self.state, self.params = "csi", ""
+                elif ch == "]":
+                    self.state = "osc"
+                else:
+                    self.state = "text"  # ESC 7, ESC 8, ESC =, ...
+            elif st == "csi":
+                if "@" <= ch <= "~":
+                    self.csi(self.params, ch)
+                    self.state = "text"
+                else:
+                    self.params += ch
+            elif st == "osc":
+                if ch == "\x07":
+                    self.state = "text"
+                elif ch == "\x1b":
+                    self.state = "osc_esc"
+            elif st == "osc_esc":
+                self.state = "text" if ch == "\\" else "osc"
+
+    def put(self, ch):
+        w = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        if unicodedata.combining(ch):
+            return
+        if self.x >= self.cols:
+            self.x = self.cols - 1
+        self.grid[self.y][self.x] = ch
+        if w == 2 and self.x + 1 < self.cols:
+            self.grid[self.y][self.x + 1] = ""
+        self.x += w
+
+    def csi(self, params, final):
+        private = params.startswith("?")
+        nums = [int(p) if p.isdigit() else 0 for p in params.lstrip("?>").split(";")]
+        n = nums[0] if nums and nums[0] else 1
+        if final in "Hf":
+            r = nums[0] if len(nums) > 0 and nums[0] else 1
+            c = nums[1] if len(nums) > 1 and nums[1] else 1
+            self.y, self.x = min(r - 1, self.rows - 1), min(c - 1, self.cols - 1)
+        elif final == "A":
+            self.y = max(self.y - n, 0)
+        elif final == "B":
+            self.y = min(self.y + n, self.rows - 1)
+        elif final == "C":
+            self.x = min(self.x + n, self.cols - 1)
+        elif final == "D":
+            self.x = max(self.x - n, 0)
+        elif final == "G":
+            self.x = min(n - 1, self.cols - 1)
+        elif final == "d":
+            self.y = min(n - 1, self.rows - 1)
+        elif final == "J":
+            mode = nums[0] if nums else 0
+            if mode in (2, 3):
+                self.clear()
+            elif mode == 0:
+                self.grid[self.y][self.x :] = [" "] * (self.cols - self.x)
+                for r in range(self.y + 1, self.rows):
+                    self.grid[r] = [" "] * self.cols
+        elif final == "K":
+            mode = nums[0] if nums else 0
+            if mode == 0:
+                self.grid[self.y][self.x :] = [" "] * (self.cols - self.x)
+            elif mode == 2:
+                self.grid[self.y] = [" "] * self.cols
+        elif final == "n" and not private and nums and nums[0] == 6:
+            self.replies += b"\x1b[%d;%dR" % (self.y + 1, self.x + 1)
+        elif final == "c" and not params:
+            self.replies += b"\x1b[?62;22c"
+        # m (colours), h/l (modes), r, s, u, q ...: nothing to track.
+
+
+# ------------------------------------------------------------------ process
+
+
+def proc_cpu_ticks(pid):
+    """utime + stime of the whole process (all threads, dead ones too)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def proc_switches(pid):
+    """Voluntary and involuntary context switches summed over live threads."""
+    vol = invol = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/status"):
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        vol += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches"):
+                        invol += int(line.split()[1])
+        except FileNotFoundError:
+            pass  # thread exited
+    return vol, invol
+
+
+def proc_rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS"):
+                return int(line.split()[1])
+    return 0
+
+
+def proc_threads(pid):
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+class Tui:
+    """tock running in a pseudo-terminal of a fixed size."""
+
+    def __init__(self, argv, rows, cols):
+        self.screen = Screen(rows, cols)
+        self.t_spawn = time.monotonic()
+        pid, fd = pty.fork()
+        if pid == 0:  # child: the pty is already the controlling terminal
+            try:
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+                os.execv(argv[0], argv)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        # The master side also carries the size (for a TIOCGWINSZ racing the child's ioctl).
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.raw = bytearray()
+        self.alive = True
+
+    def pump(self, timeout):
+        """Read what is available within `timeout` s; True if anything came."""
+        r, _, _ = select.select([self.fd], [], [], timeout)
+        if not r:
+            return False
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:
+            self.alive = False
+            return False
+        if not data:
+            self.alive = False
+            return False
+        self.raw += data
+        self.screen.feed(data)
+        if self.screen.replies:
+            os.write(self.fd, self.screen.replies)
+            self.screen.replies = b""
+        return True
+
+    def wait_for(self, text, timeout):
+        """Monotonic time at which `text` is first on screen, or None."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.alive:
+            if self.pump(min(0.05, max(deadline - time.monotonic(), 0))):
+                if text in self.screen.text():
+                    return time.monotonic()
+        return None
+
+    def drain(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and self.alive:
+            self.pump(max(end - time.monotonic(), 0))
+
+    def write(self, s):
+        os.write(self.fd, s.encode())
+
+    def quit(self):
+        """Ctrl+Q, then SIGTERM, then SIGKILL; always reaps the child."""
+        if self.alive:
+            try:
+                self.write("\x11")
+            except OSError:
+                pass
+        for sig, wait in ((None, 3.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+            if sig is not None:
+                try:
+                    os.kill(self.pid, sig)
+                except ProcessLookupError:
+                    pass
+            end = time.monotonic() + wait
+            while time.monotonic() < end:
+                done, _ = os.waitpid(self.pid, os.WNOHANG)
+                if done:
+                    os.close(self.fd)
+                    return
+                self.pump(0.02)
+        os.close(self.fd)
+
+
+# ------------------------------------------------------------------ commands
+
+READY = "F2 scheduled"
+MARKER = "ZQXEND"  # + the last word of the message: the last token of a long reply
+
+
+def cmd_first_frame(a):
+    times = []
+    for _ in range(a.runs):
+        t = Tui([a.bin], a.rows, a.cols)
+        seen = t.wait_for(READY, a.timeout)
+        t.quit()
+        if seen is None:
+            print(json.dumps({"error": "no first frame", "output": t.raw[-2000:].decode("utf-8", "replace")}))
+            sys.exit(1)
+        times.append((seen - t.t_spawn) * 1000)
+        time.sleep(a.pause)
+    print(json.dumps({"first_frame_ms": times, "median_ms": statistics.median(times)}))
+
+
+def read_server_log(path, text):
+    """The server's record of the request whose last user message is `text`."""
+    try:
+        with open(path) as f:
+            for line in f:
+                rec = json.loads(line)
+                if rec.get("text") == text and "last_token_at" in rec:
+                    return rec
+    except FileNotFoundError:
+        pass
+    return None
+
+
+def cmd_session(a):
+    out = {}
+    t = Tui([a.bin], a.rows, a.cols)
+    seen = t.wait_for(READY, a.timeout)
+    if seen is None:
+        t.quit()
+        print(json.dumps({"error": "no first frame", "output": t.raw[-2000:].decode("utf-8", "replace")}))
+        sys.exit(1)
+    out["first_frame_ms"] = (seen - t.t_spawn) * 1000
+    t.drain(a.settle)
+    out["rss_start_kb"] = proc_rss_kb(t.pid)
+    out["threads"] = proc_threads(t.pid)
+
+    if a.idle:
+        c0, (v0, i0) = proc_cpu_ticks(t.pid), proc_switches(t.pid)
+        t.drain(a.idle)
+        c1, (v1, i1) = proc_cpu_ticks(t.pid), proc_switches(t.pid)
+        out.update(
+            idle_seconds=a.idle,
+            idle_cpu_ms=(c1 - c0) * 1000 / CLK_TCK,
+            idle_voluntary_switches=v1 - v0,
+            idle_involuntary_switches=i1 - i0,
+            idle_bytes_written=0,
+        )
+        # Any frame drawn while idle would show up as output.
+        before = len(t.raw)
+        t.drain(0.1)
+        out["idle_bytes_written"] = len(t.raw) - before
+
+    if a.send:
+        # The reply ends with a marker made from the message's last word, so
+        # an earlier reply still on screen cannot be mistaken for this one.
+        nonce = os.urandom(4).hex()
+        text = f"{a.send} {nonce}"
+        c0 = proc_cpu_ticks(t.pid)
+        t_enter = time.time()
+        t.write(text + "\r")
+        seen_mono = t.wait_for(MARKER + nonce, a.timeout)
+        seen_wall = time.time() - (time.monotonic() - seen_mono) if seen_mono else None
+        # Let the turn finish (final write to the database, last frame).
+        t.drain(a.after)
+        c1 = proc_cpu_ticks(t.pid)
+        out["rss_after_reply_kb"] = proc_rss_kb(t.pid)
+        out["reply_cpu_ms"] = (c1 - c0) * 1000 / CLK_TCK
+        rec = read_server_log(a.server_log, text) if a.server_log else None
+        if seen_wall is None or rec is None:
+            out["error"] = "reply not seen" if seen_wall is None else "no server record"
+        else:
+            out.update(
+                tokens=rec["tokens"],
+                server_first_token_to_last_ms=(rec["last_token_at"] - rec["first_token_at"]) * 1000,
+                enter_to_request_ms=(rec["received_at"] - t_enter) * 1000,
+                first_token_to_on_screen_ms=(seen_wall - rec["first_token_at"]) * 1000,
+                last_token_to_on_screen_ms=(seen_wall - rec["last_token_at"]) * 1000,
+            )
+    t.quit()
+    print(json.dumps(out))
+
+
+# ------------------------------------------------------------------- server
+
+
+def reply_tokens(n, marker):
+    """A Markdown reply of `n` tokens (~4 bytes each): prose, lists, code."""
+    prose = (
+        " The reader hands out one line at a time, so memory stays flat however"
+        " large the file is; errors are reported per line, which is why the loop"
+        " uses a question mark inside."
+    ).split(" ")
+    code = [
+        "\n```rust\n",
+        "fn",
+        " count",
+        "(path",
+        ": &str)",
+        " ->",
+        " usize",
+        " {\n",
+        "    let",
+        " n",
+        " =",
+        " 0;\n",
+        "    n\n",
+        "}\n",
+        "```\n\n",
+    ]
+    toks, block = [], 0
+    while len(toks) < n - 1:
+        block += 1
+        if block % 5 == 0:
+            toks.extend(code)
+        elif block % 5 == 3:
+            toks.extend(["\n- item", f" {block}", ":", " a", " short", " note\n"] * 3 + ["\n"])
+        else:
+            for w in prose:
+                toks.append(" " + w)
+            toks.append("\n\n")
+    toks = toks[: n - 1]
+    toks.append(" " + marker)
+    return toks
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        received = time.time()
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        try:
+            req = json.loads(body)
+            msgs = [m for m in req.get("messages", []) if m.get("role") == "user"]
+            content = msgs[-1]["content"] if msgs else ""
+            if isinstance(content, list):
+                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        except (ValueError, KeyError, TypeError):
+            content = ""
+        srv = self.server
+        rate = srv.rate
+        if content.startswith(srv.stream_prefix):
+            # "stream@2000 ..." paces the reply at 2,000 tokens/s.
+            head = content.split(" ", 1)[0]
+            if "@" in head:
+                rate = float(head.split("@", 1)[1])
+            toks = reply_tokens(srv.tokens, MARKER + content.rsplit(" ", 1)[-1])
+        else:
+            toks = ["ok"]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.flush()
+        rec = {"text": content, "received_at": received, "tokens": len(toks)}
+        gap = 1.0 / rate if rate else 0.0
+        start = time.monotonic()
+        for n, tok in enumerate(toks):
+            if gap:
+                delay = start + n * gap - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            chunk = {
+                "id": "chatcmpl-bench",
+                "object": "chat.completion.chunk",
+                "created": int(received),
+                "model": "bench",
+                "choices": [{"index": 0, "delta": {"content": tok}, "finish_reason": None}],
+            }
+            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+            self.wfile.flush()  # one write per token, as a real server does
+            if n == 0:
+                rec["first_token_at"] = time.time()
+        rec["last_token_at"] = time.time()
+        fin = {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion.chunk",
+            "created": int(received),
+            "model": "bench",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        }
+        self.wfile.write(b"data: " + json.dumps(fin).encode() + b"\n\ndata: [DONE]\n\n")
+        self.wfile.flush()
+        with srv.log_lock:
+            with open(srv.log_path, "a") as f:
+                f.write(json.dumps(rec) + "\n")
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def cmd_server(a):
+    srv = Server(("127.0.0.1", a.port), Handler)
+    srv.tokens, srv.rate = a.tokens, a.rate
+    srv.stream_prefix = a.stream_prefix
+    srv.log_path, srv.log_lock = a.log, threading.Lock()
+    with open(a.port_file + ".tmp", "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.rename(a.port_file + ".tmp", a.port_file)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    srv.serve_forever()
+
+
+# ------------------------------------------------------------------ reports
+
+
+def percentile(sorted_vals, p):
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_vals:
+        return float("nan")
+    k = max(1, -(-len(sorted_vals) * p // 100))
+    return sorted_vals[int(k) - 1]
+
+
+def cmd_latency(a):
+    """Due-to-request latency of `bench-due <ms>` items, from the server log."""
+    lat = []
+    with open(a.server_log) as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec.get("text", "").startswith("bench-due "):
+                due = int(rec["text"].split()[1])
+                lat.append(rec["received_at"] * 1000 - due)
+    lat.sort()
+    print(
+        json.dumps(
+            {
+                "count": len(lat),
+                "p50_ms": percentile(lat, 50),
+                "p99_ms": percentile(lat, 99),
+                "max_ms": lat[-1] if lat else None,
+                "min_ms": lat[0] if lat else None,
+            }
+        )
+    )
+
+
+def cmd_count(a):
+    """How many requests whose text starts with PREFIX the server has logged."""
+    n = 0
+    try:
+        with open(a.server_log) as f:
+            n = sum(1 for line in f if json.loads(line).get("text", "").startswith(a.prefix))
+    except FileNotFoundError:
+        pass
+    print(n)
+
+
+def criterion_median_ms(root, bench_id):
+    """Median estimate of a criterion benchmark run in this invocation, or None."""
+    path = os.path.join(root, bench_id, "new", "estimates.json")
+    try:
+        if os.path.getmtime(path) < time.time() - 24 * 3600:
+            return None
+        with open(path) as f:
+            return json.load(f)["median"]["point_estimate"] / 1e6
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def cmd_report(a):
+    res = {}
+    with open(a.results) as f:
+        for line in f:
+            rec = json.loads(line)
+            res[rec.pop("step")] = rec
+
+    def get(step, key):
+        v = res.get(step, {}).get(key)
+        return v if isinstance(v, (int, float)) else None
+
+    rows = []
+
+    def row(figure, target, value, limit, unit, fmt="{:.1f}", note=""):
+        if value is None:
+            rows.append((figure, target, "not measured" + (f" ({note})" if note else ""), "—"))
+            return
+        shown = fmt.format(value) + " " + unit + (f" ({note})" if note else "")
+        verdict = "—" if limit is None else ("pass" if value <= limit else "**FAIL**")
+        rows.append((figure, target, shown, verdict))
+
+    for step, label, target, limit in (
+        ("first_frame_empty", "empty DB", "< 10 ms", 10),
+        ("first_frame_large", "1,000 conv / 200,000 msg / 10,000 scheduled", "< 100 ms", 100),
+    ):
+        ff = res.get(step, {}).get("first_frame_ms") or []
+        row(f"Time to first frame, {label} (median of {len(ff)})", target,
+            res.get(step, {}).get("median_ms"), limit, "ms",
+            note=f"min {min(ff):.1f}, max {max(ff):.1f}" if ff else "")
+    kb = lambda v: None if v is None else v / 1024
+    row("Resident memory after start, empty DB", "≤ 15 MB", kb(get("session_empty", "rss_start_kb")), 15, "MB")
+    row("Resident memory after start, large DB", "< 60 MB", kb(get("session_large", "rss_start_kb")), 60, "MB")
+    row("Resident memory after a 4,000-token reply, empty DB", "(none set)",
+        kb(get("session_empty", "rss_after_reply_kb")), None, "MB")
+    row("Resident memory after a 4,000-token reply, large DB", "< 60 MB",
+        kb(get("session_large", "rss_after_reply_kb")), 60, "MB")
+    for step, label in (("session_empty", "empty DB"), ("session_large", "large DB")):
+        srv = get(step, "server_first_token_to_last_ms")
+        row(f"CPU time for a 4,000-token reply at full speed, {label}", "≤ 200 ms",
+            get(step, "reply_cpu_ms"), 200, "ms",
+            note=f"server sent it in {srv:.0f} ms" if srv is not None else "")
+        row(f"Reply fully on screen after the server's last token, full speed, {label}", "≤ 100 ms",
+            get(step, "last_token_to_on_screen_ms"), 100, "ms",
+            note=f"{get(step, 'first_token_to_on_screen_ms'):.0f} ms after the first token"
+            if get(step, "first_token_to_on_screen_ms") is not None else "")
+    srv = get("session_paced", "server_first_token_to_last_ms")
+    row("CPU time for a 4,000-token reply at 2,000 tokens/s, empty DB", "(≤ 200 ms at full speed)",
+        get("session_paced", "reply_cpu_ms"), None, "ms",
+        note=f"server sent it in {srv:.0f} ms" if srv is not None else "")
+    row("Reply fully on screen after the server's last token, 2,000 tokens/s", "≤ 100 ms",
+        get("session_paced", "last_token_to_on_screen_ms"), 100, "ms")
+    lat = res.get("latency", {})
+    cnt = lat.get("count")
+    row("Due-to-request latency, p50 (`tock daemon`, large DB)", "< 50 ms", lat.get("p50_ms"), 50, "ms",
+        note=f"{cnt} items" if cnt is not None else "")
+    row("Due-to-request latency, p99", "< 50 ms", lat.get("p99_ms"), 50, "ms",
+        note=f"max {lat['max_ms']:.1f} ms" if lat.get("max_ms") is not None else "")
+    for step, label in (("session_empty", "empty DB"), ("session_large", "large DB")):
+        secs = get(step, "idle_seconds")
+        row(f"Idle CPU over {secs or 30:.0f} s, {label}", "0 (one tick = 10 ms)", get(step, "idle_cpu_ms"), 0, "ms",
+            fmt="{:.0f}")
+        row(f"Idle wake-ups (voluntary context switches, all threads) over {secs or 30:.0f} s, {label}",
+            "only the 30 s clock check (≤ 2)", get(step, "idle_voluntary_switches"), 2, "", fmt="{:.0f}",
+            note=f"{get(step, 'idle_bytes_written'):.0f} bytes written to the terminal"
+            if get(step, "idle_bytes_written") is not None else "")
+    root = a.criterion
+    if root:
+        for bench_id, label in (
+            ("chat_5000/warm", "Frame of a 5,000-message conversation, chat view, warm (criterion)"),
+            ("view_5000/warm", "Frame of a 5,000-message conversation, whole screen (criterion)"),
+            ("chat_5000/warm_top", "Same, scrolled to the top of the history (criterion)"),
+            ("chat_5000/cold", "First frame of a 5,000-message conversation, nothing cached (criterion)"),
+            ("stream_token/view", "One streamed token: append + whole-screen frame, 8–12 KB reply (criterion)"),
+        ):
+            row(label, "< 5 ms" if "cold" not in bench_id else "(< 100 ms: first frame)",
+                criterion_median_ms(root, bench_id), 100 if "cold" in bench_id else 5, "ms", fmt="{:.3f}")
+
+    print("| figure | target | result | |")
+    print("|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def tui_args(s):
+        s.add_argument("--bin", required=True)
+        s.add_argument("--rows", type=int, default=30)
+        s.add_argument("--cols", type=int, default=100)
+        s.add_argument("--timeout", type=float, default=20.0)
+
+    s = sub.add_parser("first-frame")
+    tui_args(s)
+    s.add_argument("--runs", type=int, default=10)
+    s.add_argument("--pause", type=float, default=0.2, help="seconds between runs")
+    s.set_defaults(fn=cmd_first_frame)
+
+    s = sub.add_parser("session")
+    tui_args(s)
+    s.add_argument("--settle", type=float, default=2.0, help="seconds after the first frame before RSS")
+    s.add_argument("--idle", type=float, default=0.0, help="measure idle CPU over this many seconds")
+    s.add_argument("--send", help="type this message (plus a random word) and time the reply")
+    s.add_argument("--server-log")
+    s.add_argument("--after", type=float, default=0.5, help="seconds after the marker before CPU/RSS")
+    s.set_defaults(fn=cmd_session)
+
+    s = sub.add_parser("server")
+    s.add_argument("--port", type=int, default=0)
+    s.add_argument("--port-file", required=True)
+    s.add_argument("--log", required=True)
+    s.add_argument("--tokens", type=int, default=4000)
+    s.add_argument("--rate", type=float, default=0.0, help="tokens/s; 0 = as fast as possible")
+    s.add_argument("--stream-prefix", default="stream", help="messages starting with this get the long reply")
+    s.set_defaults(fn=cmd_server)
+
+    s = sub.add_parser("latency")
+    s.add_argument("--server-log", required=True)
+    s.set_defaults(fn=cmd_latency)
+
+    s = sub.add_parser("count")
+    s.add_argument("--server-log", required=True)
+    s.add_argument("--prefix", required=True)
+    s.set_defaults(fn=cmd_count)
+
+    s = sub.add_parser("report")
+    s.add_argument("--results", required=True)
+    s.add_argument("--criterion", help="target/criterion directory, for the frame figures")
+    s.set_defaults(fn=cmd_report)
+
+    a = p.parse_args()
+    a.fn(a)
+
+
+if __name__ == "__main__":
+    main()

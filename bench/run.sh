@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Measure the real tock binary against SPEC §3's performance targets and
+# print a Markdown table (figure, target, result, pass/fail).
+#
+#   bench/run.sh [--quick] [--no-criterion]
+#
+#   --quick         3 first-frame runs instead of 10, 5 s idle windows instead of 30 s
+#   --no-criterion  skip the criterion frame benches (cargo bench --bench render)
+#
+# Needs: the Rust toolchain, bash, python3 (standard library only), Linux /proc.
+# Uses CARGO_TARGET_DIR if set (default: target/). Everything it creates lives
+# in a temporary directory that is removed at the end (kept, and named, with
+# TOCK_BENCH_KEEP=1); it never touches your own database, config or logs.
+set -euo pipefail
+
+QUICK=0
+CRITERION=1
+for arg in "$@"; do
+    case "$arg" in
+        --quick) QUICK=1 ;;
+        --no-criterion) CRITERION=0 ;;
+        -h | --help)
+            sed -n '2,12p' "$0"
+            exit 0
+            ;;
+        *)
+            echo "unknown option: $arg" >&2
+            exit 2
+            ;;
+    esac
+done
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+case "$TARGET" in /*) ;; *) TARGET=$ROOT/$TARGET ;; esac
+PROBE=(python3 "$ROOT/bench/pty_probe.py")
+RUNS=10
+IDLE=30
+if [ "$QUICK" = 1 ]; then
+    RUNS=3
+    IDLE=5
+fi
+
+log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+LOAD_START=$(load)
+log "building (release)…"
+cargo build --release --locked --bin tock --bin tock-seed >&2
+TOCK=$TARGET/release/tock
+SEED=$TARGET/release/tock-seed
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tock-bench.XXXXXX")
+SERVER_PID=
+DAEMON_PID=
+cleanup() {
+    [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null || true
+    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+    wait 2>/dev/null || true
+    if [ -n "${TOCK_BENCH_KEEP:-}" ]; then log "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+# A clean environment: no config file, logs in the work dir, and the local
+# server as the only provider.
+unset ANTHROPIC_API_KEY ANTHROPIC_BASE_URL OLLAMA_HOST TOCK_MODEL TOCK_LOG TMUX
+export TOCK_CONFIG=$WORK/no-config.toml
+export TOCK_LOG_DIR=$WORK/log
+RESULTS=$WORK/results.jsonl
+: >"$RESULTS"
+record() { # record STEP JSON
+    python3 -c 'import json,sys; d=json.loads(sys.argv[2]); d["step"]=sys.argv[1]; print(json.dumps(d))' \
+        "$1" "$2" >>"$RESULTS"
+}
+
+SERVER_LOG=$WORK/server.jsonl
+"${PROBE[@]}" server --port-file "$WORK/port" --log "$SERVER_LOG" --tokens 4000 &
+SERVER_PID=$!
+for _ in $(seq 100); do
+    [ -s "$WORK/port" ] && break
+    sleep 0.05
+done
+export OPENAI_BASE_URL="http://127.0.0.1:$(cat "$WORK/port")/v1"
+export OPENAI_API_KEY=bench
+
+EMPTY=$WORK/empty.db
+LARGE=$WORK/large.db
+
+log "first frame, empty database ($RUNS runs after one that creates it)…"
+export TOCK_DB=$EMPTY
+"${PROBE[@]}" first-frame --bin "$TOCK" --runs 1 >/dev/null
+record first_frame_empty "$("${PROBE[@]}" first-frame --bin "$TOCK" --runs "$RUNS")"
+
+log "seeding the large database…"
+"$SEED" --db "$LARGE" --conversations 1000 --messages 200000 --scheduled 10000
+export TOCK_DB=$LARGE
+log "first frame, large database ($RUNS runs after one that warms the page cache)…"
+"${PROBE[@]}" first-frame --bin "$TOCK" --runs 1 >/dev/null
+record first_frame_large "$("${PROBE[@]}" first-frame --bin "$TOCK" --runs "$RUNS")"
+
+for db in empty large; do
+    if [ "$db" = empty ]; then export TOCK_DB=$EMPTY; else export TOCK_DB=$LARGE; fi
+    log "session, $db database: memory, ${IDLE} s idle, a 4,000-token reply at full speed…"
+    record "session_$db" "$("${PROBE[@]}" session --bin "$TOCK" --idle "$IDLE" \
+        --send "stream full speed ($db)" --server-log "$SERVER_LOG")"
+done
+
+log "session, empty database: a 4,000-token reply at 2,000 tokens/s…"
+export TOCK_DB=$EMPTY
+record session_paced "$("${PROBE[@]}" session --bin "$TOCK" \
+    --send "stream@2000 paced" --server-log "$SERVER_LOG")"
+
+log "due-to-request latency: 100 items due over 10 s, tock daemon on the large database…"
+export TOCK_DB=$LARGE
+"$SEED" --db "$LARGE" --due 100 --due-start-ms 3000 --due-spread-ms 10000
+"$TOCK" daemon 2>"$WORK/daemon.log" &
+DAEMON_PID=$!
+for _ in $(seq 300); do # up to 30 s
+    n=$("${PROBE[@]}" count --server-log "$SERVER_LOG" --prefix "bench-due ")
+    [ "$n" -ge 100 ] && break
+    sleep 0.1
+done
+kill -TERM "$DAEMON_PID" 2>/dev/null || true
+wait "$DAEMON_PID" 2>/dev/null || true
+DAEMON_PID=
+record latency "$("${PROBE[@]}" latency --server-log "$SERVER_LOG")"
+
+CRITERION_DIR=
+if [ "$CRITERION" = 1 ]; then
+    log "criterion: frame benches (cargo bench --bench render -- --quick)…"
+    CARGO_TARGET_DIR=$TARGET cargo bench --locked --bench render -- --quick \
+        'chat_5000/(warm|warm_top|cold)$|view_5000/warm|stream_token/view' >&2
+    CRITERION_DIR=$TARGET/criterion
+fi
+LOAD_END=$(load)
+
+echo
+echo "tock $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?') · $(date -u +%Y-%m-%dT%H:%MZ) ·" \
+    "$(nproc) CPUs · load average $LOAD_START at start, $LOAD_END at the end"
+echo
+"${PROBE[@]}" report --results "$RESULTS" ${CRITERION_DIR:+--criterion "$CRITERION_DIR"}
