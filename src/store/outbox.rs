@@ -243,7 +243,7 @@ impl Store {
         let filter = if all {
             ""
         } else {
-            "AND status NOT IN ('sent', 'canceled')"
+            "AND status IN ('pending', 'sending', 'failed', 'expired')"
         };
         self.query_items(
             &format!(
