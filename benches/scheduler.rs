@@ -13,6 +13,8 @@
 //!   back (`release_unattempted`) so the next iteration can claim it again.
 //! - `tick`: `dispatchable` + `next_ready_at`, i.e. one wake-up of the loop
 //!   when nothing can be dispatched (every due head is taken back at once).
+//! - `list_items`: every unfinished item, which the TUI loads at start and
+//!   after each outbox change (status-bar counts, F2).
 use std::hint::black_box;
 use std::path::Path;
 
@@ -112,6 +114,11 @@ fn bench(c: &mut Criterion) {
                 assert!(s.claim(head, "bench", NOW).expect("claim"));
                 assert!(s.release_unattempted(head, "bench", NOW).expect("release"));
             })
+        });
+        // Not the scheduler, but the same table: the TUI loads every unfinished
+        // item at start and after each outbox change (status-bar counts, F2).
+        g.bench_with_input(BenchmarkId::new("list_items", label), &store, |b, s| {
+            b.iter(|| black_box(s.list_items(false).expect("list_items")))
         });
         g.bench_with_input(BenchmarkId::new("tick", label), &store, |b, s| {
             b.iter(|| {
