@@ -583,6 +583,11 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     }
     let left = Line::from(spans);
     let help = Span::styled(" F1 help · F2 scheduled ", dim());
+    // The key hint gives way when the status needs the room (a message must not be cut off).
+    if left.width() + help.width() > area.width as usize {
+        f.render_widget(Paragraph::new(left), area);
+        return;
+    }
     let [l, r] = Layout::horizontal([Constraint::Min(10), Constraint::Length(help.width() as u16)])
         .areas(area);
     f.render_widget(Paragraph::new(left), l);
