@@ -398,7 +398,10 @@ fn strip_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         let (badge, style) = item_state(it, now, &now_local);
         let sel = focused && i == app.strip_sel;
         let marker = if sel { "› " } else { "  " };
-        let used = marker.len() + badge.chars().count() + 3;
+        // Display columns, not bytes or chars: "›" is 3 bytes and "⏰"/"⏳" are 2 columns wide.
+        let used = unicode_width::UnicodeWidthStr::width(marker)
+            + unicode_width::UnicodeWidthStr::width(badge.as_str())
+            + 3;
         let text = elide(&it.text, (width as usize).saturating_sub(used).max(8));
         let mut text_style = Style::new();
         if sel {
