@@ -228,11 +228,15 @@ fn draw_sidebar(f: &mut Frame, app: &mut App, area: Rect) {
             Span::styled(marker, Style::new().fg(Color::Yellow)),
             Span::styled(elide(title, w.saturating_sub(3)), style),
         ]));
-        let mut meta = format!("  {}", when::relative(*updated, now).replace("in ", ""));
+        let mut meta = when::relative(*updated, now).replace("in ", "");
         if pending > 0 {
             meta.push_str(&format!(" · {pending} pending"));
         }
-        lines.push(Line::styled(elide(&meta, w), dim()));
+        // Indented under the title (elide() trims, so the indent is added after).
+        lines.push(Line::styled(
+            format!("  {}", elide(&meta, w.saturating_sub(2))),
+            dim(),
+        ));
     }
     if convs.is_empty() {
         lines.push(Line::styled(" no match", dim()));
