@@ -1417,12 +1417,15 @@ impl App {
                     Status::Expired => "expired",
                     Status::Failed => "failed",
                 };
-                let when = if t.status == Status::Sent {
-                    format!("fired {}", when::absolute(due_utc, &now_local))
-                } else {
-                    // Rounded to the minute so the card re-renders once a minute, not every frame.
-                    let minute = now - now.rem_euclid(60_000);
-                    format!("fires {}", when::preview(due_utc, &now_fixed(minute)))
+                let when = match t.status {
+                    Status::Sent => format!("fired {}", when::absolute(due_utc, &now_local)),
+                    Status::Pending | Status::Sending => {
+                        // Rounded to the minute so the card re-renders once a minute, not every frame.
+                        let minute = now - now.rem_euclid(60_000);
+                        format!("fires {}", when::preview(due_utc, &now_fixed(minute)))
+                    }
+                    // Canceled, expired or failed: it will not fire.
+                    _ => format!("was due {}", when::absolute(due_utc, &now_local)),
                 };
                 super::chat::TaskCard {
                     job_id: job,
