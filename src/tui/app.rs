@@ -98,6 +98,8 @@ pub struct App {
     /// Sidebar rows at the last frame, for mouse clicks: (y, conversation id).
     pub sidebar_rows: Vec<(u16, i64)>,
     pub in_tmux: bool,
+    /// First row shown in the help popup (clamped when drawn).
+    pub help_scroll: u16,
 }
 
 fn new_composer() -> TextArea<'static> {
@@ -147,6 +149,7 @@ impl App {
             chat_width: 80,
             sidebar_rows: Vec::new(),
             in_tmux: std::env::var_os("TMUX").is_some(),
+            help_scroll: 0,
         };
         app.reload_convs()?;
         let last = app
@@ -827,7 +830,25 @@ impl App {
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         match overlay {
             Overlay::Help => {
-                // Any key closes help.
+                // Arrows and paging scroll a help taller than the screen; any other key closes it.
+                let page = i32::from(self.chat_height.saturating_sub(2).max(1));
+                let delta = match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => Some(-1),
+                    KeyCode::Down | KeyCode::Char('j') => Some(1),
+                    KeyCode::PageUp => Some(-page),
+                    KeyCode::PageDown => Some(page),
+                    KeyCode::Home => Some(-i32::from(u16::MAX)),
+                    KeyCode::End => Some(i32::from(u16::MAX)),
+                    _ => None,
+                };
+                match delta {
+                    Some(d) => {
+                        self.help_scroll =
+                            (i32::from(self.help_scroll) + d).clamp(0, i32::from(u16::MAX)) as u16;
+                        self.overlay = Some(Overlay::Help);
+                    }
+                    None => self.help_scroll = 0,
+                }
             }
             Overlay::Scheduled(mut pane) => match pane.handle_key(key, &self.engine, self.now()) {
                 PaneAction::Close => {}

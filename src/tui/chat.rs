@@ -276,7 +276,7 @@ pub fn boxed(
 }
 
 /// Greedy word wrap to `width` columns (words longer than a row are split).
-fn wrap_words(s: &str, width: usize) -> Vec<String> {
+pub fn wrap_words(s: &str, width: usize) -> Vec<String> {
     use unicode_width::UnicodeWidthChar;
     let mut rows = vec![String::new()];
     let mut w = 0;

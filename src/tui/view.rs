@@ -92,7 +92,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     let now = app.now();
     match &app.overlay {
         None => {}
-        Some(Overlay::Help) => draw_help(f, area),
+        Some(Overlay::Help) => draw_help(f, area, &mut app.help_scroll),
         Some(Overlay::Scheduled(p)) => {
             f.render_widget(Clear, area);
             p.render(area, f.buffer_mut(), now);
@@ -601,8 +601,26 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(Paragraph::new(help), r);
 }
 
-fn draw_help(f: &mut Frame, area: Rect) {
+fn draw_help(f: &mut Frame, area: Rect, scroll: &mut u16) {
+    // Key column, then the explanation word-wrapped beside it, so that every
+    // line can be read at 80 columns; taller than the screen, it scrolls.
+    const KEY_COL: usize = 28;
+    let w = area.width.saturating_sub(4).min(100);
+    let text_w = (w as usize).saturating_sub(2 + KEY_COL).max(12);
     let mut lines: Vec<Line> = Vec::new();
+    let row = |lines: &mut Vec<Line>, keys: &str, help: &str| {
+        for (i, part) in chat::wrap_words(help, text_w).into_iter().enumerate() {
+            let k = if i == 0 {
+                format!("  {keys:<26}")
+            } else {
+                " ".repeat(KEY_COL)
+            };
+            lines.push(Line::from(vec![
+                Span::styled(k, Style::new().fg(Color::Yellow)),
+                Span::raw(part),
+            ]));
+        }
+    };
     for ctx in [
         Ctx::Global,
         Ctx::Composer,
@@ -618,10 +636,7 @@ fn draw_help(f: &mut Frame, area: Rect) {
             .iter()
             .filter(|b| b.ctx == ctx && !b.keys.is_empty())
         {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<26}", b.keys), Style::new().fg(Color::Yellow)),
-                Span::raw(b.help),
-            ]));
+            row(&mut lines, b.keys, b.help);
         }
     }
     lines.push(Line::styled(
@@ -629,21 +644,24 @@ fn draw_help(f: &mut Frame, area: Rect) {
         Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
     ));
     for (c, h) in COMMANDS {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {c:<26}"), Style::new().fg(Color::Yellow)),
-            Span::raw(*h),
-        ]));
+        row(&mut lines, c, h);
     }
     let h = (lines.len() as u16 + 2).min(area.height);
-    let r = centered(area, area.width.saturating_sub(4).min(100), h);
+    let max = (lines.len() as u16).saturating_sub(h.saturating_sub(2));
+    *scroll = (*scroll).min(max);
+    let r = centered(area, w, h);
+    let mut block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .title(if max > 0 {
+            " tock — keys (↑/↓ PgUp/PgDn scroll · other keys close) "
+        } else {
+            " tock — keys (any key closes) "
+        })
+        .border_style(Style::new().fg(Color::Cyan));
+    if *scroll < max {
+        block =
+            block.title_bottom(Line::from(format!(" ↓ {} more ", max - *scroll)).right_aligned());
+    }
     f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines).block(
-            Block::bordered()
-                .border_type(BorderType::Rounded)
-                .title(" tock — keys (any key closes) ")
-                .border_style(Style::new().fg(Color::Cyan)),
-        ),
-        r,
-    );
+    f.render_widget(Paragraph::new(lines).scroll((*scroll, 0)).block(block), r);
 }
