@@ -52,7 +52,7 @@ pub enum Overlay {
     Help,
     Scheduled(Box<ScheduledPane>),
     Picker(TimePicker),
-    Prompt(Prompt),
+    Prompt(Box<Prompt>),
     Confirm(Confirm, String),
 }
 
@@ -728,12 +728,12 @@ impl App {
         let mut input = TextArea::default();
         input.set_cursor_line_style(ratatui::style::Style::default());
         input.insert_str(initial);
-        self.overlay = Some(Overlay::Prompt(Prompt {
+        self.overlay = Some(Overlay::Prompt(Box::new(Prompt {
             kind,
             title: title.into(),
             input,
             error: None,
-        }));
+        })));
     }
 
     fn confirm_delete(&mut self, id: i64, title: &str) {
