@@ -319,6 +319,12 @@ fn draw_chat(f: &mut Frame, app: &mut App, area: Rect) {
         ));
     }
     let total = chat::draw(&mut app.entries, &tail, app.scroll, area, f.buffer_mut());
+    // Keep the offset within the history, so that scrolling back down after Ctrl+Home
+    // (or paging up past the top) moves the view at once.
+    if let Some(n) = app.scroll.from_bottom {
+        let max = total.saturating_sub(area.height as usize);
+        app.scroll.from_bottom = (n.min(max) > 0).then_some(n.min(max));
+    }
     if app.entries.is_empty() && tail.is_empty() {
         let hint = vec![
             Line::styled(
