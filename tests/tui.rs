@@ -113,6 +113,12 @@ impl Ui {
             self.ch(c);
         }
     }
+    /// Backspace `n` times (the text inputs' Ctrl+U is undo, not "delete line").
+    fn erase(&mut self, n: usize) {
+        for _ in 0..n {
+            self.press(KeyCode::Backspace);
+        }
+    }
     fn enter(&mut self) {
         self.press(KeyCode::Enter);
     }
@@ -808,7 +814,7 @@ async fn strip_edit_changes_the_text() {
     ui.press(KeyCode::Tab);
     ui.ch('e');
     assert!(matches!(ui.app.overlay, Some(Overlay::Prompt(_))));
-    ui.key(KeyCode::Char('u'), KeyModifiers::CONTROL); // delete the line
+    ui.erase(20);
     ui.typ("original text");
     ui.key(KeyCode::Enter, KeyModifiers::ALT);
     ui.typ("and more");
@@ -1362,4 +1368,361 @@ async fn the_help_popup_lists_every_binding() {
     for (c, _) in keymap::COMMANDS {
         assert!(s.contains(c), "{c} missing from help");
     }
+}
+
+// ----- more of what a user does ---------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_finishing_elsewhere_notifies_without_a_keypress() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("slow")], gate.clone())]);
+    ui.start().await;
+    ui.say("the slow question");
+    ui.settle().await;
+    ui.ctrl('n');
+    assert!(ui.app.output.raw.is_empty());
+    gate.notify_one();
+    ui.settle().await;
+    assert!(
+        ui.status_line().starts_with("reply finished in “"),
+        "{}",
+        ui.status_line()
+    );
+    let raw = ui.app.output.raw.concat();
+    assert!(raw.starts_with('\x07'), "bell: {raw:?}");
+    assert!(
+        raw.contains("\x1b]9;tock: reply finished"),
+        "OSC 9: {raw:?}"
+    );
+    assert!(raw.contains("\x1b]777;notify;tock;"), "OSC 777: {raw:?}");
+    assert!(ui.screen(80, 24).contains("reply finished"));
+    // A reply in the conversation in view does not ring.
+    ui.app.output.raw.clear();
+    ui.say("here");
+    ui.settle().await;
+    assert!(ui.app.output.raw.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn scrolling_a_long_conversation() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    for i in 0..30 {
+        ui.say(&format!("message number {i}"));
+        ui.settle().await;
+    }
+    let s = ui.screen(80, 24);
+    assert!(s.contains("message number 29") && !s.contains("message number 0\n"));
+    ui.press(KeyCode::PageUp);
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("message number 29"), "{s}");
+    assert!(s.contains("End: jump to latest"), "{s}");
+    ui.key(KeyCode::Home, KeyModifiers::CONTROL);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("│  message number 0 "), "{s}");
+    ui.app
+        .on_terminal(TermEvent::Mouse(ratatui::crossterm::event::MouseEvent {
+            kind: ratatui::crossterm::event::MouseEventKind::ScrollDown,
+            column: 40,
+            row: 10,
+            modifiers: KeyModifiers::NONE,
+        }));
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("│  message number 0 "), "{s}");
+    // End on an empty composer jumps back to the latest.
+    ui.press(KeyCode::End);
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("message number 29") && !s.contains("jump to latest"),
+        "{s}"
+    );
+    ui.key(KeyCode::Up, KeyModifiers::SHIFT);
+    assert_eq!(ui.app.scroll.from_bottom, Some(1));
+    ui.key(KeyCode::End, KeyModifiers::CONTROL);
+    assert_eq!(ui.app.scroll.from_bottom, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn scrolled_up_during_a_stream_says_new_text_is_below() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    for i in 0..10 {
+        ui.say(&format!("filler {i}"));
+        ui.settle().await;
+    }
+    ui.h.provider
+        .push(Step::Hold(vec![text("streaming now")], gate.clone()));
+    ui.say("one more");
+    ui.settle().await;
+    ui.press(KeyCode::PageUp);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("new text below — End to jump to latest"), "{s}");
+    gate.notify_one();
+    ui.settle().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn clicking_a_conversation_in_the_sidebar_opens_it() {
+    init_env();
+    let h = harness(vec![]);
+    let older = h
+        .engine
+        .store()
+        .create_conversation(Some("Older"), "user", T0 - 60_000)
+        .unwrap();
+    h.engine
+        .store()
+        .create_conversation(Some("Newer"), "user", T0)
+        .unwrap();
+    let mut ui = Ui::on(h);
+    let s = ui.screen(80, 24);
+    let row = s.lines().position(|l| l.contains("Older")).unwrap() as u16;
+    ui.app
+        .on_terminal(TermEvent::Mouse(ratatui::crossterm::event::MouseEvent {
+            kind: ratatui::crossterm::event::MouseEventKind::Down(
+                ratatui::crossterm::event::MouseButton::Left,
+            ),
+            column: 5,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }));
+    assert_eq!(ui.conv(), older);
+    assert!(ui.screen(80, 24).contains("▸ Older"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn sidebar_search_and_rename() {
+    init_env();
+    let h = harness(vec![]);
+    for t in ["Trip to Lisbon", "Rust lifetimes", "Lisp macros"] {
+        h.engine
+            .store()
+            .create_conversation(Some(t), "user", T0)
+            .unwrap();
+    }
+    let mut ui = Ui::on(h);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    ui.ch('/');
+    ui.typ("lis");
+    let titles: Vec<String> = ui
+        .app
+        .visible_convs()
+        .iter()
+        .map(|c| c.display_title())
+        .collect();
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(titles.iter().all(|t| t.to_lowercase().contains("lis")));
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("Rust lifetimes") && s.contains("/lis"), "{s}");
+    ui.enter();
+    assert_eq!(ui.app.search, "lis");
+    ui.ch('/');
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.search, "", "Esc clears the filter");
+    assert_eq!(ui.app.visible_convs().len(), 3);
+    // Rename the selected one.
+    let target = ui.app.visible_convs()[ui.app.sidebar_sel].id;
+    ui.ch('r');
+    ui.erase(20);
+    ui.typ("Renamed");
+    ui.enter();
+    assert!(ui.app.overlay.is_none());
+    assert_eq!(
+        ui.store()
+            .conversation(target)
+            .unwrap()
+            .unwrap()
+            .title
+            .as_deref(),
+        Some("Renamed")
+    );
+    // An empty title is refused in place.
+    ui.ch('r');
+    ui.erase(20);
+    ui.enter();
+    assert!(matches!(ui.app.overlay, Some(Overlay::Prompt(_))));
+    assert!(ui.screen(80, 24).contains("a title cannot be empty"));
+    ui.press(KeyCode::Esc);
+    assert!(ui.app.overlay.is_none());
+    // Enter opens the selected conversation.
+    ui.ch('j');
+    let sel = ui.app.visible_convs()[ui.app.sidebar_sel].id;
+    ui.enter();
+    assert_eq!((ui.conv(), ui.app.focus), (sel, Focus::Composer));
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_reschedule_with_a_live_preview() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 1h check the build");
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::Tab);
+    ui.ch('r');
+    ui.typ("blah");
+    assert!(ui.screen(80, 24).contains("✗ "));
+    ui.enter();
+    assert!(
+        matches!(ui.app.overlay, Some(Overlay::Prompt(_))),
+        "an unreadable time keeps the prompt open"
+    );
+    assert_eq!(ui.row(id).due_at, Some(T0 + 3_600_000));
+    ui.erase(20);
+    ui.typ("3h");
+    let s = ui.screen(80, 24);
+    assert!(s.contains("⏰ sends Mon 30 Nov 03:53, in 3h"), "{s}");
+    ui.enter();
+    assert!(ui.app.overlay.is_none());
+    assert_eq!(ui.row(id).due_at, Some(T0 + 3 * 3_600_000));
+    assert!(ui.status_line().starts_with("rescheduled"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_retry_a_failed_item() {
+    let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent("400 Bad Request"))]);
+    ui.start().await;
+    ui.say("try me");
+    ui.settle().await;
+    let id = ui.rows()[0].id;
+    assert_eq!(ui.row(id).status, Status::Failed);
+    ui.press(KeyCode::Tab);
+    ui.key(KeyCode::Char('R'), KeyModifiers::SHIFT);
+    ui.settle().await;
+    assert_eq!(ui.row(id).status, Status::Sent);
+    assert_eq!(ui.user_texts(), vec!["try me"]);
+    assert_eq!(ui.app.focus, Focus::Composer, "the strip is empty again");
+}
+
+#[tokio::test(start_paused = true)]
+async fn denying_a_tool_call_schedules_nothing() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.waiting_approval().is_some());
+    // With text in the composer, y and n are typed, not answers.
+    ui.typ("ok yn");
+    assert!(ui.app.waiting_approval().is_some());
+    ui.app.set_composer("");
+    ui.ch('n');
+    ui.settle().await;
+    assert!(ui.app.waiting_approval().is_none());
+    assert!(ui.rows().iter().all(|r| r.kind != Kind::Task));
+    assert_eq!(ui.status_line(), "denied");
+}
+
+#[tokio::test(start_paused = true)]
+async fn model_and_role_commands() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/model");
+    assert!(
+        ui.status_line().starts_with("model: echo (echo)"),
+        "{}",
+        ui.status_line()
+    );
+    ui.say("/model nonesuch");
+    let (msg, is_err) = ui.app.status.clone().unwrap();
+    assert!(is_err && msg.contains("unknown model"), "{msg}");
+    assert_eq!(ui.app.current_conv().unwrap().model, None);
+    ui.say("/role");
+    assert!(
+        ui.status_line().starts_with("role: none"),
+        "{}",
+        ui.status_line()
+    );
+    ui.say("/role pirate");
+    assert!(ui.app.status.clone().unwrap().1);
+    assert_eq!(ui.app.composer_text(), "");
+}
+
+#[tokio::test(start_paused = true)]
+async fn quit_suspend_and_ctrl_c() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("x")], gate)]);
+    ui.start().await;
+    ui.ctrl('z');
+    assert!(ui.app.suspend);
+    ui.say("q");
+    ui.settle().await;
+    // Ctrl+C: stops a reply first, then clears the composer, then quits.
+    ui.ctrl('c');
+    ui.settle().await;
+    assert!(!ui.app.is_busy());
+    assert!(!ui.app.quit);
+    ui.typ("draft");
+    ui.ctrl('c');
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(!ui.app.quit);
+    ui.ctrl('c');
+    assert!(ui.app.quit);
+    let mut ui = Ui::new(vec![]);
+    ui.ctrl('q');
+    assert!(ui.app.quit);
+    // ? opens help only on an empty composer.
+    let mut ui = Ui::new(vec![]);
+    ui.typ("why?");
+    assert_eq!(ui.app.composer_text(), "why?");
+    assert!(ui.app.overlay.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn renders_at_any_size_in_any_state() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(task_steps());
+    ui.h.provider
+        .push(Step::Hold(vec![text("long")], gate.clone()));
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    let sizes = [
+        (1, 1),
+        (2, 2),
+        (5, 3),
+        (12, 4),
+        (20, 6),
+        (40, 10),
+        (59, 20),
+        (60, 20),
+        (80, 24),
+        (250, 70),
+    ];
+    let mut check = |ui: &mut Ui, what: &str| {
+        for (w, h) in sizes {
+            let t = ui.render(w, h);
+            assert_clean(&t);
+            let _ = what;
+        }
+    };
+    check(&mut ui, "approval");
+    ui.ch('y');
+    ui.settle().await;
+    check(&mut ui, "task card");
+    ui.say("and this one streams");
+    ui.settle().await;
+    ui.say("queued behind it");
+    ui.say("/later 5m and this is scheduled");
+    check(&mut ui, "streaming with a strip");
+    ui.press(KeyCode::Tab);
+    check(&mut ui, "strip focused");
+    ui.ch('x');
+    check(&mut ui, "confirm");
+    ui.press(KeyCode::Esc);
+    ui.ch('e');
+    check(&mut ui, "edit prompt");
+    ui.press(KeyCode::Esc);
+    ui.ch('r');
+    ui.typ("10m");
+    check(&mut ui, "reschedule prompt");
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::F(1));
+    check(&mut ui, "help");
+    ui.ch('q');
+    ui.app.on_terminal(TermEvent::Paste("a\n".repeat(50)));
+    check(&mut ui, "tall composer");
+    ui.ctrl('b');
+    check(&mut ui, "no sidebar");
+    gate.notify_one();
+    ui.settle().await;
 }
