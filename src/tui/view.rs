@@ -57,11 +57,13 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         app.sidebar_rows.clear();
     }
 
-    let strip_lines = strip_lines(app, right.width);
-    let strip_h = if strip_lines.is_empty() {
+    let (strip_head, strip_rows) = strip_lines(app, right.width);
+    // At most 7 rows, the header always shown, the selected item kept in view.
+    let strip_room = 7usize.saturating_sub(strip_head.len()).max(1);
+    let strip_h = if strip_rows.is_empty() {
         0
     } else {
-        (strip_lines.len() as u16).min(7)
+        (strip_head.len() + strip_rows.len().min(strip_room)) as u16
     };
     let composer_rows = (app.composer.lines().len() as u16).clamp(1, 8);
     let composer_h = composer_rows + 2;
@@ -74,16 +76,13 @@ pub fn draw(f: &mut Frame, app: &mut App) {
 
     draw_chat(f, app, chat_area);
     if strip_h > 0 {
-        let skip = strip_lines.len().saturating_sub(strip_h as usize);
-        let visible: Vec<Line> =
-            if app.focus == Focus::Strip && app.strip_sel + 2 > strip_h as usize {
-                strip_lines
-                    .into_iter()
-                    .skip(skip.min(app.strip_sel + 2 - strip_h as usize))
-                    .collect()
-            } else {
-                strip_lines
-            };
+        let first = if app.focus == Focus::Strip {
+            (app.strip_sel + 1).saturating_sub(strip_room)
+        } else {
+            0
+        };
+        let mut visible = strip_head;
+        visible.extend(strip_rows.into_iter().skip(first).take(strip_room));
         f.render_widget(Paragraph::new(visible), strip_area);
     }
     draw_composer(f, app, composer_area);
@@ -377,33 +376,73 @@ fn draw_chat(f: &mut Frame, app: &mut App, area: Rect) {
     }
 }
 
-/// One line per pending item of the current conversation, with its state.
-fn strip_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+/// The pending strip of the current conversation: header rows (its title and,
+/// when focused, its keys, on as many rows as the width needs) and one row per item.
+fn strip_lines(app: &App, width: u16) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
     let items = app.strip_items();
     if items.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let now = app.engine.now_ms();
     let now_local = app.now();
     let focused = app.focus == Focus::Strip;
-    let mut lines = vec![Line::from(vec![
-        Span::styled(
-            format!("─ pending ({}) ", items.len()),
-            if focused {
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
-            } else {
-                dim()
-            },
-        ),
-        Span::styled(
-            if focused {
-                "e edit · x cancel · s send now · u back to composer · r reschedule · R retry · Esc back"
-            } else {
-                "Tab to manage"
-            },
-            dim(),
-        ),
-    ])];
+    let title = Span::styled(
+        format!("─ pending ({}) ", items.len()),
+        if focused {
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+        } else {
+            dim()
+        },
+    );
+    let keys: &[&str] = if focused {
+        &[
+            "e edit",
+            "x cancel",
+            "s send now",
+            "u back to composer",
+            "r reschedule",
+            "R retry",
+            "Esc back",
+        ]
+    } else {
+        &["Tab to manage"]
+    };
+    // Pack the key hints into rows (each hint whole), after the title first.
+    let w = width as usize;
+    let mut head: Vec<Vec<Span<'static>>> = vec![vec![title]];
+    let mut room = w.saturating_sub(head[0][0].width());
+    let mut row = String::new();
+    for k in keys {
+        let kw = unicode_width::UnicodeWidthStr::width(*k);
+        let need = if row.is_empty() {
+            kw
+        } else {
+            unicode_width::UnicodeWidthStr::width(row.as_str()) + 3 + kw
+        };
+        if need > room {
+            if !focused {
+                // Unfocused, the hint is optional.
+                break;
+            }
+            if !row.is_empty() || head.len() == 1 {
+                if !row.is_empty() {
+                    let done = std::mem::take(&mut row);
+                    head.last_mut().unwrap().push(Span::styled(done, dim()));
+                }
+                head.push(vec![Span::raw("  ")]);
+                room = w.saturating_sub(2);
+            }
+        }
+        if !row.is_empty() {
+            row.push_str(" · ");
+        }
+        row.push_str(k);
+    }
+    if !row.is_empty() {
+        head.last_mut().unwrap().push(Span::styled(row, dim()));
+    }
+    let head: Vec<Line<'static>> = head.into_iter().map(Line::from).collect();
+    let mut lines = Vec::new();
     for (i, it) in items.iter().enumerate() {
         let (badge, style) = item_state(it, now, &now_local);
         let sel = focused && i == app.strip_sel;
@@ -424,7 +463,7 @@ fn strip_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             Span::styled(text, text_style),
         ]));
     }
-    lines
+    (head, lines)
 }
 
 /// The state badge of an item: queued / sending / retrying in Ns: reason / failed: reason / ⏰ time.
