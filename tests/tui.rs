@@ -758,6 +758,19 @@ async fn strip_cancel_asks_first() {
     assert_eq!(ui.app.strip_sel, 1);
     let s = ui.screen(80, 24);
     assert!(s.contains("› ⏳ queued · second"), "{s}");
+    // Every key of the focused strip is shown, even at 80 columns with the sidebar.
+    for k in [
+        "e edit",
+        "x cancel",
+        "s send now",
+        "u back to composer",
+        "r reschedule",
+        "R retry",
+        "Esc back",
+    ] {
+        assert!(s.contains(k), "{k:?} not shown:\n{s}");
+    }
+    insta::assert_snapshot!("strip_focused_80x24", ui.render(80, 24).backend());
     ui.ch('x');
     assert!(matches!(ui.app.overlay, Some(Overlay::Confirm(..))));
     assert!(ui.screen(80, 24).contains("Cancel “second”? y / n"));
@@ -1687,7 +1700,7 @@ async fn renders_at_any_size_in_any_state() {
         (80, 24),
         (250, 70),
     ];
-    let mut check = |ui: &mut Ui, what: &str| {
+    let check = |ui: &mut Ui, what: &str| {
         for (w, h) in sizes {
             let t = ui.render(w, h);
             assert_clean(&t);
@@ -1725,4 +1738,32 @@ async fn renders_at_any_size_in_any_state() {
     check(&mut ui, "no sidebar");
     gate.notify_one();
     ui.settle().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_long_strip_keeps_its_header_and_the_selection_in_view() {
+    let mut ui = Ui::new(vec![]);
+    for i in 0..12 {
+        ui.say(&format!("queued item {i}"));
+    }
+    let s = ui.screen(80, 24);
+    assert!(s.contains("─ pending (12) Tab to manage"), "{s}");
+    assert!(
+        s.contains("queued item 0") && !s.contains("queued item 11"),
+        "{s}"
+    );
+    ui.press(KeyCode::Tab);
+    for _ in 0..11 {
+        ui.press(KeyCode::Down);
+    }
+    assert_eq!(ui.app.strip_sel, 11);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("─ pending (12)"), "the header stays:\n{s}");
+    assert!(s.contains("› ⏳ queued · queued item 11"), "{s}");
+    ui.ch('x');
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.rows()[11].status, Status::Canceled);
+    assert_eq!(ui.app.strip_sel, 10);
+    assert!(ui.screen(80, 24).contains("› ⏳ queued · queued item 10"));
 }
