@@ -1767,3 +1767,36 @@ async fn a_long_strip_keeps_its_header_and_the_selection_in_view() {
     assert_eq!(ui.app.strip_sel, 10);
     assert!(ui.screen(80, 24).contains("› ⏳ queued · queued item 10"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn changes_by_another_process_show_up() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    // The CLI, on the same database file.
+    let cli = Store::open(&ui.h.dir.path().join("tock.db")).unwrap();
+    let mut it = tock::store::NewItem::new(conv, Kind::Message, "sent from the CLI");
+    it.due_at = Some(T0 + 600_000);
+    cli.enqueue(&it, T0).unwrap();
+    cli.rename_conversation(conv, "Renamed by the CLI", T0)
+        .unwrap();
+    let other = cli
+        .create_conversation(Some("Made by the CLI"), "cli", T0)
+        .unwrap();
+    // What the database watcher reports.
+    ui.app.on_engine(Event::External);
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("sent from the CLI") && s.contains("⏰ Mon 30 Nov 01:03"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Renamed by the CLI") && s.contains("Made by the CLI"),
+        "{s}"
+    );
+    assert!(s.contains("⏰1 scheduled"), "{s}");
+    // The CLI deletes the conversation in view: another one is opened.
+    cli.delete_conversation(conv, T0).unwrap();
+    ui.app.on_engine(Event::External);
+    assert_eq!(ui.conv(), other);
+    assert!(!ui.screen(80, 24).contains("Renamed by the CLI"));
+}
