@@ -546,6 +546,19 @@ fn draw_composer(f: &mut Frame, app: &mut App, area: Rect) {
         })
         .title(Line::from(title));
     app.composer.set_block(block);
+    // The placeholder must not be cut mid-word (at 80 columns with the sidebar it was).
+    let inner = area.width.saturating_sub(2) as usize;
+    app.composer.set_placeholder_text(
+        [
+            "Message (Enter sends · Alt+Enter newline · /later 10m … · F1 help)",
+            "Message (Enter sends · Alt+Enter newline)",
+            "Message (Enter sends · F1 help)",
+            "Message",
+        ]
+        .into_iter()
+        .find(|p| unicode_width::UnicodeWidthStr::width(*p) <= inner)
+        .unwrap_or(""),
+    );
     app.composer.set_cursor_style(if focused {
         Style::new().add_modifier(Modifier::REVERSED)
     } else {
