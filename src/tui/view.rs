@@ -98,20 +98,23 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         }
         Some(Overlay::Picker(p)) => p.render(area, f.buffer_mut(), now),
         Some(Overlay::Confirm(_, text)) => {
-            let r = centered(
-                area,
-                (text.chars().count() as u16 + 6).min(area.width.saturating_sub(2)),
-                3,
-            );
+            // As tall as the wrapped question needs: its "y / n" must never be cut off.
+            let text = sanitize_line(text).into_owned();
+            let w = (unicode_width::UnicodeWidthStr::width(text.as_str()) as u16 + 6)
+                .min(area.width.saturating_sub(2));
+            let rows: Vec<Line> = chat::wrap_words(&text, w.saturating_sub(4).max(1) as usize)
+                .into_iter()
+                .map(Line::from)
+                .collect();
+            let r = centered(area, w, rows.len() as u16 + 2);
             f.render_widget(Clear, r);
             f.render_widget(
-                Paragraph::new(sanitize_line(text).into_owned())
-                    .wrap(Wrap { trim: true })
-                    .block(
-                        Block::bordered()
-                            .border_type(BorderType::Rounded)
-                            .border_style(Style::new().fg(Color::Yellow)),
-                    ),
+                Paragraph::new(rows).block(
+                    Block::bordered()
+                        .border_type(BorderType::Rounded)
+                        .border_style(Style::new().fg(Color::Yellow))
+                        .padding(ratatui::widgets::Padding::horizontal(1)),
+                ),
                 r,
             );
         }
