@@ -1146,6 +1146,7 @@ async fn delete_a_conversation_from_the_sidebar() {
     ui.ctrl('n');
     let keeper = ui.conv();
     ui.say("/rename Keeper");
+    ui.pump();
     ui.press(KeyCode::Tab);
     assert_eq!(ui.app.focus, Focus::Sidebar);
     let pos = ui
@@ -1163,6 +1164,11 @@ async fn delete_a_conversation_from_the_sidebar() {
     ui.ch('d');
     let s = ui.screen(80, 24);
     assert!(s.contains("Delete “Doomed”"), "{s}");
+    assert!(s.contains("Its 1 pending message(s) will be"), "{s}");
+    assert!(
+        s.contains("y / n"),
+        "the question must show its answers:\n{s}"
+    );
     ui.ch('n');
     assert!(
         ui.store().conversation(doomed).unwrap().is_some(),
