@@ -1806,3 +1806,35 @@ async fn changes_by_another_process_show_up() {
     assert_eq!(ui.conv(), other);
     assert!(!ui.screen(80, 24).contains("Renamed by the CLI"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn escape_sequences_in_a_tool_call_are_inert() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![
+        tool_call(
+            "schedule_task",
+            r#"{"instruction":"\u001b]52;c;ZXZpbA==\u0007 rm -rf \u202e fdp.exe","delay_secs":60,"title":"\u001b]0;t\u0007\u009b2J"}"#,
+        ),
+        done(),
+    ])]);
+    ui.start().await;
+    ui.say("schedule something");
+    ui.settle().await;
+    assert!(ui.app.waiting_approval().is_some());
+    for (w, h) in [(80, 24), (120, 32)] {
+        let t = ui.render(w, h);
+        assert_clean(&t);
+        assert!(screen_text(&t).contains("␛]52;c;ZXZpbA==␇ rm -rf"));
+    }
+    ui.ch('y');
+    ui.settle().await;
+    assert!(ui.rows().iter().any(|r| r.kind == Kind::Task));
+    for (w, h) in [(80, 24), (120, 32)] {
+        let t = ui.render(w, h);
+        assert_clean(&t);
+        assert!(screen_text(&t).contains("[scheduled]"));
+    }
+    ui.press(KeyCode::Tab);
+    ui.ch('e');
+    assert_clean(&ui.render(80, 24));
+    assert_no_escapes_from_the_model(&ui.app);
+}
