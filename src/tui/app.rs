@@ -49,8 +49,7 @@ pub enum Confirm {
 }
 
 pub enum Overlay {
-    /// Help, scrolled down by this many rows.
-    Help(u16),
+    Help,
     /// The notification history.
     Notices,
     Scheduled(Box<ScheduledPane>),
@@ -101,6 +100,8 @@ pub struct App {
     /// Sidebar rows at the last frame, for mouse clicks: (y, conversation id).
     pub sidebar_rows: Vec<(u16, i64)>,
     pub in_tmux: bool,
+    /// First row shown in the help popup (clamped when drawn).
+    pub help_scroll: u16,
 }
 
 fn new_composer() -> TextArea<'static> {
@@ -150,6 +151,7 @@ impl App {
             chat_width: 80,
             sidebar_rows: Vec::new(),
             in_tmux: std::env::var_os("TMUX").is_some(),
+            help_scroll: 0,
         };
         app.reload_convs()?;
         let last = app
@@ -532,7 +534,7 @@ impl App {
         let empty = self.composer.is_empty();
         match key.code {
             KeyCode::Char('?') if empty && key.modifiers.is_empty() => {
-                self.overlay = Some(Overlay::Help(0))
+                self.overlay = Some(Overlay::Help)
             }
             KeyCode::End if empty => self.scroll = Scroll::default(),
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
@@ -555,7 +557,7 @@ impl App {
         match a {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend = true,
-            Action::Help => self.overlay = Some(Overlay::Help(0)),
+            Action::Help => self.overlay = Some(Overlay::Help),
             Action::Notices => self.overlay = Some(Overlay::Notices),
             Action::ScheduledPane => {
                 let mut p = ScheduledPane::new();
@@ -840,17 +842,25 @@ impl App {
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         match overlay {
-            Overlay::Help(top) => {
-                // Arrows and paging scroll; any other key closes help.
-                let next = match key.code {
-                    KeyCode::Down | KeyCode::Char('j') => Some(top.saturating_add(1)),
-                    KeyCode::Up | KeyCode::Char('k') => Some(top.saturating_sub(1)),
-                    KeyCode::PageDown | KeyCode::Char(' ') => Some(top.saturating_add(10)),
-                    KeyCode::PageUp => Some(top.saturating_sub(10)),
+            Overlay::Help => {
+                // Arrows and paging scroll a help taller than the screen; any other key closes it.
+                let page = i32::from(self.chat_height.saturating_sub(2).max(1));
+                let delta = match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => Some(-1),
+                    KeyCode::Down | KeyCode::Char('j') => Some(1),
+                    KeyCode::PageUp => Some(-page),
+                    KeyCode::PageDown => Some(page),
+                    KeyCode::Home => Some(-i32::from(u16::MAX)),
+                    KeyCode::End => Some(i32::from(u16::MAX)),
                     _ => None,
                 };
-                if let Some(n) = next {
-                    self.overlay = Some(Overlay::Help(n.min(200)));
+                match delta {
+                    Some(d) => {
+                        self.help_scroll =
+                            (i32::from(self.help_scroll) + d).clamp(0, i32::from(u16::MAX)) as u16;
+                        self.overlay = Some(Overlay::Help);
+                    }
+                    None => self.help_scroll = 0,
                 }
             }
             Overlay::Notices => {}
@@ -1287,7 +1297,7 @@ impl App {
             }
             "/help" => {
                 clear(self);
-                self.overlay = Some(Overlay::Help(0));
+                self.overlay = Some(Overlay::Help);
             }
             "/quit" | "/q" => self.quit = true,
             _ => {
@@ -1442,12 +1452,15 @@ impl App {
                     Status::Expired => "expired",
                     Status::Failed => "failed",
                 };
-                let when = if t.status == Status::Sent {
-                    format!("fired {}", when::absolute(due_utc, &now_local))
-                } else {
-                    // Rounded to the minute so the card re-renders once a minute, not every frame.
-                    let minute = now - now.rem_euclid(60_000);
-                    format!("fires {}", when::preview(due_utc, &now_fixed(minute)))
+                let when = match t.status {
+                    Status::Sent => format!("fired {}", when::absolute(due_utc, &now_local)),
+                    Status::Pending | Status::Sending => {
+                        // Rounded to the minute so the card re-renders once a minute, not every frame.
+                        let minute = now - now.rem_euclid(60_000);
+                        format!("fires {}", when::preview(due_utc, &now_fixed(minute)))
+                    }
+                    // Canceled, expired or failed: it will not fire.
+                    _ => format!("was due {}", when::absolute(due_utc, &now_local)),
                 };
                 super::chat::TaskCard {
                     job_id: job,
