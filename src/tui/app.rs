@@ -102,6 +102,8 @@ pub struct App {
     pub in_tmux: bool,
     /// First row shown in the help popup (clamped when drawn).
     pub help_scroll: u16,
+    /// The user message being edited for resend (Ctrl+E).
+    pub editing: Option<i64>,
 }
 
 fn new_composer() -> TextArea<'static> {
@@ -151,6 +153,7 @@ impl App {
             chat_width: 80,
             sidebar_rows: Vec::new(),
             in_tmux: std::env::var_os("TMUX").is_some(),
+            editing: None,
             help_scroll: 0,
         };
         app.reload_convs()?;
@@ -214,7 +217,18 @@ impl App {
         self.entries.clear();
         self.scroll = Scroll::default();
         self.strip_sel = 0;
+        self.editing = None;
         self.reload_messages();
+        // Up on an empty composer recalls this conversation's earlier messages.
+        self.history = self
+            .entries
+            .iter()
+            .filter(|e| e.msg.role == Role::User && !e.msg.content.starts_with("[Scheduled task]"))
+            .map(|e| e.msg.content.clone())
+            .collect();
+        let keep = self.history.len().saturating_sub(200);
+        self.history.drain(..keep);
+        self.history_pos = None;
         self.reload_items();
         if let Some(pos) = self.visible_convs().iter().position(|c| c.id == id) {
             self.sidebar_sel = pos;
@@ -1055,6 +1069,21 @@ impl App {
 
     fn send(&mut self, text: &str, due: Option<i64>) {
         let Some(conv) = self.current else { return };
+        // Resending an edit: the old exchange is kept for the record, no longer sent to the model.
+        if let Some(from) = self.editing.take() {
+            for e in self
+                .entries
+                .iter()
+                .filter(|e| e.msg.id >= from && e.msg.role != Role::Notice)
+            {
+                let _ = self.engine.store().set_message_status(
+                    e.msg.id,
+                    crate::store::MessageStatus::Superseded,
+                    None,
+                );
+            }
+            self.reload_messages();
+        }
         let mut item = NewItem::new(
             conv,
             if due.is_some() {
@@ -1114,22 +1143,12 @@ impl App {
             self.error("no message to edit yet");
             return;
         };
-        // The old exchange is kept for the record but no longer sent to the model.
-        for e in self
-            .entries
-            .iter()
-            .filter(|e| e.msg.id >= m.id && e.msg.role != Role::Notice)
-        {
-            let _ = self.engine.store().set_message_status(
-                e.msg.id,
-                crate::store::MessageStatus::Superseded,
-                None,
-            );
-        }
+        // The old exchange is marked replaced only when the edit is sent (see `send`),
+        // so abandoning the edit leaves the conversation as it was.
+        self.editing = Some(m.id);
         self.set_composer(&m.content);
-        self.reload_messages();
         let _ = conv;
-        self.info("edit and press Enter to resend (the old exchange is marked replaced)");
+        self.info("edit and press Enter to resend (the old exchange will be marked replaced)");
     }
 
     fn copy(&mut self, block: Option<usize>) {
@@ -1160,6 +1179,8 @@ impl App {
                 }
             }
         };
+        // What lands in the clipboard may be pasted into a terminal: no control characters.
+        let text = crate::sanitize::sanitize_keep_tabs(&text).into_owned();
         self.output.raw.push(osc52(&text, self.in_tmux));
         self.info(format!(
             "copied {} characters to the clipboard (OSC 52)",

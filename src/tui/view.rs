@@ -632,7 +632,16 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     let queued = app
         .all_items
         .iter()
-        .filter(|i| i.status == Status::Pending && i.due_at.is_none_or(|d| d <= now))
+        .filter(|i| {
+            i.status == Status::Pending
+                && i.due_at.is_none_or(|d| d <= now)
+                && i.next_attempt_at.is_none_or(|t| t <= now)
+        })
+        .count();
+    let retrying = app
+        .all_items
+        .iter()
+        .filter(|i| i.status == Status::Pending && i.next_attempt_at.is_some_and(|t| t > now))
         .count();
     let scheduled = app
         .all_items
@@ -644,6 +653,12 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         .iter()
         .filter(|i| matches!(i.status, Status::Failed | Status::Expired))
         .count();
+    if retrying > 0 {
+        spans.push(Span::styled(
+            format!(" ↻{retrying} retrying "),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
     if queued > 0 {
         spans.push(Span::styled(
             format!(" ⏳{queued} queued "),
