@@ -426,7 +426,7 @@ async fn snapshot_help_popup() {
     insta::assert_snapshot!("help_120x32", ui.render(120, 32).backend());
     // At 80x24 it does not fit: it scrolls, and everything in it can be reached.
     let mut seen = ui.screen(80, 24);
-    assert!(seen.contains("↓ 41 more"), "{seen}");
+    assert!(seen.contains("↓ 42 more"), "{seen}");
     for _ in 0..60 {
         ui.press(KeyCode::Down);
         seen.push_str(&ui.screen(80, 24));

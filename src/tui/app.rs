@@ -104,6 +104,8 @@ pub struct App {
     pub help_scroll: u16,
     /// The user message being edited for resend (Ctrl+E).
     pub editing: Option<i64>,
+    /// Model for the message being sent by `/with`.
+    model_override: Option<String>,
 }
 
 fn new_composer() -> TextArea<'static> {
@@ -154,6 +156,7 @@ impl App {
             sidebar_rows: Vec::new(),
             in_tmux: std::env::var_os("TMUX").is_some(),
             editing: None,
+            model_override: None,
             help_scroll: 0,
         };
         app.reload_convs()?;
@@ -1094,6 +1097,7 @@ impl App {
             text,
         );
         item.due_at = due;
+        item.model_override = self.model_override.clone();
         if !self.attachments.is_empty() {
             item.parts_json = serde_json::to_string(&self.attachments).ok();
         }
@@ -1289,6 +1293,23 @@ impl App {
                 }
                 Err(e) => self.error(e),
             },
+            "/with" => {
+                // One message to another model: /with NAME TEXT
+                match arg.split_once(char::is_whitespace) {
+                    Some((model, text)) if !text.trim().is_empty() => {
+                        match self.engine.config().resolve(Some(model)) {
+                            Ok(_) => {
+                                self.model_override = Some(model.to_string());
+                                self.send(text.trim(), None);
+                                self.model_override = None;
+                            }
+                            Err(e) => self.error(e),
+                        }
+                    }
+                    _ => self
+                        .error("usage: /with MODEL TEXT — sends this one message to another model"),
+                }
+            }
             "/retry" | "/regen" => {
                 clear(self);
                 self.run(Action::Regenerate);

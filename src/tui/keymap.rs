@@ -376,6 +376,7 @@ pub static COMMANDS: &[(&str, &str)] = &[
     ("/rename TITLE", "rename this conversation"),
     ("/delete", "delete this conversation (asks y/n)"),
     ("/model [NAME]", "show or switch this conversation's model"),
+    ("/with MODEL TEXT", "send one message to another model"),
     ("/role [NAME]", "show or set the role (system prompt)"),
     (
         "/attach PATH",
