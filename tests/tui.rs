@@ -17,7 +17,7 @@ use ratatui::crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifi
 use tock::config::{Config, ConfigSource};
 use tock::engine::{Engine, Event, ManualClock};
 use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent, ToolCall};
-use tock::store::{Kind, Message, MessageStatus, OutboxItem, Role, Status, Store};
+use tock::store::{Kind, Message, MessageStatus, NewItem, OutboxItem, Role, Status, Store};
 use tock::tui::app::{App, Focus, Overlay};
 use tock::tui::keymap::{self, BINDINGS};
 
@@ -1837,4 +1837,118 @@ async fn escape_sequences_in_a_tool_call_are_inert() {
     ui.ch('e');
     assert_clean(&ui.render(80, 24));
     assert_no_escapes_from_the_model(&ui.app);
+}
+
+// ----- hostile and huge input ------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn a_ten_megabyte_paste_is_kept_whole_and_sent() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let line = "paste line with a \x1b[31mred\x1b[0m escape and \u{7} bell\n";
+    let big = line.repeat(10 * 1024 * 1024 / line.len() + 1);
+    ui.app
+        .on_terminal(ratatui::crossterm::event::Event::Paste(big.clone()));
+    let s = ui.screen(80, 24);
+    assert!(!s.contains('\x1b') && !s.contains('\u{7}'));
+    ui.enter();
+    ui.settle().await;
+    let sent = ui.user_texts();
+    assert_eq!(sent.len(), 1);
+    assert!(
+        sent[0].len() >= 10 * 1024 * 1024 - line.len(),
+        "the whole paste was accepted ({} bytes)",
+        sent[0].len()
+    );
+    assert!(
+        !sent[0].contains('\x1b'),
+        "control characters are made visible, not stored raw"
+    );
+    let s = ui.screen(80, 24);
+    assert!(s.contains("paste line"), "{s}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_megabyte_reply_and_a_100k_line_code_block_render() {
+    let prose = "All work and no play makes a very long reply. ".repeat(1024 * 1024 / 47);
+    let code: String = (0..100_000).map(|i| format!("let x{i} = {i};\n")).collect();
+    let mut chunks: Vec<StreamEvent> = prose
+        .as_bytes()
+        .chunks(4096)
+        .map(|c| text(std::str::from_utf8(c).unwrap()))
+        .collect();
+    chunks.push(text("\n\n```rust\n"));
+    chunks.extend(
+        code.as_bytes()
+            .chunks(65_536)
+            .map(|c| text(std::str::from_utf8(c).unwrap())),
+    );
+    chunks.push(text("```\n\nTHE END"));
+    chunks.push(done());
+    let mut ui = Ui::new(vec![Step::Reply(chunks)]);
+    ui.start().await;
+    ui.say("go");
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(s.contains("THE END"), "{s}");
+    let last = ui.messages().pop().unwrap();
+    assert_eq!(last.status, MessageStatus::Complete);
+    assert!(last.content.len() > 2_000_000);
+    // Scrolling into the middle of it still draws.
+    ui.press(KeyCode::PageUp);
+    ui.press(KeyCode::PageUp);
+    let s = ui.screen(100, 30);
+    assert!(s.contains("let x99"), "{s}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn ten_thousand_pending_items_and_a_thousand_conversations_stay_usable() {
+    let mut ui = Ui::new(vec![]);
+    let now = ui.h.engine.now_ms();
+    for i in 0..1_000 {
+        ui.store()
+            .create_conversation(Some(&format!("conversation {i}")), "user", now + i)
+            .unwrap();
+    }
+    let conv = ui
+        .store()
+        .create_conversation(Some("busy one"), "user", now + 5_000)
+        .unwrap();
+    for i in 0..10_000 {
+        let mut it = NewItem::new(conv, Kind::Message, format!("scheduled item {i}"));
+        it.due_at = Some(now + 3_600_000 + i);
+        ui.store().enqueue(&it, now).unwrap();
+    }
+    ui.app.on_engine(Event::External);
+    ui.app.open(conv);
+    ui.start().await;
+    let s = ui.screen(100, 30);
+    assert!(s.contains("pending (10000)"), "{s}");
+    assert!(
+        s.contains("10000 scheduled") || s.contains("⏰10000"),
+        "{s}"
+    );
+    ui.press(KeyCode::Tab);
+    for _ in 0..30 {
+        ui.press(KeyCode::Down);
+    }
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("scheduled item 30"),
+        "the selection stays visible: {s}"
+    );
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::F(2));
+    let s = ui.screen(100, 30);
+    assert!(s.contains("10000"), "{s}");
+    ui.press(KeyCode::Esc);
+    // The conversation list scrolls to a selection far down.
+    ui.ctrl('b');
+    ui.ctrl('b');
+    for _ in 0..500 {
+        ui.app
+            .on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::ALT));
+    }
+    let s = ui.screen(100, 30);
+    assert!(s.contains("conversation 5"), "{s}");
 }
