@@ -926,6 +926,7 @@ impl App {
                                     .sidebar_sel
                                     .min(self.visible_convs().len().saturating_sub(1));
                                 self.info("conversation deleted");
+                                self.focus = Focus::Composer;
                                 self.engine.wake();
                             }
                             Err(e) => self.error(format!("{e:#}")),
