@@ -426,7 +426,7 @@ async fn snapshot_help_popup() {
     insta::assert_snapshot!("help_120x32", ui.render(120, 32).backend());
     // At 80x24 it does not fit: it scrolls, and everything in it can be reached.
     let mut seen = ui.screen(80, 24);
-    assert!(seen.contains("↓ 42 more"), "{seen}");
+    assert!(seen.contains("↓ 43 more"), "{seen}");
     for _ in 0..60 {
         ui.press(KeyCode::Down);
         seen.push_str(&ui.screen(80, 24));
@@ -1951,4 +1951,21 @@ async fn ten_thousand_pending_items_and_a_thousand_conversations_stay_usable() {
     }
     let s = ui.screen(100, 30);
     assert!(s.contains("conversation 5"), "{s}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn f3_shows_the_notification_history() {
+    let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent(
+        "401 Unauthorized: bad key",
+    ))]);
+    ui.start().await;
+    ui.say("hello");
+    ui.settle().await;
+    ui.press(KeyCode::F(3));
+    assert!(matches!(ui.app.overlay, Some(Overlay::Notices)));
+    let s = ui.screen(80, 24);
+    assert!(s.contains("Notifications"), "{s}");
+    assert!(s.contains("401 Unauthorized"), "{s}");
+    ui.press(KeyCode::Char('q'));
+    assert!(ui.app.overlay.is_none());
 }

@@ -108,6 +108,14 @@ pub static BINDINGS: &[Binding] = &[
     ),
     b(
         Global,
+        K::F(3),
+        N,
+        Ac::Notices,
+        "F3",
+        "notification history",
+    ),
+    b(
+        Global,
         K::F(2),
         N,
         Ac::ScheduledPane,
