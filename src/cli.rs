@@ -321,7 +321,9 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
 }
 
 fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Result<()> {
-    let lease = store.lease_holder()?.filter(|l| l.expires_at >= now);
+    let lease = store
+        .lease_holder()?
+        .filter(|l| l.expires_at >= now && crate::store::process_alive(l.pid));
     let counts = store.counts()?;
     let next = store
         .list_items(false)?
