@@ -34,6 +34,8 @@ fn tmux_available() -> bool {
 /// A private tmux server; killed on drop.
 struct Tmux {
     socket: String,
+    /// The socket file (tmux leaves it behind after kill-server).
+    socket_path: Option<PathBuf>,
 }
 
 impl Tmux {
@@ -44,7 +46,10 @@ impl Tmux {
             std::process::id(),
             SERVERS.fetch_add(1, Ordering::SeqCst)
         );
-        let t = Tmux { socket };
+        let mut t = Tmux {
+            socket,
+            socket_path: None,
+        };
         let o = t.run(&[
             "new-session",
             "-d",
@@ -59,6 +64,9 @@ impl Tmux {
             "env -i PATH=/usr/bin:/bin HOME=/tmp PS1='$ ' sh",
         ]);
         assert!(o.status.success(), "tmux new-session: {o:?}");
+        let p = t.run(&["display-message", "-p", "#{socket_path}"]);
+        let p = String::from_utf8_lossy(&p.stdout).trim().to_string();
+        t.socket_path = (!p.is_empty()).then(|| PathBuf::from(p));
         t
     }
 
@@ -111,6 +119,9 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.run(&["kill-server"]);
+        if let Some(p) = &self.socket_path {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 
