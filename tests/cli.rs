@@ -39,7 +39,7 @@ fn assert_time(v: &Value, what: &str) {
     );
 }
 
-fn item<'a>(items: &'a [Value], id: i64) -> Option<&'a Value> {
+fn item(items: &[Value], id: i64) -> Option<&Value> {
     items.iter().find(|i| i["id"] == id)
 }
 
