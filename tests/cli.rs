@@ -353,6 +353,7 @@ fn send_while_a_daemon_runs_is_dispatched_at_once_and_in_at_due() {
         latency < 1000,
         "dispatch took {latency} ms after `tock send` (the daemon should be woken at once)"
     );
+    eprintln!("`tock send` to request at the server: {latency} ms");
     assert_eq!(
         reqs[0].last_user_text().as_deref(),
         Some("right now please")
@@ -367,6 +368,7 @@ fn send_while_a_daemon_runs_is_dispatched_at_once_and_in_at_due() {
     let reqs = server.wait_requests(2, Duration::from_secs(10));
     let r = &reqs[1];
     assert_eq!(r.last_user_text().as_deref(), Some("two seconds later"));
+    eprintln!("due to request at the server: {} ms", r.at_ms - due);
     assert!(r.at_ms >= due, "received {} ms before due", due - r.at_ms);
     assert!(
         r.at_ms - due < 1000,
@@ -393,9 +395,13 @@ fn acceptance_scheduled_send_survives_a_server_that_is_down_at_first() {
     let mut json_seen = Vec::new();
     let mut d = t.spawn_daemon();
     // Down: attempts are counted and the reason is shown, the item stays pending.
+    // (attempts count from the claim, so wait for the row back in pending.)
     let it = wait_until(Duration::from_secs(20), "two failed attempts", || {
         let it = t.item(id);
-        (it["attempts"].as_i64().unwrap_or(0) >= 2).then_some(it)
+        let failed_twice = it["attempts"].as_i64().unwrap_or(0) >= 2
+            && it["status"] == "pending"
+            && it["last_error"].is_string();
+        failed_twice.then_some(it)
     });
     json_seen.push(it.to_string());
     assert_eq!(it["status"], "pending", "{it:#}");

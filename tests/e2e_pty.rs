@@ -64,11 +64,14 @@ fn chat_then_queue_while_streaming_then_later() {
     pty.type_text(&first);
     pty.wait_text("w39", LONG);
     pty.enter();
+    // The echo streams back as a quote.
+    pty.wait_text("│ alpha w0 w1", LONG);
     // The reply has started streaming...
     pty.wait_text("You said", LONG);
     // ...and a second message typed now is queued behind it.
     pty.type_text("bravo second message");
     pty.enter();
+    pty.wait_text("queued", LONG);
     let conv = wait_until(LONG, "the conversation", || {
         let c = t.json(&["conversations", "--json"]);
         c.as_array()
@@ -246,6 +249,9 @@ fn ctrl_q_quits_and_restores_the_terminal() {
             assert!(off > on, "{what} left on");
         }
     }
+    // The parsed terminal agrees: main screen, cursor visible.
+    assert!(!pty.alternate_screen(), "still in the alternate screen");
+    assert!(!pty.cursor_hidden(), "cursor left hidden");
     // Nothing after the restore but a title reset.
     let tail = String::from_utf8_lossy(&raw[show..]).to_string();
     assert!(

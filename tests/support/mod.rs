@@ -984,6 +984,16 @@ impl Pty {
         self.parser.lock().unwrap().screen().contents()
     }
 
+    /// Whether the (parsed) terminal is in the alternate screen.
+    pub fn alternate_screen(&self) -> bool {
+        self.parser.lock().unwrap().screen().alternate_screen()
+    }
+
+    /// Whether the (parsed) terminal's cursor is hidden.
+    pub fn cursor_hidden(&self) -> bool {
+        self.parser.lock().unwrap().screen().hide_cursor()
+    }
+
     pub fn raw(&self) -> Vec<u8> {
         self.raw.lock().unwrap().clone()
     }
