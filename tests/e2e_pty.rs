@@ -162,7 +162,22 @@ fn hostile_escapes_in_a_reply_never_reach_the_terminal() {
         gap: Duration::from_millis(20),
         tool_calls: Vec::new(),
     });
+    // Hostile text from elsewhere, too: a conversation title and an item's
+    // text given on the command line (shown in the sidebar, the terminal
+    // title and the pending strip).
+    t.send(&[
+        "--new",
+        "Hostile\u{1b}]0;TITLEPWN\u{7}title",
+        "--in",
+        "1h",
+        "item\u{1b}]52;c;SVRFTQ==\u{7}\u{1b}[2J text",
+    ]);
     let pty = start(&t);
+    let screen = pty.wait_text("TITLEPWN", LONG);
+    assert!(
+        screen.contains("SVRFTQ=="),
+        "the item in the strip:\n{screen}"
+    );
     pty.type_text("show me something");
     pty.wait_text("show me something", LONG);
     let before = pty.raw().len();
@@ -183,7 +198,9 @@ fn hostile_escapes_in_a_reply_never_reach_the_terminal() {
     // payload) never reach the terminal; the visible, inert rendering
     // (`␛]0;PWNED␇`) is fine.
     for pat in [
-        &b"\x1b]0;PWNED"[..],
+        &b"\x1b]0;TITLEPWN"[..],
+        b"\x1b]52;c;SVRFTQ==",
+        b"\x1b]0;PWNED",
         b"\x9d0;PWNED",
         b"\xc2\x9d0;PWNED",
         b"\x1b]52;c;cHduZWQ=",
@@ -216,6 +233,13 @@ fn hostile_escapes_in_a_reply_never_reach_the_terminal() {
     let conv = only_conv(&t);
     let m = messages(&t, &conv);
     assert!(m[1]["content"].as_str().unwrap().contains("\u{1b}]0;PWNED"));
+    // Before the reply, too: the title and the item never cleared the screen.
+    let first_frame = &raw[..before];
+    let clears = first_frame.windows(4).filter(|w| *w == b"\x1b[2J").count();
+    assert!(
+        clears <= 1,
+        "{clears} screen clears before the reply (tock's own start clears once)"
+    );
 }
 
 #[test]
@@ -346,4 +370,34 @@ fn kill9_with_a_queued_item_while_streaming_then_restart_delivers_once() {
 
     pty.write(b"\x11");
     assert!(pty.wait_exit(LONG));
+}
+
+#[test]
+fn sigterm_and_sighup_restore_the_terminal() {
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        let t = Tock::new();
+        let mut pty = start(&t);
+        assert!(pty.alternate_screen());
+        let pid = pty.pid().expect("pid") as i32;
+        // SAFETY: our own child, running.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+        assert!(pty.wait_exit(LONG), "tock did not exit on signal {sig}");
+        pty.wait_eof(LONG);
+        assert!(
+            !pty.alternate_screen(),
+            "signal {sig}: still in the alternate screen"
+        );
+        assert!(!pty.cursor_hidden(), "signal {sig}: cursor left hidden");
+        let raw = pty.raw();
+        let last = |pat: &[u8]| raw.windows(pat.len()).rposition(|w| w == pat);
+        assert!(last(b"\x1b[?1049l") > last(b"\x1b[?1049h"));
+        if let Some(on) = last(b"\x1b[?1000h") {
+            assert!(
+                last(b"\x1b[?1000l") > Some(on),
+                "signal {sig}: mouse capture left on"
+            );
+        }
+    }
 }
