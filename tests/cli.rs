@@ -562,3 +562,44 @@ fn assert_no_secret(t: &Tock, outputs: &[String], stderr: &str) {
     }
     assert!(!stderr.contains(middle), "the API key is on stderr");
 }
+
+#[test]
+fn a_standby_daemon_takes_over_in_time_when_the_dispatcher_is_killed() {
+    // Two tocks on one database: one dispatches, the other stands by. When
+    // the dispatcher is killed (no chance to release its lease, nothing
+    // written), the one standing by must still send the next item on time.
+    let server = MockServer::start();
+    let t = Tock::with_openai(&server.base_url());
+    let mut a = t.spawn(&["daemon"], "daemon-a");
+    let pid_a = a.pid() as i64;
+    wait_until(Duration::from_secs(10), "daemon A dispatching", || {
+        (t.json(&["status", "--json"])["dispatcher"]["pid"] == pid_a).then_some(())
+    });
+    let b = t.spawn(&["daemon"], "daemon-b");
+    wait_until(Duration::from_secs(10), "daemon B standing by", || {
+        b.stderr().contains("Standby").then_some(())
+    });
+    let id = t.send(&[
+        "--new",
+        "Takeover",
+        "--in",
+        "4s",
+        "sent by whoever is alive",
+    ]);
+    let due = rfc_ms(&t.item(id)["due_at"]).unwrap();
+    // Let both daemons see that write and go back to sleep; then the
+    // dispatcher dies and nothing else happens until the item is due.
+    std::thread::sleep(Duration::from_millis(1000));
+    a.kill9();
+    let reqs = server.wait_requests(1, Duration::from_secs(40));
+    let late = reqs[0].at_ms - due;
+    assert!(late >= 0, "sent {} ms early", -late);
+    assert!(
+        late < 1500,
+        "the standby daemon sent the item {late} ms after it was due"
+    );
+    assert_eq!(
+        t.json(&["status", "--json"])["dispatcher"]["pid"],
+        b.pid() as i64
+    );
+}
