@@ -603,3 +603,28 @@ fn a_standby_daemon_takes_over_in_time_when_the_dispatcher_is_killed() {
         b.pid() as i64
     );
 }
+
+#[test]
+fn processes_starting_together_on_a_new_database_all_succeed() {
+    // The TUI, a daemon and a script starting at the same moment on a
+    // database that does not exist yet: none may fail with "locked".
+    for round in 0..15 {
+        let t = Tock::new();
+        let outs: Vec<support::Out> = std::thread::scope(|s| {
+            let handles: Vec<_> = [
+                &["status", "--json"][..],
+                &["list", "--json"],
+                &["conversations", "--json"],
+                &["send", "--in", "1h", "hello"],
+            ]
+            .into_iter()
+            .map(|args| s.spawn(|| t.run(args)))
+            .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for o in outs {
+            assert!(o.status.success(), "round {round}: {}", o.stderr);
+        }
+        assert_eq!(t.items().len(), 1);
+    }
+}
