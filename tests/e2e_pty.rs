@@ -401,3 +401,35 @@ fn sigterm_and_sighup_restore_the_terminal() {
         }
     }
 }
+
+#[test]
+fn a_tui_next_to_a_daemon_stands_by_and_still_sees_every_change() {
+    let server = MockServer::start();
+    server.respond_with(|r| {
+        let last = r.last_user_text().unwrap_or_default();
+        Reply::slow(
+            &format!("Daemon answer to {last} done"),
+            Duration::from_millis(30),
+        )
+    });
+    let t = Tock::with_openai(&server.base_url());
+    let daemon = t.spawn_daemon();
+    let pid = daemon.pid();
+    wait_until(LONG, "the daemon dispatching", || {
+        (t.json(&["status", "--json"])["dispatcher"]["pid"] == pid as i64).then_some(())
+    });
+    let pty = start(&t);
+    pty.wait_text(&format!("another tock (pid {pid}) is dispatching"), LONG);
+    // Typed in the TUI, sent by the daemon, shown in the TUI.
+    pty.type_text("typed in the standby tui");
+    pty.enter();
+    pty.wait_text("Daemon answer to typed in the standby tui done", LONG);
+    // Sent from the CLI into the conversation on screen: shown too.
+    let conv = only_conv(&t);
+    t.send(&["--conv", &conv, "from the cli meanwhile"]);
+    pty.wait_text("Daemon answer to from the cli meanwhile done", LONG);
+    let msgs = messages(&t, &conv);
+    assert_eq!(msgs.len(), 4);
+    assert!(msgs.iter().all(|m| m["status"] == "complete"));
+    assert_eq!(server.count(), 2);
+}
