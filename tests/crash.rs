@@ -1,4 +1,5 @@
-//! The crash trial: the real `tock daemon` against a local server that
+//! The crash trial: the real `tock daemon` (and, in a quarter of the
+//! trials, the real TUI in a pseudo-terminal) against a local server that
 //! streams slowly, with queued, scheduled and task items across three
 //! conversations, SIGKILLed at random (seeded) moments and restarted, again
 //! and again. At the end it runs to completion and the invariants are checked
@@ -22,15 +23,31 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{MockServer, Proc, Reply, Tock, XorShift, now_ms};
+use support::{MockServer, Proc, Pty, Reply, Tock, XorShift, now_ms};
 
 const CHUNKS: usize = 20;
 const GAP: Duration = Duration::from_millis(15);
 const CONVS: [&str; 3] = ["crash-a", "crash-b", "crash-c"];
 
+/// What gets killed: `tock daemon`, or the TUI in a pseudo-terminal.
+enum Runner {
+    Daemon(Proc),
+    Tui(Pty),
+}
+
+impl Runner {
+    fn kill9(&mut self) {
+        match self {
+            Runner::Daemon(p) => p.kill9(),
+            Runner::Tui(p) => p.kill9(),
+        }
+    }
+}
+
 #[derive(Default, Debug)]
 struct Stats {
     trials: usize,
+    tui_runs: usize,
     kills: usize,
     kills_with_sending: usize,
     kills_mid_stream: usize,
@@ -130,7 +147,14 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
             n += 1;
             accepted.push(add_item(&t, &mut rng, n, &mut stats));
         }
-        let mut d: Proc = t.spawn_daemon();
+        // Mostly the daemon; sometimes the TUI in a pty (the same engine
+        // behind a terminal front end).
+        let mut d = if rng.chance(25) {
+            stats.tui_runs += 1;
+            Runner::Tui(Pty::spawn(&[], &t.env, 30, 100))
+        } else {
+            Runner::Daemon(t.spawn_daemon())
+        };
         let first = if rng.chance(70) {
             rng.range(0, 600)
         } else {
@@ -200,11 +224,12 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
 
     let report = check_invariants(&t, &server, &accepted);
     eprintln!(
-        "crash trials: seed {seed:#x}, {} trials, {} kills ({} with a row in sending, {} mid-stream), \
+        "crash trials: seed {seed:#x}, {} trials ({} of the TUI), {} kills ({} with a row in sending, {} mid-stream), \
          items: {} accepted from the CLI ({} queued, {} scheduled, {} asking for a task) + {} tasks, \
          {} regenerations, {} interrupted replies kept, {} requests ({} completed, {} cut by a kill), \
          lost 0, duplicated 0, early 0; {:.1?}",
         stats.trials,
+        stats.tui_runs,
         stats.kills,
         stats.kills_with_sending,
         stats.kills_mid_stream,
