@@ -33,7 +33,11 @@ impl Store {
         // at once (compare-and-swap on its owner id, so two newcomers cannot
         // both win).
         match self.lease_holder()? {
-            Some(h) if h.owner != owner && !process_alive(h.pid) => {
+            Some(h)
+                if h.owner != owner
+                    && h.owner.starts_with(&format!("{}:", hostname()))
+                    && !process_alive(h.pid) =>
+            {
                 let n = self.conn().execute(
                     "UPDATE lease SET owner = ?2, pid = ?3, expires_at = ?4 WHERE name = ?1 AND owner = ?5",
                     params![NAME, owner, pid, now + ttl_ms, h.owner],
@@ -68,6 +72,18 @@ impl Store {
             )
             .optional()?)
     }
+}
+
+/// This machine's name (empty if unknown), part of a dispatcher's lease owner id.
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it on success.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).replace(':', "_")
 }
 
 /// Whether a process with this pid exists on this host. Unknown answers

@@ -13,7 +13,7 @@ mod settings;
 
 pub use approvals::{Approval, ApprovalStatus};
 pub use conversations::Conversation;
-pub use lease::{LeaseHolder, process_alive};
+pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Message, MessageStatus, Role};
 pub use outbox::{Kind, NewItem, OutboxItem, Status};
 
