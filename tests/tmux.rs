@@ -439,3 +439,65 @@ fn tmux_term_variants_start_and_render() {
         tmux.wait_for("the shell back", |s| !s.contains("Enter sends"));
     }
 }
+
+#[test]
+fn tmux_f2_cancel_reschedule_and_send_now() {
+    if !tmux_available() {
+        return;
+    }
+    let mut t = Tock::new();
+    t.set_env("TOCK_ECHO_DELAY_MS", "0");
+    let tmux = Tmux::start(t.dir.path());
+    let (script, _pidfile) = launcher(&t, "tmux-256color");
+    launch(&tmux, &script);
+    let conv = only_conv(&t);
+    // Three items scheduled from the CLI, an hour apart so F2 lists them in this order.
+    let a = t.send(&["--conv", &conv, "--in", "1h", "alpha item"]);
+    let b = t.send(&["--conv", &conv, "--in", "2h", "bravo item"]);
+    let c = t.send(&["--conv", &conv, "--in", "3h", "charlie item"]);
+    tmux.send_keys(&["F2"]);
+    tmux.wait_for("three items in F2", |s| {
+        s.contains("alpha item") && s.contains("bravo item") && s.contains("charlie item")
+    });
+    // Cancel the first: x then y.
+    tmux.send_keys(&["x"]);
+    tmux.wait_text("y cancel");
+    tmux.send_keys(&["y"]);
+    wait_until(LONG, "alpha canceled", || {
+        (t.item(a)["status"] == "canceled").then_some(())
+    });
+    // Reschedule the next one with a typed expression and its live preview.
+    tmux.wait_for("bravo selected after the cancel", |s| {
+        !s.contains("alpha item")
+    });
+    let before = rfc_ms(&t.item(b)["due_at"]).unwrap();
+    tmux.send_keys(&["r"]);
+    tmux.type_text("5h");
+    tmux.wait_text("sends ");
+    tmux.send_keys(&["Enter"]);
+    wait_until(LONG, "bravo rescheduled", || {
+        let due = rfc_ms(&t.item(b)["due_at"])?;
+        (due > before + 2 * 3_600_000).then_some(())
+    });
+    // Bravo moved after charlie and stays selected; send charlie (above it) now:
+    // it goes at once (the conversation is idle).
+    tmux.wait_for("charlie listed before bravo", |s| {
+        s.find("charlie item").unwrap_or(usize::MAX) < s.find("bravo item").unwrap_or(0)
+    });
+    tmux.send_keys(&["k"]);
+    tmux.send_keys(&["s"]);
+    wait_until(LONG, "charlie sent now", || {
+        (t.item(c)["status"] == "sent").then_some(())
+    });
+    let users: Vec<String> = messages(&t, &conv)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        users,
+        vec!["charlie item"],
+        "only the item sent now reached the conversation"
+    );
+    assert_eq!(t.item(b)["status"], "pending");
+}
