@@ -433,3 +433,38 @@ fn a_tui_next_to_a_daemon_stands_by_and_still_sees_every_change() {
     assert!(msgs.iter().all(|m| m["status"] == "complete"));
     assert_eq!(server.count(), 2);
 }
+
+#[test]
+fn a_fired_item_rings_and_emits_desktop_notification_escapes_outside_tmux() {
+    let mut t = Tock::new();
+    t.set_env("TOCK_ECHO_DELAY_MS", "0");
+    let pty = start(&t);
+    let conv = only_conv(&t);
+    // In another conversation than the one in view, so the reply also notifies.
+    let other = t.ok(&[
+        "send",
+        "--new",
+        "elsewhere",
+        "--in",
+        "1s",
+        "ping from the future",
+    ]);
+    let other: i64 = other.trim().parse().unwrap();
+    wait_until(LONG, "the item sent", || {
+        (t.item(other)["status"] == "sent").then_some(())
+    });
+    let raw = wait_until(LONG, "OSC 9 and OSC 777 in the output", || {
+        let raw = pty.raw();
+        (contains_bytes(&raw, b"\x1b]9;tock: ") && contains_bytes(&raw, b"\x1b]777;notify;tock;"))
+            .then_some(raw)
+    });
+    assert!(
+        contains_bytes(&raw, b"\x07\x1b]9;tock: "),
+        "the bell rings first"
+    );
+    assert!(
+        !contains_bytes(&raw, b"\x1bPtmux;"),
+        "no tmux wrapper outside tmux"
+    );
+    assert!(!conv.is_empty());
+}
