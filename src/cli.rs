@@ -310,8 +310,13 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             }
         }
         Command::Prune { older_than } => {
-            let d = when::parse_duration(older_than)?;
-            let n = store.prune(now - d.num_milliseconds())?;
+            // "0s" means every finished row; durations elsewhere must be positive.
+            let ms = match when::parse_duration(older_than) {
+                Ok(d) => d.num_milliseconds(),
+                Err(_) if is_zero_duration(older_than) => 0,
+                Err(e) => return Err(e.into()),
+            };
+            let n = store.prune(now - ms)?;
             println!("pruned {n} finished item(s)");
         }
         Command::Status { json } => status(store, &config, now, *json)?,
@@ -320,8 +325,18 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
     Ok(())
 }
 
+/// "0", "0s", "0 days", ...
+fn is_zero_duration(expr: &str) -> bool {
+    let num = expr
+        .trim()
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic() || c.is_whitespace());
+    !num.is_empty() && num.chars().all(|c| c == '0')
+}
+
 fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Result<()> {
-    let lease = store.lease_holder()?.filter(|l| l.expires_at >= now);
+    let lease = store
+        .lease_holder()?
+        .filter(|l| l.expires_at >= now && crate::store::process_alive(l.pid));
     let counts = store.counts()?;
     let next = store
         .list_items(false)?

@@ -512,13 +512,15 @@ fn duration_ms(words: &[&str]) -> Result<i64, PErr> {
                 i += 1;
                 *n
             }
-            Some(Atom::Word("a" | "an" | "one")) => {
+            // Only the first component may be a word: in "/later 20m a second
+            // message" the "a second" belongs to the message, not the delay.
+            Some(Atom::Word("a" | "an" | "one")) if last_unit.is_none() && seen.is_empty() => {
                 i += 1;
                 1000
             }
             // "half an hour"
             Some(Atom::Word("half"))
-                if matches!(atoms.get(i + 1), Some(Atom::Word("a" | "an"))) =>
+                if seen.is_empty() && matches!(atoms.get(i + 1), Some(Atom::Word("a" | "an"))) =>
             {
                 i += 2;
                 500
@@ -1066,6 +1068,34 @@ fn describe_limit(max: Duration) -> String {
         plural(secs / 86_400, "day")
     } else {
         compact_span(u128::from(secs.unsigned_abs()))
+    }
+}
+
+#[cfg(test)]
+mod word_amount_tests {
+    use super::*;
+    use chrono::FixedOffset;
+
+    #[test]
+    fn words_after_a_duration_stay_in_the_message() {
+        let now = FixedOffset::east_opt(3600)
+            .unwrap()
+            .with_ymd_and_hms(2026, 11, 29, 18, 49, 0)
+            .unwrap();
+        let (due, rest) = split_time_prefix("20m a second message", &now, Mode::Later).unwrap();
+        assert_eq!((due - now.with_timezone(&Utc)).num_seconds(), 20 * 60);
+        assert_eq!(rest, "a second message");
+        let (due, rest) = split_time_prefix("1h a minute of silence", &now, Mode::Later).unwrap();
+        assert_eq!((due - now.with_timezone(&Utc)).num_seconds(), 3600);
+        assert_eq!(rest, "a minute of silence");
+        let (_, rest) = split_time_prefix("10m an hour", &now, Mode::Later).unwrap();
+        assert_eq!(rest, "an hour");
+        // A leading word amount still works.
+        assert_eq!(
+            parse_duration("an hour and a half").unwrap().num_minutes(),
+            90
+        );
+        assert_eq!(parse_duration("half an hour").unwrap().num_minutes(), 30);
     }
 }
 

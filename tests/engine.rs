@@ -825,3 +825,52 @@ async fn fired_task_turn_gets_no_extra_permission() {
         0
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn tool_calls_saved_but_never_answered_are_answered_on_restart() {
+    // A crash between saving a reply with a tool call and recording the call's outcome.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let conv = store.create_conversation(Some("c"), "user", T0).unwrap();
+    let q = store
+        .enqueue(&NewItem::new(conv, Kind::Queued, "remind me"), T0)
+        .unwrap();
+    assert!(store.claim(q, "dead", T0).unwrap());
+    let item = store.item(q).unwrap().unwrap();
+    let reply = store.accept(&item, "dead", "m", T0).unwrap().unwrap();
+    let calls = r#"[{"id":"call_9","name":"schedule_task","arguments":"{\"instruction\":\"x\",\"delay_secs\":60}"}]"#;
+    store
+        .finish_message(
+            reply,
+            "Sure.",
+            MessageStatus::Complete,
+            None,
+            Some(calls),
+            T0,
+        )
+        .unwrap();
+    let h = engine_on(
+        store,
+        Scripted::new(vec![Step::Reply(vec![text("Let me try again."), done()])]),
+        Config::default(),
+        dir,
+    );
+    h.engine.start();
+    settle().await;
+    let req = h
+        .provider
+        .requests()
+        .pop()
+        .expect("the model was asked to continue");
+    assert!(req.messages.iter().any(|m| matches!(m, ChatMessage::ToolResult { call_id, content, .. } if call_id == "call_9" && content.contains("tock stopped"))));
+    assert_eq!(
+        h.engine
+            .store()
+            .messages(conv)
+            .unwrap()
+            .last()
+            .unwrap()
+            .content,
+        "Let me try again."
+    );
+}

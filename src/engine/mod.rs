@@ -145,8 +145,11 @@ impl Engine {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
+        // "host:pid-random": the host lets a lease holder on another machine
+        // (a database on a shared disk) never be mistaken for a dead local process.
         let owner = format!(
-            "{}-{:08x}",
+            "{}:{}-{:08x}",
+            crate::store::hostname(),
             std::process::id(),
             nanos ^ (std::process::id().rotate_left(16))
         );

@@ -71,6 +71,20 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
         }
     };
     set_state(engine, state.clone());
+    if let DispatchState::Standby { .. } = state {
+        // The dispatcher can die without a word (kill -9): nothing is written
+        // then, so nothing wakes us. Look again when the next item falls due,
+        // and every second while due items wait, to take over in time.
+        let waiting = store
+            .dispatchable(now)
+            .map(|v| !v.is_empty())
+            .unwrap_or(false);
+        let next = store.next_ready_at(now).ok().flatten();
+        return [waiting.then_some(now + 1000), next]
+            .into_iter()
+            .flatten()
+            .min();
+    }
     if state != DispatchState::Dispatching {
         return None;
     }

@@ -165,6 +165,12 @@ pub(crate) async fn run(
     };
     engine.emit(Event::Outbox);
     engine.emit(Event::Conversation(conv_id));
+    // The first message may just have given the conversation its title.
+    let conversation = store
+        .conversation(conv_id)
+        .ok()
+        .flatten()
+        .unwrap_or(conversation);
     if matches!(item.kind, Kind::Message | Kind::Task) {
         let what = if item.kind == Kind::Task {
             "scheduled task fired"
@@ -245,7 +251,7 @@ pub(crate) async fn run(
                 NoticeKind::Failed,
                 Some(conv_id),
                 format!(
-                    "reply in “{}” {reason} — press r to retry",
+                    "reply in “{}” {reason} — Ctrl+R retries",
                     conversation.display_title()
                 ),
             );

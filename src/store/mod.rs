@@ -13,7 +13,7 @@ mod settings;
 
 pub use approvals::{Approval, ApprovalStatus};
 pub use conversations::Conversation;
-pub use lease::LeaseHolder;
+pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Message, MessageStatus, Role};
 pub use outbox::{Kind, NewItem, OutboxItem, Status};
 
@@ -61,9 +61,22 @@ impl Store {
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
             .map_err(|e| describe(e, &path))?;
         if path.as_os_str() != ":memory:" {
-            let mode: String = conn
-                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-                .map_err(|e| describe(e, &path))?;
+            // Switching a new database to WAL takes an exclusive lock, and
+            // SQLite answers SQLITE_BUSY at once (its busy handler is not
+            // used) while another process is creating the same database: try
+            // again for as long as the busy timeout.
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            let mode: String = loop {
+                match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)) {
+                    Err(e)
+                        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                            && std::time::Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    r => break r.map_err(|e| describe(e, &path))?,
+                }
+            };
             if !mode.eq_ignore_ascii_case("wal") {
                 tracing::warn!("journal_mode is {mode}, not wal");
             }

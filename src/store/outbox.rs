@@ -187,6 +187,9 @@ pub struct Recovery {
     pub interrupted_replies: Vec<i64>,
     /// Rows late by more than the grace period, now expired.
     pub expired: Vec<OutboxItem>,
+    /// Tool calls saved with a reply but never answered (a crash between the
+    /// two writes): answered with an error the model can read, and continued.
+    pub unanswered_calls: Vec<String>,
 }
 
 pub(crate) fn insert_item(
@@ -212,6 +215,71 @@ pub(crate) fn insert_item(
         ],
     )?;
     Ok(conn.last_insert_rowid())
+}
+
+/// The newest reply of each conversation that made tool calls: every call must
+/// have a result or a pending approval, or the conversation would stall.
+fn recover_unanswered_calls(
+    tx: &rusqlite::Transaction<'_>,
+    now: i64,
+    rec: &mut Recovery,
+) -> rusqlite::Result<()> {
+    let replies: Vec<(i64, i64, String)> = {
+        let mut st = tx.prepare(
+            "SELECT m.id, m.conversation_id, m.tool_calls_json FROM messages m
+             WHERE m.role = 'assistant' AND m.status = 'complete' AND m.tool_calls_json IS NOT NULL
+               AND m.id = (SELECT MAX(id) FROM messages WHERE conversation_id = m.conversation_id AND role = 'assistant')",
+        )?;
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    for (msg, conv, json) in replies {
+        let calls: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap_or_default();
+        let mut answered_any_now = false;
+        for call in &calls {
+            let Some(id) = call.get("id").and_then(|v| v.as_str()) else {
+                continue;
+            };
+            let name = call.get("name").and_then(|v| v.as_str()).unwrap_or("");
+            let answered: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM messages WHERE conversation_id = ?1 AND role = 'tool' AND tool_call_id = ?2)
+                     OR EXISTS(SELECT 1 FROM approvals WHERE message_id = ?3 AND call_id = ?2)",
+                params![conv, id, msg],
+                |r| r.get(0),
+            )?;
+            if !answered {
+                let result = serde_json::json!({"error": "tock stopped before this call was handled; nothing was done — call it again if still wanted"}).to_string();
+                insert_message(
+                    tx,
+                    conv,
+                    &NewMessage {
+                        role: Some(Role::Tool),
+                        content: &result,
+                        tool_call_id: Some(id),
+                        model: Some(name),
+                        ..Default::default()
+                    },
+                    now,
+                )?;
+                rec.unanswered_calls.push(id.to_string());
+                answered_any_now = true;
+            }
+        }
+        if answered_any_now {
+            let waiting: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status = 'waiting')
+                     OR EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?2 AND kind = 'regenerate' AND status IN ('pending','sending'))",
+                params![msg, conv],
+                |r| r.get(0),
+            )?;
+            if !waiting {
+                let mut item = NewItem::new(conv, Kind::Regenerate, "");
+                item.priority = 1;
+                insert_item(tx, &item, now)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Store {
@@ -544,6 +612,7 @@ impl Store {
             insert_item(&tx, &item, now)?;
             rec.interrupted_replies.push(msg);
         }
+        recover_unanswered_calls(&tx, now, &mut rec)?;
         {
             let mut st = tx.prepare(&format!(
                 "SELECT {COLS} FROM outbox WHERE status = 'pending' AND kind != 'regenerate'

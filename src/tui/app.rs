@@ -49,8 +49,7 @@ pub enum Confirm {
 }
 
 pub enum Overlay {
-    /// Help, scrolled down by this many rows.
-    Help(u16),
+    Help,
     /// The notification history.
     Notices,
     Scheduled(Box<ScheduledPane>),
@@ -101,6 +100,12 @@ pub struct App {
     /// Sidebar rows at the last frame, for mouse clicks: (y, conversation id).
     pub sidebar_rows: Vec<(u16, i64)>,
     pub in_tmux: bool,
+    /// First row shown in the help popup (clamped when drawn).
+    pub help_scroll: u16,
+    /// The user message being edited for resend (Ctrl+E).
+    pub editing: Option<i64>,
+    /// Model for the message being sent by `/with`.
+    model_override: Option<String>,
 }
 
 fn new_composer() -> TextArea<'static> {
@@ -150,6 +155,9 @@ impl App {
             chat_width: 80,
             sidebar_rows: Vec::new(),
             in_tmux: std::env::var_os("TMUX").is_some(),
+            editing: None,
+            model_override: None,
+            help_scroll: 0,
         };
         app.reload_convs()?;
         let last = app
@@ -212,7 +220,18 @@ impl App {
         self.entries.clear();
         self.scroll = Scroll::default();
         self.strip_sel = 0;
+        self.editing = None;
         self.reload_messages();
+        // Up on an empty composer recalls this conversation's earlier messages.
+        self.history = self
+            .entries
+            .iter()
+            .filter(|e| e.msg.role == Role::User && !e.msg.content.starts_with("[Scheduled task]"))
+            .map(|e| e.msg.content.clone())
+            .collect();
+        let keep = self.history.len().saturating_sub(200);
+        self.history.drain(..keep);
+        self.history_pos = None;
         self.reload_items();
         if let Some(pos) = self.visible_convs().iter().position(|c| c.id == id) {
             self.sidebar_sel = pos;
@@ -532,7 +551,7 @@ impl App {
         let empty = self.composer.is_empty();
         match key.code {
             KeyCode::Char('?') if empty && key.modifiers.is_empty() => {
-                self.overlay = Some(Overlay::Help(0))
+                self.overlay = Some(Overlay::Help)
             }
             KeyCode::End if empty => self.scroll = Scroll::default(),
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
@@ -555,7 +574,7 @@ impl App {
         match a {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend = true,
-            Action::Help => self.overlay = Some(Overlay::Help(0)),
+            Action::Help => self.overlay = Some(Overlay::Help),
             Action::Notices => self.overlay = Some(Overlay::Notices),
             Action::ScheduledPane => {
                 let mut p = ScheduledPane::new();
@@ -840,17 +859,25 @@ impl App {
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         match overlay {
-            Overlay::Help(top) => {
-                // Arrows and paging scroll; any other key closes help.
-                let next = match key.code {
-                    KeyCode::Down | KeyCode::Char('j') => Some(top.saturating_add(1)),
-                    KeyCode::Up | KeyCode::Char('k') => Some(top.saturating_sub(1)),
-                    KeyCode::PageDown | KeyCode::Char(' ') => Some(top.saturating_add(10)),
-                    KeyCode::PageUp => Some(top.saturating_sub(10)),
+            Overlay::Help => {
+                // Arrows and paging scroll a help taller than the screen; any other key closes it.
+                let page = i32::from(self.chat_height.saturating_sub(2).max(1));
+                let delta = match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => Some(-1),
+                    KeyCode::Down | KeyCode::Char('j') => Some(1),
+                    KeyCode::PageUp => Some(-page),
+                    KeyCode::PageDown => Some(page),
+                    KeyCode::Home => Some(-i32::from(u16::MAX)),
+                    KeyCode::End => Some(i32::from(u16::MAX)),
                     _ => None,
                 };
-                if let Some(n) = next {
-                    self.overlay = Some(Overlay::Help(n.min(200)));
+                match delta {
+                    Some(d) => {
+                        self.help_scroll =
+                            (i32::from(self.help_scroll) + d).clamp(0, i32::from(u16::MAX)) as u16;
+                        self.overlay = Some(Overlay::Help);
+                    }
+                    None => self.help_scroll = 0,
                 }
             }
             Overlay::Notices => {}
@@ -899,6 +926,7 @@ impl App {
                                     .sidebar_sel
                                     .min(self.visible_convs().len().saturating_sub(1));
                                 self.info("conversation deleted");
+                                self.focus = Focus::Composer;
                                 self.engine.wake();
                             }
                             Err(e) => self.error(format!("{e:#}")),
@@ -1045,6 +1073,21 @@ impl App {
 
     fn send(&mut self, text: &str, due: Option<i64>) {
         let Some(conv) = self.current else { return };
+        // Resending an edit: the old exchange is kept for the record, no longer sent to the model.
+        if let Some(from) = self.editing.take() {
+            for e in self
+                .entries
+                .iter()
+                .filter(|e| e.msg.id >= from && e.msg.role != Role::Notice)
+            {
+                let _ = self.engine.store().set_message_status(
+                    e.msg.id,
+                    crate::store::MessageStatus::Superseded,
+                    None,
+                );
+            }
+            self.reload_messages();
+        }
         let mut item = NewItem::new(
             conv,
             if due.is_some() {
@@ -1055,6 +1098,7 @@ impl App {
             text,
         );
         item.due_at = due;
+        item.model_override = self.model_override.clone();
         if !self.attachments.is_empty() {
             item.parts_json = serde_json::to_string(&self.attachments).ok();
         }
@@ -1104,22 +1148,12 @@ impl App {
             self.error("no message to edit yet");
             return;
         };
-        // The old exchange is kept for the record but no longer sent to the model.
-        for e in self
-            .entries
-            .iter()
-            .filter(|e| e.msg.id >= m.id && e.msg.role != Role::Notice)
-        {
-            let _ = self.engine.store().set_message_status(
-                e.msg.id,
-                crate::store::MessageStatus::Superseded,
-                None,
-            );
-        }
+        // The old exchange is marked replaced only when the edit is sent (see `send`),
+        // so abandoning the edit leaves the conversation as it was.
+        self.editing = Some(m.id);
         self.set_composer(&m.content);
-        self.reload_messages();
         let _ = conv;
-        self.info("edit and press Enter to resend (the old exchange is marked replaced)");
+        self.info("edit and press Enter to resend (the old exchange will be marked replaced)");
     }
 
     fn copy(&mut self, block: Option<usize>) {
@@ -1150,6 +1184,8 @@ impl App {
                 }
             }
         };
+        // What lands in the clipboard may be pasted into a terminal: no control characters.
+        let text = crate::sanitize::sanitize_keep_tabs(&text).into_owned();
         self.output.raw.push(osc52(&text, self.in_tmux));
         self.info(format!(
             "copied {} characters to the clipboard (OSC 52)",
@@ -1258,6 +1294,23 @@ impl App {
                 }
                 Err(e) => self.error(e),
             },
+            "/with" => {
+                // One message to another model: /with NAME TEXT
+                match arg.split_once(char::is_whitespace) {
+                    Some((model, text)) if !text.trim().is_empty() => {
+                        match self.engine.config().resolve(Some(model)) {
+                            Ok(_) => {
+                                self.model_override = Some(model.to_string());
+                                self.send(text.trim(), None);
+                                self.model_override = None;
+                            }
+                            Err(e) => self.error(e),
+                        }
+                    }
+                    _ => self
+                        .error("usage: /with MODEL TEXT — sends this one message to another model"),
+                }
+            }
             "/retry" | "/regen" => {
                 clear(self);
                 self.run(Action::Regenerate);
@@ -1287,7 +1340,7 @@ impl App {
             }
             "/help" => {
                 clear(self);
-                self.overlay = Some(Overlay::Help(0));
+                self.overlay = Some(Overlay::Help);
             }
             "/quit" | "/q" => self.quit = true,
             _ => {
@@ -1442,12 +1495,15 @@ impl App {
                     Status::Expired => "expired",
                     Status::Failed => "failed",
                 };
-                let when = if t.status == Status::Sent {
-                    format!("fired {}", when::absolute(due_utc, &now_local))
-                } else {
-                    // Rounded to the minute so the card re-renders once a minute, not every frame.
-                    let minute = now - now.rem_euclid(60_000);
-                    format!("fires {}", when::preview(due_utc, &now_fixed(minute)))
+                let when = match t.status {
+                    Status::Sent => format!("fired {}", when::absolute(due_utc, &now_local)),
+                    Status::Pending | Status::Sending => {
+                        // Rounded to the minute so the card re-renders once a minute, not every frame.
+                        let minute = now - now.rem_euclid(60_000);
+                        format!("fires {}", when::preview(due_utc, &now_fixed(minute)))
+                    }
+                    // Canceled, expired or failed: it will not fire.
+                    _ => format!("was due {}", when::absolute(due_utc, &now_local)),
                 };
                 super::chat::TaskCard {
                     job_id: job,

@@ -134,32 +134,66 @@ fn render_message(m: &Message, width: u16) -> (Vec<Line<'static>>, Vec<CodeBlock
             Style::new().fg(Color::Cyan),
         ));
     }
-    match m.status {
-        MessageStatus::Streaming => header.push(Span::styled(
-            "  ● streaming",
+    // (symbol, reason, hint, style): the reason is shortened before the hint is lost.
+    let state: Option<(&str, String, &str, Style)> = match m.status {
+        MessageStatus::Streaming => {
+            Some(("● ", "streaming".into(), "", Style::new().fg(Color::Yellow)))
+        }
+        MessageStatus::Interrupted => Some((
+            "⚠ ",
+            sanitize_line(m.error.as_deref().unwrap_or("interrupted")).into_owned(),
+            " — Ctrl+R retries",
             Style::new().fg(Color::Yellow),
         )),
-        MessageStatus::Interrupted => header.push(Span::styled(
-            format!(
-                "  ⚠ {} — Ctrl+R retries",
-                sanitize_line(m.error.as_deref().unwrap_or("interrupted"))
-            ),
-            Style::new().fg(Color::Yellow),
-        )),
-        MessageStatus::Error => header.push(Span::styled(
-            format!(
-                "  ✗ {}",
-                sanitize_line(m.error.as_deref().unwrap_or("error"))
-            ),
+        MessageStatus::Error => Some((
+            "✗ ",
+            sanitize_line(m.error.as_deref().unwrap_or("error")).into_owned(),
+            "",
             Style::new().fg(Color::Red),
         )),
-        MessageStatus::Superseded => header.push(Span::styled(
-            "  (replaced)",
+        MessageStatus::Superseded => Some((
+            "",
+            "(replaced)".into(),
+            "",
             Style::new().fg(Color::DarkGray),
         )),
-        MessageStatus::Complete => {}
+        MessageStatus::Complete => None,
+    };
+    let mut state_rows = Vec::new();
+    if let Some((sym, reason, hint, style)) = state {
+        let full = format!("  {sym}{reason}{hint}");
+        let used: usize = header.iter().map(|s| s.width()).sum();
+        if used + unicode_width::UnicodeWidthStr::width(full.as_str()) <= width as usize {
+            header.push(Span::styled(full, style));
+        } else {
+            // Too long for the header row: on rows of its own (about two), the
+            // reason shortened if need be so that the hint is never cut off.
+            let indent = 2 + unicode_width::UnicodeWidthStr::width(sym);
+            let room = (width as usize).saturating_sub(indent).max(8);
+            let hint_w = unicode_width::UnicodeWidthStr::width(hint);
+            let mut rows = wrap_words(&clip(&reason, (2 * room).saturating_sub(hint_w + 2)), room);
+            // The hint stays in one piece.
+            match rows.last_mut() {
+                Some(last)
+                    if unicode_width::UnicodeWidthStr::width(last.as_str()) + hint_w <= room =>
+                {
+                    last.push_str(hint)
+                }
+                _ if !hint.is_empty() => rows.push(hint.trim_start().to_string()),
+                _ => {}
+            }
+            for (i, row) in rows.into_iter().enumerate() {
+                let lead = if i == 0 {
+                    format!("  {sym}")
+                } else {
+                    " ".repeat(indent)
+                };
+                state_rows.push(Line::from(Span::styled(format!("{lead}{row}"), style)));
+            }
+        }
     }
     let mut lines = vec![Line::from(header)];
+    lines.extend(state_rows);
     let mut blocks = Vec::new();
     if m.role == Role::Tool {
         let summary = sanitize_line(&m.content)
@@ -239,6 +273,33 @@ pub fn boxed(
         border,
     )));
     out
+}
+
+/// Greedy word wrap to `width` columns (words longer than a row are split).
+pub fn wrap_words(s: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthChar;
+    let mut rows = vec![String::new()];
+    let mut w = 0;
+    for word in s.split(' ') {
+        let ww = unicode_width::UnicodeWidthStr::width(word);
+        if w > 0 && w + 1 + ww > width {
+            rows.push(String::new());
+            w = 0;
+        } else if w > 0 {
+            rows.last_mut().unwrap().push(' ');
+            w += 1;
+        }
+        for c in word.chars() {
+            let cw = c.width().unwrap_or(0);
+            if w + cw > width && w > 0 {
+                rows.push(String::new());
+                w = 0;
+            }
+            rows.last_mut().unwrap().push(c);
+            w += cw;
+        }
+    }
+    rows
 }
 
 fn clip(s: &str, max: usize) -> String {

@@ -108,6 +108,14 @@ pub static BINDINGS: &[Binding] = &[
     ),
     b(
         Global,
+        K::F(3),
+        N,
+        Ac::Notices,
+        "F3",
+        "notification history",
+    ),
+    b(
+        Global,
         K::F(2),
         N,
         Ac::ScheduledPane,
@@ -376,6 +384,7 @@ pub static COMMANDS: &[(&str, &str)] = &[
     ("/rename TITLE", "rename this conversation"),
     ("/delete", "delete this conversation (asks y/n)"),
     ("/model [NAME]", "show or switch this conversation's model"),
+    ("/with MODEL TEXT", "send one message to another model"),
     ("/role [NAME]", "show or set the role (system prompt)"),
     (
         "/attach PATH",

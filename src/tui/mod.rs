@@ -35,6 +35,11 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
     rt.block_on(async move {
         let engine = Engine::new(store, config, Arc::new(SystemClock), Options::default());
         let mut app = app::App::new(engine.clone())?;
+        // Shown in the status bar: a warning printed to stderr would vanish behind the UI.
+        let cfg = engine.config();
+        if let Some(w) = cfg.path().and_then(|p| cfg.get().permission_warning(p)) {
+            app.status = Some((w, true));
+        }
         // Subscribed before the engine starts, so its first events are not missed.
         let events = engine.subscribe();
         let mut term = terminal::enter()?;

@@ -57,11 +57,13 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         app.sidebar_rows.clear();
     }
 
-    let strip_lines = strip_lines(app, right.width);
-    let strip_h = if strip_lines.is_empty() {
+    let (strip_head, strip_rows) = strip_lines(app, right.width);
+    // At most 7 rows, the header always shown, the selected item kept in view.
+    let strip_room = 7usize.saturating_sub(strip_head.len()).max(1);
+    let strip_h = if strip_rows.is_empty() {
         0
     } else {
-        (strip_lines.len() as u16).min(7)
+        (strip_head.len() + strip_rows.len().min(strip_room)) as u16
     };
     let composer_rows = (app.composer.lines().len() as u16).clamp(1, 8);
     let composer_h = composer_rows + 2;
@@ -74,16 +76,13 @@ pub fn draw(f: &mut Frame, app: &mut App) {
 
     draw_chat(f, app, chat_area);
     if strip_h > 0 {
-        let skip = strip_lines.len().saturating_sub(strip_h as usize);
-        let visible: Vec<Line> =
-            if app.focus == Focus::Strip && app.strip_sel + 2 > strip_h as usize {
-                strip_lines
-                    .into_iter()
-                    .skip(skip.min(app.strip_sel + 2 - strip_h as usize))
-                    .collect()
-            } else {
-                strip_lines
-            };
+        let first = if app.focus == Focus::Strip {
+            (app.strip_sel + 1).saturating_sub(strip_room)
+        } else {
+            0
+        };
+        let mut visible = strip_head;
+        visible.extend(strip_rows.into_iter().skip(first).take(strip_room));
         f.render_widget(Paragraph::new(visible), strip_area);
     }
     draw_composer(f, app, composer_area);
@@ -92,7 +91,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     let now = app.now();
     match &app.overlay {
         None => {}
-        Some(Overlay::Help(top)) => draw_help(f, area, *top),
+        Some(Overlay::Help) => draw_help(f, area, &mut app.help_scroll),
         Some(Overlay::Notices) => {
             let mut lines: Vec<Line> = app
                 .notices
@@ -126,20 +125,23 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         }
         Some(Overlay::Picker(p)) => p.render(area, f.buffer_mut(), now),
         Some(Overlay::Confirm(_, text)) => {
-            let r = centered(
-                area,
-                (text.chars().count() as u16 + 6).min(area.width.saturating_sub(2)),
-                3,
-            );
+            // As tall as the wrapped question needs: its "y / n" must never be cut off.
+            let text = sanitize_line(text).into_owned();
+            let w = (unicode_width::UnicodeWidthStr::width(text.as_str()) as u16 + 6)
+                .min(area.width.saturating_sub(2));
+            let rows: Vec<Line> = chat::wrap_words(&text, w.saturating_sub(4).max(1) as usize)
+                .into_iter()
+                .map(Line::from)
+                .collect();
+            let r = centered(area, w, rows.len() as u16 + 2);
             f.render_widget(Clear, r);
             f.render_widget(
-                Paragraph::new(sanitize_line(text).into_owned())
-                    .wrap(Wrap { trim: true })
-                    .block(
-                        Block::bordered()
-                            .border_type(BorderType::Rounded)
-                            .border_style(Style::new().fg(Color::Yellow)),
-                    ),
+                Paragraph::new(rows).block(
+                    Block::bordered()
+                        .border_type(BorderType::Rounded)
+                        .border_style(Style::new().fg(Color::Yellow))
+                        .padding(ratatui::widgets::Padding::horizontal(1)),
+                ),
                 r,
             );
         }
@@ -255,11 +257,15 @@ fn draw_sidebar(f: &mut Frame, app: &mut App, area: Rect) {
             Span::styled(marker, Style::new().fg(Color::Yellow)),
             Span::styled(elide(title, w.saturating_sub(3)), style),
         ]));
-        let mut meta = format!("  {}", when::relative(*updated, now).replace("in ", ""));
+        let mut meta = when::relative(*updated, now).replace("in ", "");
         if pending > 0 {
             meta.push_str(&format!(" · {pending} pending"));
         }
-        lines.push(Line::styled(elide(&meta, w), dim()));
+        // Indented under the title (elide() trims, so the indent is added after).
+        lines.push(Line::styled(
+            format!("  {}", elide(&meta, w.saturating_sub(2))),
+            dim(),
+        ));
     }
     if convs.is_empty() {
         lines.push(Line::styled(" no match", dim()));
@@ -397,38 +403,81 @@ fn draw_chat(f: &mut Frame, app: &mut App, area: Rect) {
     }
 }
 
-/// One line per pending item of the current conversation, with its state.
-fn strip_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+/// The pending strip of the current conversation: header rows (its title and,
+/// when focused, its keys, on as many rows as the width needs) and one row per item.
+fn strip_lines(app: &App, width: u16) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
     let items = app.strip_items();
     if items.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let now = app.engine.now_ms();
     let now_local = app.now();
     let focused = app.focus == Focus::Strip;
-    let mut lines = vec![Line::from(vec![
-        Span::styled(
-            format!("─ pending ({}) ", items.len()),
-            if focused {
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
-            } else {
-                dim()
-            },
-        ),
-        Span::styled(
-            if focused {
-                "e edit · x cancel · s send now · u back to composer · r reschedule · R retry · Esc back"
-            } else {
-                "Tab to manage"
-            },
-            dim(),
-        ),
-    ])];
+    let title = Span::styled(
+        format!("─ pending ({}) ", items.len()),
+        if focused {
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+        } else {
+            dim()
+        },
+    );
+    let keys: &[&str] = if focused {
+        &[
+            "e edit",
+            "x cancel",
+            "s send now",
+            "u back to composer",
+            "r reschedule",
+            "R retry",
+            "Esc back",
+        ]
+    } else {
+        &["Tab to manage"]
+    };
+    // Pack the key hints into rows (each hint whole), after the title first.
+    let w = width as usize;
+    let mut head: Vec<Vec<Span<'static>>> = vec![vec![title]];
+    let mut room = w.saturating_sub(head[0][0].width());
+    let mut row = String::new();
+    for k in keys {
+        let kw = unicode_width::UnicodeWidthStr::width(*k);
+        let need = if row.is_empty() {
+            kw
+        } else {
+            unicode_width::UnicodeWidthStr::width(row.as_str()) + 3 + kw
+        };
+        if need > room {
+            if !focused {
+                // Unfocused, the hint is optional.
+                break;
+            }
+            if !row.is_empty() || head.len() == 1 {
+                if !row.is_empty() {
+                    let done = std::mem::take(&mut row);
+                    head.last_mut().unwrap().push(Span::styled(done, dim()));
+                }
+                head.push(vec![Span::raw("  ")]);
+                room = w.saturating_sub(2);
+            }
+        }
+        if !row.is_empty() {
+            row.push_str(" · ");
+        }
+        row.push_str(k);
+    }
+    if !row.is_empty() {
+        head.last_mut().unwrap().push(Span::styled(row, dim()));
+    }
+    let head: Vec<Line<'static>> = head.into_iter().map(Line::from).collect();
+    let mut lines = Vec::new();
     for (i, it) in items.iter().enumerate() {
         let (badge, style) = item_state(it, now, &now_local);
         let sel = focused && i == app.strip_sel;
         let marker = if sel { "› " } else { "  " };
-        let used = marker.len() + badge.chars().count() + 3;
+        // Display columns, not bytes or chars: "›" is 3 bytes and "⏰"/"⏳" are 2 columns wide.
+        let used = unicode_width::UnicodeWidthStr::width(marker)
+            + unicode_width::UnicodeWidthStr::width(badge.as_str())
+            + 3;
         let text = elide(&it.text, (width as usize).saturating_sub(used).max(8));
         let mut text_style = Style::new();
         if sel {
@@ -441,7 +490,7 @@ fn strip_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             Span::styled(text, text_style),
         ]));
     }
-    lines
+    (head, lines)
 }
 
 /// The state badge of an item: queued / sending / retrying in Ns: reason / failed: reason / ⏰ time.
@@ -524,6 +573,19 @@ fn draw_composer(f: &mut Frame, app: &mut App, area: Rect) {
         })
         .title(Line::from(title));
     app.composer.set_block(block);
+    // The placeholder must not be cut mid-word (at 80 columns with the sidebar it was).
+    let inner = area.width.saturating_sub(2) as usize;
+    app.composer.set_placeholder_text(
+        [
+            "Message (Enter sends · Alt+Enter newline · /later 10m … · F1 help)",
+            "Message (Enter sends · Alt+Enter newline)",
+            "Message (Enter sends · F1 help)",
+            "Message",
+        ]
+        .into_iter()
+        .find(|p| unicode_width::UnicodeWidthStr::width(*p) <= inner)
+        .unwrap_or(""),
+    );
     app.composer.set_cursor_style(if focused {
         Style::new().add_modifier(Modifier::REVERSED)
     } else {
@@ -570,7 +632,16 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     let queued = app
         .all_items
         .iter()
-        .filter(|i| i.status == Status::Pending && i.due_at.is_none_or(|d| d <= now))
+        .filter(|i| {
+            i.status == Status::Pending
+                && i.due_at.is_none_or(|d| d <= now)
+                && i.next_attempt_at.is_none_or(|t| t <= now)
+        })
+        .count();
+    let retrying = app
+        .all_items
+        .iter()
+        .filter(|i| i.status == Status::Pending && i.next_attempt_at.is_some_and(|t| t > now))
         .count();
     let scheduled = app
         .all_items
@@ -582,6 +653,12 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         .iter()
         .filter(|i| matches!(i.status, Status::Failed | Status::Expired))
         .count();
+    if retrying > 0 {
+        spans.push(Span::styled(
+            format!(" ↻{retrying} retrying "),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
     if queued > 0 {
         spans.push(Span::styled(
             format!(" ⏳{queued} queued "),
@@ -613,14 +690,37 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     }
     let left = Line::from(spans);
     let help = Span::styled(" F1 help · F2 scheduled ", dim());
+    // The key hint gives way when the status needs the room (a message must not be cut off).
+    if left.width() + help.width() > area.width as usize {
+        f.render_widget(Paragraph::new(left), area);
+        return;
+    }
     let [l, r] = Layout::horizontal([Constraint::Min(10), Constraint::Length(help.width() as u16)])
         .areas(area);
     f.render_widget(Paragraph::new(left), l);
     f.render_widget(Paragraph::new(help), r);
 }
 
-fn draw_help(f: &mut Frame, area: Rect, top: u16) {
+fn draw_help(f: &mut Frame, area: Rect, scroll: &mut u16) {
+    // Key column, then the explanation word-wrapped beside it, so that every
+    // line can be read at 80 columns; taller than the screen, it scrolls.
+    const KEY_COL: usize = 28;
+    let w = area.width.saturating_sub(4).min(100);
+    let text_w = (w as usize).saturating_sub(2 + KEY_COL).max(12);
     let mut lines: Vec<Line> = Vec::new();
+    let row = |lines: &mut Vec<Line>, keys: &str, help: &str| {
+        for (i, part) in chat::wrap_words(help, text_w).into_iter().enumerate() {
+            let k = if i == 0 {
+                format!("  {keys:<26}")
+            } else {
+                " ".repeat(KEY_COL)
+            };
+            lines.push(Line::from(vec![
+                Span::styled(k, Style::new().fg(Color::Yellow)),
+                Span::raw(part),
+            ]));
+        }
+    };
     for ctx in [
         Ctx::Global,
         Ctx::Composer,
@@ -636,10 +736,7 @@ fn draw_help(f: &mut Frame, area: Rect, top: u16) {
             .iter()
             .filter(|b| b.ctx == ctx && !b.keys.is_empty())
         {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<26}", b.keys), Style::new().fg(Color::Yellow)),
-                Span::raw(b.help),
-            ]));
+            row(&mut lines, b.keys, b.help);
         }
     }
     lines.push(Line::styled(
@@ -647,28 +744,24 @@ fn draw_help(f: &mut Frame, area: Rect, top: u16) {
         Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
     ));
     for (c, h) in COMMANDS {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {c:<26}"), Style::new().fg(Color::Yellow)),
-            Span::raw(*h),
-        ]));
+        row(&mut lines, c, h);
     }
     let h = (lines.len() as u16 + 2).min(area.height);
-    let max_top = (lines.len() as u16 + 2).saturating_sub(h);
-    let top = top.min(max_top);
-    let title = if max_top > 0 {
-        " tock — keys (↑↓ PgUp PgDn scroll, any other key closes) "
-    } else {
-        " tock — keys (any key closes) "
-    };
-    let r = centered(area, area.width.saturating_sub(4).min(100), h);
+    let max = (lines.len() as u16).saturating_sub(h.saturating_sub(2));
+    *scroll = (*scroll).min(max);
+    let r = centered(area, w, h);
+    let mut block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .title(if max > 0 {
+            " tock — keys (↑/↓ PgUp/PgDn scroll · other keys close) "
+        } else {
+            " tock — keys (any key closes) "
+        })
+        .border_style(Style::new().fg(Color::Cyan));
+    if *scroll < max {
+        block =
+            block.title_bottom(Line::from(format!(" ↓ {} more ", max - *scroll)).right_aligned());
+    }
     f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines).scroll((top, 0)).block(
-            Block::bordered()
-                .border_type(BorderType::Rounded)
-                .title(title)
-                .border_style(Style::new().fg(Color::Cyan)),
-        ),
-        r,
-    );
+    f.render_widget(Paragraph::new(lines).scroll((*scroll, 0)).block(block), r);
 }

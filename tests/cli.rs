@@ -1,0 +1,671 @@
+//! The scriptable CLI, end to end: the real `tock` binary on a temp database,
+//! talking to a local OpenAI-compatible server (or the offline echo model).
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{MockServer, Reply, SENTINEL, Tock, now_ms, rfc_ms, wait_until};
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+/// An RFC 3339 string in UTC (`Z` or `+00:00`), or null.
+fn assert_time(v: &Value, what: &str) {
+    if v.is_null() {
+        return;
+    }
+    let s = v
+        .as_str()
+        .unwrap_or_else(|| panic!("{what}: not a string: {v}"));
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(s).is_ok(),
+        "{what}: not RFC 3339: {s}"
+    );
+    assert!(
+        s.ends_with('Z') || s.ends_with("+00:00"),
+        "{what}: not UTC: {s}"
+    );
+}
+
+fn item(items: &[Value], id: i64) -> Option<&Value> {
+    items.iter().find(|i| i["id"] == id)
+}
+
+#[test]
+fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
+    let mut t = Tock::new();
+    t.set_env("TOCK_ECHO_DELAY_MS", "0");
+    let before = now_ms();
+    let id = t.send(&["--new", "Plans", "--in", "1h", "water", "the", "plants"]);
+    let queued = t.send(&["--conv", "Plans", "right away"]);
+    assert!(id > 0 && queued > id, "ids {id}, {queued}");
+
+    let list = t.json(&["list", "--json"]);
+    let items = list.as_array().expect("list --json is an array");
+    assert_eq!(items.len(), 2, "{list:#}");
+    let spec = set(&[
+        "id",
+        "conversation_id",
+        "kind",
+        "text",
+        "status",
+        "due_at",
+        "attempts",
+        "last_error",
+        "created_at",
+        "sent_at",
+    ]);
+    for i in items {
+        assert_eq!(keys(i), spec, "list --json item fields: {i:#}");
+        for k in ["due_at", "created_at", "sent_at"] {
+            assert_time(&i[k], k);
+        }
+        assert!(i["id"].is_i64() && i["conversation_id"].is_i64() && i["attempts"].is_i64());
+    }
+    let s = item(items, id).unwrap();
+    assert_eq!(s["text"], "water the plants", "words are joined");
+    assert_eq!(s["kind"], "message");
+    assert_eq!(s["status"], "pending");
+    assert_eq!(s["attempts"], 0);
+    assert!(s["last_error"].is_null() && s["sent_at"].is_null());
+    let due = rfc_ms(&s["due_at"]).unwrap();
+    let after = now_ms();
+    assert!(
+        due >= before + 3_600_000 - 1000 && due <= after + 3_600_000 + 1000,
+        "due {due} not ~1h from now"
+    );
+    let created = rfc_ms(&s["created_at"]).unwrap();
+    assert!(created >= before - 1000 && created <= after + 1000);
+    let q = item(items, queued).unwrap();
+    assert_eq!(q["kind"], "queued");
+    assert!(q["due_at"].is_null());
+    assert_eq!(q["conversation_id"], s["conversation_id"]);
+
+    let convs = t.json(&["conversations", "--json"]);
+    let convs = convs.as_array().expect("conversations --json is an array");
+    assert_eq!(convs.len(), 1);
+    assert_eq!(keys(&convs[0]), set(&["id", "title", "updated_at"]));
+    assert_eq!(convs[0]["title"], "Plans");
+    assert_eq!(convs[0]["id"], s["conversation_id"]);
+    assert_time(&convs[0]["updated_at"], "updated_at");
+    assert!(convs[0]["updated_at"].is_string());
+
+    // Deliver the queued one (echo model) so `show` has messages.
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(15), "the queued item sent", || {
+        (t.item(queued)["status"] == "sent").then_some(())
+    });
+    let shown = wait_until(Duration::from_secs(15), "a complete reply", || {
+        let v = t.show("Plans");
+        let done = v["messages"]
+            .as_array()
+            .is_some_and(|m| m.len() == 2 && m[1]["status"] == "complete");
+        done.then_some(v)
+    });
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(3)).is_some());
+
+    assert_eq!(keys(&shown), set(&["id", "title", "messages"]));
+    assert_eq!(shown["id"], s["conversation_id"]);
+    assert_eq!(shown["title"], "Plans");
+    let msgs = shown["messages"].as_array().unwrap();
+    for m in msgs {
+        assert_eq!(
+            keys(m),
+            set(&["id", "role", "content", "status", "created_at"])
+        );
+        assert_time(&m["created_at"], "message created_at");
+        assert!(m["created_at"].is_string());
+    }
+    assert_eq!(msgs[0]["role"], "user");
+    assert_eq!(msgs[0]["content"], "right away");
+    assert_eq!(msgs[1]["role"], "assistant");
+    assert!(msgs[1]["content"].as_str().unwrap().contains("right away"));
+    let sent = t.item(queued);
+    assert_eq!(sent["status"], "sent");
+    assert_time(&sent["sent_at"], "sent_at");
+    assert!(sent["sent_at"].is_string());
+    // The scheduled one is untouched.
+    assert_eq!(t.item(id)["status"], "pending");
+}
+
+#[test]
+fn conv_and_show_take_an_id_or_the_exact_title() {
+    let t = Tock::new();
+    let a = t.send(&["--new", "Project X", "--in", "1h", "one"]);
+    let conv = t.item(a)["conversation_id"].as_i64().unwrap();
+    let b = t.send(&["--conv", "Project X", "--in", "1h", "two"]);
+    let c = t.send(&["--conv", &conv.to_string(), "--in", "1h", "three"]);
+    assert_eq!(t.item(b)["conversation_id"], conv);
+    assert_eq!(t.item(c)["conversation_id"], conv);
+    // A send with neither starts a new conversation.
+    let d = t.send(&["--in", "1h", "four"]);
+    assert_ne!(t.item(d)["conversation_id"], conv);
+
+    assert_eq!(t.show("Project X")["id"], conv);
+    assert_eq!(t.show(&conv.to_string())["id"], conv);
+    assert_eq!(t.show(&conv.to_string())["title"], "Project X");
+    // Not a prefix, not case-insensitive: exact title only.
+    t.fails(&["show", "Project", "--json"]);
+    t.fails(&["send", "--conv", "project x", "five"]);
+    let human = t.ok(&["show", "Project X"]);
+    assert!(human.contains("Project X"), "{human}");
+}
+
+#[test]
+fn every_bad_input_exits_non_zero_with_one_line_on_stderr() {
+    let server = MockServer::start();
+    let t = Tock::with_openai(&server.base_url());
+    let ok = t.send(&["--new", "Real", "--in", "1h", "a real item"]);
+
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["cancel", "999"], "999"),
+        (vec!["edit", "999", "new text"], "999"),
+        (vec!["retry", "999"], "999"),
+        (vec!["reschedule", "999", "10m"], "999"),
+        (vec!["send", "--in", "blah", "hello"], ""),
+        (vec!["send", "--at", "2001-01-01 09:00", "hello"], ""),
+        (vec!["send", "--at", "tomorrow-ish", "hello"], ""),
+        (vec!["send", ""], ""),
+        (vec!["send", "   "], ""),
+        (vec!["send", "--conv", "no such conversation", "hello"], ""),
+        (vec!["send", "--conv", "4242", "hello"], ""),
+        (vec!["show", "no such conversation"], ""),
+        (vec!["show", "4242", "--json"], ""),
+        (vec!["reschedule", "1", "blah"], ""),
+        (vec!["reschedule", "1", "2001-01-01 09:00"], ""),
+        (vec!["edit", "1", " "], ""),
+        (vec!["retry", "1"], ""),
+        (vec!["prune", "--older-than", "blah"], ""),
+    ];
+    for (args, mention) in &cases {
+        let line = t.fails(args);
+        assert!(
+            line.len() < 400,
+            "{args:?}: the reason should be one short line: {line}"
+        );
+        assert!(
+            line.contains(mention),
+            "{args:?}: the reason should mention {mention:?}: {line}"
+        );
+        assert!(!line.contains(SENTINEL), "{args:?} leaked the key: {line}");
+    }
+    // Nothing was enqueued by the refused sends, and the real item is untouched.
+    let items = t.items();
+    assert_eq!(items.len(), 1, "{items:#?}");
+    assert_eq!(items[0]["id"], ok);
+    assert_eq!(items[0]["status"], "pending");
+    assert_eq!(items[0]["text"], "a real item");
+    assert_eq!(server.count(), 0);
+}
+
+#[test]
+fn cancel_hides_the_item_except_with_all_and_reschedule_edit_change_it() {
+    let t = Tock::new();
+    let a = t.send(&["--new", "C", "--in", "1h", "to cancel"]);
+    let b = t.send(&["--conv", "C", "--in", "1h", "to move"]);
+    t.ok(&["cancel", &a.to_string()]);
+
+    let open = t.json(&["list", "--json"]);
+    let open = open.as_array().unwrap();
+    assert!(item(open, a).is_none(), "canceled shows without --all");
+    assert!(item(open, b).is_some());
+    let all = t.items();
+    assert_eq!(item(&all, a).unwrap()["status"], "canceled");
+    // Canceling twice, or editing a canceled item, is refused.
+    t.fails(&["cancel", &a.to_string()]);
+    t.fails(&["edit", &a.to_string(), "x"]);
+
+    let old_due = rfc_ms(&t.item(b)["due_at"]).unwrap();
+    t.ok(&["reschedule", &b.to_string(), "3h"]);
+    let new_due = rfc_ms(&t.item(b)["due_at"]).unwrap();
+    let want = now_ms() + 3 * 3_600_000;
+    assert!(
+        (new_due - want).abs() < 5_000 && new_due > old_due + 3_500_000,
+        "due moved from {old_due} to {new_due}, want ~{want}"
+    );
+    t.ok(&["reschedule", &b.to_string(), "2030-01-02 03:04"]);
+    let due = t.item(b)["due_at"].clone();
+    let local = chrono::DateTime::parse_from_rfc3339(due.as_str().unwrap())
+        .unwrap()
+        .with_timezone(&chrono::Local);
+    assert_eq!(
+        local.format("%Y-%m-%d %H:%M").to_string(),
+        "2030-01-02 03:04"
+    );
+
+    t.ok(&["edit", &b.to_string(), "moved", "and", "edited"]);
+    assert_eq!(t.item(b)["text"], "moved and edited");
+    assert_eq!(t.item(b)["status"], "pending");
+    // A canceled item can be brought back with reschedule.
+    t.ok(&["reschedule", &a.to_string(), "10m"]);
+    assert_eq!(t.item(a)["status"], "pending");
+}
+
+#[test]
+fn prune_removes_finished_rows_only() {
+    let mut t = Tock::new();
+    t.set_env("TOCK_ECHO_DELAY_MS", "0");
+    let pending = t.send(&["--new", "P", "--in", "1h", "later"]);
+    let canceled = t.send(&["--conv", "P", "--in", "1h", "nope"]);
+    t.ok(&["cancel", &canceled.to_string()]);
+    let sent = t.send(&["--conv", "P", "now please"]);
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(15), "the item sent", || {
+        (t.item(sent)["status"] == "sent").then_some(())
+    });
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(3)).is_some());
+    // Let the rows' last change be strictly in the past.
+    std::thread::sleep(Duration::from_millis(20));
+
+    // A long horizon keeps everything.
+    let out = t.ok(&["prune"]);
+    assert!(out.contains('0'), "{out}");
+    assert_eq!(t.items().len(), 3);
+
+    let out = t.ok(&["prune", "--older-than", "0s"]);
+    assert!(out.contains('2'), "prune should report 2 rows: {out}");
+    let ids: Vec<i64> = t
+        .items()
+        .iter()
+        .map(|i| i["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, vec![pending]);
+    // The conversation history is not touched by pruning the outbox.
+    let msgs = t.show("P")["messages"].as_array().unwrap().len();
+    assert_eq!(msgs, 2);
+}
+
+#[test]
+fn status_reports_the_dispatcher_and_sigterm_stops_the_daemon_quickly() {
+    let t = Tock::new();
+    let st = t.json(&["status", "--json"]);
+    assert!(st["dispatcher"].is_null(), "{st:#}");
+    assert!(t.ok(&["status"]).contains("none"));
+
+    let mut d = t.spawn_daemon();
+    let pid = d.pid() as i64;
+    wait_until(
+        Duration::from_secs(10),
+        "the daemon holding the lease",
+        || (t.json(&["status", "--json"])["dispatcher"]["pid"] == pid).then_some(()),
+    );
+    assert!(t.ok(&["status"]).contains(&pid.to_string()));
+
+    let t0 = std::time::Instant::now();
+    d.signal(libc::SIGTERM);
+    let st = d.wait_timeout(Duration::from_secs(5));
+    assert!(st.is_some(), "daemon still running 5 s after SIGTERM");
+    assert!(
+        t0.elapsed() < Duration::from_millis(2500),
+        "daemon took {:?} to exit on SIGTERM",
+        t0.elapsed()
+    );
+    assert!(st.unwrap().success(), "daemon exit status");
+    assert!(t.json(&["status", "--json"])["dispatcher"].is_null());
+
+    // Killed without a chance to release the lease: status does not report a
+    // dead dispatcher, and a new daemon takes over at once.
+    let mut d = t.spawn_daemon();
+    let pid = d.pid() as i64;
+    wait_until(
+        Duration::from_secs(10),
+        "the daemon holding the lease",
+        || (t.json(&["status", "--json"])["dispatcher"]["pid"] == pid).then_some(()),
+    );
+    d.kill9();
+    assert!(t.json(&["status", "--json"])["dispatcher"].is_null());
+    let d2 = t.spawn_daemon();
+    let pid2 = d2.pid() as i64;
+    wait_until(Duration::from_secs(3), "the new daemon taking over", || {
+        (t.json(&["status", "--json"])["dispatcher"]["pid"] == pid2).then_some(())
+    });
+}
+
+#[test]
+fn send_while_a_daemon_runs_is_dispatched_at_once_and_in_at_due() {
+    let server = MockServer::start();
+    let t = Tock::with_openai(&server.base_url());
+    let _d = t.spawn_daemon();
+    wait_until(Duration::from_secs(10), "the daemon dispatching", || {
+        (!t.json(&["status", "--json"])["dispatcher"].is_null()).then_some(())
+    });
+
+    // Immediate: the daemon is woken by the database watch.
+    let t0 = now_ms();
+    let id = t.send(&["--new", "Now", "right now please"]);
+    let reqs = server.wait_requests(1, Duration::from_secs(10));
+    let latency = reqs[0].at_ms - t0;
+    assert!(
+        latency < 1000,
+        "dispatch took {latency} ms after `tock send` (the daemon should be woken at once)"
+    );
+    eprintln!("`tock send` to request at the server: {latency} ms");
+    assert_eq!(
+        reqs[0].last_user_text().as_deref(),
+        Some("right now please")
+    );
+    wait_until(Duration::from_secs(10), "sent", || {
+        (t.item(id)["status"] == "sent").then_some(())
+    });
+
+    // Scheduled: not before its due time, and not much after.
+    let id = t.send(&["--conv", "Now", "--in", "2s", "two seconds later"]);
+    let due = rfc_ms(&t.item(id)["due_at"]).unwrap();
+    let reqs = server.wait_requests(2, Duration::from_secs(10));
+    let r = &reqs[1];
+    assert_eq!(r.last_user_text().as_deref(), Some("two seconds later"));
+    eprintln!("due to request at the server: {} ms", r.at_ms - due);
+    assert!(r.at_ms >= due, "received {} ms before due", due - r.at_ms);
+    assert!(
+        r.at_ms - due < 1000,
+        "received {} ms after due (want well under a second)",
+        r.at_ms - due
+    );
+}
+
+#[test]
+fn acceptance_scheduled_send_survives_a_server_that_is_down_at_first() {
+    // The acceptance flow: `tock send --in 2s` + `tock daemon`, the
+    // provider unreachable (connection refused) at first, then up: retried
+    // with back-off, visible in `list --json`, delivered exactly once, on time.
+    let port = MockServer::free_port();
+    let mut t = Tock::with_openai(&format!("http://127.0.0.1:{port}/v1"));
+    t.set_env("TOCK_LOG", "trace");
+    t.write_config("[outbox]\nmax_attempts = 20\nbackoff_base_secs = 1\n");
+    let text = "acceptance: remind me about the build";
+    let sent_at_cli = now_ms();
+    let id = t.send(&["--new", "Acceptance", "--in", "2s", text]);
+    let due = rfc_ms(&t.item(id)["due_at"]).unwrap();
+    assert!(due >= sent_at_cli + 1500 && due <= now_ms() + 2500);
+
+    let mut json_seen = Vec::new();
+    let mut d = t.spawn_daemon();
+    // Down: attempts are counted and the reason is shown, the item stays pending.
+    // (attempts count from the claim, so wait for the row back in pending.)
+    let it = wait_until(Duration::from_secs(20), "two failed attempts", || {
+        let it = t.item(id);
+        let failed_twice = it["attempts"].as_i64().unwrap_or(0) >= 2
+            && it["status"] == "pending"
+            && it["last_error"].is_string();
+        failed_twice.then_some(it)
+    });
+    json_seen.push(it.to_string());
+    assert_eq!(it["status"], "pending", "{it:#}");
+    let err = it["last_error"].as_str().unwrap_or_default().to_lowercase();
+    assert!(
+        err.contains("connect") || err.contains("refused"),
+        "last_error should say the provider is unreachable: {it:#}"
+    );
+    assert!(it["sent_at"].is_null());
+    assert!(now_ms() >= due);
+    let human = t.ok(&["list"]);
+    assert!(human.contains("pending"), "{human}");
+
+    // Up: the next retry gets through.
+    let server = MockServer::start_on(port);
+    server.push(Reply::slow(
+        "Here is your reminder about the build. All done.",
+        Duration::from_millis(20),
+    ));
+    let it = wait_until(Duration::from_secs(30), "the item sent", || {
+        let it = t.item(id);
+        (it["status"] == "sent").then_some(it)
+    });
+    json_seen.push(it.to_string());
+    let conv = it["conversation_id"].as_i64().unwrap().to_string();
+    let shown = wait_until(Duration::from_secs(10), "a complete reply", || {
+        let v = t.show(&conv);
+        let m = v["messages"].as_array().cloned().unwrap_or_default();
+        (m.len() == 2 && m[1]["status"] == "complete").then_some(v)
+    });
+    json_seen.push(shown.to_string());
+    let msgs = shown["messages"].as_array().unwrap();
+    assert_eq!(msgs[0]["role"], "user");
+    assert_eq!(msgs[0]["content"], text);
+    assert_eq!(msgs[1]["role"], "assistant");
+    assert_eq!(
+        msgs[1]["content"],
+        "Here is your reminder about the build. All done."
+    );
+    // Exactly once at the server, after the due time, with the key as a bearer token.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1, "{reqs:#?}");
+    let r = &reqs[0];
+    assert_eq!(r.method, "POST");
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(r.body["model"], "gpt-4o-mini");
+    assert_eq!(r.body["stream"], true);
+    assert_eq!(r.last_user_text().as_deref(), Some(text));
+    assert!(r.at_ms >= due, "received before due");
+    assert_eq!(
+        r.header("authorization"),
+        Some(format!("Bearer {SENTINEL}").as_str())
+    );
+    assert!(it["attempts"].as_i64().unwrap() >= 3);
+    assert!(it["last_error"].is_null(), "{it:#}");
+
+    // A while later, still exactly once.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(server.count(), 1);
+    let user_msgs = t.show(&conv)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .count();
+    assert_eq!(user_msgs, 1);
+
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(3)).is_some());
+    json_seen.push(t.ok(&["list", "--all", "--json"]));
+    json_seen.push(t.ok(&["conversations", "--json"]));
+    json_seen.push(t.ok(&["status", "--json"]));
+    assert_no_secret(&t, &json_seen, &d.stderr());
+}
+
+#[test]
+fn the_api_key_never_reaches_the_database_logs_json_or_stderr() {
+    // A hostile provider echoes the key back in its errors: 401 (permanent),
+    // a 500 (transient) and an error event mid-stream.
+    let server = MockServer::start();
+    let mut t = Tock::with_openai(&server.base_url());
+    t.set_env("TOCK_LOG", "trace");
+    t.write_config("[outbox]\nmax_attempts = 2\nbackoff_base_secs = 1\n");
+    let leak = format!("Incorrect API key provided: {SENTINEL}. Find yours at example.");
+    server.push(Reply::Status(401, leak.clone()));
+    server.push(Reply::Status(500, leak.clone()));
+    server.push(Reply::Status(503, leak.clone()));
+    server.push(Reply::StreamError {
+        chunks: vec!["partial ".into(), "answer ".into()],
+        gap: Duration::from_millis(10),
+        message: leak.clone(),
+    });
+
+    let a = t.send(&["--new", "Secrets", "first"]);
+    let mut d = t.spawn_daemon();
+    let ia = wait_until(Duration::from_secs(15), "the 401 item failed", || {
+        let it = t.item(a);
+        (it["status"] == "failed").then_some(it)
+    });
+    assert_eq!(ia["attempts"], 1, "a 401 is not retried: {ia:#}");
+    let b = t.send(&["--conv", "Secrets", "second"]);
+    let ib = wait_until(Duration::from_secs(15), "the 5xx item failed", || {
+        let it = t.item(b);
+        (it["status"] == "failed").then_some(it)
+    });
+    assert_eq!(ib["attempts"], 2, "max_attempts = 2: {ib:#}");
+    let c = t.send(&["--conv", "Secrets", "third"]);
+    wait_until(Duration::from_secs(15), "the cut reply recorded", || {
+        let v = t.show("Secrets");
+        let m = v["messages"].as_array().cloned().unwrap_or_default();
+        m.iter()
+            .any(|m| m["role"] == "assistant" && m["status"] == "interrupted")
+            .then_some(())
+    });
+    assert_eq!(t.item(c)["status"], "sent");
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(3)).is_some());
+
+    for it in [&ia, &ib] {
+        let e = it["last_error"].as_str().unwrap_or_default();
+        assert!(!e.is_empty(), "failed items say why: {it:#}");
+    }
+    let jsons = vec![
+        t.ok(&["list", "--all", "--json"]),
+        t.ok(&["list", "--all"]),
+        t.ok(&["show", "Secrets", "--json"]),
+        t.ok(&["show", "Secrets"]),
+        t.ok(&["conversations", "--json"]),
+        t.ok(&["status", "--json"]),
+        t.ok(&["status"]),
+    ];
+    // A bad command's stderr, too.
+    let line = t.fails(&["retry", "12345"]);
+    assert_no_secret(&t, &jsons, &format!("{}\n{line}", d.stderr()));
+    assert_eq!(server.count(), 4);
+}
+
+/// The sentinel key appears nowhere tock wrote.
+fn assert_no_secret(t: &Tock, outputs: &[String], stderr: &str) {
+    // The main file, the WAL and the shm, as written.
+    let db = t.db_bytes();
+    assert!(!db.is_empty());
+    assert!(
+        !support::contains_bytes(&db, SENTINEL.as_bytes()),
+        "the API key is in the database file"
+    );
+    // A distinctive part of the key (a redaction that keeps a prefix/suffix is fine, the middle is not).
+    let middle = &SENTINEL[8..24];
+    assert!(!support::contains_bytes(&db, middle.as_bytes()));
+    let log = t.log_bytes();
+    assert!(!log.is_empty(), "tock wrote no log file in {:?}", t.log_dir);
+    assert!(
+        !support::contains_bytes(&log, middle.as_bytes()),
+        "the API key is in the log"
+    );
+    for o in outputs {
+        assert!(!o.contains(middle), "the API key is in CLI output: {o}");
+    }
+    assert!(!stderr.contains(middle), "the API key is on stderr");
+}
+
+#[test]
+fn a_standby_daemon_takes_over_in_time_when_the_dispatcher_is_killed() {
+    // Two tocks on one database: one dispatches, the other stands by. When
+    // the dispatcher is killed (no chance to release its lease, nothing
+    // written), the one standing by must still send the next item on time.
+    let server = MockServer::start();
+    let t = Tock::with_openai(&server.base_url());
+    let mut a = t.spawn(&["daemon"], "daemon-a");
+    let pid_a = a.pid() as i64;
+    wait_until(Duration::from_secs(10), "daemon A dispatching", || {
+        (t.json(&["status", "--json"])["dispatcher"]["pid"] == pid_a).then_some(())
+    });
+    let b = t.spawn(&["daemon"], "daemon-b");
+    wait_until(Duration::from_secs(10), "daemon B standing by", || {
+        b.stderr().contains("Standby").then_some(())
+    });
+    let id = t.send(&[
+        "--new",
+        "Takeover",
+        "--in",
+        "4s",
+        "sent by whoever is alive",
+    ]);
+    let due = rfc_ms(&t.item(id)["due_at"]).unwrap();
+    // Let both daemons see that write and go back to sleep; then the
+    // dispatcher dies and nothing else happens until the item is due.
+    std::thread::sleep(Duration::from_millis(1000));
+    a.kill9();
+    let reqs = server.wait_requests(1, Duration::from_secs(40));
+    let late = reqs[0].at_ms - due;
+    assert!(late >= 0, "sent {} ms early", -late);
+    assert!(
+        late < 1500,
+        "the standby daemon sent the item {late} ms after it was due"
+    );
+    assert_eq!(
+        t.json(&["status", "--json"])["dispatcher"]["pid"],
+        b.pid() as i64
+    );
+}
+
+#[test]
+fn processes_starting_together_on_a_new_database_all_succeed() {
+    // The TUI, a daemon and scripts starting at the same moment on a
+    // database that does not exist yet: none may fail with "locked".
+    let mut failures = Vec::new();
+    for round in 0..20 {
+        let t = Tock::new();
+        let children: Vec<_> = [
+            &["status", "--json"][..],
+            &["list", "--json"],
+            &["conversations", "--json"],
+            &["send", "--in", "1h", "hello"],
+            &["status"],
+            &["list"],
+        ]
+        .into_iter()
+        .map(|args| {
+            t.command(args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            if !o.status.success() {
+                failures.push(format!(
+                    "round {round}: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn a_new_database_being_written_by_another_process_is_waited_for() {
+    // Deterministic form of the race above: another process holds the write
+    // lock of a brand-new database (still in rollback-journal mode) while
+    // tock opens it and switches it to WAL. tock must wait, not fail.
+    let t = Tock::new();
+    std::fs::create_dir_all(t.db.parent().unwrap()).unwrap();
+    let other = rusqlite::Connection::open(&t.db).unwrap();
+    other
+        .execute_batch("BEGIN IMMEDIATE; CREATE TABLE other_process (x);")
+        .unwrap();
+    let child = t
+        .command(&["send", "--in", "1h", "hello"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    other.execute_batch("COMMIT").unwrap();
+    drop(other);
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "tock gave up instead of waiting: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(t.items().len(), 1);
+}

@@ -1,0 +1,470 @@
+//! The real TUI binary in a pseudo-terminal (portable-pty), its output parsed
+//! by a vt100 screen: chat, queue while busy, /later, hostile model output,
+//! terminal restore on quit, and kill -9 / restart with a pending item.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{MockServer, Pty, Reply, Tock, contains_bytes, rfc_ms, wait_until};
+
+const ROWS: u16 = 30;
+const COLS: u16 = 100;
+/// Generous: debug builds on a loaded 2-core machine.
+const LONG: Duration = Duration::from_secs(20);
+
+fn start(t: &Tock) -> Pty {
+    let pty = Pty::spawn(&[], &t.env, ROWS, COLS);
+    // The first frame: the composer's placeholder.
+    pty.wait_text("Enter sends", LONG);
+    pty
+}
+
+fn messages(t: &Tock, conv: &str) -> Vec<Value> {
+    t.show(conv)["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The only conversation's id (the TUI creates one on first start).
+fn only_conv(t: &Tock) -> String {
+    let c = t.json(&["conversations", "--json"]);
+    let c = c.as_array().unwrap();
+    assert_eq!(c.len(), 1, "{c:#?}");
+    c[0]["id"].to_string()
+}
+
+fn summary(msgs: &[Value]) -> Vec<(String, String)> {
+    msgs.iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or("").to_string(),
+                m["status"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn chat_then_queue_while_streaming_then_later() {
+    let mut t = Tock::new();
+    t.set_env("TOCK_ECHO_DELAY_MS", "30");
+    let pty = start(&t);
+    let screen = pty.screen();
+    assert!(
+        screen.contains("offline"),
+        "echo is labelled offline:\n{screen}"
+    );
+
+    // A long first message so its echo streams for a couple of seconds.
+    let words: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
+    let first = format!("alpha {}", words.join(" "));
+    pty.type_text(&first);
+    pty.wait_text("w39", LONG);
+    pty.enter();
+    // The echo streams back as a quote.
+    pty.wait_text("│ alpha w0 w1", LONG);
+    // The reply has started streaming...
+    pty.wait_text("You said", LONG);
+    // ...and a second message typed now is queued behind it.
+    pty.type_text("bravo second message");
+    pty.enter();
+    pty.wait_text("queued", LONG);
+    let conv = wait_until(LONG, "the conversation", || {
+        let c = t.json(&["conversations", "--json"]);
+        c.as_array()
+            .and_then(|a| a.first())
+            .map(|c| c["id"].to_string())
+    });
+    let reply_was_streaming = messages(&t, &conv)
+        .iter()
+        .any(|m| m["role"] == "assistant" && m["status"] == "streaming");
+    let items = t.items();
+    let second = items
+        .iter()
+        .find(|i| i["text"] == "bravo second message")
+        .expect("the second message is an outbox item")
+        .clone();
+    assert_eq!(second["kind"], "queued");
+    assert!(
+        reply_was_streaming || pty.screen().contains("queued"),
+        "the second message should have been queued behind a streaming reply"
+    );
+
+    // Both delivered, in order, each with a complete reply.
+    let msgs = wait_until(LONG, "both replies complete", || {
+        let m = messages(&t, &conv);
+        (m.len() == 4 && m.iter().all(|m| m["status"] == "complete")).then_some(m)
+    });
+    assert_eq!(
+        summary(&msgs),
+        vec![
+            ("user".into(), "complete".into()),
+            ("assistant".into(), "complete".into()),
+            ("user".into(), "complete".into()),
+            ("assistant".into(), "complete".into()),
+        ]
+    );
+    assert_eq!(msgs[0]["content"], first.as_str());
+    assert_eq!(msgs[2]["content"], "bravo second message");
+    assert!(
+        msgs[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("bravo second message")
+    );
+    let screen = pty.wait_text("│ bravo second message", LONG);
+    // The status bar tells the dispatch state (not "starting" once it dispatched).
+    let status_bar = screen.lines().last().unwrap_or("").to_string();
+    assert!(
+        !status_bar.contains("starting"),
+        "status bar still says starting after a reply: {status_bar}"
+    );
+
+    // /later 2s: shown in the strip as scheduled, then in the history.
+    pty.type_text("/later 2s hello later");
+    pty.enter();
+    let strip = pty.wait_for(LONG, "the scheduled item in the strip", |s| {
+        s.contains("pending (1)") && s.contains("hello later")
+    });
+    assert!(strip.contains('⏰'), "scheduled badge:\n{strip}");
+    let it = t
+        .items()
+        .into_iter()
+        .find(|i| i["text"] == "hello later")
+        .expect("the /later item");
+    assert_eq!(it["kind"], "message");
+    let due = rfc_ms(&it["due_at"]).unwrap();
+    let msgs = wait_until(LONG, "the scheduled message and its reply", || {
+        let m = messages(&t, &conv);
+        (m.len() == 6 && m[5]["status"] == "complete").then_some(m)
+    });
+    assert_eq!(msgs[4]["content"], "hello later");
+    assert!(rfc_ms(&msgs[4]["created_at"]).unwrap() >= due, "sent early");
+    let screen = pty.wait_text("│ hello later", LONG);
+    assert!(!screen.contains("pending (1)"), "strip emptied:\n{screen}");
+    assert_eq!(t.item(it["id"].as_i64().unwrap())["status"], "sent");
+}
+
+#[test]
+fn hostile_escapes_in_a_reply_never_reach_the_terminal() {
+    let server = MockServer::start();
+    let t = Tock::with_openai(&server.base_url());
+    let hostile = "Title\u{1b}]0;PWNED\u{07} clear\u{1b}[2J clip\u{1b}]52;c;cHduZWQ=\u{07} c1\u{9b}31m red END-OF-HOSTILE";
+    server.push(Reply::Stream {
+        chunks: vec![
+            hostile[..10].to_string(),
+            hostile[10..].to_string(),
+            "\n\ntail".into(),
+        ],
+        gap: Duration::from_millis(20),
+        tool_calls: Vec::new(),
+    });
+    // Hostile text from elsewhere, too: a conversation title and an item's
+    // text given on the command line (shown in the sidebar, the terminal
+    // title and the pending strip).
+    t.send(&[
+        "--new",
+        "Hostile\u{1b}]0;TITLEPWN\u{7}title",
+        "--in",
+        "1h",
+        "item\u{1b}]52;c;SVRFTQ==\u{7}\u{1b}[2J text",
+    ]);
+    let pty = start(&t);
+    let screen = pty.wait_text("TITLEPWN", LONG);
+    assert!(
+        screen.contains("SVRFTQ=="),
+        "the item in the strip:\n{screen}"
+    );
+    pty.type_text("show me something");
+    pty.wait_text("show me something", LONG);
+    let before = pty.raw().len();
+    pty.enter();
+    server.wait_requests(1, LONG);
+    let screen = pty.wait_text("END-OF-HOSTILE", LONG);
+    pty.wait_text("tail", LONG);
+    let raw = pty.raw();
+    let after = &raw[before..];
+    let ctx = |pat: &[u8]| {
+        let at = raw.windows(pat.len()).position(|w| w == pat).unwrap_or(0);
+        format!(
+            "{:?}",
+            String::from_utf8_lossy(&raw[at.saturating_sub(20)..(at + 40).min(raw.len())])
+        )
+    };
+    // The sequences themselves (ESC or the 8-bit C1 introducer, then the
+    // payload) never reach the terminal; the visible, inert rendering
+    // (`␛]0;PWNED␇`) is fine.
+    for pat in [
+        &b"\x1b]0;TITLEPWN"[..],
+        b"\x1b]52;c;SVRFTQ==",
+        b"\x1b]0;PWNED",
+        b"\x9d0;PWNED",
+        b"\xc2\x9d0;PWNED",
+        b"\x1b]52;c;cHduZWQ=",
+        b"\x9d52;c;cHduZWQ=",
+        b"\xc2\x9d52;c;cHduZWQ=",
+    ] {
+        assert!(!contains_bytes(&raw, pat), "escape passed: {}", ctx(pat));
+    }
+    assert!(
+        !contains_bytes(after, b"\x1b[2J"),
+        "clear-screen from the reply passed: {}",
+        ctx(b"\x1b[2J")
+    );
+    // C1 CSI, as UTF-8 (U+009B) or as a raw byte.
+    assert!(!contains_bytes(&raw, "\u{9b}".as_bytes()), "C1 CSI passed");
+    assert!(!contains_bytes(&raw, b"\x9b31m"), "raw 8-bit CSI passed");
+    // Our own title is the only title set.
+    let titles: Vec<String> = String::from_utf8_lossy(&raw)
+        .split("\x1b]0;")
+        .skip(1)
+        .map(|s| s.split('\x07').next().unwrap_or("").to_string())
+        .collect();
+    assert!(titles.iter().all(|t| !t.contains("PWNED")), "{titles:?}");
+    assert!(!titles.is_empty() || !contains_bytes(&raw, b"\x1b]0;"));
+    // Shown inertly.
+    assert!(screen.contains("PWNED"), "{screen}");
+    assert!(screen.contains("cHduZWQ="), "{screen}");
+    assert!(screen.contains("Title"), "{screen}");
+    // The stored reply is the model's text verbatim; only the display is defused.
+    let conv = only_conv(&t);
+    let m = messages(&t, &conv);
+    assert!(m[1]["content"].as_str().unwrap().contains("\u{1b}]0;PWNED"));
+    // Before the reply, too: the title and the item never cleared the screen.
+    let first_frame = &raw[..before];
+    let clears = first_frame.windows(4).filter(|w| *w == b"\x1b[2J").count();
+    assert!(
+        clears <= 1,
+        "{clears} screen clears before the reply (tock's own start clears once)"
+    );
+}
+
+#[test]
+fn ctrl_q_quits_and_restores_the_terminal() {
+    let t = Tock::new();
+    let mut pty = start(&t);
+    pty.type_text("x");
+    pty.wait_text("x", LONG);
+    pty.write(b"\x11"); // Ctrl+Q
+    assert!(pty.wait_exit(LONG), "tock did not exit on Ctrl+Q");
+    assert!(pty.wait_eof(LONG));
+    let raw = pty.raw();
+    let last = |pat: &[u8]| raw.windows(pat.len()).rposition(|w| w == pat);
+    let enter_alt = last(b"\x1b[?1049h").expect("entered the alternate screen");
+    let leave_alt = last(b"\x1b[?1049l").expect("left the alternate screen");
+    assert!(leave_alt > enter_alt);
+    let show = last(b"\x1b[?25h").expect("showed the cursor");
+    assert!(
+        show > leave_alt,
+        "cursor shown after leaving the alternate screen"
+    );
+    if let Some(hide) = last(b"\x1b[?25l") {
+        assert!(hide < leave_alt);
+    }
+    for (on, off, what) in [
+        (&b"\x1b[?1000h"[..], &b"\x1b[?1000l"[..], "mouse capture"),
+        (b"\x1b[?2004h", b"\x1b[?2004l", "bracketed paste"),
+    ] {
+        if let Some(on) = last(on) {
+            let off = last(off).unwrap_or_else(|| panic!("{what} never turned off"));
+            assert!(off > on, "{what} left on");
+        }
+    }
+    // The parsed terminal agrees: main screen, cursor visible.
+    assert!(!pty.alternate_screen(), "still in the alternate screen");
+    assert!(!pty.cursor_hidden(), "cursor left hidden");
+    // Nothing after the restore but a title reset.
+    let tail = String::from_utf8_lossy(&raw[show..]).to_string();
+    assert!(
+        !tail.contains("\x1b[?1049h") && !tail.contains("\x1b[2J") && !tail.contains("\x1b[H"),
+        "drawing after the restore: {tail:?}"
+    );
+}
+
+#[test]
+fn kill9_with_a_queued_item_while_streaming_then_restart_delivers_once() {
+    let server = MockServer::start();
+    let t = Tock::with_openai(&server.base_url());
+    // The first reply streams slowly (40 × 100 ms); everything after is quick.
+    server.push(Reply::chunks("slow", 40, Duration::from_millis(100)));
+    server.respond_with(|r| {
+        let last = r.last_user_text().unwrap_or_default();
+        Reply::text(&format!("Answer to: {last}. Complete."))
+    });
+    let mut pty = start(&t);
+    pty.type_text("first question");
+    pty.enter();
+    server.wait_requests(1, LONG);
+    pty.wait_text("slow-3", LONG);
+    pty.type_text("queued follow-up");
+    pty.enter();
+    wait_until(LONG, "the follow-up queued", || {
+        t.items()
+            .iter()
+            .any(|i| i["text"] == "queued follow-up" && i["status"] == "pending")
+            .then_some(())
+    });
+    let conv = only_conv(&t);
+    // Still streaming when killed.
+    let m = messages(&t, &conv);
+    assert_eq!(summary(&m)[1], ("assistant".into(), "streaming".into()));
+    pty.kill9();
+    assert_eq!(
+        server.count(),
+        1,
+        "the follow-up waited for the busy conversation"
+    );
+
+    // Restart in a new pty on the same database.
+    let mut pty = start(&t);
+    let msgs = wait_until(
+        LONG,
+        "the regenerated reply and the follow-up answered",
+        || {
+            let m = messages(&t, &conv);
+            let done = m.len() == 5 && m.iter().skip(2).all(|m| m["status"] == "complete");
+            done.then_some(m)
+        },
+    );
+    assert_eq!(
+        summary(&msgs),
+        vec![
+            ("user".into(), "complete".into()),
+            ("assistant".into(), "interrupted".into()),
+            ("assistant".into(), "complete".into()),
+            ("user".into(), "complete".into()),
+            ("assistant".into(), "complete".into()),
+        ]
+    );
+    assert_eq!(msgs[0]["content"], "first question");
+    assert!(msgs[1]["content"].as_str().unwrap().starts_with("slow-0 "));
+    assert_eq!(msgs[2]["content"], "Answer to: first question. Complete.");
+    assert_eq!(msgs[3]["content"], "queued follow-up");
+    assert_eq!(msgs[4]["content"], "Answer to: queued follow-up. Complete.");
+    pty.wait_text("Answer to: queued follow-up", LONG);
+
+    // The server saw: the first request, its regeneration (without the
+    // partial reply), then the follow-up exactly once.
+    std::thread::sleep(Duration::from_millis(200));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "{reqs:#?}");
+    assert_eq!(reqs[1].last_user_text().as_deref(), Some("first question"));
+    assert!(
+        !reqs[1].messages().iter().any(|(r, _)| r == "assistant"),
+        "the interrupted partial reply was sent back to the model"
+    );
+    assert_eq!(
+        reqs[2].last_user_text().as_deref(),
+        Some("queued follow-up")
+    );
+    let follow = reqs
+        .iter()
+        .filter(|r| r.last_user_text().as_deref() == Some("queued follow-up"))
+        .count();
+    assert_eq!(follow, 1);
+    let items = t.items();
+    assert!(items.iter().all(|i| i["status"] == "sent"), "{items:#?}");
+
+    pty.write(b"\x11");
+    assert!(pty.wait_exit(LONG));
+}
+
+#[test]
+fn sigterm_and_sighup_restore_the_terminal() {
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        let t = Tock::new();
+        let mut pty = start(&t);
+        assert!(pty.alternate_screen());
+        let pid = pty.pid().expect("pid") as i32;
+        // SAFETY: our own child, running.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+        assert!(pty.wait_exit(LONG), "tock did not exit on signal {sig}");
+        pty.wait_eof(LONG);
+        assert!(
+            !pty.alternate_screen(),
+            "signal {sig}: still in the alternate screen"
+        );
+        assert!(!pty.cursor_hidden(), "signal {sig}: cursor left hidden");
+        let raw = pty.raw();
+        let last = |pat: &[u8]| raw.windows(pat.len()).rposition(|w| w == pat);
+        assert!(last(b"\x1b[?1049l") > last(b"\x1b[?1049h"));
+        if let Some(on) = last(b"\x1b[?1000h") {
+            assert!(
+                last(b"\x1b[?1000l") > Some(on),
+                "signal {sig}: mouse capture left on"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_tui_next_to_a_daemon_stands_by_and_still_sees_every_change() {
+    let server = MockServer::start();
+    server.respond_with(|r| {
+        let last = r.last_user_text().unwrap_or_default();
+        Reply::slow(
+            &format!("Daemon answer to {last} done"),
+            Duration::from_millis(30),
+        )
+    });
+    let t = Tock::with_openai(&server.base_url());
+    let daemon = t.spawn_daemon();
+    let pid = daemon.pid();
+    wait_until(LONG, "the daemon dispatching", || {
+        (t.json(&["status", "--json"])["dispatcher"]["pid"] == pid as i64).then_some(())
+    });
+    let pty = start(&t);
+    pty.wait_text(&format!("another tock (pid {pid}) is dispatching"), LONG);
+    // Typed in the TUI, sent by the daemon, shown in the TUI.
+    pty.type_text("typed in the standby tui");
+    pty.enter();
+    pty.wait_text("Daemon answer to typed in the standby tui done", LONG);
+    // Sent from the CLI into the conversation on screen: shown too.
+    let conv = only_conv(&t);
+    t.send(&["--conv", &conv, "from the cli meanwhile"]);
+    pty.wait_text("Daemon answer to from the cli meanwhile done", LONG);
+    let msgs = messages(&t, &conv);
+    assert_eq!(msgs.len(), 4);
+    assert!(msgs.iter().all(|m| m["status"] == "complete"));
+    assert_eq!(server.count(), 2);
+}
+
+#[test]
+fn a_fired_item_rings_and_emits_desktop_notification_escapes_outside_tmux() {
+    let mut t = Tock::new();
+    t.set_env("TOCK_ECHO_DELAY_MS", "0");
+    let pty = start(&t);
+    let conv = only_conv(&t);
+    // In another conversation than the one in view, so the reply also notifies.
+    let other = t.ok(&[
+        "send",
+        "--new",
+        "elsewhere",
+        "--in",
+        "1s",
+        "ping from the future",
+    ]);
+    let other: i64 = other.trim().parse().unwrap();
+    wait_until(LONG, "the item sent", || {
+        (t.item(other)["status"] == "sent").then_some(())
+    });
+    let raw = wait_until(LONG, "OSC 9 and OSC 777 in the output", || {
+        let raw = pty.raw();
+        (contains_bytes(&raw, b"\x1b]9;tock: ") && contains_bytes(&raw, b"\x1b]777;notify;tock;"))
+            .then_some(raw)
+    });
+    assert!(
+        contains_bytes(&raw, b"\x07\x1b]9;tock: "),
+        "the bell rings first"
+    );
+    assert!(
+        !contains_bytes(&raw, b"\x1bPtmux;"),
+        "no tmux wrapper outside tmux"
+    );
+    assert!(!conv.is_empty());
+}

@@ -1,0 +1,1971 @@
+//! The TUI driven as a user would: key events into the real `App`, the real
+//! engine on a temp database with a scripted provider and paused time, frames
+//! drawn on ratatui's `TestBackend`.
+//!
+//! Snapshots are plain text (no colours); times come from the manual clock
+//! (2026-11-30 00:53:20 UTC) shown in UTC.
+
+mod common;
+
+use std::sync::{Arc, Once};
+
+use common::*;
+use futures::future::BoxFuture;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use tock::config::{Config, ConfigSource};
+use tock::engine::{Engine, Event, ManualClock};
+use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent, ToolCall};
+use tock::store::{Kind, Message, MessageStatus, NewItem, OutboxItem, Role, Status, Store};
+use tock::tui::app::{App, Focus, Overlay};
+use tock::tui::keymap::{self, BINDINGS};
+
+// ----- harness ------------------------------------------------------------------
+
+/// Make the process environment deterministic, once, before any test reads it:
+/// times in UTC, no provider from the environment (the model label is `echo`),
+/// not inside tmux (OSC 52 unwrapped).
+fn init_env() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: every test calls this first, and `call_once` blocks the others
+        // until it returns, so nothing reads the environment concurrently.
+        unsafe {
+            std::env::set_var("TZ", "UTC");
+            std::env::set_var("TOCK_ECHO_DELAY_MS", "0");
+            for k in [
+                "OPENAI_API_KEY",
+                "OPENAI_BASE_URL",
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_BASE_URL",
+                "OLLAMA_HOST",
+                "TOCK_MODEL",
+                "TMUX",
+            ] {
+                std::env::remove_var(k);
+            }
+        }
+    });
+}
+
+/// The app, its engine, and the engine's event stream pumped into the app.
+struct Ui {
+    h: Harness,
+    app: App,
+    rx: tokio::sync::broadcast::Receiver<Event>,
+}
+
+impl Ui {
+    fn new(steps: Vec<Step>) -> Self {
+        Self::with_config(steps, Config::default())
+    }
+
+    fn with_config(steps: Vec<Step>, cfg: Config) -> Self {
+        init_env();
+        Self::on(harness_with(Scripted::new(steps), cfg))
+    }
+
+    fn on(h: Harness) -> Self {
+        let rx = h.engine.subscribe();
+        let mut app = App::new(h.engine.clone()).unwrap();
+        app.in_tmux = false;
+        Self { h, app, rx }
+    }
+
+    /// Start dispatching and let the engine report its state.
+    async fn start(&mut self) {
+        self.h.engine.start();
+        self.settle().await;
+    }
+
+    /// Let the engine run until idle, then hand everything it reported to the app.
+    async fn settle(&mut self) {
+        settle().await;
+        self.pump();
+    }
+
+    fn pump(&mut self) {
+        use tokio::sync::broadcast::error::TryRecvError;
+        loop {
+            match self.rx.try_recv() {
+                Ok(e) => self.app.on_engine(e),
+                Err(TryRecvError::Lagged(_)) => self.app.on_engine(Event::External),
+                Err(_) => break,
+            }
+        }
+    }
+
+    fn key(&mut self, code: KeyCode, mods: KeyModifiers) {
+        self.app.on_key(KeyEvent::new(code, mods));
+    }
+    fn press(&mut self, code: KeyCode) {
+        self.key(code, KeyModifiers::NONE);
+    }
+    fn ch(&mut self, c: char) {
+        self.press(KeyCode::Char(c));
+    }
+    fn ctrl(&mut self, c: char) {
+        self.key(KeyCode::Char(c), KeyModifiers::CONTROL);
+    }
+    fn typ(&mut self, s: &str) {
+        for c in s.chars() {
+            self.ch(c);
+        }
+    }
+    /// Backspace `n` times (the text inputs' Ctrl+U is undo, not "delete line").
+    fn erase(&mut self, n: usize) {
+        for _ in 0..n {
+            self.press(KeyCode::Backspace);
+        }
+    }
+    fn enter(&mut self) {
+        self.press(KeyCode::Enter);
+    }
+    /// Type a line and press Enter.
+    fn say(&mut self, s: &str) {
+        self.typ(s);
+        self.enter();
+    }
+
+    fn render(&mut self, w: u16, h: u16) -> Terminal<TestBackend> {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| tock::tui::view::draw(f, &mut self.app)).unwrap();
+        t
+    }
+
+    /// The frame as text, one line per row.
+    fn screen(&mut self, w: u16, h: u16) -> String {
+        let t = self.render(w, h);
+        screen_text(&t)
+    }
+
+    fn store(&self) -> &Store {
+        self.h.engine.store()
+    }
+    fn conv(&self) -> i64 {
+        self.app.current.unwrap()
+    }
+    fn messages(&self) -> Vec<Message> {
+        self.store().messages(self.conv()).unwrap()
+    }
+    fn user_texts(&self) -> Vec<String> {
+        self.messages()
+            .into_iter()
+            .filter(|m| m.role == Role::User)
+            .map(|m| m.content)
+            .collect()
+    }
+    /// Every outbox row of the current conversation, finished ones included.
+    fn rows(&self) -> Vec<OutboxItem> {
+        let conv = self.conv();
+        self.store()
+            .list_items(true)
+            .unwrap()
+            .into_iter()
+            .filter(|i| i.conversation_id == Some(conv))
+            .collect()
+    }
+    fn row(&self, id: i64) -> OutboxItem {
+        self.store().item(id).unwrap().unwrap()
+    }
+    fn status_line(&self) -> String {
+        self.app
+            .status
+            .as_ref()
+            .map(|(s, _)| s.clone())
+            .unwrap_or_default()
+    }
+}
+
+fn screen_text(t: &Terminal<TestBackend>) -> String {
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut skip = 0;
+        for x in 0..buf.area.width {
+            // Wide characters occupy two cells; the second holds nothing.
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let s = buf[(x, y)].symbol();
+            skip = unicode_width::UnicodeWidthStr::width(s).saturating_sub(1);
+            out.push_str(s);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn tool_call(name: &str, args: &str) -> StreamEvent {
+    StreamEvent::ToolCall(ToolCall {
+        id: "call_1".into(),
+        name: name.into(),
+        arguments: args.into(),
+    })
+}
+
+fn b64(s: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+fn unb64(s: &str) -> String {
+    use base64::Engine as _;
+    String::from_utf8(base64::engine::general_purpose::STANDARD.decode(s).unwrap()).unwrap()
+}
+
+/// The payloads of the OSC 52 clipboard writes in the app's output.
+fn clipboard_writes(app: &App) -> Vec<String> {
+    app.output
+        .raw
+        .iter()
+        .filter_map(|r| r.strip_prefix("\x1b]52;c;"))
+        .map(|r| unb64(r.trim_end_matches('\x07')))
+        .collect()
+}
+
+const MARKDOWN_REPLY: [&str; 4] = [
+    "# Building tock\n\nThree steps:\n\n",
+    "- install **Rust** 1.85\n- run `cargo build`\n- run the tests\n",
+    "\n```rust\nfn main() {\n    println!(\"hello\");\n}\n```\n",
+    "\nThat is all.",
+];
+
+fn markdown_steps() -> Vec<Step> {
+    let mut evs: Vec<StreamEvent> = MARKDOWN_REPLY.iter().map(|s| text(s)).collect();
+    evs.push(done());
+    vec![Step::Reply(evs)]
+}
+
+// ----- snapshots ------------------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_empty_start() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let small = ui.render(80, 24);
+    let s = screen_text(&small);
+    assert!(s.contains("New conversation."), "{s}");
+    assert!(s.contains(" echo ") && s.contains(" offline "), "{s}");
+    insta::assert_snapshot!("empty_start_80x24", small.backend());
+    insta::assert_snapshot!("empty_start_120x32", ui.render(120, 32).backend());
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_streamed_markdown_reply() {
+    let mut ui = Ui::new(markdown_steps());
+    ui.start().await;
+    ui.say("How do I build it?");
+    ui.settle().await;
+    let msgs = ui.messages();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[1].content, MARKDOWN_REPLY.concat());
+    assert_eq!(msgs[1].status, MessageStatus::Complete);
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("# Building tock") && s.contains("• install Rust 1.85"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("**") && !s.contains('`'),
+        "inline markup is rendered:\n{s}"
+    );
+    assert!(s.contains("println!(\"hello\");"), "{s}");
+    assert!(!s.contains("```"), "fences are not shown raw:\n{s}");
+    insta::assert_snapshot!("markdown_reply_80x24", ui.render(80, 24).backend());
+    insta::assert_snapshot!("markdown_reply_120x32", ui.render(120, 32).backend());
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_streaming_reply_with_two_queued() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(
+        vec![text("Let me think about "), text("that for a moment")],
+        gate.clone(),
+    )]);
+    ui.start().await;
+    ui.say("What is a monad?");
+    ui.settle().await;
+    assert!(ui.app.is_busy());
+    ui.say("and a functor?");
+    ui.say("answer both in one table please");
+    ui.settle().await;
+    let s = ui.screen(80, 24);
+    assert_eq!(s.matches("⏳ queued").count(), 2, "{s}");
+    assert!(s.contains("streaming"), "{s}");
+    insta::assert_snapshot!("streaming_two_queued_80x24", ui.render(80, 24).backend());
+    insta::assert_snapshot!("streaming_two_queued_120x32", ui.render(120, 32).backend());
+    gate.notify_one();
+    ui.settle().await;
+}
+
+/// A provider that accepts a request only when told to (the row stays in *sending*).
+struct SlowAccept {
+    gate: Arc<tokio::sync::Notify>,
+}
+
+impl Provider for SlowAccept {
+    fn name(&self) -> &'static str {
+        "slow"
+    }
+    fn start<'a>(&'a self, _req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
+        Box::pin(async move {
+            self.gate.notified().await;
+            let s: EventStream = Box::pin(futures::stream::iter(vec![Ok(text("ok")), Ok(done())]));
+            Ok(s)
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_sending_bubble() {
+    init_env();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let config = Arc::new(
+        ConfigSource::from_config(Config::default())
+            .with_provider(Arc::new(SlowAccept { gate: gate.clone() })),
+    );
+    let engine = Engine::new(store, config, clock.clone(), options());
+    let mut ui = Ui::on(Harness {
+        engine,
+        clock,
+        provider: Scripted::new(vec![]),
+        dir,
+    });
+    ui.start().await;
+    ui.say("is anyone there?");
+    ui.settle().await;
+    let rows = ui.rows();
+    assert_eq!(rows[0].status, Status::Sending);
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("◌ sending…") && s.contains("is anyone there?"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("pending ("),
+        "a sending item is a bubble, not a strip row:\n{s}"
+    );
+    insta::assert_snapshot!("sending_bubble_80x24", ui.render(80, 24).backend());
+    gate.notify_one();
+    ui.settle().await;
+    assert_eq!(ui.row(rows[0].id).status, Status::Sent);
+    assert_eq!(ui.messages()[1].content, "ok");
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_retrying_item() {
+    let mut ui = Ui::new(vec![Step::Fail(LlmError::transient("connection refused"))]);
+    ui.start().await;
+    ui.say("ping");
+    ui.settle().await;
+    let row = ui.rows().remove(0);
+    assert_eq!((row.status, row.attempts), (Status::Pending, 1));
+    assert!(row.next_attempt_at.is_some());
+    let s = ui.screen(80, 24);
+    assert!(s.contains("↻ retrying in 5s: connection refused"), "{s}");
+    insta::assert_snapshot!("retrying_80x24", ui.render(80, 24).backend());
+    // The countdown follows the clock.
+    tokio::time::advance(std::time::Duration::from_secs(2)).await;
+    assert!(ui.screen(80, 24).contains("↻ retrying in 3s"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_failed_item() {
+    let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent(
+        "401 Unauthorized: invalid API key",
+    ))]);
+    ui.start().await;
+    ui.say("ping");
+    ui.settle().await;
+    assert_eq!(ui.rows()[0].status, Status::Failed);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("✗ failed: 401 Unauthorized"), "{s}");
+    insta::assert_snapshot!("failed_80x24", ui.render(80, 24).backend());
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_scheduled_item() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("/later 1h check the build");
+    ui.settle().await;
+    let s = ui.screen(80, 24);
+    assert!(s.contains("⏰ Mon 30 Nov 01:53"), "{s}");
+    assert!(s.contains("check the build"), "{s}");
+    insta::assert_snapshot!("scheduled_80x24", ui.render(80, 24).backend());
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_composer_previews() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.typ("/at tomorrow 9am standup");
+    let s = ui.screen(80, 24);
+    assert!(s.contains("⏰ sends Tue 1 Dec 09:00"), "{s}");
+    insta::assert_snapshot!("preview_at_80x24", ui.render(80, 24).backend());
+    ui.app.set_composer("");
+    ui.typ("/later blah x");
+    let s = ui.screen(80, 24);
+    assert!(s.contains("✗ "), "{s}");
+    insta::assert_snapshot!("preview_error_80x24", ui.render(80, 24).backend());
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_help_popup() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.press(KeyCode::F(1));
+    assert!(matches!(ui.app.overlay, Some(Overlay::Help)));
+    insta::assert_snapshot!("help_80x24", ui.render(80, 24).backend());
+    insta::assert_snapshot!("help_120x32", ui.render(120, 32).backend());
+    // At 80x24 it does not fit: it scrolls, and everything in it can be reached.
+    let mut seen = ui.screen(80, 24);
+    assert!(seen.contains("↓ 43 more"), "{seen}");
+    for _ in 0..60 {
+        ui.press(KeyCode::Down);
+        seen.push_str(&ui.screen(80, 24));
+    }
+    for b in BINDINGS.iter().filter(|b| !b.keys.is_empty()) {
+        assert!(
+            seen.contains(b.keys),
+            "{:?} cannot be reached in help",
+            b.keys
+        );
+    }
+    for (c, _) in keymap::COMMANDS {
+        assert!(seen.contains(c), "{c} cannot be reached in help");
+    }
+    ui.press(KeyCode::Home);
+    ui.press(KeyCode::End);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("/quit") && !s.contains("more ╯"), "{s}");
+    insta::assert_snapshot!("help_80x24_end", ui.render(80, 24).backend());
+    ui.press(KeyCode::PageUp);
+    assert!(ui.screen(80, 24).contains("more ╯"));
+    assert!(matches!(ui.app.overlay, Some(Overlay::Help)));
+    // Any other key closes it.
+    ui.ch('a');
+    assert!(ui.app.overlay.is_none());
+    assert_eq!(ui.app.composer_text(), "", "the closing key is not typed");
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_sidebar_with_several_conversations() {
+    init_env();
+    let h = harness(vec![]);
+    let st = h.engine.store();
+    let day = 86_400_000;
+    for (title, age) in [
+        ("Trip to Lisbon", 3 * day),
+        ("Rust lifetimes", day),
+        ("Why is the build red?", 2 * 3_600_000),
+        ("Groceries", 5 * 60_000),
+    ] {
+        st.create_conversation(Some(title), "user", T0 - age)
+            .unwrap();
+    }
+    let mut ui = Ui::on(h);
+    ui.start().await;
+    // The most recent one is open; queue something in another to show its badge.
+    assert_eq!(
+        ui.app.current_conv().unwrap().title.as_deref(),
+        Some("Groceries")
+    );
+    ui.key(KeyCode::Down, KeyModifiers::ALT);
+    assert_eq!(
+        ui.app.current_conv().unwrap().title.as_deref(),
+        Some("Why is the build red?")
+    );
+    ui.say("/later 3h is it green now?");
+    ui.settle().await;
+    ui.press(KeyCode::Tab); // strip
+    ui.press(KeyCode::Tab); // sidebar
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    ui.ch('j');
+    let s = ui.screen(80, 24);
+    assert!(s.contains("1 pending"), "{s}");
+    insta::assert_snapshot!("sidebar_80x24", ui.render(80, 24).backend());
+    insta::assert_snapshot!("sidebar_120x32", ui.render(120, 32).backend());
+}
+
+fn task_steps() -> Vec<Step> {
+    vec![
+        Step::Reply(vec![
+            text("I'll check the build in an hour."),
+            tool_call(
+                "schedule_task",
+                r#"{"instruction":"check whether the CI build is green","delay_secs":3600,"title":"build check"}"#,
+            ),
+            done(),
+        ]),
+        Step::Reply(vec![text("Done: scheduled for an hour from now."), done()]),
+    ]
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_approval_then_task_card_then_canceled() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.waiting_approval().is_some());
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("needs approval") && s.contains("build check"),
+        "{s}"
+    );
+    insta::assert_snapshot!("approval_card_80x24", ui.render(80, 24).backend());
+
+    ui.ch('y');
+    ui.settle().await;
+    assert!(ui.app.waiting_approval().is_none());
+    let task = ui
+        .rows()
+        .into_iter()
+        .find(|i| i.kind == Kind::Task)
+        .expect("a task row after approval");
+    assert_eq!(task.status, Status::Pending);
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains(&format!("task #{}", task.id)) && s.contains("[scheduled]"),
+        "{s}"
+    );
+    insta::assert_snapshot!("task_card_80x24", ui.render(80, 24).backend());
+
+    // Cancel it from the strip: the card follows.
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    ui.ch('x');
+    ui.ch('y');
+    ui.settle().await;
+    assert_eq!(ui.row(task.id).status, Status::Canceled);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("[canceled]"), "{s}");
+    assert!(
+        s.contains("was due Mon 30 Nov 01:53") && !s.contains("fires"),
+        "a canceled task does not say it fires:\n{s}"
+    );
+    insta::assert_snapshot!("task_card_canceled_80x24", ui.render(80, 24).backend());
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_interrupted_reply() {
+    let mut ui = Ui::new(vec![Step::Cut(
+        vec![text("The short answer is that a monad is ")],
+        LlmError::transient("connection reset by peer"),
+    )]);
+    ui.start().await;
+    ui.say("What is a monad?");
+    ui.settle().await;
+    assert_eq!(ui.messages()[1].status, MessageStatus::Interrupted);
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("connection reset by peer") && s.contains("Ctrl+R retries"),
+        "{s}"
+    );
+    insta::assert_snapshot!("interrupted_80x24", ui.render(80, 24).backend());
+    // However narrow, the reason wraps and the way out stays visible.
+    let s = ui.screen(64, 20);
+    assert!(s.contains("peer — Ctrl+R retries"), "{s}");
+}
+
+// ----- whole-app tests, driven by keys, checked against the database -------------
+
+#[tokio::test(start_paused = true)]
+async fn typing_and_enter_sends_and_the_reply_arrives() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![
+        text("Hello "),
+        text("there"),
+        done(),
+    ])]);
+    ui.start().await;
+    ui.typ("hi");
+    ui.key(KeyCode::Enter, KeyModifiers::ALT);
+    ui.typ("two lines");
+    assert_eq!(ui.app.composer_text(), "hi\ntwo lines");
+    ui.enter();
+    assert_eq!(ui.app.composer_text(), "", "Enter clears the composer");
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1, "one outbox row before anything is sent");
+    assert_eq!(
+        (rows[0].kind, rows[0].text.as_str(), rows[0].due_at),
+        (Kind::Queued, "hi\ntwo lines", None)
+    );
+    ui.settle().await;
+    assert_eq!(ui.row(rows[0].id).status, Status::Sent);
+    let msgs = ui.messages();
+    assert_eq!(
+        msgs.iter()
+            .map(|m| (m.role, m.content.as_str()))
+            .collect::<Vec<_>>(),
+        vec![
+            (Role::User, "hi\ntwo lines"),
+            (Role::Assistant, "Hello there")
+        ]
+    );
+    // The app shows it without a keypress.
+    assert_eq!(ui.app.entries.len(), 2);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("Hello there") && s.contains("two lines"), "{s}");
+    assert_eq!(
+        ui.app.current_conv().unwrap().display_title(),
+        "hi",
+        "titled from the first message"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn enter_while_answering_queues_and_everything_goes_in_order() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("thinking")], gate.clone())]);
+    ui.start().await;
+    ui.say("one");
+    ui.settle().await;
+    assert!(ui.app.is_busy());
+    ui.say("two");
+    ui.say("three");
+    ui.settle().await;
+    assert_eq!(
+        ui.h.provider.count(),
+        1,
+        "nothing else goes while answering"
+    );
+    let rows = ui.rows();
+    assert_eq!(
+        rows.iter()
+            .map(|r| (r.text.as_str(), r.status))
+            .collect::<Vec<_>>(),
+        vec![
+            ("one", Status::Sent),
+            ("two", Status::Pending),
+            ("three", Status::Pending)
+        ]
+    );
+    assert_eq!(
+        ui.app
+            .strip_items()
+            .iter()
+            .map(|i| i.text.as_str())
+            .collect::<Vec<_>>(),
+        vec!["two", "three"]
+    );
+    assert!(
+        ui.status_line().starts_with("queued"),
+        "{}",
+        ui.status_line()
+    );
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("⏳ queued · two") && s.contains("⏳ queued · three"),
+        "{s}"
+    );
+    gate.notify_one();
+    ui.settle().await;
+    assert_eq!(ui.user_texts(), vec!["one", "two", "three"]);
+    assert!(ui.rows().iter().all(|r| r.status == Status::Sent));
+    assert!(ui.app.strip_items().is_empty());
+    assert!(!ui.screen(80, 24).contains("pending ("));
+}
+
+#[tokio::test(start_paused = true)]
+async fn later_creates_a_scheduled_message_row() {
+    // Not dispatching: the clock stays at T0.
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 2h x");
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (
+            rows[0].kind,
+            rows[0].text.as_str(),
+            rows[0].due_at,
+            rows[0].status
+        ),
+        (
+            Kind::Message,
+            "x",
+            Some(T0 + 2 * 3_600_000),
+            Status::Pending
+        )
+    );
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(
+        ui.status_line().starts_with("scheduled: Mon 30 Nov 02:53"),
+        "{}",
+        ui.status_line()
+    );
+    // `/at` too.
+    ui.say("/at 9am standup");
+    let due = ui.rows().last().unwrap().due_at.unwrap();
+    assert_eq!(due, T0 - 53 * 60_000 - 20_000 + 9 * 3_600_000);
+}
+
+#[tokio::test(start_paused = true)]
+async fn later_with_an_unreadable_time_creates_nothing_and_keeps_the_text() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("/later blah x");
+    assert!(ui.rows().is_empty());
+    assert_eq!(ui.app.composer_text(), "/later blah x");
+    let (msg, is_err) = ui.app.status.clone().unwrap();
+    assert!(is_err && msg.contains("blah"), "{msg}");
+    ui.app.set_composer("");
+    ui.say("/at yesterday 9am x");
+    assert!(ui.rows().is_empty(), "nothing for a past time");
+    assert_eq!(ui.app.composer_text(), "/at yesterday 9am x");
+    ui.settle().await;
+    assert_eq!(ui.h.provider.count(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn unknown_commands_are_never_sent() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("/frobnicate the widget");
+    ui.settle().await;
+    assert!(ui.rows().is_empty());
+    assert_eq!(ui.h.provider.count(), 0);
+    assert_eq!(ui.app.composer_text(), "/frobnicate the widget");
+    let (msg, is_err) = ui.app.status.clone().unwrap();
+    assert!(
+        is_err && msg.contains("unknown command /frobnicate"),
+        "{msg}"
+    );
+    let s = ui.screen(120, 32);
+    assert!(s.contains("unknown command /frobnicate"), "{s}");
+    // A literal leading slash is sent with `//`.
+    ui.app.set_composer("");
+    ui.say("//etc/hosts is a file");
+    assert_eq!(ui.rows()[0].text, "/etc/hosts is a file");
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_cancel_asks_first() {
+    // Not dispatching: both stay queued.
+    let mut ui = Ui::new(vec![]);
+    ui.say("first");
+    ui.say("second");
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    ui.ch('j');
+    assert_eq!(ui.app.strip_sel, 1);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("› ⏳ queued · second"), "{s}");
+    // Every key of the focused strip is shown, even at 80 columns with the sidebar.
+    for k in [
+        "e edit",
+        "x cancel",
+        "s send now",
+        "u back to composer",
+        "r reschedule",
+        "R retry",
+        "Esc back",
+    ] {
+        assert!(s.contains(k), "{k:?} not shown:\n{s}");
+    }
+    insta::assert_snapshot!("strip_focused_80x24", ui.render(80, 24).backend());
+    ui.ch('x');
+    assert!(matches!(ui.app.overlay, Some(Overlay::Confirm(..))));
+    assert!(ui.screen(80, 24).contains("Cancel “second”? y / n"));
+    ui.ch('n');
+    assert!(ui.app.overlay.is_none());
+    assert_eq!(ui.row(ids[1]).status, Status::Pending, "n keeps it");
+    ui.ch('x');
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.row(ids[1]).status, Status::Canceled);
+    assert_eq!(ui.row(ids[0]).status, Status::Pending);
+    assert_eq!(ui.app.strip_items().len(), 1);
+    assert_eq!(ui.app.strip_sel, 0, "selection stays on an existing row");
+    // Esc goes back to the composer.
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.focus, Focus::Composer);
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_pull_back_into_the_composer() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("a draft\nwith two lines");
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.pump();
+    assert_eq!(ui.row(id).status, Status::Canceled);
+    assert_eq!(ui.app.composer_text(), "a draft\nwith two lines");
+    assert_eq!(ui.app.focus, Focus::Composer);
+    assert!(ui.app.strip_items().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_send_now_skips_the_queue() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("first");
+    ui.say("urgent");
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    ui.press(KeyCode::Down);
+    ui.ch('s');
+    assert_eq!(ui.row(ids[1]).priority, 1);
+    assert_eq!(ui.row(ids[0]).priority, 0);
+    ui.start().await;
+    ui.settle().await;
+    assert_eq!(ui.user_texts(), vec!["urgent", "first"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_edit_changes_the_text() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("orignal text");
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::Tab);
+    ui.ch('e');
+    assert!(matches!(ui.app.overlay, Some(Overlay::Prompt(_))));
+    ui.erase(20);
+    ui.typ("original text");
+    ui.key(KeyCode::Enter, KeyModifiers::ALT);
+    ui.typ("and more");
+    ui.enter();
+    assert!(ui.app.overlay.is_none());
+    ui.pump();
+    assert_eq!(ui.row(id).text, "original text\nand more");
+    assert!(ui.screen(80, 24).contains("original text and more"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn esc_stops_a_streaming_reply() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("a partial ans")], gate)]);
+    ui.start().await;
+    ui.say("q");
+    ui.settle().await;
+    assert!(ui.app.is_busy());
+    ui.press(KeyCode::Esc);
+    ui.settle().await;
+    assert!(!ui.app.is_busy());
+    let m = ui.messages().pop().unwrap();
+    assert_eq!(
+        (m.status, m.error.as_deref(), m.content.as_str()),
+        (
+            MessageStatus::Interrupted,
+            Some("stopped by you"),
+            "a partial ans"
+        )
+    );
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("stopped by you") && s.contains("a partial ans"),
+        "{s}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn ctrl_r_regenerates_the_last_reply() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text("first answer"), done()]),
+        Step::Reply(vec![text("second answer"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("q");
+    ui.settle().await;
+    ui.ctrl('r');
+    ui.settle().await;
+    let msgs = ui.messages();
+    assert_eq!(
+        msgs.iter()
+            .map(|m| (m.role, m.content.as_str(), m.status))
+            .collect::<Vec<_>>(),
+        vec![
+            (Role::User, "q", MessageStatus::Complete),
+            (Role::Assistant, "first answer", MessageStatus::Superseded),
+            (Role::Assistant, "second answer", MessageStatus::Complete),
+        ]
+    );
+    assert_eq!(ui.h.provider.count(), 2);
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("(replaced)") && s.contains("second answer"),
+        "{s}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn ctrl_e_edits_and_resends_the_last_message() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text("about cats"), done()]),
+        Step::Reply(vec![text("about dogs"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("tell me about cats");
+    ui.settle().await;
+    ui.ctrl('e');
+    assert_eq!(ui.app.composer_text(), "tell me about cats");
+    ui.app.set_composer("tell me about dogs");
+    ui.enter();
+    ui.settle().await;
+    let last = ui.h.provider.requests().pop().unwrap();
+    let users: Vec<String> = last
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            tock::llm::ChatMessage::User { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        users,
+        vec!["tell me about dogs"],
+        "the old exchange is not sent"
+    );
+    assert_eq!(ui.messages().pop().unwrap().content, "about dogs");
+}
+
+#[tokio::test(start_paused = true)]
+async fn ctrl_n_new_conversation_and_rename() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let first = ui.conv();
+    ui.say("hello");
+    ui.settle().await;
+    ui.ctrl('n');
+    ui.pump();
+    let second = ui.conv();
+    assert_ne!(first, second);
+    assert_eq!(ui.store().conversations().unwrap().len(), 2);
+    assert!(ui.app.entries.is_empty());
+    assert!(ui.screen(80, 24).contains("New conversation."));
+    ui.say("/rename Shopping list");
+    assert_eq!(
+        ui.store()
+            .conversation(second)
+            .unwrap()
+            .unwrap()
+            .title
+            .as_deref(),
+        Some("Shopping list")
+    );
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(ui.screen(80, 24).contains("▸ Shopping list"));
+    assert_eq!(ui.app.output.title.as_deref(), Some("tock — Shopping list"));
+    // Sends go to the conversation they were typed in.
+    ui.say("milk");
+    ui.settle().await;
+    assert_eq!(ui.user_texts(), vec!["milk"]);
+    ui.key(KeyCode::Down, KeyModifiers::ALT);
+    assert_eq!(ui.conv(), first);
+    assert_eq!(ui.user_texts(), vec!["hello"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn ctrl_b_hides_and_shows_the_sidebar() {
+    let mut ui = Ui::new(vec![]);
+    assert!(ui.screen(80, 24).contains("Conversations"));
+    ui.ctrl('b');
+    assert!(!ui.app.show_sidebar);
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("Conversations"), "{s}");
+    assert!(s.lines().nth(21).unwrap().starts_with("│ Message"), "{s}");
+    ui.ctrl('b');
+    assert!(ui.screen(80, 24).contains("Conversations"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn up_on_an_empty_composer_recalls_sent_messages() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("first");
+    ui.say("second");
+    ui.press(KeyCode::Up);
+    assert_eq!(ui.app.composer_text(), "second");
+    ui.press(KeyCode::Up);
+    assert_eq!(ui.app.composer_text(), "first");
+    ui.press(KeyCode::Down);
+    assert_eq!(ui.app.composer_text(), "second");
+    ui.press(KeyCode::Down);
+    assert_eq!(ui.app.composer_text(), "");
+    // With text in the composer, Up moves the cursor instead.
+    ui.typ("a");
+    ui.key(KeyCode::Enter, KeyModifiers::SHIFT);
+    ui.typ("b");
+    ui.press(KeyCode::Up);
+    assert_eq!(ui.app.composer_text(), "a\nb");
+}
+
+#[tokio::test(start_paused = true)]
+async fn huge_paste_with_control_characters_lands_clean() {
+    let mut ui = Ui::new(vec![]);
+    let mut paste = String::new();
+    for i in 0..10_000 {
+        paste.push_str(&format!(
+            "line {i}\t\x1b[31mred\x1b[0m \x07\x00\u{9b}2J\u{7f}\r\n"
+        ));
+    }
+    ui.app.on_terminal(TermEvent::Paste(paste));
+    let text = ui.app.composer_text();
+    assert!(
+        text.chars().all(|c| c == '\n' || !c.is_control()),
+        "control characters in the composer"
+    );
+    assert_eq!(text.matches('\n').count(), 10_000);
+    assert!(text.contains("line 9999"));
+    assert!(text.contains("␛[31mred"), "escapes are visible, not active");
+    let s = ui.screen(80, 24);
+    assert!(s.contains("╭") && s.contains(" echo "), "{s}");
+    // It can be sent like any message.
+    ui.enter();
+    assert_eq!(ui.rows().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn ctrl_y_copies_the_last_reply_with_osc52() {
+    let reply = "Hello **world**";
+    let mut ui = Ui::new(vec![Step::Reply(vec![text(reply), done()])]);
+    ui.start().await;
+    ui.ctrl('y');
+    assert!(ui.app.output.raw.is_empty(), "nothing to copy yet");
+    assert!(ui.status_line().contains("no reply"));
+    ui.say("hi");
+    ui.settle().await;
+    ui.ctrl('y');
+    assert_eq!(
+        ui.app.output.raw,
+        vec![format!("\x1b]52;c;{}\x07", b64(reply))]
+    );
+    assert!(ui.status_line().contains("copied 15 characters"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn copy_n_copies_a_code_block() {
+    let mut ui = Ui::new(markdown_steps());
+    ui.start().await;
+    ui.say("How do I build it?");
+    ui.settle().await;
+    ui.render(80, 24);
+    ui.say("/copy 1");
+    assert_eq!(
+        clipboard_writes(&ui.app),
+        vec!["fn main() {\n    println!(\"hello\");\n}\n"]
+    );
+    assert_eq!(ui.app.composer_text(), "");
+    ui.say("/copy 2");
+    assert_eq!(clipboard_writes(&ui.app).len(), 1);
+    assert!(ui.status_line().contains("no code block 2"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn export_writes_markdown() {
+    let mut ui = Ui::new(markdown_steps());
+    ui.start().await;
+    ui.say("How do I build it?");
+    ui.settle().await;
+    let path = ui.h.dir.path().join("out.md");
+    ui.say(&format!("/export {}", path.display()));
+    assert!(
+        ui.status_line().starts_with("exported to"),
+        "{}",
+        ui.status_line()
+    );
+    let md = std::fs::read_to_string(&path).unwrap();
+    assert!(md.starts_with("# How do I build it?\n"), "{md}");
+    assert!(
+        md.contains("## You — 2026-11-30 00:53\n\nHow do I build it?"),
+        "{md}"
+    );
+    assert!(md.contains(&MARKDOWN_REPLY.concat()), "{md}");
+    // An unwritable path is an error, and the command stays to be fixed.
+    ui.say("/export /nonexistent-dir/x.md");
+    assert!(ui.app.status.as_ref().unwrap().1);
+    assert_eq!(ui.app.composer_text(), "/export /nonexistent-dir/x.md");
+}
+
+#[tokio::test(start_paused = true)]
+async fn attach_a_text_file_then_send() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let path = ui.h.dir.path().join("notes.txt");
+    std::fs::write(&path, "remember the milk\n").unwrap();
+    ui.say(&format!("/attach {}", path.display()));
+    assert!(
+        ui.status_line().contains("attached notes.txt"),
+        "{}",
+        ui.status_line()
+    );
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(ui.screen(80, 24).contains("📎 1"));
+    ui.say("see the attached notes");
+    let row = ui.rows().remove(0);
+    let parts = row.parts_json.expect("parts_json on the row");
+    assert!(
+        parts.contains("notes.txt") && parts.contains("remember the milk"),
+        "{parts}"
+    );
+    assert!(
+        ui.app.attachments.is_empty(),
+        "attachments go with one message"
+    );
+    ui.settle().await;
+    let req = ui.h.provider.requests().pop().unwrap();
+    assert!(
+        format!("{:?}", req.messages).contains("remember the milk"),
+        "the model gets the file"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn attach_over_the_cap_is_refused() {
+    let cfg = Config {
+        max_attachment_bytes: Some(1024),
+        ..Config::default()
+    };
+    let mut ui = Ui::with_config(vec![], cfg);
+    let path = ui.h.dir.path().join("big.txt");
+    std::fs::write(&path, "x".repeat(4096)).unwrap();
+    let cmd = format!("/attach {}", path.display());
+    ui.say(&cmd);
+    let (msg, is_err) = ui.app.status.clone().unwrap();
+    assert!(
+        is_err && msg.contains("refused") && msg.contains("cap"),
+        "{msg}"
+    );
+    assert!(ui.app.attachments.is_empty());
+    assert_eq!(ui.app.composer_text(), cmd);
+    assert!(ui.rows().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn delete_a_conversation_from_the_sidebar() {
+    let mut ui = Ui::new(vec![]);
+    let doomed = ui.conv();
+    ui.say("/rename Doomed");
+    ui.say("/later 1h never sent");
+    ui.ctrl('n');
+    let keeper = ui.conv();
+    ui.say("/rename Keeper");
+    ui.pump();
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    let pos = ui
+        .app
+        .visible_convs()
+        .iter()
+        .position(|c| c.id == doomed)
+        .unwrap();
+    while ui.app.sidebar_sel < pos {
+        ui.ch('j');
+    }
+    while ui.app.sidebar_sel > pos {
+        ui.ch('k');
+    }
+    ui.ch('d');
+    let s = ui.screen(80, 24);
+    assert!(s.contains("Delete “Doomed”"), "{s}");
+    assert!(s.contains("Its 1 pending message(s) will be"), "{s}");
+    assert!(
+        s.contains("y / n"),
+        "the question must show its answers:\n{s}"
+    );
+    ui.ch('n');
+    assert!(
+        ui.store().conversation(doomed).unwrap().is_some(),
+        "n keeps it"
+    );
+    ui.ch('d');
+    ui.ch('y');
+    ui.pump();
+    assert!(ui.store().conversation(doomed).unwrap().is_none());
+    assert_eq!(
+        ui.store()
+            .list_items(true)
+            .unwrap()
+            .iter()
+            .map(|i| i.status)
+            .collect::<Vec<_>>(),
+        vec![Status::Canceled],
+        "its pending message is canceled, not sent elsewhere"
+    );
+    assert_eq!(ui.conv(), keeper);
+    assert_eq!(ui.app.convs.len(), 1);
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("Doomed") || s.contains("deleted"), "{s}");
+    assert!(s.contains("Keeper"), "{s}");
+}
+
+// ----- untrusted text never reaches the terminal as control sequences ------------
+
+const EVIL: &str = "title \x1b]0;evil title\x07 clear \x1b[2J clip \x1b]52;c;ZXZpbA==\x07 c1 \u{9b}31m bidi \u{202e}txet desrever";
+
+fn forbidden(c: char) -> bool {
+    (c as u32) < 0x20
+        || (0x7f..=0x9f).contains(&(c as u32))
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+fn assert_clean(t: &Terminal<TestBackend>) {
+    let buf = t.backend().buffer();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            let sym = buf[(x, y)].symbol();
+            assert!(
+                !sym.chars().any(forbidden),
+                "cell ({x},{y}) holds {sym:?}:\n{}",
+                screen_text(t)
+            );
+        }
+    }
+}
+
+fn assert_no_escapes_from_the_model(app: &App) {
+    for raw in &app.output.raw {
+        assert!(
+            !raw.contains("]52;") && !raw.contains("]0;") && !raw.contains("[2J"),
+            "model output reached the terminal: {raw:?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn escape_sequences_in_a_reply_are_inert() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(
+        vec![text("# \x1b[2J heading\n\n"), text(EVIL)],
+        gate.clone(),
+    )]);
+    ui.start().await;
+    ui.say("say something nasty");
+    ui.settle().await;
+    // While streaming and when finished, at two sizes.
+    for _ in 0..2 {
+        for (w, h) in [(80, 24), (120, 32)] {
+            let t = ui.render(w, h);
+            assert_clean(&t);
+            let s = screen_text(&t);
+            assert!(s.contains("␛]0;evil title␇"), "shown visibly:\n{s}");
+        }
+        assert_no_escapes_from_the_model(&ui.app);
+        gate.notify_one();
+        ui.settle().await;
+    }
+    assert_eq!(ui.messages().pop().unwrap().status, MessageStatus::Complete);
+    let title = ui.app.output.title.clone().unwrap();
+    assert!(!title.chars().any(forbidden), "{title:?}");
+    // Copying is the one thing that writes OSC 52, and only when asked.
+    ui.ctrl('y');
+    assert_eq!(ui.app.output.raw.len(), 1);
+    assert!(ui.app.output.raw[0].starts_with("\x1b]52;c;"));
+    assert!(!ui.app.output.raw[0][7..].contains('\x1b'));
+}
+
+#[tokio::test(start_paused = true)]
+async fn escape_sequences_in_a_title_are_inert() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let conv = ui.conv();
+    ui.store()
+        .rename_conversation(
+            conv,
+            "\x1b]0;pwned\x07 \u{9b}2J \x1b]52;c;ZXZpbA==\x07 \u{202e}evil",
+            T0,
+        )
+        .unwrap();
+    // As another process would: the change is noticed, everything reloads.
+    ui.app.on_engine(Event::External);
+    let t = ui.render(80, 24);
+    assert_clean(&t);
+    let s = screen_text(&t);
+    assert!(s.contains("␛]0;pwned␇"), "{s}");
+    let title = ui.app.output.title.clone().unwrap();
+    assert!(title.starts_with("tock — "), "{title:?}");
+    assert!(!title.chars().any(forbidden), "{title:?}");
+    assert!(title.contains("pwned"), "{title:?}");
+    assert_no_escapes_from_the_model(&ui.app);
+    // The delete confirmation shows it sanitised too.
+    ui.say("/delete");
+    assert_clean(&ui.render(80, 24));
+}
+
+// ----- the keymap table and the help popup agree ------------------------------------
+
+/// How the help popup should name a key.
+fn key_label(code: KeyCode, mods: KeyModifiers) -> String {
+    let key = match code {
+        KeyCode::F(n) => format!("F{n}"),
+        KeyCode::Char(c) if mods.contains(KeyModifiers::CONTROL) => c.to_uppercase().to_string(),
+        KeyCode::Char(c) => c.to_string(),
+        KeyCode::Up => "↑".into(),
+        KeyCode::Down => "↓".into(),
+        KeyCode::Tab => "Tab".into(),
+        KeyCode::Esc => "Esc".into(),
+        KeyCode::Enter => "Enter".into(),
+        KeyCode::PageUp => "PgUp".into(),
+        KeyCode::PageDown => "PgDn".into(),
+        KeyCode::Home => "Home".into(),
+        KeyCode::End => "End".into(),
+        other => format!("{other:?}"),
+    };
+    let mut prefix = String::new();
+    if mods.contains(KeyModifiers::CONTROL) {
+        prefix.push_str("Ctrl+");
+    }
+    if mods.contains(KeyModifiers::ALT) {
+        prefix.push_str("Alt+");
+    }
+    // Shift with a letter is the uppercase letter itself.
+    if mods.contains(KeyModifiers::SHIFT) && !matches!(code, KeyCode::Char(_)) {
+        prefix.push_str("Shift+");
+    }
+    format!("{prefix}{key}")
+}
+
+#[test]
+fn every_listed_binding_is_reachable_and_labelled() {
+    let mut listed = 0;
+    for b in BINDINGS.iter().filter(|b| !b.keys.is_empty()) {
+        listed += 1;
+        let key = KeyEvent::new(b.code, b.mods);
+        assert_eq!(
+            keymap::lookup(b.ctx, &key),
+            Some(b.action),
+            "{:?} {:?} is shadowed by an earlier binding",
+            b.ctx,
+            b.keys
+        );
+        let label = key_label(b.code, b.mods);
+        assert!(
+            b.keys.contains(&label),
+            "help says {:?} for {:?} {label}",
+            b.keys,
+            b.action
+        );
+        assert!(!b.help.is_empty(), "{:?} has no help text", b.keys);
+    }
+    assert!(listed >= 30, "only {listed} bindings listed");
+    // Every alias is reachable too.
+    for b in BINDINGS.iter() {
+        assert_eq!(
+            keymap::lookup(b.ctx, &KeyEvent::new(b.code, b.mods)),
+            Some(b.action)
+        );
+    }
+    // A global key works everywhere: no context binding hides it, except Esc in
+    // the strip, which goes back to the composer first (documented there).
+    use tock::tui::keymap::Ctx;
+    for g in BINDINGS.iter().filter(|b| b.ctx == Ctx::Global) {
+        for ctx in [Ctx::Composer, Ctx::Sidebar, Ctx::Strip] {
+            let hidden = keymap::lookup(ctx, &KeyEvent::new(g.code, g.mods));
+            if hidden.is_some() {
+                assert_eq!(
+                    (ctx, g.code),
+                    (Ctx::Strip, KeyCode::Esc),
+                    "{:?} hides global {:?}",
+                    ctx,
+                    g.keys
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_help_popup_lists_every_binding() {
+    let mut ui = Ui::new(vec![]);
+    ui.ch('?');
+    assert!(matches!(ui.app.overlay, Some(Overlay::Help)));
+    // Tall enough to show everything.
+    let s = ui.screen(140, 80);
+    for b in BINDINGS.iter().filter(|b| !b.keys.is_empty()) {
+        assert!(
+            s.lines().any(|l| l.contains(b.keys) && l.contains(b.help)),
+            "{:?} missing from help:\n{s}",
+            b.keys
+        );
+    }
+    for (c, _) in keymap::COMMANDS {
+        assert!(s.contains(c), "{c} missing from help");
+    }
+}
+
+// ----- more of what a user does ---------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_finishing_elsewhere_notifies_without_a_keypress() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("slow")], gate.clone())]);
+    ui.start().await;
+    ui.say("the slow question");
+    ui.settle().await;
+    ui.ctrl('n');
+    assert!(ui.app.output.raw.is_empty());
+    gate.notify_one();
+    ui.settle().await;
+    assert!(
+        ui.status_line().starts_with("reply finished in “"),
+        "{}",
+        ui.status_line()
+    );
+    let raw = ui.app.output.raw.concat();
+    assert!(raw.starts_with('\x07'), "bell: {raw:?}");
+    assert!(
+        raw.contains("\x1b]9;tock: reply finished"),
+        "OSC 9: {raw:?}"
+    );
+    assert!(raw.contains("\x1b]777;notify;tock;"), "OSC 777: {raw:?}");
+    assert!(ui.screen(80, 24).contains("reply finished"));
+    // A reply in the conversation in view does not ring.
+    ui.app.output.raw.clear();
+    ui.say("here");
+    ui.settle().await;
+    assert!(ui.app.output.raw.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn scrolling_a_long_conversation() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    for i in 0..30 {
+        ui.say(&format!("message number {i}"));
+        ui.settle().await;
+    }
+    let s = ui.screen(80, 24);
+    assert!(s.contains("message number 29") && !s.contains("message number 0\n"));
+    ui.press(KeyCode::PageUp);
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("message number 29"), "{s}");
+    assert!(s.contains("End: jump to latest"), "{s}");
+    ui.key(KeyCode::Home, KeyModifiers::CONTROL);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("│  message number 0 "), "{s}");
+    ui.app
+        .on_terminal(TermEvent::Mouse(ratatui::crossterm::event::MouseEvent {
+            kind: ratatui::crossterm::event::MouseEventKind::ScrollDown,
+            column: 40,
+            row: 10,
+            modifiers: KeyModifiers::NONE,
+        }));
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("│  message number 0 "), "{s}");
+    // End on an empty composer jumps back to the latest.
+    ui.press(KeyCode::End);
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("message number 29") && !s.contains("jump to latest"),
+        "{s}"
+    );
+    ui.key(KeyCode::Up, KeyModifiers::SHIFT);
+    assert_eq!(ui.app.scroll.from_bottom, Some(1));
+    ui.key(KeyCode::End, KeyModifiers::CONTROL);
+    assert_eq!(ui.app.scroll.from_bottom, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn scrolled_up_during_a_stream_says_new_text_is_below() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    for i in 0..10 {
+        ui.say(&format!("filler {i}"));
+        ui.settle().await;
+    }
+    ui.h.provider
+        .push(Step::Hold(vec![text("streaming now")], gate.clone()));
+    ui.say("one more");
+    ui.settle().await;
+    ui.press(KeyCode::PageUp);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("new text below — End to jump to latest"), "{s}");
+    gate.notify_one();
+    ui.settle().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn clicking_a_conversation_in_the_sidebar_opens_it() {
+    init_env();
+    let h = harness(vec![]);
+    let older = h
+        .engine
+        .store()
+        .create_conversation(Some("Older"), "user", T0 - 60_000)
+        .unwrap();
+    h.engine
+        .store()
+        .create_conversation(Some("Newer"), "user", T0)
+        .unwrap();
+    let mut ui = Ui::on(h);
+    let s = ui.screen(80, 24);
+    let row = s.lines().position(|l| l.contains("Older")).unwrap() as u16;
+    ui.app
+        .on_terminal(TermEvent::Mouse(ratatui::crossterm::event::MouseEvent {
+            kind: ratatui::crossterm::event::MouseEventKind::Down(
+                ratatui::crossterm::event::MouseButton::Left,
+            ),
+            column: 5,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }));
+    assert_eq!(ui.conv(), older);
+    assert!(ui.screen(80, 24).contains("▸ Older"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn sidebar_search_and_rename() {
+    init_env();
+    let h = harness(vec![]);
+    for t in ["Trip to Lisbon", "Rust lifetimes", "Lisp macros"] {
+        h.engine
+            .store()
+            .create_conversation(Some(t), "user", T0)
+            .unwrap();
+    }
+    let mut ui = Ui::on(h);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    ui.ch('/');
+    ui.typ("lis");
+    let titles: Vec<String> = ui
+        .app
+        .visible_convs()
+        .iter()
+        .map(|c| c.display_title())
+        .collect();
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(titles.iter().all(|t| t.to_lowercase().contains("lis")));
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("Rust lifetimes") && s.contains("/lis"), "{s}");
+    ui.enter();
+    assert_eq!(ui.app.search, "lis");
+    ui.ch('/');
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.search, "", "Esc clears the filter");
+    assert_eq!(ui.app.visible_convs().len(), 3);
+    // Rename the selected one.
+    let target = ui.app.visible_convs()[ui.app.sidebar_sel].id;
+    ui.ch('r');
+    ui.erase(20);
+    ui.typ("Renamed");
+    ui.enter();
+    assert!(ui.app.overlay.is_none());
+    assert_eq!(
+        ui.store()
+            .conversation(target)
+            .unwrap()
+            .unwrap()
+            .title
+            .as_deref(),
+        Some("Renamed")
+    );
+    // An empty title is refused in place.
+    ui.ch('r');
+    ui.erase(20);
+    ui.enter();
+    assert!(matches!(ui.app.overlay, Some(Overlay::Prompt(_))));
+    assert!(ui.screen(80, 24).contains("a title cannot be empty"));
+    ui.press(KeyCode::Esc);
+    assert!(ui.app.overlay.is_none());
+    // Enter opens the selected conversation.
+    ui.ch('j');
+    let sel = ui.app.visible_convs()[ui.app.sidebar_sel].id;
+    ui.enter();
+    assert_eq!((ui.conv(), ui.app.focus), (sel, Focus::Composer));
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_reschedule_with_a_live_preview() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 1h check the build");
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::Tab);
+    ui.ch('r');
+    ui.typ("blah");
+    assert!(ui.screen(80, 24).contains("✗ "));
+    ui.enter();
+    assert!(
+        matches!(ui.app.overlay, Some(Overlay::Prompt(_))),
+        "an unreadable time keeps the prompt open"
+    );
+    assert_eq!(ui.row(id).due_at, Some(T0 + 3_600_000));
+    ui.erase(20);
+    ui.typ("3h");
+    let s = ui.screen(80, 24);
+    assert!(s.contains("⏰ sends Mon 30 Nov 03:53, in 3h"), "{s}");
+    ui.enter();
+    assert!(ui.app.overlay.is_none());
+    assert_eq!(ui.row(id).due_at, Some(T0 + 3 * 3_600_000));
+    assert!(ui.status_line().starts_with("rescheduled"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_retry_a_failed_item() {
+    let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent("400 Bad Request"))]);
+    ui.start().await;
+    ui.say("try me");
+    ui.settle().await;
+    let id = ui.rows()[0].id;
+    assert_eq!(ui.row(id).status, Status::Failed);
+    ui.press(KeyCode::Tab);
+    ui.key(KeyCode::Char('R'), KeyModifiers::SHIFT);
+    ui.settle().await;
+    assert_eq!(ui.row(id).status, Status::Sent);
+    assert_eq!(ui.user_texts(), vec!["try me"]);
+    assert_eq!(ui.app.focus, Focus::Composer, "the strip is empty again");
+}
+
+#[tokio::test(start_paused = true)]
+async fn denying_a_tool_call_schedules_nothing() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.waiting_approval().is_some());
+    // With text in the composer, y and n are typed, not answers.
+    ui.typ("ok yn");
+    assert!(ui.app.waiting_approval().is_some());
+    ui.app.set_composer("");
+    ui.ch('n');
+    ui.settle().await;
+    assert!(ui.app.waiting_approval().is_none());
+    assert!(ui.rows().iter().all(|r| r.kind != Kind::Task));
+    assert_eq!(ui.status_line(), "denied");
+}
+
+#[tokio::test(start_paused = true)]
+async fn model_and_role_commands() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/model");
+    assert!(
+        ui.status_line().starts_with("model: echo (echo)"),
+        "{}",
+        ui.status_line()
+    );
+    ui.say("/model nonesuch");
+    let (msg, is_err) = ui.app.status.clone().unwrap();
+    assert!(is_err && msg.contains("unknown model"), "{msg}");
+    assert_eq!(ui.app.current_conv().unwrap().model, None);
+    ui.say("/role");
+    assert!(
+        ui.status_line().starts_with("role: none"),
+        "{}",
+        ui.status_line()
+    );
+    ui.say("/role pirate");
+    assert!(ui.app.status.clone().unwrap().1);
+    assert_eq!(ui.app.composer_text(), "");
+}
+
+#[tokio::test(start_paused = true)]
+async fn quit_suspend_and_ctrl_c() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("x")], gate)]);
+    ui.start().await;
+    ui.ctrl('z');
+    assert!(ui.app.suspend);
+    ui.say("q");
+    ui.settle().await;
+    // Ctrl+C: stops a reply first, then clears the composer, then quits.
+    ui.ctrl('c');
+    ui.settle().await;
+    assert!(!ui.app.is_busy());
+    assert!(!ui.app.quit);
+    ui.typ("draft");
+    ui.ctrl('c');
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(!ui.app.quit);
+    ui.ctrl('c');
+    assert!(ui.app.quit);
+    let mut ui = Ui::new(vec![]);
+    ui.ctrl('q');
+    assert!(ui.app.quit);
+    // ? opens help only on an empty composer.
+    let mut ui = Ui::new(vec![]);
+    ui.typ("why?");
+    assert_eq!(ui.app.composer_text(), "why?");
+    assert!(ui.app.overlay.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn renders_at_any_size_in_any_state() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(task_steps());
+    ui.h.provider
+        .push(Step::Hold(vec![text("long")], gate.clone()));
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    let sizes = [
+        (1, 1),
+        (2, 2),
+        (5, 3),
+        (12, 4),
+        (20, 6),
+        (40, 10),
+        (59, 20),
+        (60, 20),
+        (80, 24),
+        (250, 70),
+    ];
+    let check = |ui: &mut Ui, what: &str| {
+        for (w, h) in sizes {
+            let t = ui.render(w, h);
+            assert_clean(&t);
+            let _ = what;
+        }
+    };
+    check(&mut ui, "approval");
+    ui.ch('y');
+    ui.settle().await;
+    check(&mut ui, "task card");
+    ui.say("and this one streams");
+    ui.settle().await;
+    ui.say("queued behind it");
+    ui.say("/later 5m and this is scheduled");
+    check(&mut ui, "streaming with a strip");
+    ui.press(KeyCode::Tab);
+    check(&mut ui, "strip focused");
+    ui.ch('x');
+    check(&mut ui, "confirm");
+    ui.press(KeyCode::Esc);
+    ui.ch('e');
+    check(&mut ui, "edit prompt");
+    ui.press(KeyCode::Esc);
+    ui.ch('r');
+    ui.typ("10m");
+    check(&mut ui, "reschedule prompt");
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::F(1));
+    check(&mut ui, "help");
+    ui.ch('q');
+    ui.app.on_terminal(TermEvent::Paste("a\n".repeat(50)));
+    check(&mut ui, "tall composer");
+    ui.ctrl('b');
+    check(&mut ui, "no sidebar");
+    gate.notify_one();
+    ui.settle().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_long_strip_keeps_its_header_and_the_selection_in_view() {
+    let mut ui = Ui::new(vec![]);
+    for i in 0..12 {
+        ui.say(&format!("queued item {i}"));
+    }
+    let s = ui.screen(80, 24);
+    assert!(s.contains("─ pending (12) Tab to manage"), "{s}");
+    assert!(
+        s.contains("queued item 0") && !s.contains("queued item 11"),
+        "{s}"
+    );
+    ui.press(KeyCode::Tab);
+    for _ in 0..11 {
+        ui.press(KeyCode::Down);
+    }
+    assert_eq!(ui.app.strip_sel, 11);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("─ pending (12)"), "the header stays:\n{s}");
+    assert!(s.contains("› ⏳ queued · queued item 11"), "{s}");
+    ui.ch('x');
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.rows()[11].status, Status::Canceled);
+    assert_eq!(ui.app.strip_sel, 10);
+    assert!(ui.screen(80, 24).contains("› ⏳ queued · queued item 10"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn changes_by_another_process_show_up() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    // The CLI, on the same database file.
+    let cli = Store::open(&ui.h.dir.path().join("tock.db")).unwrap();
+    let mut it = tock::store::NewItem::new(conv, Kind::Message, "sent from the CLI");
+    it.due_at = Some(T0 + 600_000);
+    cli.enqueue(&it, T0).unwrap();
+    cli.rename_conversation(conv, "Renamed by the CLI", T0)
+        .unwrap();
+    let other = cli
+        .create_conversation(Some("Made by the CLI"), "cli", T0)
+        .unwrap();
+    // What the database watcher reports.
+    ui.app.on_engine(Event::External);
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("sent from the CLI") && s.contains("⏰ Mon 30 Nov 01:03"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Renamed by the CLI") && s.contains("Made by the CLI"),
+        "{s}"
+    );
+    assert!(s.contains("⏰1 scheduled"), "{s}");
+    // The CLI deletes the conversation in view: another one is opened.
+    cli.delete_conversation(conv, T0).unwrap();
+    ui.app.on_engine(Event::External);
+    assert_eq!(ui.conv(), other);
+    assert!(!ui.screen(80, 24).contains("Renamed by the CLI"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn escape_sequences_in_a_tool_call_are_inert() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![
+        tool_call(
+            "schedule_task",
+            r#"{"instruction":"\u001b]52;c;ZXZpbA==\u0007 rm -rf \u202e fdp.exe","delay_secs":60,"title":"\u001b]0;t\u0007\u009b2J"}"#,
+        ),
+        done(),
+    ])]);
+    ui.start().await;
+    ui.say("schedule something");
+    ui.settle().await;
+    assert!(ui.app.waiting_approval().is_some());
+    for (w, h) in [(80, 24), (120, 32)] {
+        let t = ui.render(w, h);
+        assert_clean(&t);
+        assert!(screen_text(&t).contains("␛]52;c;ZXZpbA==␇ rm -rf"));
+    }
+    ui.ch('y');
+    ui.settle().await;
+    assert!(ui.rows().iter().any(|r| r.kind == Kind::Task));
+    for (w, h) in [(80, 24), (120, 32)] {
+        let t = ui.render(w, h);
+        assert_clean(&t);
+        assert!(screen_text(&t).contains("[scheduled]"));
+    }
+    ui.press(KeyCode::Tab);
+    ui.ch('e');
+    assert_clean(&ui.render(80, 24));
+    assert_no_escapes_from_the_model(&ui.app);
+}
+
+// ----- hostile and huge input ------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn a_ten_megabyte_paste_is_kept_whole_and_sent() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let line = "paste line with a \x1b[31mred\x1b[0m escape and \u{7} bell\n";
+    let big = line.repeat(10 * 1024 * 1024 / line.len() + 1);
+    ui.app
+        .on_terminal(ratatui::crossterm::event::Event::Paste(big.clone()));
+    let s = ui.screen(80, 24);
+    assert!(!s.contains('\x1b') && !s.contains('\u{7}'));
+    ui.enter();
+    ui.settle().await;
+    let sent = ui.user_texts();
+    assert_eq!(sent.len(), 1);
+    assert!(
+        sent[0].len() >= 10 * 1024 * 1024 - line.len(),
+        "the whole paste was accepted ({} bytes)",
+        sent[0].len()
+    );
+    assert!(
+        !sent[0].contains('\x1b'),
+        "control characters are made visible, not stored raw"
+    );
+    let s = ui.screen(80, 24);
+    assert!(s.contains("paste line"), "{s}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_megabyte_reply_and_a_100k_line_code_block_render() {
+    let prose = "All work and no play makes a very long reply. ".repeat(1024 * 1024 / 47);
+    let code: String = (0..100_000).map(|i| format!("let x{i} = {i};\n")).collect();
+    let mut chunks: Vec<StreamEvent> = prose
+        .as_bytes()
+        .chunks(4096)
+        .map(|c| text(std::str::from_utf8(c).unwrap()))
+        .collect();
+    chunks.push(text("\n\n```rust\n"));
+    chunks.extend(
+        code.as_bytes()
+            .chunks(65_536)
+            .map(|c| text(std::str::from_utf8(c).unwrap())),
+    );
+    chunks.push(text("```\n\nTHE END"));
+    chunks.push(done());
+    let mut ui = Ui::new(vec![Step::Reply(chunks)]);
+    ui.start().await;
+    ui.say("go");
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(s.contains("THE END"), "{s}");
+    let last = ui.messages().pop().unwrap();
+    assert_eq!(last.status, MessageStatus::Complete);
+    assert!(last.content.len() > 2_000_000);
+    // Scrolling into the middle of it still draws.
+    ui.press(KeyCode::PageUp);
+    ui.press(KeyCode::PageUp);
+    let s = ui.screen(100, 30);
+    assert!(s.contains("let x99"), "{s}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn ten_thousand_pending_items_and_a_thousand_conversations_stay_usable() {
+    let mut ui = Ui::new(vec![]);
+    let now = ui.h.engine.now_ms();
+    for i in 0..1_000 {
+        ui.store()
+            .create_conversation(Some(&format!("conversation {i}")), "user", now + i)
+            .unwrap();
+    }
+    let conv = ui
+        .store()
+        .create_conversation(Some("busy one"), "user", now + 5_000)
+        .unwrap();
+    for i in 0..10_000 {
+        let mut it = NewItem::new(conv, Kind::Message, format!("scheduled item {i}"));
+        it.due_at = Some(now + 3_600_000 + i);
+        ui.store().enqueue(&it, now).unwrap();
+    }
+    ui.app.on_engine(Event::External);
+    ui.app.open(conv);
+    ui.start().await;
+    let s = ui.screen(100, 30);
+    assert!(s.contains("pending (10000)"), "{s}");
+    assert!(
+        s.contains("10000 scheduled") || s.contains("⏰10000"),
+        "{s}"
+    );
+    ui.press(KeyCode::Tab);
+    for _ in 0..30 {
+        ui.press(KeyCode::Down);
+    }
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("scheduled item 30"),
+        "the selection stays visible: {s}"
+    );
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::F(2));
+    let s = ui.screen(100, 30);
+    assert!(s.contains("10000"), "{s}");
+    ui.press(KeyCode::Esc);
+    // The conversation list scrolls to a selection far down.
+    ui.ctrl('b');
+    ui.ctrl('b');
+    for _ in 0..500 {
+        ui.app
+            .on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::ALT));
+    }
+    let s = ui.screen(100, 30);
+    assert!(s.contains("conversation 5"), "{s}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn f3_shows_the_notification_history() {
+    let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent(
+        "401 Unauthorized: bad key",
+    ))]);
+    ui.start().await;
+    ui.say("hello");
+    ui.settle().await;
+    ui.press(KeyCode::F(3));
+    assert!(matches!(ui.app.overlay, Some(Overlay::Notices)));
+    let s = ui.screen(80, 24);
+    assert!(s.contains("Notifications"), "{s}");
+    assert!(s.contains("401 Unauthorized"), "{s}");
+    ui.press(KeyCode::Char('q'));
+    assert!(ui.app.overlay.is_none());
+}
