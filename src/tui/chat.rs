@@ -359,23 +359,35 @@ pub fn draw(
     let width = area.width;
     let height = area.height as usize;
     let want = scroll.from_bottom.unwrap_or(0);
-    // Rows from the bottom, newest first, until the window is covered.
-    let mut rows_rev: Vec<Line<'static>> = tail.iter().rev().cloned().collect();
+    // Walk up from the newest message until the window is covered, counting rows.
     let needed = want.saturating_add(height);
-    for e in entries.iter_mut().rev() {
-        if rows_rev.len() >= needed {
-            break;
-        }
-        rows_rev.extend(e.lines(width).iter().rev().cloned());
+    let mut rows = tail.len();
+    let mut first = entries.len();
+    while first > 0 && rows < needed {
+        first -= 1;
+        rows += entries[first].lines(width).len();
     }
     // At the top of the history the offset cannot go further up.
-    let from_bottom = want.min(rows_rev.len().saturating_sub(height));
-    let visible: Vec<Line<'static>> = rows_rev
-        .into_iter()
-        .skip(from_bottom)
-        .take(height)
-        .rev()
-        .collect();
+    let from_bottom = want.min(rows.saturating_sub(height));
+    // Copy only the rows in the window (scrolled to the top of a long
+    // conversation, copying every row cost tens of ms a frame).
+    let mut skip = from_bottom;
+    let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
+    let mut take = |lines: &[Line<'static>]| {
+        let end = lines.len().saturating_sub(skip);
+        skip -= lines.len() - end;
+        let room = height - visible.len();
+        visible.extend(lines[end.saturating_sub(room)..end].iter().rev().cloned());
+        visible.len() >= height
+    };
+    if !take(tail) {
+        for e in entries[first..].iter_mut().rev() {
+            if take(e.lines(width)) {
+                break;
+            }
+        }
+    }
+    visible.reverse();
     Paragraph::new(visible).render(area, buf);
     from_bottom
 }
