@@ -26,12 +26,13 @@ import glob
 import http.server
 import json
 import os
-import pty
+import re
 import select
 import signal
 import socketserver
 import statistics
 import struct
+import subprocess
 import sys
 import termios
 import threading
@@ -47,13 +48,26 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 class Screen:
     """Just enough of a terminal to know which text is where."""
 
+    # One token: a CSI sequence, an OSC string, another escape, a control
+    # character, or a run of printable text. An escape cut off by the end of
+    # a read matches INCOMPLETE and waits for the next read.
+    TOKEN = re.compile(
+        r"\x1b\[([0-?]*)[ -/]*([@-~])"
+        r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+        r"|\x1b[^\[\]]"
+        r"|(\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?)?)\Z"
+        r"|([\r\n\b])"
+        r"|([^\x00-\x1f\x7f]+)"
+        r"|[\x00-\x1f\x7f]",
+        re.S,
+    )
+
     def __init__(self, rows, cols):
         self.rows, self.cols = rows, cols
         self.clear()
         self.y = self.x = 0
         self.dec = codecs.getincrementaldecoder("utf-8")("replace")
-        self.state = "text"  # text | esc | csi | osc | osc_esc
-        self.params = ""
+        self.pending = ""
         self.replies = b""  # answers to terminal queries, for the caller to write
 
     def clear(self):
@@ -63,54 +77,44 @@ class Screen:
         return "\n".join("".join(r) for r in self.grid)
 
     def feed(self, data):
-        for ch in self.dec.decode(data):
-            st = self.state
-            if st == "text":
-                if ch == "\x1b":
-                    self.state = "esc"
-                elif ch == "\r":
-                    self.x = 0
-                elif ch == "\n":
-                    self.y = min(self.y + 1, self.rows - 1)
-                elif ch == "\b":
-                    self.x = max(self.x - 1, 0)
-                elif ch >= " ":
-                    self.put(ch)
-            elif st == "esc":
-                if ch == "[":
-                    self.state, self.params = "csi", ""
-                elif ch == "]":
-                    self.state = "osc"
-                else:
-                    self.state = "text"  # ESC 7, ESC 8, ESC =, ...
-            elif st == "csi":
-                if "@" <= ch <= "~":
-                    self.csi(self.params, ch)
-                    self.state = "text"
-                else:
-                    self.params += ch
-            elif st == "osc":
-                if ch == "\x07":
-                    self.state = "text"
-                elif ch == "\x1b":
-                    self.state = "osc_esc"
-            elif st == "osc_esc":
-                self.state = "text" if ch == "\\" else "osc"
+        s = self.pending + self.dec.decode(data)
+        self.pending = ""
+        for m in self.TOKEN.finditer(s):
+            params, final, partial, ctl, run = m.groups()
+            if final is not None:
+                self.csi(params, final)
+            elif partial is not None:
+                self.pending = partial
+            elif run is not None:
+                self.put(run)
+            elif ctl == "\r":
+                self.x = 0
+            elif ctl == "\n":
+                self.y = min(self.y + 1, self.rows - 1)
+            elif ctl == "\b":
+                self.x = max(self.x - 1, 0)
 
-    def put(self, ch):
-        w = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-        if unicodedata.combining(ch):
+    def put(self, run):
+        row = self.grid[self.y]
+        if run.isascii():
+            n = min(len(run), self.cols - self.x)
+            row[self.x : self.x + n] = run[:n]
+            self.x = min(self.x + len(run), self.cols)
             return
-        if self.x >= self.cols:
-            self.x = self.cols - 1
-        self.grid[self.y][self.x] = ch
-        if w == 2 and self.x + 1 < self.cols:
-            self.grid[self.y][self.x + 1] = ""
-        self.x += w
+        for ch in run:
+            if unicodedata.combining(ch):
+                continue
+            w = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+            if self.x >= self.cols:
+                self.x = self.cols - 1
+            row[self.x] = ch
+            if w == 2 and self.x + 1 < self.cols:
+                row[self.x + 1] = ""
+            self.x += w
 
     def csi(self, params, final):
         private = params.startswith("?")
-        nums = [int(p) if p.isdigit() else 0 for p in params.lstrip("?>").split(";")]
+        nums = [int(p) if p.isdigit() else 0 for p in params.lstrip("?>=").split(";")]
         n = nums[0] if nums and nums[0] else 1
         if final in "Hf":
             r = nums[0] if len(nums) > 0 and nums[0] else 1
@@ -192,19 +196,21 @@ class Tui:
 
     def __init__(self, argv, rows, cols):
         self.screen = Screen(rows, cols)
+        fd, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        # subprocess uses vfork + exec here (no preexec_fn): the cheapest way
+        # to start a process, so the figure is tock's, not this script's
+        # (pty.fork() copies this interpreter and adds 2-4 ms). The pty is
+        # tock's stdin/stdout/stderr, which is all crossterm uses.
         self.t_spawn = time.monotonic()
-        pid, fd = pty.fork()
-        if pid == 0:  # child: the pty is already the controlling terminal
-            try:
-                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-                os.execv(argv[0], argv)
-            finally:
-                os._exit(127)
-        self.pid, self.fd = pid, fd
-        # The master side also carries the size (for a TIOCGWINSZ racing the child's ioctl).
-        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True, close_fds=True
+        )
+        os.close(slave)
+        self.pid, self.fd = self.proc.pid, fd
         self.raw = bytearray()
         self.alive = True
+        self.read_at = None
 
     def pump(self, timeout):
         """Read what is available within `timeout` s; True if anything came."""
@@ -213,6 +219,7 @@ class Tui:
             return False
         try:
             data = os.read(self.fd, 65536)
+            self.read_at = time.monotonic()
         except OSError:
             self.alive = False
             return False
@@ -227,12 +234,13 @@ class Tui:
         return True
 
     def wait_for(self, text, timeout):
-        """Monotonic time at which `text` is first on screen, or None."""
+        """Monotonic time at which the bytes that put `text` on screen were
+        read (before this script spent any time parsing them), or None."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.alive:
             if self.pump(min(0.05, max(deadline - time.monotonic(), 0))):
                 if text in self.screen.text():
-                    return time.monotonic()
+                    return self.read_at
         return None
 
     def drain(self, seconds):
@@ -258,8 +266,7 @@ class Tui:
                     pass
             end = time.monotonic() + wait
             while time.monotonic() < end:
-                done, _ = os.waitpid(self.pid, os.WNOHANG)
-                if done:
+                if self.proc.poll() is not None:
                     os.close(self.fd)
                     return
                 self.pump(0.02)
