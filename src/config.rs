@@ -251,9 +251,19 @@ pub struct ConfigSource {
 }
 
 impl ConfigSource {
+    /// Load the config. A file that cannot be read or parsed does not stop
+    /// tock: it runs on the defaults and says why (`last_error`), and picks the
+    /// file up as soon as it is fixed.
     pub fn new(path: Option<PathBuf>, cli_model: Option<String>) -> Result<Self> {
+        let mut error = None;
         let (mtime, cfg) = match &path {
-            Some(p) => (mtime(p), Config::load(p)?),
+            Some(p) => match Config::load(p) {
+                Ok(cfg) => (mtime(p), cfg),
+                Err(e) => {
+                    error = Some(format!("{e:#}; using the defaults until it is fixed"));
+                    (mtime(p), Config::default())
+                }
+            },
             None => (None, Config::default()),
         };
         Ok(Self {
@@ -262,8 +272,16 @@ impl ConfigSource {
             cli_model,
             key_cache: Mutex::new(BTreeMap::new()),
             provider_override: None,
-            last_error: Mutex::new(None),
+            last_error: Mutex::new(error),
         })
+    }
+
+    /// Why the config file is not in effect, if it is not.
+    pub fn error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn from_config(cfg: Config) -> Self {

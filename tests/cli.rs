@@ -669,3 +669,23 @@ fn a_new_database_being_written_by_another_process_is_waited_for() {
     );
     assert_eq!(t.items().len(), 1);
 }
+
+#[test]
+fn a_broken_config_file_warns_and_runs_on_the_defaults() {
+    let t = Tock::new();
+    t.write_config("default_model = [unclosed\n");
+    let out = t.run(&["send", "--new", "x", "hello"]);
+    assert!(
+        out.status.success(),
+        "a bad config must not stop tock: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("warning: config"), "{}", out.stderr);
+    assert_eq!(
+        out.stderr.trim().lines().count(),
+        1,
+        "one line: {}",
+        out.stderr
+    );
+    assert_eq!(t.items().len(), 1);
+}

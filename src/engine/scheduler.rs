@@ -32,8 +32,17 @@ pub(crate) async fn run(engine: Engine) {
 /// Returns the next instant worth waking for.
 fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
     let inner = &engine.inner;
+    let had_error = inner.config.error();
     if inner.config.reload_if_changed() {
         engine.notify(NoticeKind::Info, None, "configuration reloaded");
+    } else if let Some(e) = inner.config.error()
+        && had_error.as_ref() != Some(&e)
+    {
+        engine.notify(
+            NoticeKind::Failed,
+            None,
+            format!("config: {e} — keeping the previous settings"),
+        );
     }
     let cfg = inner.config.get();
     let now = engine.now_ms();

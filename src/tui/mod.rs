@@ -40,6 +40,9 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         if let Some(w) = cfg.path().and_then(|p| cfg.get().permission_warning(p)) {
             app.status = Some((w, true));
         }
+        if let Some(e) = cfg.error() {
+            app.status = Some((crate::sanitize::sanitize_line(&e).into_owned(), true));
+        }
         // Subscribed before the engine starts, so its first events are not missed.
         let events = engine.subscribe();
         let mut term = terminal::enter()?;
