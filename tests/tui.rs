@@ -1969,3 +1969,41 @@ async fn f3_shows_the_notification_history() {
     ui.press(KeyCode::Char('q'));
     assert!(ui.app.overlay.is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn pastes_reach_the_f2_prompt_and_the_time_picker() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let t0 = ui.h.engine.now_ms();
+    ui.say("/later 1h first");
+    ui.settle().await;
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::F(2));
+    ui.ch('r');
+    ui.app.on_terminal(TermEvent::Paste("2h".into()));
+    ui.enter();
+    ui.settle().await;
+    let due = ui.store().item(id).unwrap().unwrap().due_at.unwrap();
+    assert!(
+        (due - (t0 + 2 * 3_600_000)).abs() < 1_000,
+        "rescheduled to about now+2h: {}",
+        due - t0
+    );
+    ui.press(KeyCode::Esc);
+    ui.typ("second");
+    ui.ctrl('t');
+    ui.app.on_terminal(TermEvent::Paste("in 3h".into()));
+    ui.enter();
+    ui.settle().await;
+    let second = ui
+        .rows()
+        .into_iter()
+        .find(|r| r.text == "second")
+        .expect("scheduled from the picker");
+    let due = second.due_at.unwrap();
+    assert!(
+        (due - (t0 + 3 * 3_600_000)).abs() < 1_000,
+        "picked about now+3h: {}",
+        due - t0
+    );
+}

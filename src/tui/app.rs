@@ -489,6 +489,8 @@ impl App {
             Some(Overlay::Prompt(p)) => {
                 p.input.insert_str(clean);
             }
+            Some(Overlay::Scheduled(pane)) => pane.paste(&clean),
+            Some(Overlay::Picker(picker)) => picker.paste(&clean),
             None => {
                 self.focus = Focus::Composer;
                 self.composer.insert_str(clean);

@@ -87,6 +87,18 @@ impl Default for ScheduledPane {
 }
 
 impl ScheduledPane {
+    /// Paste into the open reschedule prompt or text editor; ignored in the list.
+    pub fn paste(&mut self, text: &str) {
+        match &mut self.mode {
+            Mode::Reschedule { input, .. } => input.paste(text),
+            Mode::Edit { editor, error, .. } => {
+                editor.insert_str(crate::sanitize::sanitize(text));
+                *error = None;
+            }
+            _ => {}
+        }
+    }
+
     pub fn new() -> Self {
         Self {
             rows: Vec::new(),

@@ -75,6 +75,13 @@ impl TimeInput {
         self.error = None;
     }
 
+    /// Pasted text, on one line (a time expression has no newlines).
+    pub fn paste(&mut self, s: &str) {
+        let line = crate::sanitize::sanitize_line(s);
+        self.area.insert_str(line.trim());
+        self.error = None;
+    }
+
     /// The instant the expression resolves to, or one line saying why not.
     pub fn parse(&self, now: &DateTime<FixedOffset>) -> Result<DateTime<Utc>, String> {
         let text = self.text();
@@ -189,6 +196,13 @@ impl Default for TimePicker {
 }
 
 impl TimePicker {
+    /// Paste goes to the custom expression (selecting it).
+    pub fn paste(&mut self, s: &str) {
+        self.selected = CUSTOM;
+        self.typing = true;
+        self.custom.paste(s);
+    }
+
     pub fn new() -> Self {
         Self {
             selected: 0,
