@@ -53,15 +53,7 @@ impl Provider for Anthropic {
             let mut headers = HeaderMap::new();
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-            if let Some(key) = self.http.key() {
-                let mut v = HeaderValue::from_str(key).map_err(|_| {
-                    self.http.error(LlmError::permanent(
-                        "the API key contains characters not allowed in a header",
-                    ))
-                })?;
-                v.set_sensitive(true);
-                headers.insert("x-api-key", v);
-            }
+            self.http.add_key_header(&mut headers, "x-api-key", "")?;
             let resp = self.http.post(url, headers, &request_body(req)).await?;
             Ok(self.http.stream(resp, AnthropicDecoder::default()))
         })

@@ -72,6 +72,26 @@ impl Http {
         }
     }
 
+    /// Add the API key (if any) as a sensitive header: `prefix` + key, e.g.
+    /// `Authorization: Bearer …` or `x-api-key: …`.
+    pub fn add_key_header(
+        &self,
+        headers: &mut reqwest::header::HeaderMap,
+        name: impl reqwest::header::IntoHeaderName,
+        prefix: &str,
+    ) -> Result<(), LlmError> {
+        let Some(key) = self.key() else { return Ok(()) };
+        let mut v =
+            reqwest::header::HeaderValue::from_str(&format!("{prefix}{key}")).map_err(|_| {
+                self.error(LlmError::permanent(
+                    "the API key contains characters not allowed in a header",
+                ))
+            })?;
+        v.set_sensitive(true);
+        headers.insert(name, v);
+        Ok(())
+    }
+
     pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
     }

@@ -1,7 +1,7 @@
 //! Ollama's native chat API (`/api/chat`, newline-delimited JSON).
 
 use futures::future::BoxFuture;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Value, json};
 
 use super::http::{self, Decoder, Http, Item};
@@ -66,15 +66,8 @@ impl Provider for Ollama {
             ))?;
             let mut headers = HeaderMap::new();
             // Ollama needs no key, but one set for a proxy in front of it is sent.
-            if let Some(key) = self.http.key() {
-                let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    self.http.error(LlmError::permanent(
-                        "the API key contains characters not allowed in a header",
-                    ))
-                })?;
-                v.set_sensitive(true);
-                headers.insert(AUTHORIZATION, v);
-            }
+            self.http
+                .add_key_header(&mut headers, AUTHORIZATION, "Bearer ")?;
             let resp = self.http.post(url, headers, &request_body(req)).await?;
             Ok(self.http.stream(resp, OllamaDecoder::default()))
         })

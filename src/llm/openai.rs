@@ -39,15 +39,8 @@ impl Provider for OpenAi {
             ))?;
             let mut headers = HeaderMap::new();
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-            if let Some(key) = self.http.key() {
-                let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    self.http.error(LlmError::permanent(
-                        "the API key contains characters not allowed in a header",
-                    ))
-                })?;
-                v.set_sensitive(true);
-                headers.insert(AUTHORIZATION, v);
-            }
+            self.http
+                .add_key_header(&mut headers, AUTHORIZATION, "Bearer ")?;
             let resp = self.http.post(url, headers, &request_body(req)).await?;
             Ok(self.http.stream(resp, OpenAiDecoder::default()))
         })
