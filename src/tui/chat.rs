@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::markdown::{CodeBlock, render_markdown};
+use super::markdown::{CodeBlock, Rendered, render_markdown, render_markdown_from};
 use crate::sanitize::sanitize_line;
 use crate::store::{Message, MessageStatus, Role};
 
@@ -18,6 +18,17 @@ pub struct Entry {
     /// For a `schedule_task` result: the live state of its task, set before each frame.
     pub card: Option<TaskCard>,
     cache: Option<Cached>,
+    /// While a reply streams: its settled beginning, rendered once (see `stable_split`).
+    stable: Option<Stable>,
+}
+
+/// The rendered beginning of a streaming reply, up to a paragraph boundary
+/// that later text cannot change, so each new token re-renders only the tail.
+struct Stable {
+    width: u16,
+    end: usize,
+    lines: Vec<Line<'static>>,
+    blocks: Vec<CodeBlock>,
 }
 
 /// What a task card shows; part of the cache key so state changes re-render it.
@@ -46,6 +57,7 @@ impl Entry {
             msg,
             card: None,
             cache: None,
+            stable: None,
         }
     }
 
@@ -53,6 +65,7 @@ impl Entry {
     pub fn reuse(&mut self, old: Entry) {
         if old.msg.id == self.msg.id {
             self.cache = old.cache;
+            self.stable = old.stable;
         }
     }
 
@@ -70,8 +83,11 @@ impl Entry {
         if !self.fresh(width) {
             let (lines, code_blocks) = match &self.card {
                 Some(card) => (render_card(card, width), Vec::new()),
-                None => render_message(&self.msg, width),
+                None => render_message(&self.msg, width, &mut self.stable),
             };
+            if self.msg.status != MessageStatus::Streaming {
+                self.stable = None;
+            }
             self.cache = Some(Cached {
                 width,
                 card: self.card.clone(),
@@ -102,7 +118,77 @@ fn time_of(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-fn render_message(m: &Message, width: u16) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
+/// Where a streaming reply can be cut so that the part before it renders the
+/// same whatever arrives later: the last blank line outside a code fence that
+/// sits between two plain blocks (paragraphs, headings, fences). Lists, quotes,
+/// tables and indented text are never cut: later text can change how they
+/// render (a list turning loose, a table growing a column). 0 = no such point.
+pub fn stable_split(text: &str) -> usize {
+    fn plain(line: &str) -> bool {
+        let Some(c) = line.chars().next() else {
+            return false;
+        };
+        if c.is_whitespace() || matches!(c, '-' | '*' | '+' | '>' | '|' | '<' | '[' | '=' | '_') {
+            return false;
+        }
+        // "1." / "1)" start an ordered list.
+        let digits = line.chars().take_while(char::is_ascii_digit).count();
+        !(digits > 0 && matches!(line[digits..].chars().next(), Some('.' | ')')))
+    }
+    let mut best = 0;
+    let mut in_fence = false;
+    let mut prev_line: Option<&str> = None;
+    let mut offset = 0;
+    let mut blank_at: Option<usize> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let t = body.trim_start();
+        let fence = t.starts_with("```") || t.starts_with("~~~");
+        if !in_fence && body.trim().is_empty() {
+            if blank_at.is_none() {
+                blank_at = Some(offset);
+            }
+        } else {
+            if !in_fence
+                && let (Some(at), Some(prev)) = (blank_at, prev_line)
+                && (plain(prev)
+                    || prev.trim_start().starts_with("```")
+                    || prev.trim_start().starts_with("~~~"))
+                && plain(body)
+                && !prev.starts_with("    ")
+            {
+                best = at;
+            }
+            blank_at = None;
+            if fence {
+                in_fence = !in_fence;
+            }
+            prev_line = Some(body);
+        }
+        offset += line.len();
+    }
+    best
+}
+
+fn indent(lines: Vec<Line<'static>>, dim: bool) -> Vec<Line<'static>> {
+    lines
+        .into_iter()
+        .map(|l| {
+            let mut spans = vec![Span::raw("  ")];
+            spans.extend(l.spans.into_iter().map(|s| {
+                let st = s.style.fg(Color::DarkGray);
+                if dim { s.style(st) } else { s }
+            }));
+            Line::from(spans)
+        })
+        .collect()
+}
+
+fn render_message(
+    m: &Message,
+    width: u16,
+    stable: &mut Option<Stable>,
+) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
     let body_width = width.saturating_sub(2).max(1);
     let mut header: Vec<Span<'static>> = Vec::new();
     let (bar, name_style) = match m.role {
@@ -209,17 +295,44 @@ fn render_message(m: &Message, width: u16) -> (Vec<Line<'static>>, Vec<CodeBlock
             "  …",
             Style::new().fg(Color::DarkGray),
         )));
+    } else if m.status == MessageStatus::Streaming {
+        // Only the tail after the settled beginning is rendered again per token.
+        let split = stable_split(&m.content);
+        if !stable
+            .as_ref()
+            .is_some_and(|s| s.width == body_width && s.end == split)
+        {
+            let r = if split == 0 {
+                Rendered::default()
+            } else {
+                render_markdown(&m.content[..split], body_width)
+            };
+            *stable = Some(Stable {
+                width: body_width,
+                end: split,
+                lines: indent(r.lines, false),
+                blocks: r.code_blocks,
+            });
+        }
+        let (done, mut done_blocks) = match stable.as_ref() {
+            Some(s) => (s.lines.as_slice(), s.blocks.clone()),
+            None => (&[][..], Vec::new()),
+        };
+        let tail = render_markdown_from(&m.content[split..], body_width, done_blocks.len());
+        lines.extend(done.iter().cloned());
+        if !done.is_empty() && !tail.lines.is_empty() {
+            // The blank row the renderer puts between blocks, indented like the rest.
+            lines.push(Line::from(Span::raw("  ")));
+        }
+        lines.extend(indent(tail.lines, false));
+        done_blocks.extend(tail.code_blocks);
+        blocks = done_blocks;
     } else {
         let r = render_markdown(&m.content, body_width);
-        let dim = matches!(m.status, MessageStatus::Superseded);
-        for l in r.lines {
-            let mut spans = vec![Span::raw("  ")];
-            spans.extend(l.spans.into_iter().map(|s| {
-                let st = s.style.fg(Color::DarkGray);
-                if dim { s.style(st) } else { s }
-            }));
-            lines.push(Line::from(spans));
-        }
+        lines.extend(indent(
+            r.lines,
+            matches!(m.status, MessageStatus::Superseded),
+        ));
         blocks = r.code_blocks;
     }
     lines.push(Line::default());
@@ -390,4 +503,77 @@ pub fn draw(
     visible.reverse();
     Paragraph::new(visible).render(area, buf);
     from_bottom
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "# Plan\n\nFirst a paragraph that is long enough to wrap at narrow widths, with `code` and **bold**.\n\n\
+```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\nThen a list:\n\n- one\n- two\n\n  still two\n- three\n\n\
+> a quote\n> more\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Next\n\n```python\nprint(1)\n\nprint(2)\n```\n\n1. first\n2. second\n\nThe end.\n";
+
+    fn text_of(lines: &[Line<'static>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    fn message(content: &str, status: MessageStatus) -> Message {
+        Message {
+            id: 1,
+            conversation_id: 1,
+            role: Role::Assistant,
+            content: content.to_string(),
+            status,
+            model: Some("m".into()),
+            outbox_id: None,
+            parts_json: None,
+            tool_calls_json: None,
+            tool_call_id: None,
+            error: None,
+            created_at: 0,
+        }
+    }
+
+    /// Rendering a streaming reply in two parts shows exactly what rendering it whole shows.
+    #[test]
+    fn streaming_tail_render_matches_a_whole_render_at_every_length() {
+        for width in [30u16, 80] {
+            let mut entry = Entry::new(message("", MessageStatus::Streaming));
+            for end in (0..=SAMPLE.len()).filter(|i| SAMPLE.is_char_boundary(*i)) {
+                entry.msg.content = SAMPLE[..end].to_string();
+                if entry.msg.content.is_empty() {
+                    continue;
+                }
+                let split_lines = text_of(entry.lines(width));
+                // The same text rendered whole (as a finished reply); the headers differ.
+                let mut whole = entry.msg.clone();
+                whole.status = MessageStatus::Complete;
+                let whole_lines = text_of(&render_message(&whole, width, &mut None).0);
+                assert_eq!(
+                    split_lines[1..],
+                    whole_lines[1..],
+                    "width {width}, length {end}: {:?}",
+                    &SAMPLE[..end]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn split_points_are_paragraph_boundaries_outside_code_and_lists() {
+        assert_eq!(stable_split("one\n\ntwo"), 4);
+        assert_eq!(stable_split("```\na\n\nb"), 0, "inside an open fence");
+        assert_eq!(stable_split("- a\n\n- b"), 0, "a list may turn loose");
+        assert_eq!(stable_split("para\n\n1. x"), 0);
+        let s = stable_split(SAMPLE);
+        // After "## Next": the ordered list before "The end." keeps the last paragraph unsettled.
+        assert!(
+            SAMPLE[s..].trim_start().starts_with("```python"),
+            "{:?}",
+            &SAMPLE[s..]
+        );
+    }
 }

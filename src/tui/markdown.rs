@@ -53,10 +53,17 @@ pub fn warm_up() {
 /// Render Markdown into lines already wrapped to `width` columns (so line
 /// count == rows on screen). A width of 0 is treated as 1.
 pub fn render_markdown(text: &str, width: u16) -> Rendered {
+    render_markdown_from(text, width, 0)
+}
+
+/// Like [`render_markdown`], for the tail of a longer text whose first
+/// `blocks_before` code blocks were rendered separately (their numbers go on).
+pub fn render_markdown_from(text: &str, width: u16, blocks_before: usize) -> Rendered {
     let text = sanitize_keep_tabs(text);
     let options =
         Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
     let mut r = Renderer::new(usize::from(width.max(1)));
+    r.blocks_before = blocks_before;
     for event in Parser::new_ext(&text, options) {
         r.event(event);
     }
@@ -372,6 +379,8 @@ struct Renderer {
     table: Option<Table>,
     /// Bytes of code this render may still syntax-highlight.
     hl_budget: usize,
+    /// Code blocks numbered before this text (streaming tail renders).
+    blocks_before: usize,
 }
 
 impl Renderer {
@@ -758,7 +767,7 @@ impl Renderer {
         };
         self.begin_block();
         let avail = self.avail();
-        let index = self.code_blocks.len() + 1;
+        let index = self.blocks_before + self.code_blocks.len() + 1;
         let mut header = match &lang {
             Some(l) => format!("─ {l} [{index}] "),
             None => format!("─ [{index}] "),
