@@ -15,7 +15,7 @@ pub use approvals::{Approval, ApprovalStatus};
 pub use conversations::Conversation;
 pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Message, MessageStatus, Role};
-pub use outbox::{Kind, NewItem, OutboxItem, Status};
+pub use outbox::{ItemSummary, Kind, NewItem, OutboxItem, Status};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -148,6 +148,17 @@ impl OutboxItem {
     }
 }
 
+/// The few columns of an unfinished item that counts and badges need
+/// (loaded after every outbox change, so no text).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ItemSummary {
+    pub conversation_id: Option<i64>,
+    pub kind: Kind,
+    pub status: Status,
+    pub due_at: Option<i64>,
+    pub next_attempt_at: Option<i64>,
+}
+
 /// A new outbox row.
 #[derive(Clone, Debug)]
 pub struct NewItem {
@@ -320,6 +331,27 @@ impl Store {
             ),
             [],
         )
+    }
+
+    /// Every unfinished item, summarised.
+    pub fn item_summaries(&self) -> Result<Vec<ItemSummary>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT conversation_id, kind, status, due_at, next_attempt_at FROM outbox
+             WHERE status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'",
+        )?;
+        let rows = st.query_map([], |r| {
+            let kind: String = r.get(1)?;
+            let status: String = r.get(2)?;
+            Ok(ItemSummary {
+                conversation_id: r.get(0)?,
+                kind: Kind::parse(&kind),
+                status: Status::parse(&status),
+                due_at: r.get(3)?,
+                next_attempt_at: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// The unfinished items of one conversation, in dispatch order.

@@ -76,7 +76,7 @@ pub struct App {
     /// Task rows referenced by task cards in the current conversation.
     pub tasks: HashMap<i64, OutboxItem>,
     /// Unfinished items of all conversations (status-bar counts, sidebar badges).
-    pub all_items: Vec<OutboxItem>,
+    pub all_items: Vec<crate::store::ItemSummary>,
     pub composer: TextArea<'static>,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
@@ -308,7 +308,7 @@ impl App {
     }
 
     pub fn reload_all_items(&mut self) {
-        self.all_items = self.store().list_items(false).unwrap_or_default();
+        self.all_items = self.store().item_summaries().unwrap_or_default();
     }
 
     /// Items shown in the strip (sending ones are shown as bubbles in the history).
