@@ -398,8 +398,10 @@ pub fn wrap_words(s: &str, width: usize) -> Vec<String> {
         if w > 0 && w + 1 + ww > width {
             rows.push(String::new());
             w = 0;
-        } else if w > 0 {
-            rows.last_mut().unwrap().push(' ');
+        } else if w > 0
+            && let Some(last) = rows.last_mut()
+        {
+            last.push(' ');
             w += 1;
         }
         for c in word.chars() {
@@ -408,7 +410,9 @@ pub fn wrap_words(s: &str, width: usize) -> Vec<String> {
                 rows.push(String::new());
                 w = 0;
             }
-            rows.last_mut().unwrap().push(c);
+            if let Some(last) = rows.last_mut() {
+                last.push(c);
+            }
             w += cw;
         }
     }

@@ -454,7 +454,9 @@ fn strip_lines(app: &App, width: u16) -> (Vec<Line<'static>>, Vec<Line<'static>>
             if !row.is_empty() || head.len() == 1 {
                 if !row.is_empty() {
                     let done = std::mem::take(&mut row);
-                    head.last_mut().unwrap().push(Span::styled(done, dim()));
+                    if let Some(last) = head.last_mut() {
+                        last.push(Span::styled(done, dim()));
+                    }
                 }
                 head.push(vec![Span::raw("  ")]);
                 room = w.saturating_sub(2);
@@ -465,8 +467,10 @@ fn strip_lines(app: &App, width: u16) -> (Vec<Line<'static>>, Vec<Line<'static>>
         }
         row.push_str(k);
     }
-    if !row.is_empty() {
-        head.last_mut().unwrap().push(Span::styled(row, dim()));
+    if !row.is_empty()
+        && let Some(last) = head.last_mut()
+    {
+        last.push(Span::styled(row, dim()));
     }
     let head: Vec<Line<'static>> = head.into_iter().map(Line::from).collect();
     let mut lines = Vec::new();
