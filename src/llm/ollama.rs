@@ -113,16 +113,7 @@ pub fn request_body(req: &ChatRequest) -> Value {
     }
     let mut body = json!({"model": req.model, "stream": true, "messages": messages});
     if !req.tools.is_empty() {
-        body["tools"] = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-                })
-            })
-            .collect();
+        body["tools"] = super::openai::function_tools(&req.tools);
     }
     body
 }

@@ -97,18 +97,22 @@ pub fn request_body(req: &ChatRequest) -> Value {
     }
     let mut body = json!({"model": req.model, "stream": true, "messages": messages});
     if !req.tools.is_empty() {
-        body["tools"] = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-                })
-            })
-            .collect();
+        body["tools"] = function_tools(&req.tools);
     }
     body
+}
+
+/// Tools in the `{"type": "function", "function": {…}}` form (OpenAI; Ollama uses it too).
+pub(crate) fn function_tools(tools: &[super::ToolSpec]) -> Value {
+    tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            })
+        })
+        .collect()
 }
 
 #[derive(Default)]
