@@ -26,6 +26,7 @@ pub struct Entry {
 /// that later text cannot change, so each new token re-renders only the tail.
 struct Stable {
     width: u16,
+    highlight: u64,
     end: usize,
     lines: Vec<Line<'static>>,
     blocks: Vec<CodeBlock>,
@@ -44,6 +45,8 @@ pub struct TaskCard {
 
 struct Cached {
     width: u16,
+    /// Highlighting that became available since (see `highlight::generation`).
+    highlight: u64,
     card: Option<TaskCard>,
     content_len: usize,
     status: MessageStatus,
@@ -72,6 +75,7 @@ impl Entry {
     fn fresh(&self, width: u16) -> bool {
         self.cache.as_ref().is_some_and(|c| {
             c.width == width
+                && c.highlight == super::highlight::generation()
                 && c.content_len == self.msg.content.len()
                 && c.status == self.msg.status
                 && c.card == self.card
@@ -90,6 +94,7 @@ impl Entry {
             }
             self.cache = Some(Cached {
                 width,
+                highlight: super::highlight::generation(),
                 card: self.card.clone(),
                 content_len: self.msg.content.len(),
                 status: self.msg.status,
@@ -298,9 +303,10 @@ fn render_message(
     } else if m.status == MessageStatus::Streaming {
         // Only the tail after the settled beginning is rendered again per token.
         let split = stable_split(&m.content);
+        let generation = super::highlight::generation();
         if !stable
             .as_ref()
-            .is_some_and(|s| s.width == body_width && s.end == split)
+            .is_some_and(|s| s.width == body_width && s.end == split && s.highlight == generation)
         {
             let r = if split == 0 {
                 Rendered::default()
@@ -309,6 +315,7 @@ fn render_message(
             };
             *stable = Some(Stable {
                 width: body_width,
+                highlight: generation,
                 end: split,
                 lines: indent(r.lines, false),
                 blocks: r.code_blocks,

@@ -18,8 +18,11 @@
 //!
 //! The syntax and theme sets are loaded once, lazily or ahead of time from a
 //! background thread ([`warm_up`]).
+use std::cell::Cell;
+use std::collections::HashSet;
 use std::ops::Range;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex, OnceLock, PoisonError};
 
 use ratatui::style::{Color, Modifier, Style};
 use syntect::highlighting::{
@@ -57,6 +60,97 @@ static HIGHLIGHTER: LazyLock<Highlighter<'static>> =
 
 static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
 
+// Deferred compiling, for the interactive UI: the first block in a language
+// costs 20–40 ms of regex compiling, which would stall a frame. On a thread
+// that opted in (the UI thread), such a block is shown plain while a
+// background thread compiles the language, then `generation` moves on and the
+// UI is woken to render again. Other threads (tests, benches, export) always
+// highlight synchronously, so their output stays a pure function of the input.
+thread_local! {
+    static DEFER: Cell<bool> = const { Cell::new(false) };
+}
+static SETS_LOADED: AtomicBool = AtomicBool::new(false);
+static COMPILED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
+static COMPILING: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+static ON_READY: OnceLock<Box<dyn Fn() + Send + Sync>> = OnceLock::new();
+
+/// Opt this thread into deferred compiling; `on_ready` is called (from a
+/// background thread) whenever more highlighting became available.
+pub fn defer_on_this_thread(on_ready: impl Fn() + Send + Sync + 'static) {
+    DEFER.with(|d| d.set(true));
+    let _ = ON_READY.set(Box::new(on_ready));
+}
+
+/// Changes whenever deferred highlighting became available: part of render cache keys.
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
+}
+
+fn ready_now(name: &str) -> bool {
+    if COMPILED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .contains(name)
+    {
+        return true;
+    }
+    if !SETS_LOADED.load(Ordering::Acquire) {
+        // The sets are still loading (warm-up): ask again when they are.
+        spawn_compile(None);
+        return false;
+    }
+    spawn_compile(Some(name.to_string()));
+    false
+}
+
+/// Compile a language (or just load the sets) off the UI thread, once.
+fn spawn_compile(lang: Option<String>) {
+    let key = lang.clone().unwrap_or_default();
+    if !COMPILING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key.clone())
+    {
+        return;
+    }
+    let thread_key = key.clone();
+    let spawned = std::thread::Builder::new()
+        .name("tock-highlight-compile".into())
+        .spawn(move || {
+            let key = thread_key;
+            LazyLock::force(&SYNTAXES);
+            LazyLock::force(&HIGHLIGHTER);
+            SETS_LOADED.store(true, Ordering::Release);
+            if let Some(name) = &lang
+                && let Some(syntax) = SYNTAXES.find_syntax_by_name(name)
+            {
+                // Highlighting a little text compiles the patterns most blocks use.
+                let sample = "let x = 1; // x\n\"s\"\n";
+                let _ = run(fresh_state(syntax), sample, 0, sample.len());
+                COMPILED
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(name.clone());
+            }
+            COMPILING
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&key);
+            GENERATION.fetch_add(1, Ordering::AcqRel);
+            if let Some(f) = ON_READY.get() {
+                f();
+            }
+        });
+    if spawned.is_err() {
+        // No thread: the next render compiles synchronously instead.
+        COMPILING
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key);
+    }
+}
+
 /// Loads the syntax and theme sets on a background thread, so that the first
 /// frame with a code block does not wait for them (about 20 ms in release).
 ///
@@ -70,6 +164,7 @@ pub fn warm_up() {
         .spawn(|| {
             LazyLock::force(&SYNTAXES);
             LazyLock::force(&HIGHLIGHTER);
+            SETS_LOADED.store(true, Ordering::Release);
         });
 }
 
@@ -124,9 +219,17 @@ pub struct Highlighted {
 /// most `*budget` bytes (whole lines) and deducting what it spent. Unknown
 /// languages give nothing (all plain) and spend nothing.
 pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighted {
+    let deferring = DEFER.with(Cell::get);
+    if deferring && !SETS_LOADED.load(Ordering::Acquire) {
+        spawn_compile(None);
+        return Highlighted::default();
+    }
     let Some(syntax) = syntax_for(lang) else {
         return Highlighted::default();
     };
+    if deferring && !ready_now(&syntax.name) {
+        return Highlighted::default();
+    }
     let limit = highlight_limit(code, *budget);
     *budget -= limit;
     let target = &code[..limit];
@@ -366,6 +469,37 @@ impl Cache {
 
 #[cfg(test)]
 mod tests {
+
+    /// On a deferring thread a language not compiled yet is shown plain, compiled
+    /// in the background, and highlighted once `on_ready` has fired.
+    #[test]
+    fn deferred_compiling_shows_plain_then_highlights() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let tx = std::sync::Mutex::new(tx);
+        std::thread::spawn(move || {
+            defer_on_this_thread(move || {
+                let _ = tx.lock().map(|t| t.send(()));
+            });
+            let code = "local x = 1 -- lua\nprint(x)\n";
+            let first = highlight_block("lua", code, &mut MAX_HIGHLIGHT_BYTES.clone());
+            assert!(first.ranges.is_empty(), "not compiled yet: shown plain");
+            let before = generation();
+            let mut highlighted = false;
+            for _ in 0..4 {
+                rx.recv_timeout(std::time::Duration::from_secs(20))
+                    .expect("on_ready fired");
+                let h = highlight_block("lua", code, &mut MAX_HIGHLIGHT_BYTES.clone());
+                if !h.ranges.is_empty() {
+                    highlighted = true;
+                    break;
+                }
+            }
+            assert!(highlighted, "highlighted once compiled");
+            assert!(generation() > before);
+        })
+        .join()
+        .expect("test thread");
+    }
     use super::*;
 
     #[test]

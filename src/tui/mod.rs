@@ -45,6 +45,12 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         }
         // Subscribed before the engine starts, so its first events are not missed.
         let events = engine.subscribe();
+        // Code in a language not compiled yet is drawn plain at first and
+        // highlighted when a background thread has compiled it (no stalled frame).
+        let (highlight_tx, highlight_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        highlight::defer_on_this_thread(move || {
+            let _ = highlight_tx.send(());
+        });
         let mut term = terminal::enter()?;
         // The first frame goes out before the engine (lease, recovery, the
         // database watcher) and the syntax-set warm-up start competing with
@@ -53,7 +59,7 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
             Ok(_) => {
                 engine.start();
                 markdown::warm_up();
-                event_loop(&mut term, &mut app, events).await
+                event_loop(&mut term, &mut app, events, highlight_rx).await
             }
             Err(e) => Err(e.into()),
         };
@@ -69,6 +75,7 @@ async fn event_loop(
     term: &mut terminal::Term,
     app: &mut app::App,
     mut events: broadcast::Receiver<Event>,
+    mut highlight_ready: tokio::sync::mpsc::UnboundedReceiver<()>,
 ) -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut input = EventStream::new();
@@ -117,6 +124,11 @@ async fn event_loop(
             }
             _ = tokio::time::sleep_until(frame_at), if dirty => {}
             _ = async { if let Some(t) = tick { tokio::time::sleep_until(t).await } }, if tick.is_some() => { dirty = true; }
+            Some(()) = highlight_ready.recv() => {
+                // A language finished compiling: redraw the code shown plain so far.
+                while highlight_ready.try_recv().is_ok() {}
+                dirty = true;
+            }
             _ = sigterm.recv() => break,
             _ = sighup.recv() => break,
         }
