@@ -248,6 +248,9 @@ pub struct ConfigSource {
     pub provider_override: Option<Arc<dyn Provider>>,
     /// Last reload error (bad TOML): shown to the user, the previous config stays.
     pub last_error: Mutex<Option<String>>,
+    /// Built providers by endpoint, so a resolve (every frame's status bar,
+    /// every turn) neither builds an HTTP client nor loses pooled connections.
+    providers: Mutex<BTreeMap<String, Arc<dyn Provider>>>,
 }
 
 impl ConfigSource {
@@ -273,6 +276,7 @@ impl ConfigSource {
             key_cache: Mutex::new(BTreeMap::new()),
             provider_override: None,
             last_error: Mutex::new(error),
+            providers: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -292,6 +296,7 @@ impl ConfigSource {
             key_cache: Mutex::new(BTreeMap::new()),
             provider_override: None,
             last_error: Mutex::new(None),
+            providers: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -362,8 +367,8 @@ impl ConfigSource {
                 .unwrap_or_default();
             let provider = match (&self.provider_override, spec) {
                 (Some(p), _) => p.clone(),
-                (None, Some(spec)) => llm::build(spec),
-                (None, None) => llm::build(ProviderSpec::new(ProviderKind::Echo, "", None)),
+                (None, Some(spec)) => self.provider_for(spec),
+                (None, None) => self.provider_for(ProviderSpec::new(ProviderKind::Echo, "", None)),
             };
             ResolvedModel {
                 name,
@@ -419,6 +424,24 @@ impl ConfigSource {
                 )),
             },
         }
+    }
+
+    /// The provider for an endpoint, built once. The key enters the cache id
+    /// only as a hash (memory only), so a changed key gets a new client.
+    fn provider_for(&self, spec: ProviderSpec) -> Arc<dyn Provider> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        spec.api_key.hash(&mut h);
+        let id = format!(
+            "{:?}|{}|{}|{}|{:x}",
+            spec.kind,
+            spec.base_url,
+            spec.connect_timeout.as_millis(),
+            spec.idle_timeout.as_millis(),
+            h.finish()
+        );
+        let mut cache = self.providers.lock().unwrap_or_else(|p| p.into_inner());
+        cache.entry(id).or_insert_with(|| llm::build(spec)).clone()
     }
 
     fn key_for(&self, name: &str, mc: &ModelConfig) -> Result<Option<String>, String> {
@@ -478,4 +501,38 @@ pub fn log_dir() -> PathBuf {
     project_dirs()
         .map(|d| d.state_dir().unwrap_or(d.data_dir()).to_path_buf())
         .unwrap_or_else(std::env::temp_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(key: &str) -> ConfigSource {
+        let mut models = BTreeMap::new();
+        models.insert(
+            "m".to_string(),
+            ModelConfig {
+                provider: ProviderKind::Openai,
+                model: Some("gpt".into()),
+                base_url: Some("http://127.0.0.1:9/v1".into()),
+                api_key: Some(key.into()),
+                api_key_env: None,
+                api_key_cmd: None,
+                vision: false,
+                timeout_secs: None,
+            },
+        );
+        ConfigSource::from_config(Config {
+            models,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn resolving_again_reuses_the_built_provider() {
+        let src = source("sk-a");
+        let a = src.resolve(Some("m")).map(|r| r.provider).ok();
+        let b = src.resolve(Some("m")).map(|r| r.provider).ok();
+        assert!(matches!((a, b), (Some(a), Some(b)) if Arc::ptr_eq(&a, &b)));
+    }
 }
