@@ -427,13 +427,7 @@ pub fn wrap_words(s: &str, width: usize) -> Vec<String> {
 }
 
 fn clip(s: &str, max: usize) -> String {
-    let s = sanitize_line(s);
-    if s.chars().count() <= max {
-        return s.into_owned();
-    }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    super::text::elide(&sanitize_line(s), max)
 }
 
 fn render_card(card: &TaskCard, width: u16) -> Vec<Line<'static>> {

@@ -9,6 +9,7 @@ pub mod keymap;
 pub mod markdown;
 pub mod scheduled;
 pub mod terminal;
+pub mod text;
 pub mod time_picker;
 pub mod view;
 

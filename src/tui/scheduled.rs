@@ -12,6 +12,8 @@ use std::cell::Cell;
 use std::collections::HashMap;
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
+
+use super::text::elide;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -19,7 +21,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 use ratatui_textarea::TextArea;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 use super::time_picker::{POPUP_SEP, TimeInput, centered, footer_line};
 use crate::engine::Engine;
@@ -1152,28 +1154,6 @@ fn one_line(s: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// `s` cut to `width` terminal cells, ending in `…` when cut.
-fn elide(s: &str, width: usize) -> String {
-    if s.width() <= width {
-        return s.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for ch in s.chars() {
-        let w = ch.width().unwrap_or(0);
-        if used + w > width - 1 {
-            break;
-        }
-        out.push(ch);
-        used += w;
-    }
-    out.push('…');
-    out
 }
 
 #[cfg(test)]

@@ -20,24 +20,9 @@ fn dim() -> Style {
     Style::new().fg(Color::DarkGray)
 }
 
+/// Untrusted text as one trimmed line, cut to `max` cells.
 fn elide(s: &str, max: usize) -> String {
-    let s = sanitize_line(s);
-    let s = s.trim();
-    if unicode_width::UnicodeWidthStr::width(s) <= max {
-        return s.to_string();
-    }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if w + cw + 1 > max {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    out.push('…');
-    out
+    super::text::elide(sanitize_line(s).trim(), max)
 }
 
 pub fn draw(f: &mut Frame, app: &mut App) {

@@ -1,0 +1,25 @@
+//! Small text helpers shared by the panes.
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// `s` cut to `width` terminal cells, ending in `…` when cut.
+pub fn elide(s: &str, width: usize) -> String {
+    if s.width() <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in s.chars() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > width - 1 {
+            break;
+        }
+        out.push(ch);
+        used += w;
+    }
+    out.push('…');
+    out
+}
