@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::config::ConfigSource;
 use crate::engine::{Clock, Engine, Options, SystemClock};
-use crate::store::{Kind, NewItem, OutboxItem, Store};
+use crate::store::{Kind, NewItem, OutboxItem, Store, Waiting};
 use crate::when::{self, Mode};
 
 #[derive(Parser, Debug)]
@@ -36,9 +36,15 @@ pub struct Cli {
 pub enum Command {
     /// Queue or schedule a message; prints the new item's id
     Send {
-        /// Conversation id or exact title
-        #[arg(long, conflicts_with = "new")]
+        /// Conversation: exact title, #ID, or an id that is not also a title
+        #[arg(long, conflicts_with_all = ["new", "conv_id"])]
         conv: Option<String>,
+        /// Conversation by id only
+        #[arg(long, conflicts_with = "new")]
+        conv_id: Option<i64>,
+        /// Read the message from this file (UTF-8 text)
+        #[arg(long, value_name = "PATH", conflicts_with = "text")]
+        file: Option<PathBuf>,
         /// Start a new conversation with this title
         #[arg(long)]
         new: Option<String>,
@@ -48,8 +54,8 @@ pub enum Command {
         /// Send at this time, e.g. 9am, "tomorrow 14:30", "2026-12-01 09:00"
         #[arg(long)]
         at: Option<String>,
-        /// The message (several words are joined)
-        #[arg(required = true, num_args = 1..)]
+        /// The message (several words are joined); `-` reads it from stdin
+        #[arg(required_unless_present = "file", num_args = 1..)]
         text: Vec<String>,
     },
     /// List outbox items (pending, scheduled, failed, expired)
@@ -74,8 +80,13 @@ pub enum Command {
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
-    /// Retry a failed or expired item
+    /// Retry a failed or expired item, or generate again the cut reply of a sent one
     Retry { id: i64 },
+    /// Generate the conversation's last reply again
+    Regenerate {
+        /// Conversation id or exact title
+        conv: String,
+    },
     /// List conversations
     Conversations {
         #[arg(long)]
@@ -83,7 +94,7 @@ pub enum Command {
     },
     /// Print a conversation's history
     Show {
-        /// Conversation id or exact title
+        /// Conversation: exact title, #ID, or an id that is not also a title
         conv: String,
         #[arg(long)]
         json: bool,
@@ -118,7 +129,10 @@ fn local(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-pub fn item_json(i: &OutboxItem) -> serde_json::Value {
+/// An item as `list --json` prints it: the documented fields, plus
+/// `next_attempt_at` (back-off) and `waiting` (why a pending item has not
+/// gone out yet, one line; null otherwise).
+pub fn item_json(i: &OutboxItem, waiting: Option<&Waiting>, now: i64) -> serde_json::Value {
     json!({
         "id": i.id,
         "conversation_id": i.conversation_id,
@@ -130,7 +144,77 @@ pub fn item_json(i: &OutboxItem) -> serde_json::Value {
         "last_error": i.last_error,
         "created_at": rfc3339(Some(i.created_at)),
         "sent_at": rfc3339(i.sent_at),
+        "next_attempt_at": rfc3339(i.next_attempt_at),
+        "waiting": waiting.map(|w| w.describe(now)),
     })
+}
+
+/// Largest message text `send` takes from stdin or a file.
+const MAX_TEXT_BYTES: u64 = 20 * 1024 * 1024;
+
+/// How far ahead `send` and `reschedule` may schedule.
+const MAX_AHEAD_DAYS: i64 = 3653;
+
+/// A time expression from the command line, with the CLI's extra rules:
+/// not beyond ten years, and a clear word about years and months.
+fn parse_due(expr: &str, mode: Mode) -> Result<chrono::DateTime<chrono::Utc>> {
+    let now = now_local();
+    let due = when::parse_time(expr, &now, mode).map_err(|e| {
+        if says_years_or_months(expr) {
+            anyhow!(
+                "years and months are not durations (their length varies); give a date instead, e.g. --at \"2030-01-15 09:00\""
+            )
+        } else {
+            e.into()
+        }
+    })?;
+    when::check_not_too_far(
+        due,
+        now.with_timezone(&chrono::Utc),
+        chrono::Duration::days(MAX_AHEAD_DAYS),
+    )?;
+    Ok(due)
+}
+
+/// `1000y`, `in 2 years`, `3 months`, `6mo`.
+fn says_years_or_months(expr: &str) -> bool {
+    let e = expr.trim().to_ascii_lowercase();
+    let e = e.strip_prefix("in ").unwrap_or(&e).trim();
+    let digits = e
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(e.len());
+    if digits == 0 {
+        return false;
+    }
+    let unit = e[digits..].trim();
+    ["y", "yr", "yrs", "year", "years", "mo", "month", "months"].contains(&unit)
+}
+
+/// The message text of `send`: the words, or stdin for `-`, or a file.
+fn message_text(text: &[String], file: Option<&std::path::Path>) -> Result<String> {
+    let bytes = match (file, text) {
+        (Some(p), _) => {
+            crate::files::read_regular(p, MAX_TEXT_BYTES).map_err(|e| anyhow!("{e}"))?
+        }
+        (None, [dash]) if dash == "-" => {
+            use std::io::Read;
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .lock()
+                .take(MAX_TEXT_BYTES + 1)
+                .read_to_end(&mut buf)
+                .context("reading the message from stdin")?;
+            if buf.len() as u64 > MAX_TEXT_BYTES {
+                bail!(
+                    "the message on stdin is over {} MB",
+                    MAX_TEXT_BYTES / 1024 / 1024
+                );
+            }
+            buf
+        }
+        (None, words) => return Ok(words.join(" ")),
+    };
+    String::from_utf8(bytes).map_err(|_| anyhow!("the message is not UTF-8 text"))
 }
 
 fn now_local() -> chrono::DateTime<chrono::Local> {
@@ -154,33 +238,37 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
     match cmd {
         Command::Send {
             conv,
+            conv_id,
+            file,
             new,
             in_,
             at,
             text,
         } => {
-            let text = text.join(" ");
+            let text = message_text(text, file.as_deref())?;
             if text.trim().is_empty() {
                 bail!("the message is empty");
             }
             let due = match (in_, at) {
-                (Some(d), _) => {
-                    Some(when::parse_time(d, &now_local(), Mode::Later)?.timestamp_millis())
-                }
-                (_, Some(t)) => {
-                    Some(when::parse_time(t, &now_local(), Mode::At)?.timestamp_millis())
-                }
+                (Some(d), _) => Some(parse_due(d, Mode::Later)?.timestamp_millis()),
+                (_, Some(t)) => Some(parse_due(t, Mode::At)?.timestamp_millis()),
                 _ => None,
             };
-            let conv_id = match (conv, new) {
-                (Some(key), _) => {
+            let conv_id = match (conv, conv_id, new) {
+                (Some(key), _, _) => {
                     store
                         .find_conversation(key)?
                         .ok_or_else(|| anyhow!("no conversation \"{key}\""))?
                         .id
                 }
-                (None, Some(title)) => store.create_conversation(Some(title), "cli", now)?,
-                (None, None) => store.create_conversation(None, "cli", now)?,
+                (None, Some(id), _) => {
+                    store
+                        .conversation(*id)?
+                        .ok_or_else(|| anyhow!("no conversation #{id}"))?
+                        .id
+                }
+                (None, None, Some(title)) => store.create_conversation(Some(title), "cli", now)?,
+                (None, None, None) => store.create_conversation(None, "cli", now)?,
             };
             let mut item = NewItem::new(
                 conv_id,
@@ -198,8 +286,12 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         }
         Command::List { all, json } => {
             let items = store.list_items(*all)?;
+            let waiting = store.waiting(now)?;
             if *json {
-                let arr: Vec<_> = items.iter().map(item_json).collect();
+                let arr: Vec<_> = items
+                    .iter()
+                    .map(|i| item_json(i, waiting.get(&i.id), now))
+                    .collect();
                 println!("{}", serde_json::to_string_pretty(&arr)?);
             } else if items.is_empty() {
                 println!(
@@ -223,11 +315,14 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         .conversation_id
                         .map(|c| c.to_string())
                         .unwrap_or_else(|| "-".into());
-                    let err = i
+                    let mut err = i
                         .last_error
                         .as_deref()
                         .map(|e| format!("  [{}]", crate::sanitize::sanitize_line(e)))
                         .unwrap_or_default();
+                    if let Some(w) = waiting.get(&i.id).filter(|w| **w != Waiting::Ready) {
+                        err.push_str(&format!("  ({})", w.describe(now)));
+                    }
                     println!(
                         "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}{err}",
                         i.id,
@@ -246,7 +341,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         }
         Command::Reschedule { id, time } => {
             let expr = time.join(" ");
-            let due = when::parse_time(&expr, &now_local(), Mode::At)?;
+            let due = parse_due(&expr, Mode::At)?;
             engine.reschedule(*id, due.timestamp_millis())?;
             println!("{id} now due {}", when::preview(due, &now_local()));
         }
@@ -257,6 +352,13 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         Command::Retry { id } => {
             engine.retry(*id)?;
             println!("{id} will be retried");
+        }
+        Command::Regenerate { conv } => {
+            let c = store
+                .find_conversation(conv)?
+                .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+            let id = engine.regenerate(c.id)?;
+            println!("{id}");
         }
         Command::Conversations { json } => {
             let convs = store.conversations()?;
@@ -282,12 +384,16 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 .find_conversation(conv)?
                 .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
             let msgs = store.messages(c.id)?;
+            let collapsed = crate::store::collapse_attempts(&msgs);
             if *json {
+                // Every message is listed (scripts audit them); `hidden` marks
+                // an earlier attempt at a reply that the views collapse.
                 let arr: Vec<_> = msgs
                     .iter()
                     .map(|m| {
                         json!({"id": m.id, "role": m.role.as_str(), "content": m.content,
-                               "status": m.status.as_str(), "created_at": rfc3339(Some(m.created_at))})
+                               "status": m.status.as_str(), "created_at": rfc3339(Some(m.created_at)),
+                               "error": m.error, "hidden": collapsed.is_hidden(m.id)})
                     })
                     .collect();
                 println!(
@@ -298,14 +404,22 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 );
             } else {
                 println!("# {}\n", c.display_title());
-                for m in msgs {
-                    let status = if m.status == crate::store::MessageStatus::Complete {
+                for m in msgs.iter().filter(|m| !collapsed.is_hidden(m.id)) {
+                    let mut status = if m.status == crate::store::MessageStatus::Complete {
                         String::new()
                     } else {
                         format!(" ({})", m.status.as_str())
                     };
+                    if let Some(n) = collapsed.earlier.get(&m.id) {
+                        status.push_str(&format!(" (after {n} earlier interrupted attempts)"));
+                    }
                     println!("## {}{status} — {}\n", m.role.as_str(), local(m.created_at));
                     println!("{}\n", crate::sanitize::sanitize(&m.content));
+                    if m.status != crate::store::MessageStatus::Complete
+                        && let Some(e) = &m.error
+                    {
+                        println!("[{}]\n", crate::sanitize::sanitize_line(e));
+                    }
                 }
             }
         }
@@ -354,7 +468,41 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
         Err(_) => "no provider".to_string(),
     };
     let enabled = config.get().outbox.enabled;
+    // What holds each conversation that has items waiting: the most telling
+    // reason of its pending items (an approval or a busy reply first).
+    let waiting = store.waiting(now)?;
+    let rank = |w: &Waiting| match w {
+        Waiting::Approval { .. } => 0,
+        Waiting::Behind { .. } => 1,
+        Waiting::ReplyRetry { .. } => 2,
+        Waiting::Backoff { .. } => 3,
+        Waiting::Ready => 4,
+        Waiting::Due { .. } => 5,
+    };
+    let mut blocked: std::collections::BTreeMap<i64, (i64, Waiting)> = Default::default();
+    for i in store.list_items(false)? {
+        let (Some(c), Some(w)) = (i.conversation_id, waiting.get(&i.id)) else {
+            continue;
+        };
+        match blocked.get(&c) {
+            Some((_, cur)) if rank(cur) <= rank(w) => {}
+            _ => {
+                blocked.insert(c, (i.id, w.clone()));
+            }
+        }
+    }
+    let describe = |w: &Waiting| {
+        if enabled {
+            w.describe(now)
+        } else {
+            "queue paused: the outbox is disabled in the config".to_string()
+        }
+    };
     if as_json {
+        let b: Vec<_> = blocked
+            .iter()
+            .map(|(c, (id, w))| json!({"conversation_id": c, "item": id, "waiting": describe(w)}))
+            .collect();
         let c: Vec<_> = counts
             .iter()
             .map(|(k, s, n)| json!({"kind": k, "status": s, "count": n}))
@@ -365,7 +513,8 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
                 "dispatcher": lease.as_ref().map(|l| json!({"pid": l.pid, "lease_expires_at": rfc3339(Some(l.expires_at))})),
                 "outbox_enabled": enabled,
                 "counts": c,
-                "next": next.as_ref().map(item_json),
+                "next": next.as_ref().map(|i| item_json(i, waiting.get(&i.id), now)),
+                "conversations": b,
                 "model": model_name,
                 "provider": provider,
                 "reachability": reachable,
@@ -413,6 +562,17 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
                 .collect::<String>()
         );
     }
+    for (c, (id, w)) in &blocked {
+        let title = store
+            .conversation(*c)?
+            .map(|c| c.display_title())
+            .unwrap_or_default();
+        println!(
+            "conversation #{c} “{}”: {} (item #{id})",
+            crate::sanitize::sanitize_line(&title),
+            describe(w)
+        );
+    }
     println!(
         "model: {model_name} ({provider}){}",
         if provider == "echo" {
@@ -457,7 +617,19 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
         .db
         .clone()
         .unwrap_or_else(crate::config::default_db_path);
+    // The default data dir is tock's own: make it private (a --db path's
+    // directory may be shared, so only the database files are tightened).
+    if cli.db.is_none()
+        && let Some(dir) = db.parent()
+        && let Ok(Some(n)) = crate::files::tighten(dir)
+    {
+        tracing::info!("{n}");
+        eprintln!("tock: {n}");
+    }
     let store = Store::open(&db)?;
+    for n in store.notices() {
+        eprintln!("tock: {n}");
+    }
     let cfg_path = cli
         .config
         .clone()

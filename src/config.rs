@@ -34,6 +34,36 @@ pub struct Config {
     pub notify_command: Option<Vec<String>>,
     /// Largest attachment total per message, in bytes (default 20 MB).
     pub max_attachment_bytes: Option<u64>,
+    #[serde(default)]
+    pub turn: TurnConfig,
+}
+
+/// Bounds on one model turn, so a model or server that never stops cannot
+/// keep a conversation busy (or a bill growing) forever.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TurnConfig {
+    /// A reply that brings no new text or tool call for this long is ended
+    /// (keep-alives do not count) and retried like a cut stream.
+    pub stream_timeout_secs: u64,
+    /// Tool rounds (model calls a tool, gets the result, continues) after one user message.
+    pub max_tool_rounds: usize,
+    /// The same tool calls this many rounds in a row end the turn.
+    pub max_identical_tool_calls: usize,
+    /// The longest one reply may stream, however steadily (a trickle of a
+    /// token a minute would otherwise hold its conversation for hours).
+    pub max_reply_secs: u64,
+}
+
+impl Default for TurnConfig {
+    fn default() -> Self {
+        Self {
+            stream_timeout_secs: 120,
+            max_tool_rounds: 25,
+            max_identical_tool_calls: 3,
+            max_reply_secs: 1800,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -53,6 +83,8 @@ pub struct ModelConfig {
     #[serde(default)]
     pub vision: bool,
     pub timeout_secs: Option<u64>,
+    /// Overrides `turn.stream_timeout_secs` for this model (a slow local model may need more).
+    pub stream_timeout_secs: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -124,6 +156,8 @@ pub struct ResolvedModel {
     /// Where requests go (empty for the offline model).
     pub base_url: String,
     pub provider: Arc<dyn Provider>,
+    /// How long a reply may go without new content before it is ended.
+    pub stream_timeout: Duration,
 }
 
 impl std::fmt::Debug for ResolvedModel {
@@ -377,6 +411,7 @@ impl ConfigSource {
                 vision,
                 base_url,
                 provider,
+                stream_timeout: Duration::from_secs(cfg.turn.stream_timeout_secs.max(1)),
             }
         };
         if let Some(n) = &name {
@@ -393,7 +428,11 @@ impl ConfigSource {
                     spec.idle_timeout = Duration::from_secs(t.max(1));
                 }
                 let model = mc.model.clone().unwrap_or_else(|| n.clone());
-                return Ok(mk(n.clone(), model, mc.provider, mc.vision, Some(spec)));
+                let mut r = mk(n.clone(), model, mc.provider, mc.vision, Some(spec));
+                if let Some(t) = mc.stream_timeout_secs {
+                    r.stream_timeout = Duration::from_secs(t.max(1));
+                }
+                return Ok(r);
             }
             if n == "echo" {
                 return Ok(mk(
@@ -520,6 +559,7 @@ mod tests {
                 api_key_cmd: None,
                 vision: false,
                 timeout_secs: None,
+                stream_timeout_secs: None,
             },
         );
         ConfigSource::from_config(Config {

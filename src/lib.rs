@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod files;
 pub mod llm;
 pub mod logging;
 pub mod notify;

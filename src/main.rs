@@ -7,7 +7,10 @@ use tock::cli::{Cli, Command};
 use tock::engine::{Engine, Event, Options, SystemClock};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -69,4 +72,33 @@ fn daemon_main(
         engine.shutdown(Duration::from_millis(1500)).await;
         Ok(())
     })
+}
+
+/// clap's errors run to several lines with usage and tips; a script wants
+/// one line. Help and version still print in full.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let text = e.render().to_string();
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let line = tock::sanitize::sanitize_line(first).into_owned();
+    eprintln!("tock: {line} (tock --help lists the options)");
+    ExitCode::from(2)
 }

@@ -370,7 +370,7 @@ async fn stale_sending_and_streaming_are_recovered_once() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn network_cut_keeps_partial_reply_interrupted_and_retry_regenerates() {
+async fn network_cut_keeps_partial_reply_interrupted_and_generates_it_again() {
     let h = harness(vec![Step::Cut(
         vec![text("half an ")],
         LlmError::transient("connection reset"),
@@ -379,10 +379,12 @@ async fn network_cut_keeps_partial_reply_interrupted_and_retry_regenerates() {
     h.engine.start();
     let id = h.engine.send_text(conv, "q").unwrap();
     settle().await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert!(it.accepted(), "the user message was accepted");
     assert_eq!(
-        status(&h, id),
-        Status::Sent,
-        "the user message was accepted"
+        (it.status, it.next_attempt_at),
+        (Status::Pending, Some(T0 + 5_000)),
+        "the reply is generated again after the back-off"
     );
     let msgs = h.engine.store().messages(conv).unwrap();
     assert_eq!(msgs[1].status, MessageStatus::Interrupted);
@@ -394,8 +396,13 @@ async fn network_cut_keeps_partial_reply_interrupted_and_retry_regenerates() {
             .unwrap()
             .contains("connection reset")
     );
-    h.engine.regenerate(conv).unwrap();
+    assert!(
+        h.engine.regenerate(conv).is_err(),
+        "a reply is already on its way"
+    );
+    tokio::time::sleep(Duration::from_secs(5)).await;
     settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
     let msgs = h.engine.store().messages(conv).unwrap();
     assert_eq!(msgs.len(), 3);
     assert_eq!(

@@ -166,6 +166,7 @@ fn engine_for(kind: ProviderKind, base: &str, dir: &tempfile::TempDir) -> Engine
             api_key_cmd: None,
             vision: false,
             timeout_secs: Some(10),
+            stream_timeout_secs: None,
         },
     );
     let cfg = Config {

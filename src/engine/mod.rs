@@ -270,8 +270,19 @@ impl Engine {
         self.changed();
         Ok(())
     }
+    /// Retry a failed or expired item; for a sent item whose reply was cut
+    /// or stopped, generate that reply again.
     pub fn retry(&self, id: i64) -> Result<()> {
-        self.store().retry_item(id, self.now_ms())?;
+        let now = self.now_ms();
+        match self.store().item(id)? {
+            Some(it) if it.status == crate::store::Status::Sent => {
+                self.store().retry_reply(id, now)?;
+                if let Some(c) = it.conversation_id {
+                    self.emit(Event::Conversation(c));
+                }
+            }
+            _ => self.store().retry_item(id, now)?,
+        }
         self.changed();
         Ok(())
     }
@@ -289,6 +300,23 @@ impl Engine {
         let msgs = self.store().messages(conversation_id)?;
         if !msgs.iter().any(|m| m.role == crate::store::Role::User) {
             return Err(anyhow!("nothing to regenerate yet"));
+        }
+        // A reply that was cut (or given up on) belongs to its item: retry
+        // that item, so it does not stay failed in the lists.
+        if let Some(last) = msgs.iter().rev().find(|m| {
+            m.role != crate::store::Role::Notice
+                && m.status != crate::store::MessageStatus::Superseded
+        }) && last.role == crate::store::Role::Assistant
+            && matches!(
+                last.status,
+                crate::store::MessageStatus::Interrupted | crate::store::MessageStatus::Error
+            )
+            && let Some(row) = last.outbox_id
+            && self.store().retry_reply(row, self.now_ms()).is_ok()
+        {
+            self.changed();
+            self.emit(Event::Conversation(conversation_id));
+            return Ok(row);
         }
         // A complete last reply is superseded, so the model does not see it twice.
         if let Some(last) = msgs

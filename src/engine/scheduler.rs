@@ -6,12 +6,23 @@ use std::time::Duration;
 use super::{DispatchState, Engine, Event, NoticeKind, lock, turn};
 use crate::store::OutboxItem;
 
+/// A wall clock that gains this much on the monotonic clock between two
+/// passes means the machine slept (or the clock was set ahead).
+const SLEEP_JUMP_MS: i64 = 60_000;
+
 pub(crate) async fn run(engine: Engine) {
     let mut shutdown = engine.inner.shutdown.subscribe();
     let mut holding = false;
+    let mut last = (engine.now_ms(), tokio::time::Instant::now());
     loop {
         if *shutdown.borrow() {
             break;
+        }
+        let (wall, mono) = (engine.now_ms(), tokio::time::Instant::now());
+        let gained = (wall - last.0) - mono.duration_since(last.1).as_millis() as i64;
+        last = (wall, mono);
+        if gained > SLEEP_JUMP_MS && holding {
+            expire_after_sleep(&engine, wall);
         }
         let next = tick(&engine, &mut holding);
         let now = engine.now_ms();
@@ -74,7 +85,10 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
                 DispatchState::Standby { pid }
             }
             Err(e) => {
-                *holding = false;
+                // Not a crash: our turns keep running and our claims stay
+                // ours (recovery must not take them back); the renewal is
+                // tried again on the next pass.
+                tracing::warn!("renewing the dispatcher lease: {e:#}");
                 DispatchState::Error(crate::store::error_line(&e))
             }
         }
@@ -95,7 +109,8 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
             .min();
     }
     if state != DispatchState::Dispatching {
-        return None;
+        // Try the lease again soon rather than at the next clock check.
+        return matches!(state, DispatchState::Error(_)).then_some(now + 1000);
     }
     match store.dispatchable(now) {
         Ok(items) => {
@@ -121,8 +136,35 @@ fn set_state(engine: &Engine, state: DispatchState) {
     }
 }
 
+/// The grace rule of a start-up, applied after the machine woke up.
+fn expire_after_sleep(engine: &Engine, now: i64) {
+    let grace = engine.config().get().outbox.grace().as_millis() as i64;
+    match engine.store().expire_after_sleep(now, grace) {
+        Ok(expired) => {
+            for item in &expired {
+                let what = crate::sanitize::sanitize_line(&item.text)
+                    .chars()
+                    .take(60)
+                    .collect::<String>();
+                engine.notify(
+                    NoticeKind::Expired,
+                    item.conversation_id,
+                    format!("expired (the computer was asleep when it was due): {what}"),
+                );
+            }
+            if !expired.is_empty() {
+                engine.emit(Event::Outbox);
+            }
+        }
+        Err(e) => tracing::error!("expiring overdue items after a sleep: {e:#}"),
+    }
+}
+
 fn recover(engine: &Engine, now: i64, grace_ms: i64) {
-    match engine.store().recover(now, grace_ms) {
+    match engine
+        .store()
+        .recover_as(now, grace_ms, Some(&engine.inner.owner))
+    {
         Ok(rec) => {
             if !rec.reset_sending.is_empty() || !rec.interrupted_replies.is_empty() {
                 tracing::info!(?rec.reset_sending, ?rec.interrupted_replies, "recovered after an unclean stop");

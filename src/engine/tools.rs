@@ -239,14 +239,104 @@ fn needs_approval(engine: &Engine, p: &Proposal, tool: &str) -> bool {
     !matches!(p, Proposal::List) && !engine.config().get().auto_approve.iter().any(|t| t == tool)
 }
 
-/// After a reply that made tool calls: run what may run, ask about the rest.
+/// Why a turn's tool rounds must stop here, if they must: the calls of every
+/// reply since the last user message (oldest first, the newest one last).
+pub fn round_limit(rounds: &[Vec<ToolCall>], limits: &crate::config::TurnConfig) -> Option<String> {
+    if rounds.len() > limits.max_tool_rounds {
+        return Some(format!(
+            "The turn was ended: the model asked for tools {} times in a row without answering (limit {}).",
+            rounds.len(),
+            limits.max_tool_rounds
+        ));
+    }
+    let same = limits.max_identical_tool_calls.max(2);
+    if rounds.len() >= same {
+        let key = |calls: &Vec<ToolCall>| {
+            let mut k: Vec<(String, String)> = calls
+                .iter()
+                .map(|c| (c.name.clone(), normalised_args(&c.arguments)))
+                .collect();
+            k.sort();
+            k
+        };
+        let tail = &rounds[rounds.len() - same..];
+        let first = key(&tail[0]);
+        if tail.iter().all(|r| key(r) == first) {
+            let names: Vec<&str> = tail[0].iter().map(|c| c.name.as_str()).collect();
+            return Some(format!(
+                "The turn was ended: the model made the same tool call ({}) {same} times in a row.",
+                names.join(", ")
+            ));
+        }
+    }
+    None
+}
+
+/// Arguments compared by meaning, not spacing or key order.
+fn normalised_args(args: &str) -> String {
+    serde_json::from_str::<Value>(args)
+        .map(|v| v.to_string())
+        .unwrap_or_else(|_| args.trim().to_string())
+}
+
+/// The tool calls of each complete reply since the last user message.
+fn rounds_since_user(history: &[crate::store::Message]) -> Vec<Vec<ToolCall>> {
+    use crate::store::{MessageStatus, Role};
+    let start = history
+        .iter()
+        // A note that ended the previous run of rounds starts a new count
+        // (the user asked for the reply again).
+        .rposition(|m| {
+            (m.role == Role::User && m.status == MessageStatus::Complete) || m.role == Role::Notice
+        })
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    history[start..]
+        .iter()
+        .filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Complete)
+        .filter_map(|m| m.tool_calls_json.as_deref())
+        .filter_map(|j| serde_json::from_str::<Vec<ToolCall>>(j).ok())
+        .filter(|calls| !calls.is_empty())
+        .collect()
+}
+
+/// After a reply that made tool calls: run what may run, ask about the rest —
+/// unless the turn has gone on too long, then every call is answered "not run"
+/// and the turn ends with a note.
 pub(crate) fn handle_calls(
     engine: &Engine,
     conversation_id: i64,
     message_id: i64,
     calls: &[ToolCall],
+    limits: &crate::config::TurnConfig,
 ) {
     let now = engine.now_ms();
+    let history = engine.store().messages(conversation_id).unwrap_or_default();
+    if let Some(note) = round_limit(&rounds_since_user(&history), limits) {
+        let outcomes: Vec<ToolOutcome> = calls
+            .iter()
+            .map(|c| ToolOutcome {
+                call_id: c.id.clone(),
+                tool: c.name.clone(),
+                result: error_result("not run: the turn was ended by tock's tool-round limit"),
+                task: None,
+                cancel: None,
+            })
+            .collect();
+        if let Err(e) = engine.store().record_tool_outcomes_ending(
+            conversation_id,
+            message_id,
+            None,
+            &outcomes,
+            Some(&note),
+            now,
+        ) {
+            tracing::error!("recording tool results: {e:#}");
+        }
+        engine.notify(NoticeKind::Failed, Some(conversation_id), note);
+        engine.emit(Event::Conversation(conversation_id));
+        return;
+    }
     let mut immediate = Vec::new();
     for call in calls {
         match propose(engine, conversation_id, call) {

@@ -1,9 +1,10 @@
 //! One model turn: dispatch one outbox row, stream the reply into the history.
 
-use std::time::Instant;
+use std::time::Duration;
 
 use futures::StreamExt;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use super::{Engine, Event, NoticeKind, StopReason, backoff, tools};
 use crate::llm::{ChatMessage, ChatRequest, Image, LlmError, StreamEvent, ToolCall};
@@ -171,7 +172,8 @@ pub(crate) async fn run(
         .ok()
         .flatten()
         .unwrap_or(conversation);
-    if matches!(item.kind, Kind::Message | Kind::Task) {
+    // A reply generated again after a failure was announced the first time.
+    if matches!(item.kind, Kind::Message | Kind::Task) && !item.accepted() {
         let what = if item.kind == Kind::Task {
             "scheduled task fired"
         } else {
@@ -184,27 +186,65 @@ pub(crate) async fn run(
         );
     }
 
+    let persist_every = engine.inner.options.persist_every;
+    // Keep-alives and empty chunks reset the provider's idle timeout but not
+    // this one: a reply must make progress to keep its conversation busy.
+    let stream_timeout = resolved.stream_timeout;
     let mut text = String::new();
+    let mut saved = 0usize;
     let mut calls: Vec<ToolCall> = Vec::new();
     let mut last_save = Instant::now();
+    let mut progress_by = Instant::now() + stream_timeout;
+    let max_reply = Duration::from_secs(cfg.turn.max_reply_secs.max(1));
+    let reply_deadline = Instant::now() + max_reply;
+    let save = |text: &str| {
+        if let Err(e) = store.update_streaming(reply_id, text) {
+            tracing::warn!("saving the partial reply: {e:#}");
+        }
+    };
     let end = loop {
+        // Text not saved yet is saved when the throttle allows, even if no
+        // further chunk ever arrives (a crash then loses at most that much).
+        let flush_at = (text.len() != saved).then_some(last_save + persist_every);
         tokio::select! {
             ev = stream.next() => match ev {
                 Some(Ok(StreamEvent::Text(t))) => {
+                    progress_by = Instant::now() + stream_timeout;
                     text.push_str(&t);
                     engine.emit(Event::Delta { conversation_id: conv_id, message_id: reply_id, text: t });
-                    if last_save.elapsed() >= engine.inner.options.persist_every {
+                    if last_save.elapsed() >= persist_every {
                         last_save = Instant::now();
-                        if let Err(e) = store.update_streaming(reply_id, &text) {
-                            tracing::warn!("saving the partial reply: {e:#}");
-                        }
+                        saved = text.len();
+                        save(&text);
                     }
                 }
-                Some(Ok(StreamEvent::ToolCall(c))) => calls.push(c),
+                Some(Ok(StreamEvent::ToolCall(c))) => {
+                    progress_by = Instant::now() + stream_timeout;
+                    calls.push(c);
+                }
                 Some(Ok(StreamEvent::Done { .. })) => break End::Done,
                 Some(Err(e)) => break End::Failed(e),
                 None => break End::Failed(LlmError::transient("the stream ended before the reply was complete")),
             },
+            _ = sleep_until_some(flush_at), if flush_at.is_some() => {
+                last_save = Instant::now();
+                saved = text.len();
+                save(&text);
+            }
+            _ = tokio::time::sleep_until(progress_by) => {
+                break End::Failed(LlmError::transient(format!(
+                    "{}: nothing new for {} (the reply was ended)",
+                    resolved.provider.name(),
+                    crate::llm::http::fmt_duration(stream_timeout)
+                )));
+            }
+            _ = tokio::time::sleep_until(reply_deadline) => {
+                break End::Failed(LlmError::transient(format!(
+                    "{}: the reply took longer than {} (the reply was ended)",
+                    resolved.provider.name(),
+                    crate::llm::http::fmt_duration(max_reply)
+                )));
+            }
             _ = stop.changed() => break End::Stopped((*stop.borrow()).unwrap_or(StopReason::User)),
         }
     };
@@ -225,7 +265,7 @@ pub(crate) async fn run(
             ) {
                 Ok(true) => {
                     if !calls.is_empty() {
-                        tools::handle_calls(engine, conv_id, reply_id, &calls);
+                        tools::handle_calls(engine, conv_id, reply_id, &calls, &cfg.turn);
                     }
                 }
                 Ok(false) => tracing::warn!("reply {reply_id} was recovered by another dispatcher"),
@@ -238,23 +278,45 @@ pub(crate) async fn run(
             );
         }
         End::Failed(e) => {
-            let reason = format!("interrupted: {}", e.message);
-            let _ = store.finish_message(
-                reply_id,
-                &text,
-                MessageStatus::Interrupted,
-                Some(&reason),
-                None,
-                now,
-            );
-            engine.notify(
-                NoticeKind::Failed,
-                Some(conv_id),
-                format!(
-                    "reply in “{}” {reason} — Ctrl+R retries",
-                    conversation.display_title()
+            let msg = crate::sanitize::sanitize_line(&e.message).into_owned();
+            let reason = format!("interrupted: {msg}");
+            // The same budget and back-off as before acceptance (`attempts`
+            // was incremented when the row was claimed).
+            let attempts = item.attempts + 1;
+            let retry = (e.is_transient() && attempts < cfg.outbox.max_attempts.max(1))
+                .then(|| now + retry_wait(&cfg.outbox, attempts, &e).as_millis() as i64);
+            let error = match retry {
+                Some(_) => format!("reply {reason}"),
+                None if e.is_transient() => format!("reply {reason} (after {attempts} attempts)"),
+                None => format!("reply {reason}"),
+            };
+            match store.reply_interrupted(
+                item.id, &owner, reply_id, &text, &reason, retry, &error, now,
+            ) {
+                Ok(true) => {}
+                Ok(false) => tracing::warn!("reply {reply_id} was recovered by another dispatcher"),
+                Err(err) => tracing::error!("saving reply {reply_id}: {err:#}"),
+            }
+            let title = conversation.display_title();
+            match retry {
+                Some(at) => {
+                    tracing::info!(item = item.id, attempts, retry_at = at, "reply {reason}");
+                    engine.notify(
+                        NoticeKind::Info,
+                        Some(conv_id),
+                        format!(
+                            "reply in “{title}” {reason}; generating it again {}",
+                            crate::when::relative(at, now)
+                        ),
+                    );
+                }
+                None => engine.notify(
+                    NoticeKind::Failed,
+                    Some(conv_id),
+                    format!("reply in “{title}” failed: {error}"),
                 ),
-            );
+            }
+            engine.emit(Event::Outbox);
         }
         End::Stopped(StopReason::User) => {
             let _ = store.finish_message(
@@ -308,16 +370,7 @@ fn retry_later(engine: &Engine, item: &OutboxItem, owner: &str, e: &LlmError) {
         );
         return;
     }
-    let mut wait = backoff(
-        std::time::Duration::from_secs(cfg.outbox.backoff_base_secs.max(1)),
-        attempts,
-    );
-    if let crate::llm::ErrorKind::Transient {
-        retry_after: Some(ra),
-    } = e.kind
-    {
-        wait = wait.max(ra);
-    }
+    let wait = retry_wait(&cfg.outbox, attempts, e);
     let now = engine.now_ms();
     let msg = crate::sanitize::sanitize_line(&e.message).into_owned();
     if let Err(err) =
@@ -329,6 +382,27 @@ fn retry_later(engine: &Engine, item: &OutboxItem, owner: &str, e: &LlmError) {
     }
     tracing::info!(item = item.id, attempts, ?wait, "transient failure: {msg}");
     engine.emit(Event::Outbox);
+}
+
+/// Back-off before attempt `attempts + 1`; a provider's Retry-After wins if longer.
+fn retry_wait(outbox: &crate::config::OutboxConfig, attempts: i64, e: &LlmError) -> Duration {
+    let wait = backoff(
+        Duration::from_secs(outbox.backoff_base_secs.max(1)),
+        attempts,
+    );
+    match e.kind {
+        crate::llm::ErrorKind::Transient {
+            retry_after: Some(ra),
+        } => wait.max(ra),
+        _ => wait,
+    }
+}
+
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 pub(crate) fn system_prompt(role: Option<&str>, now_ms: i64, tools: bool) -> String {
@@ -413,7 +487,12 @@ pub(crate) fn build_messages(
             Role::Notice => {}
         }
     }
-    if let Some(text) = item.user_text() {
+    // A reply generated again after acceptance: the user message is already
+    // in the history above.
+    let in_history = history
+        .iter()
+        .any(|m| m.role == Role::User && m.outbox_id == Some(item.id));
+    if let Some(text) = item.user_text().filter(|_| !in_history) {
         out.push(user_message(&text, item.parts_json.as_deref(), vision));
     }
     out

@@ -26,12 +26,16 @@ pub(crate) fn spawn(engine: Engine) {
         return;
     }
     let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
+    // Only the database and its WAL carry other processes' commits. Anything
+    // else in the directory (a log file the daemon writes on every line, an
+    // editor's swap file) must not wake us: each wake-up can log a line.
+    let wal = format!("{name}-wal");
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
             let ours = ev.paths.iter().any(|p| {
                 p.file_name()
-                    .map(|f| f.to_string_lossy().starts_with(name.as_str()))
-                    .unwrap_or(false)
+                    .map(|f| f.to_string_lossy())
+                    .is_some_and(|f| f == name.as_str() || f == wal.as_str())
             });
             if ours && ev.kind.is_modify() {
                 let _ = tx.try_send(());

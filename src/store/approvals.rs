@@ -137,6 +137,21 @@ impl Store {
         outcomes: &[ToolOutcome],
         now: i64,
     ) -> Result<Vec<i64>> {
+        self.record_tool_outcomes_ending(conversation_id, message_id, approval, outcomes, None, now)
+    }
+
+    /// [`Store::record_tool_outcomes`], or with `end_note`: the turn ends
+    /// here — the note is added to the conversation (shown, never sent to the
+    /// model) and no regeneration is queued.
+    pub fn record_tool_outcomes_ending(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+        approval: Option<(i64, bool)>,
+        outcomes: &[ToolOutcome],
+        end_note: Option<&str>,
+        now: i64,
+    ) -> Result<Vec<i64>> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         if let Some((id, approved)) = approval {
@@ -193,7 +208,18 @@ impl Store {
             [message_id],
             |r| r.get(0),
         )?;
-        if !still_waiting {
+        if let Some(note) = end_note {
+            insert_message(
+                &tx,
+                conversation_id,
+                &NewMessage {
+                    role: Some(Role::Notice),
+                    content: note,
+                    ..Default::default()
+                },
+                now,
+            )?;
+        } else if !still_waiting {
             let mut item = NewItem::new(conversation_id, Kind::Regenerate, "");
             item.priority = 1;
             insert_item(&tx, &item, now)?;

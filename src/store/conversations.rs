@@ -92,21 +92,55 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Find by id (all digits) or exact title.
+    /// Find by `#ID`, exact title, or id (all digits). A title shared by
+    /// several conversations, or digits that are both an id and another
+    /// conversation's title, is refused with the candidates' ids: a script
+    /// must never reach a different conversation because messages moved.
     pub fn find_conversation(&self, key: &str) -> Result<Option<Conversation>> {
-        if let Ok(id) = key.parse::<i64>()
-            && let Some(c) = self.conversation(id)?
-        {
-            return Ok(Some(c));
+        if let Some(id) = key.strip_prefix('#') {
+            let id: i64 = id
+                .trim()
+                .parse()
+                .map_err(|_| anyhow::anyhow!("\"{key}\" is not a conversation id"))?;
+            return self.conversation(id);
         }
-        let conn = self.conn();
-        Ok(conn
-            .query_row(
-                &format!("SELECT {COLS} FROM conversations WHERE title = ?1 ORDER BY updated_at DESC LIMIT 1"),
-                [key],
-                Conversation::from_row,
-            )
-            .optional()?)
+        let titled: Vec<Conversation> = {
+            let conn = self.conn();
+            let mut st = conn.prepare_cached(&format!(
+                "SELECT {COLS} FROM conversations WHERE title = ?1 ORDER BY id"
+            ))?;
+            st.query_map([key], Conversation::from_row)?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        let by_id = match key.parse::<i64>() {
+            Ok(id) => self.conversation(id)?,
+            Err(_) => None,
+        };
+        let ids = |v: &[Conversation]| {
+            v.iter()
+                .map(|c| format!("#{}", c.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let shown = crate::sanitize::sanitize_line(key);
+        match (titled.len(), by_id) {
+            (0, by_id) => Ok(by_id),
+            (1, Some(c)) if c.id != titled[0].id => Err(anyhow::anyhow!(
+                "\"{shown}\" is both conversation #{} and the title of conversation #{}; write the id with a # (e.g. #{})",
+                c.id,
+                titled[0].id,
+                c.id
+            )),
+            (1, _) => Ok(titled.into_iter().next()),
+            (n, _) => Err(anyhow::anyhow!(
+                "{n} conversations are titled \"{shown}\" ({}); give one by its id, e.g. {}",
+                ids(&titled),
+                titled
+                    .first()
+                    .map(|c| format!("#{}", c.id))
+                    .unwrap_or_default()
+            )),
+        }
     }
 
     pub fn rename_conversation(&self, id: i64, title: &str, now: i64) -> Result<bool> {

@@ -97,5 +97,59 @@ pub fn process_alive(pid: i64) -> bool {
     }
     // SAFETY: signal 0 only checks that the process exists and may be signalled.
     let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    let exists = r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+    // A killed process that its parent has not reaped yet still answers
+    // signal 0, but it holds nothing: it is dead.
+    exists && !is_zombie(pid)
+}
+
+/// Whether `/proc/PID/stat` says the process is a zombie (or being reaped).
+/// False where there is no procfs.
+fn is_zombie(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat_state(&stat).is_some_and(|c| c == 'Z' || c == 'X'),
+        Err(_) => false,
+    }
+}
+
+/// The state letter of a `/proc/PID/stat` line: the first field after the
+/// command name, which is in parentheses and may itself contain ") ".
+fn stat_state(stat: &str) -> Option<char> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.trim_start().chars().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_letter_survives_odd_command_names() {
+        assert_eq!(stat_state("42 (tock) S 1 42 42 0"), Some('S'));
+        assert_eq!(stat_state("42 (a) Z (b)) Z 1 2"), Some('Z'));
+        assert_eq!(stat_state("garbage"), None);
+    }
+
+    #[test]
+    fn an_unreaped_dead_child_is_not_alive() {
+        let mut child = match std::process::Command::new("sleep").arg("30").spawn() {
+            Ok(c) => c,
+            Err(e) => panic!("cannot run sleep: {e}"),
+        };
+        let pid = i64::from(child.id());
+        assert!(process_alive(pid));
+        // SAFETY: signalling our own child, not reaped yet.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+        // Dead but not reaped: a zombie until wait().
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !is_zombie(pid as i32) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(is_zombie(pid as i32), "the child never became a zombie");
+        assert!(!process_alive(pid), "a zombie counted as alive");
+        let _ = child.wait();
+        assert!(!process_alive(pid));
+    }
 }

@@ -142,6 +142,50 @@ pub(crate) fn insert_message(
     Ok(id)
 }
 
+/// Which interrupted partial replies a view shows. A reply that was cut and
+/// generated again leaves one partial per attempt; a run of consecutive
+/// interrupted attempts at the same reply is shown as its latest one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Collapsed {
+    /// Earlier attempts, not shown.
+    pub hidden: std::collections::HashSet<i64>,
+    /// For each shown partial that stands for others: how many it hides.
+    pub earlier: std::collections::HashMap<i64, usize>,
+}
+
+impl Collapsed {
+    pub fn is_hidden(&self, message_id: i64) -> bool {
+        self.hidden.contains(&message_id)
+    }
+}
+
+/// Collapse repeated interrupted attempts (see [`Collapsed`]). Notices and
+/// superseded replies do not break a run; a user or tool message, or a
+/// complete reply, ends it. The latest partial stays visible even after a
+/// complete reply follows it.
+pub fn collapse_attempts(history: &[Message]) -> Collapsed {
+    let mut out = Collapsed::default();
+    let mut run: Vec<i64> = Vec::new();
+    let close = |run: &mut Vec<i64>, out: &mut Collapsed| {
+        if let Some((last, earlier)) = run.split_last()
+            && !earlier.is_empty()
+        {
+            out.hidden.extend(earlier.iter().copied());
+            out.earlier.insert(*last, earlier.len());
+        }
+        run.clear();
+    };
+    for m in history {
+        match (m.role, m.status) {
+            (Role::Notice, _) | (_, MessageStatus::Superseded) => {}
+            (Role::Assistant, MessageStatus::Interrupted | MessageStatus::Error) => run.push(m.id),
+            _ => close(&mut run, &mut out),
+        }
+    }
+    close(&mut run, &mut out);
+    out
+}
+
 impl Store {
     /// The whole history of a conversation, oldest first.
     pub fn messages(&self, conversation_id: i64) -> Result<Vec<Message>> {

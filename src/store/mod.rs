@@ -10,12 +10,14 @@ mod messages;
 mod migrate;
 mod outbox;
 mod settings;
+mod waiting;
 
 pub use approvals::{Approval, ApprovalStatus};
 pub use conversations::Conversation;
 pub use lease::{LeaseHolder, hostname, process_alive};
-pub use messages::{Message, MessageStatus, Role};
+pub use messages::{Collapsed, Message, MessageStatus, Role, collapse_attempts};
 pub use outbox::{ItemSummary, Kind, NewItem, OutboxItem, Status};
+pub use waiting::Waiting;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -31,14 +33,36 @@ pub const SCHEMA_VERSION: i64 = migrate::MIGRATIONS.len() as i64;
 pub struct Store {
     conn: Arc<Mutex<Connection>>,
     path: PathBuf,
+    /// One-line notices from opening (files made private); front ends show them.
+    notices: Arc<Vec<String>>,
 }
 
 impl Store {
     /// Open (creating if needed) the database at `path` and bring its schema up to date.
+    /// A new directory is created 0700 and a new database file 0600 (SQLite
+    /// gives its `-wal` and `-shm` the same mode); existing files of the
+    /// database that others could read are tightened, with a notice.
     pub fn open(path: &Path) -> Result<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
+            crate::files::create_private_dir(dir)
                 .with_context(|| format!("cannot create the directory {}", dir.display()))?;
+        }
+        let mut notices = Vec::new();
+        if !path.exists() {
+            // Fails harmlessly if the directory is read-only: SQLite says so next.
+            let _ = crate::files::ensure_private_file(path);
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let p = PathBuf::from(format!("{}{suffix}", path.display()));
+            match crate::files::tighten(&p) {
+                Ok(Some(n)) => {
+                    tracing::info!("{n}");
+                    notices.push(n);
+                }
+                Ok(None) => {}
+                // Not ours to change (another owner): SQLite decides next.
+                Err(e) => tracing::debug!("cannot tighten {}: {e}", p.display()),
+            }
         }
         let conn = Connection::open_with_flags(
             path,
@@ -47,7 +71,14 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| describe(e, path))?;
-        Self::setup(conn, path.to_path_buf())
+        let mut store = Self::setup(conn, path.to_path_buf())?;
+        store.notices = Arc::new(notices);
+        Ok(store)
+    }
+
+    /// What opening changed that the user should hear about (one line each).
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// A private in-memory database (tests and benches).
@@ -90,6 +121,7 @@ impl Store {
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path,
+            notices: Arc::default(),
         })
     }
 

@@ -138,6 +138,13 @@ impl OutboxItem {
             .max(self.next_attempt_at.unwrap_or(0))
     }
 
+    /// Whether its user message has entered the conversation (the provider
+    /// accepted it once). A pending row that is accepted is a reply being
+    /// generated again after a failure, not a message waiting to go out.
+    pub fn accepted(&self) -> bool {
+        self.sent_at.is_some()
+    }
+
     /// The text a user message carries when this item is sent.
     pub fn user_text(&self) -> Option<String> {
         match self.kind {
@@ -291,6 +298,31 @@ fn recover_unanswered_calls(
         }
     }
     Ok(())
+}
+
+/// Pending rows late by more than the grace period become expired. Rows whose
+/// user message is already in the history (a reply being retried) never
+/// expire: they have reached their conversation.
+fn expire_overdue(
+    tx: &rusqlite::Transaction<'_>,
+    now: i64,
+    grace_ms: i64,
+    reason: &str,
+) -> rusqlite::Result<Vec<OutboxItem>> {
+    let expired = {
+        let mut st = tx.prepare(&format!(
+            "SELECT {COLS} FROM outbox WHERE status = 'pending' AND kind != 'regenerate' AND sent_at IS NULL
+               AND COALESCE(due_at, created_at) < ?1"
+        ))?;
+        st.query_map([now - grace_ms], OutboxItem::from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?
+    };
+    tx.execute(
+        "UPDATE outbox SET status = 'expired', last_error = ?3, updated_at = ?1
+         WHERE status = 'pending' AND kind != 'regenerate' AND sent_at IS NULL AND COALESCE(due_at, created_at) < ?2",
+        params![now, now - grace_ms, reason],
+    )?;
+    Ok(expired)
 }
 
 impl Store {
@@ -447,14 +479,21 @@ impl Store {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let n = tx.execute(
-            "UPDATE outbox SET status = 'sent', sent_at = ?3, updated_at = ?3, last_error = NULL, next_attempt_at = NULL
+            "UPDATE outbox SET status = 'sent', sent_at = COALESCE(sent_at, ?3), updated_at = ?3, last_error = NULL, next_attempt_at = NULL
              WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
             params![item.id, owner, now],
         )?;
         if n != 1 {
             return Ok(None);
         }
-        if let Some(text) = item.user_text() {
+        // A reply being retried after acceptance: its user message is already
+        // in the history and must not enter it twice.
+        let in_history: bool = tx.query_row(
+            "SELECT EXISTS(SELECT 1 FROM messages WHERE outbox_id = ?1 AND role = 'user')",
+            [item.id],
+            |r| r.get(0),
+        )?;
+        if let Some(text) = item.user_text().filter(|_| !in_history) {
             insert_message(
                 &tx,
                 conv,
@@ -488,6 +527,108 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(Some(reply))
+    }
+
+    /// A reply failed after the provider accepted the request. In one
+    /// transaction: the partial reply is kept, marked interrupted with
+    /// `reason`; the row goes back to pending (first in its conversation, not
+    /// before `retry_at`) to generate the reply again, or, with no `retry_at`,
+    /// becomes failed with `error`. False (nothing written) when the reply is
+    /// no longer this dispatcher's (recovered or taken over meanwhile).
+    #[allow(clippy::too_many_arguments)]
+    pub fn reply_interrupted(
+        &self,
+        item_id: i64,
+        owner: &str,
+        reply_id: i64,
+        content: &str,
+        reason: &str,
+        retry_at: Option<i64>,
+        error: &str,
+        now: i64,
+    ) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let n = tx.execute(
+            "UPDATE messages SET content = ?2, status = 'interrupted', error = ?3 WHERE id = ?1 AND status = 'streaming'",
+            params![reply_id, content, reason],
+        )?;
+        if n != 1 {
+            return Ok(false);
+        }
+        let conv: Option<i64> = tx
+            .query_row(
+                "SELECT conversation_id FROM messages WHERE id = ?1",
+                [reply_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(conv) = conv {
+            Store::touch_conversation(&tx, conv, now)?;
+        }
+        match retry_at {
+            Some(at) => tx.execute(
+                "UPDATE outbox SET status = 'pending', claimed_by = NULL, priority = 1, last_error = ?3,
+                        next_attempt_at = ?4, updated_at = ?5
+                 WHERE id = ?1 AND status = 'sent' AND claimed_by = ?2",
+                params![item_id, owner, error, at, now],
+            )?,
+            None => tx.execute(
+                "UPDATE outbox SET status = 'failed', claimed_by = NULL, last_error = ?3, next_attempt_at = NULL, updated_at = ?4
+                 WHERE id = ?1 AND status = 'sent' AND claimed_by = ?2",
+                params![item_id, owner, error, now],
+            )?,
+        };
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Generate the reply of a sent item again (its last reply was cut or
+    /// stopped): back to pending, first in its conversation, a fresh attempt
+    /// budget. Refused when the conversation has moved on since.
+    pub fn retry_reply(&self, id: i64, now: i64) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let row: Option<(String, Option<i64>)> = tx
+            .query_row(
+                "SELECT status, conversation_id FROM outbox WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((status, Some(conv))) = row else {
+            return Err(anyhow!("no outbox item {id}"));
+        };
+        if status != "sent" && status != "failed" {
+            return Err(anyhow!("item {id} is {status}; its reply is not owed"));
+        }
+        // The newest message that counts for the model decides.
+        let last: Option<(Option<i64>, String, String)> = tx
+            .query_row(
+                "SELECT outbox_id, role, status FROM messages
+                 WHERE conversation_id = ?1 AND role != 'notice' AND status != 'superseded'
+                 ORDER BY id DESC LIMIT 1",
+                [conv],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        match last {
+            Some((Some(o), role, st))
+                if o == id && (role == "user" || (role == "assistant" && st != "complete")) => {}
+            _ => {
+                return Err(anyhow!(
+                    "item {id} was answered, or its conversation has moved on; regenerate the conversation for another answer"
+                ));
+            }
+        }
+        tx.execute(
+            "UPDATE outbox SET status = 'pending', claimed_by = NULL, priority = 1, attempts = 0,
+                    last_error = NULL, next_attempt_at = NULL, updated_at = ?2
+             WHERE id = ?1 AND status IN ('sent', 'failed')",
+            params![id, now],
+        )?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// A transient failure before acceptance: back to pending, not before `retry_at`.
@@ -584,6 +725,11 @@ impl Store {
         if text.trim().is_empty() {
             return Err(anyhow!("the text is empty"));
         }
+        if self.item(id)?.is_some_and(|i| i.accepted()) {
+            return Err(anyhow!(
+                "item {id} is already in its conversation; only its reply is being retried"
+            ));
+        }
         self.user_update(
             id,
             "text = ?2, updated_at = ?3",
@@ -615,52 +761,82 @@ impl Store {
 
     /// Start-up recovery, run by a dispatcher right after it takes the lease.
     pub fn recover(&self, now: i64, grace_ms: i64) -> Result<Recovery> {
+        self.recover_as(now, grace_ms, None)
+    }
+
+    /// Recovery as dispatcher `me`: claims and replies that `me` still holds
+    /// are live (its turns are running) and are left alone; only those of a
+    /// dispatcher that is gone are recovered.
+    pub fn recover_as(&self, now: i64, grace_ms: i64, me: Option<&str>) -> Result<Recovery> {
+        let me = me.unwrap_or("");
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut rec = Recovery::default();
         {
-            let mut st = tx.prepare("SELECT id FROM outbox WHERE status = 'sending'")?;
+            let mut st = tx.prepare(
+                "SELECT id FROM outbox WHERE status = 'sending' AND COALESCE(claimed_by, '') != ?1",
+            )?;
             rec.reset_sending = st
-                .query_map([], |r| r.get(0))?
+                .query_map([me], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
         }
         tx.execute(
-            "UPDATE outbox SET status = 'pending', claimed_by = NULL, updated_at = ?1 WHERE status = 'sending'",
-            [now],
+            "UPDATE outbox SET status = 'pending', claimed_by = NULL, updated_at = ?1
+             WHERE status = 'sending' AND COALESCE(claimed_by, '') != ?2",
+            params![now, me],
         )?;
-        let streaming: Vec<(i64, i64)> = {
-            let mut st =
-                tx.prepare("SELECT id, conversation_id FROM messages WHERE status = 'streaming'")?;
-            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        let streaming: Vec<(i64, i64, Option<i64>)> = {
+            let mut st = tx.prepare(
+                "SELECT m.id, m.conversation_id, m.outbox_id FROM messages m
+                 LEFT JOIN outbox o ON o.id = m.outbox_id
+                 WHERE m.status = 'streaming' AND COALESCE(o.claimed_by, '') != ?1",
+            )?;
+            st.query_map([me], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
                 .collect::<rusqlite::Result<_>>()?
         };
-        for (msg, conv) in streaming {
+        for (msg, conv, row) in streaming {
             tx.execute(
                 "UPDATE messages SET status = 'interrupted', error = 'tock stopped while this reply was streaming' WHERE id = ?1",
                 [msg],
             )?;
-            let mut item = NewItem::new(conv, Kind::Regenerate, "");
-            item.priority = 1;
-            insert_item(&tx, &item, now)?;
+            // The row the reply answered generates it again (its user message
+            // stays where it is). A crash is not the provider's failure, so
+            // the attempt is given back.
+            let again = match row {
+                Some(id) => tx.execute(
+                    "UPDATE outbox SET status = 'pending', claimed_by = NULL, priority = 1, next_attempt_at = NULL,
+                            attempts = MAX(attempts - 1, 0), updated_at = ?2
+                     WHERE id = ?1 AND status = 'sent'",
+                    params![id, now],
+                )?,
+                None => 0,
+            };
+            if again == 0 {
+                let mut item = NewItem::new(conv, Kind::Regenerate, "");
+                item.priority = 1;
+                insert_item(&tx, &item, now)?;
+            }
             rec.interrupted_replies.push(msg);
         }
         recover_unanswered_calls(&tx, now, &mut rec)?;
-        {
-            let mut st = tx.prepare(&format!(
-                "SELECT {COLS} FROM outbox WHERE status = 'pending' AND kind != 'regenerate'
-                   AND COALESCE(due_at, created_at) < ?1"
-            ))?;
-            rec.expired = st
-                .query_map([now - grace_ms], OutboxItem::from_row)?
-                .collect::<rusqlite::Result<_>>()?;
-        }
-        tx.execute(
-            "UPDATE outbox SET status = 'expired', last_error = 'not sent in time: tock was not running', updated_at = ?1
-             WHERE status = 'pending' AND kind != 'regenerate' AND COALESCE(due_at, created_at) < ?2",
-            params![now, now - grace_ms],
-        )?;
+        rec.expired = expire_overdue(&tx, now, grace_ms, "not sent in time: tock was not running")?;
         tx.commit()?;
         Ok(rec)
+    }
+
+    /// After the machine slept (the wall clock leapt ahead of the monotonic
+    /// clock): the same grace rule as at start-up. Returns the expired rows.
+    pub fn expire_after_sleep(&self, now: i64, grace_ms: i64) -> Result<Vec<OutboxItem>> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let expired = expire_overdue(
+            &tx,
+            now,
+            grace_ms,
+            "not sent in time: the computer was asleep when it was due",
+        )?;
+        tx.commit()?;
+        Ok(expired)
     }
 
     /// Delete finished rows last changed before `before`. Returns how many.
@@ -681,10 +857,12 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Whether the conversation has an unfinished regeneration (a reply owed).
+    /// Whether the conversation has a reply on its way: an unfinished
+    /// regeneration, or an accepted item whose reply is being retried.
     pub fn owes_reply(&self, conversation_id: i64) -> Result<bool> {
         Ok(self.conn().query_row(
-            "SELECT EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?1 AND kind = 'regenerate' AND status IN ('pending','sending'))",
+            "SELECT EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?1 AND status IN ('pending','sending')
+                             AND (kind = 'regenerate' OR sent_at IS NOT NULL))",
             [conversation_id],
             |r| r.get(0),
         )?)

@@ -1,0 +1,354 @@
+//! The local files tock reads and writes on the user's behalf.
+//!
+//! Everything tock writes (database and its `-wal`/`-shm`, log, exports) is
+//! private to the user (0600, directories 0700) whatever the umask, because
+//! conversations are as private as mail. Reading a path the user names
+//! (`/attach`) or writing one (`/export`) only ever touches a regular file:
+//! a device, FIFO, socket or procfs/sysfs file could block forever, never
+//! end (`/dev/zero`), or hand over secrets (`/proc/self/environ`). Reads are
+//! capped on the bytes actually read, not on what `stat` claims (0 for most
+//! of those files).
+//!
+//! These functions block on the file system: front ends call them off their
+//! UI thread (`tokio::task::spawn_blocking`, or the `_async` variants).
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::engine::Part;
+
+pub const FILE_MODE: u32 = 0o600;
+pub const DIR_MODE: u32 = 0o700;
+
+/// Create `dir` (and missing parents) readable by the user only. An
+/// existing directory is left as it is (see [`tighten`]).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)?;
+    // The umask may have taken bits the mode asked for; never gives any.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(DIR_MODE))
+}
+
+/// Take group and other permissions away from an existing file or directory
+/// of tock's. Returns a one-line notice when something was changed.
+pub fn tighten(path: &Path) -> std::io::Result<Option<String>> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    // Only what tock itself creates: never follow a link, never chmod a device.
+    if !(meta.is_file() || meta.is_dir()) {
+        return Ok(None);
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o077 == 0 {
+        return Ok(None);
+    }
+    let want = mode & 0o700 | if meta.is_dir() { 0o700 } else { 0o600 };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(want))?;
+    Ok(Some(format!(
+        "{} was readable by others (mode {mode:o}); it is now {want:o}",
+        path.display()
+    )))
+}
+
+/// Create `path` empty with mode 0600 if it does not exist, so whatever
+/// opens it next (SQLite, which gives its `-wal` and `-shm` the database
+/// file's mode) keeps it private.
+pub fn ensure_private_file(path: &Path) -> std::io::Result<()> {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(path)
+    {
+        Ok(f) => f.set_permissions(std::fs::Permissions::from_mode(FILE_MODE)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Open a file in append mode, created 0600 (the log file).
+pub fn open_private_append(path: &Path) -> std::io::Result<File> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(FILE_MODE)
+        .open(path)?;
+    f.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))?;
+    Ok(f)
+}
+
+/// What a path turned out to be, when it is not a regular file.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// procfs and sysfs files report a size of 0 (or 4096) whatever they hold.
+fn on_pseudo_fs(f: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    const SYSFS_MAGIC: i64 = 0x6265_6572;
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `f` is an open descriptor and `st` is a valid out-pointer.
+    let r = unsafe { libc::fstatfs(f.as_raw_fd(), &mut st) };
+    #[allow(clippy::unnecessary_cast)]
+    let magic = st.f_type as i64;
+    r == 0 && (magic == PROC_SUPER_MAGIC || magic == SYSFS_MAGIC)
+}
+
+/// Open `path` for reading only if it is a regular file on a real file
+/// system. Opening never blocks (a FIFO without a writer would).
+fn open_regular(path: &Path) -> Result<(File, u64), String> {
+    let shown = path.display();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "refused: {shown} is {}, not a regular file",
+            kind_of(&meta)
+        ));
+    }
+    if on_pseudo_fs(&f) {
+        return Err(format!(
+            "refused: {shown} is a /proc or /sys file, not a regular file"
+        ));
+    }
+    Ok((f, meta.len()))
+}
+
+/// Read a regular file, refusing anything over `cap` bytes — counted on what
+/// is read, so a file that grows while read cannot exceed it either.
+pub fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
+    let (f, len) = open_regular(path)?;
+    let shown = path.display();
+    if len > cap {
+        return Err(over_cap(path, len, cap));
+    }
+    let mut out = Vec::with_capacity(len as usize);
+    f.take(cap.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if out.len() as u64 > cap {
+        return Err(over_cap(path, out.len() as u64, cap));
+    }
+    Ok(out)
+}
+
+fn over_cap(path: &Path, len: u64, cap: u64) -> String {
+    format!(
+        "refused: {} is over the {} KB attachment cap ({} KB or more)",
+        path.display(),
+        cap / 1024,
+        len.div_ceil(1024)
+    )
+}
+
+/// An attachment for the next message, read from `path` within `budget`
+/// bytes (what the message's cap leaves). Images (png, jpeg, gif, webp by
+/// extension) are sent as images, anything else must be UTF-8 text.
+pub fn read_attachment(path: &Path, budget: u64) -> Result<Part, String> {
+    if path.as_os_str().is_empty() {
+        return Err("no file named".into());
+    }
+    let bytes = read_regular(path, budget)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mime = match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("png") => Some("image/png"),
+        Some("jpg") | Some("jpeg") => Some("image/jpeg"),
+        Some("gif") => Some("image/gif"),
+        Some("webp") => Some("image/webp"),
+        _ => None,
+    };
+    match mime {
+        Some(m) => {
+            use base64::Engine as _;
+            Ok(Part::Image {
+                name,
+                mime: m.into(),
+                data_base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
+            })
+        }
+        None => String::from_utf8(bytes)
+            .map(|content| Part::Text {
+                name: name.clone(),
+                content,
+            })
+            .map_err(|_| {
+                format!("{name} is neither text nor a supported image (png, jpeg, gif, webp)")
+            }),
+    }
+}
+
+/// [`read_attachment`] on a blocking thread.
+pub async fn read_attachment_async(path: PathBuf, budget: u64) -> Result<Part, String> {
+    tokio::task::spawn_blocking(move || read_attachment(&path, budget))
+        .await
+        .unwrap_or_else(|e| Err(format!("reading the attachment failed: {e}")))
+}
+
+/// Write `contents` to `path` (an export), created or replaced as a private
+/// regular file. Refuses an existing path that is not a regular file, and
+/// never blocks on one (a FIFO without a reader).
+pub fn write_private(path: &Path, contents: &[u8]) -> Result<(), String> {
+    let shown = path.display();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(FILE_MODE)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            // O_NONBLOCK on a FIFO with no reader.
+            Some(libc::ENXIO) => {
+                format!("refused: {shown} is a FIFO (named pipe), not a regular file")
+            }
+            _ => format!("cannot write {shown}: {e}"),
+        })?;
+    let meta = f
+        .metadata()
+        .map_err(|e| format!("cannot write {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "refused: {shown} is {}, not a regular file",
+            kind_of(&meta)
+        ));
+    }
+    if on_pseudo_fs(&f) {
+        return Err(format!("refused: {shown} is a /proc or /sys file"));
+    }
+    // Only now is it safe to truncate: it is a plain file.
+    f.set_len(0)
+        .and_then(|_| f.set_permissions(std::fs::Permissions::from_mode(FILE_MODE)))
+        .and_then(|_| f.write_all(contents))
+        .and_then(|_| f.flush())
+        .map_err(|e| format!("cannot write {shown}: {e}"))
+}
+
+/// [`write_private`] on a blocking thread.
+pub async fn write_private_async(path: PathBuf, contents: Vec<u8>) -> Result<(), String> {
+    tokio::task::spawn_blocking(move || write_private(&path, &contents))
+        .await
+        .unwrap_or_else(|e| Err(format!("writing the file failed: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0)
+    }
+
+    fn mkfifo(p: &Path) {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap_or_default();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn devices_fifos_sockets_proc_and_directories_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        mkfifo(&fifo);
+        let sock_path = dir.path().join("sock");
+        let _sock = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
+        let started = std::time::Instant::now();
+        for (p, what) in [
+            (Path::new("/dev/zero"), "a device"),
+            (Path::new("/dev/urandom"), "a device"),
+            (fifo.as_path(), "FIFO"),
+            (sock_path.as_path(), "socket"),
+            (Path::new("/proc/self/environ"), "/proc"),
+            (dir.path(), "a directory"),
+        ] {
+            let e = read_attachment(p, 20 << 20).unwrap_err();
+            assert!(
+                e.contains("refused") || e.contains("cannot read"),
+                "{p:?}: {e}"
+            );
+            assert!(e.contains(what) || e.contains("cannot read"), "{p:?}: {e}");
+        }
+        let e = write_private(&fifo, b"x").unwrap_err();
+        assert!(e.contains("FIFO"), "{e}");
+        let e = write_private(Path::new("/dev/null"), b"x").unwrap_err();
+        assert!(e.contains("device"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn the_cap_counts_bytes_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("notes.txt");
+        std::fs::write(&p, "x".repeat(2048)).unwrap();
+        assert!(read_regular(&p, 2047).unwrap_err().contains("cap"));
+        assert_eq!(read_regular(&p, 2048).unwrap().len(), 2048);
+        match read_attachment(&p, 4096).unwrap() {
+            Part::Text { name, content } => {
+                assert_eq!((name.as_str(), content.len()), ("notes.txt", 2048))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn exports_and_created_files_are_private_whatever_the_umask() {
+        // SAFETY: umask only changes this process's file creation mask.
+        let old = unsafe { libc::umask(0o022) };
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("export.md");
+        std::fs::write(&out, "old, longer content").unwrap();
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_private(&out, b"new").unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"new");
+        assert_eq!(mode(&out), 0o600);
+        let sub = dir.path().join("a/b");
+        create_private_dir(&sub).unwrap();
+        assert_eq!(mode(&sub), 0o700);
+        let f = sub.join("f");
+        ensure_private_file(&f).unwrap();
+        assert_eq!(mode(&f), 0o600);
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let note = tighten(&f).unwrap().unwrap();
+        assert!(note.contains("readable by others"), "{note}");
+        assert_eq!(mode(&f), 0o600);
+        assert_eq!(tighten(&f).unwrap(), None);
+        unsafe { libc::umask(old) };
+    }
+}

@@ -1,0 +1,125 @@
+//! Why a pending item has not gone out yet: for `tock list`, `tock status`
+//! and the views, so nothing waits without saying what for.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+
+use super::Store;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Waiting {
+    /// Scheduled: not due yet.
+    Due { at: i64 },
+    /// A tool call in its conversation waits for the user's approval.
+    Approval { approval_id: i64 },
+    /// Behind another item of its conversation (in flight or first in line).
+    Behind { item_id: i64 },
+    /// Backing off after a transient failure.
+    Backoff { until: i64 },
+    /// Its reply is being generated again after a failure (it is already in
+    /// its conversation), not before `until`.
+    ReplyRetry { until: i64 },
+    /// Nothing in the way: it goes as soon as a dispatcher runs.
+    Ready,
+}
+
+impl Waiting {
+    /// One short line, e.g. "back-off until 14:05 (in 20s)".
+    pub fn describe(&self, now: i64) -> String {
+        let at = |ms: i64| {
+            let local = chrono::DateTime::from_timestamp_millis(ms)
+                .map(|d| {
+                    d.with_timezone(&chrono::Local)
+                        .format("%H:%M:%S")
+                        .to_string()
+                })
+                .unwrap_or_default();
+            format!("{local} ({})", crate::when::relative(ms, now))
+        };
+        match self {
+            Waiting::Due { at: t } => format!("scheduled for {}", at(*t)),
+            Waiting::Approval { approval_id } => {
+                format!("waiting for approval #{approval_id} in its conversation")
+            }
+            Waiting::Behind { item_id } => format!("conversation busy: behind item #{item_id}"),
+            Waiting::Backoff { until } => format!("back-off until {}", at(*until)),
+            Waiting::ReplyRetry { until } => {
+                format!("its reply is generated again at {}", at(*until))
+            }
+            Waiting::Ready => "ready: sent as soon as a dispatcher runs".into(),
+        }
+    }
+}
+
+impl Store {
+    /// The reason each pending row waits, by row id (regenerations included:
+    /// they hold their conversation too).
+    pub fn waiting(&self, now: i64) -> Result<HashMap<i64, Waiting>> {
+        let conn = self.conn();
+        let approvals: HashMap<i64, i64> = {
+            let mut st = conn.prepare_cached(
+                "SELECT conversation_id, MIN(id) FROM approvals WHERE status = 'waiting' GROUP BY conversation_id",
+            )?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        // In dispatch order within each conversation, in-flight rows first.
+        type Row = (
+            i64,
+            Option<i64>,
+            String,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+        );
+        let rows: Vec<Row> = {
+            let mut st = conn.prepare_cached(
+                "SELECT id, conversation_id, status, due_at, next_attempt_at, sent_at FROM outbox
+                 WHERE status IN ('pending', 'sending')
+                 ORDER BY conversation_id, CASE status WHEN 'sending' THEN 0 ELSE 1 END,
+                          priority DESC, COALESCE(due_at, created_at), id",
+            )?;
+            st.query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?
+        };
+        let mut out = HashMap::new();
+        // The row that holds each conversation: in flight, or its first due row.
+        let mut head: HashMap<i64, i64> = HashMap::new();
+        for (id, conv, status, due, next, sent) in rows {
+            if status == "sending" {
+                if let Some(c) = conv {
+                    head.entry(c).or_insert(id);
+                }
+                continue;
+            }
+            let reason = if let Some(at) = due.filter(|d| *d > now) {
+                Waiting::Due { at }
+            } else if let Some(a) = conv.and_then(|c| approvals.get(&c)) {
+                Waiting::Approval { approval_id: *a }
+            } else if let Some(h) = conv.and_then(|c| head.get(&c)) {
+                Waiting::Behind { item_id: *h }
+            } else {
+                if let Some(c) = conv {
+                    head.insert(c, id);
+                }
+                match next.filter(|t| *t > now) {
+                    Some(until) if sent.is_some() => Waiting::ReplyRetry { until },
+                    Some(until) => Waiting::Backoff { until },
+                    None => Waiting::Ready,
+                }
+            };
+            out.insert(id, reason);
+        }
+        Ok(out)
+    }
+}

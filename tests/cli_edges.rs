@@ -1,0 +1,296 @@
+//! The CLI at its edges: ambiguous titles, far dates, long texts, one-line
+//! usage errors, what a waiting item waits for, cut replies regenerated,
+//! private files, and a log file next to the database.
+
+mod support;
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
+use std::time::Duration;
+
+use support::{MockServer, Reply, Tock, wait_until};
+
+fn mode(p: &std::path::Path) -> u32 {
+    std::fs::metadata(p)
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or(0)
+}
+
+#[test]
+fn an_ambiguous_title_is_refused_with_the_candidates() {
+    let t = Tock::new();
+    let a = t.send(&["--new", "base", "--in", "1h", "one"]);
+    let b = t.send(&["--new", "base", "--in", "1h", "two"]);
+    let ca = t.item(a)["conversation_id"].as_i64().unwrap();
+    let cb = t.item(b)["conversation_id"].as_i64().unwrap();
+    let line = t.fails(&["send", "--conv", "base", "three"]);
+    assert!(
+        line.contains(&format!("#{ca}")) && line.contains(&format!("#{cb}")),
+        "{line}"
+    );
+    let line = t.fails(&["show", "base"]);
+    assert!(line.contains("2 conversations"), "{line}");
+    // By id: `#N` or --conv-id.
+    let c = t.send(&["--conv", &format!("#{cb}"), "--in", "1h", "three"]);
+    assert_eq!(t.item(c)["conversation_id"], cb);
+    let d = t.send(&["--conv-id", &ca.to_string(), "--in", "1h", "four"]);
+    assert_eq!(t.item(d)["conversation_id"], ca);
+    assert_eq!(t.show(&format!("#{ca}"))["id"], ca);
+}
+
+#[test]
+fn a_numeric_title_never_silently_loses_to_an_id() {
+    let t = Tock::new();
+    let first = t.send(&["--new", "first", "--in", "1h", "x"]);
+    let c1 = t.item(first)["conversation_id"].as_i64().unwrap();
+    // A conversation titled with the other's id.
+    let other = t.send(&["--new", &c1.to_string(), "--in", "1h", "y"]);
+    let c2 = t.item(other)["conversation_id"].as_i64().unwrap();
+    assert_ne!(c1, c2);
+    let line = t.fails(&["show", &c1.to_string()]);
+    assert!(
+        line.contains(&format!("#{c1}")) && line.contains(&format!("#{c2}")),
+        "{line}"
+    );
+    assert_eq!(t.show(&format!("#{c1}"))["id"], c1);
+    // Digits that are only an id still work.
+    assert_eq!(t.show(&c2.to_string())["id"], c2);
+}
+
+#[test]
+fn far_dates_and_years_are_refused_with_a_reason() {
+    let t = Tock::new();
+    for (args, mention) in [
+        (vec!["send", "--in", "100000d", "x"], "too far"),
+        (vec!["send", "--at", "9999-12-31 23:59", "x"], "too far"),
+        (vec!["send", "--in", "1000y", "x"], "years"),
+        (vec!["send", "--in", "2 years", "x"], "give a date"),
+        (vec!["send", "--in", "3mo", "x"], "months"),
+    ] {
+        let line = t.fails(&args);
+        assert!(line.contains(mention), "{args:?}: {line}");
+    }
+    assert!(t.items().is_empty());
+    // Within ten years is fine.
+    t.send(&["--in", "3000d", "in about eight years"]);
+}
+
+#[test]
+fn usage_errors_are_one_line() {
+    let t = Tock::new();
+    for args in [
+        vec!["--frobnicate"],
+        vec!["send", "--in"],
+        vec!["cancel", "-5m"],
+        vec!["cancel", "999999999999999999999999"],
+        vec!["list", "--bogus"],
+    ] {
+        let o = t.run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let lines: Vec<&str> = o.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {:?}", o.stderr);
+        assert!(lines[0].starts_with("tock: "), "{:?}", lines[0]);
+    }
+    // Help is still the full help.
+    let help = t.ok(&["--help"]);
+    assert!(help.lines().count() > 5);
+}
+
+#[test]
+fn long_texts_come_from_stdin_or_a_file() {
+    let t = Tock::new();
+    // Over the kernel's 128 KiB limit on one argument.
+    let long: String = "long text ".repeat(30_000);
+    let mut c = t.command(&["send", "--in", "1h", "-"]);
+    c.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(long.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let id: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert_eq!(t.item(id)["text"].as_str().unwrap().len(), long.len());
+
+    let p = t.path("message.txt");
+    std::fs::write(&p, "from a file").unwrap();
+    let id = t.send(&["--in", "1h", "--file", p.to_str().unwrap()]);
+    assert_eq!(t.item(id)["text"], "from a file");
+    let line = t.fails(&["send", "--file", "/dev/zero"]);
+    assert!(line.contains("not a regular file"), "{line}");
+}
+
+#[test]
+fn list_and_status_say_what_an_item_waits_for() {
+    let server = MockServer::start();
+    // The first request fails with a 503: its item backs off.
+    server.push(Reply::Status(503, "busy".into()));
+    server
+        .respond_with(|_| Reply::slow("slow reply that takes a while", Duration::from_millis(400)));
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config("[outbox]\nbackoff_base_secs = 30\n");
+    let a = t.send(&["--new", "alpha", "first"]);
+    let later = t.send(&["--conv", "alpha", "--in", "1h", "later"]);
+    let mut d = t.spawn_daemon();
+    server.wait_requests(1, Duration::from_secs(10));
+    let item = wait_until(Duration::from_secs(10), "the back-off", || {
+        let i = t.item(a);
+        i["next_attempt_at"].is_string().then_some(i)
+    });
+    assert!(
+        item["waiting"].as_str().unwrap().contains("back-off until"),
+        "{item}"
+    );
+    let l = t.item(later);
+    assert!(
+        l["waiting"].as_str().unwrap().contains("scheduled for"),
+        "{l}"
+    );
+    let st = t.ok(&["status"]);
+    assert!(
+        st.contains("“alpha”") && st.contains("back-off until"),
+        "{st}"
+    );
+    let sj = t.json(&["status", "--json"]);
+    assert_eq!(sj["conversations"][0]["item"], a);
+    d.kill9();
+}
+
+#[test]
+fn a_reply_cut_after_acceptance_is_generated_again_and_retry_and_regenerate_work() {
+    let server = MockServer::start();
+    server.push(Reply::Cut {
+        chunks: vec!["half ".into(), "an ".into()],
+        gap: Duration::from_millis(5),
+    });
+    server.respond_with(|_| Reply::text("a whole answer END"));
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config("[outbox]\nbackoff_base_secs = 1\n");
+    let id = t.send(&["--new", "cut", "question"]);
+    let mut d = t.spawn_daemon();
+    let shown = wait_until(Duration::from_secs(20), "the reply generated again", || {
+        let v = t.show("cut");
+        let m = v["messages"].as_array().cloned().unwrap_or_default();
+        (m.len() == 3 && m[2]["status"] == "complete").then_some(v)
+    });
+    let m = shown["messages"].as_array().unwrap();
+    assert_eq!(m[1]["status"], "interrupted");
+    assert!(m[1]["error"].as_str().unwrap().contains("interrupted"));
+    assert_eq!(t.item(id)["status"], "sent");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        reqs[1]
+            .messages()
+            .iter()
+            .filter(|(r, x)| r == "user" && x == "question")
+            .count(),
+        1
+    );
+    // `regenerate` asks for another answer; the old one is superseded.
+    let out = t.ok(&["regenerate", "cut"]);
+    assert!(out.trim().parse::<i64>().is_ok(), "{out}");
+    wait_until(Duration::from_secs(20), "another answer", || {
+        (server.count() == 3).then_some(())
+    });
+    // Answered items are not retried.
+    wait_until(Duration::from_secs(20), "the regeneration finished", || {
+        let v = t.show("cut");
+        let m = v["messages"].as_array().cloned().unwrap_or_default();
+        (m.last().is_some_and(|x| x["status"] == "complete") && m.len() == 4).then_some(())
+    });
+    let line = t.fails(&["retry", &id.to_string()]);
+    assert!(line.contains("answered"), "{line}");
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
+}
+
+#[test]
+fn database_log_and_data_dir_are_private_whatever_the_umask() {
+    let mut t = Tock::new();
+    // The default data dir (no --db / TOCK_DB) and the default log dir.
+    t.env.retain(|(k, _)| k != "TOCK_DB" && k != "TOCK_LOG_DIR");
+    let home = t.dir.path().join("home");
+    let mut c = t.command(&[
+        "send",
+        "--new",
+        "p",
+        "--in",
+        "1h",
+        "private medical question",
+    ]);
+    // SAFETY: in the child, before exec: only sets its file creation mask.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        c.pre_exec(|| {
+            libc::umask(0o022);
+            Ok(())
+        });
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let data = home.join(".local/share/tock");
+    let db = data.join("tock.db");
+    assert_eq!(mode(&data), 0o700);
+    assert_eq!(mode(&db), 0o600);
+    for suffix in ["-wal", "-shm"] {
+        let p = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+        if p.exists() {
+            assert_eq!(mode(&p), 0o600, "{suffix}");
+        }
+    }
+    let log = home.join(".local/state/tock/tock.log");
+    assert_eq!(mode(log.parent().unwrap()), 0o700);
+    assert_eq!(mode(&log), 0o600);
+    // Files made wider by hand are tightened at the next start, with a notice.
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = t.run(&["list"]);
+    assert!(o.status.success());
+    assert_eq!(mode(&db), 0o600);
+    assert_eq!(mode(&data), 0o700);
+    let notices: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.contains("readable by others"))
+        .collect();
+    assert_eq!(notices.len(), 2, "{:?}", o.stderr);
+}
+
+#[test]
+fn a_log_file_next_to_the_database_does_not_feed_back() {
+    let mut t = Tock::new();
+    t.set_env("TOCK_LOG", "trace");
+    t.set_env("TOCK_MODEL", "echo");
+    let dir = t.db.parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(&dir).unwrap();
+    t.ok(&["send", "--new", "x", "--in", "1h", "hello"]);
+    let err = dir.join("daemon.err");
+    let mut c = t.command(&["daemon"]);
+    c.stderr(std::fs::File::create(&err).unwrap())
+        .stdout(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&err).unwrap_or_default();
+    // Idle for 2.5 s: a few dozen lines, not a feedback loop of thousands.
+    assert!(
+        text.lines().count() < 300,
+        "{} lines, e.g. {:?}",
+        text.lines().count(),
+        text.lines().rev().take(3).collect::<Vec<_>>()
+    );
+    assert!(!text.contains('\u{1b}'), "colour codes in a file");
+}

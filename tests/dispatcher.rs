@@ -1,0 +1,130 @@
+//! The dispatcher's own recovery: a lease renewal that fails is not a crash,
+//! and a machine that slept past the grace period expires what it missed.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use tock::engine::{DispatchState, Event, NoticeKind};
+use tock::store::{Kind, MessageStatus, NewItem, Role, Status};
+
+#[tokio::test(start_paused = true)]
+async fn a_write_lock_longer_than_the_busy_timeout_does_not_interrupt_our_own_reply() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![Step::Hold(vec![text("a long ")], gate.clone())]);
+    // Errors come in milliseconds rather than after SQLite's 5 s wait.
+    h.engine
+        .store()
+        .set_busy_timeout(Duration::from_millis(20))
+        .unwrap();
+    let conv = h
+        .engine
+        .store()
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap();
+    h.engine.start();
+    let id = h.engine.send_text(conv, "q").unwrap();
+    settle().await;
+    assert!(h.engine.is_busy(conv));
+    // Another process (a backup, sqlite3) holds the write lock for minutes.
+    let other = rusqlite::Connection::open(h.dir.path().join("tock.db")).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    settle().await;
+    assert!(
+        matches!(h.engine.dispatch_state(), DispatchState::Error(_)),
+        "{:?}",
+        h.engine.dispatch_state()
+    );
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    settle().await;
+    other.execute_batch("COMMIT").unwrap();
+    // (Within the 120 s a reply may go without new text.)
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    settle().await;
+    assert_eq!(h.engine.dispatch_state(), DispatchState::Dispatching);
+    // Still our reply, still streaming: nothing was "recovered" from ourselves.
+    assert!(h.engine.is_busy(conv));
+    gate.notify_one();
+    settle().await;
+    let msgs = h.engine.store().messages(conv).unwrap();
+    let statuses: Vec<_> = msgs.iter().map(|m| (m.role, m.status)).collect();
+    assert_eq!(
+        statuses,
+        vec![
+            (Role::User, MessageStatus::Complete),
+            (Role::Assistant, MessageStatus::Complete)
+        ]
+    );
+    assert_eq!(msgs[1].content, "a long ");
+    assert_eq!(h.provider.count(), 1, "the provider was asked once");
+    assert_eq!(
+        h.engine.store().item(id).unwrap().unwrap().status,
+        Status::Sent
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sleep_longer_than_the_grace_period_expires_overdue_items() {
+    let h = harness(vec![]);
+    let mut events = h.engine.subscribe();
+    let conv = h
+        .engine
+        .store()
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap();
+    h.engine.start();
+    let mut it = NewItem::new(conv, Kind::Message, "friday 9am");
+    it.due_at = Some(T0 + 3_600_000);
+    let friday = h.engine.submit(it).unwrap();
+    let mut it = NewItem::new(conv, Kind::Message, "due after the wake-up");
+    it.due_at = Some(T0 + 15 * 3_600_000);
+    let later = h.engine.submit(it).unwrap();
+    settle().await;
+    // Suspended for 14 h: the wall clock leaps, the monotonic clock does not.
+    h.clock.jump(14 * 3_600_000);
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    settle().await;
+    let item = h.engine.store().item(friday).unwrap().unwrap();
+    assert_eq!(item.status, Status::Expired, "sent 13 h late: {item:?}");
+    assert!(item.last_error.unwrap().contains("asleep"));
+    assert_eq!(h.provider.count(), 0);
+    let mut expired_notice = false;
+    while let Ok(ev) = events.try_recv() {
+        if let Event::Notice(n) = ev {
+            expired_notice |= n.kind == NoticeKind::Expired;
+        }
+    }
+    assert!(expired_notice, "the user is told");
+    // What falls due after the wake-up is sent as usual.
+    tokio::time::sleep(Duration::from_secs(3_600)).await;
+    settle().await;
+    assert_eq!(
+        h.engine.store().item(later).unwrap().unwrap().status,
+        Status::Sent
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_short_sleep_still_catches_up() {
+    let h = harness(vec![]);
+    let conv = h
+        .engine
+        .store()
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap();
+    h.engine.start();
+    let mut it = NewItem::new(conv, Kind::Message, "in half an hour");
+    it.due_at = Some(T0 + 1_800_000);
+    let id = h.engine.submit(it).unwrap();
+    settle().await;
+    h.clock.jump(2 * 3_600_000);
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    settle().await;
+    assert_eq!(
+        h.engine.store().item(id).unwrap().unwrap().status,
+        Status::Sent
+    );
+}

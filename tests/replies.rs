@@ -1,0 +1,781 @@
+//! Replies that fail after the provider accepted the request: the engine
+//! with the real providers against a local server speaking each wire format
+//! (inside the test's runtime, so tokio's paused clock runs the server's
+//! pauses and the engine's timers alike: minutes of model behaviour take
+//! milliseconds), plus the scripted provider for the engine's own rules.
+
+mod common;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+use tock::config::{Config, ConfigSource, ModelConfig};
+use tock::engine::{Engine, Event, ManualClock, NoticeKind};
+use tock::llm::{ChatMessage, LlmError, ProviderKind};
+use tock::store::{Kind, MessageStatus, NewItem, Role, Status, Store};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+// ------------------------------------------------------------ the server --
+
+#[derive(Clone)]
+enum W {
+    /// Bytes as they are.
+    Raw(Vec<u8>),
+    /// Wait (tokio time: instant under the paused clock).
+    Pause(u64),
+}
+
+type Script = Vec<W>;
+
+struct Server {
+    base: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Server {
+    /// Each connection gets the next script; when they run out, `fallback`.
+    async fn start(scripts: Vec<Script>, fallback: impl Fn() -> Script + Send + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let requests: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let queue = Arc::new(Mutex::new(VecDeque::from(scripts)));
+        let recorded = requests.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut sock, _)) = listener.accept().await else {
+                    return;
+                };
+                let Some(body) = read_body(&mut sock).await else {
+                    continue;
+                };
+                recorded
+                    .lock()
+                    .unwrap()
+                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                let script = queue.lock().unwrap().pop_front().unwrap_or_else(&fallback);
+                tokio::spawn(async move {
+                    for w in script {
+                        match w {
+                            W::Raw(b) => {
+                                if sock.write_all(&b).await.is_err() {
+                                    return;
+                                }
+                                let _ = sock.flush().await;
+                            }
+                            W::Pause(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
+                        }
+                    }
+                    // Dropping the socket ends the response wherever the script stopped.
+                });
+            }
+        });
+        Server { base, requests }
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+async fn read_body(sock: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    loop {
+        let mut chunk = [0u8; 4096];
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                })
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                return Some(buf[end + 4..end + 4 + len].to_vec());
+            }
+        }
+    }
+}
+
+const SSE: &str = "text/event-stream";
+
+/// Response head; chunked framing so a body can be cut anywhere.
+fn head(ctype: &str) -> W {
+    W::Raw(
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        )
+        .into_bytes(),
+    )
+}
+
+fn chunk(data: &str) -> W {
+    W::Raw(format!("{:x}\r\n{data}\r\n", data.len()).into_bytes())
+}
+
+fn end_body() -> W {
+    W::Raw(b"0\r\n\r\n".to_vec())
+}
+
+fn oa(delta: Value, finish: Option<&str>) -> String {
+    let ev = json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    format!("data: {ev}\n\n")
+}
+
+fn oa_text(t: &str) -> String {
+    oa(json!({"content": t}), None)
+}
+
+/// A whole OpenAI reply.
+fn oa_reply(t: &str) -> Script {
+    vec![
+        head(SSE),
+        chunk(&oa(json!({"role": "assistant"}), None)),
+        chunk(&oa_text(t)),
+        chunk(&oa(json!({}), Some("stop"))),
+        chunk("data: [DONE]\n\n"),
+        end_body(),
+    ]
+}
+
+/// An OpenAI reply that is only a tool call.
+fn oa_tool_call(id: &str, name: &str, args: &str) -> Script {
+    vec![
+        head(SSE),
+        chunk(&oa(
+            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+                    "function": {"name": name, "arguments": args}}]}),
+            None,
+        )),
+        chunk(&oa(json!({}), Some("tool_calls"))),
+        chunk("data: [DONE]\n\n"),
+        end_body(),
+    ]
+}
+
+fn engine_for(kind: ProviderKind, base: &str, dir: &tempfile::TempDir, cfg: Config) -> Engine {
+    let base_url = match kind {
+        ProviderKind::Openai => format!("{base}/v1"),
+        _ => base.to_string(),
+    };
+    let mut models = BTreeMap::new();
+    models.insert(
+        "m".to_string(),
+        ModelConfig {
+            provider: kind,
+            model: Some("test-model".into()),
+            base_url: Some(base_url),
+            api_key: Some("sk-test-key".into()),
+            api_key_env: None,
+            api_key_cmd: None,
+            vision: false,
+            timeout_secs: None,
+            stream_timeout_secs: None,
+        },
+    );
+    let cfg = Config {
+        default_model: Some("m".into()),
+        models,
+        ..cfg
+    };
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    Engine::new(
+        store,
+        Arc::new(ConfigSource::from_config(cfg)),
+        Arc::new(ManualClock::new(T0)),
+        options(),
+    )
+}
+
+fn conv(e: &Engine) -> i64 {
+    e.store()
+        .create_conversation(Some("c"), "user", e.now_ms())
+        .unwrap()
+}
+
+/// (role, status, content) of each message.
+fn history(e: &Engine, conv: i64) -> Vec<(Role, MessageStatus, String)> {
+    e.store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.role, m.status, m.content))
+        .collect()
+}
+
+/// (role, text) of each message in a recorded OpenAI request body.
+fn wire_messages(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|m| {
+                    (
+                        m["role"].as_str().unwrap_or("").to_string(),
+                        m["content"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Run until the engine has nothing left to do for `secs` of (paused) time.
+async fn run_for(secs: u64) {
+    for _ in 0..secs {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    settle().await;
+}
+
+/// The request after a cut carries the user message once and no partial text.
+fn assert_clean_retry(req: &Value, user: &str, partial: &str) {
+    let msgs = wire_messages(req);
+    assert_eq!(
+        msgs.iter()
+            .filter(|(r, t)| r == "user" && t == user)
+            .count(),
+        1,
+        "the user message must be sent exactly once: {msgs:?}"
+    );
+    assert!(
+        !msgs
+            .iter()
+            .any(|(r, t)| r == "assistant" && !partial.is_empty() && t.contains(partial)),
+        "a partial reply was sent back to the model: {msgs:?}"
+    );
+}
+
+// ----------------------------------------- post-acceptance faults, on the wire --
+
+/// One fault after acceptance, then a good reply: generated again after the
+/// back-off, the partial kept (interrupted, with the reason), the item sent.
+async fn fault_then_ok(fault: Script, partial: &str, reason: &str) {
+    fault_then_ok_after(fault, 0, partial, reason).await
+}
+
+/// [`fault_then_ok`] for a fault that takes `secs` to show.
+async fn fault_then_ok_after(fault: Script, secs: u64, partial: &str, reason: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![fault, oa_reply("Complete answer.")], || {
+        oa_reply("unexpected")
+    })
+    .await;
+    let e = engine_for(ProviderKind::Openai, &server.base, &dir, Config::default());
+    let c = conv(&e);
+    e.start();
+    let id = e.send_text(c, "question").unwrap();
+    settle().await;
+    run_for(secs).await;
+    let it = e.store().item(id).unwrap().unwrap();
+    assert_eq!(
+        it.status,
+        Status::Pending,
+        "a transient failure after acceptance is retried: {it:?}"
+    );
+    assert!(it.accepted() && it.next_attempt_at.is_some());
+    let h = history(&e, c);
+    assert_eq!(h.len(), 2, "{h:?}");
+    assert_eq!(h[1].0, Role::Assistant);
+    assert_eq!(
+        (h[1].1, h[1].2.as_str()),
+        (MessageStatus::Interrupted, partial)
+    );
+    let err = e.store().messages(c).unwrap()[1].error.clone().unwrap();
+    assert!(err.contains(reason), "{err:?} should contain {reason:?}");
+    // Back-off (5 s for the first retry), then the reply is generated again.
+    run_for(6).await;
+    assert_eq!(e.store().item(id).unwrap().unwrap().status, Status::Sent);
+    let h = history(&e, c);
+    assert_eq!(
+        h.iter().map(|m| (m.0, m.1)).collect::<Vec<_>>(),
+        vec![
+            (Role::User, MessageStatus::Complete),
+            (Role::Assistant, MessageStatus::Interrupted),
+            (Role::Assistant, MessageStatus::Complete)
+        ]
+    );
+    assert_eq!(h[2].2, "Complete answer.");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "one request per attempt");
+    assert_clean_retry(&reqs[1], "question", partial);
+}
+
+#[tokio::test(start_paused = true)]
+async fn stream_cut_after_acceptance_is_generated_again() {
+    fault_then_ok(
+        vec![
+            head(SSE),
+            chunk(&oa(json!({"role": "assistant"}), None)),
+            chunk(&oa_text("This reply will ")),
+        ],
+        "This reply will ",
+        "connection lost",
+    )
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn error_event_mid_stream_is_generated_again() {
+    fault_then_ok(
+        vec![
+            head(SSE),
+            chunk(&oa_text("before ")),
+            chunk("data: {\"error\":{\"message\":\"model overloaded mid-stream\",\"type\":\"server_error\"}}\n\n"),
+            end_body(),
+        ],
+        "before ",
+        "model overloaded",
+    )
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn empty_200_is_generated_again() {
+    fault_then_ok(vec![head(SSE), end_body()], "", "empty response").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn html_200_is_generated_again() {
+    fault_then_ok(
+        vec![
+            head("text/html"),
+            chunk("<html><body>Bad gateway</body></html>"),
+            end_body(),
+        ],
+        "",
+        "stream ended early",
+    )
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn body_without_done_is_generated_again() {
+    fault_then_ok(
+        vec![head(SSE), chunk(&oa_text("half")), end_body()],
+        "half",
+        "stream ended early",
+    )
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn stall_mid_stream_is_generated_again() {
+    // Headers and some text, then silence: the provider's 90 s idle timeout.
+    fault_then_ok_after(
+        vec![
+            head(SSE),
+            chunk(&oa_text("I will stall now")),
+            W::Pause(3_600_000),
+        ],
+        90,
+        "I will stall now",
+        "no data for 90s",
+    )
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn anthropic_overloaded_event_mid_stream_is_generated_again() {
+    let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let start = ev(
+        "message_start",
+        json!({"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}}),
+    );
+    let block = ev(
+        "content_block_start",
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+    );
+    let delta = |t: &str| {
+        ev(
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":t}}),
+        )
+    };
+    let finish = [
+        ev(
+            "content_block_stop",
+            json!({"type":"content_block_stop","index":0}),
+        ),
+        ev(
+            "message_delta",
+            json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}),
+        ),
+        ev("message_stop", json!({"type":"message_stop"})),
+    ]
+    .concat();
+    let fault = vec![
+        head(SSE),
+        chunk(&start),
+        chunk(&block),
+        chunk(&delta("Part")),
+        chunk(&ev(
+            "error",
+            json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
+        )),
+        end_body(),
+    ];
+    let ok = vec![
+        head(SSE),
+        chunk(&start),
+        chunk(&block),
+        chunk(&delta("Whole.")),
+        chunk(&finish),
+        end_body(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![fault, ok], Vec::new).await;
+    let e = engine_for(
+        ProviderKind::Anthropic,
+        &server.base,
+        &dir,
+        Config::default(),
+    );
+    let c = conv(&e);
+    e.start();
+    let id = e.send_text(c, "q").unwrap();
+    run_for(6).await;
+    assert_eq!(e.store().item(id).unwrap().unwrap().status, Status::Sent);
+    let h = history(&e, c);
+    assert_eq!(
+        h.iter().map(|m| (m.1, m.2.as_str())).collect::<Vec<_>>()[1..],
+        [
+            (MessageStatus::Interrupted, "Part"),
+            (MessageStatus::Complete, "Whole.")
+        ]
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn keepalives_alone_end_the_reply_and_free_the_conversation() {
+    // `: keep-alive` every 5 s for an hour: the idle timeout never fires,
+    // the 120 s progress deadline does.
+    let mut forever = vec![head(SSE), chunk(&oa_text("I will "))];
+    for _ in 0..720 {
+        forever.push(W::Pause(5_000));
+        forever.push(chunk(": keep-alive\n\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![forever, oa_reply("Done now.")], || oa_reply("next")).await;
+    let e = engine_for(ProviderKind::Openai, &server.base, &dir, Config::default());
+    let c = conv(&e);
+    e.start();
+    let id = e.send_text(c, "first").unwrap();
+    let queued = e.send_text(c, "second").unwrap();
+    let mut due = NewItem::new(c, Kind::Message, "scheduled");
+    due.due_at = Some(T0 + 30_000);
+    let scheduled = e.submit(due).unwrap();
+    // Text is saved although no further chunk comes.
+    run_for(2).await;
+    let partial = e.store().messages(c).unwrap()[1].clone();
+    assert_eq!(
+        (partial.status, partial.content.as_str()),
+        (MessageStatus::Streaming, "I will ")
+    );
+    run_for(100).await;
+    assert_eq!(
+        e.store().item(queued).unwrap().unwrap().status,
+        Status::Pending,
+        "still answering the first"
+    );
+    run_for(25).await;
+    let m = e.store().message(partial.id).unwrap().unwrap();
+    assert_eq!(m.status, MessageStatus::Interrupted);
+    assert!(
+        m.error
+            .as_deref()
+            .unwrap_or("")
+            .contains("nothing new for 120s"),
+        "{:?}",
+        m.error
+    );
+    assert_eq!(m.content, "I will ");
+    // Retried after its back-off, then the items waiting behind it.
+    run_for(10).await;
+    for i in [id, queued, scheduled] {
+        assert_eq!(e.store().item(i).unwrap().unwrap().status, Status::Sent);
+    }
+    let users: Vec<String> = history(&e, c)
+        .into_iter()
+        .filter(|m| m.0 == Role::User)
+        .map(|m| m.2)
+        .collect();
+    assert_eq!(users, vec!["first", "second", "scheduled"]);
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_trickle_ends_at_the_reply_deadline() {
+    // One token a minute keeps the progress deadline happy; the overall
+    // deadline (here 10 min) ends it.
+    let mut trickle = vec![head(SSE)];
+    for i in 0..60 {
+        trickle.push(chunk(&oa_text(&format!("t{i} "))));
+        trickle.push(W::Pause(60_000));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![trickle], || oa_reply("Fine.")).await;
+    let mut cfg = Config::default();
+    cfg.turn.max_reply_secs = 600;
+    let e = engine_for(ProviderKind::Openai, &server.base, &dir, cfg);
+    let c = conv(&e);
+    e.start();
+    let id = e.send_text(c, "q").unwrap();
+    run_for(605).await;
+    let h = history(&e, c);
+    assert_eq!(h[1].1, MessageStatus::Interrupted, "{h:?}");
+    assert!(h[1].2.starts_with("t0 t1 "), "{:?}", h[1].2);
+    run_for(10).await;
+    assert_eq!(e.store().item(id).unwrap().unwrap().status, Status::Sent);
+    assert_eq!(history(&e, c).last().unwrap().2, "Fine.");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_model_that_always_calls_a_tool_is_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = Arc::new(Mutex::new(0usize));
+    let counter = n.clone();
+    let server = Server::start(vec![], move || {
+        let mut k = counter.lock().unwrap();
+        *k += 1;
+        oa_tool_call(&format!("call_{k}"), "list_scheduled", "{}")
+    })
+    .await;
+    let e = engine_for(ProviderKind::Openai, &server.base, &dir, Config::default());
+    let mut events = e.subscribe();
+    let c = conv(&e);
+    e.start();
+    e.send_text(c, "what is scheduled?").unwrap();
+    run_for(60).await;
+    // Two identical rounds ran; the third identical call ended the turn.
+    assert_eq!(server.requests().len(), 3);
+    let msgs = e.store().messages(c).unwrap();
+    let note = msgs.last().unwrap();
+    assert_eq!(note.role, Role::Notice);
+    assert!(note.content.contains("same tool call"), "{}", note.content);
+    assert!(!e.store().owes_reply(c).unwrap());
+    assert!(!e.is_busy(c));
+    let mut noticed = false;
+    while let Ok(ev) = events.try_recv() {
+        if let Event::Notice(n) = ev {
+            noticed |= n.kind == NoticeKind::Failed && n.text.contains("same tool call");
+        }
+    }
+    assert!(noticed, "the user is told why the turn ended");
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_rounds_per_turn_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = Arc::new(Mutex::new(0usize));
+    let counter = n.clone();
+    // Different arguments every time: only the round limit stops it.
+    let server = Server::start(vec![], move || {
+        let mut k = counter.lock().unwrap();
+        *k += 1;
+        oa_tool_call(
+            &format!("call_{k}"),
+            "list_scheduled",
+            &format!("{{\"page\":{k}}}"),
+        )
+    })
+    .await;
+    let mut cfg = Config::default();
+    cfg.turn.max_tool_rounds = 5;
+    let e = engine_for(ProviderKind::Openai, &server.base, &dir, cfg);
+    let c = conv(&e);
+    e.start();
+    e.send_text(c, "loop").unwrap();
+    run_for(60).await;
+    // Five rounds ran; the sixth reply's calls were not.
+    assert_eq!(server.requests().len(), 6);
+    let msgs = e.store().messages(c).unwrap();
+    assert!(msgs.last().unwrap().content.contains("limit 5"));
+    // Every call has a result, so nothing re-starts the loop after a restart.
+    let results = msgs.iter().filter(|m| m.role == Role::Tool).count();
+    assert_eq!(results, 6);
+    // A new user message starts a new count.
+    e.send_text(c, "again").unwrap();
+    run_for(60).await;
+    assert_eq!(server.requests().len(), 12);
+}
+
+// ------------------------------------------------------- the engine's rules --
+
+fn status(h: &Harness, id: i64) -> Status {
+    h.engine.store().item(id).unwrap().unwrap().status
+}
+
+fn new_conv(h: &Harness) -> i64 {
+    h.engine
+        .store()
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn permanent_failure_after_acceptance_stops_with_the_reason() {
+    let h = harness(vec![Step::Cut(
+        vec![text("before ")],
+        LlmError::permanent("malformed stream event"),
+    )]);
+    let c = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(c, "q").unwrap();
+    run_for(3600).await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert_eq!(it.status, Status::Failed);
+    assert!(
+        it.last_error
+            .as_deref()
+            .unwrap()
+            .contains("malformed stream event")
+    );
+    assert_eq!(h.provider.count(), 1, "a permanent failure is not retried");
+    // `tock retry` generates the reply again; the user message stays single.
+    h.engine.retry(id).unwrap();
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
+    let msgs = h.engine.store().messages(c).unwrap();
+    assert_eq!(msgs.iter().filter(|m| m.role == Role::User).count(), 1);
+    assert_eq!(msgs.last().unwrap().status, MessageStatus::Complete);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_attempt_budget_covers_both_sides_of_acceptance() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 3;
+    cfg.outbox.backoff_base_secs = 1;
+    let cut = || Step::Cut(vec![text("part ")], LlmError::transient("connection reset"));
+    let h = harness_with(
+        Scripted::new(vec![
+            Step::Fail(LlmError::transient("connection refused")),
+            cut(),
+            cut(),
+        ]),
+        cfg,
+    );
+    let c = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(c, "q").unwrap();
+    run_for(30).await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert_eq!(it.status, Status::Failed, "{it:?}");
+    assert_eq!(it.attempts, 3);
+    assert!(
+        it.last_error
+            .as_deref()
+            .unwrap()
+            .contains("(after 3 attempts)"),
+        "{:?}",
+        it.last_error
+    );
+    assert_eq!(h.provider.count(), 3);
+    // The views collapse the two interrupted attempts to the latest one.
+    let msgs = h.engine.store().messages(c).unwrap();
+    let collapsed = tock::store::collapse_attempts(&msgs);
+    assert_eq!(collapsed.hidden.len(), 1);
+    assert_eq!(collapsed.earlier.get(&msgs[2].id), Some(&1));
+    // Regenerating the conversation retries that item (it leaves the failed list).
+    let row = h.engine.regenerate(c).unwrap();
+    assert_eq!(row, id);
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
+    let msgs = h.engine.store().messages(c).unwrap();
+    assert_eq!(msgs.last().unwrap().content, "ok");
+    assert_eq!(msgs.iter().filter(|m| m.role == Role::User).count(), 1);
+    for r in h.provider.requests() {
+        let users = r
+            .messages
+            .iter()
+            .filter(|m| matches!(m, ChatMessage::User { text, .. } if text == "q"))
+            .count();
+        assert_eq!(users, 1);
+        assert!(
+            !r.messages
+                .iter()
+                .any(|m| matches!(m, ChatMessage::Assistant { text, .. } if text.contains("part")))
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sent_item_whose_reply_was_stopped_can_be_retried() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![Step::Hold(vec![text("half")], gate)]);
+    let c = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(c, "q").unwrap();
+    settle().await;
+    assert!(h.engine.stop(c));
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
+    h.engine.retry(id).unwrap();
+    settle().await;
+    let msgs = h.engine.store().messages(c).unwrap();
+    assert_eq!(msgs.last().unwrap().status, MessageStatus::Complete);
+    assert_eq!(msgs.iter().filter(|m| m.role == Role::User).count(), 1);
+    // Once answered, the item is not retried again.
+    assert!(h.engine.retry(id).is_err());
+}
+
+#[tokio::test(start_paused = true)]
+async fn text_is_saved_even_if_no_further_chunk_arrives() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![Step::Hold(vec![text("a"), text("b")], gate.clone())]);
+    let c = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(c, "q").unwrap();
+    settle().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    settle().await;
+    let m = h.engine.store().messages(c).unwrap()[1].clone();
+    assert_eq!(
+        (m.status, m.content.as_str()),
+        (MessageStatus::Streaming, "ab")
+    );
+    gate.notify_one();
+    settle().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crash_mid_reply_regenerates_from_the_item_without_a_new_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let c = store.create_conversation(Some("c"), "user", T0).unwrap();
+    let id = store
+        .enqueue(&NewItem::new(c, Kind::Queued, "question"), T0)
+        .unwrap();
+    assert!(store.claim(id, "dead", T0).unwrap());
+    let item = store.item(id).unwrap().unwrap();
+    let reply = store.accept(&item, "dead", "m", T0).unwrap().unwrap();
+    store.update_streaming(reply, "partial").unwrap();
+    let rows_before = store.list_items(true).unwrap().len();
+    // Long after the grace period: a reply owed is still generated, never expired.
+    let h = engine_on(store, Scripted::new(vec![]), Config::default(), dir);
+    h.clock.jump(13 * 3_600_000);
+    h.engine.start();
+    settle().await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert_eq!((it.status, it.attempts), (Status::Sent, 1));
+    assert_eq!(
+        h.engine.store().list_items(true).unwrap().len(),
+        rows_before
+    );
+    let msgs = h.engine.store().messages(c).unwrap();
+    assert_eq!(msgs.len(), 3);
+    assert_eq!(msgs[1].status, MessageStatus::Interrupted);
+    assert_eq!(msgs[2].status, MessageStatus::Complete);
+}
