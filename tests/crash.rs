@@ -14,6 +14,14 @@
 //!   reply;
 //! - every tool call of a complete reply has its result recorded.
 //!
+//! The server also fails after accepting: a share of requests (default 20 %,
+//! `TOCK_CRASH_FAULTS`) is cut mid-stream or ends with an error event, so
+//! every trial mixes kills with replies that must be generated again. The
+//! report counts provider requests per item and the copies of each reply in
+//! the history; every item must still end with exactly one complete reply,
+//! and a view (`show --json`, `hidden`) shows at most one interrupted
+//! attempt per reply.
+//!
 //! `TOCK_CRASH_TRIALS` sets the number of kill/restart trials (default 20;
 //! the full run is 200), `TOCK_CRASH_SEED` the seed.
 
@@ -63,9 +71,27 @@ fn env_num(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn server() -> MockServer {
+fn server(seed: u64, faults: u64) -> MockServer {
     let server = MockServer::start();
-    server.respond_with(|r| {
+    let rng = std::sync::Mutex::new(XorShift::new(seed ^ 0xfa17));
+    server.respond_with(move |r| {
+        // A fault after acceptance: cut after a few chunks, or an error event.
+        let (fault, cut_after, error) = {
+            let mut g = rng.lock().unwrap_or_else(|p| p.into_inner());
+            (g.chance(faults), g.range(0, CHUNKS as u64) as usize, g.chance(30))
+        };
+        if fault {
+            let chunks: Vec<String> = (0..cut_after).map(|i| format!("cut-r{}-{i} ", r.n)).collect();
+            return if error {
+                Reply::StreamError {
+                    chunks,
+                    gap: GAP,
+                    message: "overloaded mid-stream".into(),
+                }
+            } else {
+                Reply::Cut { chunks, gap: GAP }
+            };
+        }
         if r.last_role().as_deref() == Some("tool") {
             return Reply::chunks(&format!("after-tool-r{}", r.n), CHUNKS, GAP);
         }
@@ -124,9 +150,10 @@ fn add_item(t: &Tock, rng: &mut XorShift, n: usize, stats: &mut Stats) -> i64 {
 fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
     let trials = env_num("TOCK_CRASH_TRIALS", 20) as usize;
     let seed = env_num("TOCK_CRASH_SEED", 0x7ac0_c0de);
+    let faults = env_num("TOCK_CRASH_FAULTS", 20);
     let started = Instant::now();
     let mut rng = XorShift::new(seed);
-    let server = server();
+    let server = server(seed, faults);
     let t = Tock::with_openai(&server.base_url());
     t.write_config(
         "auto_approve = [\"schedule_task\"]\n\n[outbox]\nmax_attempts = 20\nbackoff_base_secs = 1\ncatchup_grace = \"12h\"\n",
@@ -226,8 +253,11 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
     eprintln!(
         "crash trials: seed {seed:#x}, {} trials ({} of the TUI), {} kills ({} with a row in sending, {} mid-stream), \
          items: {} accepted from the CLI ({} queued, {} scheduled, {} asking for a task) + {} tasks, \
-         {} regenerations, {} interrupted replies kept, {} requests ({} completed, {} cut by a kill), \
-         lost 0, duplicated 0, early 0; {:.1?}",
+         {} regenerations, {} interrupted replies kept, {} requests ({} completed, {} cut by a kill, \
+         {} faults injected after acceptance at {faults} %), \
+         requests per item: max {} (mean {:.2}, {} items asked more than once), \
+         copies of a reply in the history: max {} (interrupted attempts kept per reply: max {}, visible after collapsing: max {}), \
+         lost 0, duplicated 0, early 0, every item exactly one complete reply; {:.1?}",
         stats.trials,
         stats.tui_runs,
         stats.kills,
@@ -243,6 +273,13 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
         report.requests,
         report.completed,
         report.client_gone,
+        report.faults,
+        report.max_requests_per_item,
+        report.mean_requests_per_item,
+        report.items_requested_again,
+        report.max_copies,
+        report.max_interrupted_per_reply,
+        report.max_visible_interrupted,
         started.elapsed()
     );
     assert!(stats.kills == trials);
@@ -256,6 +293,15 @@ struct Report {
     requests: usize,
     completed: usize,
     client_gone: usize,
+    faults: usize,
+    max_requests_per_item: usize,
+    mean_requests_per_item: f64,
+    items_requested_again: usize,
+    /// Assistant messages (any status) answering one user message.
+    max_copies: usize,
+    max_interrupted_per_reply: usize,
+    /// Interrupted attempts a view still shows for one reply (after `hidden`).
+    max_visible_interrupted: usize,
 }
 
 struct Row {
@@ -389,7 +435,35 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
         .collect();
     for (conv, ms) in &convs {
         let mut owed = false;
+        // Per user message: final replies (complete, no tool calls), all
+        // assistant messages, interrupted ones.
+        let mut turn: Option<(usize, usize, usize)> = None;
+        let close = |turn: &mut Option<(usize, usize, usize)>, report: &mut Report| {
+            if let Some((finals, copies, interrupted)) = turn.take() {
+                assert_eq!(
+                    finals, 1,
+                    "conversation {conv}: a user message got {finals} complete replies"
+                );
+                report.max_copies = report.max_copies.max(copies);
+                report.max_interrupted_per_reply =
+                    report.max_interrupted_per_reply.max(interrupted);
+            }
+        };
         for m in ms {
+            match (m.role.as_str(), m.status.as_str()) {
+                ("user", _) => {
+                    close(&mut turn, &mut report);
+                    turn = Some((0, 0, 0));
+                }
+                ("assistant", st) => {
+                    if let Some((finals, copies, interrupted)) = turn.as_mut() {
+                        *copies += 1;
+                        *interrupted += usize::from(st == "interrupted");
+                        *finals += usize::from(st == "complete" && m.tool_calls_json.is_none());
+                    }
+                }
+                _ => {}
+            }
             assert_ne!(
                 m.status, "streaming",
                 "conversation {conv}: a reply still streaming"
@@ -434,10 +508,27 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
                 }
             }
         }
+        close(&mut turn, &mut report);
         assert!(
             !owed,
             "conversation {conv} does not end with a complete reply"
         );
+        // What a view shows: at most one interrupted attempt per reply.
+        let shown = t.show(&format!("#{conv}"));
+        let mut visible = 0usize;
+        for m in shown["messages"].as_array().cloned().unwrap_or_default() {
+            match (m["role"].as_str(), m["status"].as_str()) {
+                // A new reply starts after a user or tool message or a complete reply.
+                (Some("user" | "tool"), _) | (Some("assistant"), Some("complete")) => {
+                    visible = 0
+                }
+                (Some("assistant"), Some("interrupted")) if m["hidden"] == false => {
+                    visible += 1;
+                    report.max_visible_interrupted = report.max_visible_interrupted.max(visible);
+                }
+                _ => {}
+            }
+        }
         let last = ms
             .iter()
             .rev()
@@ -445,14 +536,29 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
         assert!(last.is_some_and(|m| m.role == "assistant" && m.status == "complete"));
     }
 
+    assert!(
+        report.max_visible_interrupted <= 1,
+        "a view shows {} interrupted attempts of one reply",
+        report.max_visible_interrupted
+    );
+
     // The server's view.
     let reqs = server.requests();
     report.requests = reqs.len();
+    // Requests per item: a request belongs to the item whose text is its last
+    // user message (continuations after a tool result are not counted).
+    let mut per_item: HashMap<String, usize> = HashMap::new();
     for r in &reqs {
         match r.outcome {
             support::Outcome::Completed => report.completed += 1,
             support::Outcome::ClientGone => report.client_gone += 1,
+            support::Outcome::Cut | support::Outcome::Status(200) => report.faults += 1,
             _ => {}
+        }
+        if r.last_role().as_deref() == Some("user")
+            && let Some(u) = r.last_user_text()
+        {
+            *per_item.entry(u).or_default() += 1;
         }
         let mut seen: Vec<String> = Vec::new();
         for (role, text) in r.messages() {
@@ -474,6 +580,10 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
             }
         }
     }
+    report.max_requests_per_item = per_item.values().copied().max().unwrap_or(0);
+    report.items_requested_again = per_item.values().filter(|n| **n > 1).count();
+    report.mean_requests_per_item =
+        per_item.values().sum::<usize>() as f64 / per_item.len().max(1) as f64;
     // Nothing early: no request carried a scheduled item or task before its due time.
     for row in rows.iter().filter(|r| r.due_at.is_some()) {
         let due = row.due_at.unwrap();
