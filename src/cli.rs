@@ -113,6 +113,19 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// Commands that never write to the database.
+    pub fn only_reads(&self) -> bool {
+        matches!(
+            self,
+            Command::List { .. }
+                | Command::Show { .. }
+                | Command::Conversations { .. }
+                | Command::Status { .. }
+        )
+    }
+}
+
 fn rfc3339(ms: Option<i64>) -> serde_json::Value {
     ms.and_then(chrono::DateTime::from_timestamp_millis)
         .map(|d| json!(d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
@@ -320,7 +333,11 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         .as_deref()
                         .map(|e| format!("  [{}]", crate::sanitize::sanitize_line(e)))
                         .unwrap_or_default();
-                    if let Some(w) = waiting.get(&i.id).filter(|w| **w != Waiting::Ready) {
+                    // The DUE column already says when a scheduled item goes.
+                    if let Some(w) = waiting
+                        .get(&i.id)
+                        .filter(|w| !matches!(w, Waiting::Ready | Waiting::Due { .. }))
+                    {
                         err.push_str(&format!("  ({})", w.describe(now)));
                     }
                     println!(
@@ -626,8 +643,22 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
         tracing::info!("{n}");
         eprintln!("tock: {n}");
     }
-    let store = Store::open(&db)?;
-    for n in store.notices() {
+    let store = match Store::open(&db) {
+        Ok(s) => s,
+        // Looking must keep working on a full disk or in a read-only
+        // directory, where SQLite cannot create the WAL's files.
+        Err(e) if cli.command.as_ref().is_some_and(Command::only_reads) && db.is_file() => {
+            match Store::open_read_only(&db) {
+                Ok(s) => {
+                    eprintln!("tock: {e:#} — showing it read-only");
+                    s
+                }
+                Err(_) => return Err(e),
+            }
+        }
+        Err(e) => return Err(e),
+    };
+    for n in store.notices().iter().filter(|_| !store.is_read_only()) {
         eprintln!("tock: {n}");
     }
     let cfg_path = cli

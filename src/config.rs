@@ -569,6 +569,16 @@ mod tests {
     }
 
     #[test]
+    fn the_example_config_parses_with_every_section() {
+        let cfg: Config = match toml::from_str(include_str!("../assets/config.example.toml")) {
+            Ok(c) => c,
+            Err(e) => panic!("assets/config.example.toml: {e}"),
+        };
+        assert_eq!(cfg.turn.stream_timeout_secs, 120);
+        assert_eq!(cfg.turn.max_tool_rounds, 25);
+    }
+
+    #[test]
     fn resolving_again_reuses_the_built_provider() {
         let src = source("sk-a");
         let a = src.resolve(Some("m")).map(|r| r.provider).ok();

@@ -28,7 +28,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => tock::tui::run(store, config),
         Some(Command::Daemon) => daemon_main(store, config),
-        Some(_) => tock::cli::run(&cli, &store, config),
+        Some(_) => {
+            tock::cli::run(&cli, &store, config).map_err(|e| tock::store::explain(e, store.path()))
+        }
     }
 }
 

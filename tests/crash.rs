@@ -78,10 +78,16 @@ fn server(seed: u64, faults: u64) -> MockServer {
         // A fault after acceptance: cut after a few chunks, or an error event.
         let (fault, cut_after, error) = {
             let mut g = rng.lock().unwrap_or_else(|p| p.into_inner());
-            (g.chance(faults), g.range(0, CHUNKS as u64) as usize, g.chance(30))
+            (
+                g.chance(faults),
+                g.range(0, CHUNKS as u64) as usize,
+                g.chance(30),
+            )
         };
         if fault {
-            let chunks: Vec<String> = (0..cut_after).map(|i| format!("cut-r{}-{i} ", r.n)).collect();
+            let chunks: Vec<String> = (0..cut_after)
+                .map(|i| format!("cut-r{}-{i} ", r.n))
+                .collect();
             return if error {
                 Reply::StreamError {
                     chunks,
@@ -519,9 +525,7 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
         for m in shown["messages"].as_array().cloned().unwrap_or_default() {
             match (m["role"].as_str(), m["status"].as_str()) {
                 // A new reply starts after a user or tool message or a complete reply.
-                (Some("user" | "tool"), _) | (Some("assistant"), Some("complete")) => {
-                    visible = 0
-                }
+                (Some("user" | "tool"), _) | (Some("assistant"), Some("complete")) => visible = 0,
                 (Some("assistant"), Some("interrupted")) if m["hidden"] == false => {
                     visible += 1;
                     report.max_visible_interrupted = report.max_visible_interrupted.max(visible);

@@ -64,6 +64,9 @@ impl Store {
                 Err(e) => tracing::debug!("cannot tighten {}: {e}", p.display()),
             }
         }
+        // Read before SQLite opens the file: closing another descriptor of
+        // an open database would drop SQLite's POSIX locks on it.
+        let check_pages = !header_says_wal(path);
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -71,9 +74,14 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| describe(e, path))?;
-        let mut store = Self::setup(conn, path.to_path_buf())?;
+        let mut store = Self::setup(conn, path.to_path_buf(), check_pages)?;
         store.notices = Arc::new(notices);
         Ok(store)
+    }
+
+    /// Whether it was opened with [`Store::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.conn().is_readonly(rusqlite::MAIN_DB).unwrap_or(false)
     }
 
     /// What opening changed that the user should hear about (one line each).
@@ -83,14 +91,76 @@ impl Store {
 
     /// A private in-memory database (tests and benches).
     pub fn open_in_memory() -> Result<Self> {
-        Self::setup(Connection::open_in_memory()?, PathBuf::from(":memory:"))
+        Self::setup(
+            Connection::open_in_memory()?,
+            PathBuf::from(":memory:"),
+            false,
+        )
     }
 
-    fn setup(mut conn: Connection, path: PathBuf) -> Result<Self> {
+    /// Open an existing database for reading only, for commands that only
+    /// look (`list`, `show`, `status`) when a normal open is impossible: a
+    /// full disk or a read-only directory, where SQLite cannot create the
+    /// WAL's shared-memory file. Nothing is migrated or written.
+    pub fn open_read_only(path: &Path) -> Result<Self> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let open = |query: &str| -> rusqlite::Result<Connection> {
+            let c = Connection::open_with_flags(format!("file:{}?{query}", uri_path(path)), flags)?;
+            c.busy_timeout(Duration::from_secs(5))?;
+            c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+            Ok(c)
+        };
+        // `immutable` reads the file as it is, without the WAL index; only
+        // used when even that cannot be set up (no process can be writing
+        // then: none could create its files either).
+        let conn = open("mode=ro")
+            .or_else(|_| open("immutable=1"))
+            .map_err(|e| describe(e, path))?;
+        let version: i64 = conn
+            .query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| describe(e, path))?;
+        if version != SCHEMA_VERSION {
+            anyhow::bail!(
+                "{} has schema {version} and this build knows {SCHEMA_VERSION}; it cannot be read without writing to it",
+                path.display()
+            );
+        }
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+            path: path.to_path_buf(),
+            notices: Arc::new(vec![format!(
+                "{} opened read-only: nothing can be changed until it is writable",
+                path.display()
+            )]),
+        })
+    }
+
+    fn setup(mut conn: Connection, path: PathBuf, check_pages: bool) -> Result<Self> {
         conn.busy_timeout(Duration::from_secs(5))?;
         // A corrupt or foreign file fails here, before anything is written to it.
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
             .map_err(|e| describe(e, &path))?;
+        // Switching to WAL rewrites the header: a file not in WAL yet is
+        // checked first, so a database corrupt inside its pages is refused
+        // untouched (once in WAL, the switch writes nothing).
+        if check_pages {
+            let check: String = conn
+                .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+                .map_err(|e| describe(e, &path))?;
+            if check != "ok" {
+                anyhow::bail!(
+                    "{} is corrupt inside ({}); it was left untouched (move it away or use --db)",
+                    path.display(),
+                    crate::sanitize::sanitize_line(&check)
+                );
+            }
+        }
         if path.as_os_str() != ":memory:" {
             // Switching a new database to WAL takes an exclusive lock, and
             // SQLite answers SQLITE_BUSY at once (its busy handler is not
@@ -149,22 +219,92 @@ impl Store {
     }
 }
 
-/// Turn SQLite failures into one readable line that says what to do.
-fn describe(e: rusqlite::Error, path: &Path) -> anyhow::Error {
+/// Bytes 18 and 19 of the header are 2 in a WAL database.
+fn header_says_wal(path: &Path) -> bool {
+    use std::io::Read;
+    let mut hdr = [0u8; 20];
+    match std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut hdr)) {
+        Ok(()) => hdr[18] == 2 && hdr[19] == 2,
+        // Empty or new: nothing to protect.
+        Err(_) => true,
+    }
+}
+
+/// `path` for an SQLite URI (`file:` + percent-escapes where needed).
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
+            b if b.is_ascii() && !b.is_ascii_control() => out.push(*b as char),
+            b => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Whether the directory holding `path` refuses writes (it may be the
+/// directory, not the file, that makes a database read-only: SQLite needs to
+/// create its `-wal` and `-shm` there).
+fn dir_read_only(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) != 0 }
+}
+
+/// One readable line for an SQLite failure on `path`: the file, the cause,
+/// what to do.
+fn sqlite_line(e: &rusqlite::Error, path: &Path) -> String {
     use rusqlite::ErrorCode as C;
     let p = path.display();
-    let code = e.sqlite_error_code();
-    match code {
-        Some(C::NotADatabase) | Some(C::DatabaseCorrupt) => anyhow::anyhow!(
+    let extended = match e {
+        rusqlite::Error::SqliteFailure(f, _) => f.extended_code,
+        _ => 0,
+    };
+    match e.sqlite_error_code() {
+        Some(C::NotADatabase) | Some(C::DatabaseCorrupt) => format!(
             "{p} is not a tock database or is corrupt; it was left untouched (move it away or use --db)"
         ),
-        Some(C::ReadOnly) => anyhow::anyhow!("{p} is read-only; tock needs to write to it"),
-        Some(C::CannotOpen) => anyhow::anyhow!("cannot open {p}: {e}"),
+        Some(C::ReadOnly) if dir_read_only(path) => format!(
+            "the directory holding {p} is read-only; tock needs to write its -wal and -shm files there"
+        ),
+        Some(C::ReadOnly) => format!("{p} is read-only; tock needs to write to it"),
+        Some(C::CannotOpen) if dir_read_only(path) => format!(
+            "cannot open {p}: its directory is read-only (tock needs to create its -wal and -shm files)"
+        ),
+        Some(C::CannotOpen) => format!("cannot open {p}: {e}"),
         Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => {
-            anyhow::anyhow!("{p} is locked by another process; try again")
+            format!("{p} is locked by another process; try again")
         }
-        Some(C::DiskFull) => anyhow::anyhow!("the disk holding {p} is full"),
-        _ => anyhow::Error::new(e).context(format!("database {p}")),
+        Some(C::DiskFull) => format!("the disk holding {p} is full; free some space and try again"),
+        // SQLITE_IOERR_SHMOPEN / SHMSIZE / SHMMAP: the WAL index cannot be made.
+        Some(C::SystemIoFailure) if matches!(extended >> 8, 18..=21) => {
+            format!("cannot create {p}-shm (is the disk full or the directory read-only?): {e}")
+        }
+        Some(C::SystemIoFailure) => format!("disk I/O error on {p} (is the disk full?): {e}"),
+        _ => format!("database {p}: {e}"),
+    }
+}
+
+/// Turn SQLite failures into one readable line that says what to do.
+fn describe(e: rusqlite::Error, path: &Path) -> anyhow::Error {
+    anyhow::anyhow!(sqlite_line(&e, path))
+}
+
+/// An error from any store operation as one line naming the database file
+/// and the cause (front ends print it as it is). Errors that are not
+/// SQLite's pass through unchanged.
+pub fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
+    match e.chain().find_map(|c| c.downcast_ref::<rusqlite::Error>()) {
+        Some(sql) => anyhow::anyhow!(sqlite_line(sql, path)),
+        None => e,
     }
 }
 
