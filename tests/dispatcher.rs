@@ -128,3 +128,53 @@ async fn a_short_sleep_still_catches_up() {
         Status::Sent
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn every_pending_item_says_what_it_waits_for() {
+    use tock::store::Waiting;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![
+        Step::Hold(vec![text("busy")], gate.clone()),
+        Step::Fail(tock::llm::LlmError::transient("connection refused")),
+    ]);
+    let store = h.engine.store().clone();
+    let now = || h.engine.now_ms();
+    let busy = store
+        .create_conversation(Some("busy"), "user", now())
+        .unwrap();
+    let approval = store
+        .create_conversation(Some("approval"), "user", now())
+        .unwrap();
+    let backoff = store
+        .create_conversation(Some("backoff"), "user", now())
+        .unwrap();
+    h.engine.start();
+    let first = h.engine.send_text(busy, "first").unwrap();
+    settle().await;
+    let behind = h.engine.send_text(busy, "second").unwrap();
+    let mut later = NewItem::new(busy, Kind::Message, "later");
+    let due = now() + 3_600_000;
+    later.due_at = Some(due);
+    let later = h.engine.submit(later).unwrap();
+    let a = store
+        .add_approval(approval, 0, "call_1", "schedule_task", "{}", "{}", now())
+        .unwrap();
+    let waits = h.engine.send_text(approval, "after the approval").unwrap();
+    let retry = h.engine.send_text(backoff, "will back off").unwrap();
+    settle().await;
+    let w = store.waiting(now()).unwrap();
+    assert_eq!(w.get(&first), None, "in flight");
+    assert_eq!(w[&behind], Waiting::Behind { item_id: first });
+    assert_eq!(w[&later], Waiting::Due { at: due });
+    assert_eq!(w[&waits], Waiting::Approval { approval_id: a });
+    assert!(
+        matches!(w[&retry], Waiting::Backoff { until } if until > now()),
+        "{:?}",
+        w[&retry]
+    );
+    for (id, reason) in &w {
+        assert!(!reason.describe(now()).is_empty(), "{id}");
+    }
+    gate.notify_one();
+    settle().await;
+}

@@ -93,8 +93,16 @@ impl Store {
             .collect::<rusqlite::Result<_>>()?
         };
         let mut out = HashMap::new();
-        // The row that holds each conversation: in flight, or its first due row.
-        let mut head: HashMap<i64, i64> = HashMap::new();
+        // The row that holds each conversation: a reply streaming (its row is
+        // already `sent`), a row in flight, or its first due row.
+        let mut head: HashMap<i64, i64> = {
+            let mut st = conn.prepare_cached(
+                "SELECT conversation_id, outbox_id FROM messages
+                 WHERE status = 'streaming' AND outbox_id IS NOT NULL",
+            )?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
         for (id, conv, status, due, next, sent) in rows {
             if status == "sending" {
                 if let Some(c) = conv {
