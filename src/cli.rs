@@ -299,7 +299,10 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         }
         Command::List { all, json } => {
             let items = store.list_items(*all)?;
-            let waiting = store.waiting(now)?;
+            let mut waiting = store.waiting(now)?;
+            if !config.get().outbox.enabled {
+                waiting.values_mut().for_each(|w| *w = Waiting::Paused);
+            }
             if *json {
                 let arr: Vec<_> = items
                     .iter()
@@ -495,6 +498,7 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
         Waiting::Backoff { .. } => 3,
         Waiting::Ready => 4,
         Waiting::Due { .. } => 5,
+        Waiting::Paused => 6,
     };
     let mut blocked: std::collections::BTreeMap<i64, (i64, Waiting)> = Default::default();
     for i in store.list_items(false)? {
@@ -512,7 +516,7 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
         if enabled {
             w.describe(now)
         } else {
-            "queue paused: the outbox is disabled in the config".to_string()
+            Waiting::Paused.describe(now)
         }
     };
     if as_json {

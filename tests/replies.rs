@@ -779,3 +779,40 @@ async fn a_crash_mid_reply_regenerates_from_the_item_without_a_new_row() {
     assert_eq!(msgs[1].status, MessageStatus::Interrupted);
     assert_eq!(msgs[2].status, MessageStatus::Complete);
 }
+
+#[tokio::test(start_paused = true)]
+async fn ollama_stream_cut_after_acceptance_is_generated_again() {
+    let line = |t: &str, done: bool| {
+        format!(
+            "{}\n",
+            json!({"model": "m", "message": {"role": "assistant", "content": t}, "done": done})
+        )
+    };
+    let nd = "application/x-ndjson";
+    let fault = vec![head(nd), chunk(&line("Par", false))];
+    let ok = vec![
+        head(nd),
+        chunk(&line("Whole.", false)),
+        chunk(&line("", true)),
+        end_body(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![fault, ok], Vec::new).await;
+    let e = engine_for(ProviderKind::Ollama, &server.base, &dir, Config::default());
+    let c = conv(&e);
+    e.start();
+    let id = e.send_text(c, "q").unwrap();
+    run_for(6).await;
+    assert_eq!(e.store().item(id).unwrap().unwrap().status, Status::Sent);
+    let h = history(&e, c);
+    assert_eq!(
+        h.iter().map(|m| (m.1, m.2.as_str())).collect::<Vec<_>>()[1..],
+        [
+            (MessageStatus::Interrupted, "Par"),
+            (MessageStatus::Complete, "Whole.")
+        ]
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_clean_retry(&reqs[1], "q", "Par");
+}

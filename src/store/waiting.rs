@@ -22,6 +22,9 @@ pub enum Waiting {
     ReplyRetry { until: i64 },
     /// Nothing in the way: it goes as soon as a dispatcher runs.
     Ready,
+    /// The outbox is switched off in the config (decided by the caller,
+    /// which knows the config; the store does not).
+    Paused,
 }
 
 impl Waiting {
@@ -48,6 +51,7 @@ impl Waiting {
                 format!("its reply is generated again at {}", at(*until))
             }
             Waiting::Ready => "ready: sent as soon as a dispatcher runs".into(),
+            Waiting::Paused => "queue paused: the outbox is disabled in the config".into(),
         }
     }
 }
