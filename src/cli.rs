@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 use crate::config::ConfigSource;
-use crate::engine::{Clock, Engine, Options, SystemClock};
+use crate::engine::{Clock, Engine, ItemState, Options, SystemClock};
 use crate::store::{Kind, NewItem, OutboxItem, Store};
 use crate::when::{self, Mode};
 
@@ -118,13 +118,14 @@ fn local(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-pub fn item_json(i: &OutboxItem) -> serde_json::Value {
+pub fn item_json(i: &OutboxItem, state: &ItemState) -> serde_json::Value {
     json!({
         "id": i.id,
         "conversation_id": i.conversation_id,
         "kind": i.kind.as_str(),
         "text": i.text,
         "status": i.status.as_str(),
+        "state": state.label(),
         "due_at": rfc3339(i.due_at),
         "attempts": i.attempts,
         "last_error": i.last_error,
@@ -179,8 +180,8 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         .ok_or_else(|| anyhow!("no conversation \"{key}\""))?
                         .id
                 }
-                (None, Some(title)) => store.create_conversation(Some(title), "cli", now)?,
-                (None, None) => store.create_conversation(None, "cli", now)?,
+                (None, Some(title)) => engine.create_conversation(Some(title), "cli")?,
+                (None, None) => engine.create_conversation(None, "cli")?,
             };
             let mut item = NewItem::new(
                 conv_id,
@@ -198,8 +199,16 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         }
         Command::List { all, json } => {
             let items = store.list_items(*all)?;
+            let gates = crate::engine::state::gates(store)?;
+            let state_of = |i: &OutboxItem| {
+                let gate = i
+                    .conversation_id
+                    .and_then(|c| gates.get(&c).copied())
+                    .unwrap_or_default();
+                crate::engine::item_state(i, now, gate)
+            };
             if *json {
-                let arr: Vec<_> = items.iter().map(item_json).collect();
+                let arr: Vec<_> = items.iter().map(|i| item_json(i, &state_of(i))).collect();
                 println!("{}", serde_json::to_string_pretty(&arr)?);
             } else if items.is_empty() {
                 println!(
@@ -208,7 +217,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             } else {
                 println!(
                     "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  TEXT",
-                    "ID", "DUE", "CONV", "KIND", "STATUS", "TRY"
+                    "ID", "DUE", "CONV", "KIND", "STATE", "TRY"
                 );
                 for i in &items {
                     let due = match i.due_at {
@@ -234,7 +243,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         due,
                         conv,
                         i.kind.as_str(),
-                        i.status.as_str(),
+                        state_of(i).label(),
                         i.attempts
                     );
                 }
@@ -365,7 +374,7 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
                 "dispatcher": lease.as_ref().map(|l| json!({"pid": l.pid, "lease_expires_at": rfc3339(Some(l.expires_at))})),
                 "outbox_enabled": enabled,
                 "counts": c,
-                "next": next.as_ref().map(item_json),
+                "next": next.as_ref().map(|i| item_json(i, &crate::engine::item_state(i, now, Default::default()))),
                 "model": model_name,
                 "provider": provider,
                 "reachability": reachable,
