@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 use crate::config::ConfigSource;
-use crate::engine::{Clock, Engine, Options, SystemClock};
+use crate::engine::{Clock, Engine, ItemState, Options, SystemClock};
 use crate::store::{Kind, NewItem, OutboxItem, Store, Waiting};
 use crate::when::{self, Mode};
 
@@ -142,16 +142,22 @@ fn local(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-/// An item as `list --json` prints it: the documented fields, plus
-/// `next_attempt_at` (back-off) and `waiting` (why a pending item has not
-/// gone out yet, one line; null otherwise).
-pub fn item_json(i: &OutboxItem, waiting: Option<&Waiting>, now: i64) -> serde_json::Value {
+/// An item as `list --json` prints it: the documented fields, plus `state`
+/// (what every view shows), `next_attempt_at` (back-off) and `waiting` (why a
+/// pending item has not gone out yet, one line; null otherwise).
+pub fn item_json(
+    i: &OutboxItem,
+    state: &ItemState,
+    waiting: Option<&Waiting>,
+    now: i64,
+) -> serde_json::Value {
     json!({
         "id": i.id,
         "conversation_id": i.conversation_id,
         "kind": i.kind.as_str(),
         "text": i.text,
         "status": i.status.as_str(),
+        "state": state.label(),
         "due_at": rfc3339(i.due_at),
         "attempts": i.attempts,
         "last_error": i.last_error,
@@ -280,8 +286,8 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         .ok_or_else(|| anyhow!("no conversation #{id}"))?
                         .id
                 }
-                (None, None, Some(title)) => store.create_conversation(Some(title), "cli", now)?,
-                (None, None, None) => store.create_conversation(None, "cli", now)?,
+                (None, None, Some(title)) => engine.create_conversation(Some(title), "cli")?,
+                (None, None, None) => engine.create_conversation(None, "cli")?,
             };
             let mut item = NewItem::new(
                 conv_id,
@@ -301,12 +307,20 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             let items = store.list_items(*all)?;
             let mut waiting = store.waiting(now)?;
             if !config.get().outbox.enabled {
-                waiting.values_mut().for_each(|w| *w = Waiting::Paused);
+                waiting.values_mut().for_each(|w| *w = Waiting::Disabled);
             }
+            let gates = crate::engine::state::gates(store)?;
+            let state_of = |i: &OutboxItem| {
+                let gate = i
+                    .conversation_id
+                    .and_then(|c| gates.get(&c).copied())
+                    .unwrap_or_default();
+                crate::engine::item_state(i, now, gate)
+            };
             if *json {
                 let arr: Vec<_> = items
                     .iter()
-                    .map(|i| item_json(i, waiting.get(&i.id), now))
+                    .map(|i| item_json(i, &state_of(i), waiting.get(&i.id), now))
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&arr)?);
             } else if items.is_empty() {
@@ -316,7 +330,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             } else {
                 println!(
                     "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  TEXT",
-                    "ID", "DUE", "CONV", "KIND", "STATUS", "TRY"
+                    "ID", "DUE", "CONV", "KIND", "STATE", "TRY"
                 );
                 for i in &items {
                     let due = match i.due_at {
@@ -349,7 +363,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         due,
                         conv,
                         i.kind.as_str(),
-                        i.status.as_str(),
+                        state_of(i).label(),
                         i.attempts
                     );
                 }
@@ -496,9 +510,10 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
         Waiting::Behind { .. } => 1,
         Waiting::ReplyRetry { .. } => 2,
         Waiting::Backoff { .. } => 3,
+        Waiting::QueuePaused => 1,
         Waiting::Ready => 4,
         Waiting::Due { .. } => 5,
-        Waiting::Paused => 6,
+        Waiting::Disabled => 6,
     };
     let mut blocked: std::collections::BTreeMap<i64, (i64, Waiting)> = Default::default();
     for i in store.list_items(false)? {
@@ -516,7 +531,7 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
         if enabled {
             w.describe(now)
         } else {
-            Waiting::Paused.describe(now)
+            Waiting::Disabled.describe(now)
         }
     };
     if as_json {
@@ -534,7 +549,7 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
                 "dispatcher": lease.as_ref().map(|l| json!({"pid": l.pid, "lease_expires_at": rfc3339(Some(l.expires_at))})),
                 "outbox_enabled": enabled,
                 "counts": c,
-                "next": next.as_ref().map(|i| item_json(i, waiting.get(&i.id), now)),
+                "next": next.as_ref().map(|i| item_json(i, &crate::engine::item_state(i, now, Default::default()), waiting.get(&i.id), now)),
                 "conversations": b,
                 "model": model_name,
                 "provider": provider,

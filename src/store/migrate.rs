@@ -14,6 +14,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "0003_approvals",
         include_str!("../../migrations/0003_approvals.sql"),
     ),
+    (
+        "0004_drafts_and_pause",
+        include_str!("../../migrations/0004_drafts_and_pause.sql"),
+    ),
 ];
 
 pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {

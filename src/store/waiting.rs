@@ -22,9 +22,11 @@ pub enum Waiting {
     ReplyRetry { until: i64 },
     /// Nothing in the way: it goes as soon as a dispatcher runs.
     Ready,
+    /// The user stopped a reply in its conversation: the queue waits until resumed.
+    QueuePaused,
     /// The outbox is switched off in the config (decided by the caller,
     /// which knows the config; the store does not).
-    Paused,
+    Disabled,
 }
 
 impl Waiting {
@@ -51,7 +53,8 @@ impl Waiting {
                 format!("its reply is generated again at {}", at(*until))
             }
             Waiting::Ready => "ready: sent as soon as a dispatcher runs".into(),
-            Waiting::Paused => "queue paused: the outbox is disabled in the config".into(),
+            Waiting::QueuePaused => "queue paused: a reply was stopped in its conversation".into(),
+            Waiting::Disabled => "nothing is sent: the outbox is disabled in the config".into(),
         }
     }
 }
@@ -96,6 +99,12 @@ impl Store {
             })?
             .collect::<rusqlite::Result<_>>()?
         };
+        let paused: std::collections::HashSet<i64> = {
+            let mut st = conn
+                .prepare_cached("SELECT id FROM conversations WHERE queue_paused_at IS NOT NULL")?;
+            st.query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?
+        };
         let mut out = HashMap::new();
         // The row that holds each conversation: a reply streaming (its row is
         // already `sent`), a row in flight, or its first due row.
@@ -118,6 +127,8 @@ impl Store {
                 Waiting::Due { at }
             } else if let Some(a) = conv.and_then(|c| approvals.get(&c)) {
                 Waiting::Approval { approval_id: *a }
+            } else if conv.is_some_and(|c| paused.contains(&c)) {
+                Waiting::QueuePaused
             } else if let Some(h) = conv.and_then(|c| head.get(&c)) {
                 Waiting::Behind { item_id: *h }
             } else {
