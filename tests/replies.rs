@@ -816,3 +816,29 @@ async fn ollama_stream_cut_after_acceptance_is_generated_again() {
     assert_eq!(reqs.len(), 2);
     assert_clean_retry(&reqs[1], "q", "Par");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_being_generated_again_cannot_be_edited_or_taken_back() {
+    let h = harness(vec![Step::Cut(
+        vec![text("half")],
+        LlmError::transient("connection reset"),
+    )]);
+    let c = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(c, "already sent").unwrap();
+    settle().await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert!(it.accepted() && it.status == Status::Pending);
+    // Its text is in the conversation: changing or retrieving it would send it twice.
+    assert!(h.engine.edit(id, "changed").is_err());
+    assert!(h.engine.pull_back(id, it.updated_at).is_err());
+    run_for(6).await;
+    let msgs = h.engine.store().messages(c).unwrap();
+    let users: Vec<&str> = msgs
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(users, ["already sent"]);
+    assert_eq!(msgs.last().unwrap().status, MessageStatus::Complete);
+}
