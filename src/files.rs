@@ -52,7 +52,8 @@ pub fn tighten(path: &Path) -> std::io::Result<Option<String>> {
     if mode & 0o077 == 0 {
         return Ok(None);
     }
-    let want = mode & 0o700 | if meta.is_dir() { 0o700 } else { 0o600 };
+    // Only take bits away: a read-only file stays read-only.
+    let want = mode & !0o077;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(want))?;
     Ok(Some(format!(
         "{} was readable by others (mode {mode:o}); it is now {want:o}",
@@ -349,6 +350,11 @@ mod tests {
         assert!(note.contains("readable by others"), "{note}");
         assert_eq!(mode(&f), 0o600);
         assert_eq!(tighten(&f).unwrap(), None);
+        // Tightening never adds a permission.
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o444)).unwrap();
+        assert!(tighten(&f).unwrap().is_some());
+        assert_eq!(mode(&f), 0o400);
+        // SAFETY: restores the mask saved above.
         unsafe { libc::umask(old) };
     }
 }

@@ -126,3 +126,79 @@ fn a_full_disk_and_a_read_only_file_system_keep_reading_and_say_why_writes_fail(
     assert!(line.contains("tock.db"), "names the file: {line}");
     assert!(line.contains("read-only"), "says why: {line}");
 }
+
+/// `tock ARGS` as the unprivileged user `nobody` (None where that is impossible).
+fn as_nobody(t: &Tock, args: &[&str]) -> Option<support::Out> {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: running as another user needs root and setpriv");
+        return None;
+    }
+    let mut c = Command::new("/usr/bin/setpriv");
+    c.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        support::tock_bin(),
+    ])
+    .args(args)
+    .env_clear()
+    .stdin(std::process::Stdio::null());
+    for (k, v) in &t.env {
+        c.env(k, v);
+    }
+    let o = c.output().ok()?;
+    Some(support::Out {
+        status: o.status,
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    })
+}
+
+#[test]
+fn a_read_only_file_or_directory_of_another_user_is_read_and_named_right() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut t = Tock::new();
+    // Logs of the other user's runs go where it may write.
+    let logs = t.path("nobody-logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::set_permissions(&logs, std::fs::Permissions::from_mode(0o777)).unwrap();
+    t.set_env("TOCK_LOG_DIR", logs.to_str().unwrap());
+    t.set_env("HOME", logs.to_str().unwrap());
+    let id = t.send(&["--new", "mine", "--in", "1h", "a private note"]);
+    let data = t.db.parent().unwrap().to_path_buf();
+    let set = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
+    set(t.dir.path(), 0o755).unwrap();
+    // The file is another user's and read-only to us; the directory is open.
+    set(&data, 0o777).unwrap();
+    set(&t.db, 0o444).unwrap();
+    let Some(o) = as_nobody(&t, &["list", "--json"]) else {
+        return;
+    };
+    assert!(o.status.success(), "list on a read-only file: {}", o.stderr);
+    assert!(o.stdout.contains(&format!("\"id\": {id}")), "{}", o.stdout);
+    let o = as_nobody(&t, &["send", "--conv", "mine", "x"]).unwrap();
+    assert!(!o.status.success());
+    assert!(
+        o.stderr.contains("tock.db is read-only"),
+        "the file, not the directory: {}",
+        o.stderr
+    );
+    // Now the directory is read-only and the file writable.
+    set(&t.db, 0o666).unwrap();
+    set(&data, 0o555).unwrap();
+    let o = as_nobody(&t, &["list", "--json"]).unwrap();
+    assert!(
+        o.status.success(),
+        "list in a read-only directory: {}",
+        o.stderr
+    );
+    let o = as_nobody(&t, &["send", "--conv", "mine", "x"]).unwrap();
+    assert!(!o.status.success());
+    assert!(
+        o.stderr.contains("directory") && o.stderr.contains("read-only"),
+        "the directory, not the file: {}",
+        o.stderr
+    );
+    set(&data, 0o700).unwrap();
+}
