@@ -110,6 +110,7 @@ fn on_pseudo_fs(f: &File) -> bool {
     use std::os::fd::AsRawFd;
     const PROC_SUPER_MAGIC: i64 = 0x9fa0;
     const SYSFS_MAGIC: i64 = 0x6265_6572;
+    // SAFETY: statfs is plain data; all zeroes is a valid value to fill in.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: `f` is an open descriptor and `st` is a valid out-pointer.
     let r = unsafe { libc::fstatfs(f.as_raw_fd(), &mut st) };
