@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 use crate::config::ConfigSource;
-use crate::engine::{Clock, Engine, Options, SystemClock};
+use crate::engine::{Clock, Engine, Options, SeriesView, SystemClock};
 use crate::store::{Kind, NewItem, OutboxItem, Store};
 use crate::when::{self, Mode};
 
@@ -46,29 +46,39 @@ pub enum Command {
         #[arg(long = "in", value_name = "DUR", conflicts_with = "at")]
         in_: Option<String>,
         /// Send at this time, e.g. 9am, "tomorrow 14:30", "2026-12-01 09:00"
-        #[arg(long)]
+        #[arg(long, conflicts_with = "every")]
         at: Option<String>,
+        /// Repeat: "every weekday 9am", "every 2h", "cron '0 9 * * 1-5'"; prints the series id
+        #[arg(long, value_name = "EXPR", conflicts_with = "in_")]
+        every: Option<String>,
+        /// With --every: the last day or instant, e.g. "dec 24", 2026-12-31
+        #[arg(long, value_name = "DATE", requires = "every")]
+        until: Option<String>,
         /// The message (several words are joined)
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
-    /// List outbox items (pending, scheduled, failed, expired)
+    /// List outbox items (pending, scheduled, failed, expired) and recurring series
     List {
-        /// Include finished (sent, canceled) items
+        /// Include finished (sent, canceled) items and ended series
         #[arg(long)]
         all: bool,
         #[arg(long)]
         json: bool,
     },
-    /// Cancel an item
+    /// Cancel an item, or end a recurring series
     Cancel { id: i64 },
-    /// Give an item a new time
+    /// Pause a recurring series
+    Pause { id: i64 },
+    /// Resume a paused series at its next occurrence
+    Resume { id: i64 },
+    /// Give an item a new time, or a series a new rule
     Reschedule {
         id: i64,
         #[arg(required = true, num_args = 1..)]
         time: Vec<String>,
     },
-    /// Change an item's text
+    /// Change an item's or a series' text
     Edit {
         id: i64,
         #[arg(required = true, num_args = 1..)]
@@ -130,6 +140,33 @@ pub fn item_json(i: &OutboxItem) -> serde_json::Value {
         "last_error": i.last_error,
         "created_at": rfc3339(Some(i.created_at)),
         "sent_at": rfc3339(i.sent_at),
+        "series_id": i.series_id,
+    })
+}
+
+/// A recurring series in `list --json`: the item fields plus the series'.
+pub fn series_json(v: &SeriesView) -> serde_json::Value {
+    let s = &v.series;
+    json!({
+        "id": s.id,
+        "conversation_id": s.conversation_id,
+        "kind": "recurring",
+        "text": s.text,
+        "status": s.status.as_str(),
+        "due_at": rfc3339(s.next_due_at),
+        "attempts": 0,
+        "last_error": null,
+        "created_at": rfc3339(Some(s.created_at)),
+        "sent_at": null,
+        "rule": v.description,
+        "expression": s.rule,
+        "next_due_at": rfc3339(s.next_due_at),
+        "upcoming": v.upcoming.iter().map(|t| rfc3339(Some(*t))).collect::<Vec<_>>(),
+        "occurrences": s.occurrences,
+        "skipped": s.skipped,
+        "remaining": s.remaining,
+        "until_at": rfc3339(s.until_at),
+        "occurrence_kind": s.kind.as_str(),
     })
 }
 
@@ -157,12 +194,24 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             new,
             in_,
             at,
+            every,
+            until,
             text,
         } => {
             let text = text.join(" ");
             if text.trim().is_empty() {
                 bail!("the message is empty");
             }
+            let schedule = match every {
+                Some(e) => {
+                    let expr = match until {
+                        Some(u) => format!("{e} until {u}"),
+                        None => e.clone(),
+                    };
+                    Some(crate::recur::parse(&expr, &now_local())?)
+                }
+                None => None,
+            };
             let due = match (in_, at) {
                 (Some(d), _) => {
                     Some(when::parse_time(d, &now_local(), Mode::Later)?.timestamp_millis())
@@ -182,6 +231,13 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 (None, Some(title)) => store.create_conversation(Some(title), "cli", now)?,
                 (None, None) => store.create_conversation(None, "cli", now)?,
             };
+            if let Some(schedule) = schedule {
+                let mut series = engine.new_series(conv_id, Kind::Message, &text, &schedule)?;
+                series.model_override = cli.model.clone();
+                let id = engine.submit_series(&series)?;
+                println!("{id}");
+                return Ok(());
+            }
             let mut item = NewItem::new(
                 conv_id,
                 if due.is_some() {
@@ -198,10 +254,23 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         }
         Command::List { all, json } => {
             let items = store.list_items(*all)?;
+            let series = engine.list_series(*all)?;
             if *json {
-                let arr: Vec<_> = items.iter().map(item_json).collect();
+                // One list in due order; series by their next occurrence.
+                let mut rows: Vec<(i64, serde_json::Value)> = items
+                    .iter()
+                    .map(|i| (i.due_at.unwrap_or(i.created_at), item_json(i)))
+                    .chain(series.iter().map(|v| {
+                        (
+                            v.series.next_due_at.unwrap_or(v.series.updated_at),
+                            series_json(v),
+                        )
+                    }))
+                    .collect();
+                rows.sort_by_key(|(t, _)| *t);
+                let arr: Vec<_> = rows.into_iter().map(|(_, v)| v).collect();
                 println!("{}", serde_json::to_string_pretty(&arr)?);
-            } else if items.is_empty() {
+            } else if items.is_empty() && series.is_empty() {
                 println!(
                     "nothing scheduled or pending (tock send --in 10m TEXT schedules a message)"
                 );
@@ -238,11 +307,68 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         i.attempts
                     );
                 }
+                for v in &series {
+                    let s = &v.series;
+                    let due = match s.next_due_at {
+                        Some(d) if s.status == crate::store::SeriesStatus::Active => {
+                            format!("{} ({})", local(d), when::relative(d, now))
+                        }
+                        _ => "-".into(),
+                    };
+                    let text: String = crate::sanitize::sanitize_line(&s.text)
+                        .chars()
+                        .take(50)
+                        .collect();
+                    let conv = s
+                        .conversation_id
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "-".into());
+                    println!(
+                        "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}  [{}]",
+                        s.id,
+                        due,
+                        conv,
+                        "recurring",
+                        s.status.as_str(),
+                        s.occurrences,
+                        crate::sanitize::sanitize_line(&v.description)
+                    );
+                }
             }
         }
         Command::Cancel { id } => {
-            engine.cancel(*id)?;
-            println!("canceled {id}");
+            if store.item(*id)?.is_none() && store.series(*id)?.is_some() {
+                engine.end_series(*id)?;
+                println!("ended series {id}");
+            } else {
+                engine.cancel(*id)?;
+                println!("canceled {id}");
+            }
+        }
+        Command::Pause { id } => {
+            require_series(store, *id)?;
+            engine.pause_series(*id)?;
+            println!("paused series {id}");
+        }
+        Command::Resume { id } => {
+            require_series(store, *id)?;
+            engine.resume_series(*id)?;
+            let next = store.series(*id)?.and_then(|s| s.next_due_at);
+            match next {
+                Some(t) => println!("resumed series {id}; next {}", local(t)),
+                None => println!("resumed series {id}"),
+            }
+        }
+        Command::Reschedule { id, time } if store.series(*id)?.is_some() => {
+            engine.edit_series_rule(*id, &time.join(" "))?;
+            let v = engine
+                .series_view(*id)?
+                .ok_or_else(|| anyhow!("no series {id}"))?;
+            println!("series {id} now {}", v.description);
+        }
+        Command::Edit { id, text } if store.series(*id)?.is_some() => {
+            engine.edit_series_text(*id, &text.join(" "))?;
+            println!("edited series {id}");
         }
         Command::Reschedule { id, time } => {
             let expr = time.join(" ");
@@ -323,6 +449,19 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         Command::Daemon => bail!("daemon is not a one-shot command"),
     }
     Ok(())
+}
+
+/// Pause and resume act on series only: say so for an item id.
+fn require_series(store: &Store, id: i64) -> Result<()> {
+    if store.series(id)?.is_some() {
+        return Ok(());
+    }
+    if store.item(id)?.is_some() {
+        bail!(
+            "{id} is not a recurring series (pause and resume act on series; cancel or reschedule an item)"
+        );
+    }
+    bail!("no series {id}")
 }
 
 /// "0", "0s", "0 days", ...

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod llm;
 pub mod logging;
 pub mod notify;
+pub mod recur;
 pub mod sanitize;
 pub mod store;
 pub mod tui;

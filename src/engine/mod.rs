@@ -3,6 +3,7 @@
 
 pub mod clock;
 mod scheduler;
+mod series;
 pub mod tools;
 mod turn;
 mod watch;
@@ -15,6 +16,7 @@ use anyhow::{Result, anyhow};
 use tokio::sync::{Notify, broadcast};
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use series::SeriesView;
 pub use turn::Part;
 
 use crate::config::ConfigSource;
@@ -90,6 +92,8 @@ pub struct Options {
     pub persist_every: Duration,
     /// Watch the database file for other processes' changes.
     pub watch_db: bool,
+    /// The time zone recurring rules follow (tests pin one).
+    pub zone: crate::recur::Zone,
 }
 
 impl Default for Options {
@@ -99,6 +103,7 @@ impl Default for Options {
             lease_ttl: Duration::from_secs(75),
             persist_every: Duration::from_millis(250),
             watch_db: true,
+            zone: crate::recur::Zone::Local,
         }
     }
 }

@@ -89,7 +89,8 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
             .map(|v| !v.is_empty())
             .unwrap_or(false);
         let next = store.next_ready_at(now).ok().flatten();
-        return [waiting.then_some(now + 1000), next]
+        let series = next_series(store, now);
+        return [waiting.then_some(now + 1000), next, series]
             .into_iter()
             .flatten()
             .min();
@@ -97,6 +98,8 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
     if state != DispatchState::Dispatching {
         return None;
     }
+    // Due occurrences become outbox rows first, so they dispatch in this pass.
+    super::series::advance(engine, now, cfg.outbox.grace().as_millis() as i64);
     match store.dispatchable(now) {
         Ok(items) => {
             for item in items {
@@ -105,10 +108,23 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
         }
         Err(e) => tracing::error!("reading the outbox: {e:#}"),
     }
-    store.next_ready_at(now).unwrap_or_else(|e| {
+    let next = store.next_ready_at(now).unwrap_or_else(|e| {
         tracing::error!("reading the outbox: {e:#}");
         None
-    })
+    });
+    [next, next_series(store, now)].into_iter().flatten().min()
+}
+
+/// When the next series occurrence falls due. One still due after a pass
+/// (the database was locked) is retried in a second, not in a busy loop.
+fn next_series(store: &crate::store::Store, now: i64) -> Option<i64> {
+    match store.next_series_due() {
+        Ok(t) => t.map(|t| if t <= now { now + 1000 } else { t }),
+        Err(e) => {
+            tracing::error!("reading the series: {e:#}");
+            None
+        }
+    }
 }
 
 fn set_state(engine: &Engine, state: DispatchState) {

@@ -9,6 +9,7 @@ mod lease;
 mod messages;
 mod migrate;
 mod outbox;
+mod series;
 mod settings;
 
 pub use approvals::{Approval, ApprovalStatus};
@@ -16,6 +17,7 @@ pub use conversations::Conversation;
 pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Message, MessageStatus, Role};
 pub use outbox::{ItemSummary, Kind, NewItem, OutboxItem, Status};
+pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,7 +27,12 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
 /// The newest schema version this build understands.
-pub const SCHEMA_VERSION: i64 = migrate::MIGRATIONS.len() as i64;
+pub const SCHEMA_VERSION: i64 = migrate::LATEST;
+
+/// Every migration number this build applies (they may have gaps).
+pub fn schema_versions() -> Vec<i64> {
+    migrate::MIGRATIONS.iter().map(|m| m.0).collect()
+}
 
 #[derive(Clone)]
 pub struct Store {

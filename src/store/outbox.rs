@@ -100,13 +100,18 @@ pub struct OutboxItem {
     pub sent_at: Option<i64>,
     pub title: Option<String>,
     pub payload_json: Option<String>,
+    /// The recurring series this row is an occurrence of.
+    pub series_id: Option<i64>,
+    /// The occurrence instant it stands for (unique within its series).
+    pub occurrence_at: Option<i64>,
 }
 
-const COLS: &str = "id, conversation_id, kind, text, model_override, parts_json, due_at, status, attempts, \
-                    last_error, next_attempt_at, priority, claimed_by, created_at, updated_at, sent_at, title, payload_json";
+pub(super) const COLS: &str = "id, conversation_id, kind, text, model_override, parts_json, due_at, status, attempts, \
+                    last_error, next_attempt_at, priority, claimed_by, created_at, updated_at, sent_at, title, payload_json, \
+                    series_id, occurrence_at";
 
 impl OutboxItem {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
         let kind: String = r.get(2)?;
         let status: String = r.get(7)?;
         Ok(Self {
@@ -128,6 +133,8 @@ impl OutboxItem {
             sent_at: r.get(15)?,
             title: r.get(16)?,
             payload_json: r.get(17)?,
+            series_id: r.get(18)?,
+            occurrence_at: r.get(19)?,
         })
     }
 
