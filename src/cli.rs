@@ -129,7 +129,7 @@ fn local(ms: i64) -> String {
 }
 
 pub fn item_json(i: &OutboxItem) -> serde_json::Value {
-    json!({
+    let mut v = json!({
         "id": i.id,
         "conversation_id": i.conversation_id,
         "kind": i.kind.as_str(),
@@ -140,8 +140,12 @@ pub fn item_json(i: &OutboxItem) -> serde_json::Value {
         "last_error": i.last_error,
         "created_at": rfc3339(Some(i.created_at)),
         "sent_at": rfc3339(i.sent_at),
-        "series_id": i.series_id,
-    })
+    });
+    // Only occurrences of a recurring series carry the extra field.
+    if let (Some(series), Some(obj)) = (i.series_id, v.as_object_mut()) {
+        obj.insert("series_id".into(), json!(series));
+    }
+    v
 }
 
 /// A recurring series in `list --json`: the item fields plus the series'.
