@@ -942,19 +942,34 @@ pub struct CatchUp {
     pub next: Option<i64>,
 }
 
-/// A series due at `next_due` (<= `now`): fire once for the latest occurrence
-/// due, if it is within `grace_ms`; every older one is skipped. Occurrences
-/// after `until` and beyond `remaining` do not happen.
+/// Where a stored series stands (UTC epoch ms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// Interval rules count from here.
+    pub anchor: i64,
+    /// The occurrence it waits for.
+    pub next_due: i64,
+    pub until: Option<i64>,
+    /// Occurrences left, for `for N times`.
+    pub remaining: Option<i64>,
+}
+
+/// A series due at `pos.next_due` (<= `now`): fire once for the latest
+/// occurrence due, if it is within `grace_ms`; every older one is skipped.
+/// Occurrences after `until` and beyond `remaining` do not happen.
 pub fn catch_up<Tz: TimeZone>(
     rule: &Rule,
     tz: &Tz,
-    anchor: i64,
-    next_due: i64,
+    pos: Position,
     now: i64,
-    until: Option<i64>,
-    remaining: Option<i64>,
     grace_ms: i64,
 ) -> CatchUp {
+    let Position {
+        anchor,
+        next_due,
+        until,
+        remaining,
+    } = pos;
     let limit = until.map_or(now, |u| u.min(now));
     let budget = remaining.map_or(u64::MAX, |r| r.max(0) as u64);
     let mut count: u64 = 0;

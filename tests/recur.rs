@@ -5,7 +5,7 @@
 use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::America::New_York;
 use chrono_tz::Europe::Berlin;
-use tock::recur::{self, RecurError, Rule, catch_up};
+use tock::recur::{self, Position, RecurError, Rule, catch_up};
 
 fn utc_at(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).unwrap()
@@ -546,11 +546,13 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     let c = catch_up(
         &rule,
         &tz,
-        day(2, 9),
-        day(2, 9),
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: None,
+            remaining: None,
+        },
         day(8, 10),
-        None,
-        None,
         grace,
     );
     assert_eq!(
@@ -561,11 +563,13 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     let c = catch_up(
         &rule,
         &tz,
-        day(2, 9),
-        day(2, 9),
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: None,
+            remaining: None,
+        },
         day(8, 22),
-        None,
-        None,
         grace,
     );
     assert_eq!((c.fire, c.skipped, c.next), (None, 7, Some(day(9, 9))));
@@ -573,11 +577,13 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     let c = catch_up(
         &rule,
         &tz,
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: None,
+            remaining: None,
+        },
         day(2, 9),
-        day(2, 9),
-        day(2, 9),
-        None,
-        None,
         grace,
     );
     assert_eq!(
@@ -588,11 +594,13 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     let c = catch_up(
         &rule,
         &tz,
-        day(2, 9),
-        day(2, 9),
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: None,
+            remaining: Some(3),
+        },
         day(8, 10),
-        None,
-        Some(3),
         grace,
     );
     assert_eq!((c.fire, c.skipped, c.consumed, c.next), (None, 3, 3, None));
@@ -600,11 +608,13 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     let c = catch_up(
         &rule,
         &tz,
-        day(2, 9),
-        day(2, 9),
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: Some(day(5, 23)),
+            remaining: None,
+        },
         day(8, 10),
-        Some(day(5, 23)),
-        None,
         grace,
     );
     assert_eq!((c.fire, c.skipped, c.next), (None, 4, None));
@@ -614,11 +624,13 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     let c = catch_up(
         &every,
         &tz,
-        t0,
-        t0,
+        Position {
+            anchor: t0,
+            next_due: t0,
+            until: None,
+            remaining: None,
+        },
         t0 + 365 * 86_400_000 + 30_000,
-        None,
-        None,
         grace,
     );
     assert_eq!(c.skipped, 365 * 1440);

@@ -375,9 +375,13 @@ pub(crate) fn advance(engine: &Engine, now: i64, grace_ms: i64) {
         };
         match Rule::parse(&s.rule) {
             Ok(rule) => {
-                let c = in_zone!(&zone, tz => recur::catch_up(
-                    &rule, tz, s.anchor_at, due, now, s.until_at, s.remaining, grace_ms,
-                ));
+                let pos = recur::Position {
+                    anchor: s.anchor_at,
+                    next_due: due,
+                    until: s.until_at,
+                    remaining: s.remaining,
+                };
+                let c = in_zone!(&zone, tz => recur::catch_up(&rule, tz, pos, now, grace_ms));
                 SeriesStep {
                     fire: c.fire,
                     skipped: c.skipped as i64,

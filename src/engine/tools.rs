@@ -294,10 +294,10 @@ fn execute(engine: &Engine, conversation_id: i64, call: &ToolCall, p: &Proposal)
             repeat: Some(r),
         } => {
             let schedule = engine.parse_schedule(&r.rule);
-            match schedule.and_then(|mut sc| {
+            match schedule.map(|mut sc| {
                 sc.until = r.until_at;
                 sc.count = r.count;
-                Ok(sc)
+                sc
             }) {
                 Ok(sc) => match engine.new_series(conversation_id, Kind::Task, instruction, &sc) {
                     Ok(mut series) => {
