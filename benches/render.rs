@@ -130,18 +130,12 @@ fn bench_chat(c: &mut Criterion) {
     let tail = Tail::new();
 
     let mut g = c.benchmark_group("chat_5000");
-    let mut warm = entries();
-    chat::draw(&mut warm, &tail, Scroll::default(), area, &mut buf);
+    let warm = entries();
+    chat::draw(&warm, &tail, Scroll::default(), area, &mut buf);
     g.bench_function("warm", |b| {
         b.iter(|| {
             buf.reset();
-            black_box(chat::draw(
-                &mut warm,
-                &tail,
-                Scroll::default(),
-                area,
-                &mut buf,
-            ))
+            black_box(chat::draw(&warm, &tail, Scroll::default(), area, &mut buf))
         })
     });
     // Scrolled a few pages up (2,000 rows), and to the very top.
@@ -152,7 +146,7 @@ fn bench_chat(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter(|| {
                 buf.reset();
-                black_box(chat::draw(&mut warm, &tail, scroll, area, &mut buf))
+                black_box(chat::draw(&warm, &tail, scroll, area, &mut buf))
             })
         });
     }
@@ -162,10 +156,10 @@ fn bench_chat(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let mut fresh = entries();
+                let fresh = entries();
                 clear_cache();
                 let t = Instant::now();
-                chat::draw(&mut fresh, &tail, Scroll::default(), area, &mut buf);
+                chat::draw(&fresh, &tail, Scroll::default(), area, &mut buf);
                 total += t.elapsed();
                 drop(black_box(fresh));
             }
@@ -182,7 +176,7 @@ fn bench_chat(c: &mut Criterion) {
     last.content = streaming_base();
     let base_len = last.content.len();
     es.push(Entry::new(last));
-    chat::draw(&mut es, &tail, Scroll::default(), area, &mut buf);
+    chat::draw(&es, &tail, Scroll::default(), area, &mut buf);
     let mut n = 0;
     g.bench_function("chat", |b| {
         b.iter(|| {
@@ -191,13 +185,7 @@ fn bench_chat(c: &mut Criterion) {
             trim_reply(&mut e.msg.content, base_len);
             e.msg.content.push_str(token(n));
             buf.reset();
-            black_box(chat::draw(
-                &mut es,
-                &tail,
-                Scroll::default(),
-                area,
-                &mut buf,
-            ))
+            black_box(chat::draw(&es, &tail, Scroll::default(), area, &mut buf))
         })
     });
     g.finish();
@@ -265,26 +253,37 @@ fn bench_view(c: &mut Criterion) {
     let mut term = Terminal::new(TestBackend::new(W + 28, H + 4)).expect("terminal");
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut a, _, _) = app(dir.path(), false);
-    term.draw(|f| view::draw(f, &mut a)).expect("draw");
+    let (a, _, _) = app(dir.path(), false);
+    term.draw(|f| {
+        view::draw(f, &a);
+    })
+    .expect("draw");
     let mut g = c.benchmark_group("view_5000");
     g.bench_function("warm", |b| {
         b.iter(|| {
             let mut f = term.get_frame();
-            view::draw(&mut f, &mut a);
+            view::draw(&mut f, &a);
         })
     });
     g.finish();
 
     let (mut a, conv, msg) = app(dir.path(), true);
-    let base_len = a.entries.last().map(|e| e.msg.content.len()).unwrap_or(0);
-    term.draw(|f| view::draw(f, &mut a)).expect("draw");
+    let base_len = a
+        .model
+        .entries
+        .last()
+        .map(|e| e.msg.content.len())
+        .unwrap_or(0);
+    term.draw(|f| {
+        view::draw(f, &a);
+    })
+    .expect("draw");
     let mut g = c.benchmark_group("stream_token");
     let mut n = 0;
     g.bench_function("view", |b| {
         b.iter(|| {
             n += 1;
-            if let Some(e) = a.entries.last_mut() {
+            if let Some(e) = a.model.entries.last_mut() {
                 trim_reply(&mut e.msg.content, base_len);
             }
             a.on_engine(Event::Delta {
@@ -293,7 +292,7 @@ fn bench_view(c: &mut Criterion) {
                 text: token(n).to_string(),
             });
             let mut f = term.get_frame();
-            view::draw(&mut f, &mut a);
+            view::draw(&mut f, &a);
         })
     });
     g.finish();

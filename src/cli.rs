@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 use crate::config::ConfigSource;
-use crate::engine::{Clock, Engine, Options, SeriesView, SystemClock};
+use crate::engine::{Clock, Engine, ItemState, Options, SeriesView, SystemClock};
 use crate::store::{Kind, NewItem, OutboxItem, Store};
 use crate::when::{self, Mode};
 
@@ -128,13 +128,14 @@ fn local(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-pub fn item_json(i: &OutboxItem) -> serde_json::Value {
+pub fn item_json(i: &OutboxItem, state: &ItemState) -> serde_json::Value {
     let mut v = json!({
         "id": i.id,
         "conversation_id": i.conversation_id,
         "kind": i.kind.as_str(),
         "text": i.text,
         "status": i.status.as_str(),
+        "state": state.label(),
         "due_at": rfc3339(i.due_at),
         "attempts": i.attempts,
         "last_error": i.last_error,
@@ -157,6 +158,7 @@ pub fn series_json(v: &SeriesView) -> serde_json::Value {
         "kind": "recurring",
         "text": s.text,
         "status": s.status.as_str(),
+        "state": s.status.as_str(),
         "due_at": rfc3339(s.next_due_at),
         "attempts": 0,
         "last_error": null,
@@ -232,8 +234,8 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         .ok_or_else(|| anyhow!("no conversation \"{key}\""))?
                         .id
                 }
-                (None, Some(title)) => store.create_conversation(Some(title), "cli", now)?,
-                (None, None) => store.create_conversation(None, "cli", now)?,
+                (None, Some(title)) => engine.create_conversation(Some(title), "cli")?,
+                (None, None) => engine.create_conversation(None, "cli")?,
             };
             if let Some(schedule) = schedule {
                 let mut series = engine.new_series(conv_id, Kind::Message, &text, &schedule)?;
@@ -259,11 +261,19 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         Command::List { all, json } => {
             let items = store.list_items(*all)?;
             let series = engine.list_series(*all)?;
+            let gates = crate::engine::state::gates(store)?;
+            let state_of = |i: &OutboxItem| {
+                let gate = i
+                    .conversation_id
+                    .and_then(|c| gates.get(&c).copied())
+                    .unwrap_or_default();
+                crate::engine::item_state(i, now, gate)
+            };
             if *json {
                 // One list in due order; series by their next occurrence.
                 let mut rows: Vec<(i64, serde_json::Value)> = items
                     .iter()
-                    .map(|i| (i.due_at.unwrap_or(i.created_at), item_json(i)))
+                    .map(|i| (i.due_at.unwrap_or(i.created_at), item_json(i, &state_of(i))))
                     .chain(series.iter().map(|v| {
                         (
                             v.series.next_due_at.unwrap_or(v.series.updated_at),
@@ -281,7 +291,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             } else {
                 println!(
                     "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  TEXT",
-                    "ID", "DUE", "CONV", "KIND", "STATUS", "TRY"
+                    "ID", "DUE", "CONV", "KIND", "STATE", "TRY"
                 );
                 for i in &items {
                     let due = match i.due_at {
@@ -307,7 +317,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         due,
                         conv,
                         i.kind.as_str(),
-                        i.status.as_str(),
+                        state_of(i).label(),
                         i.attempts
                     );
                 }
@@ -508,7 +518,7 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
                 "dispatcher": lease.as_ref().map(|l| json!({"pid": l.pid, "lease_expires_at": rfc3339(Some(l.expires_at))})),
                 "outbox_enabled": enabled,
                 "counts": c,
-                "next": next.as_ref().map(item_json),
+                "next": next.as_ref().map(|i| item_json(i, &crate::engine::item_state(i, now, Default::default()))),
                 "model": model_name,
                 "provider": provider,
                 "reachability": reachable,

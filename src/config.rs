@@ -34,6 +34,46 @@ pub struct Config {
     pub notify_command: Option<Vec<String>>,
     /// Largest attachment total per message, in bytes (default 20 MB).
     pub max_attachment_bytes: Option<u64>,
+    /// Key bindings that replace the defaults: `"strip.cancel" = "x"` or a list of keys.
+    #[serde(default)]
+    pub keys: BTreeMap<String, KeySpec>,
+    #[serde(default)]
+    pub ui: UiConfig,
+}
+
+/// One key (`"ctrl+q"`) or several (`["ctrl+q", "f10"]`) for an action.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum KeySpec {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl KeySpec {
+    pub fn keys(&self) -> Vec<&str> {
+        match self {
+            KeySpec::One(k) => vec![k.as_str()],
+            KeySpec::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiConfig {
+    /// Capture the mouse (wheel scrolling, clicks). Off leaves selection to the terminal.
+    #[serde(default = "yes")]
+    pub mouse: bool,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        Self { mouse: true }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -240,10 +280,13 @@ impl Config {
 /// to providers (keys from commands are cached in memory for the process).
 pub struct ConfigSource {
     path: Option<PathBuf>,
-    state: RwLock<(Option<SystemTime>, Config)>,
+    /// The file's mtime and the settings read from it, shared (not cloned) per call.
+    state: RwLock<(Option<SystemTime>, Arc<Config>)>,
     /// Model name given on the command line / TOCK_MODEL.
     cli_model: Option<String>,
-    key_cache: Mutex<BTreeMap<String, String>>,
+    /// Keys from `api_key_cmd`, and failures too, so a failing command runs
+    /// once per config generation (not on every turn), and says why once.
+    key_cache: Mutex<BTreeMap<String, Result<String, String>>>,
     /// Tests inject a provider that every model resolves to.
     pub provider_override: Option<Arc<dyn Provider>>,
     /// Last reload error (bad TOML): shown to the user, the previous config stays.
@@ -271,7 +314,7 @@ impl ConfigSource {
         };
         Ok(Self {
             path,
-            state: RwLock::new((mtime, cfg)),
+            state: RwLock::new((mtime, Arc::new(cfg))),
             cli_model,
             key_cache: Mutex::new(BTreeMap::new()),
             provider_override: None,
@@ -291,7 +334,7 @@ impl ConfigSource {
     pub fn from_config(cfg: Config) -> Self {
         Self {
             path: None,
-            state: RwLock::new((None, cfg)),
+            state: RwLock::new((None, Arc::new(cfg))),
             cli_model: None,
             key_cache: Mutex::new(BTreeMap::new()),
             provider_override: None,
@@ -309,7 +352,7 @@ impl ConfigSource {
         self.path.as_deref()
     }
 
-    pub fn get(&self) -> Config {
+    pub fn get(&self) -> Arc<Config> {
         self.state
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -326,7 +369,7 @@ impl ConfigSource {
         }
         match Config::load(path) {
             Ok(cfg) => {
-                *self.state.write().unwrap_or_else(|p| p.into_inner()) = (m, cfg);
+                *self.state.write().unwrap_or_else(|p| p.into_inner()) = (m, Arc::new(cfg));
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 self.key_cache
                     .lock()
@@ -346,7 +389,9 @@ impl ConfigSource {
 
     /// The default model's name as the user would write it.
     pub fn default_model_name(&self) -> Option<String> {
-        self.cli_model.clone().or_else(|| self.get().default_model)
+        self.cli_model
+            .clone()
+            .or_else(|| self.get().default_model.clone())
     }
 
     /// Resolve a model name (config entry, `echo`, or a model id for the
@@ -455,12 +500,10 @@ impl ConfigSource {
         }
         if let Some(cmd) = &mc.api_key_cmd {
             let mut cache = self.key_cache.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(k) = cache.get(name) {
-                return Ok(Some(k.clone()));
-            }
-            let key = run_key_cmd(cmd).map_err(|e| format!("{name}: {e}"))?;
-            cache.insert(name.to_string(), key.clone());
-            return Ok(Some(key));
+            let key = cache
+                .entry(name.to_string())
+                .or_insert_with(|| run_key_cmd(cmd).map_err(|e| format!("{name}: {e}")));
+            return key.clone().map(Some);
         }
         let env_key = match mc.provider {
             ProviderKind::Openai => std::env::var("OPENAI_API_KEY").ok(),
@@ -468,6 +511,32 @@ impl ConfigSource {
             _ => None,
         };
         Ok(env_key)
+    }
+
+    /// A model's name and provider, as `resolve` would find them, without
+    /// building a provider or running `api_key_cmd` (cheap enough for every frame).
+    pub fn describe(&self, name: Option<&str>) -> Result<(String, &'static str), String> {
+        let name = name
+            .map(str::to_string)
+            .or_else(|| self.default_model_name());
+        if let Some(n) = &name {
+            if let Some(mc) = self.get().models.get(n) {
+                return Ok((n.clone(), mc.provider.label()));
+            }
+            if n == "echo" {
+                return Ok(("echo".into(), ProviderKind::Echo.label()));
+            }
+        }
+        match env_model(name.as_deref()) {
+            Some((spec, model)) => Ok((model, spec.kind.label())),
+            None => match name {
+                Some(n) if n != "echo" => Err(format!(
+                    "unknown model \"{}\": not in the config and no provider in the environment",
+                    crate::sanitize::sanitize_line(&n)
+                )),
+                _ => Ok(("echo".into(), ProviderKind::Echo.label())),
+            },
+        }
     }
 
     /// Names to offer for `/model`: config entries, plus `echo`.

@@ -56,8 +56,8 @@ fn daemon_main(
                 _ = hup.recv() => break,
                 ev = events.recv() => match ev {
                     Ok(Event::Notice(n)) => {
-                        if let Some(cmd) = config.get().notify_command {
-                            tock::notify::run_command(&cmd, &n);
+                        if let Some(cmd) = &config.get().notify_command {
+                            tock::notify::run_command(cmd, &n);
                         }
                     }
                     Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}

@@ -61,6 +61,7 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
         "kind",
         "text",
         "status",
+        "state",
         "due_at",
         "attempts",
         "last_error",
@@ -78,6 +79,7 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
     assert_eq!(s["text"], "water the plants", "words are joined");
     assert_eq!(s["kind"], "message");
     assert_eq!(s["status"], "pending");
+    assert_eq!(s["state"], "scheduled", "the state the TUI shows too");
     assert_eq!(s["attempts"], 0);
     assert!(s["last_error"].is_null() && s["sent_at"].is_null());
     let due = rfc_ms(&s["due_at"]).unwrap();
@@ -413,7 +415,10 @@ fn acceptance_scheduled_send_survives_a_server_that_is_down_at_first() {
     assert!(it["sent_at"].is_null());
     assert!(now_ms() >= due);
     let human = t.ok(&["list"]);
-    assert!(human.contains("pending"), "{human}");
+    assert!(
+        human.contains("retrying") || human.contains("queued"),
+        "the state, as the TUI shows it (back-off running or over): {human}"
+    );
 
     // Up: the next retry gets through.
     let server = MockServer::start_on(port);
@@ -728,6 +733,7 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
             "kind",
             "text",
             "status",
+            "state",
             "due_at",
             "attempts",
             "last_error",
@@ -750,6 +756,7 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
     assert_eq!(s["expression"], "every weekday at 09:00");
     assert_eq!(s["text"], "standup notes");
     assert_eq!(s["status"], "active");
+    assert_eq!(s["state"], "active");
     assert_eq!(s["occurrences"], 0);
     assert_eq!(s["occurrence_kind"], "message");
     assert_eq!(s["due_at"], s["next_due_at"]);

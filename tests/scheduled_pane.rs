@@ -645,8 +645,19 @@ async fn cancel_then_yes_cancels() {
     assert_eq!(a, PaneAction::Info(format!("#{} canceled", f.scheduled)));
     assert_eq!(item(&h, f.scheduled).status, Status::Canceled);
     assert_eq!(pane.count(), before - 1);
-    // The selection moved to the row that took its place.
-    assert_eq!(pane.selected_id(), Some(f.task));
+    // The selected item left: nothing is selected, so no key acts on the row
+    // that took its place (here: the task must not be sent by a stray `s`).
+    assert_eq!(pane.selected_id(), None);
+    let task_before = item(&h, f.task);
+    pane.handle_key(ch('s'), &h.engine, now());
+    assert_eq!(
+        item(&h, f.task),
+        task_before,
+        "no key acts without a selection"
+    );
+    // A move selects again, from the top.
+    pane.handle_key(ch('j'), &h.engine, now());
+    assert!(pane.selected_id().is_some());
 }
 
 #[tokio::test(start_paused = true)]

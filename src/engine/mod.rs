@@ -2,8 +2,10 @@
 //! providers. The TUI, `tock daemon` and the CLI are front ends of it.
 
 pub mod clock;
+mod ops;
 mod scheduler;
 mod series;
+pub mod state;
 pub mod tools;
 mod turn;
 mod watch;
@@ -16,7 +18,9 @@ use anyhow::{Result, anyhow};
 use tokio::sync::{Notify, broadcast};
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use ops::ItemAction;
 pub use series::SeriesView;
+pub use state::{ConversationGate, ItemState, item_state};
 pub use turn::Part;
 
 use crate::config::ConfigSource;
@@ -251,6 +255,24 @@ impl Engine {
         Ok(id)
     }
 
+    /// Accept a send typed in a conversation's composer: the row is enqueued
+    /// and the draft cleared in one transaction, so after a crash the text
+    /// is either sent or still the draft, never both.
+    pub fn submit_clearing_draft(&self, item: NewItem) -> Result<i64> {
+        if item.text.trim().is_empty() && item.parts_json.is_none() {
+            return Err(anyhow!("nothing to send: the message is empty"));
+        }
+        let conv = item
+            .conversation_id
+            .ok_or_else(|| anyhow!("a message needs a conversation"))?;
+        if self.store().conversation(conv)?.is_none() {
+            return Err(anyhow!("no conversation {conv}"));
+        }
+        let id = self.store().enqueue_clearing_draft(&item, self.now_ms())?;
+        self.changed();
+        Ok(id)
+    }
+
     /// Send `text` to a conversation now (queued behind a running reply).
     pub fn send_text(&self, conversation_id: i64, text: &str) -> Result<i64> {
         self.submit(NewItem::new(conversation_id, Kind::Queued, text))
@@ -286,7 +308,8 @@ impl Engine {
         Ok(())
     }
 
-    /// Generate the last reply again (after an interruption, or to get another answer).
+    /// Generate the last reply again (after an interruption or a stop, or to
+    /// get another answer). Resumes a queue paused by a stop.
     pub fn regenerate(&self, conversation_id: i64) -> Result<i64> {
         if self.store().owes_reply(conversation_id)? {
             return Err(anyhow!("a reply is already on its way"));
@@ -295,36 +318,41 @@ impl Engine {
         if !msgs.iter().any(|m| m.role == crate::store::Role::User) {
             return Err(anyhow!("nothing to regenerate yet"));
         }
-        // A complete last reply is superseded, so the model does not see it twice.
-        if let Some(last) = msgs
-            .iter()
-            .rev()
-            .find(|m| m.role != crate::store::Role::Notice)
-            && last.role == crate::store::Role::Assistant
-            && last.status == crate::store::MessageStatus::Complete
-        {
-            self.store().set_message_status(
-                last.id,
-                crate::store::MessageStatus::Superseded,
-                None,
-            )?;
-        }
-        let mut item = NewItem::new(conversation_id, Kind::Regenerate, "");
-        item.priority = 1;
-        let id = self.submit(item)?;
+        let id = self.store().supersede_last_reply_and_enqueue(
+            conversation_id,
+            &Self::regeneration(conversation_id),
+            self.now_ms(),
+        )?;
+        self.resume_queue(conversation_id)?;
+        self.changed();
         self.emit(Event::Conversation(conversation_id));
         Ok(id)
     }
 
-    /// Stop the reply streaming in a conversation. Returns false if none was running.
+    /// Stop the reply streaming in a conversation and pause its queue, so
+    /// nothing queued behind it goes out into the context the user just
+    /// aborted. Returns false if no reply was running.
     pub fn stop(&self, conversation_id: i64) -> bool {
-        match lock(&self.inner.busy).get(&conversation_id) {
+        let running = match lock(&self.inner.busy).get(&conversation_id) {
             Some(tx) => {
                 let _ = tx.send(Some(StopReason::User));
                 true
             }
             None => false,
+        };
+        if running {
+            match self
+                .store()
+                .set_queue_paused(conversation_id, Some(self.now_ms()))
+            {
+                Ok(_) => {
+                    self.emit(Event::Conversations);
+                    self.emit(Event::Outbox);
+                }
+                Err(e) => tracing::warn!("pausing the queue after a stop: {e:#}"),
+            }
         }
+        running
     }
 
     /// Answer a tool call waiting for approval.

@@ -138,6 +138,18 @@ pub enum ProviderKind {
     Echo,
 }
 
+impl ProviderKind {
+    /// The name shown to users, the same everywhere.
+    pub fn label(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Echo => "echo",
+        }
+    }
+}
+
 /// Everything needed to talk to one endpoint. `Debug` hides the key.
 #[derive(Clone)]
 pub struct ProviderSpec {

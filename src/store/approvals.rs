@@ -3,9 +3,9 @@
 use anyhow::{Result, anyhow};
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::Store;
 use super::messages::{NewMessage, Role, insert_message};
 use super::outbox::{Kind, NewItem, insert_item};
+use super::{Store, sql_enum};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApprovalStatus {
@@ -15,16 +15,12 @@ pub enum ApprovalStatus {
     Done,
 }
 
-impl ApprovalStatus {
-    fn parse(s: &str) -> Self {
-        match s {
-            "approved" => Self::Approved,
-            "denied" => Self::Denied,
-            "done" => Self::Done,
-            _ => Self::Waiting,
-        }
-    }
-}
+sql_enum::sql_enum!(ApprovalStatus {
+    Waiting => "waiting",
+    Approved => "approved",
+    Denied => "denied",
+    Done => "done",
+});
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Approval {
@@ -45,7 +41,6 @@ const COLS: &str = "id, conversation_id, message_id, call_id, tool, arguments, s
 
 impl Approval {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
-        let status: String = r.get(7)?;
         Ok(Self {
             id: r.get(0)?,
             conversation_id: r.get(1)?,
@@ -54,7 +49,7 @@ impl Approval {
             tool: r.get(4)?,
             arguments: r.get(5)?,
             summary: r.get(6)?,
-            status: ApprovalStatus::parse(&status),
+            status: r.get(7)?,
             result: r.get(8)?,
             outbox_id: r.get(9)?,
             created_at: r.get(10)?,

@@ -14,6 +14,8 @@ pub struct Conversation {
     pub origin: String,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Set when the user stopped a reply: nothing more is sent here until resumed.
+    pub queue_paused_at: Option<i64>,
 }
 
 impl Conversation {
@@ -34,11 +36,12 @@ impl Conversation {
             origin: r.get(4)?,
             created_at: r.get(5)?,
             updated_at: r.get(6)?,
+            queue_paused_at: r.get(7)?,
         })
     }
 }
 
-const COLS: &str = "id, title, model, role, origin, created_at, updated_at";
+const COLS: &str = "id, title, model, role, origin, created_at, updated_at, queue_paused_at";
 
 /// A title derived from the first message: its first line, trimmed to ~48 chars.
 pub fn derive_title(text: &str) -> String {
@@ -123,6 +126,25 @@ impl Store {
             params![id, model],
         )?;
         Ok(())
+    }
+
+    /// Pause (Some(now)) or resume (None) a conversation's queue. True if it changed.
+    pub fn set_queue_paused(&self, id: i64, paused_at: Option<i64>) -> Result<bool> {
+        let n = self.conn().execute(
+            "UPDATE conversations SET queue_paused_at = ?2
+             WHERE id = ?1 AND (queue_paused_at IS NULL) != (?2 IS NULL)",
+            params![id, paused_at],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Conversations whose queue the user paused.
+    pub fn paused_conversations(&self) -> Result<Vec<i64>> {
+        let conn = self.conn();
+        let mut st =
+            conn.prepare_cached("SELECT id FROM conversations WHERE queue_paused_at IS NOT NULL")?;
+        let rows = st.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     pub fn set_conversation_role(&self, id: i64, role: Option<&str>) -> Result<()> {

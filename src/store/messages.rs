@@ -3,7 +3,7 @@
 use anyhow::Result;
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::Store;
+use super::{Store, sql_enum};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -14,24 +14,12 @@ pub enum Role {
     Notice,
 }
 
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-            Role::Notice => "notice",
-        }
-    }
-    fn parse(s: &str) -> Self {
-        match s {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            "tool" => Role::Tool,
-            _ => Role::Notice,
-        }
-    }
-}
+sql_enum::sql_enum!(Role {
+    User => "user",
+    Assistant => "assistant",
+    Tool => "tool",
+    Notice => "notice",
+});
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MessageStatus {
@@ -43,26 +31,13 @@ pub enum MessageStatus {
     Superseded,
 }
 
-impl MessageStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MessageStatus::Streaming => "streaming",
-            MessageStatus::Complete => "complete",
-            MessageStatus::Interrupted => "interrupted",
-            MessageStatus::Error => "error",
-            MessageStatus::Superseded => "superseded",
-        }
-    }
-    fn parse(s: &str) -> Self {
-        match s {
-            "streaming" => MessageStatus::Streaming,
-            "complete" => MessageStatus::Complete,
-            "interrupted" => MessageStatus::Interrupted,
-            "superseded" => MessageStatus::Superseded,
-            _ => MessageStatus::Error,
-        }
-    }
-}
+sql_enum::sql_enum!(MessageStatus {
+    Streaming => "streaming",
+    Complete => "complete",
+    Interrupted => "interrupted",
+    Error => "error",
+    Superseded => "superseded",
+});
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
@@ -85,14 +60,12 @@ const COLS: &str = "id, conversation_id, role, content, status, model, outbox_id
 
 impl Message {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
-        let role: String = r.get(2)?;
-        let status: String = r.get(4)?;
         Ok(Self {
             id: r.get(0)?,
             conversation_id: r.get(1)?,
-            role: Role::parse(&role),
+            role: r.get(2)?,
             content: r.get(3)?,
-            status: MessageStatus::parse(&status),
+            status: r.get(4)?,
             model: r.get(5)?,
             outbox_id: r.get(6)?,
             parts_json: r.get(7)?,

@@ -27,6 +27,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../migrations/0003_approvals.sql"),
     ),
     (
+        4,
+        "0004_drafts_and_pause",
+        include_str!("../../migrations/0004_drafts_and_pause.sql"),
+    ),
+    (
         5,
         "0005_series",
         include_str!("../../migrations/0005_series.sql"),

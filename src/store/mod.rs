@@ -3,17 +3,22 @@
 //! `Store` is a cheap clone around one connection; every method is a short
 //! transaction, so holding the mutex never spans an await.
 
+#[macro_use]
+mod sql_enum;
 pub mod approvals;
 mod conversations;
+mod drafts;
 mod lease;
 mod messages;
 mod migrate;
 mod outbox;
+mod rewrite;
 mod series;
 mod settings;
 
 pub use approvals::{Approval, ApprovalStatus};
 pub use conversations::Conversation;
+pub use drafts::Draft;
 pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Message, MessageStatus, Role};
 pub use outbox::{ItemSummary, Kind, NewItem, OutboxItem, Status};

@@ -8,8 +8,8 @@ use anyhow::{Result, anyhow};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
-use super::Store;
 use super::messages::{MessageStatus, NewMessage, Role, insert_message};
+use super::{Store, sql_enum};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -24,24 +24,12 @@ pub enum Kind {
     Regenerate,
 }
 
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Queued => "queued",
-            Kind::Message => "message",
-            Kind::Task => "task",
-            Kind::Regenerate => "regenerate",
-        }
-    }
-    pub fn parse(s: &str) -> Self {
-        match s {
-            "message" => Kind::Message,
-            "task" => Kind::Task,
-            "regenerate" => Kind::Regenerate,
-            _ => Kind::Queued,
-        }
-    }
-}
+sql_enum::sql_enum!(Kind {
+    Queued => "queued",
+    Message => "message",
+    Task => "task",
+    Regenerate => "regenerate",
+});
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -54,27 +42,16 @@ pub enum Status {
     Expired,
 }
 
+sql_enum::sql_enum!(Status {
+    Pending => "pending",
+    Sending => "sending",
+    Sent => "sent",
+    Failed => "failed",
+    Canceled => "canceled",
+    Expired => "expired",
+});
+
 impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Sending => "sending",
-            Status::Sent => "sent",
-            Status::Failed => "failed",
-            Status::Canceled => "canceled",
-            Status::Expired => "expired",
-        }
-    }
-    pub fn parse(s: &str) -> Self {
-        match s {
-            "sending" => Status::Sending,
-            "sent" => Status::Sent,
-            "failed" => Status::Failed,
-            "canceled" => Status::Canceled,
-            "expired" => Status::Expired,
-            _ => Status::Pending,
-        }
-    }
     pub fn is_finished(self) -> bool {
         matches!(self, Status::Sent | Status::Canceled)
     }
@@ -112,17 +89,15 @@ pub(super) const COLS: &str = "id, conversation_id, kind, text, model_override, 
 
 impl OutboxItem {
     pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
-        let kind: String = r.get(2)?;
-        let status: String = r.get(7)?;
         Ok(Self {
             id: r.get(0)?,
             conversation_id: r.get(1)?,
-            kind: Kind::parse(&kind),
+            kind: r.get(2)?,
             text: r.get(3)?,
             model_override: r.get(4)?,
             parts_json: r.get(5)?,
             due_at: r.get(6)?,
-            status: Status::parse(&status),
+            status: r.get(7)?,
             attempts: r.get(8)?,
             last_error: r.get(9)?,
             next_attempt_at: r.get(10)?,
@@ -348,12 +323,10 @@ impl Store {
              WHERE status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'",
         )?;
         let rows = st.query_map([], |r| {
-            let kind: String = r.get(1)?;
-            let status: String = r.get(2)?;
             Ok(ItemSummary {
                 conversation_id: r.get(0)?,
-                kind: Kind::parse(&kind),
-                status: Status::parse(&status),
+                kind: r.get(1)?,
+                status: r.get(2)?,
                 due_at: r.get(3)?,
                 next_attempt_at: r.get(4)?,
             })
@@ -378,6 +351,8 @@ impl Store {
             "WHERE status = 'pending' AND (due_at IS NULL OR due_at <= ?1)
                AND (conversation_id IS NULL OR NOT EXISTS (
                     SELECT 1 FROM approvals a WHERE a.conversation_id = outbox.conversation_id AND a.status = 'waiting'))
+               AND (conversation_id IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM conversations c WHERE c.id = outbox.conversation_id AND c.queue_paused_at IS NOT NULL))
              ORDER BY conversation_id, priority DESC, COALESCE(due_at, created_at), id",
             [now],
         )?;

@@ -11,7 +11,6 @@
 //! occurrence (`recur`) and the store applies it atomically.
 
 use anyhow::{Result, anyhow};
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
@@ -27,34 +26,11 @@ pub enum SeriesStatus {
     Ended,
 }
 
-impl SeriesStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SeriesStatus::Active => "active",
-            SeriesStatus::Paused => "paused",
-            SeriesStatus::Ended => "ended",
-        }
-    }
-}
-
-impl ToSql for SeriesStatus {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.as_str()))
-    }
-}
-
-impl FromSql for SeriesStatus {
-    fn column_result(v: ValueRef<'_>) -> FromSqlResult<Self> {
-        match v.as_str()? {
-            "active" => Ok(SeriesStatus::Active),
-            "paused" => Ok(SeriesStatus::Paused),
-            "ended" => Ok(SeriesStatus::Ended),
-            other => Err(FromSqlError::Other(
-                format!("unknown series status {other:?}").into(),
-            )),
-        }
-    }
-}
+super::sql_enum::sql_enum!(SeriesStatus {
+    Active => "active",
+    Paused => "paused",
+    Ended => "ended",
+});
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
@@ -84,11 +60,10 @@ const SERIES_COLS: &str = "id, conversation_id, kind, text, title, model_overrid
 
 impl Series {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
-        let kind: String = r.get(2)?;
         Ok(Self {
             id: r.get(0)?,
             conversation_id: r.get(1)?,
-            kind: Kind::parse(&kind),
+            kind: r.get(2)?,
             text: r.get(3)?,
             title: r.get(4)?,
             model_override: r.get(5)?,

@@ -1,24 +1,22 @@
-//! App state and the one update path: terminal input and engine events come
-//! in here; rendering (view.rs) is a pure function of this state.
+//! The coordinator: terminal input and engine events come in here; keys go
+//! to the view on top of the stack, then to the focused pane, then to the
+//! main bindings; the intents views return are applied here, through the
+//! engine. Drawing (view.rs) reads the app and returns the layout it used.
 
-use std::collections::HashMap;
-use std::path::Path;
-
-use chrono::{DateTime, FixedOffset};
 use ratatui::crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,
 };
-use ratatui_textarea::TextArea;
 
-use super::chat::{Entry, Scroll};
-use super::keymap::{self, Action, Ctx};
-use super::scheduled::{PaneAction, ScheduledPane};
-use super::time_picker::{PickerAction, TimePicker};
-use crate::engine::Part;
-use crate::engine::{DispatchState, Engine, Event, NoticeKind, Notification};
-use crate::store::{
-    Approval, ApprovalStatus, Conversation, Kind, NewItem, OutboxItem, Role, Status,
-};
+use super::chat::Scroll;
+use super::commands::{self, Command};
+use super::composer::{self, Composer};
+use super::keymap::{Action, Keymap, Scope};
+use super::model::{Model, local};
+use super::scheduled::ScheduledPane;
+use super::time_picker::TimePicker;
+use super::views::{self, Cx, Intent, Outcome, View, ViewKind};
+use crate::engine::{Engine, Event, ItemAction, NoticeKind, Notification, Part};
+use crate::store::{Kind, NewItem, Role};
 use crate::when::{self, Mode};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,331 +26,258 @@ pub enum Focus {
     Sidebar,
 }
 
-/// A one-line (or multi-line) input popup and what it is for.
-pub enum PromptKind {
-    Rename(i64),
-    Search,
-    Reschedule(i64),
-    EditItem(i64),
-}
-
-pub struct Prompt {
-    pub kind: PromptKind,
-    pub title: String,
-    pub input: TextArea<'static>,
-    pub error: Option<String>,
-}
-
-pub enum Confirm {
-    DeleteConversation(i64),
-    CancelItem(i64),
-}
-
-pub enum Overlay {
-    Help,
-    /// The notification history.
-    Notices,
-    Scheduled(Box<ScheduledPane>),
-    Picker(Box<TimePicker>),
-    Prompt(Box<Prompt>),
-    Confirm(Confirm, String),
-}
-
-/// Bytes the terminal module writes between frames (bell, OSC 9/777/52, title).
+/// Bytes the terminal module writes between frames (bell, OSC 9/777/52, title, mouse mode).
 #[derive(Default)]
 pub struct Output {
     pub raw: Vec<String>,
     pub title: Option<String>,
+    /// Turn mouse capture on or off.
+    pub mouse: Option<bool>,
 }
 
+/// A status-bar line, until it expires.
+pub struct Status {
+    pub text: String,
+    pub error: bool,
+    pub until: i64,
+}
+
+/// What the last frame laid out, for clicks and paging.
+#[derive(Clone, Debug, Default)]
+pub struct FrameLayout {
+    /// Sidebar rows: (y, conversation id).
+    pub sidebar_rows: Vec<(u16, i64)>,
+    pub sidebar_visible: bool,
+    pub chat: ratatui::layout::Rect,
+    /// The scroll offset the chat could honour (clamped at the top).
+    pub scroll_used: usize,
+}
+
+/// How long Ctrl+C stays armed for quitting.
+const QUIT_WINDOW_MS: i64 = 2_000;
+
 pub struct App {
-    pub engine: Engine,
-    pub convs: Vec<Conversation>,
-    pub current: Option<i64>,
-    pub entries: Vec<Entry>,
-    /// Unfinished items of the current conversation (strip + sending bubbles).
-    pub items: Vec<OutboxItem>,
-    pub approvals: Vec<Approval>,
-    /// Task rows referenced by task cards in the current conversation.
-    pub tasks: HashMap<i64, OutboxItem>,
-    /// Unfinished items of all conversations (status-bar counts, sidebar badges).
-    pub all_items: Vec<crate::store::ItemSummary>,
-    pub composer: TextArea<'static>,
+    pub model: Model,
+    pub keys: Keymap,
+    pub composer: Composer,
+    pub strip: views::strip::Strip,
+    pub sidebar: views::sidebar::Sidebar,
+    pub views: Vec<Box<dyn View>>,
     pub focus: Focus,
-    pub overlay: Option<Overlay>,
     pub scroll: Scroll,
-    pub show_sidebar: bool,
-    pub sidebar_sel: usize,
-    pub search: String,
-    pub strip_sel: usize,
-    pub dispatch: DispatchState,
-    pub status: Option<(String, bool)>,
+    /// The user's choice for the sidebar; None = shown when the window is wide enough.
+    pub sidebar_pref: Option<bool>,
+    pub status: Option<Status>,
     pub notices: Vec<String>,
-    pub history: Vec<String>,
-    pub history_pos: Option<usize>,
-    pub attachments: Vec<Part>,
     pub quit: bool,
+    /// Ctrl+C pressed once on an empty composer, at this time.
+    pub quit_armed: Option<i64>,
     pub suspend: bool,
     pub output: Output,
-    /// Height of the chat area at the last frame (for paging).
-    pub chat_height: u16,
-    pub chat_width: u16,
-    /// Sidebar rows at the last frame, for mouse clicks: (y, conversation id).
-    pub sidebar_rows: Vec<(u16, i64)>,
+    pub layout: FrameLayout,
     pub in_tmux: bool,
-    /// First row shown in the help popup (clamped when drawn).
-    pub help_scroll: u16,
-    /// The user message being edited for resend (Ctrl+E).
-    pub editing: Option<i64>,
+    pub mouse: bool,
+    /// Shift+Enter has been seen, so the terminal reports it and help may say so.
+    pub enhanced_keys: bool,
     /// Model for the message being sent by `/with`.
     model_override: Option<String>,
 }
 
-fn new_composer() -> TextArea<'static> {
-    let mut t = TextArea::default();
-    t.set_placeholder_text("Message · Enter send · Alt+Enter newline · /later 10m … · F1 help");
-    t.set_cursor_line_style(ratatui::style::Style::default());
-    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
-    t
-}
-
-pub fn now_fixed(ms: i64) -> DateTime<FixedOffset> {
-    DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .with_timezone(&chrono::Local)
-        .fixed_offset()
-}
-
 impl App {
     pub fn new(engine: Engine) -> anyhow::Result<Self> {
+        let cfg = engine.config().get();
+        let (keys, key_errors) = Keymap::with_overrides(&cfg.keys);
         let mut app = Self {
-            engine,
-            convs: Vec::new(),
-            current: None,
-            entries: Vec::new(),
-            items: Vec::new(),
-            approvals: Vec::new(),
-            tasks: HashMap::new(),
-            all_items: Vec::new(),
-            composer: new_composer(),
+            model: Model::new(engine),
+            keys,
+            composer: Composer::default(),
+            strip: Default::default(),
+            sidebar: Default::default(),
+            views: Vec::new(),
             focus: Focus::Composer,
-            overlay: None,
             scroll: Scroll::default(),
-            show_sidebar: true,
-            sidebar_sel: 0,
-            search: String::new(),
-            strip_sel: 0,
-            dispatch: DispatchState::Starting,
+            sidebar_pref: None,
             status: None,
             notices: Vec::new(),
-            history: Vec::new(),
-            history_pos: None,
-            attachments: Vec::new(),
             quit: false,
+            quit_armed: None,
             suspend: false,
             output: Output::default(),
-            chat_height: 20,
-            chat_width: 80,
-            sidebar_rows: Vec::new(),
+            layout: FrameLayout::default(),
             in_tmux: std::env::var_os("TMUX").is_some(),
-            editing: None,
+            mouse: cfg.ui.mouse,
+            enhanced_keys: false,
             model_override: None,
-            help_scroll: 0,
         };
-        app.reload_convs()?;
-        let last = app
-            .engine
-            .store()
+        if let Some(e) = key_errors.first() {
+            let more = if key_errors.len() > 1 {
+                format!(" (+{} more)", key_errors.len() - 1)
+            } else {
+                String::new()
+            };
+            app.error(format!("{e}{more}"));
+        }
+        app.model.reload_convs();
+        let store = app.model.engine.store();
+        let last = store
             .setting("ui.current")?
             .and_then(|s| s.parse::<i64>().ok());
         let open = last
-            .filter(|id| app.convs.iter().any(|c| c.id == *id))
-            .or(app.convs.first().map(|c| c.id));
-        match open {
-            Some(id) => app.open(id),
+            .filter(|id| app.model.convs.iter().any(|c| c.id == *id))
+            .or(app.model.convs.first().map(|c| c.id));
+        let id = match open {
+            Some(id) => id,
             None => {
-                let id =
-                    app.engine
-                        .store()
-                        .create_conversation(None, "user", app.engine.now_ms())?;
-                app.reload_convs()?;
-                app.open(id);
+                let id = app.model.engine.create_conversation(None, "user")?;
+                app.model.reload_convs();
+                id
             }
-        }
-        app.reload_all_items();
-        app.update_title();
+        };
+        app.model.reload_summaries();
+        app.open(id);
         Ok(app)
     }
 
-    fn store(&self) -> &crate::store::Store {
-        self.engine.store()
+    pub fn engine(&self) -> &Engine {
+        &self.model.engine
     }
 
-    pub fn now(&self) -> DateTime<FixedOffset> {
-        now_fixed(self.engine.now_ms())
+    fn now(&self) -> i64 {
+        self.model.now_ms()
     }
 
-    fn info(&mut self, s: impl Into<String>) {
-        self.status = Some((s.into(), false));
+    pub fn info(&mut self, s: impl Into<String>) {
+        self.status = Some(Status {
+            text: s.into(),
+            error: false,
+            until: self.now() + 10_000,
+        });
     }
-    fn error(&mut self, s: impl std::fmt::Display) {
+
+    pub fn error(&mut self, s: impl std::fmt::Display) {
         let line = crate::sanitize::sanitize_line(&s.to_string()).into_owned();
-        self.status = Some((line, true));
+        self.status = Some(Status {
+            text: line,
+            error: true,
+            until: self.now() + 20_000,
+        });
     }
 
-    // ----- loading -------------------------------------------------------
-
-    pub fn reload_convs(&mut self) -> anyhow::Result<()> {
-        self.convs = self.store().conversations()?;
-        Ok(())
+    /// The view on top of the stack, if it is of this kind.
+    pub fn top(&self) -> Option<ViewKind> {
+        self.views.last().map(|v| v.kind())
     }
 
-    pub fn visible_convs(&self) -> Vec<&Conversation> {
-        let q = self.search.to_lowercase();
-        self.convs
+    /// The popup that has the keys, if one is open (the approval card is not a popup).
+    pub fn popup(&self) -> Option<ViewKind> {
+        self.views
             .iter()
-            .filter(|c| q.is_empty() || c.display_title().to_lowercase().contains(&q))
-            .collect()
+            .rev()
+            .find(|v| v.is_modal())
+            .map(|v| v.kind())
     }
 
+    /// The status line and whether it is an error.
+    pub fn status_pair(&self) -> (String, bool) {
+        self.status
+            .as_ref()
+            .map(|s| (s.text.clone(), s.error))
+            .unwrap_or_default()
+    }
+
+    pub fn composer_text(&self) -> String {
+        self.composer.text()
+    }
+
+    pub fn set_composer(&mut self, text: &str) {
+        let now = self.now();
+        self.composer.set_text(text, now);
+    }
+
+    /// Whether the sidebar is drawn in a window `width` columns wide.
+    pub fn sidebar_shown(&self, width: u16) -> bool {
+        width >= 60 && self.sidebar_pref.unwrap_or(width >= 100)
+    }
+
+    // ----- conversations -----------------------------------------------------
+
+    /// Show conversation `id`: the draft of the one we leave is saved first.
     pub fn open(&mut self, id: i64) {
-        self.current = Some(id);
-        self.entries.clear();
+        if self.model.current != Some(id) {
+            self.save_draft();
+        }
+        self.model.open(id);
         self.scroll = Scroll::default();
-        self.strip_sel = 0;
-        self.editing = None;
-        self.reload_messages();
-        // Up on an empty composer recalls this conversation's earlier messages.
-        self.history = self
-            .entries
-            .iter()
-            .filter(|e| e.msg.role == Role::User && !e.msg.content.starts_with("[Scheduled task]"))
-            .map(|e| e.msg.content.clone())
-            .collect();
-        let keep = self.history.len().saturating_sub(200);
-        self.history.drain(..keep);
-        self.history_pos = None;
-        self.reload_items();
-        if let Some(pos) = self.visible_convs().iter().position(|c| c.id == id) {
-            self.sidebar_sel = pos;
+        self.strip = Default::default();
+        let draft = self.engine().store().draft(id).unwrap_or_default();
+        self.composer.load(&draft, self.model.sent_texts());
+        self.sidebar.selected = Some(id);
+        let _ = self
+            .engine()
+            .store()
+            .set_setting("ui.current", &id.to_string());
+        if self.focus == Focus::Strip {
+            self.focus = Focus::Composer;
         }
-        let _ = self.store().set_setting("ui.current", &id.to_string());
-        if self
-            .approvals
-            .iter()
-            .any(|a| a.status == ApprovalStatus::Waiting)
-        {
-            self.info("a tool call waits for your approval: y / n");
-        }
+        self.sync_views();
         self.update_title();
     }
 
-    pub fn reload_messages(&mut self) {
-        let Some(id) = self.current else { return };
-        match self.store().messages(id) {
-            Ok(msgs) => {
-                let mut old: HashMap<i64, Entry> =
-                    self.entries.drain(..).map(|e| (e.msg.id, e)).collect();
-                self.entries = msgs
-                    .into_iter()
-                    .map(|m| {
-                        let mid = m.id;
-                        let mut e = Entry::new(m);
-                        if let Some(o) = old.remove(&mid) {
-                            e.reuse(o);
-                        }
-                        e
-                    })
-                    .collect();
-            }
-            Err(e) => self.error(format!("loading the conversation: {e:#}")),
+    fn open_other_or_new(&mut self) {
+        match self.model.convs.first().map(|c| c.id) {
+            Some(next) => self.open(next),
+            None => match self.engine().create_conversation(None, "user") {
+                Ok(id) => {
+                    self.model.reload_convs();
+                    self.open(id);
+                }
+                Err(e) => self.error(format!("{e:#}")),
+            },
         }
-        self.approvals = self.store().approvals(id).unwrap_or_default();
-        self.tasks.clear();
-        let job_ids: Vec<i64> = self
-            .entries
-            .iter()
-            .filter_map(|e| task_job_id(&e.msg))
-            .collect();
-        for oid in job_ids {
-            if let Ok(Some(it)) = self.store().item(oid) {
-                self.tasks.insert(oid, it);
-            }
+    }
+
+    /// Save the composer's draft now, if it changed.
+    pub fn save_draft(&mut self) {
+        let Some(conv) = self.model.current else {
+            return;
+        };
+        if self.composer.unsaved_since.take().is_none() {
+            return;
         }
+        if let Err(e) = self.engine().save_draft(conv, &self.composer.draft()) {
+            // Kept in memory and tried again at the next change.
+            self.composer.unsaved_since = Some(self.now());
+            self.error(format!(
+                "saving the draft: {}",
+                crate::store::error_line(&e)
+            ));
+        }
+    }
+
+    /// Save the draft if it has waited long enough since the last keystroke.
+    pub fn save_draft_if_due(&mut self) {
         if self
-            .approvals
-            .iter()
-            .any(|a| a.status == ApprovalStatus::Waiting)
-            && self.overlay.is_none()
+            .composer
+            .unsaved_since
+            .is_some_and(|t| self.now() - t >= composer::SAVE_AFTER_MS)
         {
-            self.focus = Focus::Composer;
-        }
-    }
-
-    pub fn reload_items(&mut self) {
-        let Some(id) = self.current else { return };
-        self.items = self.store().conversation_items(id).unwrap_or_default();
-        if self.strip_sel >= self.strip_items().len() {
-            self.strip_sel = self.strip_items().len().saturating_sub(1);
-        }
-        if self.focus == Focus::Strip && self.strip_items().is_empty() {
-            self.focus = Focus::Composer;
-        }
-        // Task cards show the live state of their rows.
-        let ids: Vec<i64> = self.tasks.keys().copied().collect();
-        for oid in ids {
-            if let Ok(Some(it)) = self.store().item(oid) {
-                self.tasks.insert(oid, it);
-            }
-        }
-    }
-
-    pub fn reload_all_items(&mut self) {
-        self.all_items = self.store().item_summaries().unwrap_or_default();
-    }
-
-    /// Items shown in the strip (sending ones are shown as bubbles in the history).
-    pub fn strip_items(&self) -> Vec<&OutboxItem> {
-        self.items
-            .iter()
-            .filter(|i| i.status != Status::Sending)
-            .collect()
-    }
-
-    pub fn waiting_approval(&self) -> Option<&Approval> {
-        self.approvals
-            .iter()
-            .find(|a| a.status == ApprovalStatus::Waiting)
-    }
-
-    pub fn is_busy(&self) -> bool {
-        self.current.is_some_and(|c| self.engine.is_busy(c))
-    }
-
-    pub fn current_conv(&self) -> Option<&Conversation> {
-        self.current
-            .and_then(|id| self.convs.iter().find(|c| c.id == id))
-    }
-
-    /// The model label for the status bar: name, provider, and whether it is offline.
-    pub fn model_label(&self) -> (String, String) {
-        let name = self.current_conv().and_then(|c| c.model.clone());
-        match self.engine.config().resolve(name.as_deref()) {
-            Ok(m) => (m.name, format!("{:?}", m.kind).to_lowercase()),
-            Err(e) => (name.unwrap_or_default(), format!("error: {e}")),
+            self.save_draft();
         }
     }
 
     pub fn update_title(&mut self) {
-        if !self.engine.config().get().notify.title {
+        if !self.engine().config().get().notify.title {
             return;
         }
+        let now = self.now();
         let scheduled = self
-            .all_items
+            .model
+            .summaries
             .iter()
-            .filter(|i| i.due_at.is_some_and(|d| d > self.engine.now_ms()))
+            .filter(|i| i.due_at.is_some_and(|d| d > now))
             .count();
         let conv = self
+            .model
             .current_conv()
             .map(|c| c.display_title())
             .unwrap_or_default();
@@ -364,7 +289,50 @@ impl App {
         self.output.title = Some(format!("tock — {conv}{badge}"));
     }
 
-    // ----- engine events ---------------------------------------------------
+    /// The approval card is on the stack exactly while the current
+    /// conversation has a tool call waiting; views that list rows refresh.
+    fn sync_views(&mut self) {
+        let waiting = self.model.waiting_approval().cloned();
+        let card_at = self
+            .views
+            .iter()
+            .position(|v| v.kind() == ViewKind::Approval);
+        match (waiting, card_at) {
+            (Some(a), None) => {
+                // Under any popup that is open, so the popup keeps its keys.
+                self.views
+                    .insert(0, Box::new(views::approval::ApprovalCard::new(a)));
+                self.focus = Focus::Composer;
+            }
+            (None, Some(i)) => {
+                self.views.remove(i);
+            }
+            (Some(a), Some(i)) => {
+                // Another approval took the place of the one shown: a fresh card, nothing chosen.
+                let same = self.views[i].kind() == ViewKind::Approval
+                    && self.model.approvals.iter().any(|x| x.id == a.id);
+                if !same {
+                    self.views[i] = Box::new(views::approval::ApprovalCard::new(a));
+                }
+            }
+            (None, None) => {}
+        }
+        for v in self.views.iter_mut() {
+            v.refresh(&self.model);
+        }
+        self.strip.sync(&self.model);
+        if self.focus == Focus::Strip
+            && self.model.strip_items().next().is_none()
+            && !self.model.paused()
+        {
+            self.focus = Focus::Composer;
+        }
+        if let Some(e) = self.model.load_error.take() {
+            self.error(e);
+        }
+    }
+
+    // ----- engine events -------------------------------------------------------
 
     pub fn on_engine(&mut self, ev: Event) {
         match ev {
@@ -373,88 +341,86 @@ impl App {
                 message_id,
                 text,
             } => {
-                if Some(conversation_id) == self.current {
+                if Some(conversation_id) == self.model.current {
                     match self
+                        .model
                         .entries
                         .iter_mut()
                         .rev()
                         .find(|e| e.msg.id == message_id)
                     {
                         Some(e) => e.msg.content.push_str(&text),
-                        None => self.reload_messages(),
+                        None => self.model.reload_messages(),
                     }
                 }
+                return;
             }
             Event::Conversation(id)
             | Event::TurnFinished {
                 conversation_id: id,
             } => {
-                if Some(id) == self.current {
-                    self.reload_messages();
-                    self.reload_items();
+                if Some(id) == self.model.current {
+                    self.model.reload_messages();
+                    self.model.reload_items();
                 }
-                let _ = self.reload_convs();
+                self.model.reload_convs();
             }
             Event::Conversations => {
-                let _ = self.reload_convs();
+                self.model.reload_convs();
+                self.model.reload_summaries();
             }
             Event::Outbox => {
-                self.reload_items();
-                self.reload_all_items();
-                self.refresh_pane();
+                self.model.reload_items();
+                self.model.reload_summaries();
                 self.update_title();
             }
             Event::External => {
-                let _ = self.reload_convs();
-                if let Some(id) = self.current
-                    && !self.convs.iter().any(|c| c.id == id)
-                {
-                    self.current = None;
-                    if let Some(first) = self.convs.first().map(|c| c.id) {
-                        self.open(first);
-                    }
+                self.model.reload_all();
+                if self.model.current.is_none() {
+                    self.open_other_or_new();
                 }
-                self.reload_messages();
-                self.reload_items();
-                self.reload_all_items();
-                self.refresh_pane();
                 self.update_title();
             }
-            Event::Dispatch(s) => self.dispatch = s,
+            Event::Dispatch(s) => self.model.dispatch = s,
             Event::Notice(n) => self.on_notice(n),
         }
-    }
-
-    fn refresh_pane(&mut self) {
-        if let Some(Overlay::Scheduled(p)) = &mut self.overlay {
-            let _ = p.refresh(self.engine.store());
-        }
+        self.sync_views();
     }
 
     fn on_notice(&mut self, n: Notification) {
-        let in_view = n.conversation_id.is_some() && n.conversation_id == self.current;
+        let in_view = n.conversation_id.is_some() && n.conversation_id == self.model.current;
         if n.kind == NoticeKind::ReplyFinished && in_view {
             return;
         }
         let text = crate::sanitize::sanitize_line(&n.text).into_owned();
-        let stamp = self.now().format("%H:%M").to_string();
+        let stamp = self.model.now().format("%H:%M").to_string();
         self.notices.push(format!("{stamp} {text}"));
         if self.notices.len() > 100 {
             self.notices.remove(0);
         }
         let is_err = matches!(n.kind, NoticeKind::Failed | NoticeKind::Expired);
-        self.status = Some((text.clone(), is_err));
+        // The engine says what happened; here we add which key helps.
+        let hint = match n.kind {
+            NoticeKind::Failed | NoticeKind::Expired => " — F2 to retry",
+            NoticeKind::Approval if !in_view => " — Alt+↑/↓ or F2 to go there",
+            _ => "",
+        };
+        if is_err {
+            self.error(format!("{text}{hint}"));
+        } else {
+            self.info(format!("{text}{hint}"));
+        }
         if n.kind == NoticeKind::Info {
             return;
         }
-        let cfg = self.engine.config().get();
+        let cfg = self.engine().config().get();
         let bytes =
             crate::notify::terminal_bytes(&text, cfg.notify.bell, cfg.notify.desktop, self.in_tmux);
         if !bytes.is_empty() {
             self.output.raw.push(bytes);
         }
-        if let Some(cmd) = cfg.notify_command {
-            crate::notify::run_command(&cmd, &n);
+        if let Some(cmd) = &cfg.notify_command {
+            crate::notify::run_command(cmd, &n);
         }
     }
 
@@ -467,10 +433,16 @@ impl App {
             TermEvent::Mouse(m) => match m.kind {
                 MouseEventKind::ScrollUp => self.scroll_by(3),
                 MouseEventKind::ScrollDown => self.scroll_by(-3),
-                MouseEventKind::Down(_) => {
-                    if let Some(&(_, id)) = self.sidebar_rows.iter().find(|(y, _)| *y == m.row)
-                        && m.column < 30
-                        && self.show_sidebar
+                MouseEventKind::Down(_) if self.views.iter().all(|v| !v.is_modal()) => {
+                    let hit = self
+                        .layout
+                        .sidebar_rows
+                        .iter()
+                        .find(|(y, _)| *y == m.row)
+                        .map(|(_, id)| *id);
+                    if let Some(id) = hit
+                        && self.layout.sidebar_visible
+                        && m.column < super::view::SIDEBAR_WIDTH
                     {
                         self.open(id);
                     }
@@ -481,22 +453,28 @@ impl App {
         }
     }
 
+    fn cx(&self) -> Cx<'_> {
+        cx_of(&self.model, &self.keys, &self.composer)
+    }
+
     fn on_paste(&mut self, s: &str) {
         // Pastes go into whatever input has focus; control characters are made visible.
         let clean: String = s.replace("\r\n", "\n").replace('\r', "\n");
         let clean = crate::sanitize::sanitize(&clean).into_owned();
-        match &mut self.overlay {
-            Some(Overlay::Prompt(p)) => {
-                p.input.insert_str(clean);
+        if let Some(mut top) = self.views.pop() {
+            let mut cx = self.cx();
+            let outcome = top.handle_paste(&clean, &mut cx);
+            let intents = std::mem::take(&mut cx.intents);
+            if outcome != Outcome::Done {
+                self.views.push(top);
             }
-            Some(Overlay::Scheduled(pane)) => pane.paste(&clean),
-            Some(Overlay::Picker(picker)) => picker.paste(&clean),
-            None => {
-                self.focus = Focus::Composer;
-                self.composer.insert_str(clean);
+            self.apply(intents);
+            if outcome != Outcome::Ignored || self.views.last().is_some_and(|v| v.is_modal()) {
+                return;
             }
-            _ => {}
         }
+        self.focus = Focus::Composer;
+        self.composer.insert(&clean, self.now());
     }
 
     fn scroll_by(&mut self, rows: isize) {
@@ -506,106 +484,178 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) {
-        if self.overlay.is_some() {
-            self.on_overlay_key(key);
+        if key.kind == KeyEventKind::Release {
             return;
         }
-        // A waiting approval takes y/n when the composer is empty.
-        if self.waiting_approval().is_some()
-            && self.composer.is_empty()
-            && self.focus == Focus::Composer
-            && let Some(a) = keymap::lookup(Ctx::Approval, &key)
-        {
-            self.run(a);
-            return;
+        if key.code == KeyCode::Enter && key.modifiers.contains(KeyModifiers::SHIFT) {
+            self.enhanced_keys = true;
         }
-        let ctx = match self.focus {
-            Focus::Composer => Ctx::Composer,
-            Focus::Strip => Ctx::Strip,
-            Focus::Sidebar => Ctx::Sidebar,
-        };
-        if let Some(a) = keymap::lookup(ctx, &key).or_else(|| keymap::lookup(Ctx::Global, &key)) {
-            // Esc in the strip/sidebar goes back to the composer before it stops anything.
-            if a == Action::Stop && self.focus != Focus::Composer {
-                self.focus = Focus::Composer;
+        let is_interrupt = self.keys.action(Scope::Main, &key) == Some(Action::Interrupt);
+        if !is_interrupt {
+            self.quit_armed = None;
+        }
+        // 1. The view on top of the stack.
+        if let Some(mut top) = self.views.pop() {
+            let mut cx = self.cx();
+            let outcome = top.handle_key(key, &mut cx);
+            let intents = std::mem::take(&mut cx.intents);
+            let modal = top.is_modal();
+            if outcome != Outcome::Done {
+                self.views.push(top);
+            }
+            self.apply(intents);
+            if outcome != Outcome::Ignored || modal {
                 return;
             }
-            self.run(a);
+        }
+        // 2. The focused pane.
+        let mut cx = cx_of(&self.model, &self.keys, &self.composer);
+        let outcome = match self.focus {
+            Focus::Strip => self.strip.handle_key(key, &mut cx),
+            Focus::Sidebar => self.sidebar.handle_key(key, &mut cx),
+            Focus::Composer => Outcome::Ignored,
+        };
+        let intents = std::mem::take(&mut cx.intents);
+        self.apply(intents);
+        if outcome != Outcome::Ignored {
             return;
         }
-        match self.focus {
-            Focus::Composer => self.composer_key(key),
-            Focus::Sidebar | Focus::Strip => {
-                // Typing while the list has focus goes to the composer, not nowhere.
-                if let KeyCode::Char(_) = key.code
-                    && !key
-                        .modifiers
-                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
-                {
-                    self.focus = Focus::Composer;
-                    self.composer_key(key);
-                }
+        // 3. The composer's bindings, then the main ones.
+        let composer_focused = self.focus == Focus::Composer;
+        let inactive = self.top() == Some(ViewKind::Approval);
+        if composer_focused
+            && !inactive
+            && let Some(a) = self.keys.action(Scope::Composer, &key)
+            && self.composer_action(a, key)
+        {
+            return;
+        }
+        if let Some(a) = self.keys.action(Scope::Main, &key) {
+            self.main_action(a);
+            return;
+        }
+        // 4. Text. Typing while a list has focus goes to the composer, not nowhere.
+        let typing = matches!(key.code, KeyCode::Char(_))
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if composer_focused || typing {
+            if !composer_focused {
+                self.focus = Focus::Composer;
             }
+            if key.code == KeyCode::Char('?') && self.composer.is_empty() && !inactive {
+                self.views.push(Box::new(views::help::Help::default()));
+                return;
+            }
+            if key.code == KeyCode::End && self.composer.is_empty() {
+                self.scroll = Scroll::default();
+                return;
+            }
+            self.composer.input(key, self.now());
         }
     }
 
-    fn composer_key(&mut self, key: KeyEvent) {
-        let empty = self.composer.is_empty();
-        match key.code {
-            KeyCode::Char('?') if empty && key.modifiers.is_empty() => {
-                self.overlay = Some(Overlay::Help)
-            }
-            KeyCode::End if empty => self.scroll = Scroll::default(),
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                if self.current.is_some_and(|c| self.engine.stop(c)) {
-                    self.info("stopped");
-                } else if !empty {
-                    self.composer = new_composer();
-                } else {
-                    self.quit = true;
-                }
-            }
-            _ => {
-                self.history_pos = None;
-                self.composer.input(key);
-            }
-        }
-    }
-
-    fn run(&mut self, a: Action) {
+    /// A composer binding. False when it does not apply here (the key goes on).
+    fn composer_action(&mut self, a: Action, key: KeyEvent) -> bool {
+        let now = self.now();
         match a {
-            Action::Quit => self.quit = true,
-            Action::Suspend => self.suspend = true,
-            Action::Help => self.overlay = Some(Overlay::Help),
-            Action::Notices => self.overlay = Some(Overlay::Notices),
-            Action::ScheduledPane => {
-                let mut p = ScheduledPane::new();
-                if let Err(e) = p.refresh(self.engine.store()) {
-                    self.error(format!("{e:#}"));
-                }
-                self.overlay = Some(Overlay::Scheduled(Box::new(p)));
-            }
+            Action::Submit => self.submit(),
+            Action::Newline => self.composer.newline(now),
             Action::TimePicker => {
-                if self.composer_text().trim().is_empty() {
+                if self.composer.text().trim().is_empty() {
                     self.error("type the message first, then Ctrl+T to choose when it is sent");
                 } else {
-                    self.overlay = Some(Overlay::Picker(Box::default()));
+                    self.views.push(Box::new(TimePicker::new()));
                 }
             }
-            Action::NewConversation => self.new_conversation(None),
-            Action::ToggleSidebar => {
-                self.show_sidebar = !self.show_sidebar;
-                if !self.show_sidebar && self.focus == Focus::Sidebar {
-                    self.focus = Focus::Composer;
+            Action::EditLast => {
+                // ↑: on an empty composer, edit the last message; pressed
+                // again (or while recalling), earlier messages; else the cursor.
+                let n = self.composer.history.len();
+                if self.composer.is_blank() {
+                    self.edit_last();
+                } else if self.composer.edit.is_some() && self.composer.cursor_on_first_row() {
+                    self.composer.abandon_edit(now);
+                    self.composer.history_pos = Some(n.saturating_sub(1));
+                    self.composer.recall(true, now);
+                } else if self.composer.history_pos.is_some() && self.composer.cursor_on_first_row()
+                {
+                    self.composer.recall(true, now);
+                } else {
+                    return self.cursor_key(key);
                 }
             }
+            Action::HistoryPrev => {
+                if !self.composer.recall(true, now) {
+                    self.info("no earlier message in this conversation");
+                }
+            }
+            Action::HistoryNext => {
+                if self.composer.history_pos.is_some() {
+                    self.composer.recall(false, now);
+                } else if key.code == KeyCode::Down {
+                    return self.cursor_key(key);
+                }
+            }
+            Action::Complete => {
+                let line = self.composer.text();
+                if !line.starts_with('/') || line.contains('\n') {
+                    return false;
+                }
+                let models = self.engine().config().model_names();
+                let roles: Vec<String> =
+                    self.engine().config().get().roles.keys().cloned().collect();
+                let c = commands::Candidates {
+                    models: &models,
+                    roles: &roles,
+                };
+                match commands::complete(&line, &c) {
+                    Some(done) => self.composer.set_text(&done, now),
+                    None => self.info("nothing (more) to complete"),
+                }
+            }
+            Action::KillToStart => self.composer.input(key, now),
+            _ => return false,
+        }
+        true
+    }
+
+    fn cursor_key(&mut self, key: KeyEvent) -> bool {
+        self.composer.input(key, self.now());
+        true
+    }
+
+    fn main_action(&mut self, a: Action) {
+        let conv = self.model.current;
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Interrupt => self.interrupt(),
+            Action::Suspend => self.suspend = true,
+            Action::Help => self.views.push(Box::new(views::help::Help::default())),
+            Action::Notices => self.views.push(Box::new(views::notices::Notices {
+                lines: self.notices.clone(),
+            })),
+            Action::ScheduledPane => {
+                let mut p = ScheduledPane::new();
+                if let Err(e) = p.refresh(self.engine().store()) {
+                    self.error(format!("{e:#}"));
+                }
+                self.views.push(Box::new(p));
+            }
+            Action::NewConversation => self.apply(vec![Intent::NewConversation]),
+            Action::ToggleSidebar => self.toggle_sidebar(),
+            Action::ToggleMouse => self.toggle_mouse(),
             Action::PrevConversation | Action::NextConversation => {
-                let list: Vec<i64> = self.visible_convs().iter().map(|c| c.id).collect();
+                let list: Vec<i64> = self
+                    .sidebar
+                    .visible(&self.model)
+                    .iter()
+                    .map(|c| c.id)
+                    .collect();
                 if list.is_empty() {
                     return;
                 }
-                let pos = self
-                    .current
+                let pos = conv
                     .and_then(|id| list.iter().position(|c| *c == id))
                     .unwrap_or(0);
                 let next = if a == Action::PrevConversation {
@@ -616,183 +666,240 @@ impl App {
                 self.open(list[next]);
             }
             Action::FocusNext => {
+                let strip = self.model.strip_items().next().is_some() || self.model.paused();
+                // Before the first frame, as the preference says.
+                let sidebar = self.layout.sidebar_visible
+                    || (self.layout.chat.width == 0 && self.sidebar_pref != Some(false));
                 self.focus = match self.focus {
-                    Focus::Composer if !self.strip_items().is_empty() => Focus::Strip,
-                    Focus::Composer | Focus::Strip if self.show_sidebar => Focus::Sidebar,
+                    Focus::Composer if strip => Focus::Strip,
+                    Focus::Composer | Focus::Strip if sidebar => Focus::Sidebar,
                     _ => Focus::Composer,
                 };
+                if self.focus == Focus::Strip {
+                    self.strip.focus(&self.model);
+                }
             }
-            Action::Stop | Action::Back => {
-                if self.current.is_some_and(|c| self.engine.stop(c)) {
-                    self.info("stopped — the partial reply is kept, Ctrl+R to retry");
+            Action::Stop => {
+                if self.composer.abandon_edit(self.now()) {
+                    self.info("edit abandoned; your draft is back");
+                } else if conv.is_some_and(|c| self.engine().stop(c)) {
+                    self.info("stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates");
+                } else if !self.sidebar.filter.is_empty() {
+                    self.sidebar.filter.clear();
                 }
                 self.focus = Focus::Composer;
             }
             Action::Regenerate => {
-                if let Some(c) = self.current {
-                    match self.engine.regenerate(c) {
+                if let Some(c) = conv {
+                    match self.engine().regenerate(c) {
                         Ok(_) => self.info("regenerating the last reply"),
                         Err(e) => self.error(e),
                     }
                 }
             }
-            Action::EditLast => self.edit_last(),
             Action::CopyLast => self.copy(None),
+            Action::ToggleFold => {
+                self.model.unfolded = !self.model.unfolded;
+                self.model.apply_fold();
+            }
             Action::ScrollUp => self.scroll_by(1),
             Action::ScrollDown => self.scroll_by(-1),
-            Action::PageUp => self.scroll_by(self.chat_height.saturating_sub(2).max(1) as isize),
+            Action::PageUp => {
+                self.scroll_by(self.layout.chat.height.saturating_sub(2).max(1) as isize)
+            }
             Action::PageDown => {
-                self.scroll_by(-(self.chat_height.saturating_sub(2).max(1) as isize))
+                self.scroll_by(-(self.layout.chat.height.saturating_sub(2).max(1) as isize))
             }
             Action::Top => self.scroll.from_bottom = Some(usize::MAX / 2),
             Action::Bottom => self.scroll = Scroll::default(),
-            Action::Submit => self.submit(),
-            Action::Newline => {
-                self.composer.insert_newline();
+            _ => {}
+        }
+    }
+
+    /// Ctrl+C: stop the reply; else leave an edit; else clear the composer;
+    /// else quit — only when pressed twice within two seconds.
+    fn interrupt(&mut self) {
+        let now = self.now();
+        if self.model.current.is_some_and(|c| self.engine().stop(c)) {
+            self.info(
+                "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates",
+            );
+        } else if self.composer.abandon_edit(now) {
+            self.info("edit abandoned; your draft is back");
+        } else if !self.composer.is_blank() {
+            // Kept in the history: Ctrl+P brings it back.
+            let text = self.composer.text();
+            if !text.trim().is_empty() {
+                self.composer.history.push(text);
             }
-            Action::HistoryPrev | Action::HistoryNext => self.history_key(a),
-            Action::Up | Action::Down => match self.focus {
-                Focus::Sidebar => {
-                    let n = self.visible_convs().len();
-                    self.sidebar_sel = step(self.sidebar_sel, n, a == Action::Up);
+            self.composer.clear(now);
+            self.info("cleared (Ctrl+P brings it back)");
+        } else if self.quit_armed.is_some_and(|t| now - t <= QUIT_WINDOW_MS) {
+            self.quit = true;
+        } else {
+            self.quit_armed = Some(now);
+            self.info("press Ctrl+C again to quit");
+        }
+    }
+
+    fn toggle_sidebar(&mut self) {
+        let width = self.layout.chat.width
+            + if self.layout.sidebar_visible {
+                super::view::SIDEBAR_WIDTH
+            } else {
+                0
+            };
+        let shown = self.sidebar_shown(width.max(1));
+        self.sidebar_pref = Some(!shown);
+        if shown && self.focus == Focus::Sidebar {
+            self.focus = Focus::Composer;
+        }
+        if !shown && width < 60 {
+            self.info("the window is too narrow for the conversation list (Alt+↑/↓ switches)");
+        }
+    }
+
+    fn toggle_mouse(&mut self) {
+        self.mouse = !self.mouse;
+        self.output.mouse = Some(self.mouse);
+        self.info(if self.mouse {
+            "mouse capture on (wheel scrolls, clicks select)"
+        } else {
+            "mouse capture off: select and copy text with the terminal"
+        });
+    }
+
+    // ----- intents -------------------------------------------------------------
+
+    pub fn apply(&mut self, intents: Vec<Intent>) {
+        for i in intents {
+            self.apply_one(i);
+        }
+    }
+
+    fn apply_one(&mut self, intent: Intent) {
+        let now = self.now();
+        match intent {
+            Intent::Info(s) => self.info(s),
+            Intent::Error(s) => self.error(s),
+            Intent::Item { id, seen, action } => {
+                let done = match &action {
+                    ItemAction::Cancel => "canceled".to_string(),
+                    ItemAction::SendNow => "sending as soon as the conversation is free".into(),
+                    ItemAction::Retry => "retrying".into(),
+                    ItemAction::Reschedule(at) => format!(
+                        "rescheduled: {}",
+                        when::preview(
+                            chrono::DateTime::from_timestamp_millis(*at).unwrap_or_default(),
+                            &local(now)
+                        )
+                    ),
+                    ItemAction::Edit(_) => "edited".into(),
+                };
+                match self.engine().act_on_item(id, seen, action) {
+                    Ok(()) => self.info(done),
+                    Err(e) => self.error(e),
                 }
-                Focus::Strip => {
-                    let n = self.strip_items().len();
-                    self.strip_sel = step(self.strip_sel, n, a == Action::Up);
+            }
+            Intent::PullBack { id, seen } => {
+                if !self.composer.is_blank() {
+                    self.error("the composer holds a draft; send or clear it first (the item stays queued)");
+                    return;
                 }
-                Focus::Composer => {}
+                self.save_draft();
+                match self.engine().pull_back(id, seen) {
+                    Ok((conv, draft)) => {
+                        if Some(conv) == self.model.current {
+                            self.composer.load(&draft, self.model.sent_texts());
+                        }
+                        self.focus = Focus::Composer;
+                        self.info("moved back into the composer");
+                    }
+                    Err(e) => self.error(e),
+                }
+            }
+            Intent::ResumeQueue => {
+                if let Some(c) = self.model.current {
+                    match self.engine().resume_queue(c) {
+                        Ok(true) => self.info("queue resumed"),
+                        Ok(false) => self.info("the queue is not paused"),
+                        Err(e) => self.error(e),
+                    }
+                }
+            }
+            Intent::Open(id) => {
+                if self.model.convs.iter().any(|c| c.id == id) {
+                    self.open(id);
+                } else {
+                    self.error("that conversation no longer exists");
+                }
+            }
+            Intent::NewConversation => self.new_conversation(None),
+            Intent::Rename { id, title } => match self.engine().rename_conversation(id, &title) {
+                Ok(()) => {
+                    self.model.reload_convs();
+                    self.update_title();
+                    self.info("renamed");
+                }
+                Err(e) => self.error(e),
             },
-            Action::Open => {
-                let id = self.visible_convs().get(self.sidebar_sel).map(|c| c.id);
-                if let Some(id) = id {
+            Intent::Delete(id) => match self.engine().delete_conversation(id) {
+                Ok(()) => {
+                    self.model.reload_convs();
+                    self.model.reload_summaries();
+                    if self.model.current == Some(id) {
+                        self.model.current = None;
+                        self.composer = Composer::default();
+                        self.open_other_or_new();
+                    }
+                    self.info("conversation deleted");
+                    self.focus = Focus::Composer;
+                }
+                Err(e) => self.error(format!("{e:#}")),
+            },
+            Intent::Answer { id, approve } => {
+                match self.engine().answer_approval(id, approve) {
+                    Ok(()) => self.info(if approve { "approved" } else { "denied" }),
+                    Err(e) => self.error(e),
+                }
+                self.model.reload_messages();
+                self.model.reload_items();
+                self.model.reload_summaries();
+                self.sync_views();
+            }
+            Intent::ScheduleComposer(due) => {
+                let text = self.composer.text();
+                self.schedule(text.trim(), due);
+            }
+            Intent::Filter(s) => {
+                self.sidebar.filter = s;
+                self.sidebar.selected = self.sidebar.visible(&self.model).first().map(|c| c.id);
+            }
+            Intent::OpenFiltered => {
+                if let Some(id) = self.sidebar.visible(&self.model).first().map(|c| c.id) {
                     self.open(id);
                     self.focus = Focus::Composer;
                 }
             }
-            Action::Rename => {
-                let target = self
-                    .visible_convs()
-                    .get(self.sidebar_sel)
-                    .map(|c| (c.id, c.display_title()));
-                if let Some((id, title)) = target {
-                    self.prompt(
-                        PromptKind::Rename(id),
-                        "Rename conversation (Enter saves, Esc cancels)",
-                        &title,
-                    );
-                }
+            Intent::Push(v) => self.views.push(v),
+            Intent::Type(key) => {
+                self.focus = Focus::Composer;
+                self.composer.input(key, now);
             }
-            Action::Delete => {
-                let target = self
-                    .visible_convs()
-                    .get(self.sidebar_sel)
-                    .map(|c| (c.id, c.display_title()));
-                if let Some((id, title)) = target {
-                    self.confirm_delete(id, &title);
-                }
-            }
-            Action::Search => {
-                let s = self.search.clone();
-                self.prompt(
-                    PromptKind::Search,
-                    "Filter conversations by title (Enter keeps, Esc clears)",
-                    &s,
-                );
-            }
-            Action::EditItem
-            | Action::CancelItem
-            | Action::SendNow
-            | Action::PullBack
-            | Action::RescheduleItem
-            | Action::RetryItem => self.strip_action(a),
-            Action::Approve | Action::Deny => {
-                if let Some(id) = self.waiting_approval().map(|a| a.id) {
-                    match self.engine.answer_approval(id, a == Action::Approve) {
-                        Ok(()) => self.info(if a == Action::Approve {
-                            "approved"
-                        } else {
-                            "denied"
-                        }),
-                        Err(e) => self.error(e),
-                    }
-                    self.reload_messages();
-                    self.reload_items();
+            Intent::Focus(f) => {
+                self.focus = f;
+                if f == Focus::Strip {
+                    self.strip.focus(&self.model);
                 }
             }
         }
-    }
-
-    fn history_key(&mut self, a: Action) {
-        let at_edge = self.composer.is_empty() || self.history_pos.is_some();
-        if !at_edge || self.history.is_empty() {
-            // Not recalling: the arrow moves the cursor.
-            let key = if a == Action::HistoryPrev {
-                KeyCode::Up
-            } else {
-                KeyCode::Down
-            };
-            self.composer.input(KeyEvent::new(key, KeyModifiers::NONE));
-            return;
-        }
-        let n = self.history.len();
-        let pos = match (self.history_pos, a) {
-            (None, Action::HistoryPrev) => Some(n - 1),
-            (Some(p), Action::HistoryPrev) => Some(p.saturating_sub(1)),
-            (Some(p), _) if p + 1 < n => Some(p + 1),
-            _ => None,
-        };
-        self.history_pos = pos;
-        let text = pos.map(|p| self.history[p].clone()).unwrap_or_default();
-        self.set_composer(&text);
-    }
-
-    pub fn set_composer(&mut self, text: &str) {
-        let mut t = new_composer();
-        t.insert_str(text);
-        self.composer = t;
-    }
-
-    pub fn composer_text(&self) -> String {
-        self.composer.lines().join("\n")
-    }
-
-    fn prompt(&mut self, kind: PromptKind, title: &str, initial: &str) {
-        let mut input = TextArea::default();
-        input.set_cursor_line_style(ratatui::style::Style::default());
-        input.insert_str(initial);
-        self.overlay = Some(Overlay::Prompt(Box::new(Prompt {
-            kind,
-            title: title.into(),
-            input,
-            error: None,
-        })));
-    }
-
-    fn confirm_delete(&mut self, id: i64, title: &str) {
-        let pending = self
-            .all_items
-            .iter()
-            .filter(|i| i.conversation_id == Some(id) && i.kind != Kind::Task)
-            .count();
-        let extra = if pending > 0 {
-            format!(" Its {pending} pending message(s) will be canceled.")
-        } else {
-            String::new()
-        };
-        self.overlay = Some(Overlay::Confirm(
-            Confirm::DeleteConversation(id),
-            format!("Delete “{title}” and its history?{extra} y / n"),
-        ));
     }
 
     fn new_conversation(&mut self, title: Option<&str>) {
-        match self
-            .store()
-            .create_conversation(title, "user", self.engine.now_ms())
-        {
+        match self.engine().create_conversation(title, "user") {
             Ok(id) => {
-                let _ = self.reload_convs();
-                self.search.clear();
+                self.model.reload_convs();
+                self.sidebar.filter.clear();
                 self.open(id);
                 self.focus = Focus::Composer;
             }
@@ -800,240 +907,11 @@ impl App {
         }
     }
 
-    fn strip_action(&mut self, a: Action) {
-        let Some(item) = self.strip_items().get(self.strip_sel).map(|i| (*i).clone()) else {
-            return;
-        };
-        let r = match a {
-            Action::EditItem => {
-                self.prompt(
-                    PromptKind::EditItem(item.id),
-                    "Edit (Enter saves, Alt+Enter newline, Esc cancels)",
-                    &item.text,
-                );
-                Ok(())
-            }
-            Action::CancelItem => {
-                let what: String = crate::sanitize::sanitize_line(&item.text)
-                    .chars()
-                    .take(40)
-                    .collect();
-                self.overlay = Some(Overlay::Confirm(
-                    Confirm::CancelItem(item.id),
-                    format!("Cancel “{what}”? y / n"),
-                ));
-                Ok(())
-            }
-            Action::SendNow => self
-                .engine
-                .send_now(item.id)
-                .map(|_| self.info("sending as soon as the conversation is free")),
-            Action::PullBack => match self.engine.cancel(item.id) {
-                Ok(()) => {
-                    let text = item.text.clone();
-                    self.set_composer(&text);
-                    self.focus = Focus::Composer;
-                    self.info("moved back into the composer");
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            },
-            Action::RescheduleItem => {
-                self.prompt(
-                    PromptKind::Reschedule(item.id),
-                    "Reschedule to (e.g. 10m, 9am, tomorrow 14:30)",
-                    "",
-                );
-                Ok(())
-            }
-            Action::RetryItem => self.engine.retry(item.id).map(|_| self.info("retrying")),
-            _ => Ok(()),
-        };
-        if let Err(e) = r {
-            self.error(e);
-        }
-    }
-
-    fn on_overlay_key(&mut self, key: KeyEvent) {
-        let Some(overlay) = self.overlay.take() else {
-            return;
-        };
-        let ctrl_c =
-            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
-        match overlay {
-            Overlay::Help => {
-                // Arrows and paging scroll a help taller than the screen; any other key closes it.
-                let page = i32::from(self.chat_height.saturating_sub(2).max(1));
-                let delta = match key.code {
-                    KeyCode::Up | KeyCode::Char('k') => Some(-1),
-                    KeyCode::Down | KeyCode::Char('j') => Some(1),
-                    KeyCode::PageUp => Some(-page),
-                    KeyCode::PageDown => Some(page),
-                    KeyCode::Home => Some(-i32::from(u16::MAX)),
-                    KeyCode::End => Some(i32::from(u16::MAX)),
-                    _ => None,
-                };
-                match delta {
-                    Some(d) => {
-                        self.help_scroll =
-                            (i32::from(self.help_scroll) + d).clamp(0, i32::from(u16::MAX)) as u16;
-                        self.overlay = Some(Overlay::Help);
-                    }
-                    None => self.help_scroll = 0,
-                }
-            }
-            Overlay::Notices => {}
-            Overlay::Scheduled(mut pane) => match pane.handle_key(key, &self.engine, self.now()) {
-                PaneAction::Close => {}
-                PaneAction::Jump(conv) => {
-                    if self.convs.iter().any(|c| c.id == conv) {
-                        self.open(conv);
-                    } else {
-                        self.error("that conversation no longer exists");
-                    }
-                }
-                PaneAction::Info(s) => {
-                    self.info(s);
-                    self.overlay = Some(Overlay::Scheduled(pane));
-                }
-                PaneAction::Error(s) => {
-                    self.error(s);
-                    self.overlay = Some(Overlay::Scheduled(pane));
-                }
-                PaneAction::None => self.overlay = Some(Overlay::Scheduled(pane)),
-            },
-            Overlay::Picker(mut picker) => match picker.handle_key(key, self.now()) {
-                PickerAction::Cancel => {}
-                PickerAction::Pick(due) => {
-                    let text = self.composer_text();
-                    self.schedule(text.trim(), due.timestamp_millis());
-                }
-                PickerAction::None => self.overlay = Some(Overlay::Picker(picker)),
-            },
-            Overlay::Confirm(what, text) => match key.code {
-                KeyCode::Char('y') | KeyCode::Char('Y') => match what {
-                    Confirm::DeleteConversation(id) => {
-                        match self.store().delete_conversation(id, self.engine.now_ms()) {
-                            Ok(_) => {
-                                let _ = self.reload_convs();
-                                self.reload_all_items();
-                                if self.current == Some(id) {
-                                    self.current = None;
-                                    match self.convs.first().map(|c| c.id) {
-                                        Some(next) => self.open(next),
-                                        None => self.new_conversation(None),
-                                    }
-                                }
-                                self.sidebar_sel = self
-                                    .sidebar_sel
-                                    .min(self.visible_convs().len().saturating_sub(1));
-                                self.info("conversation deleted");
-                                self.focus = Focus::Composer;
-                                self.engine.wake();
-                            }
-                            Err(e) => self.error(format!("{e:#}")),
-                        }
-                    }
-                    Confirm::CancelItem(id) => match self.engine.cancel(id) {
-                        Ok(()) => self.info("canceled"),
-                        Err(e) => self.error(e),
-                    },
-                },
-                KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {}
-                _ if ctrl_c => {}
-                _ => self.overlay = Some(Overlay::Confirm(what, text)),
-            },
-            Overlay::Prompt(mut p) => {
-                let multiline = matches!(p.kind, PromptKind::EditItem(_));
-                match key.code {
-                    KeyCode::Esc => {
-                        if matches!(p.kind, PromptKind::Search) {
-                            self.search.clear();
-                        }
-                    }
-                    _ if ctrl_c => {}
-                    KeyCode::Enter
-                        if multiline
-                            && key
-                                .modifiers
-                                .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) =>
-                    {
-                        p.input.insert_newline();
-                        self.overlay = Some(Overlay::Prompt(p));
-                    }
-                    KeyCode::Enter => {
-                        let value = p.input.lines().join("\n");
-                        if let Err(msg) = self.finish_prompt(&p.kind, value.trim()) {
-                            p.error = Some(msg);
-                            self.overlay = Some(Overlay::Prompt(p));
-                        }
-                    }
-                    _ => {
-                        p.input.input(key);
-                        p.error = None;
-                        if matches!(p.kind, PromptKind::Search) {
-                            self.search = p.input.lines().join("");
-                            self.sidebar_sel = 0;
-                        }
-                        self.overlay = Some(Overlay::Prompt(p));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Live preview under a reschedule prompt.
-    pub fn prompt_preview(&self, p: &Prompt) -> Option<Result<String, String>> {
-        if !matches!(p.kind, PromptKind::Reschedule(_)) {
-            return None;
-        }
-        let text = p.input.lines().join(" ");
-        if text.trim().is_empty() {
-            return None;
-        }
-        let now = self.now();
-        Some(
-            when::parse_time(&text, &now, Mode::At)
-                .map(|d| format!("sends {}", when::preview(d, &now)))
-                .map_err(|e| e.to_string()),
-        )
-    }
-
-    fn finish_prompt(&mut self, kind: &PromptKind, value: &str) -> Result<(), String> {
-        let now = self.engine.now_ms();
-        match kind {
-            PromptKind::Rename(id) => {
-                if value.is_empty() {
-                    return Err("a title cannot be empty".into());
-                }
-                self.store()
-                    .rename_conversation(*id, value, now)
-                    .map_err(|e| format!("{e:#}"))?;
-                let _ = self.reload_convs();
-                self.update_title();
-            }
-            PromptKind::Search => self.search = value.to_string(),
-            PromptKind::Reschedule(id) => {
-                let due =
-                    when::parse_time(value, &self.now(), Mode::At).map_err(|e| e.to_string())?;
-                self.engine
-                    .reschedule(*id, due.timestamp_millis())
-                    .map_err(|e| format!("{e:#}"))?;
-                self.info(format!("rescheduled: {}", when::preview(due, &self.now())));
-            }
-            PromptKind::EditItem(id) => {
-                self.engine.edit(*id, value).map_err(|e| format!("{e:#}"))?;
-                self.info("edited");
-            }
-        }
-        Ok(())
-    }
-
     // ----- sending -------------------------------------------------------------
 
-    /// The live preview line for `/later` and `/at` while typing.
+    /// The live preview for `/later` and `/at` while typing.
     pub fn composer_preview(&self) -> Option<Result<String, String>> {
-        let text = self.composer_text();
+        let text = self.composer.text();
         let (mode, rest) = if let Some(r) = text.strip_prefix("/later ") {
             (Mode::Later, r)
         } else if let Some(r) = text.strip_prefix("/at ") {
@@ -1047,7 +925,7 @@ impl App {
                 Mode::At => "/at TIME TEXT — e.g. /at tomorrow 9am stand-up notes".into(),
             }));
         }
-        let now = self.now();
+        let now = self.model.now();
         Some(match when::split_time_prefix(rest, &now, mode) {
             Ok((due, _)) => Ok(format!("sends {}", when::preview(due, &now))),
             Err(e) => Err(e.to_string()),
@@ -1055,9 +933,9 @@ impl App {
     }
 
     fn submit(&mut self) {
-        let text = self.composer_text();
+        let text = self.composer.text();
         let trimmed = text.trim();
-        if trimmed.is_empty() && self.attachments.is_empty() {
+        if trimmed.is_empty() && self.composer.attachments.is_empty() {
             return;
         }
         if trimmed.starts_with('/') && !trimmed.starts_with("//") {
@@ -1074,22 +952,10 @@ impl App {
     }
 
     fn send(&mut self, text: &str, due: Option<i64>) {
-        let Some(conv) = self.current else { return };
-        // Resending an edit: the old exchange is kept for the record, no longer sent to the model.
-        if let Some(from) = self.editing.take() {
-            for e in self
-                .entries
-                .iter()
-                .filter(|e| e.msg.id >= from && e.msg.role != Role::Notice)
-            {
-                let _ = self.engine.store().set_message_status(
-                    e.msg.id,
-                    crate::store::MessageStatus::Superseded,
-                    None,
-                );
-            }
-            self.reload_messages();
-        }
+        let Some(conv) = self.model.current else {
+            return;
+        };
+        let now = self.now();
         let mut item = NewItem::new(
             conv,
             if due.is_some() {
@@ -1101,26 +967,55 @@ impl App {
         );
         item.due_at = due;
         item.model_override = self.model_override.clone();
-        if !self.attachments.is_empty() {
-            item.parts_json = serde_json::to_string(&self.attachments).ok();
+        if !self.composer.attachments.is_empty() {
+            item.parts_json = serde_json::to_string(&self.composer.attachments).ok();
         }
-        let busy = self.is_busy();
-        match self.engine.submit(item) {
-            Ok(_) => {
-                self.history.push(text.to_string());
-                self.history_pos = None;
-                self.attachments.clear();
-                self.composer = new_composer();
-                self.scroll = Scroll::default();
-                if let Some(d) = due {
-                    self.info(format!(
-                        "scheduled: {}",
-                        when::preview(now_fixed(d).to_utc(), &self.now())
-                    ));
-                } else if busy {
-                    self.info("queued: it goes as soon as this reply finishes");
+        let busy = self.model.is_busy();
+        let editing = self.composer.edit.as_ref().map(|e| e.message_id);
+        let result = match editing {
+            // Resending an edit: the old exchange is marked replaced in the same transaction.
+            Some(message_id) if due.is_none() => {
+                let restore = self.composer.stash_after_edit();
+                self.engine()
+                    .edit_and_resend(conv, message_id, item, &restore)
+                    .map(|id| (id, Some(restore)))
+            }
+            _ => self
+                .engine()
+                .submit_clearing_draft(item)
+                .map(|id| (id, None)),
+        };
+        match result {
+            Ok((_, restore)) => {
+                self.composer.history.push(text.to_string());
+                match restore {
+                    Some(d) => {
+                        let history = std::mem::take(&mut self.composer.history);
+                        self.composer.load(&d, history);
+                        self.info("resent; the old exchange is marked replaced");
+                    }
+                    None => {
+                        self.composer.clear(now);
+                        // Cleared in the database with the send itself.
+                        self.composer.unsaved_since = None;
+                        if let Some(d) = due {
+                            self.info(format!(
+                                "scheduled: {}",
+                                when::preview(
+                                    chrono::DateTime::from_timestamp_millis(d).unwrap_or_default(),
+                                    &local(now)
+                                )
+                            ));
+                        } else if self.model.paused() {
+                            let _ = self.engine().resume_queue(conv);
+                            self.info("queue resumed with your message");
+                        } else if busy {
+                            self.info("queued: it goes as soon as this reply finishes");
+                        }
+                    }
                 }
-                self.reload_items();
+                self.scroll = Scroll::default();
+                self.model.reload_items();
             }
             Err(e) => self.error(format!("{e:#}")),
         }
@@ -1134,35 +1029,35 @@ impl App {
         self.send(text, Some(due));
     }
 
+    /// ↑ on an empty composer: edit and resend your last message.
     fn edit_last(&mut self) {
-        let Some(conv) = self.current else { return };
-        if self.is_busy() {
+        if self.model.is_busy() {
             self.error("wait for the reply to finish (or Esc to stop it) before editing");
             return;
         }
-        let last_user = self
-            .entries
-            .iter()
-            .rev()
-            .find(|e| e.msg.role == Role::User)
-            .map(|e| e.msg.clone());
-        let Some(m) = last_user else {
-            self.error("no message to edit yet");
+        let Some(m) = self.model.last_user_message().cloned() else {
+            // Nothing sent here yet: ↑ recalls what was typed before, if anything.
+            let now = self.now();
+            if !self.composer.recall(true, now) {
+                self.info("no message to edit yet");
+            }
             return;
         };
-        // The old exchange is marked replaced only when the edit is sent (see `send`),
-        // so abandoning the edit leaves the conversation as it was.
-        self.editing = Some(m.id);
-        self.set_composer(&m.content);
-        let _ = conv;
-        self.info("edit and press Enter to resend (the old exchange will be marked replaced)");
+        let parts: Vec<Part> = m
+            .parts_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default();
+        self.composer
+            .begin_edit(m.id, &m.content, parts, self.now());
     }
 
     fn copy(&mut self, block: Option<usize>) {
-        let width = self.chat_width.saturating_sub(2).max(1);
+        let width = self.layout.chat.width.saturating_sub(2).max(1);
         let Some(last) = self
+            .model
             .entries
-            .iter_mut()
+            .iter()
             .rev()
             .find(|e| e.msg.role == Role::Assistant)
         else {
@@ -1174,405 +1069,352 @@ impl App {
             Some(n) => {
                 // Blocks are numbered across the whole conversation, as shown in their headers.
                 let mut all = Vec::new();
-                for e in self.entries.iter_mut() {
+                for e in self.model.entries.iter() {
                     all.extend(e.code_blocks(width));
                 }
-                match all.get(n.wrapping_sub(1)) {
-                    Some(b) => b.code.clone(),
-                    None => {
-                        self.error(format!("no code block {n}"));
+                match all.into_iter().nth(n.saturating_sub(1)) {
+                    Some(b) if n > 0 => b.code,
+                    _ => {
+                        self.error(format!("no code block {n} in this conversation"));
                         return;
                     }
                 }
             }
         };
-        // What lands in the clipboard may be pasted into a terminal: no control characters.
-        let text = crate::sanitize::sanitize_keep_tabs(&text).into_owned();
-        self.output.raw.push(osc52(&text, self.in_tmux));
+        let text = crate::sanitize::sanitize(&text).into_owned();
+        self.output.raw.push(osc52(&text));
         self.info(format!(
-            "copied {} characters to the clipboard (OSC 52)",
-            text.chars().count()
+            "sent {} characters to the terminal's clipboard (OSC 52){}",
+            text.chars().count(),
+            if self.in_tmux {
+                "; tmux passes it on with set-clipboard on"
+            } else {
+                ""
+            }
         ));
     }
 
     fn command(&mut self, line: String) {
-        let (cmd, arg) = line
-            .split_once(char::is_whitespace)
-            .map(|(c, a)| (c, a.trim()))
-            .unwrap_or((line.as_str(), ""));
+        let (spec, arg) = match commands::parse(&line) {
+            Ok(p) => p,
+            // Never sent to the model; the text stays so it can be fixed.
+            Err(e) => return self.error(e),
+        };
         let arg = arg.to_string();
-        let clear = |app: &mut App| app.composer = new_composer();
-        match cmd {
-            "/later" | "/at" => {
-                let mode = if cmd == "/later" {
+        let now = self.now();
+        let conv = self.model.current;
+        let done = |app: &mut App| {
+            app.composer.clear(now);
+        };
+        match spec.command {
+            Command::Later | Command::At => {
+                let mode = if spec.command == Command::Later {
                     Mode::Later
                 } else {
                     Mode::At
                 };
-                let now = self.now();
-                match when::split_time_prefix(&arg, &now, mode) {
+                match when::split_time_prefix(&arg, &self.model.now(), mode) {
                     Ok((due, text)) => self.schedule(&text, due.timestamp_millis()),
-                    // The text stays in the composer so nothing is lost.
                     Err(e) => self.error(e),
                 }
             }
-            "/new" => {
-                clear(self);
+            Command::New => {
+                done(self);
                 self.new_conversation((!arg.is_empty()).then_some(arg.as_str()));
             }
-            "/rename" => {
-                if arg.is_empty() {
-                    self.error("usage: /rename TITLE");
-                } else if let Some(id) = self.current {
-                    let _ = self
-                        .store()
-                        .rename_conversation(id, &arg, self.engine.now_ms());
-                    let _ = self.reload_convs();
-                    self.update_title();
-                    clear(self);
+            Command::Rename => match conv {
+                _ if arg.is_empty() => self.error("usage: /rename TITLE"),
+                Some(id) => match self.engine().rename_conversation(id, &arg) {
+                    Ok(()) => {
+                        self.model.reload_convs();
+                        self.update_title();
+                        done(self);
+                    }
+                    Err(e) => self.error(e),
+                },
+                None => {}
+            },
+            Command::Delete => {
+                if let Some((id, title)) =
+                    self.model.current_conv().map(|c| (c.id, c.display_title()))
+                {
+                    done(self);
+                    let pending = self
+                        .model
+                        .summaries
+                        .iter()
+                        .filter(|i| i.conversation_id == Some(id) && i.kind != Kind::Task)
+                        .count();
+                    self.views
+                        .push(Box::new(views::confirm::Confirm::delete_conversation(
+                            id, &title, pending,
+                        )));
                 }
             }
-            "/delete" => {
-                if let Some((id, title)) = self.current_conv().map(|c| (c.id, c.display_title())) {
-                    clear(self);
-                    self.confirm_delete(id, &title);
-                }
-            }
-            "/model" => {
+            Command::Model => {
                 if arg.is_empty() {
-                    let (name, provider) = self.model_label();
-                    let names = self.engine.config().model_names().join(", ");
+                    let (name, provider) = self.model.model_label();
+                    let names = self.engine().config().model_names().join(", ");
                     self.info(format!("model: {name} ({provider}) — available: {names}"));
-                } else {
-                    match self.engine.config().resolve(Some(&arg)) {
-                        Ok(m) => {
-                            if let Some(id) = self.current {
-                                let _ = self.store().set_conversation_model(id, Some(&arg));
-                                let _ = self.reload_convs();
-                            }
-                            self.info(format!(
-                                "model for this conversation: {} ({:?})",
-                                m.name, m.kind
-                            ));
+                    done(self);
+                } else if let Some(id) = conv {
+                    match self.engine().set_conversation_model(id, Some(&arg)) {
+                        Ok(kind) => {
+                            self.model.reload_convs();
+                            self.info(format!("model for this conversation: {arg} ({kind})"));
+                            done(self);
                         }
                         Err(e) => self.error(e),
                     }
                 }
-                clear(self);
             }
-            "/role" => {
-                let roles = self.engine.config().get().roles;
+            Command::Role => {
                 if arg.is_empty() {
+                    let roles: Vec<String> =
+                        self.engine().config().get().roles.keys().cloned().collect();
                     let cur = self
+                        .model
                         .current_conv()
                         .and_then(|c| c.role.clone())
                         .unwrap_or_else(|| "none".into());
-                    let names: Vec<_> = roles.keys().cloned().collect();
                     self.info(format!(
                         "role: {cur} — available: {}",
-                        if names.is_empty() {
+                        if roles.is_empty() {
                             "none (add [roles.NAME] to the config)".into()
                         } else {
-                            names.join(", ")
+                            roles.join(", ")
                         }
                     ));
-                } else if arg == "none" || roles.contains_key(&arg) {
-                    if let Some(id) = self.current {
-                        let _ = self
-                            .store()
-                            .set_conversation_role(id, (arg != "none").then_some(arg.as_str()));
-                        let _ = self.reload_convs();
+                    done(self);
+                } else if let Some(id) = conv {
+                    let role = (arg != "none").then_some(arg.as_str());
+                    match self.engine().set_conversation_role(id, role) {
+                        Ok(()) => {
+                            self.model.reload_convs();
+                            self.info(format!("role: {arg}"));
+                            done(self);
+                        }
+                        Err(e) => self.error(e),
                     }
-                    self.info(format!("role: {arg}"));
-                } else {
-                    self.error(format!("no role \"{arg}\" in the config"));
                 }
-                clear(self);
             }
-            "/attach" => match self.attach(Path::new(&shellexpand(&arg))) {
+            Command::Attach => match self.attach(&commands::expand_home(&arg)) {
                 Ok(msg) => {
                     self.info(msg);
-                    clear(self);
+                    self.composer.set_text("", now);
                 }
                 Err(e) => self.error(e),
             },
-            "/with" => {
-                // One message to another model: /with NAME TEXT
-                match arg.split_once(char::is_whitespace) {
-                    Some((model, text)) if !text.trim().is_empty() => {
-                        match self.engine.config().resolve(Some(model)) {
-                            Ok(_) => {
-                                self.model_override = Some(model.to_string());
-                                self.send(text.trim(), None);
-                                self.model_override = None;
-                            }
-                            Err(e) => self.error(e),
+            Command::Detach => {
+                let n = self.composer.attachments.len();
+                self.composer.attachments.clear();
+                self.composer.set_text("", now);
+                self.info(format!("removed {n} attachment(s)"));
+            }
+            Command::With => match arg.split_once(char::is_whitespace) {
+                Some((model, text)) if !text.trim().is_empty() => {
+                    match self.engine().config().describe(Some(model)) {
+                        Ok(_) => {
+                            self.model_override = Some(model.to_string());
+                            self.send(text.trim(), None);
+                            self.model_override = None;
                         }
+                        Err(e) => self.error(e),
                     }
-                    _ => self
-                        .error("usage: /with MODEL TEXT — sends this one message to another model"),
                 }
+                _ => {
+                    self.error("usage: /with MODEL TEXT — sends this one message to another model")
+                }
+            },
+            Command::Retry => {
+                done(self);
+                self.main_action(Action::Regenerate);
             }
-            "/retry" | "/regen" => {
-                clear(self);
-                self.run(Action::Regenerate);
+            Command::Resume => {
+                done(self);
+                self.apply(vec![Intent::ResumeQueue]);
             }
-            "/copy" => {
-                clear(self);
+            Command::Copy => {
                 if arg.is_empty() {
+                    done(self);
                     self.copy(None);
                 } else {
                     match arg.parse::<usize>() {
-                        Ok(n) => self.copy(Some(n)),
+                        Ok(n) => {
+                            done(self);
+                            self.copy(Some(n));
+                        }
                         Err(_) => self.error(
                             "usage: /copy [N] — N is the code block number shown in its header",
                         ),
                     }
                 }
             }
-            "/export" => {
-                let r = self.export(&arg);
-                match r {
-                    Ok(p) => {
-                        self.info(format!("exported to {p}"));
-                        clear(self);
-                    }
-                    Err(e) => self.error(e),
+            Command::Export => match super::export::export(&self.model, &arg) {
+                Ok(p) => {
+                    self.info(format!("exported to {p}"));
+                    done(self);
                 }
+                Err(e) => self.error(e),
+            },
+            Command::Sidebar => {
+                done(self);
+                self.toggle_sidebar();
             }
-            "/help" => {
-                clear(self);
-                self.overlay = Some(Overlay::Help);
+            Command::Mouse => {
+                done(self);
+                self.toggle_mouse();
             }
-            "/quit" | "/q" => self.quit = true,
-            _ => {
-                // Never sent to the model; the text stays so it can be fixed.
-                self.error(format!(
-                    "unknown command {cmd} — /help lists them (start with // to send a literal /)"
-                ));
+            Command::Help => {
+                done(self);
+                self.views.push(Box::new(views::help::Help::default()));
+            }
+            Command::Quit => {
+                done(self);
+                self.quit = true;
             }
         }
     }
 
-    fn attach(&mut self, path: &Path) -> Result<String, String> {
-        if path.as_os_str().is_empty() {
-            return Err("usage: /attach PATH".into());
-        }
-        let meta =
-            std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let cap = self.engine.config().get().max_attachment_bytes();
-        let used: u64 = self
-            .attachments
-            .iter()
-            .map(|p| match p {
-                Part::Image { data_base64, .. } => data_base64.len() as u64 * 3 / 4,
-                Part::Text { content, .. } => content.len() as u64,
-            })
-            .sum();
-        if used + meta.len() > cap {
-            return Err(format!(
-                "refused: {} would bring this message's attachments to {} KB, over the {} KB cap",
-                path.display(),
-                (used + meta.len()) / 1024,
-                cap / 1024
-            ));
-        }
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mime = match path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(|e| e.to_ascii_lowercase())
-            .as_deref()
-        {
-            Some("png") => Some("image/png"),
-            Some("jpg") | Some("jpeg") => Some("image/jpeg"),
-            Some("gif") => Some("image/gif"),
-            Some("webp") => Some("image/webp"),
-            _ => None,
-        };
-        let part = match mime {
-            Some(m) => {
-                use base64::Engine as _;
-                Part::Image {
-                    name: name.clone(),
-                    mime: m.into(),
-                    data_base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
-                }
-            }
-            None => match String::from_utf8(bytes) {
-                Ok(content) => Part::Text {
-                    name: name.clone(),
-                    content,
-                },
-                Err(_) => {
-                    return Err(format!(
-                        "{name} is neither text nor a supported image (png, jpeg, gif, webp)"
-                    ));
-                }
-            },
-        };
-        self.attachments.push(part);
+    fn attach(&mut self, path: &str) -> Result<String, String> {
+        let cap = self.engine().config().get().max_attachment_bytes();
+        let used: u64 = self.composer.attachments.iter().map(part_bytes).sum();
+        let part = super::export::read_attachment(std::path::Path::new(path), used, cap)?;
+        let (name, kind, bytes) = composer::describe(&part);
+        self.composer.attachments.push(part);
         Ok(format!(
-            "attached {name} ({} KB) to the next message",
-            meta.len().div_ceil(1024)
+            "attached {name} ({kind}, {}) to the next message (/detach removes)",
+            composer::size(bytes)
         ))
     }
 
-    fn export(&self, arg: &str) -> Result<String, String> {
-        let conv = self.current_conv().ok_or("no conversation")?;
-        let title = conv.display_title();
-        let path = if arg.is_empty() {
-            let slug: String = title
-                .chars()
-                .map(|c| {
-                    if c.is_alphanumeric() {
-                        c.to_ascii_lowercase()
-                    } else {
-                        '-'
-                    }
-                })
-                .collect::<String>()
-                .split('-')
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join("-");
-            format!(
-                "tock-{}-{}.md",
-                conv.id,
-                if slug.is_empty() {
-                    "conversation".into()
-                } else {
-                    slug
-                }
-            )
-        } else {
-            shellexpand(arg)
-        };
-        let mut md = format!("# {title}\n\n");
-        for e in &self.entries {
-            let m = &e.msg;
-            let when = chrono::DateTime::from_timestamp_millis(m.created_at)
-                .map(|d| {
-                    d.with_timezone(&chrono::Local)
-                        .format("%Y-%m-%d %H:%M")
-                        .to_string()
-                })
-                .unwrap_or_default();
-            let who = match m.role {
-                Role::User => "You".to_string(),
-                Role::Assistant => m.model.clone().unwrap_or_else(|| "Assistant".into()),
-                Role::Tool => format!("Tool {}", m.model.clone().unwrap_or_default()),
-                Role::Notice => "tock".into(),
-            };
-            let status = if m.status == crate::store::MessageStatus::Complete {
-                String::new()
-            } else {
-                format!(" ({})", m.status.as_str())
-            };
-            md.push_str(&format!("## {who}{status} — {when}\n\n{}\n\n", m.content));
+    /// When the next redraw is needed for time to show correctly, if ever.
+    pub fn next_tick_at(&self) -> Option<i64> {
+        let now = self.now();
+        let mut at: Vec<i64> = Vec::new();
+        if let Some(s) = &self.status {
+            at.push(s.until);
         }
-        std::fs::write(&path, md).map_err(|e| format!("cannot write {path}: {e}"))?;
-        Ok(path)
+        if let Some(t) = self.composer.unsaved_since {
+            at.push(t + composer::SAVE_AFTER_MS);
+        }
+        if let Some(t) = self.quit_armed {
+            at.push(t + QUIT_WINDOW_MS);
+        }
+        if let Some(t) = self.strip.next_change(&self.model, now) {
+            at.push(t);
+        }
+        for v in &self.views {
+            if let Some(t) = v.next_change(now) {
+                at.push(t);
+            }
+        }
+        if self
+            .model
+            .tasks
+            .values()
+            .any(|t| t.status == crate::store::Status::Pending)
+        {
+            at.push(now + 60_000 - now.rem_euclid(60_000));
+        }
+        at.into_iter().min()
     }
 
-    /// Give each task card the live state of its row (before drawing).
-    pub fn refresh_cards(&mut self, now: i64) {
-        let now_local = now_fixed(now);
-        for e in self.entries.iter_mut() {
-            let Some(job) = task_job_id(&e.msg) else {
-                continue;
-            };
-            e.card = self.tasks.get(&job).map(|t| {
-                let due = t.due_at.unwrap_or(0);
-                let due_utc = chrono::DateTime::from_timestamp_millis(due).unwrap_or_default();
-                let state = match t.status {
-                    Status::Pending | Status::Sending => "scheduled",
-                    Status::Sent => "fired",
-                    Status::Canceled => "canceled",
-                    Status::Expired => "expired",
-                    Status::Failed => "failed",
-                };
-                let when = match t.status {
-                    Status::Sent => format!("fired {}", when::absolute(due_utc, &now_local)),
-                    Status::Pending | Status::Sending => {
-                        // Rounded to the minute so the card re-renders once a minute, not every frame.
-                        let minute = now - now.rem_euclid(60_000);
-                        format!("fires {}", when::preview(due_utc, &now_fixed(minute)))
-                    }
-                    // Canceled, expired or failed: it will not fire.
-                    _ => format!("was due {}", when::absolute(due_utc, &now_local)),
-                };
-                super::chat::TaskCard {
-                    job_id: job,
-                    title: t.title.clone().unwrap_or_else(|| "task".into()),
-                    instruction: t.text.clone(),
-                    when,
-                    state: state.into(),
-                }
-            });
+    /// A tick: expire the status line and the quit arm, save a due draft, refresh cards.
+    pub fn on_tick(&mut self) {
+        let now = self.now();
+        if self.status.as_ref().is_some_and(|s| s.until <= now) {
+            self.status = None;
         }
+        if self.quit_armed.is_some_and(|t| now - t > QUIT_WINDOW_MS) {
+            self.quit_armed = None;
+        }
+        self.save_draft_if_due();
+        self.model.refresh_cards();
     }
 
-    /// When the next redraw is needed for time to show correctly (countdowns), if any.
-    pub fn next_tick_ms(&self) -> Option<u64> {
-        let now = self.engine.now_ms();
-        let retrying = self
-            .items
+    /// After the last frame: take the layout the frame used.
+    pub fn take_layout(&mut self, layout: FrameLayout) {
+        if self.scroll.from_bottom.is_some() {
+            self.scroll.from_bottom = (layout.scroll_used > 0).then_some(layout.scroll_used);
+        }
+        if !layout.sidebar_visible && self.focus == Focus::Sidebar {
+            self.focus = Focus::Composer;
+        }
+        self.layout = layout;
+    }
+
+    /// Printed after the terminal is restored: what is still pending, if anything.
+    pub fn exit_line(&self) -> Option<String> {
+        let now = self.now();
+        let open = &self.model.summaries;
+        if open.is_empty() {
+            return None;
+        }
+        let scheduled: Vec<i64> = open
             .iter()
-            .any(|i| i.next_attempt_at.is_some_and(|t| t > now));
-        if retrying || self.is_busy() {
-            return Some(1000 - (now.rem_euclid(1000)) as u64);
+            .filter_map(|s| s.due_at.filter(|d| *d > now))
+            .collect();
+        let failed = open
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.status,
+                    crate::store::Status::Failed | crate::store::Status::Expired
+                )
+            })
+            .count();
+        let queued = open.len() - scheduled.len() - failed;
+        let mut parts = Vec::new();
+        if !scheduled.is_empty() {
+            let next = scheduled.iter().min().copied().unwrap_or(now);
+            parts.push(format!(
+                "{} scheduled (next {})",
+                scheduled.len(),
+                when::absolute(
+                    chrono::DateTime::from_timestamp_millis(next).unwrap_or_default(),
+                    &local(now)
+                )
+            ));
         }
-        let scheduled_visible = matches!(self.overlay, Some(Overlay::Scheduled(_)))
-            || self.items.iter().any(|i| i.due_at.is_some_and(|d| d > now))
-            || self.tasks.values().any(|t| t.status == Status::Pending);
-        scheduled_visible.then(|| 60_000 - (now.rem_euclid(60_000)) as u64)
+        if queued > 0 {
+            parts.push(format!("{queued} queued"));
+        }
+        if failed > 0 {
+            parts.push(format!("{failed} failed or expired (tock list)"));
+        }
+        Some(format!(
+            "tock: {} — kept in the database; the next `tock` or `tock daemon` sends them.",
+            parts.join(", ")
+        ))
     }
 }
 
-/// The task a `schedule_task` tool result refers to.
-fn task_job_id(m: &crate::store::Message) -> Option<i64> {
-    if m.role != Role::Tool || m.model.as_deref() != Some(crate::engine::tools::SCHEDULE_TASK) {
-        return None;
-    }
-    serde_json::from_str::<serde_json::Value>(&m.content)
-        .ok()?
-        .get("job_id")?
-        .as_i64()
-}
-
-fn step(cur: usize, n: usize, up: bool) -> usize {
-    if n == 0 {
-        0
-    } else if up {
-        cur.saturating_sub(1)
-    } else {
-        (cur + 1).min(n - 1)
+fn cx_of<'a>(model: &'a Model, keys: &'a Keymap, composer: &Composer) -> Cx<'a> {
+    Cx {
+        model,
+        keys,
+        now: model.now(),
+        now_ms: model.now_ms(),
+        composer_empty: composer.is_empty(),
+        intents: Vec::new(),
     }
 }
 
-fn shellexpand(p: &str) -> String {
-    match (p.strip_prefix("~/"), std::env::var("HOME")) {
-        (Some(rest), Ok(home)) => format!("{home}/{rest}"),
-        _ => p.to_string(),
+fn part_bytes(p: &Part) -> u64 {
+    match p {
+        Part::Image { data_base64, .. } => data_base64.len() as u64 * 3 / 4,
+        Part::Text { content, .. } => content.len() as u64,
     }
 }
 
-/// OSC 52 clipboard write, wrapped for tmux passthrough when needed.
-pub fn osc52(text: &str, in_tmux: bool) -> String {
+/// OSC 52 clipboard write. Sent raw inside tmux too: tmux takes it into its
+/// buffer and passes it on to the outer terminal with `set-clipboard on`,
+/// whereas a passthrough-wrapped one is dropped unless `allow-passthrough` is on.
+pub fn osc52(text: &str) -> String {
     use base64::Engine as _;
-    let seq = format!(
+    format!(
         "\x1b]52;c;{}\x07",
         base64::engine::general_purpose::STANDARD.encode(text)
-    );
-    if in_tmux {
-        format!("\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b"))
-    } else {
-        seq
-    }
+    )
 }

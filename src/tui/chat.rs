@@ -2,6 +2,8 @@
 //! only the streaming message is re-rendered as it grows; only visible rows
 //! are copied into the frame.
 
+use std::cell::{Ref, RefCell};
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -15,11 +17,14 @@ use crate::store::{Message, MessageStatus, Role};
 /// One message with its rendered form.
 pub struct Entry {
     pub msg: Message,
-    /// For a `schedule_task` result: the live state of its task, set before each frame.
+    /// For a `schedule_task` result: the live state of its task (set on reload and each minute).
     pub card: Option<TaskCard>,
-    cache: Option<Cached>,
+    /// A long message of yours is shown folded to its first lines.
+    pub folded: bool,
+    /// Rendered lines: a cache filled while drawing (drawing reads `&App`).
+    cache: RefCell<Option<Cached>>,
     /// While a reply streams: its settled beginning, rendered once (see `stable_split`).
-    stable: Option<Stable>,
+    stable: RefCell<Option<Stable>>,
 }
 
 /// The rendered beginning of a streaming reply, up to a paragraph boundary
@@ -48,6 +53,7 @@ struct Cached {
     /// Highlighting that became available since (see `highlight::generation`).
     highlight: u64,
     card: Option<TaskCard>,
+    folded: bool,
     content_len: usize,
     status: MessageStatus,
     lines: Vec<Line<'static>>,
@@ -59,8 +65,9 @@ impl Entry {
         Self {
             msg,
             card: None,
-            cache: None,
-            stable: None,
+            folded: true,
+            cache: RefCell::new(None),
+            stable: RefCell::new(None),
         }
     }
 
@@ -73,44 +80,47 @@ impl Entry {
     }
 
     fn fresh(&self, width: u16) -> bool {
-        self.cache.as_ref().is_some_and(|c| {
+        self.cache.borrow().as_ref().is_some_and(|c| {
             c.width == width
                 && c.highlight == super::highlight::generation()
                 && c.content_len == self.msg.content.len()
                 && c.status == self.msg.status
                 && c.card == self.card
+                && c.folded == self.folded
         })
     }
 
     /// Rendered lines (header, body, blank separator) for `width`.
-    pub fn lines(&mut self, width: u16) -> &[Line<'static>] {
+    pub fn lines(&self, width: u16) -> Ref<'_, [Line<'static>]> {
         if !self.fresh(width) {
+            let mut stable = self.stable.borrow_mut();
             let (lines, code_blocks) = match &self.card {
                 Some(card) => (render_card(card, width), Vec::new()),
-                None => render_message(&self.msg, width, &mut self.stable),
+                None => render_message(&self.msg, width, self.folded, &mut stable),
             };
             if self.msg.status != MessageStatus::Streaming {
-                self.stable = None;
+                *stable = None;
             }
-            self.cache = Some(Cached {
+            *self.cache.borrow_mut() = Some(Cached {
                 width,
                 highlight: super::highlight::generation(),
                 card: self.card.clone(),
+                folded: self.folded,
                 content_len: self.msg.content.len(),
                 status: self.msg.status,
                 lines,
                 code_blocks,
             });
         }
-        self.cache
-            .as_ref()
-            .map(|c| c.lines.as_slice())
-            .unwrap_or(&[])
+        Ref::map(self.cache.borrow(), |c| {
+            c.as_ref().map(|c| c.lines.as_slice()).unwrap_or(&[])
+        })
     }
 
-    pub fn code_blocks(&mut self, width: u16) -> Vec<CodeBlock> {
-        self.lines(width);
+    pub fn code_blocks(&self, width: u16) -> Vec<CodeBlock> {
+        drop(self.lines(width));
         self.cache
+            .borrow()
             .as_ref()
             .map(|c| c.code_blocks.clone())
             .unwrap_or_default()
@@ -192,6 +202,7 @@ fn indent(lines: Vec<Line<'static>>, dim: bool) -> Vec<Line<'static>> {
 fn render_message(
     m: &Message,
     width: u16,
+    folded: bool,
     stable: &mut Option<Stable>,
 ) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
     let body_width = width.saturating_sub(2).max(1);
@@ -295,6 +306,14 @@ fn render_message(
             Span::raw("  "),
             Span::styled(summary, Style::new().fg(Color::DarkGray)),
         ]));
+    } else if m.role == Role::User {
+        // What you sent is what you see: verbatim, never read as Markdown.
+        lines.extend(verbatim(
+            &m.content,
+            body_width,
+            folded,
+            m.status == MessageStatus::Superseded,
+        ));
     } else if m.content.is_empty() && m.status == MessageStatus::Streaming {
         lines.push(Line::from(Span::styled(
             "  …",
@@ -344,6 +363,85 @@ fn render_message(
     }
     lines.push(Line::default());
     (lines, blocks)
+}
+
+/// Rows shown of a folded message of yours, and the length from which it folds.
+const FOLD_SHOW: usize = 12;
+const FOLD_FROM: usize = 20;
+
+/// Text exactly as typed: its line breaks kept, long lines wrapped at words
+/// (or mid-word when a word is wider than the view), control characters made
+/// visible, and a long paste folded to its first rows.
+fn verbatim(text: &str, width: u16, folded: bool, dim: bool) -> Vec<Line<'static>> {
+    let w = width.max(1) as usize;
+    let style = if dim {
+        Style::new().fg(Color::DarkGray)
+    } else {
+        Style::new()
+    };
+    let mut rows: Vec<String> = Vec::new();
+    for line in text.split('\n') {
+        let clean = crate::sanitize::sanitize_line(line.trim_end_matches('\r'));
+        if clean.is_empty() {
+            rows.push(String::new());
+        } else {
+            rows.extend(wrap_verbatim(&clean, w));
+        }
+    }
+    while rows.last().is_some_and(|r| r.is_empty()) && rows.len() > 1 {
+        rows.pop();
+    }
+    let total = rows.len();
+    let hidden = if folded && total >= FOLD_FROM {
+        rows.truncate(FOLD_SHOW);
+        total - FOLD_SHOW
+    } else {
+        0
+    };
+    let mut out: Vec<Line<'static>> = rows
+        .into_iter()
+        .map(|r| Line::from(vec![Span::raw("  "), Span::styled(r, style)]))
+        .collect();
+    if hidden > 0 {
+        out.push(Line::from(Span::styled(
+            format!("  ⋯ {hidden} more lines (Ctrl+O unfolds)"),
+            Style::new().fg(Color::DarkGray),
+        )));
+    }
+    out
+}
+
+/// Wrap one line at spaces, keeping its indentation and inner spacing.
+fn wrap_verbatim(line: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthChar;
+    let mut rows = Vec::new();
+    let mut row = String::new();
+    let mut row_w = 0;
+    let mut last_space: Option<(usize, usize)> = None; // (byte index after the space, width there)
+    for c in line.chars() {
+        let cw = c.width().unwrap_or(0);
+        if row_w + cw > width && !row.is_empty() {
+            match last_space {
+                Some((at, w_at)) if at < row.len() => {
+                    let rest = row.split_off(at);
+                    rows.push(std::mem::replace(&mut row, rest));
+                    row_w -= w_at;
+                }
+                _ => {
+                    rows.push(std::mem::take(&mut row));
+                    row_w = 0;
+                }
+            }
+            last_space = None;
+        }
+        row.push(c);
+        row_w += cw;
+        if c == ' ' {
+            last_space = Some((row.len(), row_w));
+        }
+    }
+    rows.push(row);
+    rows
 }
 
 fn state_style(state: &str) -> Style {
@@ -467,13 +565,7 @@ pub struct Scroll {
 /// Draw the visible window of `entries` + `tail` into `area`, rendering only
 /// the messages that reach into it (walking up from the newest). Returns the
 /// scroll offset actually used (clamped at the top of the history).
-pub fn draw(
-    entries: &mut [Entry],
-    tail: &Tail,
-    scroll: Scroll,
-    area: Rect,
-    buf: &mut Buffer,
-) -> usize {
+pub fn draw(entries: &[Entry], tail: &Tail, scroll: Scroll, area: Rect, buf: &mut Buffer) -> usize {
     let width = area.width;
     let height = area.height as usize;
     let want = scroll.from_bottom.unwrap_or(0);
@@ -499,8 +591,8 @@ pub fn draw(
         visible.len() >= height
     };
     if !take(tail) {
-        for e in entries[first..].iter_mut().rev() {
-            if take(e.lines(width)) {
+        for e in entries[first..].iter().rev() {
+            if take(&e.lines(width)) {
                 break;
             }
         }
@@ -552,11 +644,11 @@ mod tests {
                 if entry.msg.content.is_empty() {
                     continue;
                 }
-                let split_lines = text_of(entry.lines(width));
+                let split_lines = text_of(&entry.lines(width));
                 // The same text rendered whole (as a finished reply); the headers differ.
                 let mut whole = entry.msg.clone();
                 whole.status = MessageStatus::Complete;
-                let whole_lines = text_of(&render_message(&whole, width, &mut None).0);
+                let whole_lines = text_of(&render_message(&whole, width, false, &mut None).0);
                 assert_eq!(
                     split_lines[1..],
                     whole_lines[1..],

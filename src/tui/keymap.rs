@@ -1,91 +1,304 @@
-//! Keymap as data: the key handlers look actions up here and the help popup
-//! is generated from the same table.
+//! Keymap as data, for every view: handlers look actions up here, and the
+//! help popup and every footer are generated from the same table. The
+//! config's `[keys]` section replaces a binding's keys (`"strip.cancel" =
+//! "x"`); a binding that cannot be read keeps its default and says why.
+
+use std::collections::BTreeMap;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ctx {
-    /// Anywhere (unless a popup takes the key).
-    Global,
+use crate::config::KeySpec;
+
+/// Where a binding applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Anywhere on the main screen (unless a popup takes the key).
+    Main,
     Composer,
-    Sidebar,
     Strip,
+    Sidebar,
     Approval,
+    Scheduled,
+    Picker,
+    Prompt,
+    Confirm,
+    Help,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+impl Scope {
+    pub const ALL: [Scope; 10] = [
+        Scope::Main,
+        Scope::Composer,
+        Scope::Strip,
+        Scope::Sidebar,
+        Scope::Approval,
+        Scope::Scheduled,
+        Scope::Picker,
+        Scope::Prompt,
+        Scope::Confirm,
+        Scope::Help,
+    ];
+
+    /// The prefix of this scope's names in `[keys]`.
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Scope::Main => "main",
+            Scope::Composer => "composer",
+            Scope::Strip => "strip",
+            Scope::Sidebar => "sidebar",
+            Scope::Approval => "approval",
+            Scope::Scheduled => "scheduled",
+            Scope::Picker => "picker",
+            Scope::Prompt => "prompt",
+            Scope::Confirm => "confirm",
+            Scope::Help => "help",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Scope::Main => "Anywhere",
+            Scope::Composer => "Composer",
+            Scope::Strip => "Pending strip (Tab to focus)",
+            Scope::Sidebar => "Conversation list (Tab to focus)",
+            Scope::Approval => "Tool approval card",
+            Scope::Scheduled => "Scheduled list (F2)",
+            Scope::Picker => "Time picker (Ctrl+T)",
+            Scope::Prompt => "Text prompts",
+            Scope::Confirm => "Confirmations",
+            Scope::Help => "This help",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
+    // Main
     Quit,
+    Interrupt,
+    Suspend,
     Help,
     Notices,
     ScheduledPane,
-    TimePicker,
     NewConversation,
     ToggleSidebar,
+    ToggleMouse,
     PrevConversation,
     NextConversation,
     FocusNext,
     Stop,
     Regenerate,
-    EditLast,
     CopyLast,
-    ScrollUp,
-    ScrollDown,
+    ToggleFold,
     PageUp,
     PageDown,
+    ScrollUp,
+    ScrollDown,
     Top,
     Bottom,
+    // Composer
     Submit,
     Newline,
+    TimePicker,
+    EditLast,
     HistoryPrev,
     HistoryNext,
-    Suspend,
-    // Sidebar
+    Complete,
+    KillToStart,
+    // Lists (strip, sidebar, F2, picker, help)
     Up,
     Down,
-    Open,
-    Rename,
-    Delete,
-    Search,
-    // Strip
+    PageUpList,
+    PageDownList,
+    First,
+    Last,
+    Back,
+    // Strip and F2
     EditItem,
     CancelItem,
     SendNow,
     PullBack,
     RescheduleItem,
     RetryItem,
-    Back,
+    Resume,
+    Jump,
+    ShowFinished,
+    // Sidebar
+    Open,
+    Rename,
+    Delete,
+    Filter,
     // Approval
-    Approve,
-    Deny,
+    Left,
+    Right,
+    PickApprove,
+    PickDeny,
+    Confirm,
+    // Confirm / prompts / picker
+    Yes,
+    No,
+    Accept,
+    Cancel,
+    Preset1,
+    Preset2,
+    Preset3,
+    Preset4,
+    Custom,
+}
+
+/// A key as the user writes it: a code and modifiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+impl Key {
+    const fn new(code: KeyCode, mods: KeyModifiers) -> Self {
+        Self { code, mods }
+    }
+
+    /// Read `"ctrl+q"`, `"alt+enter"`, `"f2"`, `"shift+up"`, `"x"`, `"R"`.
+    pub fn parse(s: &str) -> Result<Key, String> {
+        let mut mods = KeyModifiers::NONE;
+        let parts: Vec<&str> = s.split('+').collect();
+        let (last, modifiers) = match parts.split_last() {
+            // "ctrl++" binds the plus key.
+            Some((l, m)) if l.is_empty() && s.ends_with("++") => ("+", &m[..m.len() - 1]),
+            Some((l, m)) => (*l, m),
+            None => return Err(format!("\"{s}\" is not a key")),
+        };
+        for m in modifiers {
+            match m.to_ascii_lowercase().as_str() {
+                "ctrl" | "control" | "c" => mods |= KeyModifiers::CONTROL,
+                "alt" | "meta" | "m" | "a" => mods |= KeyModifiers::ALT,
+                "shift" | "s" => mods |= KeyModifiers::SHIFT,
+                other => {
+                    return Err(format!(
+                        "\"{other}\" in \"{s}\" is not a modifier (ctrl, alt, shift)"
+                    ));
+                }
+            }
+        }
+        let lower = last.to_ascii_lowercase();
+        let code = match lower.as_str() {
+            "enter" | "return" => KeyCode::Enter,
+            "esc" | "escape" => KeyCode::Esc,
+            "tab" => KeyCode::Tab,
+            "backtab" => KeyCode::BackTab,
+            "backspace" => KeyCode::Backspace,
+            "delete" | "del" => KeyCode::Delete,
+            "insert" => KeyCode::Insert,
+            "up" => KeyCode::Up,
+            "down" => KeyCode::Down,
+            "left" => KeyCode::Left,
+            "right" => KeyCode::Right,
+            "home" => KeyCode::Home,
+            "end" => KeyCode::End,
+            "pageup" | "pgup" => KeyCode::PageUp,
+            "pagedown" | "pgdn" => KeyCode::PageDown,
+            "space" => KeyCode::Char(' '),
+            f if f.len() > 1 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
+                match f[1..].parse::<u8>() {
+                    Ok(n @ 1..=24) => KeyCode::F(n),
+                    _ => return Err(format!("\"{s}\": function keys go from f1 to f24")),
+                }
+            }
+            _ => {
+                let mut chars = last.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => {
+                        // "R" is Shift+r; "Ctrl+Q" is how Ctrl+q is written.
+                        if c.is_ascii_uppercase() && !mods.contains(KeyModifiers::CONTROL) {
+                            mods |= KeyModifiers::SHIFT;
+                        }
+                        KeyCode::Char(if mods.contains(KeyModifiers::CONTROL) {
+                            c.to_ascii_lowercase()
+                        } else {
+                            c
+                        })
+                    }
+                    _ => return Err(format!("\"{last}\" in \"{s}\" is not a key name")),
+                }
+            }
+        };
+        Ok(Key { code, mods })
+    }
+
+    /// How help and footers write it: "Ctrl+Q", "Alt+Enter", "F2", "↑", "x".
+    pub fn label(&self) -> String {
+        let mut s = String::new();
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            s.push_str("Ctrl+");
+        }
+        if self.mods.contains(KeyModifiers::ALT) {
+            s.push_str("Alt+");
+        }
+        let shifted_char = matches!(self.code, KeyCode::Char(c) if c.is_ascii_uppercase())
+            || self.code == KeyCode::BackTab;
+        if self.mods.contains(KeyModifiers::SHIFT) && !shifted_char {
+            s.push_str("Shift+");
+        }
+        let name = match self.code {
+            KeyCode::Enter => "Enter".to_string(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::BackTab => "Shift+Tab".into(),
+            KeyCode::Backspace => "Backspace".into(),
+            KeyCode::Delete => "Del".into(),
+            KeyCode::Insert => "Ins".into(),
+            KeyCode::Up => "↑".into(),
+            KeyCode::Down => "↓".into(),
+            KeyCode::Left => "←".into(),
+            KeyCode::Right => "→".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::F(n) => format!("F{n}"),
+            KeyCode::Char(' ') => "Space".into(),
+            KeyCode::Char(c) if self.mods.contains(KeyModifiers::CONTROL) => {
+                c.to_ascii_uppercase().to_string()
+            }
+            KeyCode::Char(c) => c.to_string(),
+            other => format!("{other:?}"),
+        };
+        s.push_str(&name);
+        s
+    }
+
+    fn matches(&self, ev: &KeyEvent) -> bool {
+        // Terminals differ on whether Shift is reported with uppercase letters.
+        let mut mods =
+            ev.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
+        let mut want = self.mods;
+        if let KeyCode::Char(c) = ev.code
+            && !c.is_ascii_alphabetic()
+            && !mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            // '?' or '/' arrive with or without Shift depending on the layout.
+            mods.remove(KeyModifiers::SHIFT);
+            want.remove(KeyModifiers::SHIFT);
+        }
+        if let KeyCode::Char(c) = ev.code
+            && c.is_ascii_uppercase()
+        {
+            mods |= KeyModifiers::SHIFT;
+        }
+        self.code == ev.code && want == mods
+    }
 }
 
 pub struct Binding {
-    pub ctx: Ctx,
-    pub code: KeyCode,
-    pub mods: KeyModifiers,
+    pub scope: Scope,
     pub action: Action,
-    /// Shown in help; empty = an alias not listed separately.
-    pub keys: &'static str,
+    /// The name in `[keys]`, after the scope: `cancel` in `strip.cancel`.
+    pub name: &'static str,
+    pub keys: Vec<Key>,
+    /// Shown in help; empty = not listed (a key the footer or help shows elsewhere).
     pub help: &'static str,
-}
-
-const fn b(
-    ctx: Ctx,
-    code: KeyCode,
-    mods: KeyModifiers,
-    action: Action,
-    keys: &'static str,
-    help: &'static str,
-) -> Binding {
-    Binding {
-        ctx,
-        code,
-        mods,
-        action,
-        keys,
-        help,
-    }
+    /// Shown in help only once the terminal has shown it can report the key.
+    pub needs_enhanced: bool,
 }
 
 const N: KeyModifiers = KeyModifiers::NONE;
@@ -93,306 +306,701 @@ const C: KeyModifiers = KeyModifiers::CONTROL;
 const A: KeyModifiers = KeyModifiers::ALT;
 const S: KeyModifiers = KeyModifiers::SHIFT;
 
-use Action as Ac;
-use Ctx::*;
-use KeyCode as K;
-
-pub static BINDINGS: &[Binding] = &[
-    b(
-        Global,
-        K::F(1),
-        N,
-        Ac::Help,
-        "F1 / ?",
-        "this help (? when the composer is empty)",
-    ),
-    b(
-        Global,
-        K::F(3),
-        N,
-        Ac::Notices,
-        "F3",
-        "notification history",
-    ),
-    b(
-        Global,
-        K::F(2),
-        N,
-        Ac::ScheduledPane,
-        "F2",
-        "scheduled list: everything tock will send, all conversations",
-    ),
-    b(
-        Global,
-        K::Char('q'),
-        C,
-        Ac::Quit,
-        "Ctrl+Q",
-        "quit (pending items are kept and sent next time)",
-    ),
-    b(
-        Global,
-        K::Char('n'),
-        C,
-        Ac::NewConversation,
-        "Ctrl+N",
-        "new conversation",
-    ),
-    b(
-        Global,
-        K::Char('b'),
-        C,
-        Ac::ToggleSidebar,
-        "Ctrl+B",
-        "show / hide the conversation list",
-    ),
-    b(
-        Global,
-        K::Up,
-        A,
-        Ac::PrevConversation,
-        "Alt+↑ / Alt+↓",
-        "previous / next conversation",
-    ),
-    b(Global, K::Down, A, Ac::NextConversation, "", ""),
-    b(
-        Global,
-        K::Tab,
-        N,
-        Ac::FocusNext,
-        "Tab",
-        "move focus: composer → pending strip → conversations",
-    ),
-    b(
-        Global,
-        K::Esc,
-        N,
-        Ac::Stop,
-        "Esc",
-        "stop the reply (keeps what arrived, marked interrupted)",
-    ),
-    b(
-        Global,
-        K::Char('r'),
-        C,
-        Ac::Regenerate,
-        "Ctrl+R",
-        "regenerate / retry the last reply",
-    ),
-    b(
-        Global,
-        K::Char('e'),
-        C,
-        Ac::EditLast,
-        "Ctrl+E",
-        "edit and resend your last message",
-    ),
-    b(
-        Global,
-        K::Char('y'),
-        C,
-        Ac::CopyLast,
-        "Ctrl+Y",
-        "copy the last reply (OSC 52; /copy N for code block N)",
-    ),
-    b(
-        Global,
-        K::PageUp,
-        N,
-        Ac::PageUp,
-        "PgUp / PgDn",
-        "scroll the conversation (mouse wheel too)",
-    ),
-    b(Global, K::PageDown, N, Ac::PageDown, "", ""),
-    b(
-        Global,
-        K::Home,
-        C,
-        Ac::Top,
-        "Ctrl+Home / Ctrl+End",
-        "oldest / latest (End too when the composer is empty)",
-    ),
-    b(Global, K::End, C, Ac::Bottom, "", ""),
-    b(
-        Global,
-        K::Up,
-        S,
-        Ac::ScrollUp,
-        "Shift+↑ / Shift+↓",
-        "scroll by a line",
-    ),
-    b(Global, K::Down, S, Ac::ScrollDown, "", ""),
-    b(
-        Global,
-        K::Char('z'),
-        C,
-        Ac::Suspend,
-        "Ctrl+Z",
-        "suspend (fg to come back)",
-    ),
-    b(
-        Composer,
-        K::Enter,
-        N,
-        Ac::Submit,
-        "Enter",
-        "send (queued if the model is answering) or run a /command",
-    ),
-    b(
-        Composer,
-        K::Enter,
-        A,
-        Ac::Newline,
-        "Alt+Enter / Shift+Enter",
-        "new line (Ctrl+J too)",
-    ),
-    b(Composer, K::Enter, S, Ac::Newline, "", ""),
-    b(Composer, K::Char('j'), C, Ac::Newline, "", ""),
-    b(
-        Composer,
-        K::Char('t'),
-        C,
-        Ac::TimePicker,
-        "Ctrl+T",
-        "schedule the composer text: presets or a time expression",
-    ),
-    b(
-        Composer,
-        K::Up,
-        N,
-        Ac::HistoryPrev,
-        "↑ / ↓ (empty composer)",
-        "recall earlier messages",
-    ),
-    b(Composer, K::Down, N, Ac::HistoryNext, "", ""),
-    b(
-        Sidebar,
-        K::Up,
-        N,
-        Ac::Up,
-        "↑ / ↓ / k / j",
-        "select a conversation",
-    ),
-    b(Sidebar, K::Down, N, Ac::Down, "", ""),
-    b(Sidebar, K::Char('k'), N, Ac::Up, "", ""),
-    b(Sidebar, K::Char('j'), N, Ac::Down, "", ""),
-    b(Sidebar, K::Enter, N, Ac::Open, "Enter", "open it"),
-    b(
-        Sidebar,
-        K::Char('n'),
-        N,
-        Ac::NewConversation,
-        "n",
-        "new conversation",
-    ),
-    b(Sidebar, K::Char('r'), N, Ac::Rename, "r", "rename"),
-    b(
-        Sidebar,
-        K::Char('d'),
-        N,
-        Ac::Delete,
-        "d",
-        "delete (asks y/n)",
-    ),
-    b(Sidebar, K::Char('/'), N, Ac::Search, "/", "filter by title"),
-    b(Strip, K::Up, N, Ac::Up, "↑ / ↓", "select a pending item"),
-    b(Strip, K::Down, N, Ac::Down, "", ""),
-    b(Strip, K::Char('k'), N, Ac::Up, "", ""),
-    b(Strip, K::Char('j'), N, Ac::Down, "", ""),
-    b(Strip, K::Char('e'), N, Ac::EditItem, "e", "edit its text"),
-    b(
-        Strip,
-        K::Char('x'),
-        N,
-        Ac::CancelItem,
-        "x",
-        "cancel it (asks y/n)",
-    ),
-    b(
-        Strip,
-        K::Char('s'),
-        N,
-        Ac::SendNow,
-        "s",
-        "send now (skip the queue)",
-    ),
-    b(
-        Strip,
-        K::Char('u'),
-        N,
-        Ac::PullBack,
-        "u",
-        "pull it back into the composer",
-    ),
-    b(
-        Strip,
-        K::Char('r'),
-        N,
-        Ac::RescheduleItem,
-        "r",
-        "reschedule",
-    ),
-    b(
-        Strip,
-        K::Char('R'),
-        S,
-        Ac::RetryItem,
-        "R",
-        "retry a failed or expired item",
-    ),
-    b(Strip, K::Char('R'), N, Ac::RetryItem, "", ""),
-    b(Strip, K::Esc, N, Ac::Back, "Esc", "back to the composer"),
-    b(
-        Approval,
-        K::Char('y'),
-        N,
-        Ac::Approve,
-        "y",
-        "approve the tool call",
-    ),
-    b(Approval, K::Char('n'), N, Ac::Deny, "n", "deny it"),
-];
-
-/// The action bound to `key` in `ctx` (Global bindings are looked up by the caller after).
-pub fn lookup(ctx: Ctx, key: &KeyEvent) -> Option<Action> {
-    // Terminals differ on whether Shift is reported with uppercase letters.
-    let mods = key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
-    BINDINGS
-        .iter()
-        .find(|b| b.ctx == ctx && b.code == key.code && b.mods == mods)
-        .map(|b| b.action)
+fn k(code: KeyCode, mods: KeyModifiers) -> Key {
+    Key::new(code, mods)
+}
+fn ch(c: char) -> Key {
+    Key::new(KeyCode::Char(c), if c.is_ascii_uppercase() { S } else { N })
+}
+fn ctrl(c: char) -> Key {
+    Key::new(KeyCode::Char(c), C)
 }
 
-pub fn context_name(ctx: Ctx) -> &'static str {
-    match ctx {
-        Global => "Anywhere",
-        Composer => "Composer",
-        Sidebar => "Conversation list (Tab to focus)",
-        Strip => "Pending strip (Tab to focus)",
-        Approval => "Tool approval card",
+/// The default bindings, one row per action and scope.
+fn defaults() -> Vec<Binding> {
+    use Action as Ac;
+    use KeyCode as K;
+    use Scope::*;
+    let b = |scope, action, name, keys: Vec<Key>, help| Binding {
+        scope,
+        action,
+        name,
+        keys,
+        help,
+        needs_enhanced: false,
+    };
+    let list = |scope| {
+        vec![
+            b(scope, Ac::Up, "up", vec![k(K::Up, N), ch('k')], "move up"),
+            b(
+                scope,
+                Ac::Down,
+                "down",
+                vec![k(K::Down, N), ch('j')],
+                "move down",
+            ),
+        ]
+    };
+    let mut v = vec![
+        b(
+            Main,
+            Ac::Help,
+            "help",
+            vec![k(K::F(1), N)],
+            "every key (? too, on an empty composer)",
+        ),
+        b(
+            Main,
+            Ac::ScheduledPane,
+            "scheduled",
+            vec![k(K::F(2), N)],
+            "everything tock will send, in all conversations",
+        ),
+        b(
+            Main,
+            Ac::Notices,
+            "notices",
+            vec![k(K::F(3), N)],
+            "notification history",
+        ),
+        b(
+            Main,
+            Ac::ToggleSidebar,
+            "sidebar",
+            vec![k(K::F(4), N)],
+            "show / hide the conversation list (/sidebar)",
+        ),
+        b(
+            Main,
+            Ac::ToggleMouse,
+            "mouse",
+            vec![k(K::Char('m'), A)],
+            "mouse capture on / off (off: select text with the terminal)",
+        ),
+        b(
+            Main,
+            Ac::Interrupt,
+            "interrupt",
+            vec![ctrl('c')],
+            "stop the reply, else clear the composer, else quit (press twice)",
+        ),
+        b(
+            Main,
+            Ac::Quit,
+            "quit",
+            vec![ctrl('q')],
+            "quit (the draft and everything pending are kept)",
+        ),
+        b(
+            Main,
+            Ac::Suspend,
+            "suspend",
+            vec![ctrl('z')],
+            "suspend (fg to come back)",
+        ),
+        b(
+            Main,
+            Ac::NewConversation,
+            "new",
+            vec![k(K::Char('n'), A)],
+            "new conversation (/new)",
+        ),
+        b(
+            Main,
+            Ac::PrevConversation,
+            "prev_conversation",
+            vec![k(K::Up, A)],
+            "previous conversation",
+        ),
+        b(
+            Main,
+            Ac::NextConversation,
+            "next_conversation",
+            vec![k(K::Down, A)],
+            "next conversation",
+        ),
+        b(
+            Main,
+            Ac::FocusNext,
+            "focus",
+            vec![k(K::Tab, N)],
+            "move focus: composer → pending strip → conversations",
+        ),
+        b(
+            Main,
+            Ac::Stop,
+            "stop",
+            vec![k(K::Esc, N)],
+            "stop the reply (kept, marked interrupted) and pause the queue",
+        ),
+        b(
+            Main,
+            Ac::Regenerate,
+            "regenerate",
+            vec![ctrl('r')],
+            "regenerate the last (or stopped) reply",
+        ),
+        b(
+            Main,
+            Ac::CopyLast,
+            "copy",
+            vec![ctrl('y')],
+            "copy the last reply (OSC 52; /copy N for code block N)",
+        ),
+        b(
+            Main,
+            Ac::ToggleFold,
+            "fold",
+            vec![ctrl('o')],
+            "unfold / fold long messages of yours",
+        ),
+        b(
+            Main,
+            Ac::PageUp,
+            "page_up",
+            vec![k(K::PageUp, N)],
+            "scroll the conversation a page up (mouse wheel too)",
+        ),
+        b(
+            Main,
+            Ac::PageDown,
+            "page_down",
+            vec![k(K::PageDown, N)],
+            "scroll a page down",
+        ),
+        b(
+            Main,
+            Ac::ScrollUp,
+            "scroll_up",
+            vec![k(K::Up, S)],
+            "scroll a line up",
+        ),
+        b(
+            Main,
+            Ac::ScrollDown,
+            "scroll_down",
+            vec![k(K::Down, S)],
+            "scroll a line down",
+        ),
+        b(Main, Ac::Top, "top", vec![k(K::Home, C)], "oldest message"),
+        b(
+            Main,
+            Ac::Bottom,
+            "bottom",
+            vec![k(K::End, C)],
+            "latest message (End too, on an empty composer)",
+        ),
+        b(
+            Composer,
+            Ac::Submit,
+            "submit",
+            vec![k(K::Enter, N)],
+            "send (queued while the model answers) or run a /command",
+        ),
+        b(
+            Composer,
+            Ac::Newline,
+            "newline",
+            vec![k(K::Enter, A), ctrl('j')],
+            "new line",
+        ),
+        Binding {
+            needs_enhanced: true,
+            ..b(
+                Composer,
+                Ac::Newline,
+                "newline_shift",
+                vec![k(K::Enter, S)],
+                "new line (this terminal reports it)",
+            )
+        },
+        b(
+            Composer,
+            Ac::TimePicker,
+            "time_picker",
+            vec![ctrl('t')],
+            "choose when the text is sent: presets or a time",
+        ),
+        b(
+            Composer,
+            Ac::EditLast,
+            "edit_last",
+            vec![k(K::Up, N)],
+            "on an empty composer: edit and resend your last message",
+        ),
+        b(
+            Composer,
+            Ac::HistoryPrev,
+            "history_prev",
+            vec![ctrl('p')],
+            "earlier message (↑ too, at the top while recalling)",
+        ),
+        b(
+            Composer,
+            Ac::HistoryNext,
+            "history_next",
+            vec![ctrl('n'), k(K::Down, N)],
+            "later message (while recalling)",
+        ),
+        b(
+            Composer,
+            Ac::Complete,
+            "complete",
+            vec![k(K::Tab, N)],
+            "complete a /command, model, role or path",
+        ),
+        b(
+            Composer,
+            Ac::KillToStart,
+            "kill_line",
+            vec![ctrl('u')],
+            "delete to the start of the line (Ctrl+K to the end, Ctrl+W a word, Ctrl+A/E home/end)",
+        ),
+    ];
+    v.extend(list(Strip));
+    v.extend([
+        b(Strip, Ac::EditItem, "edit", vec![ch('e')], "edit its text"),
+        b(
+            Strip,
+            Ac::CancelItem,
+            "cancel",
+            vec![ch('x')],
+            "cancel it (asks y/n)",
+        ),
+        b(
+            Strip,
+            Ac::SendNow,
+            "send_now",
+            vec![ch('s')],
+            "send now (skip the queue)",
+        ),
+        b(
+            Strip,
+            Ac::PullBack,
+            "pull_back",
+            vec![ch('u')],
+            "take it back into an empty composer",
+        ),
+        b(
+            Strip,
+            Ac::RescheduleItem,
+            "reschedule",
+            vec![ch('r')],
+            "reschedule",
+        ),
+        b(
+            Strip,
+            Ac::RetryItem,
+            "retry",
+            vec![ch('R')],
+            "retry a failed or expired item",
+        ),
+        b(
+            Strip,
+            Ac::Resume,
+            "resume",
+            vec![k(K::Enter, N)],
+            "resume a queue paused by a stop",
+        ),
+        b(
+            Strip,
+            Ac::Back,
+            "back",
+            vec![k(K::Esc, N)],
+            "back to the composer",
+        ),
+    ]);
+    v.extend(list(Sidebar));
+    v.extend([
+        b(Sidebar, Ac::Open, "open", vec![k(K::Enter, N)], "open it"),
+        b(
+            Sidebar,
+            Ac::NewConversation,
+            "new",
+            vec![ch('n')],
+            "new conversation",
+        ),
+        b(Sidebar, Ac::Rename, "rename", vec![ch('r')], "rename"),
+        b(
+            Sidebar,
+            Ac::Delete,
+            "delete",
+            vec![ch('d')],
+            "delete (asks y/n)",
+        ),
+        b(
+            Sidebar,
+            Ac::Filter,
+            "filter",
+            vec![ch('/')],
+            "filter by title (Enter opens the first match, Esc clears)",
+        ),
+        b(
+            Sidebar,
+            Ac::Back,
+            "back",
+            vec![k(K::Esc, N)],
+            "back to the composer (clears a filter)",
+        ),
+        b(
+            Approval,
+            Ac::Left,
+            "left",
+            vec![k(K::Left, N), k(K::BackTab, S)],
+            "choose Approve",
+        ),
+        b(
+            Approval,
+            Ac::Right,
+            "right",
+            vec![k(K::Right, N), k(K::Tab, N)],
+            "choose Deny",
+        ),
+        b(
+            Approval,
+            Ac::PickApprove,
+            "approve",
+            vec![ch('a')],
+            "choose Approve",
+        ),
+        b(Approval, Ac::PickDeny, "deny", vec![ch('d')], "choose Deny"),
+        b(
+            Approval,
+            Ac::Confirm,
+            "confirm",
+            vec![k(K::Enter, N)],
+            "confirm the choice (other typing goes to the composer)",
+        ),
+    ]);
+    v.extend(list(Scheduled));
+    v.extend([
+        b(
+            Scheduled,
+            Ac::PageUpList,
+            "page_up",
+            vec![k(K::PageUp, N)],
+            "page up",
+        ),
+        b(
+            Scheduled,
+            Ac::PageDownList,
+            "page_down",
+            vec![k(K::PageDown, N)],
+            "page down",
+        ),
+        b(
+            Scheduled,
+            Ac::First,
+            "first",
+            vec![k(K::Home, N), ch('g')],
+            "first item",
+        ),
+        b(
+            Scheduled,
+            Ac::Last,
+            "last",
+            vec![k(K::End, N), ch('G')],
+            "last item",
+        ),
+        b(
+            Scheduled,
+            Ac::RescheduleItem,
+            "reschedule",
+            vec![ch('r')],
+            "reschedule",
+        ),
+        b(Scheduled, Ac::EditItem, "edit", vec![ch('e')], "edit"),
+        b(
+            Scheduled,
+            Ac::CancelItem,
+            "cancel",
+            vec![ch('x')],
+            "cancel (then y)",
+        ),
+        b(
+            Scheduled,
+            Ac::SendNow,
+            "send_now",
+            vec![ch('s')],
+            "send now",
+        ),
+        b(Scheduled, Ac::RetryItem, "retry", vec![ch('R')], "retry"),
+        b(
+            Scheduled,
+            Ac::Jump,
+            "jump",
+            vec![k(K::Enter, N)],
+            "go to its conversation",
+        ),
+        b(
+            Scheduled,
+            Ac::ShowFinished,
+            "show_finished",
+            vec![ch('a')],
+            "show / hide finished items",
+        ),
+        b(
+            Scheduled,
+            Ac::Back,
+            "close",
+            vec![k(K::Esc, N), k(K::F(2), N)],
+            "close",
+        ),
+    ]);
+    v.extend(list(Picker));
+    v.extend([
+        b(
+            Picker,
+            Ac::Preset1,
+            "preset1",
+            vec![ch('1')],
+            "in 5 minutes",
+        ),
+        b(
+            Picker,
+            Ac::Preset2,
+            "preset2",
+            vec![ch('2')],
+            "in 30 minutes",
+        ),
+        b(Picker, Ac::Preset3, "preset3", vec![ch('3')], "in 1 hour"),
+        b(
+            Picker,
+            Ac::Preset4,
+            "preset4",
+            vec![ch('4')],
+            "tomorrow 9:00",
+        ),
+        b(
+            Picker,
+            Ac::Custom,
+            "custom",
+            vec![ch('5'), ch('c')],
+            "type a time",
+        ),
+        b(
+            Picker,
+            Ac::Accept,
+            "accept",
+            vec![k(K::Enter, N)],
+            "schedule",
+        ),
+        b(Picker, Ac::Cancel, "cancel", vec![k(K::Esc, N)], "cancel"),
+        b(Prompt, Ac::Accept, "accept", vec![k(K::Enter, N)], "save"),
+        b(
+            Prompt,
+            Ac::Newline,
+            "newline",
+            vec![k(K::Enter, A), ctrl('j')],
+            "new line (editing a message)",
+        ),
+        b(Prompt, Ac::Cancel, "cancel", vec![k(K::Esc, N)], "cancel"),
+        b(Confirm, Ac::Yes, "yes", vec![ch('y')], "yes"),
+        b(Confirm, Ac::No, "no", vec![ch('n'), k(K::Esc, N)], "no"),
+    ]);
+    v.extend(list(Help));
+    v.extend([
+        b(
+            Help,
+            Ac::PageUpList,
+            "page_up",
+            vec![k(K::PageUp, N)],
+            "page up",
+        ),
+        b(
+            Help,
+            Ac::PageDownList,
+            "page_down",
+            vec![k(K::PageDown, N)],
+            "page down",
+        ),
+        b(
+            Help,
+            Ac::Back,
+            "close",
+            vec![k(K::Esc, N), k(K::F(1), N), ch('q')],
+            "close",
+        ),
+    ]);
+    v
+}
+
+pub struct Keymap {
+    bindings: Vec<Binding>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        Self {
+            bindings: defaults(),
+        }
     }
 }
 
-/// Slash commands, for the help popup and completion hints.
-pub static COMMANDS: &[(&str, &str)] = &[
-    (
-        "/later DURATION TEXT",
-        "send later: /later 1h30m check the build",
-    ),
-    ("/at TIME TEXT", "send at: /at tomorrow 9am stand-up notes"),
-    ("/new [TITLE]", "new conversation"),
-    ("/rename TITLE", "rename this conversation"),
-    ("/delete", "delete this conversation (asks y/n)"),
-    ("/model [NAME]", "show or switch this conversation's model"),
-    ("/with MODEL TEXT", "send one message to another model"),
-    ("/role [NAME]", "show or set the role (system prompt)"),
-    (
-        "/attach PATH",
-        "attach an image or text file to the next message",
-    ),
-    ("/retry", "regenerate the last reply"),
-    ("/copy [N]", "copy the last reply, or code block N"),
-    ("/export [PATH]", "export this conversation to Markdown"),
-    ("/help", "this help"),
-    ("/quit", "quit"),
-];
+impl Keymap {
+    /// The defaults with the config's `[keys]` applied. Each entry that cannot
+    /// be used gives one line in the returned errors and keeps its default.
+    pub fn with_overrides(overrides: &BTreeMap<String, KeySpec>) -> (Self, Vec<String>) {
+        let mut map = Self::default();
+        let mut errors = Vec::new();
+        for (name, spec) in overrides {
+            let Some((scope, action)) = name.split_once('.') else {
+                errors.push(format!(
+                    "[keys] \"{name}\": write it as VIEW.ACTION, e.g. strip.cancel"
+                ));
+                continue;
+            };
+            let Some(b) = map
+                .bindings
+                .iter_mut()
+                .find(|b| b.scope.config_name() == scope && b.name == action)
+            else {
+                errors.push(format!(
+                    "[keys] \"{name}\" is not a binding (F1 lists them)"
+                ));
+                continue;
+            };
+            match spec
+                .keys()
+                .into_iter()
+                .map(Key::parse)
+                .collect::<Result<Vec<_>, _>>()
+            {
+                Ok(keys) if !keys.is_empty() => b.keys = keys,
+                Ok(_) => errors.push(format!("[keys] \"{name}\" has no key; keeping the default")),
+                Err(e) => errors.push(format!("[keys] \"{name}\": {e}; keeping the default")),
+            }
+        }
+        (map, errors)
+    }
+
+    /// The action bound to `key` in `scope`.
+    pub fn action(&self, scope: Scope, key: &KeyEvent) -> Option<Action> {
+        self.bindings
+            .iter()
+            .find(|b| b.scope == scope && b.keys.iter().any(|k| k.matches(key)))
+            .map(|b| b.action)
+    }
+
+    /// "x" or "Esc / F2": the keys of `action` in `scope`, for footers.
+    pub fn label(&self, scope: Scope, action: Action) -> String {
+        self.bindings
+            .iter()
+            .filter(|b| b.scope == scope && b.action == action && !b.needs_enhanced)
+            .flat_map(|b| b.keys.iter().map(Key::label))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
+
+    /// The first key of `action` in `scope` ("←"), for short hints.
+    pub fn first(&self, scope: Scope, action: Action) -> String {
+        self.bindings
+            .iter()
+            .find(|b| b.scope == scope && b.action == action && !b.needs_enhanced)
+            .and_then(|b| b.keys.first())
+            .map(Key::label)
+            .unwrap_or_default()
+    }
+
+    /// Footer hints "x cancel · s send now" for these actions, in this order.
+    pub fn hints(&self, scope: Scope, actions: &[(Action, &'static str)]) -> Vec<String> {
+        actions
+            .iter()
+            .filter_map(|(a, what)| {
+                let keys = self.label(scope, *a);
+                (!keys.is_empty()).then(|| format!("{keys} {what}"))
+            })
+            .collect()
+    }
+
+    /// Rows for the help popup: (scope, keys, what it does).
+    pub fn help_rows(&self, enhanced_keys: bool) -> Vec<(Scope, String, &'static str)> {
+        let mut rows = Vec::new();
+        for scope in Scope::ALL {
+            for b in self
+                .bindings
+                .iter()
+                .filter(|b| b.scope == scope && !b.help.is_empty())
+                .filter(|b| enhanced_keys || !b.needs_enhanced)
+            {
+                let keys = b
+                    .keys
+                    .iter()
+                    .map(Key::label)
+                    .collect::<Vec<_>>()
+                    .join(" / ");
+                rows.push((scope, keys, b.help));
+            }
+        }
+        rows
+    }
+
+    /// Every binding (for tests that every listed key reaches its action).
+    pub fn bindings(&self) -> &[Binding] {
+        &self.bindings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_parse_and_label_round_trip() {
+        for s in [
+            "ctrl+q",
+            "alt+enter",
+            "f2",
+            "shift+up",
+            "x",
+            "R",
+            "esc",
+            "ctrl+home",
+            "space",
+        ] {
+            let k = Key::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_eq!(
+                Key::parse(&k.label().replace('↑', "up")).ok(),
+                Some(k),
+                "{s}"
+            );
+        }
+        assert!(Key::parse("hyper+x").is_err());
+        assert!(Key::parse("f99").is_err());
+        assert!(Key::parse("ctrl+nope").is_err());
+    }
+
+    #[test]
+    fn overrides_replace_defaults_and_bad_ones_keep_them() {
+        let mut o = BTreeMap::new();
+        o.insert("strip.cancel".to_string(), KeySpec::One("d".into()));
+        o.insert(
+            "strip.send_now".to_string(),
+            KeySpec::One("ctrl+bogus".into()),
+        );
+        o.insert("nowhere.thing".to_string(), KeySpec::One("x".into()));
+        let (map, errors) = Keymap::with_overrides(&o);
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        let d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::NONE);
+        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+        let s = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE);
+        assert_eq!(map.action(Scope::Strip, &d), Some(Action::CancelItem));
+        assert_eq!(map.action(Scope::Strip, &x), None);
+        assert_eq!(map.action(Scope::Strip, &s), Some(Action::SendNow));
+    }
+
+    #[test]
+    fn no_default_takes_the_keys_of_tmux_and_readline() {
+        let map = Keymap::default();
+        for c in ['b', 'e', 'u', 'a', 'k', 'w'] {
+            let ev = KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+            let taken = map.action(Scope::Main, &ev);
+            assert_eq!(taken, None, "Ctrl+{c} is taken in Main by {taken:?}");
+            let in_composer = map.action(Scope::Composer, &ev);
+            assert!(
+                in_composer.is_none() || (c == 'u' && in_composer == Some(Action::KillToStart)),
+                "Ctrl+{c} in the composer: {in_composer:?}"
+            );
+        }
+    }
+}

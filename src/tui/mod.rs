@@ -1,17 +1,24 @@
 //! The interactive front end: one event loop merging terminal input, engine
-//! events and timers; state changes only in `App`; frames are requested and
+//! events and timers; state changes only in `App` (a coordinator of the
+//! views in `views/`, the composer, the strip and the sidebar); `view::draw`
+//! reads the app and returns the layout it used; frames are requested and
 //! coalesced (at most ~60/s), none when nothing changed.
 
 pub mod app;
 pub mod chat;
+pub mod commands;
+pub mod composer;
+pub mod export;
 pub mod highlight;
 pub mod keymap;
 pub mod markdown;
+pub mod model;
 pub mod scheduled;
 pub mod terminal;
 pub mod text;
 pub mod time_picker;
 pub mod view;
+pub mod views;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,10 +46,10 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         // Shown in the status bar: a warning printed to stderr would vanish behind the UI.
         let cfg = engine.config();
         if let Some(w) = cfg.path().and_then(|p| cfg.get().permission_warning(p)) {
-            app.status = Some((w, true));
+            app.error(w);
         }
         if let Some(e) = cfg.error() {
-            app.status = Some((crate::sanitize::sanitize_line(&e).into_owned(), true));
+            app.error(e);
         }
         // Subscribed before the engine starts, so its first events are not missed.
         let events = engine.subscribe();
@@ -52,22 +59,36 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         highlight::defer_on_this_thread(move || {
             let _ = highlight_tx.send(());
         });
-        let mut term = terminal::enter()?;
+        // Signals are caught before the terminal is taken over, so a SIGTERM
+        // or SIGHUP at any moment restores it (the default action would not).
+        use tokio::signal::unix::{SignalKind, signal};
+        let signals = (
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
+        );
+        let mut term = terminal::enter(app.mouse)?;
         // The first frame goes out before the engine (lease, recovery, the
         // database watcher) and the syntax-set warm-up start competing with
         // it for the CPU: about 4 ms sooner on an empty database (bench/run.sh).
-        let result = match term.draw(|f| view::draw(f, &mut app)) {
+        let mut layout = app::FrameLayout::default();
+        let result = match term.draw(|f| layout = view::draw(f, &app)) {
             Ok(_) => {
+                app.take_layout(layout);
                 engine.start();
                 markdown::warm_up();
-                event_loop(&mut term, &mut app, events, highlight_rx).await
+                event_loop(&mut term, &mut app, events, highlight_rx, signals).await
             }
             Err(e) => Err(e.into()),
         };
+        app.save_draft();
         terminal::restore();
         // Titles set by us are reset for the shell.
         terminal::write_raw("\x1b]0;\x07");
         engine.shutdown(Duration::from_secs(1)).await;
+        app.model.reload_summaries();
+        if let Some(line) = app.exit_line() {
+            eprintln!("{line}");
+        }
         result
     })
 }
@@ -77,25 +98,26 @@ async fn event_loop(
     app: &mut app::App,
     mut events: broadcast::Receiver<Event>,
     mut highlight_ready: tokio::sync::mpsc::UnboundedReceiver<()>,
+    (mut sigterm, mut sighup): (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
 ) -> anyhow::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
     let mut input = EventStream::new();
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sighup = signal(SignalKind::hangup())?;
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
     let mut last_title: Option<String> = None;
     loop {
         if dirty && last_draw.elapsed() >= FRAME {
             flush_output(app, &mut last_title);
-            term.draw(|f| view::draw(f, app))?;
+            let mut layout = app::FrameLayout::default();
+            term.draw(|f| layout = view::draw(f, app))?;
+            app.take_layout(layout);
             last_draw = Instant::now();
             dirty = false;
         }
         let frame_at = last_draw + FRAME;
-        let tick = app
-            .next_tick_ms()
-            .map(|ms| Instant::now() + Duration::from_millis(ms.max(1)));
+        let tick = app.next_tick_at().map(|at| {
+            let ms = (at - app.model.now_ms()).max(1) as u64;
+            Instant::now() + Duration::from_millis(ms)
+        });
         tokio::select! {
             ev = input.next() => match ev {
                 Some(Ok(ev)) => {
@@ -124,7 +146,10 @@ async fn event_loop(
                 dirty = true;
             }
             _ = tokio::time::sleep_until(frame_at), if dirty => {}
-            _ = async { if let Some(t) = tick { tokio::time::sleep_until(t).await } }, if tick.is_some() => { dirty = true; }
+            _ = async { if let Some(t) = tick { tokio::time::sleep_until(t).await } }, if tick.is_some() => {
+                app.on_tick();
+                dirty = true;
+            }
             Some(()) = highlight_ready.recv() => {
                 // A language finished compiling: redraw the code shown plain so far.
                 while highlight_ready.try_recv().is_ok() {}
@@ -146,8 +171,11 @@ async fn event_loop(
     Ok(())
 }
 
-/// Write side-effect output (bell, notification escapes, OSC 52, title) between frames.
+/// Write side-effect output (bell, notification escapes, OSC 52, title, mouse mode) between frames.
 fn flush_output(app: &mut app::App, last_title: &mut Option<String>) {
+    if let Some(on) = app.output.mouse.take() {
+        terminal::set_mouse(on);
+    }
     for raw in app.output.raw.drain(..) {
         terminal::write_raw(&raw);
     }

@@ -24,9 +24,10 @@ use ratatui_textarea::TextArea;
 use unicode_width::UnicodeWidthStr;
 
 use super::time_picker::{POPUP_SEP, TimeInput, centered, footer_line};
-use crate::engine::Engine;
+use crate::engine::{ConversationGate, Engine, ItemAction, ItemState};
 use crate::sanitize::{sanitize, sanitize_line};
 use crate::store::{Kind, OutboxItem, Status, Store, error_line};
+use crate::tui::keymap::{Action, Keymap, Scope};
 use crate::when;
 
 /// What the app does after a key in the pane.
@@ -45,6 +46,8 @@ pub enum PaneAction {
 /// One item, ready to draw. Untrusted text is sanitised here, once.
 struct Row {
     item: OutboxItem,
+    /// What holds up its conversation (a paused queue, an approval).
+    gate: ConversationGate,
     /// The conversation's title; None when it no longer exists.
     conversation: Option<String>,
     /// The text on one line (a task's title first).
@@ -57,17 +60,22 @@ enum Mode {
     List,
     Reschedule {
         id: i64,
+        seen: i64,
         input: Box<TimeInput>,
     },
     Edit {
         id: i64,
+        seen: i64,
         editor: Box<TextArea<'static>>,
         error: Option<String>,
     },
     ConfirmCancel {
         id: i64,
+        seen: i64,
     },
 }
+
+static DEFAULT_KEYS: std::sync::LazyLock<Keymap> = std::sync::LazyLock::new(Keymap::default);
 
 pub struct ScheduledPane {
     rows: Vec<Row>,
@@ -80,6 +88,8 @@ pub struct ScheduledPane {
     offset: Cell<usize>,
     /// Rows visible in the last frame, for PageUp/PageDown.
     page: Cell<usize>,
+    /// Rows were loaded once (the first load selects the first row).
+    loaded: bool,
 }
 
 impl Default for ScheduledPane {
@@ -109,6 +119,7 @@ impl ScheduledPane {
             mode: Mode::List,
             offset: Cell::new(0),
             page: Cell::new(10),
+            loaded: false,
         }
     }
 
@@ -116,8 +127,8 @@ impl ScheduledPane {
     /// event while open). Keeps the selection on the same item id; when that
     /// item left the list, on the row that took its place.
     pub fn refresh(&mut self, store: &Store) -> anyhow::Result<()> {
-        let old_index = self.selected_index().unwrap_or(0);
         let items = store.list_items(self.show_all)?;
+        let gates = crate::engine::state::gates(store)?;
         let mut titles: HashMap<i64, Option<String>> = HashMap::new();
         let mut rows = Vec::with_capacity(items.len());
         for item in items {
@@ -142,7 +153,12 @@ impl ScheduledPane {
                 .as_deref()
                 .map(one_line)
                 .filter(|e| !e.is_empty());
+            let gate = item
+                .conversation_id
+                .and_then(|c| gates.get(&c).copied())
+                .unwrap_or_default();
             rows.push(Row {
+                gate,
                 item,
                 conversation,
                 summary,
@@ -150,12 +166,14 @@ impl ScheduledPane {
             });
         }
         self.rows = rows;
-        if self.selected.is_none_or(|id| self.index_of(id).is_none()) {
-            self.selected = self
-                .rows
-                .get(old_index.min(self.rows.len().saturating_sub(1)))
-                .map(|r| r.item.id);
+        match self.selected {
+            // The selected item left: nothing is selected, so no key acts on
+            // the row that took its place.
+            Some(id) if self.index_of(id).is_none() => self.selected = None,
+            None if !self.loaded => self.selected = self.rows.first().map(|r| r.item.id),
+            _ => {}
         }
+        self.loaded = true;
         Ok(())
     }
 
@@ -194,7 +212,12 @@ impl ScheduledPane {
     /// Move the selection by `delta` rows, stopping at the ends (no wrap:
     /// holding a key must not fling the selection to the other end).
     fn move_by(&mut self, delta: isize) {
-        let cur = self.selected_index().unwrap_or(0) as isize;
+        let Some(cur) = self.selected_index() else {
+            // Nothing selected (the item left): a move selects the first row.
+            self.select_index(0);
+            return;
+        };
+        let cur = cur as isize;
         let last = self.rows.len().saturating_sub(1) as isize;
         self.select_index((cur + delta).clamp(0, last.max(0)) as usize);
     }
@@ -205,41 +228,56 @@ impl ScheduledPane {
         engine: &Engine,
         now: DateTime<FixedOffset>,
     ) -> PaneAction {
+        self.handle_key_with(key, engine, now, &DEFAULT_KEYS)
+    }
+
+    /// A key, looked up in `keys` (the user's keymap).
+    pub fn handle_key_with(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        now: DateTime<FixedOffset>,
+        keys: &Keymap,
+    ) -> PaneAction {
         if key.kind == KeyEventKind::Release {
             return PaneAction::None;
         }
         match std::mem::replace(&mut self.mode, Mode::List) {
-            Mode::List => self.list_key(key, engine),
-            Mode::Reschedule { id, input } => self.reschedule_key(key, engine, now, id, input),
-            Mode::Edit { id, editor, error } => self.edit_key(key, engine, id, editor, error),
-            Mode::ConfirmCancel { id } => self.confirm_key(key, engine, id),
+            Mode::List => self.list_key(key, engine, keys),
+            Mode::Reschedule { id, seen, input } => {
+                self.reschedule_key(key, engine, now, (id, seen), input)
+            }
+            Mode::Edit {
+                id,
+                seen,
+                editor,
+                error,
+            } => self.edit_key(key, engine, (id, seen), editor, error),
+            Mode::ConfirmCancel { id, seen } => self.confirm_key(key, engine, id, seen),
         }
     }
 
-    fn list_key(&mut self, key: KeyEvent, engine: &Engine) -> PaneAction {
-        if key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
-        {
-            return PaneAction::None;
-        }
+    fn list_key(&mut self, key: KeyEvent, engine: &Engine, keys: &Keymap) -> PaneAction {
         let page = self.page.get().max(1) as isize;
-        match key.code {
-            KeyCode::Esc | KeyCode::F(2) => return PaneAction::Close,
-            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
-            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
-            KeyCode::PageUp => self.move_by(-page),
-            KeyCode::PageDown => self.move_by(page),
-            KeyCode::Home | KeyCode::Char('g') => self.select_index(0),
-            KeyCode::End | KeyCode::Char('G') => self.select_index(usize::MAX),
-            KeyCode::Char('a') => {
+        let Some(action) = keys.action(Scope::Scheduled, &key) else {
+            return PaneAction::None;
+        };
+        match action {
+            Action::Back => return PaneAction::Close,
+            Action::Up => self.move_by(-1),
+            Action::Down => self.move_by(1),
+            Action::PageUpList => self.move_by(-page),
+            Action::PageDownList => self.move_by(page),
+            Action::First => self.select_index(0),
+            Action::Last => self.select_index(usize::MAX),
+            Action::ShowFinished => {
                 self.show_all = !self.show_all;
                 return match self.refresh(engine.store()) {
                     Ok(()) => PaneAction::None,
                     Err(e) => PaneAction::Error(error_line(&e)),
                 };
             }
-            KeyCode::Enter => {
+            Action::Jump => {
                 let Some(row) = self.selected_row() else {
                     return PaneAction::None;
                 };
@@ -256,7 +294,11 @@ impl ScheduledPane {
                     )),
                 };
             }
-            KeyCode::Char(c @ ('r' | 'e' | 'x' | 's' | 'R')) => return self.item_key(c, engine),
+            Action::RescheduleItem => return self.item_key('r', engine),
+            Action::EditItem => return self.item_key('e', engine),
+            Action::CancelItem => return self.item_key('x', engine),
+            Action::SendNow => return self.item_key('s', engine),
+            Action::RetryItem => return self.item_key('R', engine),
             _ => {}
         }
         PaneAction::None
@@ -268,6 +310,7 @@ impl ScheduledPane {
             return PaneAction::None;
         };
         let id = row.item.id;
+        let seen = row.item.updated_at;
         let status = row.item.status;
         // Refuse up front what the store would refuse, with the reason, so
         // nobody types a new time or text only to have it thrown away.
@@ -282,6 +325,7 @@ impl ScheduledPane {
             'r' if open || status == Status::Canceled => {
                 self.mode = Mode::Reschedule {
                     id,
+                    seen,
                     input: Box::new(TimeInput::new()),
                 };
                 PaneAction::None
@@ -300,13 +344,14 @@ impl ScheduledPane {
                 editor.move_cursor(ratatui_textarea::CursorMove::End);
                 self.mode = Mode::Edit {
                     id,
+                    seen,
                     editor: Box::new(editor),
                     error: None,
                 };
                 PaneAction::None
             }
             'x' if open => {
-                self.mode = Mode::ConfirmCancel { id };
+                self.mode = Mode::ConfirmCancel { id, seen };
                 PaneAction::None
             }
             's' if open => {
@@ -316,14 +361,14 @@ impl ScheduledPane {
                     .unwrap_or_else(|| "its conversation".to_string());
                 self.act(
                     engine,
-                    engine.send_now(id),
+                    engine.act_on_item(id, seen, ItemAction::SendNow),
                     format!("#{id} will be sent as soon as {conv} is free"),
                 )
             }
             'R' if matches!(status, Status::Failed | Status::Expired | Status::Canceled) => self
                 .act(
                     engine,
-                    engine.retry(id),
+                    engine.act_on_item(id, seen, ItemAction::Retry),
                     format!("#{id} will be sent again"),
                 ),
             'R' if status == Status::Pending => {
@@ -354,7 +399,7 @@ impl ScheduledPane {
         key: KeyEvent,
         engine: &Engine,
         now: DateTime<FixedOffset>,
-        id: i64,
+        (id, seen): (i64, i64),
         mut input: Box<TimeInput>,
     ) -> PaneAction {
         match key.code {
@@ -362,10 +407,14 @@ impl ScheduledPane {
             KeyCode::Enter => match input.parse(&now) {
                 Err(e) => {
                     input.set_error(e);
-                    self.mode = Mode::Reschedule { id, input };
+                    self.mode = Mode::Reschedule { id, seen, input };
                     PaneAction::None
                 }
-                Ok(due) => match engine.reschedule(id, due.timestamp_millis()) {
+                Ok(due) => match engine.act_on_item(
+                    id,
+                    seen,
+                    ItemAction::Reschedule(due.timestamp_millis()),
+                ) {
                     Ok(()) => self.reload(
                         engine,
                         format!("#{id} rescheduled: {}", when::preview(due, &now)),
@@ -374,14 +423,14 @@ impl ScheduledPane {
                         // Kept open: the user fixes the time rather than retyping it.
                         let line = error_line(&e);
                         input.set_error(line.clone());
-                        self.mode = Mode::Reschedule { id, input };
+                        self.mode = Mode::Reschedule { id, seen, input };
                         PaneAction::Error(line)
                     }
                 },
             },
             _ => {
                 input.input(key);
-                self.mode = Mode::Reschedule { id, input };
+                self.mode = Mode::Reschedule { id, seen, input };
                 PaneAction::None
             }
         }
@@ -391,7 +440,7 @@ impl ScheduledPane {
         &mut self,
         key: KeyEvent,
         engine: &Engine,
-        id: i64,
+        (id, seen): (i64, i64),
         mut editor: Box<TextArea<'static>>,
         error: Option<String>,
     ) -> PaneAction {
@@ -409,6 +458,7 @@ impl ScheduledPane {
             editor.insert_newline();
             self.mode = Mode::Edit {
                 id,
+                seen,
                 editor,
                 error: None,
             };
@@ -416,12 +466,13 @@ impl ScheduledPane {
         }
         if save {
             // The store refuses an empty text; the editor stays open either way.
-            return match engine.edit(id, &editor.lines().join("\n")) {
+            return match engine.act_on_item(id, seen, ItemAction::Edit(editor.lines().join("\n"))) {
                 Ok(()) => self.reload(engine, format!("#{id} saved")),
                 Err(e) => {
                     let line = error_line(&e);
                     self.mode = Mode::Edit {
                         id,
+                        seen,
                         editor,
                         error: Some(line.clone()),
                     };
@@ -432,21 +483,24 @@ impl ScheduledPane {
         let changed = editor.input(key);
         self.mode = Mode::Edit {
             id,
+            seen,
             editor,
             error: if changed { None } else { error },
         };
         PaneAction::None
     }
 
-    fn confirm_key(&mut self, key: KeyEvent, engine: &Engine, id: i64) -> PaneAction {
+    fn confirm_key(&mut self, key: KeyEvent, engine: &Engine, id: i64, seen: i64) -> PaneAction {
         match key.code {
-            KeyCode::Char('y' | 'Y') => {
-                self.act(engine, engine.cancel(id), format!("#{id} canceled"))
-            }
+            KeyCode::Char('y' | 'Y') => self.act(
+                engine,
+                engine.act_on_item(id, seen, ItemAction::Cancel),
+                format!("#{id} canceled"),
+            ),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
             // Anything else: still asking.
             _ => {
-                self.mode = Mode::ConfirmCancel { id };
+                self.mode = Mode::ConfirmCancel { id, seen };
                 PaneAction::None
             }
         }
@@ -457,6 +511,17 @@ impl ScheduledPane {
     // ---------------------------------------------------------------------
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, now: DateTime<FixedOffset>) {
+        self.render_with(area, buf, now, &DEFAULT_KEYS);
+    }
+
+    /// Draw with the user's keymap in the footer.
+    pub fn render_with(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        now: DateTime<FixedOffset>,
+        keys: &Keymap,
+    ) {
         if area.width < 10 || area.height < 3 {
             return;
         }
@@ -485,7 +550,12 @@ impl ScheduledPane {
         block.render(area, buf);
 
         let footer_y = inner.y + inner.height - 1;
-        buf.set_line(inner.x, footer_y, &self.footer(inner.width), inner.width);
+        buf.set_line(
+            inner.x,
+            footer_y,
+            &self.footer(inner.width, keys),
+            inner.width,
+        );
         let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
 
         if self.rows.is_empty() {
@@ -496,11 +566,13 @@ impl ScheduledPane {
 
         match &self.mode {
             Mode::List => {}
-            Mode::Reschedule { id, input } => self.render_reschedule(area, buf, &now, *id, input),
-            Mode::Edit { id, editor, error } => {
-                self.render_edit(area, buf, *id, editor, error.as_deref())
+            Mode::Reschedule { id, input, .. } => {
+                self.render_reschedule(area, buf, &now, *id, input)
             }
-            Mode::ConfirmCancel { id } => self.render_confirm(area, buf, *id),
+            Mode::Edit {
+                id, editor, error, ..
+            } => self.render_edit(area, buf, *id, editor, error.as_deref()),
+            Mode::ConfirmCancel { id, .. } => self.render_confirm(area, buf, *id),
         }
     }
 
@@ -662,6 +734,8 @@ impl ScheduledPane {
                     .unwrap_or_default()
             ),
             State::Queued => "queued: sent as soon as its conversation is free".to_string(),
+            State::Paused => "waiting: its conversation's queue was paused by a stop (Enter goes there to resume)".to_string(),
+            State::Approval => "waiting: a tool call in its conversation needs your approval (Enter goes there)".to_string(),
             State::Retrying => format!(
                 "attempt {} failed: {err} · next try {}",
                 it.attempts,
@@ -696,50 +770,74 @@ impl ScheduledPane {
         );
     }
 
-    fn footer(&self, width: u16) -> Line<'static> {
+    fn footer(&self, width: u16, keys: &Keymap) -> Line<'static> {
         let finished = if self.show_all {
             "hide finished"
         } else {
             "show finished"
         };
+        let k = |a: Action| keys.label(Scope::Scheduled, a);
+        let (up, down) = (k(Action::Up), k(Action::Down));
+        // "↑ / k" and "↓ / j" read as "↑↓/jk": the arrows first, then the letters.
+        let split = |s: &str| -> (String, String) {
+            let mut parts = s.split(" / ");
+            (
+                parts.next().unwrap_or("").to_string(),
+                parts.collect::<Vec<_>>().join(""),
+            )
+        };
+        let ((ua, ul), (da, dl)) = (split(&up), split(&down));
+        let mv = format!("{ua}{da}/{dl}{ul}");
+        let mv_short = format!("{dl}{ul}");
+        let first = |a: Action| k(a).split(" / ").next().unwrap_or("").to_string();
+        let (r, e, x, s, rr, jump, all, close) = (
+            first(Action::RescheduleItem),
+            first(Action::EditItem),
+            first(Action::CancelItem),
+            first(Action::SendNow),
+            first(Action::RetryItem),
+            first(Action::Jump).replace("Enter", "⏎"),
+            first(Action::ShowFinished),
+            first(Action::Back),
+        );
         // Longest first, roomy spacing first; the first that fits is shown,
         // so 80 columns still list every key.
-        let variants: [&[(&str, &str)]; 3] = [
-            &[
-                ("↑↓/jk", "select"),
-                ("r", "reschedule"),
-                ("e", "edit"),
-                ("x", "cancel"),
-                ("s", "send now"),
-                ("R", "retry"),
-                ("⏎", "jump"),
-                ("a", finished),
-                ("Esc", "close"),
+        let variants: [Vec<(&str, &str)>; 3] = [
+            vec![
+                (&mv, "select"),
+                (&r, "reschedule"),
+                (&e, "edit"),
+                (&x, "cancel"),
+                (&s, "send now"),
+                (&rr, "retry"),
+                (&jump, "jump"),
+                (&all, finished),
+                (&close, "close"),
             ],
-            &[
-                ("↑↓/jk", "move"),
-                ("r", "resched"),
-                ("e", "edit"),
-                ("x", "cancel"),
-                ("s", "send"),
-                ("R", "retry"),
-                ("⏎", "jump"),
-                ("a", "finished"),
-                ("Esc", "close"),
+            vec![
+                (&mv, "move"),
+                (&r, "resched"),
+                (&e, "edit"),
+                (&x, "cancel"),
+                (&s, "send"),
+                (&rr, "retry"),
+                (&jump, "jump"),
+                (&all, "finished"),
+                (&close, "close"),
             ],
-            &[
-                ("jk", ""),
-                ("r", "time"),
-                ("e", "edit"),
-                ("x", "cancel"),
-                ("s", "send"),
-                ("R", "retry"),
-                ("⏎", "go"),
-                ("a", "all"),
-                ("Esc", ""),
+            vec![
+                (&mv_short, ""),
+                (&r, "time"),
+                (&e, "edit"),
+                (&x, "cancel"),
+                (&s, "send"),
+                (&rr, "retry"),
+                (&jump, "go"),
+                (&all, "all"),
+                (&close, ""),
             ],
         ];
-        for keys in variants {
+        for keys in &variants {
             for sep in ["  ", " "] {
                 let line = footer_line(keys, sep);
                 if line.width() <= width as usize {
@@ -747,7 +845,7 @@ impl ScheduledPane {
                 }
             }
         }
-        footer_line(variants[2], " ")
+        footer_line(&variants[2], " ")
     }
 
     fn render_reschedule(
@@ -988,6 +1086,10 @@ enum State {
     Scheduled,
     /// Pending and due: waits for its conversation (or the dispatcher).
     Queued,
+    /// Its conversation's queue was paused by a stop.
+    Paused,
+    /// Waits for a tool call's approval in its conversation.
+    Approval,
     /// Pending after a failed attempt, waiting out its back-off.
     Retrying,
     Sending,
@@ -998,18 +1100,20 @@ enum State {
 }
 
 impl State {
-    fn of(item: &OutboxItem, now_ms: i64) -> Self {
-        match item.status {
-            Status::Pending if item.attempts > 0 && item.next_attempt_at.is_some() => {
-                State::Retrying
-            }
-            Status::Pending if item.due_at.is_some_and(|d| d > now_ms) => State::Scheduled,
-            Status::Pending => State::Queued,
-            Status::Sending => State::Sending,
-            Status::Failed => State::Failed,
-            Status::Expired => State::Expired,
-            Status::Sent => State::Sent,
-            Status::Canceled => State::Canceled,
+    /// From the engine's one item state (the strip, the status bar and
+    /// `tock list` show the same).
+    fn of(item: &OutboxItem, now_ms: i64, gate: ConversationGate) -> Self {
+        match crate::engine::item_state(item, now_ms, gate) {
+            ItemState::Retrying { .. } => State::Retrying,
+            ItemState::Scheduled { .. } => State::Scheduled,
+            ItemState::Queued => State::Queued,
+            ItemState::Paused => State::Paused,
+            ItemState::AwaitingApproval => State::Approval,
+            ItemState::Sending => State::Sending,
+            ItemState::Failed { .. } => State::Failed,
+            ItemState::Expired => State::Expired,
+            ItemState::Sent => State::Sent,
+            ItemState::Canceled => State::Canceled,
         }
     }
 
@@ -1017,6 +1121,8 @@ impl State {
         match self {
             State::Scheduled => "scheduled",
             State::Queued => "queued",
+            State::Paused => "paused",
+            State::Approval => "approval",
             State::Retrying => "retrying",
             State::Sending => "sending",
             State::Failed => "failed",
@@ -1031,6 +1137,7 @@ impl State {
         match self {
             State::Scheduled => s.fg(Color::Cyan),
             State::Queued => s.fg(Color::Blue),
+            State::Paused | State::Approval => s.fg(Color::Yellow),
             State::Retrying => s.fg(Color::Yellow),
             State::Sending => s.fg(Color::Blue).add_modifier(Modifier::BOLD),
             State::Failed => s.fg(Color::Red).add_modifier(Modifier::BOLD),
@@ -1065,7 +1172,7 @@ fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
             .conversation
             .clone()
             .unwrap_or_else(|| "(deleted)".to_string()),
-        state: State::of(it, now_ms),
+        state: State::of(it, now_ms, row.gate),
         tries: it.attempts.to_string(),
     }
 }
@@ -1154,6 +1261,65 @@ fn one_line(s: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+impl crate::tui::views::View for ScheduledPane {
+    fn kind(&self) -> crate::tui::views::ViewKind {
+        crate::tui::views::ViewKind::Scheduled
+    }
+
+    fn handle_key(
+        &mut self,
+        key: KeyEvent,
+        cx: &mut crate::tui::views::Cx<'_>,
+    ) -> crate::tui::views::Outcome {
+        use crate::tui::views::{Intent, Outcome};
+        match self.handle_key_with(key, &cx.model.engine, cx.now, cx.keys) {
+            PaneAction::None => Outcome::Consumed,
+            PaneAction::Close => Outcome::Done,
+            PaneAction::Jump(conv) => {
+                cx.push(Intent::Open(conv));
+                Outcome::Done
+            }
+            PaneAction::Info(s) => {
+                cx.push(Intent::Info(s));
+                Outcome::Consumed
+            }
+            PaneAction::Error(s) => {
+                cx.push(Intent::Error(s));
+                Outcome::Consumed
+            }
+        }
+    }
+
+    fn handle_paste(
+        &mut self,
+        text: &str,
+        _cx: &mut crate::tui::views::Cx<'_>,
+    ) -> crate::tui::views::Outcome {
+        self.paste(text);
+        crate::tui::views::Outcome::Consumed
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, cx: &crate::tui::views::RenderCx<'_>) {
+        Clear.render(area, buf);
+        self.render_with(area, buf, cx.now, cx.keys);
+    }
+
+    fn refresh(&mut self, model: &crate::tui::model::Model) {
+        if let Err(e) = ScheduledPane::refresh(self, model.engine.store()) {
+            tracing::warn!("refreshing the scheduled list: {e:#}");
+        }
+    }
+
+    fn next_change(&self, now_ms: i64) -> Option<i64> {
+        // Relative times of the rows count down; the soonest change wins.
+        self.rows
+            .iter()
+            .filter_map(|r| r.item.due_at.or(r.item.next_attempt_at))
+            .filter_map(|d| crate::tui::views::label_change(d, now_ms))
+            .min()
+    }
 }
 
 #[cfg(test)]

@@ -21,9 +21,12 @@ pub type Term = Terminal<CrosstermBackend<Stdout>>;
 
 static ENHANCED: AtomicBool = AtomicBool::new(false);
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Mouse capture wanted (the config's `ui.mouse`, toggled by a key).
+static MOUSE: AtomicBool = AtomicBool::new(true);
 
 /// Take over the terminal.
-pub fn enter() -> Result<Term> {
+pub fn enter(mouse: bool) -> Result<Term> {
+    MOUSE.store(mouse, Ordering::SeqCst);
     install_panic_hook();
     setup()?;
     // No `Terminal::clear()`: it asks the terminal for the cursor position and
@@ -38,10 +41,12 @@ fn setup() -> Result<()> {
     execute!(
         out,
         EnterAlternateScreen,
-        EnableMouseCapture,
         EnableBracketedPaste,
         cursor::Hide
     )?;
+    if MOUSE.load(Ordering::SeqCst) {
+        execute!(out, EnableMouseCapture)?;
+    }
     // Lets Shift+Enter be told apart from Enter where the terminal supports it.
     // Pushed without asking first: the query blocks for up to 2 s on terminals
     // that never answer, and terminals without the protocol ignore the push.
@@ -91,6 +96,17 @@ pub fn suspend(t: &mut Term) -> Result<()> {
     // A fresh Terminal redraws everything on the next frame (see `enter`).
     *t = Terminal::new(CrosstermBackend::new(stdout()))?;
     Ok(())
+}
+
+/// Turn mouse capture on or off (off leaves selection to the terminal).
+pub fn set_mouse(on: bool) {
+    MOUSE.store(on, Ordering::SeqCst);
+    let mut out = stdout();
+    let _ = if on {
+        execute!(out, EnableMouseCapture)
+    } else {
+        execute!(out, DisableMouseCapture)
+    };
 }
 
 /// Write raw bytes (bell, notification escapes, OSC 52) between frames.

@@ -13,6 +13,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use ratatui_textarea::TextArea;
 
+use crate::tui::keymap::{Action, Keymap, Scope};
+use crate::tui::views::{Cx, Intent, Outcome, RenderCx, View, ViewKind};
 use crate::when;
 
 /// Shown under an empty input: the expressions people reach for first.
@@ -239,46 +241,81 @@ impl TimePicker {
         self.typing = self.selected == CUSTOM;
     }
 
+    /// A key, with the default keymap.
     pub fn handle_key(&mut self, key: KeyEvent, now: DateTime<FixedOffset>) -> PickerAction {
+        static DEFAULT: std::sync::LazyLock<Keymap> = std::sync::LazyLock::new(Keymap::default);
+        self.handle_key_with(key, now, &DEFAULT)
+    }
+
+    /// A key, looked up in the user's keymap.
+    pub fn handle_key_with(
+        &mut self,
+        key: KeyEvent,
+        now: DateTime<FixedOffset>,
+        keys: &Keymap,
+    ) -> PickerAction {
         if key.kind == KeyEventKind::Release {
             return PickerAction::None;
         }
         if self.typing {
             return self.custom_key(key, &now);
         }
-        match key.code {
-            KeyCode::Esc => PickerAction::Cancel,
-            KeyCode::Up | KeyCode::Char('k') | KeyCode::BackTab => {
+        let tab = matches!(key.code, KeyCode::Tab | KeyCode::BackTab);
+        match keys.action(Scope::Picker, &key) {
+            Some(Action::Cancel) => PickerAction::Cancel,
+            Some(Action::Up) => {
                 self.select(self.selected.saturating_sub(1));
                 PickerAction::None
             }
-            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
+            Some(Action::Down) => {
                 self.select(self.selected + 1);
                 PickerAction::None
             }
-            KeyCode::Char(c @ '1'..='5') => {
-                self.select(c as usize - '1' as usize);
+            _ if tab => {
+                if key.code == KeyCode::Tab {
+                    self.select(self.selected + 1);
+                } else {
+                    self.select(self.selected.saturating_sub(1));
+                }
                 PickerAction::None
             }
-            KeyCode::Enter => match Self::preset(self.selected, &now) {
+            Some(
+                a @ (Action::Preset1
+                | Action::Preset2
+                | Action::Preset3
+                | Action::Preset4
+                | Action::Custom),
+            ) => {
+                self.select(match a {
+                    Action::Preset1 => 0,
+                    Action::Preset2 => 1,
+                    Action::Preset3 => 2,
+                    Action::Preset4 => 3,
+                    _ => CUSTOM,
+                });
+                PickerAction::None
+            }
+            Some(Action::Accept) => match Self::preset(self.selected, &now) {
                 Some(due) => PickerAction::Pick(due),
                 None => {
                     self.typing = true;
                     PickerAction::None
                 }
             },
-            KeyCode::Char(c)
-                if self.selected == CUSTOM
-                    && !key
-                        .modifiers
-                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                // Typing on "custom…" starts the expression with that key.
-                self.typing = true;
-                self.custom.insert_char(c);
-                PickerAction::None
-            }
-            _ => PickerAction::None,
+            _ => match key.code {
+                KeyCode::Char(c)
+                    if self.selected == CUSTOM
+                        && !key
+                            .modifiers
+                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+                {
+                    // Typing on "custom…" starts the expression with that key.
+                    self.typing = true;
+                    self.custom.insert_char(c);
+                    PickerAction::None
+                }
+                _ => PickerAction::None,
+            },
         }
     }
 
@@ -427,4 +464,35 @@ pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
         width,
         height,
     )
+}
+
+impl View for TimePicker {
+    fn kind(&self) -> ViewKind {
+        ViewKind::Picker
+    }
+
+    fn handle_key(&mut self, key: KeyEvent, cx: &mut Cx<'_>) -> Outcome {
+        match self.handle_key_with(key, cx.now, cx.keys) {
+            PickerAction::None => Outcome::Consumed,
+            PickerAction::Cancel => Outcome::Done,
+            PickerAction::Pick(due) => {
+                cx.push(Intent::ScheduleComposer(due.timestamp_millis()));
+                Outcome::Done
+            }
+        }
+    }
+
+    fn handle_paste(&mut self, text: &str, _cx: &mut Cx<'_>) -> Outcome {
+        self.paste(text);
+        Outcome::Consumed
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, cx: &RenderCx<'_>) {
+        TimePicker::render(self, area, buf, cx.now);
+    }
+
+    fn next_change(&self, now_ms: i64) -> Option<i64> {
+        // The presets' times are shown to the minute.
+        Some(now_ms + 60_000 - now_ms.rem_euclid(60_000))
+    }
 }

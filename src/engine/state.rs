@@ -1,0 +1,219 @@
+//! The one place that says what an outbox item is doing right now. The
+//! pending strip, the F2 list, the status bar and `tock list` all show this,
+//! so an item can never look "queued" in one view and "scheduled" in another.
+
+use crate::store::{ItemSummary, OutboxItem, Status};
+
+/// What holds up a conversation's items, beyond their own rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConversationGate {
+    /// The user stopped a reply: the queue waits until resumed.
+    pub paused: bool,
+    /// A tool call waits for the user's answer.
+    pub awaiting_approval: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ItemState {
+    /// Goes as soon as its conversation is free.
+    Queued,
+    Sending,
+    /// A transient failure; tried again at `at`.
+    Retrying {
+        at: i64,
+        reason: String,
+    },
+    /// Waits for its time.
+    Scheduled {
+        at: i64,
+    },
+    /// Due, but its conversation's queue is paused.
+    Paused,
+    /// Due, but a tool call in its conversation waits for approval.
+    AwaitingApproval,
+    Failed {
+        reason: String,
+    },
+    Expired,
+    Sent,
+    Canceled,
+}
+
+impl ItemState {
+    /// One word for scripts and narrow columns.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ItemState::Queued => "queued",
+            ItemState::Sending => "sending",
+            ItemState::Retrying { .. } => "retrying",
+            ItemState::Scheduled { .. } => "scheduled",
+            ItemState::Paused => "paused",
+            ItemState::AwaitingApproval => "approval",
+            ItemState::Failed { .. } => "failed",
+            ItemState::Expired => "expired",
+            ItemState::Sent => "sent",
+            ItemState::Canceled => "canceled",
+        }
+    }
+
+    /// Still on its way (counts as pending in lists and badges).
+    pub fn is_open(&self) -> bool {
+        !matches!(self, ItemState::Sent | ItemState::Canceled)
+    }
+}
+
+/// The state of `item` at `now`, given what holds up its conversation.
+pub fn item_state(item: &OutboxItem, now: i64, gate: ConversationGate) -> ItemState {
+    derive(
+        item.status,
+        item.due_at,
+        item.next_attempt_at,
+        item.last_error.as_deref(),
+        now,
+        gate,
+    )
+}
+
+/// The same for an item's summary (the counts in the status bar).
+pub fn summary_state(s: &ItemSummary, now: i64, gate: ConversationGate) -> ItemState {
+    derive(s.status, s.due_at, s.next_attempt_at, None, now, gate)
+}
+
+/// The one derivation, from the columns that decide it.
+fn derive(
+    status: Status,
+    due_at: Option<i64>,
+    next_attempt_at: Option<i64>,
+    last_error: Option<&str>,
+    now: i64,
+    gate: ConversationGate,
+) -> ItemState {
+    let reason = || last_error.unwrap_or_default().to_string();
+    match status {
+        Status::Sending => ItemState::Sending,
+        Status::Sent => ItemState::Sent,
+        Status::Canceled => ItemState::Canceled,
+        Status::Expired => ItemState::Expired,
+        Status::Failed => ItemState::Failed { reason: reason() },
+        Status::Pending => {
+            if let Some(at) = next_attempt_at.filter(|t| *t > now) {
+                ItemState::Retrying {
+                    at,
+                    reason: reason(),
+                }
+            } else if let Some(at) = due_at.filter(|d| *d > now) {
+                ItemState::Scheduled { at }
+            } else if gate.awaiting_approval {
+                ItemState::AwaitingApproval
+            } else if gate.paused {
+                ItemState::Paused
+            } else {
+                ItemState::Queued
+            }
+        }
+    }
+}
+
+/// The gate of every conversation that has one (paused or awaiting approval).
+pub fn gates(
+    store: &crate::store::Store,
+) -> anyhow::Result<std::collections::HashMap<i64, ConversationGate>> {
+    let mut map = std::collections::HashMap::new();
+    for id in store.paused_conversations()? {
+        map.entry(id)
+            .or_insert_with(ConversationGate::default)
+            .paused = true;
+    }
+    for a in store.waiting_approvals()? {
+        map.entry(a.conversation_id)
+            .or_insert_with(ConversationGate::default)
+            .awaiting_approval = true;
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Kind;
+
+    fn item(status: Status) -> OutboxItem {
+        OutboxItem {
+            id: 1,
+            conversation_id: Some(1),
+            kind: Kind::Queued,
+            text: "t".into(),
+            model_override: None,
+            parts_json: None,
+            due_at: None,
+            status,
+            attempts: 0,
+            last_error: None,
+            next_attempt_at: None,
+            priority: 0,
+            claimed_by: None,
+            created_at: 0,
+            updated_at: 0,
+            sent_at: None,
+            title: None,
+            payload_json: None,
+            series_id: None,
+            occurrence_at: None,
+        }
+    }
+
+    #[test]
+    fn each_state_from_its_row() {
+        let open = ConversationGate::default();
+        assert_eq!(
+            item_state(&item(Status::Pending), 10, open),
+            ItemState::Queued
+        );
+        let mut it = item(Status::Pending);
+        it.due_at = Some(20);
+        assert_eq!(item_state(&it, 10, open), ItemState::Scheduled { at: 20 });
+        // Due now: a scheduled item is queued like any other.
+        assert_eq!(item_state(&it, 20, open), ItemState::Queued);
+        it.next_attempt_at = Some(30);
+        it.last_error = Some("503".into());
+        assert_eq!(
+            item_state(&it, 25, open),
+            ItemState::Retrying {
+                at: 30,
+                reason: "503".into()
+            }
+        );
+        let paused = ConversationGate {
+            paused: true,
+            awaiting_approval: false,
+        };
+        assert_eq!(
+            item_state(&item(Status::Pending), 10, paused),
+            ItemState::Paused
+        );
+        // A paused queue does not hide that an item is still waiting for its time.
+        let mut later = item(Status::Pending);
+        later.due_at = Some(99);
+        assert_eq!(
+            item_state(&later, 10, paused),
+            ItemState::Scheduled { at: 99 }
+        );
+        let approval = ConversationGate {
+            paused: true,
+            awaiting_approval: true,
+        };
+        assert_eq!(
+            item_state(&item(Status::Pending), 10, approval),
+            ItemState::AwaitingApproval
+        );
+        assert_eq!(
+            item_state(&item(Status::Sending), 10, paused),
+            ItemState::Sending
+        );
+        assert_eq!(
+            item_state(&item(Status::Expired), 10, open),
+            ItemState::Expired
+        );
+        assert_eq!(item_state(&item(Status::Sent), 10, open).label(), "sent");
+    }
+}

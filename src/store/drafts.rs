@@ -1,0 +1,109 @@
+//! The `drafts` table: what the user has typed but not sent, per conversation.
+
+use anyhow::Result;
+use rusqlite::{OptionalExtension, params};
+
+use super::Store;
+
+/// A conversation's unsent composer text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Draft {
+    pub text: String,
+    /// Set while the draft is an edit of this user message, to be resent.
+    pub edit_of: Option<i64>,
+    /// The draft put aside when the edit began; restored when it is abandoned.
+    pub stash: Option<String>,
+    /// Attachments (JSON, as an outbox row's `parts_json`).
+    pub parts_json: Option<String>,
+}
+
+impl Draft {
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+            && self.edit_of.is_none()
+            && self.stash.is_none()
+            && self.parts_json.is_none()
+    }
+}
+
+pub(crate) fn save_draft(
+    conn: &rusqlite::Connection,
+    conversation_id: i64,
+    d: &Draft,
+    now: i64,
+) -> rusqlite::Result<()> {
+    if d.is_empty() {
+        conn.execute(
+            "DELETE FROM drafts WHERE conversation_id = ?1",
+            [conversation_id],
+        )?;
+    } else {
+        conn.execute(
+            "INSERT INTO drafts (conversation_id, text, edit_of, stash, parts_json, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT(conversation_id) DO UPDATE SET
+                text = excluded.text, edit_of = excluded.edit_of, stash = excluded.stash,
+                parts_json = excluded.parts_json, updated_at = excluded.updated_at",
+            params![
+                conversation_id,
+                d.text,
+                d.edit_of,
+                d.stash,
+                d.parts_json,
+                now
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Enqueue a row typed in a conversation's composer and clear its draft, together.
+    pub fn enqueue_clearing_draft(&self, item: &super::NewItem, now: i64) -> Result<i64> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let id = super::outbox::insert_item(&tx, item, now)?;
+        if let Some(conv) = item.conversation_id {
+            tx.execute("DELETE FROM drafts WHERE conversation_id = ?1", [conv])?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    pub fn draft(&self, conversation_id: i64) -> Result<Draft> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT text, edit_of, stash, parts_json FROM drafts WHERE conversation_id = ?1",
+                [conversation_id],
+                |r| {
+                    Ok(Draft {
+                        text: r.get(0)?,
+                        edit_of: r.get(1)?,
+                        stash: r.get(2)?,
+                        parts_json: r.get(3)?,
+                    })
+                },
+            )
+            .optional()?
+            .unwrap_or_default())
+    }
+
+    /// Save (or, when empty, remove) a conversation's draft. A conversation
+    /// deleted meanwhile has no draft to keep: that is not an error.
+    pub fn save_draft(&self, conversation_id: i64, d: &Draft, now: i64) -> Result<()> {
+        let conn = self.conn();
+        let exists: bool = conn
+            .query_row(
+                "SELECT 1 FROM conversations WHERE id = ?1",
+                [conversation_id],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some();
+        if exists {
+            save_draft(&conn, conversation_id, d, now)?;
+        }
+        Ok(())
+    }
+}

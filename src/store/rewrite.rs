@@ -1,0 +1,137 @@
+//! Changes that rewrite a conversation's recent history: edit-and-resend,
+//! regenerate and pulling a pending item back into the composer. Each is one
+//! transaction, so a failure leaves the old reply visible and nothing half-done.
+
+use anyhow::{Result, anyhow};
+use rusqlite::{OptionalExtension, params};
+
+use super::drafts::{Draft, save_draft};
+use super::outbox::{NewItem, insert_item};
+use super::{MessageStatus, Role, Store};
+
+impl Store {
+    /// Resend an edited user message: it and everything after it (but notices)
+    /// are marked superseded, and `item` is enqueued, together. The draft is
+    /// cleared (restored to the stash, if one was kept) in the same transaction.
+    pub fn edit_and_resend(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+        item: &NewItem,
+        restore: &Draft,
+        now: i64,
+    ) -> Result<i64> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let role: Option<Role> = tx
+            .query_row(
+                "SELECT role FROM messages WHERE id = ?1 AND conversation_id = ?2",
+                params![message_id, conversation_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if role != Some(Role::User) {
+            return Err(anyhow!(
+                "message {message_id} is not a message of yours in this conversation"
+            ));
+        }
+        tx.execute(
+            "UPDATE messages SET status = ?3
+             WHERE conversation_id = ?1 AND id >= ?2 AND role != 'notice'",
+            params![conversation_id, message_id, MessageStatus::Superseded],
+        )?;
+        let id = insert_item(&tx, item, now)?;
+        save_draft(&tx, conversation_id, restore, now)?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Supersede a complete last reply (so the model does not see it twice)
+    /// and enqueue the regeneration, together.
+    pub fn supersede_last_reply_and_enqueue(
+        &self,
+        conversation_id: i64,
+        item: &NewItem,
+        now: i64,
+    ) -> Result<i64> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let last: Option<(i64, Role, MessageStatus)> = tx
+            .query_row(
+                "SELECT id, role, status FROM messages
+                 WHERE conversation_id = ?1 AND role != 'notice' ORDER BY id DESC LIMIT 1",
+                [conversation_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        if let Some((id, Role::Assistant, MessageStatus::Complete)) = last {
+            tx.execute(
+                "UPDATE messages SET status = ?2 WHERE id = ?1",
+                params![id, MessageStatus::Superseded],
+            )?;
+        }
+        let id = insert_item(&tx, item, now)?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Take a pending item back into the composer: cancel it and make its text
+    /// the conversation's draft, together, so it is never in neither place.
+    /// Refused when the conversation already has a draft (it is never overwritten)
+    /// or when the item changed since `seen_updated_at`.
+    pub fn pull_back(&self, id: i64, seen_updated_at: i64, now: i64) -> Result<(i64, Draft)> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        type Row = (Option<i64>, String, super::Status, i64, Option<String>);
+        let row: Option<Row> = tx
+            .query_row(
+                "SELECT conversation_id, text, status, updated_at, parts_json FROM outbox WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .optional()?;
+        let Some((Some(conv), text, status, updated_at, parts_json)) = row else {
+            return Err(anyhow!("no pending item #{id}"));
+        };
+        if updated_at != seen_updated_at {
+            return Err(anyhow!("#{id} changed since it was shown; nothing done"));
+        }
+        if !matches!(
+            status,
+            super::Status::Pending | super::Status::Failed | super::Status::Expired
+        ) {
+            return Err(anyhow!(
+                "#{id} is {}; it cannot be taken back",
+                status.as_str()
+            ));
+        }
+        let has_draft: bool = tx
+            .query_row(
+                "SELECT text != '' OR edit_of IS NOT NULL OR parts_json IS NOT NULL
+                 FROM drafts WHERE conversation_id = ?1",
+                [conv],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or(false);
+        if has_draft {
+            return Err(anyhow!(
+                "the composer already holds a draft; send or clear it first"
+            ));
+        }
+        tx.execute(
+            "UPDATE outbox SET status = 'canceled', last_error = 'taken back into the composer',
+                claimed_by = NULL, next_attempt_at = NULL, updated_at = ?2 WHERE id = ?1",
+            params![id, now],
+        )?;
+        let draft = Draft {
+            text,
+            edit_of: None,
+            stash: None,
+            parts_json,
+        };
+        save_draft(&tx, conv, &draft, now)?;
+        tx.commit()?;
+        Ok((conv, draft))
+    }
+}

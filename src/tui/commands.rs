@@ -1,0 +1,370 @@
+//! Slash commands: one table used for parsing, for `/help`, and for Tab
+//! completion. Aliases live here and nowhere else.
+
+/// What a command's argument is, for completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    None,
+    Text,
+    Model,
+    Role,
+    Path,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    Later,
+    At,
+    New,
+    Rename,
+    Delete,
+    Model,
+    With,
+    Role,
+    Attach,
+    Detach,
+    Retry,
+    Resume,
+    Copy,
+    Export,
+    Sidebar,
+    Mouse,
+    Help,
+    Quit,
+}
+
+pub struct Spec {
+    pub command: Command,
+    /// The name first, then its aliases.
+    pub names: &'static [&'static str],
+    pub usage: &'static str,
+    pub help: &'static str,
+    pub arg: Arg,
+}
+
+const fn spec(
+    command: Command,
+    names: &'static [&'static str],
+    usage: &'static str,
+    help: &'static str,
+    arg: Arg,
+) -> Spec {
+    Spec {
+        command,
+        names,
+        usage,
+        help,
+        arg,
+    }
+}
+
+pub static COMMANDS: &[Spec] = &[
+    spec(
+        Command::Later,
+        &["/later"],
+        "/later DURATION TEXT",
+        "send later: /later 1h30m check the build",
+        Arg::Text,
+    ),
+    spec(
+        Command::At,
+        &["/at"],
+        "/at TIME TEXT",
+        "send at a time: /at tomorrow 9am stand-up notes",
+        Arg::Text,
+    ),
+    spec(
+        Command::New,
+        &["/new"],
+        "/new [TITLE]",
+        "new conversation",
+        Arg::Text,
+    ),
+    spec(
+        Command::Rename,
+        &["/rename"],
+        "/rename TITLE",
+        "rename this conversation",
+        Arg::Text,
+    ),
+    spec(
+        Command::Delete,
+        &["/delete"],
+        "/delete",
+        "delete this conversation (asks y/n)",
+        Arg::None,
+    ),
+    spec(
+        Command::Model,
+        &["/model"],
+        "/model [NAME]",
+        "show or switch this conversation's model",
+        Arg::Model,
+    ),
+    spec(
+        Command::With,
+        &["/with"],
+        "/with MODEL TEXT",
+        "send one message to another model",
+        Arg::Model,
+    ),
+    spec(
+        Command::Role,
+        &["/role"],
+        "/role [NAME|none]",
+        "show or set the role (system prompt)",
+        Arg::Role,
+    ),
+    spec(
+        Command::Attach,
+        &["/attach"],
+        "/attach PATH",
+        "attach an image or text file to the next message",
+        Arg::Path,
+    ),
+    spec(
+        Command::Detach,
+        &["/detach"],
+        "/detach",
+        "remove the attachments of the next message",
+        Arg::None,
+    ),
+    spec(
+        Command::Retry,
+        &["/retry", "/regen"],
+        "/retry",
+        "regenerate the last reply",
+        Arg::None,
+    ),
+    spec(
+        Command::Resume,
+        &["/resume"],
+        "/resume",
+        "resume a queue paused by a stop",
+        Arg::None,
+    ),
+    spec(
+        Command::Copy,
+        &["/copy"],
+        "/copy [N]",
+        "copy the last reply, or code block N",
+        Arg::Text,
+    ),
+    spec(
+        Command::Export,
+        &["/export"],
+        "/export [PATH]",
+        "export this conversation to Markdown",
+        Arg::Path,
+    ),
+    spec(
+        Command::Sidebar,
+        &["/sidebar"],
+        "/sidebar",
+        "show / hide the conversation list",
+        Arg::None,
+    ),
+    spec(
+        Command::Mouse,
+        &["/mouse"],
+        "/mouse",
+        "mouse capture on / off",
+        Arg::None,
+    ),
+    spec(
+        Command::Help,
+        &["/help"],
+        "/help",
+        "every key and command",
+        Arg::None,
+    ),
+    spec(Command::Quit, &["/quit", "/q"], "/quit", "quit", Arg::None),
+];
+
+/// Split a composer line starting with `/` into its command and argument.
+pub fn parse(line: &str) -> Result<(&'static Spec, &str), String> {
+    let (name, arg) = line
+        .split_once(char::is_whitespace)
+        .map(|(c, a)| (c, a.trim()))
+        .unwrap_or((line.trim(), ""));
+    COMMANDS
+        .iter()
+        .find(|s| s.names.contains(&name))
+        .map(|s| (s, arg))
+        .ok_or_else(|| {
+            format!("unknown command {name} — /help lists them (start with // to send a literal /)")
+        })
+}
+
+/// Where completion candidates come from.
+pub struct Candidates<'a> {
+    pub models: &'a [String],
+    pub roles: &'a [String],
+}
+
+/// Complete the composer line (Tab): a command name, or the argument of a
+/// command that takes a model, a role or a path. Returns the new line, or
+/// None when nothing (or nothing more) completes.
+pub fn complete(line: &str, c: &Candidates<'_>) -> Option<String> {
+    let Some((name, arg)) = line.split_once(' ') else {
+        let names: Vec<&str> = COMMANDS
+            .iter()
+            .flat_map(|s| s.names.iter().copied())
+            .filter(|n| n.starts_with(line))
+            .collect();
+        return extend(line, &names).map(|done| {
+            if names.len() == 1 {
+                format!("{done} ")
+            } else {
+                done
+            }
+        });
+    };
+    let spec = COMMANDS.iter().find(|s| s.names.contains(&name))?;
+    let pool: Vec<String> = match spec.arg {
+        Arg::Model => c.models.to_vec(),
+        Arg::Role => c
+            .roles
+            .iter()
+            .cloned()
+            .chain(["none".to_string()])
+            .collect(),
+        Arg::Path => return complete_path(arg).map(|p| format!("{name} {p}")),
+        Arg::None | Arg::Text => return None,
+    };
+    // Only the first word after the command (`/with MODEL TEXT`).
+    if arg.contains(' ') {
+        return None;
+    }
+    let names: Vec<&str> = pool
+        .iter()
+        .map(String::as_str)
+        .filter(|n| n.starts_with(arg))
+        .collect();
+    let one = names.len() == 1;
+    extend(arg, &names).map(|done| format!("{name} {done}{}", if one { " " } else { "" }))
+}
+
+/// The longest common extension of `prefix` among `names`, if longer than it.
+fn extend(prefix: &str, names: &[&str]) -> Option<String> {
+    let first = names.first()?;
+    let mut common = first.to_string();
+    for n in &names[1..] {
+        while !n.starts_with(&common) {
+            common.pop();
+        }
+    }
+    (common.len() > prefix.len()).then_some(common)
+}
+
+/// Complete a file path (`~/` expanded for reading, kept as typed).
+fn complete_path(arg: &str) -> Option<String> {
+    let (dir_part, file_part) = match arg.rfind('/') {
+        Some(i) => (&arg[..=i], &arg[i + 1..]),
+        None => ("", arg),
+    };
+    let dir = if dir_part.is_empty() {
+        ".".to_string()
+    } else {
+        expand_home(dir_part)
+    };
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // Hidden files only when asked for.
+            if !name.starts_with(file_part)
+                || (name.starts_with('.') && !file_part.starts_with('.'))
+            {
+                return None;
+            }
+            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            Some(if is_dir { format!("{name}/") } else { name })
+        })
+        .collect();
+    names.sort();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    extend(file_part, &refs).map(|done| format!("{dir_part}{done}"))
+}
+
+/// `~/x` → `$HOME/x`.
+pub fn expand_home(p: &str) -> String {
+    match (p.strip_prefix("~/"), std::env::var("HOME")) {
+        (Some(rest), Ok(home)) => format!("{home}/{rest}"),
+        _ => p.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_parse_to_one_command() {
+        assert_eq!(
+            parse("/regen").map(|(s, _)| s.command).ok(),
+            Some(Command::Retry)
+        );
+        assert_eq!(
+            parse("/retry").map(|(s, _)| s.command).ok(),
+            Some(Command::Retry)
+        );
+        assert_eq!(
+            parse("/later 1h  check it ")
+                .map(|(s, a)| (s.command, a))
+                .ok(),
+            Some((Command::Later, "1h  check it"))
+        );
+        assert!(
+            parse("/nope x")
+                .err()
+                .is_some_and(|e| e.starts_with("unknown command /nope"))
+        );
+    }
+
+    #[test]
+    fn completion_of_names_models_and_roles() {
+        let models = vec![
+            "gpt-4o".to_string(),
+            "gpt-4o-mini".to_string(),
+            "echo".to_string(),
+        ];
+        let roles = vec!["pirate".to_string()];
+        let c = Candidates {
+            models: &models,
+            roles: &roles,
+        };
+        assert_eq!(complete("/ren", &c).as_deref(), Some("/rename "));
+        assert_eq!(
+            complete("/re", &c),
+            None,
+            "rename, retry, regen, resume share only /re"
+        );
+        assert_eq!(complete("/model g", &c).as_deref(), Some("/model gpt-4o"));
+        assert_eq!(complete("/model e", &c).as_deref(), Some("/model echo "));
+        assert_eq!(complete("/role p", &c).as_deref(), Some("/role pirate "));
+        assert_eq!(complete("/with ec", &c).as_deref(), Some("/with echo "));
+        assert_eq!(complete("/later 1", &c), None);
+    }
+
+    #[test]
+    fn completion_of_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes-2026.md"), "x").unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let c = Candidates {
+            models: &[],
+            roles: &[],
+        };
+        let base = dir.path().display().to_string();
+        assert_eq!(
+            complete(&format!("/attach {base}/no"), &c),
+            Some(format!("/attach {base}/notes-2026.md"))
+        );
+        assert_eq!(
+            complete(&format!("/export {base}/s"), &c),
+            Some(format!("/export {base}/sub/"))
+        );
+    }
+}

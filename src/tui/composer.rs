@@ -1,0 +1,372 @@
+//! The composer: one draft per conversation, saved as you type and restored
+//! after a quit, a crash or a switch; soft-wrapped and growing with its text;
+//! an explicit edit-and-resend mode with a banner, which Esc leaves,
+//! restoring the draft you had.
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Paragraph, Widget};
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+
+use crate::engine::Part;
+use crate::store::Draft;
+
+/// Delay between the last keystroke and saving the draft.
+pub const SAVE_AFTER_MS: i64 = 300;
+
+pub struct Edit {
+    /// The user message being edited for resend.
+    pub message_id: i64,
+    /// The draft put aside when the edit began.
+    pub stash: Draft,
+}
+
+pub struct Composer {
+    text: TextArea<'static>,
+    pub attachments: Vec<Part>,
+    pub edit: Option<Edit>,
+    /// Recalled earlier message (Ctrl+P / Ctrl+N), as an index into `history`.
+    pub history_pos: Option<usize>,
+    pub history: Vec<String>,
+    /// When the text last changed and has not been saved since (ms).
+    pub unsaved_since: Option<i64>,
+}
+
+fn textarea(text: &str) -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_cursor_line_style(Style::default());
+    t.set_wrap_mode(WrapMode::WordOrGlyph);
+    t.insert_str(text);
+    t
+}
+
+impl Default for Composer {
+    fn default() -> Self {
+        Self {
+            text: textarea(""),
+            attachments: Vec::new(),
+            edit: None,
+            history_pos: None,
+            history: Vec::new(),
+            unsaved_since: None,
+        }
+    }
+}
+
+impl Composer {
+    pub fn text(&self) -> String {
+        self.text.lines().join("\n")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// Nothing typed, nothing attached, not editing.
+    pub fn is_blank(&self) -> bool {
+        self.is_empty() && self.attachments.is_empty() && self.edit.is_none()
+    }
+
+    fn changed(&mut self, now: i64) {
+        self.unsaved_since.get_or_insert(now);
+    }
+
+    pub fn set_text(&mut self, text: &str, now: i64) {
+        self.text = textarea(text);
+        self.changed(now);
+    }
+
+    pub fn insert(&mut self, text: &str, now: i64) {
+        self.text.insert_str(text);
+        self.history_pos = None;
+        self.changed(now);
+    }
+
+    /// A key for the text itself (characters, movement, deletion, readline keys).
+    pub fn input(&mut self, key: KeyEvent, now: i64) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let modified = match key.code {
+            // Readline: Ctrl+U kills to the start of the line (the textarea makes it undo).
+            KeyCode::Char('u') if ctrl => self.text.delete_line_by_head(),
+            // The textarea has no bindings for these readline keys on every layout.
+            KeyCode::Char('a') if ctrl => {
+                self.text.move_cursor(CursorMove::Head);
+                false
+            }
+            KeyCode::Char('e') if ctrl => {
+                self.text.move_cursor(CursorMove::End);
+                false
+            }
+            _ => self.text.input(key),
+        };
+        if modified {
+            self.history_pos = None;
+            self.changed(now);
+        }
+    }
+
+    pub fn newline(&mut self, now: i64) {
+        self.text.insert_newline();
+        self.changed(now);
+    }
+
+    pub fn cursor_on_first_row(&self) -> bool {
+        self.text.cursor().0 == 0
+    }
+
+    pub fn cursor_on_last_row(&self) -> bool {
+        self.text.cursor().0 + 1 >= self.text.lines().len()
+    }
+
+    pub fn move_up(&mut self) {
+        self.text.move_cursor(CursorMove::Up);
+    }
+
+    pub fn move_down(&mut self) {
+        self.text.move_cursor(CursorMove::Down);
+    }
+
+    /// After a send: empty, not editing, not recalling.
+    pub fn clear(&mut self, now: i64) {
+        self.text = textarea("");
+        self.attachments.clear();
+        self.edit = None;
+        self.history_pos = None;
+        self.changed(now);
+    }
+
+    /// What is saved for this conversation.
+    pub fn draft(&self) -> Draft {
+        let (edit_of, stash) = match &self.edit {
+            Some(e) => (Some(e.message_id), Some(e.stash.text.clone())),
+            None => (None, None),
+        };
+        Draft {
+            text: self.text(),
+            edit_of,
+            stash,
+            parts_json: (!self.attachments.is_empty())
+                .then(|| serde_json::to_string(&self.attachments).ok())
+                .flatten(),
+        }
+    }
+
+    /// Show a saved draft (switching conversation, or at start).
+    pub fn load(&mut self, d: &Draft, history: Vec<String>) {
+        self.text = textarea(&d.text);
+        self.attachments = d
+            .parts_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default();
+        self.edit = d.edit_of.map(|message_id| Edit {
+            message_id,
+            stash: Draft {
+                text: d.stash.clone().unwrap_or_default(),
+                ..Draft::default()
+            },
+        });
+        self.history = history;
+        self.history_pos = None;
+        self.unsaved_since = None;
+    }
+
+    /// Begin editing a sent message for resend; the current draft is put aside.
+    pub fn begin_edit(&mut self, message_id: i64, text: &str, parts: Vec<Part>, now: i64) {
+        let stash = Draft {
+            text: self.text(),
+            parts_json: (!self.attachments.is_empty())
+                .then(|| serde_json::to_string(&self.attachments).ok())
+                .flatten(),
+            ..Draft::default()
+        };
+        self.edit = Some(Edit { message_id, stash });
+        self.text = textarea(text);
+        self.attachments = parts;
+        self.changed(now);
+    }
+
+    /// Leave edit mode: the draft you had comes back. False if not editing.
+    pub fn abandon_edit(&mut self, now: i64) -> bool {
+        let Some(edit) = self.edit.take() else {
+            return false;
+        };
+        self.text = textarea(&edit.stash.text);
+        self.attachments = edit
+            .stash
+            .parts_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default();
+        self.changed(now);
+        true
+    }
+
+    /// The draft to restore after an edit is sent.
+    pub fn stash_after_edit(&self) -> Draft {
+        self.edit
+            .as_ref()
+            .map(|e| e.stash.clone())
+            .unwrap_or_default()
+    }
+
+    /// Ctrl+P / Ctrl+N: walk through earlier messages. False if there is nothing to recall.
+    pub fn recall(&mut self, older: bool, now: i64) -> bool {
+        let n = self.history.len();
+        if n == 0 {
+            return false;
+        }
+        let pos = match (self.history_pos, older) {
+            (None, true) => Some(n - 1),
+            (Some(p), true) => Some(p.saturating_sub(1)),
+            (Some(p), false) if p + 1 < n => Some(p + 1),
+            (None, false) => return false,
+            _ => None,
+        };
+        let text = pos.map(|p| self.history[p].clone()).unwrap_or_default();
+        self.text = textarea(&text);
+        self.history_pos = pos;
+        self.changed(now);
+        true
+    }
+
+    /// Rows the text takes at `width` (soft-wrapped), at least one.
+    pub fn rows(&self, width: u16) -> u16 {
+        let w = width.max(1) as usize;
+        let rows: usize = self
+            .text
+            .lines()
+            .iter()
+            .map(|l| crate::tui::chat::wrap_words(l, w).len().max(1))
+            .sum();
+        rows.clamp(1, u16::MAX as usize) as u16
+    }
+
+    /// The composer's height in `width` columns when it may take at most `max` rows.
+    pub fn height(&self, width: u16, max: u16) -> u16 {
+        let banner = u16::from(self.edit.is_some());
+        self.rows(width.saturating_sub(2))
+            .saturating_add(2 + banner)
+            .clamp(3, max.max(3))
+    }
+
+    /// Draw with `title` spans in the top border. `focused` shows the cursor;
+    /// `inactive` (an approval card has focus) dims the whole box.
+    pub fn render(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        title: Vec<Span<'static>>,
+        focused: bool,
+        inactive: bool,
+    ) {
+        let border = if inactive {
+            Style::new().fg(Color::DarkGray).add_modifier(Modifier::DIM)
+        } else if focused {
+            Style::new().fg(Color::Cyan)
+        } else {
+            Style::new().fg(Color::DarkGray)
+        };
+        let mut block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(border)
+            .title(Line::from(title));
+        if !self.attachments.is_empty() {
+            block = block.title_bottom(Line::from(chips(&self.attachments)));
+        }
+        let mut inner = block.inner(area);
+        block.render(area, buf);
+        if self.edit.is_some() && inner.height > 1 {
+            Paragraph::new(Line::styled(
+                "✎ editing your last message — Enter resends it (the old exchange is marked replaced) · Esc keeps the old one",
+                Style::new().fg(Color::Black).bg(Color::Yellow),
+            ))
+            .render(Rect { height: 1, ..inner }, buf);
+            inner.y += 1;
+            inner.height -= 1;
+        }
+        if self.text.is_empty() {
+            let hint = if inactive {
+                "answer the approval above first (typing waits here)"
+            } else {
+                [
+                    "Message (Enter sends · Alt+Enter newline · /later 10m … · F1 help)",
+                    "Message (Enter sends · Alt+Enter newline)",
+                    "Message (Enter sends · F1 help)",
+                    "Message",
+                ]
+                .into_iter()
+                .find(|p| unicode_width::UnicodeWidthStr::width(*p) < inner.width as usize)
+                .unwrap_or("")
+            };
+            let mut spans = Vec::new();
+            if focused && !inactive {
+                spans.push(Span::styled(
+                    " ",
+                    Style::new().add_modifier(Modifier::REVERSED),
+                ));
+            }
+            spans.push(Span::styled(hint, Style::new().fg(Color::DarkGray)));
+            Paragraph::new(Line::from(spans)).render(inner, buf);
+            return;
+        }
+        // The cursor is drawn only where the composer has focus.
+        let mut t = self.text.clone();
+        t.set_cursor_style(if focused && !inactive {
+            Style::new().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::new()
+        });
+        if inactive {
+            t.set_style(Style::new().fg(Color::DarkGray));
+        }
+        (&t).render(inner, buf);
+    }
+}
+
+/// Chips for the attachments: name, kind and size ("📎 code.rs · text · 41 B").
+pub fn chips(parts: &[Part]) -> Vec<Span<'static>> {
+    let mut v = Vec::new();
+    for p in parts {
+        let (name, kind, bytes) = describe(p);
+        v.push(Span::styled(
+            format!(" 📎 {name} · {kind} · {} ", size(bytes)),
+            Style::new().fg(Color::Magenta),
+        ));
+    }
+    v
+}
+
+/// An attachment's name (made safe), kind and size in bytes.
+pub fn describe(p: &Part) -> (String, String, u64) {
+    match p {
+        Part::Image {
+            name,
+            mime,
+            data_base64,
+        } => (
+            crate::sanitize::sanitize_line(name).into_owned(),
+            mime.clone(),
+            data_base64.len() as u64 * 3 / 4,
+        ),
+        Part::Text { name, content } => (
+            crate::sanitize::sanitize_line(name).into_owned(),
+            "text".to_string(),
+            content.len() as u64,
+        ),
+    }
+}
+
+/// A size with honest rounding: 41 B, 1.5 KB, 20 MB.
+pub fn size(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}

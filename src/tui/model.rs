@@ -1,0 +1,309 @@
+//! What the TUI has loaded from the database: the conversation list, the open
+//! conversation's history, pending items and approvals, and summaries of every
+//! unfinished item. The database is the truth; this is reloaded from it on the
+//! engine's events and never written by the views.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, FixedOffset};
+
+use super::chat::{Entry, TaskCard};
+use crate::engine::{ConversationGate, DispatchState, Engine, ItemState};
+use crate::store::{
+    Approval, ApprovalStatus, Conversation, ItemSummary, Message, OutboxItem, Role, Status,
+};
+use crate::when;
+
+pub struct Model {
+    pub engine: Engine,
+    pub convs: Vec<Conversation>,
+    pub current: Option<i64>,
+    pub entries: Vec<Entry>,
+    /// Unfinished items of the current conversation (strip + sending bubbles).
+    pub items: Vec<OutboxItem>,
+    /// Approvals of the current conversation.
+    pub approvals: Vec<Approval>,
+    /// Task rows referenced by task cards in the current conversation.
+    pub tasks: HashMap<i64, OutboxItem>,
+    /// Unfinished items of all conversations (status-bar counts, sidebar badges).
+    pub summaries: Vec<ItemSummary>,
+    /// Conversations whose queue is paused or waits for an approval.
+    pub gates: HashMap<i64, ConversationGate>,
+    /// Conversations with a tool call waiting for approval.
+    pub awaiting: HashSet<i64>,
+    pub dispatch: DispatchState,
+    /// Long messages of yours are shown whole (Ctrl+O) instead of folded.
+    pub unfolded: bool,
+    /// A problem loading data, for the status bar (set, then taken by the app).
+    pub load_error: Option<String>,
+}
+
+pub fn local(ms: i64) -> DateTime<FixedOffset> {
+    DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .with_timezone(&chrono::Local)
+        .fixed_offset()
+}
+
+impl Model {
+    pub fn new(engine: Engine) -> Self {
+        Self {
+            engine,
+            convs: Vec::new(),
+            current: None,
+            entries: Vec::new(),
+            items: Vec::new(),
+            approvals: Vec::new(),
+            tasks: HashMap::new(),
+            summaries: Vec::new(),
+            gates: HashMap::new(),
+            awaiting: HashSet::new(),
+            dispatch: DispatchState::Starting,
+            unfolded: false,
+            load_error: None,
+        }
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.engine.now_ms()
+    }
+
+    pub fn now(&self) -> DateTime<FixedOffset> {
+        local(self.now_ms())
+    }
+
+    fn fail(&mut self, what: &str, e: anyhow::Error) {
+        self.load_error = Some(format!("loading {what}: {}", crate::store::error_line(&e)));
+    }
+
+    pub fn reload_convs(&mut self) {
+        match self.engine.store().conversations() {
+            Ok(c) => self.convs = c,
+            Err(e) => self.fail("the conversations", e),
+        }
+    }
+
+    /// Show conversation `id` (its history, items and approvals).
+    pub fn open(&mut self, id: i64) {
+        if self.current != Some(id) {
+            self.entries.clear();
+        }
+        self.current = Some(id);
+        self.reload_messages();
+        self.reload_items();
+    }
+
+    pub fn reload_messages(&mut self) {
+        let Some(id) = self.current else { return };
+        match self.engine.store().messages(id) {
+            Ok(msgs) => {
+                let mut old: HashMap<i64, Entry> =
+                    self.entries.drain(..).map(|e| (e.msg.id, e)).collect();
+                self.entries = msgs
+                    .into_iter()
+                    .map(|m| {
+                        let mid = m.id;
+                        let mut e = Entry::new(m);
+                        if let Some(o) = old.remove(&mid) {
+                            e.reuse(o);
+                        }
+                        e
+                    })
+                    .collect();
+            }
+            Err(e) => self.fail("the conversation", e),
+        }
+        match self.engine.store().approvals(id) {
+            Ok(a) => self.approvals = a,
+            Err(e) => self.fail("approvals", e),
+        }
+        self.tasks.clear();
+        let job_ids: Vec<i64> = self
+            .entries
+            .iter()
+            .filter_map(|e| task_job_id(&e.msg))
+            .collect();
+        for oid in job_ids {
+            if let Ok(Some(it)) = self.engine.store().item(oid) {
+                self.tasks.insert(oid, it);
+            }
+        }
+        self.refresh_cards();
+        self.apply_fold();
+    }
+
+    pub fn reload_items(&mut self) {
+        let Some(id) = self.current else { return };
+        match self.engine.store().conversation_items(id) {
+            Ok(items) => self.items = items,
+            Err(e) => self.fail("pending items", e),
+        }
+        let ids: Vec<i64> = self.tasks.keys().copied().collect();
+        for oid in ids {
+            if let Ok(Some(it)) = self.engine.store().item(oid) {
+                self.tasks.insert(oid, it);
+            }
+        }
+        self.refresh_cards();
+    }
+
+    pub fn reload_summaries(&mut self) {
+        match self.engine.store().item_summaries() {
+            Ok(s) => self.summaries = s,
+            Err(e) => self.fail("pending items", e),
+        }
+        match crate::engine::state::gates(self.engine.store()) {
+            Ok(g) => {
+                self.awaiting = g
+                    .iter()
+                    .filter(|(_, g)| g.awaiting_approval)
+                    .map(|(id, _)| *id)
+                    .collect();
+                self.gates = g;
+            }
+            Err(e) => self.fail("conversation states", e),
+        }
+    }
+
+    /// Everything, after another process changed the database.
+    pub fn reload_all(&mut self) {
+        self.reload_convs();
+        if let Some(id) = self.current
+            && !self.convs.iter().any(|c| c.id == id)
+        {
+            self.current = None;
+            self.entries.clear();
+        }
+        self.reload_messages();
+        self.reload_items();
+        self.reload_summaries();
+    }
+
+    pub fn current_conv(&self) -> Option<&Conversation> {
+        self.current
+            .and_then(|id| self.convs.iter().find(|c| c.id == id))
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.current.is_some_and(|c| self.engine.is_busy(c))
+    }
+
+    pub fn gate(&self, conversation_id: Option<i64>) -> ConversationGate {
+        conversation_id
+            .and_then(|c| self.gates.get(&c).copied())
+            .unwrap_or_default()
+    }
+
+    pub fn paused(&self) -> bool {
+        self.gate(self.current).paused
+    }
+
+    /// Items shown in the strip (sending ones are shown as bubbles in the history).
+    pub fn strip_items(&self) -> impl Iterator<Item = &OutboxItem> {
+        self.items.iter().filter(|i| i.status != Status::Sending)
+    }
+
+    pub fn state_of(&self, item: &OutboxItem, now: i64) -> ItemState {
+        crate::engine::item_state(item, now, self.gate(item.conversation_id))
+    }
+
+    pub fn waiting_approval(&self) -> Option<&Approval> {
+        self.approvals
+            .iter()
+            .find(|a| a.status == ApprovalStatus::Waiting)
+    }
+
+    /// The model label for the status bar: name and provider (no key is fetched).
+    pub fn model_label(&self) -> (String, String) {
+        let name = self.current_conv().and_then(|c| c.model.clone());
+        match self.engine.config().describe(name.as_deref()) {
+            Ok((n, kind)) => (n, kind.to_string()),
+            Err(e) => (name.unwrap_or_default(), format!("error: {e}")),
+        }
+    }
+
+    /// Give each task card the live state of its row (on reload and each minute).
+    pub fn refresh_cards(&mut self) {
+        let now = self.now_ms();
+        let now_local = local(now);
+        // Rounded to the minute so the card re-renders once a minute, not every frame.
+        let minute = local(now - now.rem_euclid(60_000));
+        for e in self.entries.iter_mut() {
+            let Some(job) = task_job_id(&e.msg) else {
+                continue;
+            };
+            e.card = self.tasks.get(&job).map(|t| {
+                let due = t.due_at.unwrap_or(0);
+                let due_utc = DateTime::from_timestamp_millis(due).unwrap_or_default();
+                let state = match t.status {
+                    Status::Pending | Status::Sending => "scheduled",
+                    Status::Sent => "fired",
+                    Status::Canceled => "canceled",
+                    Status::Expired => "expired",
+                    Status::Failed => "failed",
+                };
+                let when = match t.status {
+                    Status::Sent => format!("fired {}", when::absolute(due_utc, &now_local)),
+                    Status::Pending | Status::Sending if due > now => {
+                        format!("fires {}", when::preview(due_utc, &minute))
+                    }
+                    Status::Pending | Status::Sending => {
+                        format!(
+                            "due {} — fires when the conversation is free",
+                            when::absolute(due_utc, &now_local)
+                        )
+                    }
+                    // Canceled, expired or failed: it will not fire.
+                    _ => format!("was due {}", when::absolute(due_utc, &now_local)),
+                };
+                TaskCard {
+                    job_id: job,
+                    title: t.title.clone().unwrap_or_else(|| "task".into()),
+                    instruction: t.text.clone(),
+                    when,
+                    state: state.into(),
+                }
+            });
+        }
+    }
+
+    /// Fold long messages of yours unless the user unfolded them.
+    pub fn apply_fold(&mut self) {
+        for e in self.entries.iter_mut() {
+            e.folded = !self.unfolded;
+        }
+    }
+
+    /// The user messages of this conversation, oldest first (for Ctrl+P).
+    pub fn sent_texts(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|e| e.msg.role == Role::User && !e.msg.content.starts_with("[Scheduled task]"))
+            .map(|e| e.msg.content.clone())
+            .collect();
+        let keep = v.len().saturating_sub(200);
+        v.drain(..keep);
+        v
+    }
+
+    /// The last message of yours in this conversation, to edit and resend.
+    pub fn last_user_message(&self) -> Option<&Message> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| e.msg.role == Role::User)
+            .map(|e| &e.msg)
+    }
+}
+
+/// The task a `schedule_task` tool result refers to.
+fn task_job_id(m: &Message) -> Option<i64> {
+    if m.role != Role::Tool || m.model.as_deref() != Some(crate::engine::tools::SCHEDULE_TASK) {
+        return None;
+    }
+    serde_json::from_str::<serde_json::Value>(&m.content)
+        .ok()?
+        .get("job_id")?
+        .as_i64()
+}

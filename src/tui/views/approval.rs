@@ -1,0 +1,228 @@
+//! The approval card: while a tool call in the current conversation waits
+//! for an answer, the card has focus and the answer is a deliberate choice —
+//! move to Approve or Deny (arrows, Tab, or their letters on an empty
+//! composer) and confirm with Enter. Nothing is chosen at first, so a word
+//! typed before noticing the card neither answers it nor loses its letters:
+//! they go to the composer.
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Widget};
+
+use super::{Cx, Intent, Outcome, RenderCx, View, ViewKind};
+use crate::sanitize::sanitize_line;
+use crate::store::Approval;
+use crate::tui::chat::boxed;
+use crate::tui::keymap::{Action, Scope};
+use crate::tui::text::elide;
+use crate::when;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    Approve,
+    Deny,
+}
+
+pub struct ApprovalCard {
+    pub approval: Approval,
+    pub choice: Option<Choice>,
+    /// A choice letter typed on an empty composer: if more typing follows,
+    /// it was the start of a word and goes to the composer with it.
+    held: Option<KeyEvent>,
+}
+
+impl ApprovalCard {
+    pub fn new(approval: Approval) -> Self {
+        Self {
+            approval,
+            choice: None,
+            held: None,
+        }
+    }
+
+    fn typing(key: &KeyEvent) -> bool {
+        matches!(key.code, KeyCode::Char(_))
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+    }
+
+    /// The card's rows: title, what the call does, the two buttons.
+    fn rows(&self, cx: &RenderCx<'_>, width: u16) -> Vec<Line<'static>> {
+        let a = &self.approval;
+        let s: serde_json::Value = serde_json::from_str(&a.summary).unwrap_or_default();
+        let mut body = Vec::new();
+        let title = match a.tool.as_str() {
+            "schedule_task" => {
+                let t = s["title"].as_str().unwrap_or("task");
+                body.push(Line::from(
+                    sanitize_line(s["instruction"].as_str().unwrap_or("")).into_owned(),
+                ));
+                if let Some(due) = s["due_at"].as_i64() {
+                    let d = chrono::DateTime::from_timestamp_millis(due).unwrap_or_default();
+                    let text = if due > cx.now_ms {
+                        format!("fires {}", when::preview(d, &cx.now))
+                    } else {
+                        format!(
+                            "was due {} — fires as soon as approved",
+                            when::absolute(d, &cx.now)
+                        )
+                    };
+                    body.push(Line::styled(text, Style::new().fg(Color::Cyan)));
+                }
+                format!("Schedule “{}”?", elide(&sanitize_line(t), 40))
+            }
+            "cancel_scheduled" => {
+                body.push(Line::from(format!(
+                    "cancel task #{}: {}",
+                    s["job_id"],
+                    elide(&sanitize_line(s["text"].as_str().unwrap_or("")), 50)
+                )));
+                "Cancel a scheduled task?".to_string()
+            }
+            other => {
+                body.push(Line::from(elide(
+                    &sanitize_line(&a.arguments),
+                    width.saturating_sub(4) as usize,
+                )));
+                format!("Allow {}?", sanitize_line(other))
+            }
+        };
+        let button = |label: &str, on: bool, color: Color| {
+            let style = if on {
+                Style::new()
+                    .fg(Color::Black)
+                    .bg(color)
+                    .add_modifier(Modifier::BOLD)
+            } else {
+                Style::new().fg(color)
+            };
+            Span::styled(format!(" {label} "), style)
+        };
+        let hint = match self.choice {
+            None => format!(
+                "  {}/{} or {}/{} to choose, then {}",
+                cx.keys.first(Scope::Approval, Action::Left),
+                cx.keys.first(Scope::Approval, Action::Right),
+                cx.keys.first(Scope::Approval, Action::PickApprove),
+                cx.keys.first(Scope::Approval, Action::PickDeny),
+                cx.keys.first(Scope::Approval, Action::Confirm),
+            ),
+            Some(_) => format!(
+                "  {} confirms",
+                cx.keys.first(Scope::Approval, Action::Confirm)
+            ),
+        };
+        body.push(Line::from(vec![
+            button(
+                "Approve",
+                self.choice == Some(Choice::Approve),
+                Color::Green,
+            ),
+            Span::raw("  "),
+            button("Deny", self.choice == Some(Choice::Deny), Color::Red),
+            Span::styled(hint, Style::new().fg(Color::DarkGray)),
+        ]));
+        boxed(
+            &title,
+            Some(("needs approval", Style::new().fg(Color::Yellow))),
+            body,
+            width,
+            Color::Yellow,
+        )
+    }
+}
+
+impl View for ApprovalCard {
+    fn kind(&self) -> ViewKind {
+        ViewKind::Approval
+    }
+
+    fn is_modal(&self) -> bool {
+        false
+    }
+
+    fn handle_key(&mut self, key: KeyEvent, cx: &mut Cx<'_>) -> Outcome {
+        let action = cx.keys.action(Scope::Approval, &key);
+        let composer_empty = cx.composer_empty;
+        if let Some(held) = self.held.take() {
+            // More typing after a choice letter: it was a word, not a choice.
+            if Self::typing(&key) && action != Some(Action::Confirm) {
+                self.choice = None;
+                cx.push(Intent::Type(held));
+                cx.push(Intent::Type(key));
+                return Outcome::Consumed;
+            }
+        }
+        match action {
+            Some(Action::Left) => self.choice = Some(Choice::Approve),
+            // Tab steps through the buttons; → goes to Deny.
+            Some(Action::Right) if key.code == KeyCode::Tab => {
+                self.choice = Some(match self.choice {
+                    None | Some(Choice::Deny) => Choice::Approve,
+                    Some(Choice::Approve) => Choice::Deny,
+                })
+            }
+            Some(Action::Right) => self.choice = Some(Choice::Deny),
+            Some(a @ (Action::PickApprove | Action::PickDeny)) if composer_empty => {
+                self.choice = Some(if a == Action::PickApprove {
+                    Choice::Approve
+                } else {
+                    Choice::Deny
+                });
+                self.held = Some(key);
+            }
+            Some(Action::Confirm) => match self.choice {
+                Some(c) => {
+                    cx.push(Intent::Answer {
+                        id: self.approval.id,
+                        approve: c == Choice::Approve,
+                    });
+                    return Outcome::Done;
+                }
+                None => cx.push(Intent::Error(format!(
+                    "choose Approve or Deny first ({} / {}), then {}",
+                    cx.keys.first(Scope::Approval, Action::Left),
+                    cx.keys.first(Scope::Approval, Action::Right),
+                    cx.keys.first(Scope::Approval, Action::Confirm),
+                ))),
+            },
+            _ if Self::typing(&key) => {
+                // Typing goes to the composer, and takes back a half-made choice.
+                self.choice = None;
+                cx.push(Intent::Type(key));
+            }
+            _ => return Outcome::Ignored,
+        }
+        Outcome::Consumed
+    }
+
+    fn handle_paste(&mut self, _text: &str, _cx: &mut Cx<'_>) -> Outcome {
+        // Pastes go to the composer.
+        Outcome::Ignored
+    }
+
+    fn render(&self, _area: Rect, buf: &mut Buffer, cx: &RenderCx<'_>) {
+        let chat = cx.chat;
+        let rows = self.rows(cx, chat.width);
+        let h = (rows.len() as u16).min(chat.height);
+        let r = Rect {
+            x: chat.x,
+            y: chat.y + chat.height - h,
+            width: chat.width,
+            height: h,
+        };
+        Clear.render(r, buf);
+        Paragraph::new(rows).render(r, buf);
+    }
+
+    fn next_change(&self, now_ms: i64) -> Option<i64> {
+        let s: serde_json::Value = serde_json::from_str(&self.approval.summary).unwrap_or_default();
+        s["due_at"]
+            .as_i64()
+            .and_then(|d| super::label_change(d, now_ms))
+    }
+}

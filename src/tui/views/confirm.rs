@@ -1,0 +1,105 @@
+//! A yes/no question. The question names what it acts on; the answer acts on
+//! that item as it was shown, or is refused if it changed meanwhile.
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Widget};
+
+use super::{Cx, Intent, Outcome, RenderCx, View, ViewKind};
+use crate::engine::ItemAction;
+use crate::sanitize::sanitize_line;
+use crate::tui::keymap::{Action, Scope};
+
+enum What {
+    CancelItem { id: i64, seen: i64 },
+    DeleteConversation(i64),
+}
+
+pub struct Confirm {
+    what: What,
+    question: String,
+}
+
+impl Confirm {
+    pub fn cancel_item(id: i64, seen: i64, text: &str) -> Self {
+        let what: String = sanitize_line(text).chars().take(40).collect();
+        Self {
+            what: What::CancelItem { id, seen },
+            question: format!("Cancel “{what}”?"),
+        }
+    }
+
+    pub fn delete_conversation(id: i64, title: &str, pending: usize) -> Self {
+        let extra = if pending > 0 {
+            format!(" Its {pending} pending message(s) will be canceled.")
+        } else {
+            String::new()
+        };
+        Self {
+            what: What::DeleteConversation(id),
+            question: format!("Delete “{}” and its history?{extra}", sanitize_line(title)),
+        }
+    }
+}
+
+impl View for Confirm {
+    fn kind(&self) -> ViewKind {
+        ViewKind::Confirm
+    }
+
+    fn handle_key(&mut self, key: KeyEvent, cx: &mut Cx<'_>) -> Outcome {
+        match cx.keys.action(Scope::Confirm, &key) {
+            Some(Action::Yes) => {
+                cx.push(match self.what {
+                    What::CancelItem { id, seen } => Intent::Item {
+                        id,
+                        seen,
+                        action: ItemAction::Cancel,
+                    },
+                    What::DeleteConversation(id) => Intent::Delete(id),
+                });
+                Outcome::Done
+            }
+            Some(Action::No) => Outcome::Done,
+            // Ctrl+C backs out of a question too.
+            _ if key.code == ratatui::crossterm::event::KeyCode::Char('c')
+                && key
+                    .modifiers
+                    .contains(ratatui::crossterm::event::KeyModifiers::CONTROL) =>
+            {
+                Outcome::Done
+            }
+            _ => Outcome::Consumed,
+        }
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, cx: &RenderCx<'_>) {
+        let text = format!(
+            "{} {} / {}",
+            self.question,
+            cx.keys.label(Scope::Confirm, Action::Yes),
+            cx.keys.label(Scope::Confirm, Action::No)
+        );
+        // As tall as the wrapped question needs: its answer keys must never be cut off.
+        let w = (unicode_width::UnicodeWidthStr::width(text.as_str()) as u16 + 6)
+            .min(area.width.saturating_sub(2));
+        let rows: Vec<Line> =
+            crate::tui::chat::wrap_words(&text, w.saturating_sub(4).max(1) as usize)
+                .into_iter()
+                .map(Line::from)
+                .collect();
+        let r = super::help::centered(area, w, rows.len() as u16 + 2);
+        Clear.render(r, buf);
+        Paragraph::new(rows)
+            .block(
+                Block::bordered()
+                    .border_type(BorderType::Rounded)
+                    .border_style(Style::new().fg(Color::Yellow))
+                    .padding(Padding::horizontal(1)),
+            )
+            .render(r, buf);
+    }
+}

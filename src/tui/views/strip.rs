@@ -1,0 +1,331 @@
+//! The pending strip: the current conversation's unsent items, between the
+//! history and the composer. The selection is an item id, not a row: when
+//! items leave, arrive or reorder, the cursor stays on the same item, and if
+//! that item is gone nothing is selected and no key acts.
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::{Cx, Intent, Outcome, RenderCx};
+use crate::engine::{ItemAction, ItemState};
+use crate::sanitize::sanitize_line;
+use crate::store::OutboxItem;
+use crate::tui::keymap::{Action, Scope};
+use crate::tui::model::local;
+use crate::tui::text::elide;
+use crate::when;
+
+#[derive(Default)]
+pub struct Strip {
+    /// The item the cursor is on, by id.
+    pub selected: Option<i64>,
+}
+
+fn dim() -> Style {
+    Style::new().fg(Color::DarkGray)
+}
+
+/// The strip's state badge of an item: icon, words and colour.
+pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
+    let now_local = local(now);
+    match state {
+        ItemState::Queued => ("⏳ queued".into(), Style::new().fg(Color::Blue)),
+        ItemState::Sending => ("◌ sending".into(), Style::new().fg(Color::Yellow)),
+        ItemState::Paused => ("⏸ paused".into(), Style::new().fg(Color::Yellow)),
+        ItemState::AwaitingApproval => (
+            "⏸ after the approval".into(),
+            Style::new().fg(Color::Yellow),
+        ),
+        ItemState::Retrying { at, reason } => {
+            let secs = ((at - now) + 999) / 1000;
+            let why = if compact {
+                String::new()
+            } else {
+                format!(": {}", elide(&sanitize_line(reason), 30))
+            };
+            (
+                format!("↻ retrying in {secs}s{why}"),
+                Style::new().fg(Color::Yellow),
+            )
+        }
+        ItemState::Scheduled { at } => {
+            let due = chrono::DateTime::from_timestamp_millis(*at).unwrap_or_default();
+            let text = if compact {
+                format!("⏰ {}", when::relative(*at, now))
+            } else {
+                format!(
+                    "⏰ {} ({})",
+                    when::absolute(due, &now_local),
+                    when::relative(*at, now)
+                )
+            };
+            (text, Style::new().fg(Color::Cyan))
+        }
+        ItemState::Failed { reason } => {
+            let why = if compact {
+                String::new()
+            } else {
+                format!(": {}", elide(&sanitize_line(reason), 40))
+            };
+            (format!("✗ failed{why}"), Style::new().fg(Color::Red))
+        }
+        ItemState::Expired => ("⌛ expired".into(), Style::new().fg(Color::Magenta)),
+        ItemState::Sent => ("✓ sent".into(), dim()),
+        ItemState::Canceled => ("canceled".into(), dim()),
+    }
+}
+
+impl Strip {
+    fn items<'a>(&self, cx_model: &'a crate::tui::model::Model) -> Vec<&'a OutboxItem> {
+        cx_model.strip_items().collect()
+    }
+
+    /// The selected item, if it is still in the strip.
+    pub fn selected_item<'a>(&self, model: &'a crate::tui::model::Model) -> Option<&'a OutboxItem> {
+        let id = self.selected?;
+        model.strip_items().find(|i| i.id == id)
+    }
+
+    /// Called when focus arrives: select the first item if none is.
+    pub fn focus(&mut self, model: &crate::tui::model::Model) {
+        if self.selected_item(model).is_none() {
+            self.selected = model.strip_items().next().map(|i| i.id);
+        }
+    }
+
+    /// The database changed: a selected item that left is unselected (never
+    /// replaced by the one that slid into its row).
+    pub fn sync(&mut self, model: &crate::tui::model::Model) {
+        if self.selected_item(model).is_none() {
+            self.selected = None;
+        }
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent, cx: &mut Cx<'_>) -> Outcome {
+        let Some(action) = cx.keys.action(Scope::Strip, &key) else {
+            return Outcome::Ignored;
+        };
+        let items = self.items(cx.model);
+        match action {
+            Action::Up | Action::Down => {
+                let pos = self
+                    .selected
+                    .and_then(|id| items.iter().position(|i| i.id == id));
+                let next = match (pos, action) {
+                    (None, _) => 0,
+                    (Some(p), Action::Up) => p.saturating_sub(1),
+                    (Some(p), _) => (p + 1).min(items.len().saturating_sub(1)),
+                };
+                self.selected = items.get(next).map(|i| i.id);
+                return Outcome::Consumed;
+            }
+            Action::Back => {
+                cx.push(Intent::Focus(crate::tui::app::Focus::Composer));
+                return Outcome::Consumed;
+            }
+            Action::Resume => {
+                if cx.model.paused() {
+                    cx.push(Intent::ResumeQueue);
+                } else {
+                    cx.push(Intent::Info("the queue is not paused".into()));
+                }
+                return Outcome::Consumed;
+            }
+            _ => {}
+        }
+        let Some(item) = self.selected_item(cx.model) else {
+            cx.push(Intent::Error(
+                "no item selected (the one you chose has left the strip): ↑/↓ to choose".into(),
+            ));
+            return Outcome::Consumed;
+        };
+        let (id, seen) = (item.id, item.updated_at);
+        match action {
+            Action::EditItem => cx.push(Intent::Push(Box::new(super::prompt::Prompt::edit_item(
+                id, seen, &item.text,
+            )))),
+            Action::RescheduleItem => cx.push(Intent::Push(Box::new(
+                super::prompt::Prompt::reschedule(id, seen, item.due_at),
+            ))),
+            Action::CancelItem => cx.push(Intent::Push(Box::new(
+                super::confirm::Confirm::cancel_item(id, seen, &item.text),
+            ))),
+            Action::SendNow => cx.push(Intent::Item {
+                id,
+                seen,
+                action: ItemAction::SendNow,
+            }),
+            Action::RetryItem => cx.push(Intent::Item {
+                id,
+                seen,
+                action: ItemAction::Retry,
+            }),
+            Action::PullBack => cx.push(Intent::PullBack { id, seen }),
+            _ => return Outcome::Ignored,
+        }
+        Outcome::Consumed
+    }
+
+    /// Header rows and item rows for `width`; at most `max` rows in all, the
+    /// selected item kept in view and "+N more" when items do not fit.
+    pub fn lines(
+        &self,
+        cx: &RenderCx<'_>,
+        width: u16,
+        max: usize,
+        focused: bool,
+    ) -> Vec<Line<'static>> {
+        let items: Vec<&OutboxItem> = cx.model.strip_items().collect();
+        if items.is_empty() && !cx.model.paused() {
+            return Vec::new();
+        }
+        let mut head = vec![Span::styled(
+            format!("─ pending ({}) ", items.len()),
+            if focused {
+                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+            } else {
+                dim()
+            },
+        )];
+        if cx.model.paused() {
+            let resume = cx.keys.label(Scope::Strip, Action::Resume);
+            let send = cx.keys.label(Scope::Strip, Action::SendNow);
+            head.push(Span::styled(
+                format!("⏸ paused after stop — {resume} or {send} resumes "),
+                Style::new().fg(Color::Yellow),
+            ));
+        }
+        let hints = if focused {
+            cx.keys.hints(
+                Scope::Strip,
+                &[
+                    (Action::EditItem, "edit"),
+                    (Action::CancelItem, "cancel"),
+                    (Action::SendNow, "send now"),
+                    (Action::PullBack, "to composer"),
+                    (Action::RescheduleItem, "reschedule"),
+                    (Action::RetryItem, "retry"),
+                    (Action::Back, "back"),
+                ],
+            )
+        } else {
+            vec![format!(
+                "{} to manage",
+                cx.keys.label(Scope::Main, Action::FocusNext)
+            )]
+        };
+        let mut rows: Vec<Line<'static>> = pack_hints(head, hints, width as usize, focused);
+        let room = max.saturating_sub(rows.len()).max(1);
+        let compact = width < 50;
+        let sel = self
+            .selected
+            .and_then(|id| items.iter().position(|i| i.id == id));
+        // The window: from the top, unless the selection is further down.
+        let fits = items.len() <= room;
+        let shown = if fits {
+            room
+        } else {
+            room.saturating_sub(1).max(1)
+        };
+        let first = match sel {
+            Some(p) if focused && p >= shown => p + 1 - shown,
+            _ => 0,
+        };
+        for (i, it) in items.iter().enumerate().skip(first).take(shown) {
+            let (badge, style) = badge(&cx.model.state_of(it, cx.now_ms), cx.now_ms, compact);
+            let is_sel = focused && Some(i) == sel;
+            let marker = if is_sel { "› " } else { "  " };
+            let used = unicode_width::UnicodeWidthStr::width(marker)
+                + unicode_width::UnicodeWidthStr::width(badge.as_str())
+                + 3;
+            let text = elide(
+                sanitize_line(&it.text).trim(),
+                (width as usize).saturating_sub(used).max(8),
+            );
+            let mut text_style = Style::new();
+            if is_sel {
+                text_style = text_style.add_modifier(Modifier::REVERSED);
+            }
+            rows.push(Line::from(vec![
+                Span::styled(marker, Style::new().fg(Color::Cyan)),
+                Span::styled(badge, style),
+                Span::raw(" · "),
+                Span::styled(text, text_style),
+            ]));
+        }
+        let hidden = items.len().saturating_sub(first + shown);
+        if hidden > 0 || first > 0 {
+            let mut more = Vec::new();
+            if first > 0 {
+                more.push(format!("{first} above"));
+            }
+            if hidden > 0 {
+                more.push(format!("+{hidden} more"));
+            }
+            rows.push(Line::styled(
+                format!("  {} (F2 lists all)", more.join(", ")),
+                dim(),
+            ));
+        }
+        rows
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, lines: Vec<Line<'static>>) {
+        Paragraph::new(lines).render(area, buf);
+    }
+
+    /// Screen rows of the items, for mouse clicks: (row offset in the strip, item id).
+    pub fn next_change(&self, model: &crate::tui::model::Model, now: i64) -> Option<i64> {
+        model
+            .strip_items()
+            .filter_map(|i| match model.state_of(i, now) {
+                ItemState::Scheduled { at } | ItemState::Retrying { at, .. } => {
+                    super::label_change(at, now)
+                }
+                _ => None,
+            })
+            .min()
+    }
+}
+
+/// The title spans, then the key hints packed into rows (each hint whole).
+fn pack_hints(
+    title: Vec<Span<'static>>,
+    hints: Vec<String>,
+    w: usize,
+    wrap: bool,
+) -> Vec<Line<'static>> {
+    let mut rows: Vec<Vec<Span<'static>>> = vec![title];
+    let mut used: usize = rows[0].iter().map(|s| s.width()).sum();
+    let mut row = String::new();
+    for h in hints {
+        let hw = unicode_width::UnicodeWidthStr::width(h.as_str());
+        let need = if row.is_empty() { hw } else { 3 + hw };
+        if used + unicode_width::UnicodeWidthStr::width(row.as_str()) + need > w {
+            if !wrap {
+                break;
+            }
+            if !row.is_empty()
+                && let Some(last) = rows.last_mut()
+            {
+                last.push(Span::styled(std::mem::take(&mut row), dim()));
+            }
+            rows.push(vec![Span::raw("  ")]);
+            used = 2;
+        }
+        if !row.is_empty() {
+            row.push_str(" · ");
+        }
+        row.push_str(&h);
+    }
+    if !row.is_empty()
+        && let Some(last) = rows.last_mut()
+    {
+        last.push(Span::styled(row, dim()));
+    }
+    rows.into_iter().map(Line::from).collect()
+}
