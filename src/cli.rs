@@ -507,6 +507,16 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
         Err(_) => "no provider".to_string(),
     };
     let enabled = config.get().outbox.enabled;
+    let series = store.list_series(false)?;
+    let active = series
+        .iter()
+        .filter(|s| s.status == crate::store::SeriesStatus::Active)
+        .count();
+    let next_series = series
+        .iter()
+        .filter(|s| s.status == crate::store::SeriesStatus::Active)
+        .filter_map(|s| s.next_due_at)
+        .min();
     if as_json {
         let c: Vec<_> = counts
             .iter()
@@ -519,6 +529,7 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
                 "outbox_enabled": enabled,
                 "counts": c,
                 "next": next.as_ref().map(|i| item_json(i, &crate::engine::item_state(i, now, Default::default()))),
+                "series": {"active": active, "paused": series.len() - active, "next_due_at": rfc3339(next_series)},
                 "model": model_name,
                 "provider": provider,
                 "reachability": reachable,
@@ -564,6 +575,15 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
                 .chars()
                 .take(60)
                 .collect::<String>()
+        );
+    }
+    if !series.is_empty() {
+        let next = next_series
+            .map(|d| format!("; next {} ({})", local(d), when::relative(d, now)))
+            .unwrap_or_default();
+        println!(
+            "recurring: {active} active, {} paused{next}",
+            series.len() - active
         );
     }
     println!(

@@ -775,6 +775,14 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
     // The plain one-off item has exactly the spec fields.
     assert!(item(rows, once).unwrap().get("rule").is_none());
 
+    let st = t.json(&["status", "--json"]);
+    assert_eq!(st["series"]["active"], 2, "{st:#}");
+    assert_eq!(
+        rfc_ms(&st["series"]["next_due_at"]),
+        rfc_ms(&p["next_due_at"]).min(rfc_ms(&s["next_due_at"]))
+    );
+    assert!(t.ok(&["status"]).contains("recurring: 2 active, 0 paused"));
+
     let text = t.ok(&["list"]);
     assert!(
         text.contains("recurring") && text.contains("every weekday at 09:00"),
