@@ -12,7 +12,9 @@
 //!
 //! - `pass_none_due`: 10,000 active series, none due (the common wake-up).
 //! - `pass_100_due`: 100 of the 10,000 due at once.
-//! - `pass_all_due`: all 10,000 due at once (e.g. every series at 09:00).
+//! - `pass_all_due`: all 10,000 due at once (e.g. every series at 09:00):
+//!   one pass advances at most 500 (`PASS`, as the scheduler does).
+//! - `drain_all_due`: the passes, back to back, until none of the 10,000 is due.
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +27,8 @@ const NOW: i64 = 1_796_000_000_000;
 const CONVERSATIONS: i64 = 1_000;
 const SERIES: i64 = 10_000;
 const GRACE: i64 = 12 * 3_600_000;
+/// The scheduler's limit per pass (`engine::series::PASS_LIMIT`).
+const PASS: usize = 500;
 
 const RULES: [&str; 6] = [
     "every day at 09:00",
@@ -85,7 +89,7 @@ fn seed(path: &Path, due: i64) {
 
 /// The scheduler's plan for one due series (as `engine::series::advance`).
 fn plan(s: &Series) -> SeriesStep {
-    let (Ok(rule), Some(due)) = (Rule::parse(&s.rule), s.next_due_at) else {
+    let (Ok(rule), Some(due)) = (Rule::stored(&s.rule), s.next_due_at) else {
         return SeriesStep {
             fire: None,
             skipped: 0,
@@ -109,22 +113,71 @@ fn plan(s: &Series) -> SeriesStep {
 }
 
 fn pass(store: &Store) -> usize {
-    let n = store.advance_series(NOW, plan).expect("advance").len();
+    let n = store
+        .advance_series(NOW, PASS, plan)
+        .expect("advance")
+        .len();
     black_box(store.next_series_due().expect("next"));
     n
+}
+
+fn drain(store: &Store) -> usize {
+    let mut total = 0;
+    loop {
+        let n = pass(store);
+        total += n;
+        if n < PASS {
+            return total;
+        }
+    }
 }
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut g = c.benchmark_group("series");
+    // The calendar work alone, per rule: parse the stored rule, then the catch-up.
+    for (i, rule) in RULES.iter().enumerate() {
+        let s = Series {
+            id: 1,
+            conversation_id: Some(1),
+            kind: tock::store::Kind::Message,
+            text: String::new(),
+            title: None,
+            model_override: None,
+            payload_json: None,
+            rule: rule.to_string(),
+            anchor_at: NOW - 1_000,
+            next_due_at: Some(NOW - 1_000),
+            until_at: None,
+            remaining: None,
+            occurrences: 0,
+            skipped: 0,
+            status: tock::store::SeriesStatus::Active,
+            created_at: 0,
+            updated_at: 0,
+        };
+        g.bench_function(BenchmarkId::new("plan", i), |b| {
+            b.iter(|| black_box(plan(&s)))
+        });
+        let parsed = Rule::parse(rule).expect("rule");
+        g.bench_function(BenchmarkId::new("parse", i), |b| {
+            b.iter(|| black_box(Rule::parse(rule).expect("rule")))
+        });
+        g.bench_function(BenchmarkId::new("next_after", i), |b| {
+            b.iter(|| black_box(parsed.next_after(&chrono::Utc, NOW, NOW)))
+        });
+    }
     g.sample_size(20);
-    for due in [0, 100, SERIES] {
+    for (due, drain_all) in [(0, false), (100, false), (SERIES, false), (SERIES, true)] {
         let seeded: PathBuf = dir.path().join(format!("seed-{due}.db"));
-        seed(&seeded, due);
-        let name = match due {
-            0 => "pass_none_due",
-            100 => "pass_100_due",
-            _ => "pass_all_due",
+        if !seeded.exists() {
+            seed(&seeded, due);
+        }
+        let name = match (due, drain_all) {
+            (0, _) => "pass_none_due",
+            (100, _) => "pass_100_due",
+            (_, false) => "pass_all_due",
+            (_, true) => "drain_all_due",
         };
         if due == 0 {
             // Nothing changes: the same database serves every iteration.
@@ -140,7 +193,7 @@ fn bench(c: &mut Criterion) {
             b.iter_batched(
                 || {
                     k += 1;
-                    let p = dir.path().join(format!("run-{due}-{k}.db"));
+                    let p = dir.path().join(format!("run-{name}-{k}.db"));
                     std::fs::copy(&seeded, &p).expect("copy");
                     let store = Store::open(&p).expect("store");
                     // Warm the page cache and statement cache as a running tock has.
@@ -148,7 +201,11 @@ fn bench(c: &mut Criterion) {
                     (store, p)
                 },
                 |(store, p)| {
-                    assert_eq!(pass(&store), due as usize);
+                    if drain_all {
+                        assert_eq!(drain(&store), due as usize);
+                    } else {
+                        assert_eq!(pass(&store), (due as usize).min(PASS));
+                    }
                     (store, p)
                 },
                 BatchSize::PerIteration,

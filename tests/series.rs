@@ -298,11 +298,11 @@ async fn two_engines_on_one_database_never_create_the_same_occurrence() {
     };
     let t1 = {
         let st = a.store.clone();
-        std::thread::spawn(move || st.advance_series(now, plan).unwrap())
+        std::thread::spawn(move || st.advance_series(now, 500, plan).unwrap())
     };
     let t2 = {
         let st = b.store.clone();
-        std::thread::spawn(move || st.advance_series(now, plan).unwrap())
+        std::thread::spawn(move || st.advance_series(now, 500, plan).unwrap())
     };
     let fired: usize = [t1.join().unwrap(), t2.join().unwrap()]
         .iter()
@@ -317,7 +317,7 @@ async fn two_engines_on_one_database_never_create_the_same_occurrence() {
             Ok(())
         })
         .unwrap();
-    let again = b.store.advance_series(now, plan).unwrap();
+    let again = b.store.advance_series(now, 500, plan).unwrap();
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].fired, None, "the occurrence already exists");
     assert_eq!(a.store.series_occurrences(id).unwrap().len(), 31);

@@ -99,7 +99,7 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
         return None;
     }
     // Due occurrences become outbox rows first, so they dispatch in this pass.
-    super::series::advance(engine, now, cfg.outbox.grace().as_millis() as i64);
+    let more_series = super::series::advance(engine, now, cfg.outbox.grace().as_millis() as i64);
     match store.dispatchable(now) {
         Ok(items) => {
             for item in items {
@@ -112,6 +112,9 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
         tracing::error!("reading the outbox: {e:#}");
         None
     });
+    if more_series {
+        return Some(now);
+    }
     [next, next_series(store, now)].into_iter().flatten().min()
 }
 

@@ -194,12 +194,13 @@ fn insert_occurrence(
     priority: i64,
     now: i64,
 ) -> rusqlite::Result<Option<i64>> {
-    let n = tx.execute(
+    let n = tx.prepare_cached(
         "INSERT INTO outbox (conversation_id, kind, text, model_override, due_at, status, priority,
                              created_at, updated_at, title, payload_json, series_id, occurrence_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?7, ?8, ?9, ?10, ?5)
          ON CONFLICT DO NOTHING",
-        params![
+    )?
+    .execute(params![
             conversation_id,
             s.kind.as_str(),
             s.text,
@@ -210,19 +211,16 @@ fn insert_occurrence(
             s.title,
             s.payload_json,
             s.id
-        ],
-    )?;
+        ])?;
     Ok((n == 1).then(|| tx.last_insert_rowid()))
 }
 
 /// The series' conversation, or a new one (origin `schedule`) if it was deleted.
 fn home(tx: &rusqlite::Transaction<'_>, s: &Series, now: i64) -> rusqlite::Result<(i64, bool)> {
     if let Some(c) = s.conversation_id {
-        let exists: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM conversations WHERE id = ?1)",
-            [c],
-            |r| r.get(0),
-        )?;
+        let exists: bool = tx
+            .prepare_cached("SELECT EXISTS(SELECT 1 FROM conversations WHERE id = ?1)")?
+            .query_row([c], |r| r.get(0))?;
         if exists {
             return Ok((c, false));
         }
@@ -317,22 +315,26 @@ impl Store {
         )?)
     }
 
-    /// Advance every active series due at `now`, in one transaction: `plan`
-    /// says what each does; its occurrence row, the coalescing of an older
-    /// waiting occurrence, the notice and the series' new state are written
-    /// together or not at all.
+    /// Advance up to `limit` active series due at `now` (earliest first), in
+    /// one transaction: `plan` says what each does; its occurrence row, the
+    /// coalescing of an older waiting occurrence, the notice and the series'
+    /// new state are written together or not at all. The limit keeps one
+    /// pass (and the database lock) short when thousands fall due at once;
+    /// fewer than `limit` returned means none is left due.
     pub fn advance_series(
         &self,
         now: i64,
+        limit: usize,
         mut plan: impl FnMut(&Series) -> SeriesStep,
     ) -> Result<Vec<Advanced>> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let due: Vec<Series> = {
             let mut st = tx.prepare_cached(&format!(
-                "SELECT {SERIES_COLS} FROM series WHERE status = 'active' AND next_due_at <= ?1 ORDER BY next_due_at, id"
+                "SELECT {SERIES_COLS} FROM series WHERE status = 'active' AND next_due_at <= ?1
+                 ORDER BY next_due_at, id LIMIT ?2"
             ))?;
-            st.query_map([now], Series::from_row)?
+            st.query_map(params![now, limit as i64], Series::from_row)?
                 .collect::<rusqlite::Result<_>>()?
         };
         let mut out = Vec::with_capacity(due.len());
@@ -353,30 +355,31 @@ impl Store {
                 adv.rehomed = rehomed;
                 // An older occurrence still waiting (busy conversation, back-off)
                 // is replaced, not stacked.
-                adv.coalesced = tx.execute(
-                    "UPDATE outbox SET status = 'canceled', next_attempt_at = NULL, updated_at = ?2,
-                            last_error = 'skipped: a newer occurrence came due while this one waited'
-                     WHERE series_id = ?1 AND status = 'pending' AND occurrence_at < ?3",
-                    params![s.id, now, at],
-                )? as i64;
+                adv.coalesced = tx
+                    .prepare_cached(
+                        "UPDATE outbox SET status = 'canceled', next_attempt_at = NULL, updated_at = ?2,
+                                last_error = 'skipped: a newer occurrence came due while this one waited'
+                         WHERE series_id = ?1 AND status = 'pending' AND occurrence_at < ?3",
+                    )?
+                    .execute(params![s.id, now, at])? as i64;
                 adv.fired = insert_occurrence(&tx, &s, conv, at, 0, now)?;
             }
             let fired = i64::from(adv.fired.is_some());
-            tx.execute(
+            tx.prepare_cached(
                 "UPDATE series SET next_due_at = ?2,
                         remaining = CASE WHEN remaining IS NULL THEN NULL ELSE MAX(remaining - ?3, 0) END,
                         occurrences = occurrences + ?4, skipped = skipped + ?5,
                         status = CASE WHEN ?2 IS NULL THEN 'ended' ELSE status END, updated_at = ?6
                  WHERE id = ?1",
-                params![
+            )?
+            .execute(params![
                     s.id,
                     step.next_due_at,
                     step.consumed,
                     fired,
-                    step.skipped + adv.coalesced,
-                    now
-                ],
-            )?;
+                step.skipped + adv.coalesced,
+                now
+            ])?;
             if let Some(conv) = adv.conversation_id
                 && (adv.missed > 0 || adv.coalesced > 0)
             {
