@@ -637,3 +637,78 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     assert_eq!(c.fire, Some(t0 + 365 * 86_400_000));
     assert_eq!(c.next, Some(t0 + 365 * 86_400_000 + 60_000));
 }
+
+mod hostile {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("every".to_string()),
+            Just("day".to_string()),
+            Just("weekday".to_string()),
+            Just("month".to_string()),
+            Just("year".to_string()),
+            Just("on".to_string()),
+            Just("the".to_string()),
+            Just("at".to_string()),
+            Just("until".to_string()),
+            Just("for".to_string()),
+            Just("times".to_string()),
+            Just("cron".to_string()),
+            Just("\"".to_string()),
+            Just("mon,wed".to_string()),
+            Just("fri-mon".to_string()),
+            Just("dec".to_string()),
+            Just("last".to_string()),
+            Just("9am".to_string()),
+            Just("2:30".to_string()),
+            Just("*/5".to_string()),
+            Just("*".to_string()),
+            Just("1-5".to_string()),
+            "[0-9]{1,3}(st|nd|h|m|s)?",
+            "\\PC{1,6}",
+        ]
+    }
+
+    fn check(expr: &str) -> Result<(), TestCaseError> {
+        for now in [
+            utc_at(2026, 3, 29, 0, 30),
+            Berlin
+                .with_ymd_and_hms(2026, 10, 25, 1, 59, 0)
+                .unwrap()
+                .with_timezone(&Utc),
+        ] {
+            let local = now.with_timezone(&Berlin);
+            if let Ok(s) = recur::parse(expr, &local) {
+                let t = s.next_occurrences(&local, 4);
+                prop_assert!(!t.is_empty(), "{expr}: accepted but never fires");
+                prop_assert!(t[0] > now, "{expr}: first not in the future");
+                prop_assert!(t.windows(2).all(|w| w[1] > w[0]), "{expr}: {t:?}");
+                prop_assert!(
+                    t.windows(2).all(|w| (w[1] - w[0]).num_seconds() >= 60),
+                    "{expr}: more often than once a minute: {t:?}"
+                );
+                let back = Rule::parse(&s.rule.expression());
+                prop_assert_eq!(back.as_ref().ok(), Some(&s.rule), "{}", expr);
+                prop_assert!(!s.describe(&local).contains('\n'));
+            }
+            let _ = recur::split_prefix(expr, &local);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(s in "\\PC{0,40}") {
+            check(&s)?;
+        }
+
+        #[test]
+        fn rule_word_soup_never_panics_and_what_is_accepted_fires(
+            words in prop::collection::vec(word(), 1..8)
+        ) {
+            check(&words.join(" "))?;
+        }
+    }
+}
