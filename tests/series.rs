@@ -139,6 +139,65 @@ async fn daily_series_over_ten_days_is_sent_ten_times_at_nine_local_across_dst()
 }
 
 #[tokio::test(start_paused = true)]
+async fn idle_with_series_wakes_only_when_one_is_due_or_at_the_clock_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("t.db")).unwrap();
+    let clock = Arc::new(ManualClock::new(berlin_ms(2026, 12, 1, 6, 0)));
+    let provider = Scripted::new(vec![]);
+    let config =
+        Arc::new(ConfigSource::from_config(Config::default()).with_provider(provider.clone()));
+    // The production clock check (30 s).
+    let engine = Engine::new(
+        store.clone(),
+        config,
+        clock,
+        Options {
+            watch_db: false,
+            zone: Zone::Named(Berlin),
+            ..Options::default()
+        },
+    );
+    let c = store
+        .create_conversation(Some("c"), "user", engine.now_ms())
+        .unwrap();
+    // Five series, the first due at 09:00 (3 h away), others later.
+    for (i, expr) in [
+        "every day at 9am",
+        "every weekday 10am",
+        "every 4h",
+        "cron \"0 12 * * *\"",
+        "every monday 8:00",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let s = engine.parse_schedule(expr).unwrap();
+        engine
+            .create_series(c, Kind::Message, &format!("s{i}"), &s)
+            .unwrap();
+    }
+    engine.start();
+    settle().await;
+    let before = engine.scheduler_passes();
+    tokio::time::sleep(Duration::from_secs(2 * 3600 + 59 * 60)).await;
+    settle().await;
+    let idle = engine.scheduler_passes() - before;
+    // 2 h 59 min of 30 s clock checks is 358 wake-ups; nothing else.
+    assert!((357..=360).contains(&idle), "{idle} wake-ups");
+    assert_eq!(provider.count(), 0);
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    settle().await;
+    let sent: Vec<_> = store
+        .messages(c)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(sent, ["s0"], "09:00 came: the first series fired");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_week_of_downtime_gives_one_catch_up_and_six_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.db");

@@ -134,6 +134,8 @@ struct Inner {
     dispatch: Mutex<DispatchState>,
     shutdown: tokio::sync::watch::Sender<bool>,
     turns: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Scheduler passes so far (idle tock must not spin: tests and `tock status` read it).
+    passes: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Clone)]
@@ -175,6 +177,7 @@ impl Engine {
                 dispatch: Mutex::new(DispatchState::Starting),
                 shutdown,
                 turns: Mutex::new(Vec::new()),
+                passes: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -204,6 +207,10 @@ impl Engine {
     }
     pub fn dispatch_state(&self) -> DispatchState {
         lock(&self.inner.dispatch).clone()
+    }
+    /// How many times the scheduler has woken up and looked at the outbox.
+    pub fn scheduler_passes(&self) -> u64 {
+        self.inner.passes.load(std::sync::atomic::Ordering::Relaxed)
     }
     pub fn is_busy(&self, conversation_id: i64) -> bool {
         lock(&self.inner.busy).contains_key(&conversation_id)

@@ -32,6 +32,9 @@ pub(crate) async fn run(engine: Engine) {
 /// Returns the next instant worth waking for.
 fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
     let inner = &engine.inner;
+    inner
+        .passes
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let had_error = inner.config.error();
     if inner.config.reload_if_changed() {
         engine.notify(NoticeKind::Info, None, "configuration reloaded");
