@@ -14,7 +14,7 @@ CREATE TABLE series (
     next_due_at     INTEGER,                -- the next occurrence; NULL once ended
     until_at        INTEGER,                -- no occurrence after this instant
     remaining       INTEGER,                -- occurrences left (for N times); NULL = no limit
-    occurrences     INTEGER NOT NULL DEFAULT 0, -- outbox rows created so far
+    occurrences     INTEGER NOT NULL DEFAULT 0, -- occurrence rows sent or on their way
     skipped         INTEGER NOT NULL DEFAULT 0, -- occurrences missed or coalesced
     status          TEXT NOT NULL DEFAULT 'active', -- active | paused | ended
     created_at      INTEGER NOT NULL,

@@ -48,7 +48,9 @@ pub struct Series {
     pub next_due_at: Option<i64>,
     pub until_at: Option<i64>,
     pub remaining: Option<i64>,
+    /// Occurrence rows sent or on their way (replaced ones are in `skipped`).
     pub occurrences: i64,
+    /// Occurrences missed (downtime) or replaced while they waited.
     pub skipped: i64,
     pub status: SeriesStatus,
     pub created_at: i64,
@@ -364,7 +366,8 @@ impl Store {
                     .execute(params![s.id, now, at])? as i64;
                 adv.fired = insert_occurrence(&tx, &s, conv, at, 0, now)?;
             }
-            let fired = i64::from(adv.fired.is_some());
+            // `occurrences` counts rows sent or on their way: a replaced one moves to `skipped`.
+            let fired = i64::from(adv.fired.is_some()) - adv.coalesced;
             tx.prepare_cached(
                 "UPDATE series SET next_due_at = ?2,
                         remaining = CASE WHEN remaining IS NULL THEN NULL ELSE MAX(remaining - ?3, 0) END,
