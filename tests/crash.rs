@@ -129,7 +129,7 @@ fn add_item(t: &Tock, rng: &mut XorShift, n: usize, stats: &mut Stats) -> i64 {
 }
 
 /// A two-occurrence minutely series, moved back in time so that its first
-/// occurrence is due now and its second in 1-3 s: a real series would take
+/// occurrence is due now and its second in 0.1-2.5 s: a real series would take
 /// minutes of wall time per occurrence. Returns the series id.
 fn add_series(t: &Tock, rng: &mut XorShift, conv: &str, n: usize) -> i64 {
     let id = t.send(&[
@@ -139,8 +139,9 @@ fn add_series(t: &Tock, rng: &mut XorShift, conv: &str, n: usize) -> i64 {
         "every 1 minute for 2 times",
         &format!("r{n}-{conv} recurring item {n}"),
     ]);
-    // First occurrence a minute ago less 1-3 s (due now), the second in 1-3 s.
-    let first = now_ms() - 60_000 + rng.range(1_000, 3_000) as i64;
+    // First occurrence a minute ago less 0.1-2.5 s (due now), the second in
+    // 0.1-2.5 s: often while the first still waits behind a reply.
+    let first = now_ms() - 60_000 + rng.range(100, 2_500) as i64;
     let db = rusqlite::Connection::open(&t.db).unwrap();
     db.busy_timeout(Duration::from_secs(5)).unwrap();
     db.execute(
@@ -390,11 +391,9 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
     for (id, occurrences, skipped, status, text) in &series {
         let occ: Vec<&Row> = rows.iter().filter(|r| r.series_id == Some(*id)).collect();
         assert_eq!(status, "ended", "series {id} ({text:?})");
-        assert_eq!(
-            *occurrences as usize,
-            occ.len(),
-            "series {id}: occurrence count"
-        );
+        // Sent or on their way; a replaced occurrence counts as skipped.
+        let live = occ.iter().filter(|r| r.status != "canceled").count();
+        assert_eq!(*occurrences as usize, live, "series {id}: occurrence count");
         let mut at: Vec<i64> = occ.iter().map(|r| r.occurrence_at.unwrap()).collect();
         at.sort();
         at.dedup();
