@@ -457,7 +457,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 Err(e) => return Err(e.into()),
             };
             let n = store.prune(now - ms)?;
-            println!("pruned {n} finished item(s)");
+            println!("pruned {n} finished item(s) and ended series");
         }
         Command::Status { json } => status(store, &config, now, *json)?,
         Command::Daemon => bail!("daemon is not a one-shot command"),

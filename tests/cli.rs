@@ -832,6 +832,11 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
         t.fails(&["cancel", &id.to_string()])
             .contains("already ended")
     );
+    // Pruning finished rows removes ended series too.
+    t.ok(&["prune", "--older-than", "0s"]);
+    let all = t.json(&["list", "--all", "--json"]);
+    assert!(item(all.as_array().unwrap(), id).is_none(), "{all:#}");
+    assert!(item(all.as_array().unwrap(), ping).is_some());
     // The one-off item is still an item.
     assert!(
         t.fails(&["pause", &once.to_string()])

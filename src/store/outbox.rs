@@ -646,11 +646,20 @@ impl Store {
     }
 
     /// Delete finished rows last changed before `before`. Returns how many.
+    /// Also deletes ended recurring series last changed before `before`.
     pub fn prune(&self, before: i64) -> Result<usize> {
-        Ok(self.conn().execute(
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let rows = tx.execute(
             "DELETE FROM outbox WHERE status IN ('sent', 'canceled') AND updated_at < ?1",
             [before],
-        )?)
+        )?;
+        let series = tx.execute(
+            "DELETE FROM series WHERE status = 'ended' AND updated_at < ?1",
+            [before],
+        )?;
+        tx.commit()?;
+        Ok(rows + series)
     }
 
     /// Counts of unfinished items by (kind, status).
