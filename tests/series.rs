@@ -586,7 +586,25 @@ async fn schedule_task_with_repeat_is_approved_then_listed_and_canceled_as_a_ser
         "{tool_result}"
     );
 
-    // The first occurrence is an ordinary [Scheduled task] turn.
+    // The first occurrence is an ordinary [Scheduled task] turn; in it the
+    // model lists what is scheduled, then cancels the series.
+    let call = |id: &str, name: &str, args: String| {
+        StreamEvent::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args,
+        })
+    };
+    r.provider.push(Step::Reply(vec![
+        call("c2", "list_scheduled", "{}".into()),
+        done(),
+    ]));
+    r.provider.push(Step::Reply(vec![
+        call("c3", "cancel_scheduled", format!("{{\"job_id\":{}}}", s.id)),
+        done(),
+    ]));
+    r.provider
+        .push(Step::Reply(vec![text("Canceled."), done()]));
     tokio::time::sleep(Duration::from_secs(3600 + 5)).await;
     settle().await;
     assert!(
@@ -596,29 +614,55 @@ async fn schedule_task_with_repeat_is_approved_then_listed_and_canceled_as_a_ser
         "{:?}",
         users(&r, c)
     );
-
-    // list_scheduled and cancel_scheduled see the series.
-    let call = ToolCall {
-        id: "c2".into(),
-        name: "list_scheduled".into(),
-        arguments: "{}".into(),
+    let results = |r: &Rig| -> Vec<serde_json::Value> {
+        r.store
+            .messages(c)
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| serde_json::from_str(&m.content).unwrap())
+            .collect()
     };
+    let listed = results(&r)
+        .into_iter()
+        .find(|v| v.get("recurring").is_some())
+        .expect("list_scheduled ran without approval");
+    let rec = &listed["recurring"][0];
+    assert_eq!(rec["job_id"], s.id);
     assert_eq!(
-        tock::engine::tools::propose(&r.engine, c, &call).unwrap(),
-        tock::engine::tools::Proposal::List
+        rec["repeat"],
+        "every weekday at 09:00, until Fri 4 Dec 23:59"
     );
-    let cancel = ToolCall {
-        id: "c3".into(),
-        name: "cancel_scheduled".into(),
-        arguments: format!("{{\"job_id\":{}}}", s.id),
-    };
-    match tock::engine::tools::propose(&r.engine, c, &cancel).unwrap() {
-        tock::engine::tools::Proposal::Cancel { series, text, .. } => {
-            assert!(series);
-            assert_eq!(text, "summarise the inbox");
-        }
-        p => panic!("{p:?}"),
-    }
+    assert_eq!(rec["status"], "active");
+    assert_eq!(rec["occurrences"], 1);
+    assert!(
+        rec["next_due_at"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-12-01T08:00:00"),
+        "{rec}"
+    );
+    // Ending a series needs the user's approval.
+    let waiting = r.store.waiting_approvals().unwrap();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].tool, "cancel_scheduled");
+    let summary: serde_json::Value = serde_json::from_str(&waiting[0].summary).unwrap();
+    assert_eq!(summary["recurring"], true);
+    assert_eq!(
+        r.store.series(s.id).unwrap().unwrap().status,
+        SeriesStatus::Active
+    );
+    r.engine.answer_approval(waiting[0].id, true).unwrap();
+    settle().await;
+    assert_eq!(
+        r.store.series(s.id).unwrap().unwrap().status,
+        SeriesStatus::Ended
+    );
+    assert!(
+        results(&r)
+            .iter()
+            .any(|v| v["canceled"] == s.id && v["recurring"] == true)
+    );
     let bad = ToolCall {
         id: "c4".into(),
         name: "schedule_task".into(),
