@@ -175,7 +175,7 @@ macro_rules! in_zone {
 }
 
 impl Zone {
-    /// `now_ms` in this zone, formatted like the `/at` preview.
+    /// The instant `ms` in this zone, formatted like the `/at` preview (`Mon 30 Nov 09:00`).
     pub fn absolute(&self, ms: i64, now_ms: i64) -> String {
         let at = utc(ms);
         in_zone!(self, tz => when::absolute(at, &utc(now_ms).with_timezone(tz)))
