@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 use crate::config::ConfigSource;
-use crate::engine::{Clock, Engine, ItemState, Options, SystemClock};
+use crate::engine::{Clock, Engine, ItemState, Options, SeriesView, SystemClock};
 use crate::store::{Kind, NewItem, OutboxItem, Store, Waiting};
 use crate::when::{self, Mode};
 
@@ -52,29 +52,39 @@ pub enum Command {
         #[arg(long = "in", value_name = "DUR", conflicts_with = "at")]
         in_: Option<String>,
         /// Send at this time, e.g. 9am, "tomorrow 14:30", "2026-12-01 09:00"
-        #[arg(long)]
+        #[arg(long, conflicts_with = "every")]
         at: Option<String>,
+        /// Repeat: "every weekday 9am", "every 2h", "cron '0 9 * * 1-5'"; prints the series id
+        #[arg(long, value_name = "EXPR", conflicts_with = "in_")]
+        every: Option<String>,
+        /// With --every: the last day or instant, e.g. "dec 24", 2026-12-31
+        #[arg(long, value_name = "DATE", requires = "every")]
+        until: Option<String>,
         /// The message (several words are joined); `-` reads it from stdin
         #[arg(required_unless_present = "file", num_args = 1..)]
         text: Vec<String>,
     },
-    /// List outbox items (pending, scheduled, failed, expired)
+    /// List outbox items (pending, scheduled, failed, expired) and recurring series
     List {
-        /// Include finished (sent, canceled) items
+        /// Include finished (sent, canceled) items and ended series
         #[arg(long)]
         all: bool,
         #[arg(long)]
         json: bool,
     },
-    /// Cancel an item
+    /// Cancel an item, or end a recurring series
     Cancel { id: i64 },
-    /// Give an item a new time
+    /// Pause a recurring series
+    Pause { id: i64 },
+    /// Resume a paused series at its next occurrence
+    Resume { id: i64 },
+    /// Give an item a new time, or a series a new rule
     Reschedule {
         id: i64,
         #[arg(required = true, num_args = 1..)]
         time: Vec<String>,
     },
-    /// Change an item's text
+    /// Change an item's or a series' text
     Edit {
         id: i64,
         #[arg(required = true, num_args = 1..)]
@@ -151,7 +161,7 @@ pub fn item_json(
     waiting: Option<&Waiting>,
     now: i64,
 ) -> serde_json::Value {
-    json!({
+    let mut v = json!({
         "id": i.id,
         "conversation_id": i.conversation_id,
         "kind": i.kind.as_str(),
@@ -165,6 +175,40 @@ pub fn item_json(
         "sent_at": rfc3339(i.sent_at),
         "next_attempt_at": rfc3339(i.next_attempt_at),
         "waiting": waiting.map(|w| w.describe(now)),
+    });
+    // Only occurrences of a recurring series carry the extra field.
+    if let (Some(series), Some(obj)) = (i.series_id, v.as_object_mut()) {
+        obj.insert("series_id".into(), json!(series));
+    }
+    v
+}
+
+/// A recurring series in `list --json`: the item fields plus the series'.
+pub fn series_json(v: &SeriesView) -> serde_json::Value {
+    let s = &v.series;
+    json!({
+        "id": s.id,
+        "conversation_id": s.conversation_id,
+        "kind": "recurring",
+        "text": s.text,
+        "status": s.status.as_str(),
+        "state": s.status.as_str(),
+        "due_at": rfc3339(s.next_due_at),
+        "attempts": 0,
+        "last_error": null,
+        "created_at": rfc3339(Some(s.created_at)),
+        "sent_at": null,
+        "next_attempt_at": null,
+        "waiting": null,
+        "rule": v.description,
+        "expression": s.rule,
+        "next_due_at": rfc3339(s.next_due_at),
+        "upcoming": v.upcoming.iter().map(|t| rfc3339(Some(*t))).collect::<Vec<_>>(),
+        "occurrences": s.occurrences,
+        "skipped": s.skipped,
+        "remaining": s.remaining,
+        "until_at": rfc3339(s.until_at),
+        "occurrence_kind": s.kind.as_str(),
     })
 }
 
@@ -262,12 +306,24 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             new,
             in_,
             at,
+            every,
+            until,
             text,
         } => {
             let text = message_text(text, file.as_deref())?;
             if text.trim().is_empty() {
                 bail!("the message is empty");
             }
+            let schedule = match every {
+                Some(e) => {
+                    let expr = match until {
+                        Some(u) => format!("{e} until {u}"),
+                        None => e.clone(),
+                    };
+                    Some(crate::recur::parse(&expr, &now_local())?)
+                }
+                None => None,
+            };
             let due = match (in_, at) {
                 (Some(d), _) => Some(parse_due(d, Mode::Later)?.timestamp_millis()),
                 (_, Some(t)) => Some(parse_due(t, Mode::At)?.timestamp_millis()),
@@ -289,6 +345,13 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 (None, None, Some(title)) => engine.create_conversation(Some(title), "cli")?,
                 (None, None, None) => engine.create_conversation(None, "cli")?,
             };
+            if let Some(schedule) = schedule {
+                let mut series = engine.new_series(conv_id, Kind::Message, &text, &schedule)?;
+                series.model_override = cli.model.clone();
+                let id = engine.submit_series(&series)?;
+                println!("{id}");
+                return Ok(());
+            }
             let mut item = NewItem::new(
                 conv_id,
                 if due.is_some() {
@@ -309,6 +372,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             if !config.get().outbox.enabled {
                 waiting.values_mut().for_each(|w| *w = Waiting::Disabled);
             }
+            let series = engine.list_series(*all)?;
             let gates = crate::engine::state::gates(store)?;
             let state_of = |i: &OutboxItem| {
                 let gate = i
@@ -318,12 +382,26 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 crate::engine::item_state(i, now, gate)
             };
             if *json {
-                let arr: Vec<_> = items
+                // One list in due order; series by their next occurrence.
+                let mut rows: Vec<(i64, serde_json::Value)> = items
                     .iter()
-                    .map(|i| item_json(i, &state_of(i), waiting.get(&i.id), now))
+                    .map(|i| {
+                        (
+                            i.due_at.unwrap_or(i.created_at),
+                            item_json(i, &state_of(i), waiting.get(&i.id), now),
+                        )
+                    })
+                    .chain(series.iter().map(|v| {
+                        (
+                            v.series.next_due_at.unwrap_or(v.series.updated_at),
+                            series_json(v),
+                        )
+                    }))
                     .collect();
+                rows.sort_by_key(|(t, _)| *t);
+                let arr: Vec<_> = rows.into_iter().map(|(_, v)| v).collect();
                 println!("{}", serde_json::to_string_pretty(&arr)?);
-            } else if items.is_empty() {
+            } else if items.is_empty() && series.is_empty() {
                 println!(
                     "nothing scheduled or pending (tock send --in 10m TEXT schedules a message)"
                 );
@@ -367,11 +445,68 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                         i.attempts
                     );
                 }
+                for v in &series {
+                    let s = &v.series;
+                    let due = match s.next_due_at {
+                        Some(d) if s.status == crate::store::SeriesStatus::Active => {
+                            format!("{} ({})", local(d), when::relative(d, now))
+                        }
+                        _ => "-".into(),
+                    };
+                    let text: String = crate::sanitize::sanitize_line(&s.text)
+                        .chars()
+                        .take(50)
+                        .collect();
+                    let conv = s
+                        .conversation_id
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "-".into());
+                    println!(
+                        "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}  [{}]",
+                        s.id,
+                        due,
+                        conv,
+                        "recurring",
+                        s.status.as_str(),
+                        s.occurrences,
+                        crate::sanitize::sanitize_line(&v.description)
+                    );
+                }
             }
         }
         Command::Cancel { id } => {
-            engine.cancel(*id)?;
-            println!("canceled {id}");
+            if store.item(*id)?.is_none() && store.series(*id)?.is_some() {
+                engine.end_series(*id)?;
+                println!("ended series {id}");
+            } else {
+                engine.cancel(*id)?;
+                println!("canceled {id}");
+            }
+        }
+        Command::Pause { id } => {
+            require_series(store, *id)?;
+            engine.pause_series(*id)?;
+            println!("paused series {id}");
+        }
+        Command::Resume { id } => {
+            require_series(store, *id)?;
+            engine.resume_series(*id)?;
+            let next = store.series(*id)?.and_then(|s| s.next_due_at);
+            match next {
+                Some(t) => println!("resumed series {id}; next {}", local(t)),
+                None => println!("resumed series {id}"),
+            }
+        }
+        Command::Reschedule { id, time } if store.series(*id)?.is_some() => {
+            engine.edit_series_rule(*id, &time.join(" "))?;
+            let v = engine
+                .series_view(*id)?
+                .ok_or_else(|| anyhow!("no series {id}"))?;
+            println!("series {id} now {}", v.description);
+        }
+        Command::Edit { id, text } if store.series(*id)?.is_some() => {
+            engine.edit_series_text(*id, &text.join(" "))?;
+            println!("edited series {id}");
         }
         Command::Reschedule { id, time } => {
             let expr = time.join(" ");
@@ -465,12 +600,25 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 Err(e) => return Err(e.into()),
             };
             let n = store.prune(now - ms)?;
-            println!("pruned {n} finished item(s)");
+            println!("pruned {n} finished item(s) and ended series");
         }
         Command::Status { json } => status(store, &config, now, *json)?,
         Command::Daemon => bail!("daemon is not a one-shot command"),
     }
     Ok(())
+}
+
+/// Pause and resume act on series only: say so for an item id.
+fn require_series(store: &Store, id: i64) -> Result<()> {
+    if store.series(id)?.is_some() {
+        return Ok(());
+    }
+    if store.item(id)?.is_some() {
+        bail!(
+            "{id} is not a recurring series (pause and resume act on series; cancel or reschedule an item)"
+        );
+    }
+    bail!("no series {id}")
 }
 
 /// "0", "0s", "0 days", ...
@@ -534,6 +682,16 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
             Waiting::Disabled.describe(now)
         }
     };
+    let series = store.list_series(false)?;
+    let active = series
+        .iter()
+        .filter(|s| s.status == crate::store::SeriesStatus::Active)
+        .count();
+    let next_series = series
+        .iter()
+        .filter(|s| s.status == crate::store::SeriesStatus::Active)
+        .filter_map(|s| s.next_due_at)
+        .min();
     if as_json {
         let b: Vec<_> = blocked
             .iter()
@@ -551,6 +709,7 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
                 "counts": c,
                 "next": next.as_ref().map(|i| item_json(i, &crate::engine::item_state(i, now, Default::default()), waiting.get(&i.id), now)),
                 "conversations": b,
+                "series": {"active": active, "paused": series.len() - active, "next_due_at": rfc3339(next_series)},
                 "model": model_name,
                 "provider": provider,
                 "reachability": reachable,
@@ -607,6 +766,15 @@ fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Resu
             "conversation #{c} “{}”: {} (item #{id})",
             crate::sanitize::sanitize_line(&title),
             describe(w)
+        );
+    }
+    if !series.is_empty() {
+        let next = next_series
+            .map(|d| format!("; next {} ({})", local(d), when::relative(d, now)))
+            .unwrap_or_default();
+        println!(
+            "recurring: {active} active, {} paused{next}",
+            series.len() - active
         );
     }
     println!(

@@ -9,6 +9,7 @@ pub mod files;
 pub mod llm;
 pub mod logging;
 pub mod notify;
+pub mod recur;
 pub mod sanitize;
 pub mod store;
 pub mod tui;

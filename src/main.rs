@@ -94,12 +94,20 @@ fn usage_error(e: clap::Error) -> ExitCode {
         };
     }
     let text = e.render().to_string();
-    let first = text
+    // The first paragraph: the error, with the arguments it lists (e.g. the
+    // missing `--every <EXPR>`), joined into one line.
+    let first: Vec<&str> = text
         .lines()
         .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("invalid arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let first = if first.is_empty() {
+        "invalid arguments".to_string()
+    } else {
+        first.join(" ")
+    };
+    let first = first.strip_prefix("error: ").unwrap_or(&first);
     let line = tock::sanitize::sanitize_line(first).into_owned();
     eprintln!("tock: {line} (tock --help lists the options)");
     ExitCode::from(2)

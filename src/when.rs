@@ -120,7 +120,7 @@ pub enum Mode {
 
 /// The time of day used when a date is given without one (`tomorrow`,
 /// `fri`, `2026-12-01`): 09:00, the start of a working day.
-const DEFAULT_HOUR: u32 = 9;
+pub(crate) const DEFAULT_HOUR: u32 = 9;
 
 /// How many leading words [`split_time_prefix`] tries as a time expression.
 /// The longest accepted form is about five words (`1 hour and 30 minutes`,
@@ -276,6 +276,69 @@ pub fn check_not_too_far(
     }
 }
 
+/// For the end of a repeating schedule (`until dec 24`): like
+/// [`parse_time`] in `Mode::At`, except that a date without a clock time
+/// means the *end* of that day, so `until fri` includes Friday's occurrences.
+pub fn parse_until<Tz: TimeZone>(
+    expr: &str,
+    now: &DateTime<Tz>,
+) -> Result<DateTime<Utc>, WhenError> {
+    let trimmed = expr.trim();
+    let owned = words_of(trimmed);
+    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let today = now.date_naive();
+    let date = match parse_date(&words, today) {
+        Ok(d) => d,
+        Err(PErr::Fail(e)) => return Err(e),
+        Err(PErr::NoMatch) => return parse_time(trimmed, now, Mode::At),
+    };
+    let plus = |n: i64| {
+        today
+            .checked_add_signed(Duration::days(n))
+            .ok_or(WhenError::OutOfRange)
+    };
+    let day = match date {
+        DateSpec::Today => today,
+        DateSpec::Tomorrow => plus(1)?,
+        DateSpec::Weekday { day, next } => {
+            let mut delta = (i64::from(day.num_days_from_monday())
+                - i64::from(today.weekday().num_days_from_monday()))
+            .rem_euclid(7);
+            if next && delta == 0 {
+                delta = 7;
+            }
+            plus(delta)?
+        }
+        DateSpec::Ymd { date, has_year } if has_year || date >= today => date,
+        DateSpec::Ymd { date, .. } => date
+            .with_year(date.year() + 1)
+            .ok_or_else(|| WhenError::NoSuchTime(quoted(trimmed)))?,
+    };
+    // The last instant of the day: the start of the next one, less 1 ms.
+    let next = day.succ_opt().ok_or(WhenError::OutOfRange)?;
+    let end = local_instant(&now.timezone(), next.and_time(NaiveTime::MIN))
+        .ok_or(WhenError::OutOfRange)?
+        - Duration::milliseconds(1);
+    future(end, now)
+}
+
+/// A clock time alone (`9am`, `18:00`, `noon`, `8.30 pm`), for repeating
+/// rules. `None`: not a clock time; `Some(Err)`: one that does not exist
+/// (`25:00`) or carries a time zone (rules follow local time).
+pub(crate) fn clock_time(words: &[&str]) -> Option<Result<NaiveTime, WhenError>> {
+    match parse_clock(words) {
+        Ok(Clock { offset: None, time }) => Some(Ok(time)),
+        Ok(Clock {
+            offset: Some(_), ..
+        }) => Some(Err(WhenError::NoSuchTime(format!(
+            "{} (a repeating rule follows your local time: leave out the zone)",
+            quoted(&words.join(" "))
+        )))),
+        Err(PErr::Fail(e)) => Some(Err(e)),
+        Err(PErr::NoMatch) => None,
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Internals
 // ---------------------------------------------------------------------------
@@ -298,7 +361,7 @@ fn is_specific(e: &WhenError) -> bool {
 }
 
 /// User text quoted back in an error, shortened to one manageable line.
-fn quoted(s: &str) -> String {
+pub(crate) fn quoted(s: &str) -> String {
     let mut chars = s.chars();
     let mut out: String = chars.by_ref().take(MAX_QUOTED_CHARS).collect();
     if chars.next().is_some() {
@@ -331,7 +394,7 @@ fn word_ends(input: &str, max: usize) -> Vec<usize> {
 }
 
 /// Lower-cased words; `2026-12-01T09:00` becomes `2026-12-01`, `09:00`.
-fn words_of(expr: &str) -> Vec<String> {
+pub(crate) fn words_of(expr: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in expr.split_whitespace() {
         let w = w.to_ascii_lowercase();
@@ -717,7 +780,7 @@ enum DateSpec {
 /// Weekday names and the usual abbreviations (`tue`, `tues`, `thu`, `thur`,
 /// `thurs`, `weds`, ...). interim has these too, but it is not used for
 /// weekdays: see `resolve` for the next-occurrence and `next` rules.
-fn weekday(w: &str) -> Option<Weekday> {
+pub(crate) fn weekday(w: &str) -> Option<Weekday> {
     Some(match w {
         "mon" | "monday" => Weekday::Mon,
         "tue" | "tues" | "tuesday" => Weekday::Tue,

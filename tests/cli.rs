@@ -712,3 +712,211 @@ fn a_broken_config_file_warns_and_runs_on_the_defaults() {
     );
     assert_eq!(t.items().len(), 1);
 }
+
+#[test]
+fn recurring_series_from_the_cli_list_pause_resume_cancel() {
+    let t = Tock::new();
+    let id = t.send(&[
+        "--new",
+        "Mornings",
+        "--every",
+        "every weekday 9am",
+        "standup",
+        "notes",
+    ]);
+    let ping = t.send(&[
+        "--conv",
+        "Mornings",
+        "--every",
+        "2h",
+        "--until",
+        "2099-12-31",
+        "check the queue",
+    ]);
+    let once = t.send(&["--conv", "Mornings", "--in", "1h", "one-off"]);
+    assert!(
+        id > 0 && ping > id && once > ping,
+        "one id space: {id} {ping} {once}"
+    );
+
+    let list = t.json(&["list", "--json"]);
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{list:#}");
+    let s = item(rows, id).unwrap();
+    assert_eq!(
+        keys(s),
+        set(&[
+            "id",
+            "conversation_id",
+            "kind",
+            "text",
+            "status",
+            "state",
+            "due_at",
+            "attempts",
+            "last_error",
+            "created_at",
+            "sent_at",
+            "next_attempt_at",
+            "waiting",
+            "rule",
+            "expression",
+            "next_due_at",
+            "upcoming",
+            "occurrences",
+            "skipped",
+            "remaining",
+            "until_at",
+            "occurrence_kind",
+        ]),
+        "{s:#}"
+    );
+    assert_eq!(s["kind"], "recurring");
+    assert_eq!(s["rule"], "every weekday at 09:00");
+    assert_eq!(s["expression"], "every weekday at 09:00");
+    assert_eq!(s["text"], "standup notes");
+    assert_eq!(s["status"], "active");
+    assert_eq!(s["state"], "active");
+    assert_eq!(s["occurrences"], 0);
+    assert_eq!(s["occurrence_kind"], "message");
+    assert_eq!(s["due_at"], s["next_due_at"]);
+    for k in ["due_at", "next_due_at", "until_at", "created_at"] {
+        assert_time(&s[k], k);
+    }
+    assert_eq!(s["upcoming"].as_array().unwrap().len(), 3);
+    let p = item(rows, ping).unwrap();
+    assert_eq!(
+        p["rule"].as_str().unwrap().split(',').next(),
+        Some("every 2 hours")
+    );
+    let next = rfc_ms(&p["next_due_at"]).unwrap();
+    assert!((next - now_ms() - 2 * 3_600_000).abs() < 60_000, "{p:#}");
+    assert_time(&p["until_at"], "until_at");
+    // The plain one-off item has exactly the spec fields.
+    assert!(item(rows, once).unwrap().get("rule").is_none());
+
+    let st = t.json(&["status", "--json"]);
+    assert_eq!(st["series"]["active"], 2, "{st:#}");
+    assert_eq!(
+        rfc_ms(&st["series"]["next_due_at"]),
+        rfc_ms(&p["next_due_at"]).min(rfc_ms(&s["next_due_at"]))
+    );
+    assert!(t.ok(&["status"]).contains("recurring: 2 active, 0 paused"));
+
+    let text = t.ok(&["list"]);
+    assert!(
+        text.contains("recurring") && text.contains("every weekday at 09:00"),
+        "{text}"
+    );
+
+    assert!(t.ok(&["pause", &id.to_string()]).contains("paused series"));
+    assert_eq!(
+        item(&t.json(&["list", "--json"]).as_array().unwrap().clone(), id).unwrap()["status"],
+        "paused"
+    );
+    assert!(
+        t.fails(&["pause", &id.to_string()])
+            .contains("already paused")
+    );
+    assert!(
+        t.ok(&["resume", &id.to_string()])
+            .contains("resumed series")
+    );
+    assert!(
+        t.ok(&["edit", &id.to_string(), "stand-up", "notes"])
+            .contains("edited series")
+    );
+    assert!(
+        t.ok(&["reschedule", &id.to_string(), "every", "mon", "10:00"])
+            .contains("every Monday at 10:00")
+    );
+    let rows = t.json(&["list", "--json"]);
+    let s = item(rows.as_array().unwrap(), id).unwrap().clone();
+    assert_eq!(
+        (s["status"].as_str(), s["text"].as_str(), s["rule"].as_str()),
+        (
+            Some("active"),
+            Some("stand-up notes"),
+            Some("every Monday at 10:00")
+        )
+    );
+
+    assert!(t.ok(&["cancel", &id.to_string()]).contains("ended series"));
+    let open = t.json(&["list", "--json"]);
+    assert!(item(open.as_array().unwrap(), id).is_none());
+    let all = t.json(&["list", "--all", "--json"]);
+    let ended = item(all.as_array().unwrap(), id).unwrap();
+    assert_eq!(ended["status"], "ended");
+    assert!(ended["next_due_at"].is_null());
+    assert!(
+        t.fails(&["cancel", &id.to_string()])
+            .contains("already ended")
+    );
+    // Pruning finished rows removes ended series too.
+    t.ok(&["prune", "--older-than", "0s"]);
+    let all = t.json(&["list", "--all", "--json"]);
+    assert!(item(all.as_array().unwrap(), id).is_none(), "{all:#}");
+    assert!(item(all.as_array().unwrap(), ping).is_some());
+    // The one-off item is still an item.
+    assert!(
+        t.fails(&["pause", &once.to_string()])
+            .contains("not a recurring series")
+    );
+    assert!(
+        t.ok(&["cancel", &once.to_string()])
+            .contains(&format!("canceled {once}"))
+    );
+}
+
+#[test]
+fn bad_recurring_input_exits_non_zero_with_one_line() {
+    let t = Tock::new();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["send", "--every", "every 10 seconds", "x"],
+            "once a minute",
+        ),
+        (&["send", "--every", "every blah", "x"], "can't read"),
+        (
+            &["send", "--every", "cron \"0 0 30 2 *\"", "x"],
+            "never fires",
+        ),
+        (
+            &["send", "--every", "every day at 9am for 0 times", "x"],
+            "never fires",
+        ),
+        (
+            &[
+                "send",
+                "--every",
+                "every day 9am",
+                "--until",
+                "2001-01-01",
+                "x",
+            ],
+            "past",
+        ),
+        (
+            &["send", "--every", "every 2h", "--until", "in 1 hour", "x"],
+            "ends before it starts",
+        ),
+        (&["pause", "4242"], "no series 4242"),
+        (&["resume", "4242"], "no series 4242"),
+    ];
+    for (args, mention) in cases {
+        let line = t.fails(args);
+        assert!(line.contains(mention), "{args:?}: {line}");
+        assert!(line.len() < 400, "{args:?}: {line}");
+    }
+    // Option conflicts are refused by the argument parser.
+    for args in [
+        &["send", "--until", "dec 24", "x"][..],
+        &["send", "--every", "2h", "--in", "1h", "x"][..],
+        &["send", "--every", "2h", "--at", "9am", "x"][..],
+    ] {
+        let o = t.run(args);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(o.stderr.contains("--every"), "{args:?}: {}", o.stderr);
+    }
+    assert_eq!(t.json(&["list", "--all", "--json"]), serde_json::json!([]));
+}

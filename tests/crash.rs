@@ -12,7 +12,11 @@
 //! - no item reached the server before its due time;
 //! - no request ever carried a user message twice or a partial (interrupted)
 //!   reply;
-//! - every tool call of a complete reply has its result recorded.
+//! - every tool call of a complete reply has its result recorded;
+//! - recurring series: every occurrence is one outbox row (sent, or replaced
+//!   by a newer one while it waited), sent at most once and never before it
+//!   was due, and every slot of the series is accounted for (sent or
+//!   reported skipped).
 //!
 //! The server also fails after accepting: a share of requests (default 20 %,
 //! `TOCK_CRASH_FAULTS`) is cut mid-stream or ends with an error event, so
@@ -62,6 +66,7 @@ struct Stats {
     items_queued: usize,
     items_scheduled: usize,
     items_tool_prompts: usize,
+    series: usize,
 }
 
 fn env_num(name: &str, default: u64) -> u64 {
@@ -142,14 +147,41 @@ fn add_item(t: &Tock, rng: &mut XorShift, n: usize, stats: &mut Stats) -> i64 {
             &format!("{secs}s"),
             &format!("s{n}-{conv} scheduled item {n}"),
         ])
-    } else {
+    } else if roll < 92 {
         stats.items_tool_prompts += 1;
         t.send(&[
             "--conv",
             conv,
             &format!("t{n}-{conv} TOOL please schedule a follow-up {n}"),
         ])
+    } else {
+        stats.series += 1;
+        add_series(t, rng, conv, n)
     }
+}
+
+/// A two-occurrence minutely series, moved back in time so that its first
+/// occurrence is due now and its second in 0.1-2.5 s: a real series would take
+/// minutes of wall time per occurrence. Returns the series id.
+fn add_series(t: &Tock, rng: &mut XorShift, conv: &str, n: usize) -> i64 {
+    let id = t.send(&[
+        "--conv",
+        conv,
+        "--every",
+        "every 1 minute for 2 times",
+        &format!("r{n}-{conv} recurring item {n}"),
+    ]);
+    // First occurrence a minute ago less 0.1-2.5 s (due now), the second in
+    // 0.1-2.5 s: often while the first still waits behind a reply.
+    let first = now_ms() - 60_000 + rng.range(100, 2_500) as i64;
+    let db = rusqlite::Connection::open(&t.db).unwrap();
+    db.busy_timeout(Duration::from_secs(5)).unwrap();
+    db.execute(
+        "UPDATE series SET anchor_at = ?2, next_due_at = ?2 WHERE id = ?1",
+        rusqlite::params![id, first],
+    )
+    .unwrap();
+    id
 }
 
 #[test]
@@ -172,6 +204,10 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
         accepted.push(t.send(&["--new", conv, &format!("first{n}-{conv} hello {conv}")]));
         stats.items_queued += 1;
     }
+    // At least one series, whatever the seed.
+    n += 1;
+    stats.series += 1;
+    accepted.push(add_series(&t, &mut rng, CONVS[0], n));
 
     for trial in 0..trials {
         stats.trials += 1;
@@ -230,7 +266,8 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
         let db = t.sql();
         let open: i64 = db
             .query_row(
-                "SELECT count(*) FROM outbox WHERE status IN ('pending', 'sending')",
+                "SELECT (SELECT count(*) FROM outbox WHERE status IN ('pending', 'sending'))
+                      + (SELECT count(*) FROM series WHERE status != 'ended')",
                 [],
                 |r| r.get(0),
             )
@@ -258,7 +295,7 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
     let report = check_invariants(&t, &server, &accepted);
     eprintln!(
         "crash trials: seed {seed:#x}, {} trials ({} of the TUI), {} kills ({} with a row in sending, {} mid-stream), \
-         items: {} accepted from the CLI ({} queued, {} scheduled, {} asking for a task) + {} tasks, \
+         items: {} accepted from the CLI ({} queued, {} scheduled, {} asking for a task, {} recurring series: {} occurrences sent, {} skipped) + {} tasks, \
          {} regenerations, {} interrupted replies kept, {} requests ({} completed, {} cut by a kill, \
          {} faults injected after acceptance at {faults} %), \
          requests per item: max {} (mean {:.2}, {} items asked more than once), \
@@ -273,6 +310,9 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
         stats.items_queued,
         stats.items_scheduled,
         stats.items_tool_prompts,
+        stats.series,
+        report.occurrences,
+        report.skipped,
         report.tasks,
         report.regenerations,
         report.interrupted,
@@ -293,6 +333,8 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
 
 #[derive(Default)]
 struct Report {
+    occurrences: usize,
+    skipped: i64,
     tasks: usize,
     regenerations: usize,
     interrupted: usize,
@@ -317,10 +359,14 @@ struct Row {
     status: String,
     due_at: Option<i64>,
     conversation_id: Option<i64>,
+    series_id: Option<i64>,
+    occurrence_at: Option<i64>,
+    last_error: Option<String>,
 }
 
 struct Msg {
     conversation_id: i64,
+    created_at: i64,
     role: String,
     content: String,
     status: String,
@@ -334,7 +380,8 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
     let rows: Vec<Row> = {
         let mut st = db
             .prepare(
-                "SELECT id, kind, text, status, due_at, conversation_id FROM outbox ORDER BY id",
+                "SELECT id, kind, text, status, due_at, conversation_id, series_id, occurrence_at, last_error
+                 FROM outbox ORDER BY id",
             )
             .unwrap();
         st.query_map([], |r| {
@@ -345,6 +392,9 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
                 status: r.get(3)?,
                 due_at: r.get(4)?,
                 conversation_id: r.get(5)?,
+                series_id: r.get(6)?,
+                occurrence_at: r.get(7)?,
+                last_error: r.get(8)?,
             })
         })
         .unwrap()
@@ -354,7 +404,7 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
     let msgs: Vec<Msg> = {
         let mut st = db
             .prepare(
-                "SELECT conversation_id, role, content, status, outbox_id, tool_calls_json, tool_call_id
+                "SELECT conversation_id, role, content, status, outbox_id, tool_calls_json, tool_call_id, created_at
                  FROM messages ORDER BY id",
             )
             .unwrap();
@@ -367,6 +417,7 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
                 outbox_id: r.get(4)?,
                 tool_calls_json: r.get(5)?,
                 tool_call_id: r.get(6)?,
+                created_at: r.get(7)?,
             })
         })
         .unwrap()
@@ -376,16 +427,68 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
     let by_id: HashMap<i64, &Row> = rows.iter().map(|r| (r.id, r)).collect();
     let mut report = Report::default();
 
+    // Recurring series: ended, each slot sent once or reported skipped.
+    let series: Vec<(i64, i64, i64, String, String)> = {
+        let mut st = db
+            .prepare("SELECT id, occurrences, skipped, status, text FROM series ORDER BY id")
+            .unwrap();
+        st.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    };
+    let series_ids: Vec<i64> = series.iter().map(|s| s.0).collect();
+    for (id, occurrences, skipped, status, text) in &series {
+        let occ: Vec<&Row> = rows.iter().filter(|r| r.series_id == Some(*id)).collect();
+        assert_eq!(status, "ended", "series {id} ({text:?})");
+        // Sent or on their way; a replaced occurrence counts as skipped.
+        let live = occ.iter().filter(|r| r.status != "canceled").count();
+        assert_eq!(*occurrences as usize, live, "series {id}: occurrence count");
+        let mut at: Vec<i64> = occ.iter().map(|r| r.occurrence_at.unwrap()).collect();
+        at.sort();
+        at.dedup();
+        assert_eq!(
+            at.len(),
+            occ.len(),
+            "series {id}: an occurrence created twice"
+        );
+        let sent = occ.iter().filter(|r| r.status == "sent").count() as i64;
+        let replaced = occ.iter().filter(|r| r.status == "canceled").count() as i64;
+        assert!(
+            replaced <= *skipped,
+            "series {id}: a replaced occurrence not reported"
+        );
+        assert_eq!(
+            sent + skipped,
+            2,
+            "series {id}: every slot sent or reported skipped"
+        );
+        assert!(
+            sent >= 1,
+            "series {id}: the latest occurrence is always sent"
+        );
+        report.occurrences += sent as usize;
+        report.skipped += skipped;
+    }
+
     // Every accepted item (from the CLI, and every task the model scheduled) was sent.
-    for id in accepted {
+    for id in accepted.iter().filter(|id| !series_ids.contains(id)) {
         let r = by_id
             .get(id)
             .unwrap_or_else(|| panic!("accepted item {id} vanished from the outbox"));
         assert_eq!(r.status, "sent", "item {id} ({:?}) is {}", r.text, r.status);
     }
     for r in &rows {
+        // An occurrence still waiting when the next came due is replaced, not stacked.
+        let replaced = r.series_id.is_some()
+            && r.status == "canceled"
+            && r.last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("newer occurrence"));
         assert!(
-            r.status == "sent",
+            r.status == "sent" || replaced,
             "outbox row {} ({}, {:?}) ended {}",
             r.id,
             r.kind,
@@ -409,7 +512,7 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
     }
     for r in &rows {
         let got = users.get(&r.id).map(Vec::len).unwrap_or(0);
-        let want = usize::from(r.kind != "regenerate");
+        let want = usize::from(r.kind != "regenerate" && r.status == "sent");
         assert_eq!(
             got, want,
             "outbox row {} ({}, {:?}) has {got} user messages",
@@ -423,8 +526,18 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
                 r.text.clone()
             };
             assert_eq!(u[0].content, want_text);
+            if let Some(due) = r.due_at.filter(|_| r.series_id.is_some()) {
+                assert!(
+                    u[0].created_at >= due,
+                    "occurrence {} of series {:?} was sent {} ms early",
+                    r.id,
+                    r.series_id,
+                    due - u[0].created_at
+                );
+            }
         }
     }
+    let series_texts: Vec<&str> = series.iter().map(|s| s.4.as_str()).collect();
 
     // Per conversation: every user message is followed by a complete reply
     // before the next one; the conversation ends with a complete reply;
@@ -567,6 +680,15 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
         let mut seen: Vec<String> = Vec::new();
         for (role, text) in r.messages() {
             match role.as_str() {
+                // A series repeats its text: at most once per slot.
+                "user" if series_texts.contains(&text.as_str()) => {
+                    seen.push(text.clone());
+                    assert!(
+                        seen.iter().filter(|t| **t == text).count() <= 2,
+                        "request {} carried recurring text {text:?} more than twice",
+                        r.n
+                    );
+                }
                 "user" => {
                     assert!(
                         !seen.contains(&text),
@@ -589,7 +711,11 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
     report.mean_requests_per_item =
         per_item.values().sum::<usize>() as f64 / per_item.len().max(1) as f64;
     // Nothing early: no request carried a scheduled item or task before its due time.
-    for row in rows.iter().filter(|r| r.due_at.is_some()) {
+    // (Occurrences share their series' text; they were checked above from the history.)
+    for row in rows
+        .iter()
+        .filter(|r| r.due_at.is_some() && r.series_id.is_none())
+    {
         let due = row.due_at.unwrap();
         let text = if row.kind == "task" {
             format!("[Scheduled task] {}", row.text)
@@ -614,7 +740,8 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
         );
     }
     // The run was real: everything that was sent reached the server.
-    assert!(reqs.len() >= rows.len() - report.regenerations);
+    let replaced = rows.iter().filter(|r| r.status != "sent").count();
+    assert!(reqs.len() >= rows.len() - report.regenerations - replaced);
     assert!(now_ms() > 0);
     report
 }

@@ -4,6 +4,7 @@
 pub mod clock;
 mod ops;
 mod scheduler;
+mod series;
 pub mod state;
 pub mod tools;
 mod turn;
@@ -18,6 +19,7 @@ use tokio::sync::{Notify, broadcast};
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use ops::ItemAction;
+pub use series::SeriesView;
 pub use state::{ConversationGate, ItemState, item_state};
 pub use turn::Part;
 
@@ -94,6 +96,8 @@ pub struct Options {
     pub persist_every: Duration,
     /// Watch the database file for other processes' changes.
     pub watch_db: bool,
+    /// The time zone recurring rules follow (tests pin one).
+    pub zone: crate::recur::Zone,
 }
 
 impl Default for Options {
@@ -103,6 +107,7 @@ impl Default for Options {
             lease_ttl: Duration::from_secs(75),
             persist_every: Duration::from_millis(250),
             watch_db: true,
+            zone: crate::recur::Zone::Local,
         }
     }
 }
@@ -129,6 +134,8 @@ struct Inner {
     dispatch: Mutex<DispatchState>,
     shutdown: tokio::sync::watch::Sender<bool>,
     turns: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Scheduler passes so far (idle tock must not spin: tests and `tock status` read it).
+    passes: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Clone)]
@@ -170,6 +177,7 @@ impl Engine {
                 dispatch: Mutex::new(DispatchState::Starting),
                 shutdown,
                 turns: Mutex::new(Vec::new()),
+                passes: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -199,6 +207,10 @@ impl Engine {
     }
     pub fn dispatch_state(&self) -> DispatchState {
         lock(&self.inner.dispatch).clone()
+    }
+    /// How many times the scheduler has woken up and looked at the outbox.
+    pub fn scheduler_passes(&self) -> u64 {
+        self.inner.passes.load(std::sync::atomic::Ordering::Relaxed)
     }
     pub fn is_busy(&self, conversation_id: i64) -> bool {
         lock(&self.inner.busy).contains_key(&conversation_id)

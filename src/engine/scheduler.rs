@@ -43,6 +43,9 @@ pub(crate) async fn run(engine: Engine) {
 /// Returns the next instant worth waking for.
 fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
     let inner = &engine.inner;
+    inner
+        .passes
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let had_error = inner.config.error();
     if inner.config.reload_if_changed() {
         engine.notify(NoticeKind::Info, None, "configuration reloaded");
@@ -103,7 +106,8 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
             .map(|v| !v.is_empty())
             .unwrap_or(false);
         let next = store.next_ready_at(now).ok().flatten();
-        return [waiting.then_some(now + 1000), next]
+        let series = next_series(store, now);
+        return [waiting.then_some(now + 1000), next, series]
             .into_iter()
             .flatten()
             .min();
@@ -112,6 +116,8 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
         // Try the lease again soon rather than at the next clock check.
         return matches!(state, DispatchState::Error(_)).then_some(now + 1000);
     }
+    // Due occurrences become outbox rows first, so they dispatch in this pass.
+    let more_series = super::series::advance(engine, now, cfg.outbox.grace().as_millis() as i64);
     match store.dispatchable(now) {
         Ok(items) => {
             for item in items {
@@ -120,10 +126,26 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
         }
         Err(e) => tracing::error!("reading the outbox: {e:#}"),
     }
-    store.next_ready_at(now).unwrap_or_else(|e| {
+    let next = store.next_ready_at(now).unwrap_or_else(|e| {
         tracing::error!("reading the outbox: {e:#}");
         None
-    })
+    });
+    if more_series {
+        return Some(now);
+    }
+    [next, next_series(store, now)].into_iter().flatten().min()
+}
+
+/// When the next series occurrence falls due. One still due after a pass
+/// (the database was locked) is retried in a second, not in a busy loop.
+fn next_series(store: &crate::store::Store, now: i64) -> Option<i64> {
+    match store.next_series_due() {
+        Ok(t) => t.map(|t| if t <= now { now + 1000 } else { t }),
+        Err(e) => {
+            tracing::error!("reading the series: {e:#}");
+            None
+        }
+    }
 }
 
 fn set_state(engine: &Engine, state: DispatchState) {

@@ -157,6 +157,8 @@ mod tests {
             sent_at: None,
             title: None,
             payload_json: None,
+            series_id: None,
+            occurrence_at: None,
         }
     }
 

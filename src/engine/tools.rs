@@ -25,7 +25,8 @@ pub fn specs() -> Vec<ToolSpec> {
             name: SCHEDULE_TASK.into(),
             description: "Schedule a follow-up task in this conversation. When it is due, the instruction is \
                 sent back into THIS conversation as a user message starting with [Scheduled task], and you \
-                answer it then. The user must approve. Give either delay_secs or at."
+                answer it then. The user must approve. Give either delay_secs or at, or repeat for a task \
+                that recurs (each occurrence is sent the same way)."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -33,19 +34,21 @@ pub fn specs() -> Vec<ToolSpec> {
                     "instruction": {"type": "string", "description": "What to do when the task fires, written as an instruction to yourself."},
                     "delay_secs": {"type": "integer", "description": "Seconds from now."},
                     "at": {"type": "string", "description": "When: RFC 3339 (2026-12-01T09:00:00+01:00) or an expression like 'tomorrow 9am', 'in 2 hours'. Wins over delay_secs."},
-                    "title": {"type": "string", "description": "A short title."}
+                    "title": {"type": "string", "description": "A short title."},
+                    "repeat": {"type": "string", "description": "Make it recurring, in the user's local time: 'every day at 9am', 'every weekday 9am', 'every monday 10:00', 'every mon,wed,fri 8:30', 'every 2h', 'every month on the 1st 9am', 'every year dec 24 18:00', 'for 5 times', or a 5-field cron expression 'cron \"0 9 * * 1-5\"'. The first occurrence follows the rule; delay_secs and at are then ignored."},
+                    "until": {"type": "string", "description": "With repeat: the last day or instant, e.g. 'dec 24', '2026-12-31', 'in 2 weeks'."}
                 },
                 "required": ["instruction"]
             }),
         },
         ToolSpec {
             name: LIST_SCHEDULED.into(),
-            description: "List the tasks scheduled in this conversation that have not fired yet.".into(),
+            description: "List the tasks scheduled in this conversation that have not fired yet, and its recurring tasks (with their rule and next occurrence).".into(),
             parameters: json!({"type": "object", "properties": {}}),
         },
         ToolSpec {
             name: CANCEL_SCHEDULED.into(),
-            description: "Cancel a task scheduled in this conversation, by its job_id. The user must approve.".into(),
+            description: "Cancel a task scheduled in this conversation, by its job_id; for a recurring task this ends the series. The user must approve.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {"job_id": {"type": "integer"}},
@@ -61,13 +64,31 @@ pub enum Proposal {
     Schedule {
         instruction: String,
         title: Option<String>,
+        /// The (first) occurrence.
         due_at: i64,
+        repeat: Option<Repeat>,
     },
     Cancel {
         job_id: i64,
         text: String,
+        /// The job is a recurring series: canceling ends it.
+        series: bool,
     },
     List,
+}
+
+/// A recurring `schedule_task`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Repeat {
+    /// Canonical rule expression (stored with the series).
+    pub rule: String,
+    /// The rule in words with its end, for the approval card.
+    pub description: String,
+    /// `next Mon 1 Dec 09:00, then Tue 09:00, Wed 09:00`.
+    pub preview: String,
+    pub next: Vec<i64>,
+    pub until_at: Option<i64>,
+    pub count: Option<u32>,
 }
 
 impl Proposal {
@@ -78,10 +99,24 @@ impl Proposal {
                 instruction,
                 title,
                 due_at,
+                repeat: None,
             } => json!({"title": title, "instruction": instruction, "due_at": due_at}).to_string(),
-            Proposal::Cancel { job_id, text } => {
-                json!({"job_id": job_id, "text": text}).to_string()
-            }
+            Proposal::Schedule {
+                instruction,
+                title,
+                due_at,
+                repeat: Some(r),
+            } => json!({
+                "title": title, "instruction": instruction, "due_at": due_at,
+                "repeat": r.description, "rule": r.rule, "next": r.next, "preview": r.preview,
+                "until_at": r.until_at, "count": r.count,
+            })
+            .to_string(),
+            Proposal::Cancel {
+                job_id,
+                text,
+                series,
+            } => json!({"job_id": job_id, "text": text, "recurring": series}).to_string(),
             Proposal::List => "{}".into(),
         }
     }
@@ -121,6 +156,40 @@ pub fn propose(engine: &Engine, conversation_id: i64, call: &ToolCall) -> Result
                 .and_then(Value::as_str)
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty());
+            if let Some(repeat) = args
+                .get("repeat")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+            {
+                let until = args
+                    .get("until")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty());
+                let expr = match until {
+                    Some(u) => format!("{repeat} until {u}"),
+                    None => repeat.to_string(),
+                };
+                let schedule = engine.parse_schedule(&expr).map_err(|e| e.to_string())?;
+                let series = engine
+                    .new_series(conversation_id, Kind::Task, instruction, &schedule)
+                    .map_err(|e| e.to_string())?;
+                let next = engine.upcoming_of(&series);
+                return Ok(Proposal::Schedule {
+                    instruction: instruction.to_string(),
+                    title,
+                    due_at: series.next_due_at,
+                    repeat: Some(Repeat {
+                        rule: series.rule.clone(),
+                        description: engine.describe_schedule(&schedule),
+                        preview: engine.preview_schedule(&schedule, 3),
+                        next,
+                        until_at: schedule.until,
+                        count: schedule.count,
+                    }),
+                });
+            }
             let now_local = chrono::DateTime::from_timestamp_millis(now)
                 .unwrap_or_default()
                 .with_timezone(&chrono::Local);
@@ -159,6 +228,7 @@ pub fn propose(engine: &Engine, conversation_id: i64, call: &ToolCall) -> Result
                 instruction: instruction.to_string(),
                 title,
                 due_at: due.timestamp_millis(),
+                repeat: None,
             })
         }
         CANCEL_SCHEDULED => {
@@ -167,6 +237,20 @@ pub fn propose(engine: &Engine, conversation_id: i64, call: &ToolCall) -> Result
                 .and_then(Value::as_i64)
                 .ok_or("job_id is required")?;
             let item = engine.store().item(job_id).map_err(|e| e.to_string())?;
+            if item.is_none()
+                && let Some(s) = engine.store().series(job_id).map_err(|e| e.to_string())?
+                && s.conversation_id == Some(conversation_id)
+                && s.kind == Kind::Task
+            {
+                if s.status == crate::store::SeriesStatus::Ended {
+                    return Err(format!("recurring job {job_id} has already ended"));
+                }
+                return Ok(Proposal::Cancel {
+                    job_id,
+                    text: s.text,
+                    series: true,
+                });
+            }
             match item {
                 Some(it)
                     if it.conversation_id == Some(conversation_id) && it.kind == Kind::Task =>
@@ -180,6 +264,7 @@ pub fn propose(engine: &Engine, conversation_id: i64, call: &ToolCall) -> Result
                     Ok(Proposal::Cancel {
                         job_id,
                         text: it.text,
+                        series: false,
                     })
                 }
                 _ => Err(format!("no task {job_id} in this conversation")),
@@ -198,12 +283,50 @@ fn execute(engine: &Engine, conversation_id: i64, call: &ToolCall, p: &Proposal)
         result: String::new(),
         task: None,
         cancel: None,
+        series: None,
+        end_series: None,
     };
     match p {
         Proposal::Schedule {
             instruction,
             title,
             due_at,
+            repeat: Some(r),
+        } => {
+            let schedule = engine.parse_schedule(&r.rule);
+            match schedule.map(|mut sc| {
+                sc.until = r.until_at;
+                sc.count = r.count;
+                sc
+            }) {
+                Ok(sc) => match engine.new_series(conversation_id, Kind::Task, instruction, &sc) {
+                    Ok(mut series) => {
+                        // Keep the first occurrence the user approved, if still ahead.
+                        if *due_at > engine.now_ms() {
+                            series.anchor_at = *due_at;
+                            series.next_due_at = *due_at;
+                        }
+                        series.title = title.clone();
+                        series.payload_json = Some(
+                            json!({"instruction": instruction, "call_id": call.id}).to_string(),
+                        );
+                        out.result = format!(
+                            "{{\"job_id\":0,\"repeat\":{},\"next_due_at\":\"{}\"}}",
+                            json!(r.description),
+                            rfc3339(series.next_due_at)
+                        );
+                        out.series = Some(series);
+                    }
+                    Err(e) => out.result = error_result(&format!("{e:#}")),
+                },
+                Err(e) => out.result = error_result(&e.to_string()),
+            }
+        }
+        Proposal::Schedule {
+            instruction,
+            title,
+            due_at,
+            repeat: None,
         } => {
             let due_at = (*due_at).max(engine.now_ms());
             let mut item = NewItem::new(conversation_id, Kind::Task, instruction.clone());
@@ -215,9 +338,21 @@ fn execute(engine: &Engine, conversation_id: i64, call: &ToolCall, p: &Proposal)
             // job_id 0 is replaced by the new row's id in the same transaction.
             out.result = format!("{{\"job_id\":0,\"due_at\":\"{}\"}}", rfc3339(due_at));
         }
-        Proposal::Cancel { job_id, .. } => {
+        Proposal::Cancel {
+            job_id,
+            series: false,
+            ..
+        } => {
             out.cancel = Some(*job_id);
             out.result = json!({"canceled": job_id}).to_string();
+        }
+        Proposal::Cancel {
+            job_id,
+            series: true,
+            ..
+        } => {
+            out.end_series = Some(*job_id);
+            out.result = json!({"canceled": job_id, "recurring": true}).to_string();
         }
         Proposal::List => {
             let items = engine
@@ -229,7 +364,24 @@ fn execute(engine: &Engine, conversation_id: i64, call: &ToolCall, p: &Proposal)
                 .filter(|i| i.kind == Kind::Task && i.status == Status::Pending)
                 .map(|i| json!({"job_id": i.id, "title": i.title, "instruction": i.text, "due_at": i.due_at.map(rfc3339)}))
                 .collect();
-            out.result = json!({"tasks": list}).to_string();
+            let recurring: Vec<Value> = engine
+                .store()
+                .conversation_series(conversation_id)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|s| s.kind == Kind::Task)
+                .map(|s| {
+                    let v = engine.series_view(s.id).ok().flatten();
+                    json!({
+                        "job_id": s.id, "title": s.title, "instruction": s.text,
+                        "repeat": v.as_ref().map(|v| v.description.clone()),
+                        "status": s.status.as_str(),
+                        "next_due_at": s.next_due_at.filter(|_| s.status == crate::store::SeriesStatus::Active).map(rfc3339),
+                        "occurrences": s.occurrences,
+                    })
+                })
+                .collect();
+            out.result = json!({"tasks": list, "recurring": recurring}).to_string();
         }
     }
     out
@@ -321,6 +473,8 @@ pub(crate) fn handle_calls(
                 result: error_result("not run: the turn was ended by tock's tool-round limit"),
                 task: None,
                 cancel: None,
+                series: None,
+                end_series: None,
             })
             .collect();
         if let Err(e) = engine.store().record_tool_outcomes_ending(
@@ -346,6 +500,8 @@ pub(crate) fn handle_calls(
                 result: error_result(&msg),
                 task: None,
                 cancel: None,
+                series: None,
+                end_series: None,
             }),
             Ok(p) if needs_approval(engine, &p, &call.name) => {
                 let r = engine.store().add_approval(
@@ -402,13 +558,17 @@ pub(crate) fn answer(engine: &Engine, approval_id: i64, approve: bool) -> Result
                 let p = match (p, serde_json::from_str::<Value>(&a.summary).ok()) {
                     (
                         Proposal::Schedule {
-                            instruction, title, ..
+                            instruction,
+                            title,
+                            repeat,
+                            ..
                         },
                         Some(s),
                     ) if s["due_at"].is_i64() => Proposal::Schedule {
                         instruction,
                         title,
                         due_at: s["due_at"].as_i64().unwrap_or(0),
+                        repeat,
                     },
                     (p, _) => p,
                 };
@@ -420,6 +580,8 @@ pub(crate) fn answer(engine: &Engine, approval_id: i64, approve: bool) -> Result
                 result: error_result(&msg),
                 task: None,
                 cancel: None,
+                series: None,
+                end_series: None,
             },
         }
     } else {
@@ -429,6 +591,8 @@ pub(crate) fn answer(engine: &Engine, approval_id: i64, approve: bool) -> Result
             result: error_result("the user declined this request"),
             task: None,
             cancel: None,
+            series: None,
+            end_series: None,
         }
     };
     engine.store().record_tool_outcomes(

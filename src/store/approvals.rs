@@ -67,6 +67,10 @@ pub struct ToolOutcome {
     pub task: Option<NewItem>,
     /// An outbox row to cancel with it (approved `cancel_scheduled`).
     pub cancel: Option<i64>,
+    /// A recurring series to create with it (approved `schedule_task` with `repeat`).
+    pub series: Option<super::NewSeries>,
+    /// A series to end with it (approved `cancel_scheduled` of a recurring task).
+    pub end_series: Option<i64>,
 }
 
 impl Store {
@@ -172,6 +176,17 @@ impl Store {
                         params![aid, id],
                     )?;
                 }
+            }
+            if let Some(series) = &o.series {
+                let id = super::series::insert_series(&tx, series, now)?;
+                task_ids.push(id);
+                result = result.replace("\"job_id\":0", &format!("\"job_id\":{id}"));
+            }
+            if let Some(end) = o.end_series {
+                tx.execute(
+                    "UPDATE series SET status = 'ended', next_due_at = NULL, updated_at = ?2 WHERE id = ?1 AND status != 'ended'",
+                    params![end, now],
+                )?;
             }
             if let Some(cancel) = o.cancel {
                 tx.execute(

@@ -1,24 +1,55 @@
 //! Numbered migrations embedded at build time, applied in order, each in its
 //! own transaction and recorded in `schema_migrations`.
+//!
+//! Each migration carries its number, and a migration runs when its number is
+//! not recorded yet (not merely when it is above the highest recorded one):
+//! numbers may have gaps, and a migration numbered into a gap later (work
+//! merged from another branch) is still applied to databases that already
+//! have the higher ones.
 
 use anyhow::{Result, bail};
 use rusqlite::Connection;
 
-pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
-    ("0001_init", include_str!("../../migrations/0001_init.sql")),
+pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
     (
+        1,
+        "0001_init",
+        include_str!("../../migrations/0001_init.sql"),
+    ),
+    (
+        2,
         "0002_outbox",
         include_str!("../../migrations/0002_outbox.sql"),
     ),
     (
+        3,
         "0003_approvals",
         include_str!("../../migrations/0003_approvals.sql"),
     ),
     (
+        4,
         "0004_drafts_and_pause",
         include_str!("../../migrations/0004_drafts_and_pause.sql"),
     ),
+    (
+        5,
+        "0005_series",
+        include_str!("../../migrations/0005_series.sql"),
+    ),
 ];
+
+/// The highest migration number this build knows.
+pub(crate) const LATEST: i64 = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < MIGRATIONS.len() {
+        if MIGRATIONS[i].0 > max {
+            max = MIGRATIONS[i].0;
+        }
+        i += 1;
+    }
+    max
+};
 
 pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
     conn.execute_batch(
@@ -30,15 +61,18 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
         [],
         |r| r.get(0),
     )?;
-    if current > MIGRATIONS.len() as i64 {
+    if current > LATEST {
         bail!(
-            "this database was written by a newer tock (schema {current}, this build knows {}); upgrade tock",
-            MIGRATIONS.len()
+            "this database was written by a newer tock (schema {current}, this build knows {LATEST}); upgrade tock"
         );
     }
-    for (i, (name, sql)) in MIGRATIONS.iter().enumerate() {
-        let version = i as i64 + 1;
-        if version <= current {
+    let applied: Vec<i64> = {
+        let mut st = conn.prepare("SELECT version FROM schema_migrations")?;
+        st.query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    for &(version, name, sql) in MIGRATIONS {
+        if applied.contains(&version) {
             continue;
         }
         // IMMEDIATE: two processes starting together must not both apply it.

@@ -13,6 +13,7 @@ mod messages;
 mod migrate;
 mod outbox;
 mod rewrite;
+mod series;
 mod settings;
 mod waiting;
 
@@ -22,6 +23,7 @@ pub use drafts::Draft;
 pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Collapsed, Message, MessageStatus, Role, collapse_attempts};
 pub use outbox::{ItemSummary, Kind, NewItem, OutboxItem, Status};
+pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};
 pub use waiting::Waiting;
 
 use std::path::{Path, PathBuf};
@@ -32,7 +34,12 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
 /// The newest schema version this build understands.
-pub const SCHEMA_VERSION: i64 = migrate::MIGRATIONS.len() as i64;
+pub const SCHEMA_VERSION: i64 = migrate::LATEST;
+
+/// Every migration number this build applies (they may have gaps).
+pub fn schema_versions() -> Vec<i64> {
+    migrate::MIGRATIONS.iter().map(|m| m.0).collect()
+}
 
 #[derive(Clone)]
 pub struct Store {

@@ -77,13 +77,18 @@ pub struct OutboxItem {
     pub sent_at: Option<i64>,
     pub title: Option<String>,
     pub payload_json: Option<String>,
+    /// The recurring series this row is an occurrence of.
+    pub series_id: Option<i64>,
+    /// The occurrence instant it stands for (unique within its series).
+    pub occurrence_at: Option<i64>,
 }
 
-const COLS: &str = "id, conversation_id, kind, text, model_override, parts_json, due_at, status, attempts, \
-                    last_error, next_attempt_at, priority, claimed_by, created_at, updated_at, sent_at, title, payload_json";
+pub(super) const COLS: &str = "id, conversation_id, kind, text, model_override, parts_json, due_at, status, attempts, \
+                    last_error, next_attempt_at, priority, claimed_by, created_at, updated_at, sent_at, title, payload_json, \
+                    series_id, occurrence_at";
 
 impl OutboxItem {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             id: r.get(0)?,
             conversation_id: r.get(1)?,
@@ -103,6 +108,8 @@ impl OutboxItem {
             sent_at: r.get(15)?,
             title: r.get(16)?,
             payload_json: r.get(17)?,
+            series_id: r.get(18)?,
+            occurrence_at: r.get(19)?,
         })
     }
 
@@ -815,11 +822,20 @@ impl Store {
     }
 
     /// Delete finished rows last changed before `before`. Returns how many.
+    /// Also deletes ended recurring series last changed before `before`.
     pub fn prune(&self, before: i64) -> Result<usize> {
-        Ok(self.conn().execute(
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let rows = tx.execute(
             "DELETE FROM outbox WHERE status IN ('sent', 'canceled') AND updated_at < ?1",
             [before],
-        )?)
+        )?;
+        let series = tx.execute(
+            "DELETE FROM series WHERE status = 'ended' AND updated_at < ?1",
+            [before],
+        )?;
+        tx.commit()?;
+        Ok(rows + series)
     }
 
     /// Counts of unfinished items by (kind, status).

@@ -1,0 +1,714 @@
+//! Repeating rules: every expression form and refusal, evaluated at a fixed
+//! `now` in UTC and in Europe/Berlin around both DST changes (and in New
+//! York for a repeated 01:30).
+
+use chrono::{DateTime, TimeZone, Utc};
+use chrono_tz::America::New_York;
+use chrono_tz::Europe::Berlin;
+use tock::recur::{self, Position, RecurError, Rule, catch_up};
+
+fn utc_at(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).unwrap()
+}
+
+/// The next three occurrences as local wall-clock times with offsets.
+fn next3<Tz: TimeZone>(expr: &str, now: &DateTime<Tz>) -> (String, Vec<String>)
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let s = recur::parse(expr, now).unwrap_or_else(|e| panic!("{expr}: {e}"));
+    let times = s
+        .next_occurrences(now, 3)
+        .into_iter()
+        .map(|t| {
+            t.with_timezone(&now.timezone())
+                .format("%a %Y-%m-%d %H:%M %z")
+                .to_string()
+        })
+        .collect();
+    (s.describe(now), times)
+}
+
+#[test]
+fn every_form_in_utc() {
+    // Tue 1 Dec 2026 10:00 UTC.
+    let now = utc_at(2026, 12, 1, 10, 0);
+    let table: &[(&str, &str, [&str; 3])] = &[
+        (
+            "every day at 9am",
+            "every day at 09:00",
+            [
+                "Wed 2026-12-02 09:00",
+                "Thu 2026-12-03 09:00",
+                "Fri 2026-12-04 09:00",
+            ],
+        ),
+        (
+            "day at 9am",
+            "every day at 09:00",
+            [
+                "Wed 2026-12-02 09:00",
+                "Thu 2026-12-03 09:00",
+                "Fri 2026-12-04 09:00",
+            ],
+        ),
+        (
+            "daily 18:00",
+            "every day at 18:00",
+            [
+                "Tue 2026-12-01 18:00",
+                "Wed 2026-12-02 18:00",
+                "Thu 2026-12-03 18:00",
+            ],
+        ),
+        (
+            "every weekday 9am",
+            "every weekday at 09:00",
+            [
+                "Wed 2026-12-02 09:00",
+                "Thu 2026-12-03 09:00",
+                "Fri 2026-12-04 09:00",
+            ],
+        ),
+        (
+            "weekdays 9am",
+            "every weekday at 09:00",
+            [
+                "Wed 2026-12-02 09:00",
+                "Thu 2026-12-03 09:00",
+                "Fri 2026-12-04 09:00",
+            ],
+        ),
+        (
+            "every weekend 10:00",
+            "every weekend day at 10:00",
+            [
+                "Sat 2026-12-05 10:00",
+                "Sun 2026-12-06 10:00",
+                "Sat 2026-12-12 10:00",
+            ],
+        ),
+        (
+            "every monday 10:00",
+            "every Monday at 10:00",
+            [
+                "Mon 2026-12-07 10:00",
+                "Mon 2026-12-14 10:00",
+                "Mon 2026-12-21 10:00",
+            ],
+        ),
+        (
+            "Every Mondays at 10am",
+            "every Monday at 10:00",
+            [
+                "Mon 2026-12-07 10:00",
+                "Mon 2026-12-14 10:00",
+                "Mon 2026-12-21 10:00",
+            ],
+        ),
+        (
+            "every mon,wed,fri 8:30",
+            "every Mon, Wed and Fri at 08:30",
+            [
+                "Wed 2026-12-02 08:30",
+                "Fri 2026-12-04 08:30",
+                "Mon 2026-12-07 08:30",
+            ],
+        ),
+        (
+            "every mon, wed and fri at 8.30 am",
+            "every Mon, Wed and Fri at 08:30",
+            [
+                "Wed 2026-12-02 08:30",
+                "Fri 2026-12-04 08:30",
+                "Mon 2026-12-07 08:30",
+            ],
+        ),
+        (
+            "every tue-thu noon",
+            "every Tue, Wed and Thu at 12:00",
+            [
+                "Tue 2026-12-01 12:00",
+                "Wed 2026-12-02 12:00",
+                "Thu 2026-12-03 12:00",
+            ],
+        ),
+        (
+            "every mon-fri 9am",
+            "every weekday at 09:00",
+            [
+                "Wed 2026-12-02 09:00",
+                "Thu 2026-12-03 09:00",
+                "Fri 2026-12-04 09:00",
+            ],
+        ),
+        (
+            "every 2h",
+            "every 2 hours",
+            [
+                "Tue 2026-12-01 12:00",
+                "Tue 2026-12-01 14:00",
+                "Tue 2026-12-01 16:00",
+            ],
+        ),
+        (
+            "every 30 minutes",
+            "every 30 minutes",
+            [
+                "Tue 2026-12-01 10:30",
+                "Tue 2026-12-01 11:00",
+                "Tue 2026-12-01 11:30",
+            ],
+        ),
+        (
+            "hourly",
+            "every hour",
+            [
+                "Tue 2026-12-01 11:00",
+                "Tue 2026-12-01 12:00",
+                "Tue 2026-12-01 13:00",
+            ],
+        ),
+        (
+            "every minute",
+            "every minute",
+            [
+                "Tue 2026-12-01 10:01",
+                "Tue 2026-12-01 10:02",
+                "Tue 2026-12-01 10:03",
+            ],
+        ),
+        (
+            "every 1h30m",
+            "every 1h 30m",
+            [
+                "Tue 2026-12-01 11:30",
+                "Tue 2026-12-01 13:00",
+                "Tue 2026-12-01 14:30",
+            ],
+        ),
+        (
+            "every 3 days",
+            "every 3 days",
+            [
+                "Fri 2026-12-04 10:00",
+                "Mon 2026-12-07 10:00",
+                "Thu 2026-12-10 10:00",
+            ],
+        ),
+        (
+            "every month on the 1st 9am",
+            "every month on the 1st at 09:00",
+            [
+                "Fri 2027-01-01 09:00",
+                "Mon 2027-02-01 09:00",
+                "Mon 2027-03-01 09:00",
+            ],
+        ),
+        (
+            "monthly on the 15th",
+            "every month on the 15th at 09:00",
+            [
+                "Tue 2026-12-15 09:00",
+                "Fri 2027-01-15 09:00",
+                "Mon 2027-02-15 09:00",
+            ],
+        ),
+        (
+            "every month on the 31st 9am",
+            "every month on the 31st at 09:00",
+            [
+                "Thu 2026-12-31 09:00",
+                "Sun 2027-01-31 09:00",
+                "Wed 2027-03-31 09:00",
+            ],
+        ),
+        (
+            "every month on the last day 18:00",
+            "every month on the last day at 18:00",
+            [
+                "Thu 2026-12-31 18:00",
+                "Sun 2027-01-31 18:00",
+                "Sun 2027-02-28 18:00",
+            ],
+        ),
+        (
+            "every year dec 24 18:00",
+            "every year on 24 Dec at 18:00",
+            [
+                "Thu 2026-12-24 18:00",
+                "Fri 2027-12-24 18:00",
+                "Sun 2028-12-24 18:00",
+            ],
+        ),
+        (
+            "every year on the 1st of january at midnight",
+            "every year on 1 Jan at 00:00",
+            [
+                "Fri 2027-01-01 00:00",
+                "Sat 2028-01-01 00:00",
+                "Mon 2029-01-01 00:00",
+            ],
+        ),
+        (
+            "every year feb 29 9am",
+            "every year on 29 Feb at 09:00",
+            [
+                "Tue 2028-02-29 09:00",
+                "Sun 2032-02-29 09:00",
+                "Fri 2036-02-29 09:00",
+            ],
+        ),
+        (
+            "cron \"0 9 * * 1-5\"",
+            "cron \"0 9 * * 1-5\" (At 09:00, on Monday, Tuesday, Wednesday, Thursday, and Friday)",
+            [
+                "Wed 2026-12-02 09:00",
+                "Thu 2026-12-03 09:00",
+                "Fri 2026-12-04 09:00",
+            ],
+        ),
+        (
+            "cron '*/15 * * * *'",
+            "",
+            [
+                "Tue 2026-12-01 10:15",
+                "Tue 2026-12-01 10:30",
+                "Tue 2026-12-01 10:45",
+            ],
+        ),
+        (
+            "cron 0 9 1 * *",
+            "",
+            [
+                "Fri 2027-01-01 09:00",
+                "Mon 2027-02-01 09:00",
+                "Mon 2027-03-01 09:00",
+            ],
+        ),
+        (
+            "every day at 9am for 2 times",
+            "every day at 09:00, 2 times",
+            ["Wed 2026-12-02 09:00", "Thu 2026-12-03 09:00", ""],
+        ),
+        (
+            "every day at 9am until dec 3",
+            "every day at 09:00, until Thu 3 Dec 23:59",
+            ["Wed 2026-12-02 09:00", "Thu 2026-12-03 09:00", ""],
+        ),
+        (
+            "every 2h for 5 hours",
+            "",
+            ["Tue 2026-12-01 12:00", "Tue 2026-12-01 14:00", ""],
+        ),
+        (
+            "every weekday 9am until 2026-12-03 for 10 times",
+            "",
+            ["Wed 2026-12-02 09:00", "Thu 2026-12-03 09:00", ""],
+        ),
+    ];
+    for (expr, words, want) in table {
+        let (desc, got) = next3(expr, &now);
+        if !words.is_empty() {
+            assert_eq!(&desc, words, "{expr}");
+        }
+        let want: Vec<String> = want
+            .iter()
+            .filter(|w| !w.is_empty())
+            .map(|w| format!("{w} +0000"))
+            .collect();
+        assert_eq!(got, want, "{expr}");
+    }
+}
+
+#[test]
+fn refusals_are_one_line_reasons() {
+    let now = utc_at(2026, 12, 1, 10, 0);
+    let cases: &[(&str, &str)] = &[
+        ("", "empty rule"),
+        ("every", "can't read"),
+        (
+            "every blah",
+            "can't read \"every blah\" as a repeating rule",
+        ),
+        ("every 30 seconds", "more often than once a minute"),
+        ("every 59s", "more often than once a minute"),
+        ("every second", "more often than once a minute"),
+        ("cron \"0 0 30 2 *\"", "never fires"),
+        ("cron \"0 9 * *\"", "cron"),
+        ("cron \"61 9 * * *\"", "cron"),
+        ("every day at 9am for 0 times", "never fires: 0 times"),
+        ("every year feb 30", "no such date or time"),
+        ("every month on the 32nd", "no such date or time"),
+        ("every day at 25:00", "no such date or time"),
+        ("every day at 9am utc", "follows your local time"),
+        ("every day at 9am until today", "ends before it starts"),
+        ("every 2h until 2026-12-01 11:00", "ends before it starts"),
+        ("every day at 9am until 2020-01-01", "in the past"),
+        ("every day at 9am until blah", "can't read"),
+    ];
+    for (expr, want) in cases {
+        let e = recur::parse(expr, &now).expect_err(expr).to_string();
+        assert!(e.contains(want), "{expr}: {e}");
+        assert!(!e.contains('\n'), "{expr}: {e}");
+    }
+}
+
+#[test]
+fn berlin_spring_forward_keeps_local_time_and_fires_a_gap_time_once() {
+    // Fri 27 Mar 2026 12:00 CET; clocks jump 02:00 -> 03:00 on Sun 29 Mar.
+    let now = Berlin.with_ymd_and_hms(2026, 3, 27, 12, 0, 0).unwrap();
+    let (_, t) = next3("every day at 9am", &now);
+    assert_eq!(
+        t,
+        [
+            "Sat 2026-03-28 09:00 +0100",
+            "Sun 2026-03-29 09:00 +0200",
+            "Mon 2026-03-30 09:00 +0200"
+        ]
+    );
+    // 02:30 does not exist on the 29th: once, at the first instant after the gap.
+    let (_, t) = next3("every day at 2:30", &now);
+    assert_eq!(
+        t,
+        [
+            "Sat 2026-03-28 02:30 +0100",
+            "Sun 2026-03-29 03:00 +0200",
+            "Mon 2026-03-30 02:30 +0200"
+        ]
+    );
+    let (_, t) = next3("cron \"30 2 * * *\"", &now);
+    assert_eq!(
+        t,
+        [
+            "Sat 2026-03-28 02:30 +0100",
+            "Sun 2026-03-29 03:00 +0200",
+            "Mon 2026-03-30 02:30 +0200"
+        ]
+    );
+    // Intervals are exact elapsed time across the jump.
+    let night = Berlin.with_ymd_and_hms(2026, 3, 29, 0, 30, 0).unwrap();
+    let s = recur::parse("every 2h", &night).unwrap();
+    let t = s.next_occurrences(&night, 3);
+    assert_eq!(
+        t.iter()
+            .map(|t| t.with_timezone(&Berlin).format("%H:%M").to_string())
+            .collect::<Vec<_>>(),
+        ["03:30", "05:30", "07:30"]
+    );
+    assert_eq!((t[0] - night.with_timezone(&Utc)).num_minutes(), 120);
+    assert_eq!((t[1] - t[0]).num_minutes(), 120);
+}
+
+#[test]
+fn berlin_fall_back_fires_a_repeated_time_once() {
+    // Sat 24 Oct 2026 12:00 CEST; clocks go 03:00 -> 02:00 on Sun 25 Oct.
+    let now = Berlin.with_ymd_and_hms(2026, 10, 24, 12, 0, 0).unwrap();
+    let (_, t) = next3("every day at 2:30", &now);
+    assert_eq!(
+        t,
+        [
+            "Sun 2026-10-25 02:30 +0200",
+            "Mon 2026-10-26 02:30 +0100",
+            "Tue 2026-10-27 02:30 +0100"
+        ]
+    );
+    let (_, t) = next3("every weekend 9am", &now);
+    assert_eq!(
+        t,
+        [
+            "Sun 2026-10-25 09:00 +0100",
+            "Sat 2026-10-31 09:00 +0100",
+            "Sun 2026-11-01 09:00 +0100"
+        ]
+    );
+    // The hour that happens twice is 25 hours of elapsed time for a daily rule.
+    let s = recur::parse("every day at 9am", &now).unwrap();
+    let t = s.next_occurrences(&now, 2);
+    assert_eq!(
+        t[0].with_timezone(&Berlin).format("%d %H:%M").to_string(),
+        "25 09:00"
+    );
+    assert_eq!((t[1] - t[0]).num_hours(), 24);
+    let sat = Berlin
+        .with_ymd_and_hms(2026, 10, 24, 9, 0, 0)
+        .unwrap()
+        .with_timezone(&Utc);
+    assert_eq!((t[0] - sat).num_hours(), 25);
+}
+
+#[test]
+fn new_york_repeated_0130_fires_once() {
+    // Clocks go 02:00 EDT -> 01:00 EST on Sun 1 Nov 2026.
+    let now = New_York.with_ymd_and_hms(2026, 10, 31, 12, 0, 0).unwrap();
+    let (_, t) = next3("every day at 1:30am", &now);
+    assert_eq!(
+        t,
+        [
+            "Sun 2026-11-01 01:30 -0400",
+            "Mon 2026-11-02 01:30 -0500",
+            "Tue 2026-11-03 01:30 -0500"
+        ]
+    );
+}
+
+#[test]
+fn preview_names_the_next_three() {
+    let now = Berlin.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
+    let s = recur::parse("every day at 9am", &now).unwrap();
+    assert_eq!(
+        s.preview(&now, 3),
+        "next Mon 30 Nov 09:00, then Tue 09:00, Wed 09:00"
+    );
+    let s = recur::parse("every 2h", &now).unwrap();
+    assert_eq!(
+        s.preview(&now, 3),
+        "next Mon 30 Nov 10:00, then 12:00, 14:00"
+    );
+    let s = recur::parse("every monday 10:00", &now).unwrap();
+    assert_eq!(
+        s.preview(&now, 3),
+        "next Mon 30 Nov 10:00, then Mon 7 Dec 10:00, Mon 14 Dec 10:00"
+    );
+    let s = recur::parse("every year dec 24 18:00", &now).unwrap();
+    assert_eq!(
+        s.preview(&now, 2),
+        "next Thu 24 Dec 18:00, then Fri 24 Dec 18:00"
+    );
+}
+
+#[test]
+fn split_prefix_takes_the_rule_and_leaves_the_text() {
+    let now = utc_at(2026, 12, 1, 10, 0);
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "every weekday 9am stand-up notes",
+            "every weekday at 09:00",
+            "stand-up notes",
+        ),
+        (
+            "weekday 9am stand-up notes",
+            "every weekday at 09:00",
+            "stand-up notes",
+        ),
+        (
+            "every 2h check the queue",
+            "every 2 hours",
+            "check the queue",
+        ),
+        (
+            "every day at 9am for 5 times summarise my notes",
+            "every day at 09:00, 5 times",
+            "summarise my notes",
+        ),
+        (
+            "every mon,wed,fri 8:30 Gym!",
+            "every Mon, Wed and Fri at 08:30",
+            "Gym!",
+        ),
+        (
+            "cron \"0 9 * * 1-5\" morning report",
+            "cron \"0 9 * * 1-5\" (At 09:00, on Monday, Tuesday, Wednesday, Thursday, and Friday)",
+            "morning report",
+        ),
+        ("every 1 minute ping", "every minute", "ping"),
+    ];
+    for (input, words, text) in cases {
+        let (s, rest) = recur::split_prefix(input, &now).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(
+            (s.describe(&now).as_str(), rest.as_str()),
+            (*words, *text),
+            "{input}"
+        );
+    }
+    assert_eq!(
+        recur::split_prefix("every day at 9am", &now).unwrap_err(),
+        RecurError::NothingToSend
+    );
+    assert_eq!(
+        recur::split_prefix("every 10 seconds ping", &now).unwrap_err(),
+        RecurError::TooOften
+    );
+}
+
+#[test]
+fn catch_up_fires_the_latest_and_counts_the_skipped() {
+    let tz = Berlin;
+    let rule = Rule::parse("every day at 9am").unwrap();
+    let day = |d: u32, h: u32| {
+        Berlin
+            .with_ymd_and_hms(2026, 12, d, h, 0, 0)
+            .unwrap()
+            .timestamp_millis()
+    };
+    let grace = 12 * 3_600_000;
+    // Due on the 2nd at 09:00; back on the 8th at 10:00: 7 due, the 8th's fires.
+    let c = catch_up(
+        &rule,
+        &tz,
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: None,
+            remaining: None,
+        },
+        day(8, 10),
+        grace,
+    );
+    assert_eq!(
+        (c.fire, c.skipped, c.consumed, c.next),
+        (Some(day(8, 9)), 6, 7, Some(day(9, 9)))
+    );
+    // Back after the grace: nothing fires, all skipped.
+    let c = catch_up(
+        &rule,
+        &tz,
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: None,
+            remaining: None,
+        },
+        day(8, 22),
+        grace,
+    );
+    assert_eq!((c.fire, c.skipped, c.next), (None, 7, Some(day(9, 9))));
+    // On time: fires, nothing skipped.
+    let c = catch_up(
+        &rule,
+        &tz,
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: None,
+            remaining: None,
+        },
+        day(2, 9),
+        grace,
+    );
+    assert_eq!(
+        (c.fire, c.skipped, c.next),
+        (Some(day(2, 9)), 0, Some(day(3, 9)))
+    );
+    // A count ends it: 3 left, 7 due -> the 4th fires (the last of the budget, within... no: 4th is days old).
+    let c = catch_up(
+        &rule,
+        &tz,
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: None,
+            remaining: Some(3),
+        },
+        day(8, 10),
+        grace,
+    );
+    assert_eq!((c.fire, c.skipped, c.consumed, c.next), (None, 3, 3, None));
+    // Until the 5th: the latest is the 5th, long past: skipped; ended.
+    let c = catch_up(
+        &rule,
+        &tz,
+        Position {
+            anchor: day(2, 9),
+            next_due: day(2, 9),
+            until: Some(day(5, 23)),
+            remaining: None,
+        },
+        day(8, 10),
+        grace,
+    );
+    assert_eq!((c.fire, c.skipped, c.next), (None, 4, None));
+    // Intervals: exact arithmetic over a long absence.
+    let every = Rule::parse("every 1 minute").unwrap();
+    let t0 = day(1, 0);
+    let c = catch_up(
+        &every,
+        &tz,
+        Position {
+            anchor: t0,
+            next_due: t0,
+            until: None,
+            remaining: None,
+        },
+        t0 + 365 * 86_400_000 + 30_000,
+        grace,
+    );
+    assert_eq!(c.skipped, 365 * 1440);
+    assert_eq!(c.fire, Some(t0 + 365 * 86_400_000));
+    assert_eq!(c.next, Some(t0 + 365 * 86_400_000 + 60_000));
+}
+
+mod hostile {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("every".to_string()),
+            Just("day".to_string()),
+            Just("weekday".to_string()),
+            Just("month".to_string()),
+            Just("year".to_string()),
+            Just("on".to_string()),
+            Just("the".to_string()),
+            Just("at".to_string()),
+            Just("until".to_string()),
+            Just("for".to_string()),
+            Just("times".to_string()),
+            Just("cron".to_string()),
+            Just("\"".to_string()),
+            Just("mon,wed".to_string()),
+            Just("fri-mon".to_string()),
+            Just("dec".to_string()),
+            Just("last".to_string()),
+            Just("9am".to_string()),
+            Just("2:30".to_string()),
+            Just("*/5".to_string()),
+            Just("*".to_string()),
+            Just("1-5".to_string()),
+            "[0-9]{1,3}(st|nd|h|m|s)?",
+            "\\PC{1,6}",
+        ]
+    }
+
+    fn check(expr: &str) -> Result<(), TestCaseError> {
+        for now in [
+            utc_at(2026, 3, 29, 0, 30),
+            Berlin
+                .with_ymd_and_hms(2026, 10, 25, 1, 59, 0)
+                .unwrap()
+                .with_timezone(&Utc),
+        ] {
+            let local = now.with_timezone(&Berlin);
+            if let Ok(s) = recur::parse(expr, &local) {
+                let t = s.next_occurrences(&local, 4);
+                prop_assert!(!t.is_empty(), "{expr}: accepted but never fires");
+                prop_assert!(t[0] > now, "{expr}: first not in the future");
+                prop_assert!(t.windows(2).all(|w| w[1] > w[0]), "{expr}: {t:?}");
+                prop_assert!(
+                    t.windows(2).all(|w| (w[1] - w[0]).num_seconds() >= 60),
+                    "{expr}: more often than once a minute: {t:?}"
+                );
+                let back = Rule::parse(&s.rule.expression());
+                prop_assert_eq!(back.as_ref().ok(), Some(&s.rule), "{}", expr);
+                prop_assert!(!s.describe(&local).contains('\n'));
+            }
+            let _ = recur::split_prefix(expr, &local);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(s in "\\PC{0,40}") {
+            check(&s)?;
+        }
+
+        #[test]
+        fn rule_word_soup_never_panics_and_what_is_accepted_fires(
+            words in prop::collection::vec(word(), 1..8)
+        ) {
+            check(&words.join(" "))?;
+        }
+    }
+}
