@@ -598,14 +598,20 @@ async fn snapshot_interrupted_reply() {
     ui.settle().await;
     assert_eq!(ui.messages()[1].status, MessageStatus::Interrupted);
     let s = ui.screen(80, 24);
+    // A transient cut is generated again by itself: no key is offered for it.
     assert!(
-        s.contains("connection reset by peer") && s.contains("Ctrl+R retries"),
+        s.contains("connection reset by peer") && s.contains("being generated again"),
+        "{s}"
+    );
+    assert!(!s.contains("Ctrl+R retries"), "{s}");
+    assert!(
+        s.contains("↻ reply again in 5s · to “What is a monad?”"),
         "{s}"
     );
     insta::assert_snapshot!("interrupted_80x24", ui.render(80, 24).backend());
-    // However narrow, the reason wraps and the way out stays visible.
+    // However narrow, the reason wraps and the state stays visible.
     let s = ui.screen(64, 20);
-    assert!(s.contains("peer — Ctrl+R retries"), "{s}");
+    assert!(s.contains("being generated again"), "{s}");
 }
 
 // ----- whole-app tests, driven by keys, checked against the database -------------
@@ -2443,4 +2449,36 @@ async fn a_failing_api_key_cmd_runs_once_per_config_generation_not_per_frame() {
         1,
         "a failing command runs once per config generation"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn repeated_interrupted_attempts_show_as_one() {
+    let cut = || {
+        Step::Cut(
+            vec![text("partial ")],
+            LlmError::transient("connection reset by peer"),
+        )
+    };
+    let mut ui = Ui::new(vec![
+        cut(),
+        cut(),
+        cut(),
+        Step::Reply(vec![text("whole answer"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("question");
+    for _ in 0..10 {
+        tokio::time::advance(std::time::Duration::from_secs(30)).await;
+        ui.settle().await;
+    }
+    let interrupted = ui
+        .messages()
+        .iter()
+        .filter(|m| m.status == MessageStatus::Interrupted)
+        .count();
+    assert_eq!(interrupted, 3, "every attempt is kept in the database");
+    let s = ui.screen(120, 40);
+    assert_eq!(s.matches("⚠ interrupted").count(), 1, "one shown:\n{s}");
+    assert!(s.contains("(after 2 earlier interrupted attempts)"), "{s}");
+    assert!(s.contains("whole answer"), "{s}");
 }

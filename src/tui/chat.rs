@@ -21,6 +21,11 @@ pub struct Entry {
     pub card: Option<TaskCard>,
     /// A long message of yours is shown folded to its first lines.
     pub folded: bool,
+    /// What an interrupted reply's header adds: which key retries it, or
+    /// that it is being generated again ("" for none).
+    pub retry_hint: &'static str,
+    /// Earlier interrupted attempts at this reply, not shown.
+    pub earlier_attempts: usize,
     /// Rendered lines: a cache filled while drawing (drawing reads `&App`).
     cache: RefCell<Option<Cached>>,
     /// While a reply streams: its settled beginning, rendered once (see `stable_split`).
@@ -54,6 +59,8 @@ struct Cached {
     highlight: u64,
     card: Option<TaskCard>,
     folded: bool,
+    retry_hint: &'static str,
+    earlier_attempts: usize,
     content_len: usize,
     status: MessageStatus,
     lines: Vec<Line<'static>>,
@@ -66,6 +73,8 @@ impl Entry {
             msg,
             card: None,
             folded: true,
+            retry_hint: "",
+            earlier_attempts: 0,
             cache: RefCell::new(None),
             stable: RefCell::new(None),
         }
@@ -87,6 +96,8 @@ impl Entry {
                 && c.status == self.msg.status
                 && c.card == self.card
                 && c.folded == self.folded
+                && c.retry_hint == self.retry_hint
+                && c.earlier_attempts == self.earlier_attempts
         })
     }
 
@@ -96,7 +107,7 @@ impl Entry {
             let mut stable = self.stable.borrow_mut();
             let (lines, code_blocks) = match &self.card {
                 Some(card) => (render_card(card, width), Vec::new()),
-                None => render_message(&self.msg, width, self.folded, &mut stable),
+                None => render_message(self, width, &mut stable),
             };
             if self.msg.status != MessageStatus::Streaming {
                 *stable = None;
@@ -106,6 +117,8 @@ impl Entry {
                 highlight: super::highlight::generation(),
                 card: self.card.clone(),
                 folded: self.folded,
+                retry_hint: self.retry_hint,
+                earlier_attempts: self.earlier_attempts,
                 content_len: self.msg.content.len(),
                 status: self.msg.status,
                 lines,
@@ -200,11 +213,12 @@ fn indent(lines: Vec<Line<'static>>, dim: bool) -> Vec<Line<'static>> {
 }
 
 fn render_message(
-    m: &Message,
+    e: &Entry,
     width: u16,
-    folded: bool,
     stable: &mut Option<Stable>,
 ) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
+    let m = &e.msg;
+    let folded = e.folded;
     let body_width = width.saturating_sub(2).max(1);
     let mut header: Vec<Span<'static>> = Vec::new();
     let (bar, name_style) = match m.role {
@@ -243,8 +257,17 @@ fn render_message(
         }
         MessageStatus::Interrupted => Some((
             "⚠ ",
-            sanitize_line(m.error.as_deref().unwrap_or("interrupted")).into_owned(),
-            " — Ctrl+R retries",
+            {
+                let why = sanitize_line(m.error.as_deref().unwrap_or("interrupted")).into_owned();
+                match e.earlier_attempts {
+                    0 => why,
+                    n => format!(
+                        "{why} (after {n} earlier interrupted attempt{})",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                }
+            },
+            e.retry_hint,
             Style::new().fg(Color::Yellow),
         )),
         MessageStatus::Error => Some((
@@ -648,7 +671,9 @@ mod tests {
                 // The same text rendered whole (as a finished reply); the headers differ.
                 let mut whole = entry.msg.clone();
                 whole.status = MessageStatus::Complete;
-                let whole_lines = text_of(&render_message(&whole, width, false, &mut None).0);
+                let mut whole = Entry::new(whole);
+                whole.folded = false;
+                let whole_lines = text_of(&render_message(&whole, width, &mut None).0);
                 assert_eq!(
                     split_lines[1..],
                     whole_lines[1..],

@@ -1,73 +1,18 @@
 //! Files the composer reads and writes: `/attach` and `/export`.
 
-use std::io::Read;
 use std::path::Path;
 
 use super::model::Model;
 use crate::engine::Part;
 use crate::store::{MessageStatus, Role};
 
-/// Read a file to attach: a regular file only (not a device, FIFO or
-/// socket, which could block or never end), read with a hard cap on the
-/// bytes actually read, so the cap holds whatever the metadata says.
+/// Read a file to attach within what the message's cap leaves (regular
+/// files only, bytes counted as read: see [`crate::files::read_attachment`]).
 pub fn read_attachment(path: &Path, used: u64, cap: u64) -> Result<Part, String> {
     if path.as_os_str().is_empty() {
         return Err("usage: /attach PATH".into());
     }
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{shown} is not a regular file"));
-    }
-    if used + meta.len() > cap {
-        return Err(format!(
-            "refused: {shown} would bring this message's attachments to {} KB, over the {} KB cap",
-            (used + meta.len()).div_ceil(1024),
-            cap / 1024
-        ));
-    }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let mut bytes = Vec::new();
-    file.take(cap - used + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if used + bytes.len() as u64 > cap {
-        return Err(format!(
-            "refused: {shown} grew past the {} KB cap while reading",
-            cap / 1024
-        ));
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
-    let mime = match ext.as_deref() {
-        Some("png") => Some("image/png"),
-        Some("jpg") | Some("jpeg") => Some("image/jpeg"),
-        Some("gif") => Some("image/gif"),
-        Some("webp") => Some("image/webp"),
-        _ => None,
-    };
-    match mime {
-        Some(m) => {
-            use base64::Engine as _;
-            Ok(Part::Image {
-                name,
-                mime: m.into(),
-                data_base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
-            })
-        }
-        None => match String::from_utf8(bytes) {
-            Ok(content) => Ok(Part::Text { name, content }),
-            Err(_) => Err(format!(
-                "{name} is neither text nor a supported image (png, jpeg, gif, webp)"
-            )),
-        },
-    }
+    crate::files::read_attachment(path, cap.saturating_sub(used))
 }
 
 /// Export the open conversation to Markdown. Returns the absolute path written.
@@ -130,7 +75,8 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
         let body = crate::sanitize::sanitize_keep_tabs(&m.content);
         md.push_str(&format!("## {who}{status} — {when}\n\n{body}\n\n"));
     }
-    std::fs::write(&path, md).map_err(|e| format!("cannot write {path}: {e}"))?;
+    // Private (0600), and never blocking on a FIFO or writing into /proc.
+    crate::files::write_private(Path::new(&path), md.as_bytes())?;
     let abs = std::fs::canonicalize(&path)
         .map(|p| p.display().to_string())
         .unwrap_or(path);

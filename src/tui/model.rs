@@ -97,16 +97,20 @@ impl Model {
         let Some(id) = self.current else { return };
         match self.engine.store().messages(id) {
             Ok(msgs) => {
+                // Repeated interrupted attempts at one reply show as the latest.
+                let collapsed = crate::store::collapse_attempts(&msgs);
                 let mut old: HashMap<i64, Entry> =
                     self.entries.drain(..).map(|e| (e.msg.id, e)).collect();
                 self.entries = msgs
                     .into_iter()
+                    .filter(|m| !collapsed.is_hidden(m.id))
                     .map(|m| {
                         let mid = m.id;
                         let mut e = Entry::new(m);
                         if let Some(o) = old.remove(&mid) {
                             e.reuse(o);
                         }
+                        e.earlier_attempts = collapsed.earlier.get(&mid).copied().unwrap_or(0);
                         e
                     })
                     .collect();
@@ -130,6 +134,28 @@ impl Model {
         }
         self.refresh_cards();
         self.apply_fold();
+        self.apply_retry_hints();
+    }
+
+    /// Only the last reply can be regenerated (Ctrl+R), and not while it is
+    /// already being generated again: older interrupted replies get no hint.
+    pub fn apply_retry_hints(&mut self) {
+        let regenerating = self
+            .items
+            .iter()
+            .any(|i| i.accepted() && matches!(i.status, Status::Pending | Status::Sending))
+            || self.is_busy();
+        let last = self
+            .entries
+            .iter()
+            .rposition(|e| e.msg.role == Role::Assistant);
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            e.retry_hint = match (Some(i) == last, regenerating) {
+                (true, false) => " — Ctrl+R retries",
+                (true, true) => " — being generated again",
+                _ => "",
+            };
+        }
     }
 
     pub fn reload_items(&mut self) {
@@ -138,6 +164,7 @@ impl Model {
             Ok(items) => self.items = items,
             Err(e) => self.fail("pending items", e),
         }
+        self.apply_retry_hints();
         let ids: Vec<i64> = self.tasks.keys().copied().collect();
         for oid in ids {
             if let Ok(Some(it)) = self.engine.store().item(oid) {

@@ -236,16 +236,27 @@ impl Strip {
             _ => 0,
         };
         for (i, it) in items.iter().enumerate().skip(first).take(shown) {
-            let (badge, style) = badge(&cx.model.state_of(it, cx.now_ms), cx.now_ms, compact);
+            let state = cx.model.state_of(it, cx.now_ms);
+            let (badge, style) = match &state {
+                // Already in the conversation: its reply is being generated again.
+                ItemState::Retrying { at, .. } if it.accepted() => (
+                    format!("↻ reply again in {}s", ((at - cx.now_ms) + 999) / 1000),
+                    Style::new().fg(Color::Yellow),
+                ),
+                _ => badge(&state, cx.now_ms, compact),
+            };
             let is_sel = focused && Some(i) == sel;
             let marker = if is_sel { "› " } else { "  " };
             let used = unicode_width::UnicodeWidthStr::width(marker)
                 + unicode_width::UnicodeWidthStr::width(badge.as_str())
                 + 3;
-            let text = elide(
-                sanitize_line(&it.text).trim(),
-                (width as usize).saturating_sub(used).max(8),
-            );
+            // An accepted item is already in the conversation: what waits is its reply.
+            let shown = if it.accepted() {
+                format!("to “{}”", sanitize_line(&it.text).trim())
+            } else {
+                sanitize_line(&it.text).trim().to_string()
+            };
+            let text = elide(&shown, (width as usize).saturating_sub(used).max(8));
             let mut text_style = Style::new();
             if is_sel {
                 text_style = text_style.add_modifier(Modifier::REVERSED);
