@@ -2482,3 +2482,49 @@ async fn repeated_interrupted_attempts_show_as_one() {
     assert!(s.contains("(after 2 earlier interrupted attempts)"), "{s}");
     assert!(s.contains("whole answer"), "{s}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn every_creates_a_series_with_a_live_preview() {
+    let mut ui = Ui::new(vec![]);
+    ui.typ("/every weekday 9am stand-up notes");
+    let s = ui.screen(120, 40);
+    // 2026-11-30 00:53 UTC is a Monday.
+    assert!(
+        s.contains("⏰ every weekday at 09:00 — next Mon 30 Nov 09:00, then Tue 09:00, Wed 09:00"),
+        "{s}"
+    );
+    insta::assert_snapshot!("every_preview_120x40", s);
+    ui.enter();
+    assert_eq!(ui.app.composer_text(), "", "{}", ui.status_line());
+    let series = ui.h.engine.list_series(false).unwrap();
+    assert_eq!(series.len(), 1);
+    assert_eq!(series[0].series.text, "stand-up notes");
+    assert_eq!(series[0].description, "every weekday at 09:00");
+    // A rule that cannot be read keeps the text and creates nothing.
+    ui.typ("/every blursday 9am x");
+    assert!(ui.screen(120, 40).contains("✗ "));
+    ui.enter();
+    assert!(ui.app.status_pair().1);
+    assert_eq!(ui.app.composer_text(), "/every blursday 9am x");
+    assert_eq!(ui.h.engine.list_series(false).unwrap().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_approval_card_of_a_repeating_task_shows_the_rule() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![
+        text("I'll summarise your notes every morning."),
+        tool_call(
+            "schedule_task",
+            r#"{"instruction":"summarise what changed in ~/notes","repeat":"every day at 8am","title":"notes"}"#,
+        ),
+        done(),
+    ])]);
+    ui.start().await;
+    ui.say("summarise my notes every morning");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    let s = ui.screen(100, 30);
+    assert!(s.contains("repeats every day at 08:00"), "{s}");
+    assert!(s.contains("next "), "{s}");
+    insta::assert_snapshot!("approval_repeating_100x30", s);
+}

@@ -912,6 +912,22 @@ impl App {
     /// The live preview for `/later` and `/at` while typing.
     pub fn composer_preview(&self) -> Option<Result<String, String>> {
         let text = self.composer.text();
+        if let Some(rest) = text.strip_prefix("/every ") {
+            if rest.trim().is_empty() {
+                return Some(Err(
+                    "/every EXPR TEXT — e.g. /every weekday 9am stand-up notes".into(),
+                ));
+            }
+            let engine = self.engine();
+            return Some(match engine.split_schedule(rest) {
+                Ok((s, _)) => Ok(format!(
+                    "{} — {}",
+                    engine.describe_schedule(&s),
+                    engine.preview_schedule(&s, 3)
+                )),
+                Err(e) => Err(e.to_string()),
+            });
+        }
         let (mode, rest) = if let Some(r) = text.strip_prefix("/later ") {
             (Mode::Later, r)
         } else if let Some(r) = text.strip_prefix("/at ") {
@@ -1115,6 +1131,27 @@ impl App {
                 };
                 match when::split_time_prefix(&arg, &self.model.now(), mode) {
                     Ok((due, text)) => self.schedule(&text, due.timestamp_millis()),
+                    Err(e) => self.error(e),
+                }
+            }
+            Command::Every => {
+                let Some(id) = conv else { return };
+                let engine = self.engine().clone();
+                match engine
+                    .split_schedule(&arg)
+                    .map_err(|e| e.to_string())
+                    .and_then(|(s, text)| {
+                        let first = engine.preview_schedule(&s, 1);
+                        engine
+                            .create_series(id, Kind::Message, &text, &s)
+                            .map(|_| format!("{} — {first}", engine.describe_schedule(&s)))
+                            .map_err(|e| format!("{e:#}"))
+                    }) {
+                    Ok(what) => {
+                        self.info(format!("repeating: {what} (F2 to pause, edit or end it)"));
+                        done(self);
+                    }
+                    // The text stays in the composer so nothing is lost.
                     Err(e) => self.error(e),
                 }
             }

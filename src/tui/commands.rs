@@ -15,6 +15,7 @@ pub enum Arg {
 pub enum Command {
     Later,
     At,
+    Every,
     New,
     Rename,
     Delete,
@@ -71,6 +72,13 @@ pub static COMMANDS: &[Spec] = &[
         &["/at"],
         "/at TIME TEXT",
         "send at a time: /at tomorrow 9am stand-up notes",
+        Arg::Text,
+    ),
+    spec(
+        Command::Every,
+        &["/every"],
+        "/every EXPR TEXT",
+        "repeat: /every weekday 9am stand-up notes, /every 2h check the queue, /every cron \"0 9 * * 1-5\" …",
         Arg::Text,
     ),
     spec(

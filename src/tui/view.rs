@@ -103,10 +103,9 @@ fn draw_chat(f: &mut Frame, app: &App, rcx: &RenderCx<'_>, area: Rect) -> usize 
         }
         tail.push(Line::default());
     }
-    // Room at the foot for the approval card, drawn over it.
-    if let Some(card) = app.views.iter().find(|v| v.kind() == ViewKind::Approval) {
-        let _ = card;
-        for _ in 0..6 {
+    // Room at the foot for the approval card (at most 8 rows), drawn over it.
+    if app.views.iter().any(|v| v.kind() == ViewKind::Approval) {
+        for _ in 0..8 {
             tail.push(Line::default());
         }
     }

@@ -61,7 +61,19 @@ impl ApprovalCard {
                 body.push(Line::from(
                     sanitize_line(s["instruction"].as_str().unwrap_or("")).into_owned(),
                 ));
-                if let Some(due) = s["due_at"].as_i64() {
+                if let Some(repeat) = s["repeat"].as_str() {
+                    // A repeating task: the rule in words and its next occurrences.
+                    body.push(Line::styled(
+                        format!("repeats {}", sanitize_line(repeat)),
+                        Style::new().fg(Color::Cyan),
+                    ));
+                    if let Some(p) = s["preview"].as_str() {
+                        body.push(Line::styled(
+                            sanitize_line(p).into_owned(),
+                            Style::new().fg(Color::Cyan),
+                        ));
+                    }
+                } else if let Some(due) = s["due_at"].as_i64() {
                     let d = chrono::DateTime::from_timestamp_millis(due).unwrap_or_default();
                     let text = if due > cx.now_ms {
                         format!("fires {}", when::preview(d, &cx.now))
