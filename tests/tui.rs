@@ -2528,3 +2528,76 @@ async fn the_approval_card_of_a_repeating_task_shows_the_rule() {
     assert!(s.contains("next "), "{s}");
     insta::assert_snapshot!("approval_repeating_100x30", s);
 }
+
+#[tokio::test(start_paused = true)]
+async fn f2_lists_series_and_its_keys_act_on_them() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/every day at 9am water the plants");
+    ui.say("/later 1h a one-off");
+    let id = ui.h.engine.list_series(false).unwrap()[0].series.id;
+    ui.press(KeyCode::F(2));
+    let s = ui.screen(110, 30);
+    assert!(
+        s.contains("recurring") && s.contains("water the plants"),
+        "{s}"
+    );
+    assert!(s.contains("every day at 09:00"), "the rule in words:\n{s}");
+    assert!(s.contains("0 sent, 0 skipped"), "{s}");
+    insta::assert_snapshot!("f2_with_a_series_110x30", s);
+    let status = |ui: &Ui| ui.h.engine.series_view(id).unwrap().unwrap().series.status;
+    // p pauses, p resumes.
+    ui.ch('p');
+    assert_eq!(status(&ui), tock::store::SeriesStatus::Paused);
+    assert!(ui.screen(110, 30).contains("paused"));
+    ui.ch('p');
+    assert_eq!(status(&ui), tock::store::SeriesStatus::Active);
+    // n skips the next occurrence: 09:00 today becomes 09:00 tomorrow.
+    let before =
+        ui.h.engine
+            .series_view(id)
+            .unwrap()
+            .unwrap()
+            .series
+            .next_due_at
+            .unwrap();
+    ui.ch('n');
+    let after =
+        ui.h.engine
+            .series_view(id)
+            .unwrap()
+            .unwrap()
+            .series
+            .next_due_at
+            .unwrap();
+    assert_eq!(after - before, 24 * 3_600_000);
+    // s sends one extra occurrence now.
+    ui.ch('s');
+    let occ = ui.store().series_occurrences(id).unwrap();
+    assert_eq!(occ.len(), 1, "{occ:?}");
+    // r edits the rule, with a preview; a bad rule is refused in place.
+    ui.ch('r');
+    ui.ctrl('u');
+    ui.typ("every weekday 8:30");
+    let s = ui.screen(110, 30);
+    assert!(s.contains("every weekday at 08:30 — next"), "{s}");
+    ui.enter();
+    let v = ui.h.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(v.description, "every weekday at 08:30");
+    // e edits the text.
+    ui.ch('e');
+    ui.ctrl('u');
+    ui.typ("water the ferns");
+    ui.enter();
+    assert_eq!(
+        ui.h.engine.series_view(id).unwrap().unwrap().series.text,
+        "water the ferns"
+    );
+    // x then y ends it.
+    ui.ch('x');
+    ui.ch('y');
+    assert_eq!(status(&ui), tock::store::SeriesStatus::Ended);
+    // Finished occurrences are listed under their series with `a`.
+    ui.ch('a');
+    let s = ui.screen(110, 30);
+    assert!(s.contains("↳ water the plants"), "{s}");
+}

@@ -637,7 +637,7 @@ impl App {
             })),
             Action::ScheduledPane => {
                 let mut p = ScheduledPane::new();
-                if let Err(e) = p.refresh(self.engine().store()) {
+                if let Err(e) = p.refresh_with(self.engine()) {
                     self.error(format!("{e:#}"));
                 }
                 self.views.push(Box::new(p));

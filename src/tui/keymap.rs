@@ -123,6 +123,8 @@ pub enum Action {
     Resume,
     Jump,
     ShowFinished,
+    PauseSeries,
+    SkipNext,
     // Sidebar
     Open,
     Rename,
@@ -738,6 +740,20 @@ fn defaults() -> Vec<Binding> {
             "show_finished",
             vec![ch('a')],
             "show / hide finished items",
+        ),
+        b(
+            Scheduled,
+            Ac::PauseSeries,
+            "pause",
+            vec![ch('p')],
+            "pause / resume a recurring series",
+        ),
+        b(
+            Scheduled,
+            Ac::SkipNext,
+            "skip_next",
+            vec![ch('n')],
+            "skip a series' next occurrence",
         ),
         b(
             Scheduled,

@@ -45,7 +45,10 @@ pub enum PaneAction {
 
 /// One item, ready to draw. Untrusted text is sanitised here, once.
 struct Row {
+    /// For a series row, an item standing for it: id, text, next due time.
     item: OutboxItem,
+    /// Set when this row is a recurring series (not an outbox row).
+    series: Option<crate::engine::SeriesView>,
     /// What holds up its conversation (a paused queue, an approval).
     gate: ConversationGate,
     /// The conversation's title; None when it no longer exists.
@@ -72,6 +75,12 @@ enum Mode {
     ConfirmCancel {
         id: i64,
         seen: i64,
+    },
+    /// A new rule for a series, with the engine's preview of it.
+    Rule {
+        id: i64,
+        input: Box<TextArea<'static>>,
+        preview: Result<String, String>,
     },
 }
 
@@ -127,6 +136,16 @@ impl ScheduledPane {
     /// event while open). Keeps the selection on the same item id; when that
     /// item left the list, on the row that took its place.
     pub fn refresh(&mut self, store: &Store) -> anyhow::Result<()> {
+        self.load(store, None)
+    }
+
+    /// Reload rows, recurring series included (they need the engine's zone to
+    /// be described). Series come first, each followed by its occurrences.
+    pub fn refresh_with(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        self.load(engine.store(), Some(engine))
+    }
+
+    fn load(&mut self, store: &Store, engine: Option<&Engine>) -> anyhow::Result<()> {
         let items = store.list_items(self.show_all)?;
         let gates = crate::engine::state::gates(store)?;
         let mut titles: HashMap<i64, Option<String>> = HashMap::new();
@@ -158,12 +177,21 @@ impl ScheduledPane {
                 .and_then(|c| gates.get(&c).copied())
                 .unwrap_or_default();
             rows.push(Row {
+                series: None,
                 gate,
                 item,
                 conversation,
                 summary,
                 error,
             });
+        }
+        if let Some(engine) = engine {
+            rows = with_series(
+                rows,
+                engine.list_series(self.show_all)?,
+                store,
+                self.show_all,
+            )?;
         }
         self.rows = rows;
         match self.selected {
@@ -254,6 +282,7 @@ impl ScheduledPane {
                 error,
             } => self.edit_key(key, engine, (id, seen), editor, error),
             Mode::ConfirmCancel { id, seen } => self.confirm_key(key, engine, id, seen),
+            Mode::Rule { id, input, preview } => self.rule_key(key, engine, id, input, preview),
         }
     }
 
@@ -272,7 +301,7 @@ impl ScheduledPane {
             Action::Last => self.select_index(usize::MAX),
             Action::ShowFinished => {
                 self.show_all = !self.show_all;
-                return match self.refresh(engine.store()) {
+                return match self.refresh_with(engine) {
                     Ok(()) => PaneAction::None,
                     Err(e) => PaneAction::Error(error_line(&e)),
                 };
@@ -299,6 +328,8 @@ impl ScheduledPane {
             Action::CancelItem => return self.item_key('x', engine),
             Action::SendNow => return self.item_key('s', engine),
             Action::RetryItem => return self.item_key('R', engine),
+            Action::PauseSeries => return self.item_key('p', engine),
+            Action::SkipNext => return self.item_key('n', engine),
             _ => {}
         }
         PaneAction::None
@@ -309,6 +340,9 @@ impl ScheduledPane {
         let Some(row) = self.selected_row() else {
             return PaneAction::None;
         };
+        if let Some(v) = &row.series {
+            return self.series_key(c, engine, v.clone());
+        }
         let id = row.item.id;
         let seen = row.item.updated_at;
         let status = row.item.status;
@@ -378,6 +412,166 @@ impl ScheduledPane {
         }
     }
 
+    fn is_series(&self, id: i64) -> bool {
+        self.index_of(id)
+            .is_some_and(|i| self.rows[i].series.is_some())
+    }
+
+    /// The keys on a recurring series: pause/resume, skip next, edit text,
+    /// edit rule, end, send one extra occurrence now.
+    fn series_key(&mut self, c: char, engine: &Engine, v: crate::engine::SeriesView) -> PaneAction {
+        use crate::store::SeriesStatus;
+        let id = v.series.id;
+        if v.series.status == SeriesStatus::Ended {
+            return PaneAction::Info(format!("series #{id} has ended"));
+        }
+        match c {
+            'p' if v.series.status == SeriesStatus::Paused => {
+                self.act(engine, engine.resume_series(id), format!("series #{id} resumed"))
+            }
+            'p' => self.act(engine, engine.pause_series(id), format!("series #{id} paused")),
+            'n' => match engine.skip_next(id) {
+                Ok(Some(next)) => {
+                    let when = engine.show_time(next);
+                    self.reload(engine, format!("series #{id}: skipped one; next {when}"))
+                }
+                Ok(None) => self.reload(engine, format!("series #{id}: skipped its last occurrence; it has ended")),
+                Err(e) => PaneAction::Error(error_line(&e)),
+            },
+            'e' => {
+                let lines: Vec<String> = sanitize(&v.series.text).lines().map(str::to_string).collect();
+                let mut editor = TextArea::new(lines);
+                editor.set_cursor_line_style(Style::default());
+                editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
+                editor.move_cursor(ratatui_textarea::CursorMove::End);
+                self.mode = Mode::Edit {
+                    id,
+                    seen: v.series.updated_at,
+                    editor: Box::new(editor),
+                    error: None,
+                };
+                PaneAction::None
+            }
+            'r' => {
+                let mut input = TextArea::new(vec![sanitize(&v.series.rule).into_owned()]);
+                input.set_cursor_line_style(Style::default());
+                input.move_cursor(ratatui_textarea::CursorMove::End);
+                let preview = rule_preview(engine, &v.series.rule);
+                self.mode = Mode::Rule {
+                    id,
+                    input: Box::new(input),
+                    preview,
+                };
+                PaneAction::None
+            }
+            'x' => {
+                self.mode = Mode::ConfirmCancel {
+                    id,
+                    seen: v.series.updated_at,
+                };
+                PaneAction::None
+            }
+            's' => match engine.send_series_now(id) {
+                Ok(item) => self.reload(engine, format!("series #{id}: one extra occurrence (#{item}) sent as soon as its conversation is free")),
+                Err(e) => PaneAction::Error(error_line(&e)),
+            },
+            'R' => PaneAction::Info(format!("series #{id}: s sends one occurrence now")),
+            _ => PaneAction::None,
+        }
+    }
+
+    fn rule_key(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        id: i64,
+        mut input: Box<TextArea<'static>>,
+        preview: Result<String, String>,
+    ) -> PaneAction {
+        match key.code {
+            KeyCode::Esc => PaneAction::None,
+            KeyCode::Enter => {
+                let expr = input.lines().join(" ");
+                match engine.edit_series_rule(id, expr.trim()) {
+                    Ok(()) => self.reload(
+                        engine,
+                        format!("series #{id}: {}", preview.unwrap_or_default()),
+                    ),
+                    Err(e) => {
+                        // Kept open: the user fixes the rule rather than retyping it.
+                        let line = error_line(&e);
+                        self.mode = Mode::Rule {
+                            id,
+                            input,
+                            preview: Err(line.clone()),
+                        };
+                        PaneAction::Error(line)
+                    }
+                }
+            }
+            _ => {
+                if key.code == KeyCode::Char('u') && key.modifiers.contains(KeyModifiers::CONTROL) {
+                    input.delete_line_by_head();
+                } else {
+                    input.input(key);
+                }
+                let preview = rule_preview(engine, &input.lines().join(" "));
+                self.mode = Mode::Rule { id, input, preview };
+                PaneAction::None
+            }
+        }
+    }
+
+    fn render_rule(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        id: i64,
+        input: &TextArea<'static>,
+        preview: &Result<String, String>,
+    ) {
+        let popup = above_footer(area, area.width.saturating_sub(4).min(72), 8);
+        let inner = popup_frame(
+            popup,
+            buf,
+            &format!(" New rule for series #{id} "),
+            Color::Cyan,
+        );
+        if inner.height < 4 {
+            return;
+        }
+        let w = inner.width as usize;
+        if let Some(i) = self.index_of(id) {
+            buf.set_stringn(
+                inner.x,
+                inner.y,
+                elide(&self.rows[i].summary, w),
+                w,
+                Style::default(),
+            );
+        }
+        let field = Rect::new(inner.x, inner.y + 1, inner.width, 1);
+        input.render(field, buf);
+        let (text, style) = match preview {
+            Ok(p) => (format!("↻ {p}"), Style::default().fg(Color::Cyan)),
+            Err(e) => (format!("✗ {e}"), Style::default().fg(Color::Red)),
+        };
+        Paragraph::new(text)
+            .style(style)
+            .wrap(Wrap { trim: true })
+            .render(
+                Rect::new(
+                    inner.x,
+                    inner.y + 2,
+                    inner.width,
+                    inner.height.saturating_sub(3),
+                ),
+                buf,
+            );
+        let footer = footer_line(&[("Enter", "save"), ("Esc", "cancel")], POPUP_SEP);
+        buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
+    }
+
     /// After an engine call: reload so the change shows at once, and report.
     fn act(&mut self, engine: &Engine, result: anyhow::Result<()>, done: String) -> PaneAction {
         match result {
@@ -388,7 +582,7 @@ impl ScheduledPane {
 
     /// Reload after a change and report it.
     fn reload(&mut self, engine: &Engine, done: String) -> PaneAction {
-        match self.refresh(engine.store()) {
+        match self.refresh_with(engine) {
             Ok(()) => PaneAction::Info(done),
             Err(e) => PaneAction::Error(error_line(&e)),
         }
@@ -466,7 +660,13 @@ impl ScheduledPane {
         }
         if save {
             // The store refuses an empty text; the editor stays open either way.
-            return match engine.act_on_item(id, seen, ItemAction::Edit(editor.lines().join("\n"))) {
+            let text = editor.lines().join("\n");
+            let saved = if self.is_series(id) {
+                engine.edit_series_text(id, &text)
+            } else {
+                engine.act_on_item(id, seen, ItemAction::Edit(text))
+            };
+            return match saved {
                 Ok(()) => self.reload(engine, format!("#{id} saved")),
                 Err(e) => {
                     let line = error_line(&e);
@@ -480,7 +680,12 @@ impl ScheduledPane {
                 }
             };
         }
-        let changed = editor.input(key);
+        // Readline: Ctrl+U kills to the start of the line (the textarea makes it undo).
+        let changed = if key.code == KeyCode::Char('u') && m.contains(KeyModifiers::CONTROL) {
+            editor.delete_line_by_head()
+        } else {
+            editor.input(key)
+        };
         self.mode = Mode::Edit {
             id,
             seen,
@@ -492,6 +697,9 @@ impl ScheduledPane {
 
     fn confirm_key(&mut self, key: KeyEvent, engine: &Engine, id: i64, seen: i64) -> PaneAction {
         match key.code {
+            KeyCode::Char('y' | 'Y') if self.is_series(id) => {
+                self.act(engine, engine.end_series(id), format!("series #{id} ended"))
+            }
             KeyCode::Char('y' | 'Y') => self.act(
                 engine,
                 engine.act_on_item(id, seen, ItemAction::Cancel),
@@ -573,6 +781,7 @@ impl ScheduledPane {
                 id, editor, error, ..
             } => self.render_edit(area, buf, *id, editor, error.as_deref()),
             Mode::ConfirmCancel { id, .. } => self.render_confirm(area, buf, *id),
+            Mode::Rule { id, input, preview } => self.render_rule(area, buf, *id, input, preview),
         }
     }
 
@@ -658,6 +867,9 @@ impl ScheduledPane {
                     Col::Due => (&c.due, Style::default()),
                     Col::Rel => (&c.rel, Style::default().fg(Color::DarkGray)),
                     Col::Conv => (&c.conv, conv_style(row)),
+                    Col::Kind if row.series.is_some() => {
+                        ("recurring", Style::default().fg(Color::Cyan))
+                    }
                     Col::Kind => (row_kind(row.item.kind), kind_style(row.item.kind)),
                     Col::State => (c.state.label(), c.state.style()),
                     Col::Tries => (
@@ -716,7 +928,12 @@ impl ScheduledPane {
     ) {
         let w = area.width as usize;
         let it = &row.item;
-        let head = format!("#{} {} in {}: ", it.id, row_kind(it.kind), c.conv);
+        let kind = if row.series.is_some() {
+            "recurring"
+        } else {
+            row_kind(it.kind)
+        };
+        let head = format!("#{} {kind} in {}: ", it.id, c.conv);
         let line = Line::from(vec![
             Span::styled(head.clone(), Style::default().fg(Color::DarkGray)),
             Span::raw(elide(&row.summary, w.saturating_sub(head.width()))),
@@ -726,13 +943,26 @@ impl ScheduledPane {
         let now_ms = now.timestamp_millis();
         let err = row.error.as_deref().unwrap_or("no reason recorded");
         let plural = |n: i64| if n == 1 { "" } else { "s" };
+        let series_line = row.series.as_ref().map(|v| {
+            let next = v
+                .upcoming
+                .first()
+                .map(|t| format!(" · next {}", when::preview(utc(*t), now)))
+                .unwrap_or_default();
+            format!(
+                "{}{next} · {} sent, {} skipped · p pause · n skip · r rule",
+                v.description, v.series.occurrences, v.series.skipped
+            )
+        });
         let text = match c.state {
+            _ if series_line.is_some() => series_line.unwrap_or_default(),
             State::Scheduled => format!(
                 "scheduled: sends {}",
                 it.due_at
                     .map(|d| when::preview(utc(d), now))
                     .unwrap_or_default()
             ),
+            State::Active | State::SeriesPaused | State::Ended => String::new(),
             State::Queued => "queued: sent as soon as its conversation is free".to_string(),
             State::Paused => "waiting: its conversation's queue was paused by a stop (Enter goes there to resume)".to_string(),
             State::Approval => "waiting: a tool call in its conversation needs your approval (Enter goes there)".to_string(),
@@ -1023,7 +1253,7 @@ fn columns(width: u16, id_w: u16, due_w: u16, rel_w: u16) -> Vec<(Col, u16)> {
         (Col::Due, due_w),
         (Col::Rel, rel_w),
         (Col::Conv, CONV_MIN),
-        (Col::Kind, 7),
+        (Col::Kind, 9),
         (Col::State, 9),
         (Col::Tries, 5),
         (Col::Text, TEXT_MIN),
@@ -1086,6 +1316,12 @@ enum State {
     Scheduled,
     /// Pending and due: waits for its conversation (or the dispatcher).
     Queued,
+    /// A recurring series that fires.
+    Active,
+    /// A recurring series paused by the user.
+    SeriesPaused,
+    /// A recurring series that has ended.
+    Ended,
     /// Its conversation's queue was paused by a stop.
     Paused,
     /// Waits for a tool call's approval in its conversation.
@@ -1122,6 +1358,9 @@ impl State {
             State::Scheduled => "scheduled",
             State::Queued => "queued",
             State::Paused => "paused",
+            State::Active => "active",
+            State::SeriesPaused => "paused",
+            State::Ended => "ended",
             State::Approval => "approval",
             State::Retrying => "retrying",
             State::Sending => "sending",
@@ -1137,7 +1376,9 @@ impl State {
         match self {
             State::Scheduled => s.fg(Color::Cyan),
             State::Queued => s.fg(Color::Blue),
-            State::Paused | State::Approval => s.fg(Color::Yellow),
+            State::Paused | State::Approval | State::SeriesPaused => s.fg(Color::Yellow),
+            State::Active => s.fg(Color::Cyan),
+            State::Ended => s.add_modifier(Modifier::DIM),
             State::Retrying => s.fg(Color::Yellow),
             State::Sending => s.fg(Color::Blue).add_modifier(Modifier::BOLD),
             State::Failed => s.fg(Color::Red).add_modifier(Modifier::BOLD),
@@ -1172,9 +1413,101 @@ fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
             .conversation
             .clone()
             .unwrap_or_else(|| "(deleted)".to_string()),
-        state: State::of(it, now_ms, row.gate),
+        state: match row.series.as_ref().map(|v| v.series.status) {
+            Some(crate::store::SeriesStatus::Active) => State::Active,
+            Some(crate::store::SeriesStatus::Paused) => State::SeriesPaused,
+            Some(crate::store::SeriesStatus::Ended) => State::Ended,
+            None => State::of(it, now_ms, row.gate),
+        },
         tries: it.attempts.to_string(),
     }
+}
+
+/// The preview of a rule being typed: in words with its next occurrences, or why not.
+fn rule_preview(engine: &Engine, expr: &str) -> Result<String, String> {
+    engine
+        .parse_schedule(expr)
+        .map(|s| {
+            format!(
+                "{} — {}",
+                engine.describe_schedule(&s),
+                engine.preview_schedule(&s, 3)
+            )
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// Put the series first (by next occurrence), each followed by its
+/// occurrences: the unfinished ones always, the finished ones when `all`.
+fn with_series(
+    items: Vec<Row>,
+    series: Vec<crate::engine::SeriesView>,
+    store: &Store,
+    all: bool,
+) -> anyhow::Result<Vec<Row>> {
+    if series.is_empty() {
+        return Ok(items);
+    }
+    let (mut occurrences, rest): (Vec<Row>, Vec<Row>) =
+        items.into_iter().partition(|r| r.item.series_id.is_some());
+    let mut out = Vec::new();
+    for v in series {
+        let sr = &v.series;
+        let conversation = match sr.conversation_id {
+            Some(c) => store.conversation(c)?.map(|c| c.display_title()),
+            None => None,
+        };
+        // The row stands for the series: its id, text and next occurrence.
+        let item = OutboxItem {
+            id: sr.id,
+            conversation_id: sr.conversation_id,
+            kind: sr.kind,
+            text: sr.text.clone(),
+            model_override: sr.model_override.clone(),
+            parts_json: None,
+            due_at: sr.next_due_at,
+            status: if sr.status == crate::store::SeriesStatus::Ended {
+                Status::Canceled
+            } else {
+                Status::Pending
+            },
+            attempts: 0,
+            last_error: None,
+            next_attempt_at: None,
+            priority: 0,
+            claimed_by: None,
+            created_at: sr.created_at,
+            updated_at: sr.updated_at,
+            sent_at: None,
+            title: sr.title.clone(),
+            payload_json: None,
+            series_id: None,
+            occurrence_at: None,
+        };
+        let summary = one_line(&sr.text);
+        out.push(Row {
+            item,
+            series: Some(v.clone()),
+            gate: ConversationGate::default(),
+            conversation,
+            summary,
+            error: None,
+        });
+        let (mine, others): (Vec<Row>, Vec<Row>) = occurrences
+            .into_iter()
+            .partition(|r| r.item.series_id == Some(v.series.id));
+        occurrences = others;
+        for mut r in mine {
+            if all || !r.item.status.is_finished() {
+                r.summary = format!("↳ {}", r.summary);
+                out.push(r);
+            }
+        }
+    }
+    // Occurrences of series not listed (ended, when finished ones are hidden).
+    out.extend(occurrences);
+    out.extend(rest);
+    Ok(out)
 }
 
 fn row_kind(kind: Kind) -> &'static str {
@@ -1307,7 +1640,7 @@ impl crate::tui::views::View for ScheduledPane {
     }
 
     fn refresh(&mut self, model: &crate::tui::model::Model) {
-        if let Err(e) = ScheduledPane::refresh(self, model.engine.store()) {
+        if let Err(e) = self.refresh_with(&model.engine) {
             tracing::warn!("refreshing the scheduled list: {e:#}");
         }
     }
