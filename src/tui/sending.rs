@@ -1,0 +1,448 @@
+//! Sending from the composer: messages, edits, `/later`, `/at`, `/every`,
+//! and the slash commands; copy and attach.
+
+use super::app::App;
+use super::chat::Scroll;
+use super::commands::{self, Command};
+use super::composer::{self};
+use super::keymap::Action;
+use super::model::local;
+use super::views::{self, Intent};
+use crate::engine::Part;
+use crate::store::{Kind, NewItem, Role};
+use crate::when::{self, Mode};
+
+impl App {
+    /// The live preview for `/later` and `/at` while typing.
+    pub fn composer_preview(&self) -> Option<Result<String, String>> {
+        let text = self.composer.text();
+        if let Some(rest) = text.strip_prefix("/every ") {
+            if rest.trim().is_empty() {
+                return Some(Err(
+                    "/every EXPR TEXT — e.g. /every weekday 9am stand-up notes".into(),
+                ));
+            }
+            let engine = self.engine();
+            return Some(match engine.split_schedule(rest) {
+                Ok((s, _)) => Ok(format!(
+                    "{} — {}",
+                    engine.describe_schedule(&s),
+                    engine.preview_schedule(&s, 3)
+                )),
+                Err(e) => Err(e.to_string()),
+            });
+        }
+        let (mode, rest) = if let Some(r) = text.strip_prefix("/later ") {
+            (Mode::Later, r)
+        } else if let Some(r) = text.strip_prefix("/at ") {
+            (Mode::At, r)
+        } else {
+            return None;
+        };
+        if rest.trim().is_empty() {
+            return Some(Err(match mode {
+                Mode::Later => "/later DURATION TEXT — e.g. /later 1h30m check the build".into(),
+                Mode::At => "/at TIME TEXT — e.g. /at tomorrow 9am stand-up notes".into(),
+            }));
+        }
+        let now = self.model.now();
+        Some(match when::split_time_prefix(rest, &now, mode) {
+            Ok((due, _)) => Ok(format!("sends {}", when::preview(due, &now))),
+            Err(e) => Err(e.to_string()),
+        })
+    }
+
+    pub(super) fn submit(&mut self) {
+        let text = self.composer.text();
+        let trimmed = text.trim();
+        if trimmed.is_empty() && self.composer.attachments.is_empty() {
+            return;
+        }
+        if trimmed.starts_with('/') && !trimmed.starts_with("//") {
+            self.command(trimmed.to_string());
+            return;
+        }
+        // "//" escapes a message that starts with a slash.
+        let body = trimmed
+            .strip_prefix('/')
+            .filter(|_| trimmed.starts_with("//"))
+            .unwrap_or(trimmed)
+            .to_string();
+        self.send(&body, None);
+    }
+
+    pub(super) fn send(&mut self, text: &str, due: Option<i64>) {
+        let Some(conv) = self.model.current else {
+            return;
+        };
+        let now = self.now();
+        let mut item = NewItem::new(
+            conv,
+            if due.is_some() {
+                Kind::Message
+            } else {
+                Kind::Queued
+            },
+            text,
+        );
+        item.due_at = due;
+        item.model_override = self.model_override.clone();
+        if !self.composer.attachments.is_empty() {
+            item.parts_json = serde_json::to_string(&self.composer.attachments).ok();
+        }
+        let busy = self.model.is_busy();
+        let editing = self.composer.edit.as_ref().map(|e| e.message_id);
+        let result = match editing {
+            // Resending an edit: the old exchange is marked replaced in the same transaction.
+            Some(message_id) if due.is_none() => {
+                let restore = self.composer.stash_after_edit();
+                self.engine()
+                    .edit_and_resend(conv, message_id, item, &restore)
+                    .map(|id| (id, Some(restore)))
+            }
+            _ => self
+                .engine()
+                .submit_clearing_draft(item)
+                .map(|id| (id, None)),
+        };
+        match result {
+            Ok((_, restore)) => {
+                self.composer.history.push(text.to_string());
+                match restore {
+                    Some(d) => {
+                        let history = std::mem::take(&mut self.composer.history);
+                        self.composer.load(&d, history);
+                        self.info("resent; the old exchange is marked replaced");
+                    }
+                    None => {
+                        self.composer.clear(now);
+                        // Cleared in the database with the send itself.
+                        self.composer.unsaved_since = None;
+                        if let Some(d) = due {
+                            self.info(format!(
+                                "scheduled: {}",
+                                when::preview(
+                                    chrono::DateTime::from_timestamp_millis(d).unwrap_or_default(),
+                                    &local(now)
+                                )
+                            ));
+                        } else if self.model.paused() {
+                            let _ = self.engine().resume_queue(conv);
+                            self.info("queue resumed with your message");
+                        } else if busy {
+                            self.info("queued: it goes as soon as this reply finishes");
+                        }
+                    }
+                }
+                self.scroll = Scroll::default();
+                self.model.reload_items();
+            }
+            Err(e) => self.error(format!("{e:#}")),
+        }
+    }
+
+    pub(super) fn schedule(&mut self, text: &str, due: i64) {
+        if text.is_empty() {
+            self.error("nothing to send after the time");
+            return;
+        }
+        self.send(text, Some(due));
+    }
+
+    /// ↑ on an empty composer: edit and resend your last message.
+    pub(super) fn edit_last(&mut self) {
+        if self.model.is_busy() {
+            self.error("wait for the reply to finish (or Esc to stop it) before editing");
+            return;
+        }
+        let Some(m) = self.model.last_user_message().cloned() else {
+            // Nothing sent here yet: ↑ recalls what was typed before, if anything.
+            let now = self.now();
+            if !self.composer.recall(true, now) {
+                self.info("no message to edit yet");
+            }
+            return;
+        };
+        let parts: Vec<Part> = m
+            .parts_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default();
+        self.composer
+            .begin_edit(m.id, &m.content, parts, self.now());
+    }
+
+    pub(super) fn copy(&mut self, block: Option<usize>) {
+        let width = self.layout.chat.width.saturating_sub(2).max(1);
+        let Some(last) = self
+            .model
+            .entries
+            .iter()
+            .rev()
+            .find(|e| e.msg.role == Role::Assistant)
+        else {
+            self.error("no reply to copy yet");
+            return;
+        };
+        let text = match block {
+            None => last.msg.content.clone(),
+            Some(n) => {
+                // Blocks are numbered across the whole conversation, as shown in their headers.
+                let mut all = Vec::new();
+                for e in self.model.entries.iter() {
+                    all.extend(e.code_blocks(width));
+                }
+                match all.into_iter().nth(n.saturating_sub(1)) {
+                    Some(b) if n > 0 => b.code,
+                    _ => {
+                        self.error(format!("no code block {n} in this conversation"));
+                        return;
+                    }
+                }
+            }
+        };
+        let text = crate::sanitize::sanitize(&text).into_owned();
+        self.output.raw.push(osc52(&text));
+        self.info(format!(
+            "sent {} characters to the terminal's clipboard (OSC 52){}",
+            text.chars().count(),
+            if self.in_tmux {
+                "; tmux passes it on with set-clipboard on"
+            } else {
+                ""
+            }
+        ));
+    }
+
+    pub(super) fn command(&mut self, line: String) {
+        let (spec, arg) = match commands::parse(&line) {
+            Ok(p) => p,
+            // Never sent to the model; the text stays so it can be fixed.
+            Err(e) => return self.error(e),
+        };
+        let arg = arg.to_string();
+        let now = self.now();
+        let conv = self.model.current;
+        let done = |app: &mut App| {
+            app.composer.clear(now);
+        };
+        match spec.command {
+            Command::Later | Command::At => {
+                let mode = if spec.command == Command::Later {
+                    Mode::Later
+                } else {
+                    Mode::At
+                };
+                match when::split_time_prefix(&arg, &self.model.now(), mode) {
+                    Ok((due, text)) => self.schedule(&text, due.timestamp_millis()),
+                    Err(e) => self.error(e),
+                }
+            }
+            Command::Every => {
+                let Some(id) = conv else { return };
+                let engine = self.engine().clone();
+                match engine
+                    .split_schedule(&arg)
+                    .map_err(|e| e.to_string())
+                    .and_then(|(s, text)| {
+                        let first = engine.preview_schedule(&s, 1);
+                        engine
+                            .create_series(id, Kind::Message, &text, &s)
+                            .map(|_| format!("{} — {first}", engine.describe_schedule(&s)))
+                            .map_err(|e| format!("{e:#}"))
+                    }) {
+                    Ok(what) => {
+                        self.info(format!("repeating: {what} (F2 to pause, edit or end it)"));
+                        done(self);
+                    }
+                    // The text stays in the composer so nothing is lost.
+                    Err(e) => self.error(e),
+                }
+            }
+            Command::New => {
+                done(self);
+                self.new_conversation((!arg.is_empty()).then_some(arg.as_str()));
+            }
+            Command::Rename => match conv {
+                _ if arg.is_empty() => self.error("usage: /rename TITLE"),
+                Some(id) => match self.engine().rename_conversation(id, &arg) {
+                    Ok(()) => {
+                        self.model.reload_convs();
+                        self.update_title();
+                        done(self);
+                    }
+                    Err(e) => self.error(e),
+                },
+                None => {}
+            },
+            Command::Delete => {
+                if let Some((id, title)) =
+                    self.model.current_conv().map(|c| (c.id, c.display_title()))
+                {
+                    done(self);
+                    let pending = self
+                        .model
+                        .summaries
+                        .iter()
+                        .filter(|i| i.conversation_id == Some(id) && i.kind != Kind::Task)
+                        .count();
+                    self.views
+                        .push(Box::new(views::confirm::Confirm::delete_conversation(
+                            id, &title, pending,
+                        )));
+                }
+            }
+            Command::Model => {
+                if arg.is_empty() {
+                    let (name, provider) = self.model.model_label();
+                    let names = self.engine().config().model_names().join(", ");
+                    self.info(format!("model: {name} ({provider}) — available: {names}"));
+                    done(self);
+                } else if let Some(id) = conv {
+                    match self.engine().set_conversation_model(id, Some(&arg)) {
+                        Ok(kind) => {
+                            self.model.reload_convs();
+                            self.info(format!("model for this conversation: {arg} ({kind})"));
+                            done(self);
+                        }
+                        Err(e) => self.error(e),
+                    }
+                }
+            }
+            Command::Role => {
+                if arg.is_empty() {
+                    let roles: Vec<String> =
+                        self.engine().config().get().roles.keys().cloned().collect();
+                    let cur = self
+                        .model
+                        .current_conv()
+                        .and_then(|c| c.role.clone())
+                        .unwrap_or_else(|| "none".into());
+                    self.info(format!(
+                        "role: {cur} — available: {}",
+                        if roles.is_empty() {
+                            "none (add [roles.NAME] to the config)".into()
+                        } else {
+                            roles.join(", ")
+                        }
+                    ));
+                    done(self);
+                } else if let Some(id) = conv {
+                    let role = (arg != "none").then_some(arg.as_str());
+                    match self.engine().set_conversation_role(id, role) {
+                        Ok(()) => {
+                            self.model.reload_convs();
+                            self.info(format!("role: {arg}"));
+                            done(self);
+                        }
+                        Err(e) => self.error(e),
+                    }
+                }
+            }
+            Command::Attach => match self.attach(&commands::expand_home(&arg)) {
+                Ok(msg) => {
+                    self.info(msg);
+                    self.composer.set_text("", now);
+                }
+                Err(e) => self.error(e),
+            },
+            Command::Detach => {
+                let n = self.composer.attachments.len();
+                self.composer.attachments.clear();
+                self.composer.set_text("", now);
+                self.info(format!("removed {n} attachment(s)"));
+            }
+            Command::With => match arg.split_once(char::is_whitespace) {
+                Some((model, text)) if !text.trim().is_empty() => {
+                    match self.engine().config().describe(Some(model)) {
+                        Ok(_) => {
+                            self.model_override = Some(model.to_string());
+                            self.send(text.trim(), None);
+                            self.model_override = None;
+                        }
+                        Err(e) => self.error(e),
+                    }
+                }
+                _ => {
+                    self.error("usage: /with MODEL TEXT — sends this one message to another model")
+                }
+            },
+            Command::Retry => {
+                done(self);
+                self.main_action(Action::Regenerate);
+            }
+            Command::Resume => {
+                done(self);
+                self.apply(vec![Intent::ResumeQueue]);
+            }
+            Command::Copy => {
+                if arg.is_empty() {
+                    done(self);
+                    self.copy(None);
+                } else {
+                    match arg.parse::<usize>() {
+                        Ok(n) => {
+                            done(self);
+                            self.copy(Some(n));
+                        }
+                        Err(_) => self.error(
+                            "usage: /copy [N] — N is the code block number shown in its header",
+                        ),
+                    }
+                }
+            }
+            Command::Export => match super::export::export(&self.model, &arg) {
+                Ok(p) => {
+                    self.info(format!("exported to {p}"));
+                    done(self);
+                }
+                Err(e) => self.error(e),
+            },
+            Command::Sidebar => {
+                done(self);
+                self.toggle_sidebar();
+            }
+            Command::Mouse => {
+                done(self);
+                self.toggle_mouse();
+            }
+            Command::Help => {
+                done(self);
+                self.views.push(Box::new(views::help::Help::default()));
+            }
+            Command::Quit => {
+                done(self);
+                self.quit = true;
+            }
+        }
+    }
+
+    pub(super) fn attach(&mut self, path: &str) -> Result<String, String> {
+        let cap = self.engine().config().get().max_attachment_bytes();
+        let used: u64 = self.composer.attachments.iter().map(part_bytes).sum();
+        let part = super::export::read_attachment(std::path::Path::new(path), used, cap)?;
+        let (name, kind, bytes) = composer::describe(&part);
+        self.composer.attachments.push(part);
+        Ok(format!(
+            "attached {name} ({kind}, {}) to the next message (/detach removes)",
+            composer::size(bytes)
+        ))
+    }
+}
+fn part_bytes(p: &Part) -> u64 {
+    match p {
+        Part::Image { data_base64, .. } => data_base64.len() as u64 * 3 / 4,
+        Part::Text { content, .. } => content.len() as u64,
+    }
+}
+
+/// OSC 52 clipboard write. Sent raw inside tmux too: tmux takes it into its
+/// buffer and passes it on to the outer terminal with `set-clipboard on`,
+/// whereas a passthrough-wrapped one is dropped unless `allow-passthrough` is on.
+pub fn osc52(text: &str) -> String {
+    use base64::Engine as _;
+    format!(
+        "\x1b]52;c;{}\x07",
+        base64::engine::general_purpose::STANDARD.encode(text)
+    )
+}
