@@ -2601,3 +2601,30 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     let s = ui.screen(110, 30);
     assert!(s.contains("↳ water the plants"), "{s}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_pending_approval_is_listed_in_f2_and_marked_in_the_sidebar() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    let asking = ui.conv();
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    assert_ne!(ui.conv(), asking);
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("? remind me") && s.contains("needs approval"),
+        "{s}"
+    );
+    assert!(s.contains("?1 to approve"), "{s}");
+    ui.press(KeyCode::F(2));
+    let s = ui.screen(100, 30);
+    assert!(s.contains("approval") && s.contains("asking"), "{s}");
+    assert!(s.contains("schedule_task wants to run: build check"), "{s}");
+    insta::assert_snapshot!("f2_with_an_approval_100x30", s);
+    // Enter goes to its conversation, where the card has the keys.
+    ui.press(KeyCode::Home);
+    ui.enter();
+    assert_eq!(ui.conv(), asking);
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval));
+}

@@ -49,6 +49,9 @@ struct Row {
     item: OutboxItem,
     /// Set when this row is a recurring series (not an outbox row).
     series: Option<crate::engine::SeriesView>,
+    /// Set when this row is a tool call waiting for the user's answer; its
+    /// item id is the approval's id negated, so it never meets an outbox id.
+    approval: Option<crate::store::Approval>,
     /// What holds up its conversation (a paused queue, an approval).
     gate: ConversationGate,
     /// The conversation's title; None when it no longer exists.
@@ -178,6 +181,7 @@ impl ScheduledPane {
                 .unwrap_or_default();
             rows.push(Row {
                 series: None,
+                approval: None,
                 gate,
                 item,
                 conversation,
@@ -193,6 +197,11 @@ impl ScheduledPane {
                 self.show_all,
             )?;
         }
+        // Tool calls waiting for an answer come first: nothing in their
+        // conversation goes out until they are answered.
+        let mut asking = approval_rows(store)?;
+        asking.append(&mut rows);
+        let rows = asking;
         self.rows = rows;
         match self.selected {
             // The selected item left: nothing is selected, so no key acts on
@@ -342,6 +351,12 @@ impl ScheduledPane {
         };
         if let Some(v) = &row.series {
             return self.series_key(c, engine, v.clone());
+        }
+        if let Some(a) = &row.approval {
+            return PaneAction::Info(format!(
+                "approval {} waits for your answer in its conversation: Enter goes there",
+                a.id
+            ));
         }
         let id = row.item.id;
         let seen = row.item.updated_at;
@@ -867,6 +882,9 @@ impl ScheduledPane {
                     Col::Due => (&c.due, Style::default()),
                     Col::Rel => (&c.rel, Style::default().fg(Color::DarkGray)),
                     Col::Conv => (&c.conv, conv_style(row)),
+                    Col::Kind if row.approval.is_some() => {
+                        ("approval", Style::default().fg(Color::Yellow))
+                    }
                     Col::Kind if row.series.is_some() => {
                         ("recurring", Style::default().fg(Color::Cyan))
                     }
@@ -930,10 +948,12 @@ impl ScheduledPane {
         let it = &row.item;
         let kind = if row.series.is_some() {
             "recurring"
+        } else if row.approval.is_some() {
+            "approval"
         } else {
             row_kind(it.kind)
         };
-        let head = format!("#{} {kind} in {}: ", it.id, c.conv);
+        let head = format!("#{} {kind} in {}: ", c.id, c.conv);
         let line = Line::from(vec![
             Span::styled(head.clone(), Style::default().fg(Color::DarkGray)),
             Span::raw(elide(&row.summary, w.saturating_sub(head.width()))),
@@ -963,6 +983,7 @@ impl ScheduledPane {
                     .unwrap_or_default()
             ),
             State::Active | State::SeriesPaused | State::Ended => String::new(),
+            State::Asking => "waits for your answer: Enter goes to its conversation".to_string(),
             State::Queued => "queued: sent as soon as its conversation is free".to_string(),
             State::Paused => "waiting: its conversation's queue was paused by a stop (Enter goes there to resume)".to_string(),
             State::Approval => "waiting: a tool call in its conversation needs your approval (Enter goes there)".to_string(),
@@ -1316,6 +1337,8 @@ enum State {
     Scheduled,
     /// Pending and due: waits for its conversation (or the dispatcher).
     Queued,
+    /// A tool call waiting for the user's answer.
+    Asking,
     /// A recurring series that fires.
     Active,
     /// A recurring series paused by the user.
@@ -1359,6 +1382,7 @@ impl State {
             State::Queued => "queued",
             State::Paused => "paused",
             State::Active => "active",
+            State::Asking => "asking",
             State::SeriesPaused => "paused",
             State::Ended => "ended",
             State::Approval => "approval",
@@ -1378,6 +1402,7 @@ impl State {
             State::Queued => s.fg(Color::Blue),
             State::Paused | State::Approval | State::SeriesPaused => s.fg(Color::Yellow),
             State::Active => s.fg(Color::Cyan),
+            State::Asking => s.fg(Color::Yellow).add_modifier(Modifier::BOLD),
             State::Ended => s.add_modifier(Modifier::DIM),
             State::Retrying => s.fg(Color::Yellow),
             State::Sending => s.fg(Color::Blue).add_modifier(Modifier::BOLD),
@@ -1406,7 +1431,10 @@ fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
         None => ("asap".to_string(), String::new()),
     };
     Cells {
-        id: it.id.to_string(),
+        id: match &row.approval {
+            Some(a) => format!("a{}", a.id),
+            None => it.id.to_string(),
+        },
         due,
         rel,
         conv: row
@@ -1414,6 +1442,7 @@ fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
             .clone()
             .unwrap_or_else(|| "(deleted)".to_string()),
         state: match row.series.as_ref().map(|v| v.series.status) {
+            _ if row.approval.is_some() => State::Asking,
             Some(crate::store::SeriesStatus::Active) => State::Active,
             Some(crate::store::SeriesStatus::Paused) => State::SeriesPaused,
             Some(crate::store::SeriesStatus::Ended) => State::Ended,
@@ -1488,6 +1517,7 @@ fn with_series(
         out.push(Row {
             item,
             series: Some(v.clone()),
+            approval: None,
             gate: ConversationGate::default(),
             conversation,
             summary,
@@ -1507,6 +1537,54 @@ fn with_series(
     // Occurrences of series not listed (ended, when finished ones are hidden).
     out.extend(occurrences);
     out.extend(rest);
+    Ok(out)
+}
+
+/// Rows for the tool calls waiting for the user's answer.
+fn approval_rows(store: &Store) -> anyhow::Result<Vec<Row>> {
+    let mut out = Vec::new();
+    for a in store.waiting_approvals()? {
+        let conversation = store
+            .conversation(a.conversation_id)?
+            .map(|c| c.display_title());
+        let s: serde_json::Value = serde_json::from_str(&a.summary).unwrap_or_default();
+        let what = s["title"]
+            .as_str()
+            .or(s["instruction"].as_str())
+            .unwrap_or_default();
+        let summary = one_line(&format!("{} wants to run: {what}", a.tool));
+        let item = OutboxItem {
+            id: -a.id,
+            conversation_id: Some(a.conversation_id),
+            kind: Kind::Task,
+            text: summary.clone(),
+            model_override: None,
+            parts_json: None,
+            due_at: None,
+            status: Status::Pending,
+            attempts: 0,
+            last_error: None,
+            next_attempt_at: None,
+            priority: 0,
+            claimed_by: None,
+            created_at: a.created_at,
+            updated_at: a.created_at,
+            sent_at: None,
+            title: None,
+            payload_json: None,
+            series_id: None,
+            occurrence_at: None,
+        };
+        out.push(Row {
+            item,
+            series: None,
+            approval: Some(a),
+            gate: ConversationGate::default(),
+            conversation,
+            summary,
+            error: None,
+        });
+    }
     Ok(out)
 }
 
