@@ -2628,3 +2628,17 @@ async fn a_pending_approval_is_listed_in_f2_and_marked_in_the_sidebar() {
     assert_eq!(ui.conv(), asking);
     assert_eq!(ui.app.top(), Some(ViewKind::Approval));
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_exit_line_says_what_is_still_pending() {
+    let mut ui = Ui::new(vec![]);
+    assert_eq!(ui.app.exit_line(), None, "nothing pending: nothing to say");
+    ui.say("/later 1h check the build");
+    ui.say("/every day at 9am water the plants");
+    ui.pump();
+    ui.app.model.reload_summaries();
+    let line = ui.app.exit_line().unwrap();
+    assert!(line.contains("1 scheduled (next Mon 30 Nov 01:53)"), "{line}");
+    assert!(line.contains("1 recurring series"), "{line}");
+    assert!(line.contains("the next `tock` or `tock daemon` sends them"), "{line}");
+}

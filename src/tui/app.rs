@@ -828,7 +828,16 @@ impl App {
     pub fn exit_line(&self) -> Option<String> {
         let now = self.now();
         let open = &self.model.summaries;
-        if open.is_empty() {
+        let series = self
+            .engine()
+            .list_series(false)
+            .map(|v| {
+                v.iter()
+                    .filter(|s| s.series.status == crate::store::SeriesStatus::Active)
+                    .count()
+            })
+            .unwrap_or(0);
+        if open.is_empty() && series == 0 {
             return None;
         }
         let scheduled: Vec<i64> = open
@@ -862,6 +871,9 @@ impl App {
         }
         if failed > 0 {
             parts.push(format!("{failed} failed or expired (tock list)"));
+        }
+        if series > 0 {
+            parts.push(format!("{series} recurring series"));
         }
         Some(format!(
             "tock: {} — kept in the database; the next `tock` or `tock daemon` sends them.",
