@@ -2638,7 +2638,13 @@ async fn the_exit_line_says_what_is_still_pending() {
     ui.pump();
     ui.app.model.reload_summaries();
     let line = ui.app.exit_line().unwrap();
-    assert!(line.contains("1 scheduled (next Mon 30 Nov 01:53)"), "{line}");
+    assert!(
+        line.contains("1 scheduled (next Mon 30 Nov 01:53)"),
+        "{line}"
+    );
     assert!(line.contains("1 recurring series"), "{line}");
-    assert!(line.contains("the next `tock` or `tock daemon` sends them"), "{line}");
+    assert!(
+        line.contains("the next `tock` or `tock daemon` sends them"),
+        "{line}"
+    );
 }

@@ -822,15 +822,36 @@ impl ScheduledPane {
         let detail_rows: u16 = if area.height >= 8 { 3 } else { 0 };
         let list_height = area.height.saturating_sub(1 + detail_rows) as usize;
 
-        let cells: Vec<Cells> = self.rows.iter().map(|r| cells(r, now, now_ms)).collect();
-        let due_w = cells
+        let selected = self.selected_index().unwrap_or(0);
+        let offset = scroll_offset(self.offset.get(), selected, list_height, self.rows.len());
+        self.offset.set(offset);
+        self.page.set(list_height);
+        // Only the rows in the window (and the selected one, for its
+        // details) are formatted: a list of 100,000 costs what a screen does.
+        let end = (offset + list_height).min(self.rows.len());
+        let window: Vec<Cells> = self.rows[offset..end]
+            .iter()
+            .map(|r| cells(r, now, now_ms))
+            .collect();
+        let cell =
+            |i: usize| -> Option<&Cells> { i.checked_sub(offset).and_then(|k| window.get(k)) };
+        let selected_cells = match self.rows.get(selected) {
+            Some(r) if cell(selected).is_none() => Some(cells(r, now, now_ms)),
+            _ => None,
+        };
+        let due_w = window
             .iter()
             .map(|c| c.due.width())
             .max()
             .unwrap_or(0)
             .max(3) as u16;
-        let rel_w = cells.iter().map(|c| c.rel.width()).max().unwrap_or(0) as u16;
-        let id_w = cells.iter().map(|c| c.id.width()).max().unwrap_or(0).max(1) as u16;
+        let rel_w = window.iter().map(|c| c.rel.width()).max().unwrap_or(0) as u16;
+        let id_w = window
+            .iter()
+            .map(|c| c.id.width())
+            .max()
+            .unwrap_or(0)
+            .max(1) as u16;
         let cols = columns(area.width, id_w, due_w, rel_w);
 
         let header = Style::default()
@@ -850,15 +871,10 @@ impl ScheduledPane {
             x += w + 1;
         }
 
-        let selected = self.selected_index().unwrap_or(0);
-        let offset = scroll_offset(self.offset.get(), selected, list_height, self.rows.len());
-        self.offset.set(offset);
-        self.page.set(list_height);
-
         for (line, i) in (offset..self.rows.len()).take(list_height).enumerate() {
             let y = area.y + 1 + line as u16;
             let row = &self.rows[i];
-            let c = &cells[i];
+            let Some(c) = cell(i) else { break };
             let is_sel = i == selected;
             if is_sel {
                 buf.set_style(
@@ -929,7 +945,11 @@ impl ScheduledPane {
                 Rect::new(area.x, y + 1, area.width, 2),
                 buf,
                 row,
-                &cells[selected],
+                match (cell(selected), &selected_cells) {
+                    (Some(c), _) => c,
+                    (None, Some(c)) => c,
+                    (None, None) => return,
+                },
                 now,
             );
         }
