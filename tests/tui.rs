@@ -2648,3 +2648,30 @@ async fn the_exit_line_says_what_is_still_pending() {
         "{line}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn countdowns_tick_when_their_label_changes_and_never_show_a_past_time() {
+    let mut ui = Ui::new(vec![]);
+    assert_eq!(ui.app.next_tick_at(), None, "idle: no timer at all");
+    ui.say("/later 3h far away");
+    let now = ui.h.engine.now_ms();
+    // "in 3h" changes at a whole minute of the distance, not every second.
+    let t = ui.app.next_tick_at().unwrap() - now;
+    assert!(t > 1_000 && t <= 60_000, "{t}");
+    ui.say("/later 90s soon");
+    let t = ui.app.next_tick_at().unwrap() - now;
+    assert!(t <= 1_000, "seconds are shown below an hour: {t}");
+    assert!(ui.screen(100, 24).contains("in 1m 30s"));
+    // One clock: after the time has passed nothing still says "in …s".
+    tokio::time::advance(std::time::Duration::from_secs(91)).await;
+    ui.app.on_tick();
+    let s = ui.screen(100, 24);
+    assert!(!s.contains("in 1m") && !s.contains("in 0s"), "{s}");
+    assert!(
+        s.contains("⏳ queued · soon"),
+        "due now, it is simply queued:\n{s}"
+    );
+    // F2 ticks too while open.
+    ui.press(KeyCode::F(2));
+    assert!(ui.app.next_tick_at().is_some());
+}
