@@ -789,14 +789,14 @@ impl App {
                 at.push(t);
             }
         }
-        if self
-            .model
-            .tasks
-            .values()
-            .any(|t| t.status == crate::store::Status::Pending)
-        {
-            at.push(now + 60_000 - now.rem_euclid(60_000));
-        }
+        // Task cards count down like the strip.
+        at.extend(
+            self.model
+                .tasks
+                .values()
+                .filter(|t| t.status == crate::store::Status::Pending)
+                .filter_map(|t| t.due_at.and_then(|d| views::label_change(d, now))),
+        );
         at.into_iter().min()
     }
 

@@ -253,8 +253,6 @@ impl Model {
     pub fn refresh_cards(&mut self) {
         let now = self.now_ms();
         let now_local = local(now);
-        // Rounded to the minute so the card re-renders once a minute, not every frame.
-        let minute = local(now - now.rem_euclid(60_000));
         for e in self.entries.iter_mut() {
             let Some(job) = task_job_id(&e.msg) else {
                 continue;
@@ -272,7 +270,8 @@ impl Model {
                 let when = match t.status {
                     Status::Sent => format!("fired {}", when::absolute(due_utc, &now_local)),
                     Status::Pending | Status::Sending if due > now => {
-                        format!("fires {}", when::preview(due_utc, &minute))
+                        // The same clock as the strip; the app ticks when this label changes.
+                        format!("fires {}", when::preview(due_utc, &now_local))
                     }
                     Status::Pending | Status::Sending => {
                         format!(
