@@ -28,6 +28,9 @@ pub struct Config {
     /// Tools that run without asking, e.g. `["schedule_task"]`.
     #[serde(default)]
     pub auto_approve: Vec<String>,
+    /// Which tool calls run, wait for the user, or are refused.
+    #[serde(default)]
+    pub approvals: ApprovalsConfig,
     /// Program (and arguments) run on each notification; the event is passed as
     /// arguments and in TOCK_EVENT / TOCK_TEXT, never through a shell.
     #[serde(default)]
@@ -69,6 +72,36 @@ impl Default for TurnConfig {
             max_reply_secs: 1800,
         }
     }
+}
+
+/// What happens to a tool call: `ask` waits for the user's answer, `allow`
+/// runs it at once, `deny` refuses it at once (the model reads the refusal).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    #[default]
+    Ask,
+    Allow,
+    Deny,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Ask => "ask",
+            Decision::Allow => "allow",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+/// `[approvals]`: a default and per-tool rules keyed by tool name or glob
+/// (`*` matches any run of characters), e.g. `"files__read_*" = "allow"`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalsConfig {
+    pub default: Decision,
+    pub rules: BTreeMap<String, Decision>,
 }
 
 /// One key (`"ctrl+q"`) or several (`["ctrl+q", "f10"]`) for an action.

@@ -3,6 +3,7 @@
 
 pub mod clock;
 mod ops;
+pub mod policy;
 mod scheduler;
 mod series;
 pub mod state;
@@ -396,9 +397,39 @@ impl Engine {
 
     /// Answer a tool call waiting for approval.
     pub fn answer_approval(&self, approval_id: i64, approve: bool) -> Result<()> {
-        tools::answer(self, approval_id, approve)?;
+        let answer = if approve {
+            tools::Answer::Approve { always: false }
+        } else {
+            tools::Answer::Deny { reason: None }
+        };
+        self.answer_approval_with(approval_id, &answer).map(|_| ())
+    }
+
+    /// Answer a tool call waiting for approval: approve (and with `always`
+    /// save an `allow` rule for its tool), or deny with a reason the model
+    /// reads. Of two answers to one approval (also from two processes) only
+    /// the first has an effect; the other fails with "approval N was already
+    /// answered". Returns the approval as it was asked.
+    pub fn answer_approval_with(
+        &self,
+        approval_id: i64,
+        answer: &tools::Answer,
+    ) -> Result<crate::store::Approval> {
+        let a = tools::answer(self, approval_id, answer)?;
         self.changed();
-        Ok(())
+        Ok(a)
+    }
+
+    /// The approval policy now: the config's rules and the saved ones.
+    pub fn approval_policy(&self) -> policy::Policy {
+        let saved = match self.store().setting(policy::SAVED_RULES_KEY) {
+            Ok(v) => policy::parse_saved(v.as_deref()),
+            Err(e) => {
+                tracing::warn!("reading the saved approval rules: {e:#}");
+                Vec::new()
+            }
+        };
+        policy::Policy::new(&self.config().get(), saved)
     }
 
     /// Stop at once without any cleanup, as a killed process would (lease kept

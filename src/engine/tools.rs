@@ -1,15 +1,17 @@
 //! Tools offered to the model: `schedule_task`, `list_scheduled`, `cancel_scheduled`.
 //!
-//! A call that changes something waits for the user's approval (persisted in
-//! `approvals`) unless the tool is in `auto_approve`. Nothing is written to the
-//! outbox before approval. Invalid arguments become an error result the model reads.
+//! The approval policy ([`super::policy`]) decides each call: `allow` runs it,
+//! `deny` refuses it at once, `ask` waits for the user's approval (persisted in
+//! `approvals`). Nothing is written to the outbox before approval. Invalid
+//! arguments become an error result the model reads.
 
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
 use super::{Engine, Event, NoticeKind};
 use crate::llm::{ToolCall, ToolSpec};
-use crate::store::approvals::ToolOutcome;
+use crate::config::Decision;
+use crate::store::approvals::{ApprovalAnswer, ToolOutcome};
 use crate::store::{ApprovalStatus, Kind, NewItem, Status};
 
 pub const SCHEDULE_TASK: &str = "schedule_task";
@@ -387,8 +389,23 @@ fn execute(engine: &Engine, conversation_id: i64, call: &ToolCall, p: &Proposal)
     out
 }
 
-fn needs_approval(engine: &Engine, p: &Proposal, tool: &str) -> bool {
-    !matches!(p, Proposal::List) && !engine.config().get().auto_approve.iter().any(|t| t == tool)
+/// The result a call refused by the policy gives the model.
+fn refused(tool: &str) -> String {
+    error_result(&format!(
+        "not run: the user's approval policy does not allow {tool}"
+    ))
+}
+
+fn error_outcome(call: &ToolCall, result: String) -> ToolOutcome {
+    ToolOutcome {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        result,
+        task: None,
+        cancel: None,
+        series: None,
+        end_series: None,
+    }
 }
 
 /// Why a turn's tool rounds must stop here, if they must: the calls of every
@@ -491,19 +508,17 @@ pub(crate) fn handle_calls(
         engine.emit(Event::Conversation(conversation_id));
         return;
     }
+    let policy = engine.approval_policy();
     let mut immediate = Vec::new();
     for call in calls {
+        let decision = policy.decide(&call.name);
+        if decision == Decision::Deny {
+            immediate.push(error_outcome(call, refused(&call.name)));
+            continue;
+        }
         match propose(engine, conversation_id, call) {
-            Err(msg) => immediate.push(ToolOutcome {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                result: error_result(&msg),
-                task: None,
-                cancel: None,
-                series: None,
-                end_series: None,
-            }),
-            Ok(p) if needs_approval(engine, &p, &call.name) => {
+            Err(msg) => immediate.push(error_outcome(call, error_result(&msg))),
+            Ok(p) if decision == Decision::Ask => {
                 let r = engine.store().add_approval(
                     conversation_id,
                     message_id,
@@ -538,14 +553,40 @@ pub(crate) fn handle_calls(
 }
 
 /// The user's answer to a waiting approval.
-pub(crate) fn answer(engine: &Engine, approval_id: i64, approve: bool) -> Result<()> {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Approve {
+        /// Also save an `allow` rule for the tool.
+        always: bool,
+    },
+    Deny {
+        /// Why, passed to the model with the refusal.
+        reason: Option<String>,
+    },
+}
+
+/// The result a declined call gives the model.
+fn declined(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => json!({"error": "the user declined this request", "reason": r}).to_string(),
+        None => error_result("the user declined this request"),
+    }
+}
+
+/// Answer a waiting approval; returns the approval as it was asked.
+pub(crate) fn answer(
+    engine: &Engine,
+    approval_id: i64,
+    answer: &Answer,
+) -> Result<crate::store::Approval> {
     let a = engine
         .store()
         .approval(approval_id)?
         .ok_or_else(|| anyhow!("no approval {approval_id}"))?;
     if a.status != ApprovalStatus::Waiting {
-        return Err(anyhow!("that was already answered"));
+        return Err(anyhow!("approval {approval_id} was already answered"));
     }
+    let approve = matches!(answer, Answer::Approve { .. });
     let call = ToolCall {
         id: a.call_id.clone(),
         name: a.tool.clone(),
@@ -574,34 +615,28 @@ pub(crate) fn answer(engine: &Engine, approval_id: i64, approve: bool) -> Result
                 };
                 execute(engine, a.conversation_id, &call, &p)
             }
-            Err(msg) => ToolOutcome {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                result: error_result(&msg),
-                task: None,
-                cancel: None,
-                series: None,
-                end_series: None,
-            },
+            Err(msg) => error_outcome(&call, error_result(&msg)),
         }
     } else {
-        ToolOutcome {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            result: error_result("the user declined this request"),
-            task: None,
-            cancel: None,
-            series: None,
-            end_series: None,
-        }
+        let reason = match answer {
+            Answer::Deny { reason } => reason.as_deref(),
+            Answer::Approve { .. } => None,
+        };
+        error_outcome(&call, declined(reason))
+    };
+    let recorded = ApprovalAnswer {
+        id: a.id,
+        approved: approve,
+        allow_always: matches!(answer, Answer::Approve { always: true })
+            .then(|| (super::policy::SAVED_RULES_KEY.to_string(), a.tool.clone())),
     };
     engine.store().record_tool_outcomes(
         a.conversation_id,
         a.message_id,
-        Some((a.id, approve)),
+        Some(&recorded),
         &[outcome],
         engine.now_ms(),
     )?;
     engine.emit(Event::Conversation(a.conversation_id));
-    Ok(())
+    Ok(a)
 }

@@ -57,6 +57,16 @@ impl Approval {
     }
 }
 
+/// The user's answer to one approval, recorded with its outcome.
+#[derive(Clone, Debug)]
+pub struct ApprovalAnswer {
+    pub id: i64,
+    pub approved: bool,
+    /// Save an `allow` rule for this tool in the same transaction
+    /// (`tock approve --always`): (settings key, tool name).
+    pub allow_always: Option<(String, String)>,
+}
+
 /// The outcome of one tool call, written back into the conversation.
 #[derive(Clone, Debug)]
 pub struct ToolOutcome {
@@ -132,7 +142,7 @@ impl Store {
         &self,
         conversation_id: i64,
         message_id: i64,
-        approval: Option<(i64, bool)>,
+        approval: Option<&ApprovalAnswer>,
         outcomes: &[ToolOutcome],
         now: i64,
     ) -> Result<Vec<i64>> {
@@ -146,20 +156,48 @@ impl Store {
         &self,
         conversation_id: i64,
         message_id: i64,
-        approval: Option<(i64, bool)>,
+        approval: Option<&ApprovalAnswer>,
         outcomes: &[ToolOutcome],
         end_note: Option<&str>,
         now: i64,
     ) -> Result<Vec<i64>> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        if let Some((id, approved)) = approval {
+        if let Some(a) = approval {
+            // Compare-and-swap: of two answers (two processes at once), one
+            // changes the row; the other changes nothing and rolls back.
             let n = tx.execute(
                 "UPDATE approvals SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'waiting'",
-                params![id, if approved { "approved" } else { "denied" }, now],
+                params![
+                    a.id,
+                    if a.approved {
+                        ApprovalStatus::Approved
+                    } else {
+                        ApprovalStatus::Denied
+                    },
+                    now
+                ],
             )?;
             if n != 1 {
-                return Err(anyhow!("that approval was already answered"));
+                return Err(anyhow!("approval {} was already answered", a.id));
+            }
+            if let Some((key, tool)) = &a.allow_always {
+                let old: Option<String> = tx
+                    .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
+                        r.get(0)
+                    })
+                    .optional()?;
+                let mut tools: Vec<String> = old
+                    .as_deref()
+                    .and_then(|v| serde_json::from_str(v).ok())
+                    .unwrap_or_default();
+                if !tools.contains(tool) {
+                    tools.push(tool.clone());
+                    tx.execute(
+                        "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                        params![key, serde_json::to_string(&tools)?],
+                    )?;
+                }
             }
         }
         let mut task_ids = Vec::new();
@@ -170,10 +208,10 @@ impl Store {
                 task_ids.push(id);
                 // The model learns the job id it can later cancel.
                 result = result.replace("\"job_id\":0", &format!("\"job_id\":{id}"));
-                if let Some((aid, _)) = approval {
+                if let Some(a) = approval {
                     tx.execute(
                         "UPDATE approvals SET outbox_id = ?2 WHERE id = ?1",
-                        params![aid, id],
+                        params![a.id, id],
                     )?;
                 }
             }
@@ -194,10 +232,10 @@ impl Store {
                     params![cancel, now],
                 )?;
             }
-            if let Some((aid, _)) = approval {
+            if let Some(a) = approval {
                 tx.execute(
                     "UPDATE approvals SET result = ?2 WHERE id = ?1",
-                    params![aid, result],
+                    params![a.id, result],
                 )?;
             }
             insert_message(
