@@ -109,6 +109,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List tool calls waiting for your approval
+    Approvals {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a waiting tool call; the conversation continues
+    Approve {
+        id: i64,
+        /// Also allow this tool from now on (saved in the database, not the config file)
+        #[arg(long)]
+        always: bool,
+    },
+    /// Decline a waiting tool call; the model is told
+    Deny {
+        id: i64,
+        /// Why, passed to the model with the refusal
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
     /// Run the engine headless (no UI)
     Daemon,
     /// Delete finished outbox rows
@@ -132,6 +151,7 @@ impl Command {
                 | Command::Show { .. }
                 | Command::Conversations { .. }
                 | Command::Status { .. }
+                | Command::Approvals { .. }
         )
     }
 }
@@ -518,6 +538,39 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             engine.edit(*id, &text.join(" "))?;
             println!("edited {id}");
         }
+        Command::Approvals { json } => approvals(store, *json)?,
+        Command::Approve { id, always } => {
+            let a = engine.answer_approval_with(
+                *id,
+                &crate::engine::tools::Answer::Approve { always: *always },
+            )?;
+            let tool = crate::sanitize::sanitize_line(&a.tool).into_owned();
+            if !*always {
+                println!("approved {id} ({tool})");
+            } else {
+                use crate::engine::policy::Source;
+                match engine.approval_policy().explain(&a.tool) {
+                    (crate::config::Decision::Allow, _) => {
+                        println!("approved {id}; {tool} is allowed from now on")
+                    }
+                    (d, Source::Config(rule)) => println!(
+                        "approved {id}; {tool} saved as allowed, but the config rule \"{}\" = \"{}\" decides it first",
+                        crate::sanitize::sanitize_line(&rule),
+                        d.as_str()
+                    ),
+                    (d, _) => println!("approved {id}; {tool} still decides {}", d.as_str()),
+                }
+            }
+        }
+        Command::Deny { id, reason } => {
+            let a = engine.answer_approval_with(
+                *id,
+                &crate::engine::tools::Answer::Deny {
+                    reason: reason.clone(),
+                },
+            )?;
+            println!("denied {id} ({})", crate::sanitize::sanitize_line(&a.tool));
+        }
         Command::Retry { id } => {
             engine.retry(*id)?;
             println!("{id} will be retried");
@@ -609,6 +662,45 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
 }
 
 /// Pause and resume act on series only: say so for an item id.
+/// `tock approvals [--json]`: the tool calls waiting for an answer, oldest first.
+fn approvals(store: &Store, as_json: bool) -> Result<()> {
+    let waiting = store.waiting_approvals()?;
+    let line = |s: &str| crate::sanitize::sanitize_line(s).into_owned();
+    if as_json {
+        let arr: Vec<_> = waiting
+            .iter()
+            .map(|a| {
+                json!({
+                    "id": a.id,
+                    "conversation_id": a.conversation_id,
+                    "tool": a.tool,
+                    "summary": line(&a.summary),
+                    "created_at": rfc3339(Some(a.created_at)),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&arr)?);
+    } else if waiting.is_empty() {
+        println!("no tool call waits for approval");
+    } else {
+        println!(
+            "{:>5}  {:>5}  {:<16} {:<20} SUMMARY",
+            "ID", "CONV", "CREATED", "TOOL"
+        );
+        for a in &waiting {
+            let summary: String = line(&a.summary).chars().take(80).collect();
+            println!(
+                "{:>5}  {:>5}  {:<16} {:<20} {summary}",
+                a.id,
+                a.conversation_id,
+                local(a.created_at),
+                line(&a.tool)
+            );
+        }
+    }
+    Ok(())
+}
+
 fn require_series(store: &Store, id: i64) -> Result<()> {
     if store.series(id)?.is_some() {
         return Ok(());

@@ -9,8 +9,8 @@ use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
 use super::{Engine, Event, NoticeKind};
-use crate::llm::{ToolCall, ToolSpec};
 use crate::config::Decision;
+use crate::llm::{ToolCall, ToolSpec};
 use crate::store::approvals::{ApprovalAnswer, ToolOutcome};
 use crate::store::{ApprovalStatus, Kind, NewItem, Status};
 

@@ -1,0 +1,409 @@
+//! Approvals: `tock approvals|approve|deny` on the real binary (one answer
+//! has one effect, also from two processes at once), and the approval
+//! policy in the engine (`deny` never creates a row, `allow` never asks).
+
+mod common;
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{MockServer, Reply, Tock, now_ms, wait_until};
+use tock::config::{ApprovalsConfig, Config, Decision};
+use tock::llm::{StreamEvent, ToolCall};
+use tock::store::{ApprovalStatus, Kind, Role, Store};
+
+fn waiting(t: &Tock) -> Vec<Value> {
+    t.json(&["approvals", "--json"])
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A waiting `schedule_task` approval on `t`'s database, as a model's call leaves it.
+fn seed_approval(t: &Tock, instruction: &str) -> (i64, i64) {
+    // Any command creates the database.
+    t.ok(&["approvals"]);
+    let store = Store::open(&t.db).unwrap();
+    let now = now_ms();
+    let conv = store
+        .create_conversation(Some("Seeded"), "user", now)
+        .unwrap();
+    let args = json!({"instruction": instruction, "delay_secs": 3600}).to_string();
+    let summary =
+        json!({"title": null, "instruction": instruction, "due_at": now + 3_600_000}).to_string();
+    let id = store
+        .add_approval(conv, 0, "call_1", "schedule_task", &args, &summary, now)
+        .unwrap();
+    (conv, id)
+}
+
+fn tasks(t: &Tock) -> Vec<Value> {
+    t.items()
+        .into_iter()
+        .filter(|i| i["kind"] == "task")
+        .collect()
+}
+
+#[test]
+fn the_cli_lists_approves_denies_with_a_reason_and_refuses_a_second_answer() {
+    let server = MockServer::start();
+    // The first user message makes two schedule_task calls; "again" one more;
+    // after tool results the model just answers.
+    server.respond_with(|r| {
+        if r.last_role().as_deref() == Some("tool") {
+            return Reply::text("noted");
+        }
+        match r.last_user_text().as_deref() {
+            Some("again") => Reply::text("").with_tool_call(
+                "schedule_task",
+                json!({"instruction": "third", "delay_secs": 7200}),
+            ),
+            _ => Reply::text("")
+                .with_tool_call(
+                    "schedule_task",
+                    json!({"instruction": "stretch", "delay_secs": 3600}),
+                )
+                .with_tool_call(
+                    "schedule_task",
+                    json!({"instruction": "water the plants", "delay_secs": 3600}),
+                ),
+        }
+    });
+    let t = Tock::with_openai(&server.base_url());
+    assert_eq!(
+        t.ok(&["approvals"]).trim(),
+        "no tool call waits for approval"
+    );
+    assert_eq!(waiting(&t), Vec::<Value>::new());
+
+    let _daemon = t.spawn_daemon();
+    t.send(&["--new", "Plans", "remind me"]);
+    let list = wait_until(Duration::from_secs(20), "two approvals", || {
+        let w = waiting(&t);
+        (w.len() == 2).then_some(w)
+    });
+    for a in &list {
+        let keys: Vec<&str> = a
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys,
+            ["conversation_id", "created_at", "id", "summary", "tool"],
+            "{a:#}"
+        );
+        assert_eq!(a["tool"], "schedule_task");
+        let created = a["created_at"].as_str().unwrap_or_default();
+        assert!(
+            chrono::DateTime::parse_from_rfc3339(created).is_ok(),
+            "{created}"
+        );
+        assert!(!a["summary"].as_str().unwrap_or("\n").contains('\n'));
+    }
+    let (first, second) = (
+        list[0]["id"].as_i64().unwrap(),
+        list[1]["id"].as_i64().unwrap(),
+    );
+    assert!(
+        list[0]["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stretch")
+    );
+    let human = t.ok(&["approvals"]);
+    assert!(
+        human.contains("schedule_task") && human.contains("stretch"),
+        "{human}"
+    );
+
+    let out = t.ok(&["approve", &first.to_string(), "--always"]);
+    assert!(out.contains("allowed from now on"), "{out}");
+    let line = t.fails(&["approve", &first.to_string()]);
+    assert_eq!(line, format!("tock: approval {first} was already answered"));
+    let line = t.fails(&["deny", &first.to_string()]);
+    assert_eq!(line, format!("tock: approval {first} was already answered"));
+    let line = t.fails(&["approve", "9999"]);
+    assert!(line.contains("9999"), "{line}");
+
+    let out = t.ok(&["deny", &second.to_string(), "--reason", "not today"]);
+    assert_eq!(out.trim(), format!("denied {second} (schedule_task)"));
+    assert_eq!(waiting(&t), Vec::<Value>::new());
+
+    // Both answered: the model continues with both results.
+    let reqs = wait_until(Duration::from_secs(20), "the continued turn", || {
+        let r = server.requests();
+        (r.len() >= 2).then_some(r)
+    });
+    let tool_results: Vec<String> = reqs[1]
+        .messages()
+        .into_iter()
+        .filter(|(role, _)| role == "tool")
+        .map(|(_, text)| text)
+        .collect();
+    assert_eq!(tool_results.len(), 2, "{tool_results:?}");
+    assert!(tool_results[0].contains("job_id"), "{tool_results:?}");
+    assert!(
+        tool_results[1].contains("declined") && tool_results[1].contains("not today"),
+        "{tool_results:?}"
+    );
+    assert_eq!(tasks(&t).len(), 1, "only the approved call made a task");
+
+    // `--always` saved an allow rule: the next schedule_task runs at once.
+    t.send(&["--conv", "Plans", "again"]);
+    wait_until(Duration::from_secs(20), "the allowed call's task", || {
+        (tasks(&t).len() == 2).then_some(())
+    });
+    assert_eq!(waiting(&t), Vec::<Value>::new(), "no approval was asked");
+    let store = Store::open_read_only(&t.db).unwrap();
+    let conv = store.find_conversation("Plans").unwrap().unwrap().id;
+    assert_eq!(store.approvals(conv).unwrap().len(), 2);
+}
+
+#[test]
+fn two_processes_approving_one_id_at_once_have_one_effect() {
+    let t = Tock::new();
+    for round in 0..3 {
+        let (conv, id) = seed_approval(&t, &format!("round {round}"));
+        let procs: Vec<_> = (0..4)
+            .map(|_| {
+                t.command(&["approve", &id.to_string()])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let outs: Vec<_> = procs
+            .into_iter()
+            .map(|p| p.wait_with_output().unwrap())
+            .collect();
+        let ok = outs.iter().filter(|o| o.status.success()).count();
+        assert_eq!(ok, 1, "exactly one answer wins: {outs:#?}");
+        for o in outs.iter().filter(|o| !o.status.success()) {
+            assert_eq!(
+                String::from_utf8_lossy(&o.stderr).trim(),
+                format!("tock: approval {id} was already answered")
+            );
+        }
+        let store = Store::open(&t.db).unwrap();
+        let tool_msgs = store
+            .messages(conv)
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.role == Role::Tool)
+            .count();
+        assert_eq!(tool_msgs, 1, "one tool result");
+        let items: Vec<_> = store
+            .list_items(true)
+            .unwrap()
+            .into_iter()
+            .filter(|i| i.conversation_id == Some(conv))
+            .collect();
+        assert_eq!(
+            items.iter().filter(|i| i.kind == Kind::Task).count(),
+            1,
+            "one task: {items:#?}"
+        );
+        let continuations: i64 = t
+            .sql()
+            .query_row(
+                "SELECT count(*) FROM outbox WHERE conversation_id = ?1 AND kind = 'regenerate'",
+                [conv],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(continuations, 1, "one continuation");
+        let a = store.approval(id).unwrap().unwrap();
+        assert_eq!(a.status, ApprovalStatus::Approved);
+    }
+}
+
+#[test]
+fn approve_always_is_saved_in_the_database_and_says_when_a_config_rule_wins() {
+    let t = Tock::new();
+    let config_before = "[approvals]\nrules = { \"schedule_task\" = \"ask\" }\n";
+    t.write_config(config_before);
+    let (_, id) = seed_approval(&t, "stretch");
+    let out = t.ok(&["approve", &id.to_string(), "--always"]);
+    assert!(
+        out.contains("the config rule \"schedule_task\" = \"ask\" decides it first"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&t.config).unwrap(), config_before);
+    // (One Store of a file at a time in this process: SQLite's locks are per process.)
+    let saved = || {
+        Store::open(&t.db)
+            .unwrap()
+            .setting("approvals.allow")
+            .unwrap()
+    };
+    assert_eq!(saved().as_deref(), Some(r#"["schedule_task"]"#));
+    // Without that rule the saved one decides; a second --always adds nothing twice.
+    t.write_config("");
+    let (_, id) = seed_approval(&t, "water");
+    let out = t.ok(&["approve", &id.to_string(), "--always"]);
+    assert!(out.contains("allowed from now on"), "{out}");
+    assert_eq!(saved().as_deref(), Some(r#"["schedule_task"]"#));
+    // Deny without a reason, and a deny of an answered approval.
+    let (_, id) = seed_approval(&t, "nap");
+    assert_eq!(
+        t.ok(&["deny", &id.to_string()]).trim(),
+        format!("denied {id} (schedule_task)")
+    );
+    let a = Store::open(&t.db).unwrap().approval(id).unwrap().unwrap();
+    assert_eq!(a.status, ApprovalStatus::Denied);
+    assert_eq!(
+        a.result.as_deref(),
+        Some(r#"{"error":"the user declined this request"}"#)
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The policy in the engine
+// ---------------------------------------------------------------------------
+
+fn call(id: &str, name: &str, args: &str) -> StreamEvent {
+    StreamEvent::ToolCall(ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args.into(),
+    })
+}
+
+fn policy(default: Decision, rules: &[(&str, Decision)]) -> Config {
+    Config {
+        approvals: ApprovalsConfig {
+            default,
+            rules: rules.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        },
+        ..Default::default()
+    }
+}
+
+fn tool_results(h: &common::Harness, conv: i64) -> Vec<String> {
+    h.engine
+        .store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content)
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn deny_answers_at_once_without_a_row_and_allow_runs_without_asking() {
+    let h = common::harness_with(
+        common::Scripted::new(vec![
+            common::Step::Reply(vec![
+                call(
+                    "c1",
+                    "schedule_task",
+                    r#"{"instruction":"stretch","delay_secs":60}"#,
+                ),
+                call("c2", "cancel_scheduled", r#"{"job_id":1}"#),
+                call("c3", "list_scheduled", "{}"),
+                common::done(),
+            ]),
+            common::Step::Reply(vec![common::text("ok"), common::done()]),
+        ]),
+        policy(
+            Decision::Ask,
+            &[
+                ("schedule_*", Decision::Allow),
+                ("cancel_scheduled", Decision::Deny),
+                ("list_*", Decision::Deny),
+            ],
+        ),
+    );
+    let conv = h
+        .engine
+        .store()
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap();
+    h.engine.start();
+    h.engine.send_text(conv, "go").unwrap();
+    common::settle().await;
+    assert!(
+        h.engine.store().approvals(conv).unwrap().is_empty(),
+        "no call asked"
+    );
+    let results = tool_results(&h, conv);
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(results[0].contains("job_id"), "{results:?}");
+    for (r, tool) in results[1..]
+        .iter()
+        .zip(["cancel_scheduled", "list_scheduled"])
+    {
+        assert!(
+            r.contains("not run") && r.contains(tool),
+            "refused: {results:?}"
+        );
+    }
+    let tasks = h
+        .engine
+        .store()
+        .list_items(false)
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.kind == Kind::Task)
+        .count();
+    assert_eq!(tasks, 1);
+    // The model read the results and answered.
+    assert_eq!(h.provider.count(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_default_deny_refuses_unknown_tools_and_schedule_task_still_asks() {
+    let h = common::harness_with(
+        common::Scripted::new(vec![
+            common::Step::Reply(vec![
+                call("c1", "shell__run", r#"{"cmd":"rm -rf /"}"#),
+                call(
+                    "c2",
+                    "schedule_task",
+                    r#"{"instruction":"stretch","delay_secs":60}"#,
+                ),
+                common::done(),
+            ]),
+            common::Step::Reply(vec![common::text("ok"), common::done()]),
+        ]),
+        policy(Decision::Deny, &[]),
+    );
+    let conv = h
+        .engine
+        .store()
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap();
+    h.engine.start();
+    h.engine.send_text(conv, "go").unwrap();
+    common::settle().await;
+    let rows = h.engine.store().approvals(conv).unwrap();
+    assert_eq!(rows.len(), 1, "only schedule_task asks: {rows:#?}");
+    assert_eq!(rows[0].tool, "schedule_task");
+    let results = tool_results(&h, conv);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].contains("shell__run"), "{results:?}");
+    // Denied with a reason: the model reads it.
+    h.engine
+        .answer_approval_with(
+            rows[0].id,
+            &tock::engine::tools::Answer::Deny {
+                reason: Some("I will stretch later".into()),
+            },
+        )
+        .unwrap();
+    common::settle().await;
+    let results = tool_results(&h, conv);
+    assert!(results[1].contains("I will stretch later"), "{results:?}");
+    let reqs = h.provider.requests();
+    assert_eq!(reqs.len(), 2);
+    let sent = format!("{:?}", reqs[1].messages);
+    assert!(sent.contains("I will stretch later"), "{sent}");
+    let again = h.engine.answer_approval(rows[0].id, true);
+    assert_eq!(
+        again.map_err(|e| e.to_string()).err().as_deref(),
+        Some(format!("approval {} was already answered", rows[0].id).as_str())
+    );
+}
