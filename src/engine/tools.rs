@@ -27,7 +27,7 @@ pub fn specs() -> Vec<ToolSpec> {
             name: SCHEDULE_TASK.into(),
             description: "Schedule a follow-up task in this conversation. When it is due, the instruction is \
                 sent back into THIS conversation as a user message starting with [Scheduled task], and you \
-                answer it then. The user must approve. Give either delay_secs or at, or repeat for a task \
+                answer it then. The user may have to approve it first. Give either delay_secs or at, or repeat for a task \
                 that recurs (each occurrence is sent the same way)."
                 .into(),
             parameters: json!({
@@ -50,7 +50,7 @@ pub fn specs() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: CANCEL_SCHEDULED.into(),
-            description: "Cancel a task scheduled in this conversation, by its job_id; for a recurring task this ends the series. The user must approve.".into(),
+            description: "Cancel a task scheduled in this conversation, by its job_id; for a recurring task this ends the series. The user may have to approve it first.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {"job_id": {"type": "integer"}},
