@@ -391,6 +391,11 @@ impl App {
         if n.kind == NoticeKind::ReplyFinished && in_view {
             return;
         }
+        if n.kind == NoticeKind::ReplyFinished
+            && let Some(c) = n.conversation_id
+        {
+            self.model.unread.insert(c);
+        }
         let text = crate::sanitize::sanitize_line(&n.text).into_owned();
         let stamp = self.model.now().format("%H:%M").to_string();
         self.notices.push(format!("{stamp} {text}"));
