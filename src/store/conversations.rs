@@ -113,28 +113,6 @@ fn plain_line(line: &str) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-#[cfg(test)]
-mod title_tests {
-    use super::derive_title;
-
-    #[test]
-    fn titles_are_plain_text() {
-        assert_eq!(derive_title("# Building **tock**"), "Building tock");
-        assert_eq!(
-            derive_title("| Column A | Column B |\n|---|---|"),
-            "Column A Column B"
-        );
-        assert_eq!(
-            derive_title("> - see [the docs](https://x.y/z) now"),
-            "see the docs now"
-        );
-        assert_eq!(derive_title("```rust\nfn main() {}\n```"), "fn main() {}");
-        assert_eq!(derive_title("1. first `step`"), "first step");
-        assert_eq!(derive_title("\n\n  hello  "), "hello");
-        assert_eq!(derive_title("why does __init__ fail"), "why does init fail");
-    }
-}
-
 impl Store {
     pub fn create_conversation(&self, title: Option<&str>, origin: &str, now: i64) -> Result<i64> {
         let conn = self.conn();
@@ -290,5 +268,27 @@ impl Store {
             params![id, now],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::derive_title;
+
+    #[test]
+    fn titles_are_plain_text() {
+        assert_eq!(derive_title("# Building **tock**"), "Building tock");
+        assert_eq!(
+            derive_title("| Column A | Column B |\n|---|---|"),
+            "Column A Column B"
+        );
+        assert_eq!(
+            derive_title("> - see [the docs](https://x.y/z) now"),
+            "see the docs now"
+        );
+        assert_eq!(derive_title("```rust\nfn main() {}\n```"), "fn main() {}");
+        assert_eq!(derive_title("1. first `step`"), "first step");
+        assert_eq!(derive_title("\n\n  hello  "), "hello");
+        assert_eq!(derive_title("why does __init__ fail"), "why does init fail");
     }
 }
