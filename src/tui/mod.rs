@@ -178,6 +178,20 @@ async fn event_loop(
         if app.quit {
             break;
         }
+        if app.editor_request {
+            app.editor_request = false;
+            match terminal::run_editor(term, &app.composer_text()) {
+                Ok(Some(text)) => {
+                    app.set_composer(&text);
+                    app.save_draft();
+                    app.info("the draft is what you saved in the editor");
+                }
+                Ok(None) => app.error("set $VISUAL or $EDITOR to edit the draft in your editor"),
+                Err(e) => app.error(format!("{e:#}")),
+            }
+            dirty = true;
+            urgent = true;
+        }
         if app.suspend {
             app.suspend = false;
             terminal::suspend(term)?;
