@@ -468,3 +468,34 @@ fn a_fired_item_rings_and_emits_desktop_notification_escapes_outside_tmux() {
     );
     assert!(!conv.is_empty());
 }
+
+#[test]
+fn ctrl_g_edits_the_draft_in_the_editor_and_restores_the_terminal() {
+    let mut t = Tock::new();
+    // An "editor" that appends a line to the file it is given, as a person would.
+    let script = t.dir.path().join("fake-editor.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nprintf ' and more from the editor\\n' >> \"$1\"\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    t.set_env("VISUAL", &script.display().to_string());
+    let pty = start(&t);
+    pty.type_text("a draft");
+    pty.wait_text("a draft", LONG);
+    pty.write(b"\x07"); // Ctrl+G
+    pty.wait_text("a draft and more from the editor", LONG);
+    assert!(pty.alternate_screen(), "the TUI took the terminal back");
+    // Saved as the draft at once: a quit and a restart bring it back.
+    let conv = only_conv(&t);
+    let db = tock::store::Store::open(&t.db).unwrap();
+    let draft = wait_until(LONG, "the draft saved", || {
+        let d = db.draft(conv.parse().unwrap()).ok()?;
+        (d.text == "a draft and more from the editor").then_some(d)
+    });
+    assert_eq!(draft.edit_of, None);
+}

@@ -1483,6 +1483,27 @@ async fn a_reply_finishing_elsewhere_notifies_without_a_keypress() {
     );
     assert!(raw.contains("\x1b]777;notify;tock;"), "OSC 777: {raw:?}");
     assert!(ui.screen(80, 24).contains("reply finished"));
+    // The conversation is marked unread in the sidebar until it is opened.
+    let slow = ui
+        .app
+        .model
+        .convs
+        .iter()
+        .find(|c| c.title.as_deref() == Some("the slow question"))
+        .map(|c| c.id);
+    let slow = slow
+        .or_else(|| ui.app.model.unread.iter().next().copied())
+        .unwrap();
+    assert!(ui.app.model.unread.contains(&slow));
+    assert!(
+        ui.screen(80, 24).contains("• the slow question")
+            || ui.screen(80, 24).contains("new reply"),
+        "{}",
+        ui.screen(80, 24)
+    );
+    ui.app.open(slow);
+    assert!(!ui.app.model.unread.contains(&slow));
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
     // A reply in the conversation in view does not ring.
     ui.app.output.raw.clear();
     ui.say("here");

@@ -43,25 +43,74 @@ impl Conversation {
 
 const COLS: &str = "id, title, model, role, origin, created_at, updated_at, queue_paused_at";
 
-/// A title derived from the first message: its first line, trimmed to ~48 chars.
+/// A title derived from the first message: its first line with text, as
+/// plain text (no Markdown marks, list or quote markers, table pipes or link
+/// targets), trimmed to ~48 chars.
 pub fn derive_title(text: &str) -> String {
     let line = text
         .lines()
-        .map(str::trim)
+        .map(plain_line)
         .find(|l| !l.is_empty())
-        .unwrap_or("");
-    // Markdown emphasis and code marks make poor titles.
-    let line: String = line
-        .trim_start_matches('#')
-        .chars()
-        .filter(|c| !matches!(c, '*' | '`'))
-        .collect();
-    let line = line.trim();
+        .unwrap_or_default();
     let mut out: String = line.chars().take(48).collect();
     if line.chars().count() > 48 {
         out.push('…');
     }
     out
+}
+
+/// One line of Markdown as the words a reader sees.
+fn plain_line(line: &str) -> String {
+    let mut l = line.trim();
+    // Block markers: headings, quotes, list bullets, numbered items.
+    loop {
+        let before = l;
+        l = l
+            .trim_start_matches('#')
+            .trim_start_matches('>')
+            .trim_start();
+        for bullet in ["- ", "* ", "+ "] {
+            if let Some(rest) = l.strip_prefix(bullet) {
+                l = rest.trim_start();
+            }
+        }
+        if let Some(dot) = l.find(". ")
+            && dot > 0
+            && l[..dot].chars().all(|c| c.is_ascii_digit())
+        {
+            l = l[dot + 2..].trim_start();
+        }
+        if l == before {
+            break;
+        }
+    }
+    // A code fence or a table rule says nothing.
+    if l.starts_with("```") || l.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ')) {
+        return String::new();
+    }
+    // Links: keep the text, drop the target.
+    let mut out = String::new();
+    let mut rest = l;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find("](").map(|c| open + c) else {
+            break;
+        };
+        let Some(end) = rest[close..].find(')').map(|e| close + e) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        out.push_str(&rest[open + 1..close]);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    // Inline marks and table pipes.
+    let out: String = out
+        .chars()
+        .map(|c| if c == '|' { ' ' } else { c })
+        .filter(|c| !matches!(c, '*' | '`' | '~'))
+        .collect();
+    let out = out.replace("__", "");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl Store {
@@ -219,5 +268,27 @@ impl Store {
             params![id, now],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::derive_title;
+
+    #[test]
+    fn titles_are_plain_text() {
+        assert_eq!(derive_title("# Building **tock**"), "Building tock");
+        assert_eq!(
+            derive_title("| Column A | Column B |\n|---|---|"),
+            "Column A Column B"
+        );
+        assert_eq!(
+            derive_title("> - see [the docs](https://x.y/z) now"),
+            "see the docs now"
+        );
+        assert_eq!(derive_title("```rust\nfn main() {}\n```"), "fn main() {}");
+        assert_eq!(derive_title("1. first `step`"), "first step");
+        assert_eq!(derive_title("\n\n  hello  "), "hello");
+        assert_eq!(derive_title("why does __init__ fail"), "why does init fail");
     }
 }

@@ -72,6 +72,8 @@ pub struct App {
     /// Ctrl+C pressed once on an empty composer, at this time.
     pub quit_armed: Option<i64>,
     pub suspend: bool,
+    /// Ctrl+G: the loop hands the terminal to `$VISUAL` / `$EDITOR` on the draft.
+    pub editor_request: bool,
     pub output: Output,
     pub layout: FrameLayout,
     pub in_tmux: bool,
@@ -101,6 +103,7 @@ impl App {
             quit: false,
             quit_armed: None,
             suspend: false,
+            editor_request: false,
             output: Output::default(),
             layout: FrameLayout::default(),
             in_tmux: std::env::var_os("TMUX").is_some(),
@@ -391,6 +394,11 @@ impl App {
         if n.kind == NoticeKind::ReplyFinished && in_view {
             return;
         }
+        if n.kind == NoticeKind::ReplyFinished
+            && let Some(c) = n.conversation_id
+        {
+            self.model.unread.insert(c);
+        }
         let text = crate::sanitize::sanitize_line(&n.text).into_owned();
         let stamp = self.model.now().format("%H:%M").to_string();
         self.notices.push(format!("{stamp} {text}"));
@@ -614,6 +622,7 @@ impl App {
                 }
             }
             Action::KillToStart => self.composer.input(key, now),
+            Action::ExternalEditor => self.editor_request = true,
             _ => return false,
         }
         true

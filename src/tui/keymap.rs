@@ -105,6 +105,7 @@ pub enum Action {
     HistoryNext,
     Complete,
     KillToStart,
+    ExternalEditor,
     // Lists (strip, sidebar, F2, picker, help)
     Up,
     Down,
@@ -516,6 +517,13 @@ fn defaults() -> Vec<Binding> {
                 "new line (this terminal reports it)",
             )
         },
+        b(
+            Composer,
+            Ac::ExternalEditor,
+            "editor",
+            vec![ctrl('g')],
+            "edit the draft in $VISUAL / $EDITOR",
+        ),
         b(
             Composer,
             Ac::TimePicker,

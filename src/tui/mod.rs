@@ -34,7 +34,13 @@ use crate::config::ConfigSource;
 use crate::engine::{Engine, Event, Options, SystemClock};
 use crate::store::Store;
 
+/// The shortest gap between frames after a key (about 60 per second).
 const FRAME: Duration = Duration::from_millis(16);
+/// The shortest gap between frames that only show streamed text: about 30
+/// per second is what a reader can follow, and a token still reaches the
+/// screen within 33 ms. At a real model's 30–150 tokens/s this keeps the
+/// frame count, not the token count, what a reply costs.
+const STREAM_FRAME: Duration = Duration::from_millis(33);
 
 /// Run the TUI until the user quits or a signal arrives.
 pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
@@ -104,18 +110,22 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let mut input = EventStream::new();
     let mut dirty = true;
-    let mut last_draw = Instant::now() - FRAME;
+    // Something other than streamed text changed (a key, a tick, a resize).
+    let mut urgent = true;
+    let mut last_draw = Instant::now() - STREAM_FRAME;
     let mut last_title: Option<String> = None;
     loop {
-        if dirty && last_draw.elapsed() >= FRAME {
+        let gap = if urgent { FRAME } else { STREAM_FRAME };
+        if dirty && last_draw.elapsed() >= gap {
             flush_output(app, &mut last_title);
             let mut layout = app::FrameLayout::default();
             term.draw(|f| layout = view::draw(f, app))?;
             app.take_layout(layout);
             last_draw = Instant::now();
             dirty = false;
+            urgent = false;
         }
-        let frame_at = last_draw + FRAME;
+        let frame_at = last_draw + if urgent { FRAME } else { STREAM_FRAME };
         let tick = app.next_tick_at().map(|at| {
             let ms = (at - app.model.now_ms()).max(1) as u64;
             Instant::now() + Duration::from_millis(ms)
@@ -128,6 +138,7 @@ async fn event_loop(
                     }
                     app.on_terminal(ev);
                     dirty = true;
+                    urgent = true;
                 }
                 Some(Err(e)) => {
                     tracing::warn!("terminal input: {e}");
@@ -135,6 +146,7 @@ async fn event_loop(
                 None => break,
             },
             ev = events.recv() => {
+                let mut only_text = matches!(ev, Ok(Event::Delta { .. }));
                 match ev {
                     Ok(ev) => app.on_engine(ev),
                     // Fell behind a burst of events: reload everything from the database.
@@ -143,14 +155,17 @@ async fn event_loop(
                 }
                 // Drain what else is waiting, so a burst of tokens costs one frame.
                 while let Ok(ev) = events.try_recv() {
+                    only_text &= matches!(ev, Event::Delta { .. });
                     app.on_engine(ev);
                 }
                 dirty = true;
+                urgent |= !only_text;
             }
             _ = tokio::time::sleep_until(frame_at), if dirty => {}
             _ = async { if let Some(t) = tick { tokio::time::sleep_until(t).await } }, if tick.is_some() => {
                 app.on_tick();
                 dirty = true;
+                urgent = true;
             }
             Some(()) = highlight_ready.recv() => {
                 // A language finished compiling: redraw the code shown plain so far.
@@ -163,10 +178,25 @@ async fn event_loop(
         if app.quit {
             break;
         }
+        if app.editor_request {
+            app.editor_request = false;
+            match terminal::run_editor(term, &app.composer_text()) {
+                Ok(Some(text)) => {
+                    app.set_composer(&text);
+                    app.save_draft();
+                    app.info("the draft is what you saved in the editor");
+                }
+                Ok(None) => app.error("set $VISUAL or $EDITOR to edit the draft in your editor"),
+                Err(e) => app.error(format!("{e:#}")),
+            }
+            dirty = true;
+            urgent = true;
+        }
         if app.suspend {
             app.suspend = false;
             terminal::suspend(term)?;
             dirty = true;
+            urgent = true;
         }
     }
     flush_output(app, &mut last_title);

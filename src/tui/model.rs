@@ -34,6 +34,8 @@ pub struct Model {
     pub dispatch: DispatchState,
     /// Long messages of yours are shown whole (Ctrl+O) instead of folded.
     pub unfolded: bool,
+    /// Conversations whose reply finished while another was open.
+    pub unread: HashSet<i64>,
     /// A problem loading data, for the status bar (set, then taken by the app).
     pub load_error: Option<String>,
 }
@@ -60,6 +62,7 @@ impl Model {
             awaiting: HashSet::new(),
             dispatch: DispatchState::Starting,
             unfolded: false,
+            unread: HashSet::new(),
             load_error: None,
         }
     }
@@ -89,6 +92,7 @@ impl Model {
             self.entries.clear();
         }
         self.current = Some(id);
+        self.unread.remove(&id);
         self.reload_messages();
         self.reload_items();
     }

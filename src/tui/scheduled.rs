@@ -1448,6 +1448,8 @@ fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
     let it = &row.item;
     let (due, rel) = match it.due_at {
         Some(d) => (absolute(utc(d), now), when::relative(d, now_ms)),
+        // A series with no next occurrence has ended; an approval has no time.
+        None if row.series.is_some() || row.approval.is_some() => ("—".to_string(), String::new()),
         None => ("asap".to_string(), String::new()),
     };
     Cells {

@@ -98,6 +98,42 @@ pub fn suspend(t: &mut Term) -> Result<()> {
     Ok(())
 }
 
+/// Ctrl+G: hand the terminal to `$VISUAL` (or `$EDITOR`) on `text`, and
+/// take it back. Returns the edited text, or None when neither is set.
+pub fn run_editor(t: &mut Term, text: &str) -> Result<Option<String>> {
+    let Some(editor) = ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|e| !e.trim().is_empty())
+    else {
+        return Ok(None);
+    };
+    let path = std::env::temp_dir().join(format!("tock-draft-{}.md", std::process::id()));
+    crate::files::write_private(&path, text.as_bytes()).map_err(anyhow::Error::msg)?;
+    restore();
+    // Through the shell, so "code -w" or "vim -u NONE" work as they do for git.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&path)
+        .status();
+    setup()?;
+    *t = Terminal::new(CrosstermBackend::new(stdout()))?;
+    let edited = std::fs::read_to_string(&path);
+    let _ = std::fs::remove_file(&path);
+    let status = status?;
+    if !status.success() {
+        anyhow::bail!("the editor exited with {status}; the draft is unchanged");
+    }
+    let mut edited = edited?;
+    // Editors end the file with a newline the draft did not have.
+    if edited.ends_with('\n') && !text.ends_with('\n') {
+        edited.pop();
+    }
+    Ok(Some(edited))
+}
+
 /// Turn mouse capture on or off (off leaves selection to the terminal).
 pub fn set_mouse(on: bool) {
     MOUSE.store(on, Ordering::SeqCst);

@@ -165,6 +165,10 @@ impl Sidebar {
             if selected {
                 style = style.add_modifier(Modifier::REVERSED);
             }
+            let unread = model.unread.contains(&c.id);
+            if unread {
+                style = style.add_modifier(Modifier::BOLD);
+            }
             let marker = if awaiting {
                 Span::styled(
                     "? ",
@@ -172,6 +176,11 @@ impl Sidebar {
                 )
             } else if busy {
                 Span::styled("● ", Style::new().fg(Color::Yellow))
+            } else if unread {
+                Span::styled(
+                    "• ",
+                    Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
+                )
             } else if current {
                 Span::styled("▸ ", Style::new().fg(Color::Cyan))
             } else {
@@ -190,6 +199,8 @@ impl Sidebar {
             }
             if awaiting {
                 meta.push_str(" · needs approval");
+            } else if unread {
+                meta.push_str(" · new reply");
             } else if paused {
                 meta.push_str(" · paused");
             }
