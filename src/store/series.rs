@@ -356,12 +356,13 @@ impl Store {
                 adv.conversation_id = Some(conv);
                 adv.rehomed = rehomed;
                 // An older occurrence still waiting (busy conversation, back-off)
-                // is replaced, not stacked.
+                // is replaced, not stacked — unless it is already in its
+                // conversation (`sent_at` set: only its reply is generated again).
                 adv.coalesced = tx
                     .prepare_cached(
                         "UPDATE outbox SET status = 'canceled', next_attempt_at = NULL, updated_at = ?2,
                                 last_error = 'skipped: a newer occurrence came due while this one waited'
-                         WHERE series_id = ?1 AND status = 'pending' AND occurrence_at < ?3",
+                         WHERE series_id = ?1 AND status = 'pending' AND sent_at IS NULL AND occurrence_at < ?3",
                     )?
                     .execute(params![s.id, now, at])? as i64;
                 adv.fired = insert_occurrence(&tx, &s, conv, at, 0, now)?;
