@@ -2556,6 +2556,12 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     ui.say("/every day at 9am water the plants");
     ui.say("/later 1h a one-off");
     let id = ui.h.engine.list_series(false).unwrap()[0].series.id;
+    ui.pump();
+    let s = ui.screen(110, 30);
+    assert!(
+        s.contains("↻1 recurring"),
+        "the status bar counts series:\n{s}"
+    );
     ui.press(KeyCode::F(2));
     let s = ui.screen(110, 30);
     assert!(

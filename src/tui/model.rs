@@ -34,6 +34,8 @@ pub struct Model {
     pub dispatch: DispatchState,
     /// Long messages of yours are shown whole (Ctrl+O) instead of folded.
     pub unfolded: bool,
+    /// Active recurring series, for the status bar.
+    pub active_series: i64,
     /// Conversations whose reply finished while another was open.
     pub unread: HashSet<i64>,
     /// A problem loading data, for the status bar (set, then taken by the app).
@@ -63,6 +65,7 @@ impl Model {
             dispatch: DispatchState::Starting,
             unfolded: false,
             unread: HashSet::new(),
+            active_series: 0,
             load_error: None,
         }
     }
@@ -179,6 +182,10 @@ impl Model {
     }
 
     pub fn reload_summaries(&mut self) {
+        match self.engine.store().active_series_count() {
+            Ok(n) => self.active_series = n,
+            Err(e) => self.fail("recurring series", e),
+        }
         match self.engine.store().item_summaries() {
             Ok(s) => self.summaries = s,
             Err(e) => self.fail("pending items", e),

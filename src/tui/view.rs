@@ -264,6 +264,11 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         (waiting, format!(" ⏸{waiting} paused "), Color::Yellow),
         (scheduled, format!(" ⏰{scheduled} scheduled "), Color::Cyan),
         (
+            model.active_series as usize,
+            format!(" ↻{} recurring ", model.active_series),
+            Color::Cyan,
+        ),
+        (
             failed,
             format!(" ✗{failed} need attention (F2) "),
             Color::Red,
