@@ -372,16 +372,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 println!("{id}");
                 return Ok(());
             }
-            let mut item = NewItem::new(
-                conv_id,
-                if due.is_some() {
-                    Kind::Message
-                } else {
-                    Kind::Queued
-                },
-                text,
-            );
-            item.due_at = due;
+            let mut item = NewItem::message(conv_id, text, due);
             item.model_override = cli.model.clone();
             let id = engine.submit(item)?;
             println!("{id}");

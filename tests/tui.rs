@@ -2556,6 +2556,12 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     ui.say("/every day at 9am water the plants");
     ui.say("/later 1h a one-off");
     let id = ui.h.engine.list_series(false).unwrap()[0].series.id;
+    ui.pump();
+    let s = ui.screen(110, 30);
+    assert!(
+        s.contains("↻1 recurring"),
+        "the status bar counts series:\n{s}"
+    );
     ui.press(KeyCode::F(2));
     let s = ui.screen(110, 30);
     assert!(
@@ -2695,4 +2701,33 @@ async fn countdowns_tick_when_their_label_changes_and_never_show_a_past_time() {
     // F2 ticks too while open.
     ui.press(KeyCode::F(2));
     assert!(ui.app.next_tick_at().is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_draft_never_waits_on_another_process_holding_the_write_lock() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    // Another process takes the write lock and keeps it.
+    let other = rusqlite::Connection::open(ui.h.dir.path().join("tock.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    ui.typ("typed while the database is locked");
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    // The save gave up (after a frame's wait, on its own connection), quietly,
+    // and will try again.
+    assert!(
+        !ui.app.status_pair().1,
+        "no error for a busy database: {}",
+        ui.status_line()
+    );
+    assert!(ui.app.composer.unsaved_since.is_some(), "still to be saved");
+    assert_eq!(ui.app.composer_text(), "typed while the database is locked");
+    // The lock goes away: the next attempt saves it.
+    other.execute_batch("ROLLBACK").unwrap();
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    assert_eq!(
+        ui.store().draft(conv).unwrap().text,
+        "typed while the database is locked"
+    );
 }

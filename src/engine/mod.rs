@@ -19,7 +19,7 @@ use anyhow::{Result, anyhow};
 use tokio::sync::{Notify, broadcast};
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use ops::ItemAction;
+pub use ops::{DraftBusy, ItemAction};
 pub use series::SeriesView;
 pub use state::{ConversationGate, ItemState, item_state};
 pub use turn::Part;
@@ -137,6 +137,9 @@ struct Inner {
     turns: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Scheduler passes so far (idle tock must not spin: tests and `tock status` read it).
     passes: std::sync::atomic::AtomicU64,
+    /// A second connection for drafts, opened on first use, that waits for
+    /// another process's write lock only briefly (see `ops::save_draft`).
+    draft_store: std::sync::OnceLock<Option<Store>>,
 }
 
 #[derive(Clone)]
@@ -179,6 +182,7 @@ impl Engine {
                 shutdown,
                 turns: Mutex::new(Vec::new()),
                 passes: std::sync::atomic::AtomicU64::new(0),
+                draft_store: std::sync::OnceLock::new(),
             }),
         }
     }

@@ -305,6 +305,18 @@ fn sqlite_line(e: &rusqlite::Error, path: &Path) -> String {
     }
 }
 
+/// Whether a failure is another connection holding the lock (worth retrying).
+pub fn is_busy(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<rusqlite::Error>().is_some_and(|e| {
+            matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            )
+        })
+    })
+}
+
 /// Turn SQLite failures into one readable line that says what to do.
 fn describe(e: rusqlite::Error, path: &Path) -> anyhow::Error {
     anyhow::anyhow!(sqlite_line(&e, path))

@@ -163,6 +163,18 @@ pub struct NewItem {
 }
 
 impl NewItem {
+    /// A message the user sends: queued now, or a scheduled message at `due_at`.
+    pub fn message(conversation_id: i64, text: impl Into<String>, due_at: Option<i64>) -> Self {
+        let kind = if due_at.is_some() {
+            Kind::Message
+        } else {
+            Kind::Queued
+        };
+        let mut item = Self::new(conversation_id, kind, text);
+        item.due_at = due_at;
+        item
+    }
+
     pub fn new(conversation_id: i64, kind: Kind, text: impl Into<String>) -> Self {
         Self {
             conversation_id: Some(conversation_id),

@@ -261,6 +261,15 @@ impl Store {
         Ok(id)
     }
 
+    /// Active series, for the status bar's count (no row is read).
+    pub fn active_series_count(&self) -> Result<i64> {
+        Ok(self.conn().query_row(
+            "SELECT count(*) FROM series WHERE status = 'active'",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     pub fn series(&self, id: i64) -> Result<Option<Series>> {
         Ok(self
             .conn()

@@ -239,20 +239,36 @@ impl App {
     }
 
     /// Save the composer's draft now, if it changed.
+    /// Save the draft before it leaves the composer (a switch, a quit): this
+    /// one waits for a busy database rather than drop the text.
     pub fn save_draft(&mut self) {
+        self.save_draft_now(true);
+    }
+
+    /// Save the draft now. Without `wait`, a database busy in another
+    /// process is tried again in a moment instead of blocking the keyboard.
+    pub fn save_draft_now(&mut self, wait: bool) {
         let Some(conv) = self.model.current else {
             return;
         };
         if self.composer.unsaved_since.take().is_none() {
             return;
         }
-        if let Err(e) = self.engine().save_draft(conv, &self.composer.draft()) {
-            // Kept in memory and tried again at the next change.
+        let draft = self.composer.draft();
+        let saved = if wait {
+            self.engine().save_draft_waiting(conv, &draft)
+        } else {
+            self.engine().save_draft(conv, &draft)
+        };
+        if let Err(e) = saved {
+            // Kept in the composer and tried again in a moment.
             self.composer.unsaved_since = Some(self.now());
-            self.error(format!(
-                "saving the draft: {}",
-                crate::store::error_line(&e)
-            ));
+            if e.downcast_ref::<crate::engine::DraftBusy>().is_none() {
+                self.error(format!(
+                    "saving the draft: {}",
+                    crate::store::error_line(&e)
+                ));
+            }
         }
     }
 
@@ -263,7 +279,7 @@ impl App {
             .unsaved_since
             .is_some_and(|t| self.now() - t >= composer::SAVE_AFTER_MS)
         {
-            self.save_draft();
+            self.save_draft_now(false);
         }
     }
 

@@ -130,6 +130,11 @@ async fn event_loop(
             let ms = (at - app.model.now_ms()).max(1) as u64;
             Instant::now() + Duration::from_millis(ms)
         });
+        // While only streamed text is waiting to be drawn, engine events are
+        // left in the channel until the frame is due and then taken all at
+        // once: the loop wakes ~30 times a second, not once per token.
+        // Keys still wake it at once.
+        let hold_events = dirty && !urgent && Instant::now() < frame_at;
         tokio::select! {
             ev = input.next() => match ev {
                 Some(Ok(ev)) => {
@@ -145,7 +150,7 @@ async fn event_loop(
                 }
                 None => break,
             },
-            ev = events.recv() => {
+            ev = events.recv(), if !hold_events => {
                 let mut only_text = matches!(ev, Ok(Event::Delta { .. }));
                 match ev {
                     Ok(ev) => app.on_engine(ev),

@@ -34,10 +34,28 @@ pub struct Model {
     pub dispatch: DispatchState,
     /// Long messages of yours are shown whole (Ctrl+O) instead of folded.
     pub unfolded: bool,
+    /// Unfinished items per conversation (sidebar badges), from `summaries`.
+    pub pending_by_conv: HashMap<i64, usize>,
+    /// Active recurring series, for the status bar.
+    pub active_series: i64,
+    /// The status bar's counts, kept for the second they were made in (a
+    /// frame must not walk 100,000 summaries; states change with time only
+    /// at whole seconds of a due time or back-off).
+    counts: std::cell::Cell<Option<(i64, StateCounts)>>,
     /// Conversations whose reply finished while another was open.
     pub unread: HashSet<i64>,
     /// A problem loading data, for the status bar (set, then taken by the app).
     pub load_error: Option<String>,
+}
+
+/// Unfinished items by the state they show, for the status bar.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateCounts {
+    pub queued: usize,
+    pub retrying: usize,
+    pub scheduled: usize,
+    pub failed: usize,
+    pub waiting: usize,
 }
 
 pub fn local(ms: i64) -> DateTime<FixedOffset> {
@@ -63,6 +81,9 @@ impl Model {
             dispatch: DispatchState::Starting,
             unfolded: false,
             unread: HashSet::new(),
+            active_series: 0,
+            pending_by_conv: HashMap::new(),
+            counts: std::cell::Cell::new(None),
             load_error: None,
         }
     }
@@ -178,10 +199,43 @@ impl Model {
         self.refresh_cards();
     }
 
+    /// The status bar's counts at the current second.
+    pub fn state_counts(&self) -> StateCounts {
+        let now = self.now_ms();
+        let second = now.div_euclid(1000);
+        if let Some((at, c)) = self.counts.get()
+            && at == second
+        {
+            return c;
+        }
+        let mut c = StateCounts::default();
+        for s in &self.summaries {
+            match crate::engine::state::summary_state(s, now, self.gate(s.conversation_id)) {
+                ItemState::Queued | ItemState::Sending => c.queued += 1,
+                ItemState::Retrying { .. } => c.retrying += 1,
+                ItemState::Scheduled { .. } => c.scheduled += 1,
+                ItemState::Failed { .. } | ItemState::Expired => c.failed += 1,
+                ItemState::Paused | ItemState::AwaitingApproval => c.waiting += 1,
+                ItemState::Sent | ItemState::Canceled => {}
+            }
+        }
+        self.counts.set(Some((second, c)));
+        c
+    }
+
     pub fn reload_summaries(&mut self) {
+        self.counts.set(None);
+        match self.engine.store().active_series_count() {
+            Ok(n) => self.active_series = n,
+            Err(e) => self.fail("recurring series", e),
+        }
         match self.engine.store().item_summaries() {
             Ok(s) => self.summaries = s,
             Err(e) => self.fail("pending items", e),
+        }
+        self.pending_by_conv.clear();
+        for c in self.summaries.iter().filter_map(|s| s.conversation_id) {
+            *self.pending_by_conv.entry(c).or_default() += 1;
         }
         match crate::engine::state::gates(self.engine.store()) {
             Ok(g) => {

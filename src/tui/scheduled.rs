@@ -380,17 +380,7 @@ impl ScheduledPane {
                 PaneAction::None
             }
             'e' if open => {
-                // Shown in the editor, so made safe; saving then stores the
-                // safe form, which only differs for text with control codes
-                // (made visible) or tabs (expanded).
-                let lines: Vec<String> = sanitize(&row.item.text)
-                    .lines()
-                    .map(str::to_string)
-                    .collect();
-                let mut editor = TextArea::new(lines);
-                editor.set_cursor_line_style(Style::default());
-                editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
-                editor.move_cursor(ratatui_textarea::CursorMove::End);
+                let editor = editor_for(&row.item.text);
                 self.mode = Mode::Edit {
                     id,
                     seen,
@@ -454,11 +444,7 @@ impl ScheduledPane {
                 Err(e) => PaneAction::Error(error_line(&e)),
             },
             'e' => {
-                let lines: Vec<String> = sanitize(&v.series.text).lines().map(str::to_string).collect();
-                let mut editor = TextArea::new(lines);
-                editor.set_cursor_line_style(Style::default());
-                editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
-                editor.move_cursor(ratatui_textarea::CursorMove::End);
+                let editor = editor_for(&v.series.text);
                 self.mode = Mode::Edit {
                     id,
                     seen: v.series.updated_at,
@@ -1472,6 +1458,18 @@ fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
         },
         tries: it.attempts.to_string(),
     }
+}
+
+/// An editor on `text`, cursor at its end. Shown, so made safe; saving
+/// then stores the safe form, which only differs for text with control
+/// codes (made visible) or tabs (expanded).
+fn editor_for(text: &str) -> TextArea<'static> {
+    let lines: Vec<String> = sanitize(text).lines().map(str::to_string).collect();
+    let mut editor = TextArea::new(lines);
+    editor.set_cursor_line_style(Style::default());
+    editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
+    editor.move_cursor(ratatui_textarea::CursorMove::End);
+    editor
 }
 
 /// The preview of a rule being typed: in words with its next occurrences, or why not.

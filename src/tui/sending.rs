@@ -76,16 +76,7 @@ impl App {
             return;
         };
         let now = self.now();
-        let mut item = NewItem::new(
-            conv,
-            if due.is_some() {
-                Kind::Message
-            } else {
-                Kind::Queued
-            },
-            text,
-        );
-        item.due_at = due;
+        let mut item = NewItem::message(conv, text, due);
         item.model_override = self.model_override.clone();
         if !self.composer.attachments.is_empty() {
             item.parts_json = serde_json::to_string(&self.composer.attachments).ok();

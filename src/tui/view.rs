@@ -11,7 +11,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::app::{App, Focus, FrameLayout};
 use super::chat::{self, Tail};
 use super::views::{RenderCx, ViewKind};
-use crate::engine::{DispatchState, ItemState};
+use crate::engine::DispatchState;
 use crate::sanitize::sanitize_line;
 use crate::store::Status;
 
@@ -240,18 +240,9 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         spans.push(Span::styled(format!(" {dstate} "), dstyle));
     }
     // Counts by the one item state, the same the strip and F2 show.
-    let now = model.now_ms();
-    let (mut queued, mut retrying, mut scheduled, mut failed, mut waiting) = (0, 0, 0, 0, 0);
-    for s in &model.summaries {
-        match crate::engine::state::summary_state(s, now, model.gate(s.conversation_id)) {
-            ItemState::Queued | ItemState::Sending => queued += 1,
-            ItemState::Retrying { .. } => retrying += 1,
-            ItemState::Scheduled { .. } => scheduled += 1,
-            ItemState::Failed { .. } | ItemState::Expired => failed += 1,
-            ItemState::Paused | ItemState::AwaitingApproval => waiting += 1,
-            ItemState::Sent | ItemState::Canceled => {}
-        }
-    }
+    let c = model.state_counts();
+    let (queued, retrying, scheduled, failed, waiting) =
+        (c.queued, c.retrying, c.scheduled, c.failed, c.waiting);
     let approvals = model.awaiting.len();
     let counts = [
         (
@@ -263,6 +254,11 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         (queued, format!(" ⏳{queued} queued "), Color::Blue),
         (waiting, format!(" ⏸{waiting} paused "), Color::Yellow),
         (scheduled, format!(" ⏰{scheduled} scheduled "), Color::Cyan),
+        (
+            model.active_series as usize,
+            format!(" ↻{} recurring ", model.active_series),
+            Color::Cyan,
+        ),
         (
             failed,
             format!(" ✗{failed} need attention (F2) "),
