@@ -5,8 +5,8 @@
 
 use anyhow::{Result, anyhow};
 
-use super::{Engine, Event, ItemState};
-use crate::store::{Draft, Kind, NewItem, OutboxItem};
+use super::{Engine, Event};
+use crate::store::{Draft, Kind, NewItem};
 
 /// A draft could not be saved at once because another process holds the
 /// database's write lock; it is saved at the next attempt.
@@ -188,15 +188,6 @@ impl Engine {
             ItemAction::Reschedule(at) => self.reschedule(id, at),
             ItemAction::Edit(text) => self.edit(id, &text),
         }
-    }
-
-    /// The state an item shows everywhere.
-    pub fn item_state(&self, item: &OutboxItem) -> ItemState {
-        let gate = item
-            .conversation_id
-            .and_then(|c| super::state::gates(self.store()).ok()?.remove(&c))
-            .unwrap_or_default();
-        super::state::item_state(item, self.now_ms(), gate)
     }
 
     /// A regeneration row for `conversation_id`, first in its queue.

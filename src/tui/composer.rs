@@ -117,18 +117,6 @@ impl Composer {
         self.text.cursor().0 == 0
     }
 
-    pub fn cursor_on_last_row(&self) -> bool {
-        self.text.cursor().0 + 1 >= self.text.lines().len()
-    }
-
-    pub fn move_up(&mut self) {
-        self.text.move_cursor(CursorMove::Up);
-    }
-
-    pub fn move_down(&mut self) {
-        self.text.move_cursor(CursorMove::Down);
-    }
-
     /// After a send: empty, not editing, not recalling.
     pub fn clear(&mut self, now: i64) {
         self.text = textarea("");

@@ -1507,32 +1507,15 @@ fn with_series(
             None => None,
         };
         // The row stands for the series: its id, text and next occurrence.
-        let item = OutboxItem {
-            id: sr.id,
-            conversation_id: sr.conversation_id,
-            kind: sr.kind,
-            text: sr.text.clone(),
-            model_override: sr.model_override.clone(),
-            parts_json: None,
-            due_at: sr.next_due_at,
-            status: if sr.status == crate::store::SeriesStatus::Ended {
-                Status::Canceled
-            } else {
-                Status::Pending
-            },
-            attempts: 0,
-            last_error: None,
-            next_attempt_at: None,
-            priority: 0,
-            claimed_by: None,
-            created_at: sr.created_at,
-            updated_at: sr.updated_at,
-            sent_at: None,
-            title: sr.title.clone(),
-            payload_json: None,
-            series_id: None,
-            occurrence_at: None,
+        let status = if sr.status == crate::store::SeriesStatus::Ended {
+            Status::Canceled
+        } else {
+            Status::Pending
         };
+        let mut item = stand_in(sr.id, sr.conversation_id, &sr.text, status, sr.created_at);
+        item.kind = sr.kind;
+        item.due_at = sr.next_due_at;
+        item.updated_at = sr.updated_at;
         let summary = one_line(&sr.text);
         out.push(Row {
             item,
@@ -1560,6 +1543,39 @@ fn with_series(
     Ok(out)
 }
 
+/// The item a row that is not an outbox row (a series, an approval) shows:
+/// what the table's columns read, nothing more.
+fn stand_in(
+    id: i64,
+    conversation_id: Option<i64>,
+    text: &str,
+    status: Status,
+    at: i64,
+) -> OutboxItem {
+    OutboxItem {
+        id,
+        conversation_id,
+        kind: Kind::Task,
+        text: text.to_string(),
+        model_override: None,
+        parts_json: None,
+        due_at: None,
+        status,
+        attempts: 0,
+        last_error: None,
+        next_attempt_at: None,
+        priority: 0,
+        claimed_by: None,
+        created_at: at,
+        updated_at: at,
+        sent_at: None,
+        title: None,
+        payload_json: None,
+        series_id: None,
+        occurrence_at: None,
+    }
+}
+
 /// Rows for the tool calls waiting for the user's answer.
 fn approval_rows(store: &Store) -> anyhow::Result<Vec<Row>> {
     let mut out = Vec::new();
@@ -1573,28 +1589,13 @@ fn approval_rows(store: &Store) -> anyhow::Result<Vec<Row>> {
             .or(s["instruction"].as_str())
             .unwrap_or_default();
         let summary = one_line(&format!("{} wants to run: {what}", a.tool));
-        let item = OutboxItem {
-            id: -a.id,
-            conversation_id: Some(a.conversation_id),
-            kind: Kind::Task,
-            text: summary.clone(),
-            model_override: None,
-            parts_json: None,
-            due_at: None,
-            status: Status::Pending,
-            attempts: 0,
-            last_error: None,
-            next_attempt_at: None,
-            priority: 0,
-            claimed_by: None,
-            created_at: a.created_at,
-            updated_at: a.created_at,
-            sent_at: None,
-            title: None,
-            payload_json: None,
-            series_id: None,
-            occurrence_at: None,
-        };
+        let item = stand_in(
+            -a.id,
+            Some(a.conversation_id),
+            &summary,
+            Status::Pending,
+            a.created_at,
+        );
         out.push(Row {
             item,
             series: None,

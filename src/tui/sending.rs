@@ -271,15 +271,11 @@ impl App {
                     self.model.current_conv().map(|c| (c.id, c.display_title()))
                 {
                     done(self);
-                    let pending = self
-                        .model
-                        .summaries
-                        .iter()
-                        .filter(|i| i.conversation_id == Some(id) && i.kind != Kind::Task)
-                        .count();
                     self.views
                         .push(Box::new(views::confirm::Confirm::delete_conversation(
-                            id, &title, pending,
+                            &self.model,
+                            id,
+                            &title,
                         )));
                 }
             }
@@ -410,7 +406,12 @@ impl App {
 
     pub(super) fn attach(&mut self, path: &str) -> Result<String, String> {
         let cap = self.engine().config().get().max_attachment_bytes();
-        let used: u64 = self.composer.attachments.iter().map(part_bytes).sum();
+        let used: u64 = self
+            .composer
+            .attachments
+            .iter()
+            .map(|p| composer::describe(p).2)
+            .sum();
         let part = super::export::read_attachment(std::path::Path::new(path), used, cap)?;
         let (name, kind, bytes) = composer::describe(&part);
         self.composer.attachments.push(part);
@@ -420,13 +421,6 @@ impl App {
         ))
     }
 }
-fn part_bytes(p: &Part) -> u64 {
-    match p {
-        Part::Image { data_base64, .. } => data_base64.len() as u64 * 3 / 4,
-        Part::Text { content, .. } => content.len() as u64,
-    }
-}
-
 /// OSC 52 clipboard write. Sent raw inside tmux too: tmux takes it into its
 /// buffer and passes it on to the outer terminal with `set-clipboard on`,
 /// whereas a passthrough-wrapped one is dropped unless `allow-passthrough` is on.

@@ -70,7 +70,7 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
     .areas(right);
     rcx.chat = chat_area;
     layout.chat = chat_area;
-    layout.scroll_used = draw_chat(f, app, &rcx, chat_area);
+    layout.scroll_used = draw_chat(f, app, chat_area);
     if strip_h > 0 {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }
@@ -82,7 +82,7 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
     layout
 }
 
-fn draw_chat(f: &mut Frame, app: &App, rcx: &RenderCx<'_>, area: Rect) -> usize {
+fn draw_chat(f: &mut Frame, app: &App, area: Rect) -> usize {
     let model = &app.model;
     let mut tail: Tail = Vec::new();
     // Items being sent show as the user's bubble at the end of the history.
@@ -158,7 +158,6 @@ fn draw_chat(f: &mut Frame, app: &App, rcx: &RenderCx<'_>, area: Rect) -> usize 
             r,
         );
     }
-    let _ = rcx;
     used
 }
 

@@ -32,7 +32,14 @@ impl Confirm {
         }
     }
 
-    pub fn delete_conversation(id: i64, title: &str, pending: usize) -> Self {
+    /// Asks before deleting a conversation, saying how many of its messages
+    /// would be canceled (its tasks stay and fire into a new conversation).
+    pub fn delete_conversation(model: &crate::tui::model::Model, id: i64, title: &str) -> Self {
+        let pending = model
+            .summaries
+            .iter()
+            .filter(|i| i.conversation_id == Some(id) && i.kind != crate::store::Kind::Task)
+            .count();
         let extra = if pending > 0 {
             format!(" Its {pending} pending message(s) will be canceled.")
         } else {

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use super::{Cx, Intent, Outcome, RenderCx};
-use crate::store::{Conversation, Kind};
+use crate::store::Conversation;
 use crate::tui::keymap::{Action, Scope};
 use crate::tui::model::Model;
 use crate::tui::text::elide;
@@ -74,14 +74,8 @@ impl Sidebar {
             }
             Action::Delete => {
                 if let Some((id, title)) = target {
-                    let pending = cx
-                        .model
-                        .summaries
-                        .iter()
-                        .filter(|i| i.conversation_id == Some(id) && i.kind != Kind::Task)
-                        .count();
                     cx.push(Intent::Push(Box::new(
-                        super::confirm::Confirm::delete_conversation(id, &title, pending),
+                        super::confirm::Confirm::delete_conversation(cx.model, id, &title),
                     )));
                 }
             }

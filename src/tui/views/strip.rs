@@ -289,7 +289,7 @@ impl Strip {
         Paragraph::new(lines).render(area, buf);
     }
 
-    /// Screen rows of the items, for mouse clicks: (row offset in the strip, item id).
+    /// When a countdown in the strip next changes (scheduled or retrying items).
     pub fn next_change(&self, model: &crate::tui::model::Model, now: i64) -> Option<i64> {
         model
             .strip_items()
