@@ -853,15 +853,8 @@ impl App {
     pub fn exit_line(&self) -> Option<String> {
         let now = self.now();
         let open = &self.model.summaries;
-        let series = self
-            .engine()
-            .list_series(false)
-            .map(|v| {
-                v.iter()
-                    .filter(|s| s.series.status == crate::store::SeriesStatus::Active)
-                    .count()
-            })
-            .unwrap_or(0);
+        // Counted by the last reload (the loop reloads right before exit).
+        let series = self.model.active_series as usize;
         if open.is_empty() && series == 0 {
             return None;
         }
