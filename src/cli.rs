@@ -109,6 +109,27 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Search the text of every conversation; newest matches first
+    Search {
+        /// Words to find (all must occur; the last also as a prefix); "quotes" for a phrase
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+        /// At most this many matches
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a new conversation with a copy of another's history; prints its id
+    Fork {
+        /// Conversation: exact title, #ID, or an id that is not also a title
+        conv: String,
+        /// Copy up to and including this message [default: the last one shown]
+        #[arg(long, value_name = "MESSAGE_ID")]
+        at: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
     /// List tool calls waiting for your approval
     Approvals {
         #[arg(long)]
@@ -152,6 +173,7 @@ impl Command {
                 | Command::Conversations { .. }
                 | Command::Status { .. }
                 | Command::Approvals { .. }
+                | Command::Search { .. }
         )
     }
 }
@@ -647,7 +669,102 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             println!("pruned {n} finished item(s) and ended series");
         }
         Command::Status { json } => status(store, &config, now, *json)?,
+        Command::Fork { conv, at, json } => {
+            let c = store
+                .find_conversation(conv)?
+                .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+            let at = match at {
+                Some(m) => *m,
+                None => store
+                    .messages(c.id)?
+                    .iter()
+                    .rev()
+                    .find(|m| {
+                        !matches!(
+                            m.status,
+                            crate::store::MessageStatus::Superseded
+                                | crate::store::MessageStatus::Streaming
+                        )
+                    })
+                    .map(|m| m.id)
+                    .ok_or_else(|| anyhow!("conversation {} has no message to fork", c.id))?,
+            };
+            let id = engine.fork_conversation(c.id, at)?;
+            if *json {
+                let fork = store.conversation(id)?;
+                let copied = store.messages(id)?.len();
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({
+                        "id": id,
+                        "title": fork.and_then(|f| f.title),
+                        "forked_from": c.id,
+                        "up_to_message_id": at,
+                        "messages": copied,
+                    }))?
+                );
+            } else {
+                println!("{id}");
+            }
+        }
+        Command::Search { text, limit, json } => search(&engine, &text.join(" "), *limit, *json)?,
         Command::Daemon => bail!("daemon is not a one-shot command"),
+    }
+    Ok(())
+}
+
+/// `tock search TEXT [--limit N] [--json]`.
+fn search(engine: &Engine, text: &str, limit: usize, as_json: bool) -> Result<()> {
+    let hits = engine.search(text, limit)?;
+    if as_json {
+        let arr: Vec<_> = hits
+            .iter()
+            .map(|h| {
+                json!({
+                    "conversation_id": h.conversation_id,
+                    "conversation_title": h.conversation_title,
+                    "message_id": h.message_id,
+                    "role": h.role.as_str(),
+                    "created_at": rfc3339(Some(h.created_at)),
+                    "snippet": h.snippet,
+                    "highlights": h.highlights.iter().map(|r| [r.start, r.end]).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&arr)?);
+        return Ok(());
+    }
+    if hits.is_empty() {
+        eprintln!("no message matches");
+        return Ok(());
+    }
+    // Bold matches only on a terminal; a pipe gets plain text.
+    let bold = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    for h in &hits {
+        let title = match &h.conversation_title {
+            Some(t) if !t.trim().is_empty() => crate::sanitize::sanitize_line(t).into_owned(),
+            _ => format!("Conversation {}", h.conversation_id),
+        };
+        println!(
+            "#{} {title} · {} · message {} ({})",
+            h.conversation_id,
+            local(h.created_at),
+            h.message_id,
+            h.role.as_str()
+        );
+        let mut line = String::new();
+        let mut at = 0;
+        for r in &h.highlights {
+            line.push_str(&h.snippet[at..r.start]);
+            if bold {
+                line.push_str(&format!("\x1b[1m{}\x1b[0m", &h.snippet[r.clone()]));
+            } else {
+                line.push_str(&h.snippet[r.clone()]);
+            }
+            at = r.end;
+        }
+        line.push_str(&h.snippet[at..]);
+        println!("    {line}");
     }
     Ok(())
 }

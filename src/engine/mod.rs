@@ -2,6 +2,7 @@
 //! providers. The TUI, `tock daemon` and the CLI are front ends of it.
 
 pub mod clock;
+mod history;
 mod ops;
 pub mod policy;
 mod scheduler;

@@ -58,6 +58,10 @@ pub struct Message {
 const COLS: &str = "id, conversation_id, role, content, status, model, outbox_id, parts_json, \
                     tool_calls_json, tool_call_id, error, created_at";
 
+/// Columns beyond the first schema's that a copy of a message (a fork)
+/// carries over, each with a leading comma.
+pub(crate) const COPIED_EXTRA_COLS: &str = "";
+
 impl Message {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {

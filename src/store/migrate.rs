@@ -36,6 +36,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0005_series",
         include_str!("../../migrations/0005_series.sql"),
     ),
+    (
+        6,
+        "0006_search",
+        include_str!("../../migrations/0006_search.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.
