@@ -4,7 +4,7 @@
 use anyhow::Result;
 
 use super::{Engine, Event};
-use crate::store::SearchHit;
+use crate::store::{AlternateMap, SearchHit};
 
 impl Engine {
     /// Messages matching what the user typed, newest first, at most `limit`.
@@ -27,5 +27,30 @@ impl Engine {
                 .fork_conversation(conversation_id, up_to_message_id, self.now_ms())?;
         self.emit(Event::Conversations);
         Ok(id)
+    }
+}
+
+impl Engine {
+    /// The versions of the messages of a conversation: for a regenerated
+    /// reply, every reply to the same message; for an edited message, each
+    /// text it was sent with. Look one up with [`AlternateMap::of`].
+    pub fn alternates(&self, conversation_id: i64) -> Result<AlternateMap> {
+        self.store().alternates(conversation_id)
+    }
+
+    /// Show another version of the last reply of its conversation (a
+    /// regeneration put aside) instead of the one shown, so the next
+    /// message is answered in its context. Refused while a reply is on its
+    /// way, and for versions that can only be looked at
+    /// ([`crate::store::Alternates::can_choose`]).
+    pub fn show_alternate(&self, message_id: i64) -> Result<()> {
+        if let Some(m) = self.store().message(message_id)?
+            && self.is_busy(m.conversation_id)
+        {
+            return Err(anyhow::anyhow!("a reply is streaming in this conversation"));
+        }
+        let conversation_id = self.store().show_alternate(message_id)?;
+        self.emit(Event::Conversation(conversation_id));
+        Ok(())
     }
 }

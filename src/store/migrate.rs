@@ -41,6 +41,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0006_search",
         include_str!("../../migrations/0006_search.sql"),
     ),
+    (
+        7,
+        "0007_usage_and_versions",
+        include_str!("../../migrations/0007_usage_and_versions.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

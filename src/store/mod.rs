@@ -5,6 +5,7 @@
 
 #[macro_use]
 mod sql_enum;
+mod alternates;
 pub mod approvals;
 mod conversations;
 mod drafts;
@@ -19,6 +20,7 @@ mod series;
 mod settings;
 mod waiting;
 
+pub use alternates::{AlternateKind, AlternateMap, Alternates, group_versions};
 pub use approvals::{Approval, ApprovalStatus};
 pub use conversations::Conversation;
 pub use drafts::Draft;
