@@ -620,21 +620,30 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
             let msgs = store.messages(c.id)?;
             let collapsed = crate::store::collapse_attempts(&msgs);
+            let usage = engine.usage(c.id)?;
+            let by_message: std::collections::HashMap<i64, &crate::engine::ReplyUsage> =
+                usage.replies.iter().map(|u| (u.message_id, u)).collect();
             if *json {
                 // Every message is listed (scripts audit them); `hidden` marks
                 // an earlier attempt at a reply that the views collapse.
                 let arr: Vec<_> = msgs
                     .iter()
                     .map(|m| {
+                        let usage = by_message.get(&m.id).map(|u| usage_json(&u.usage, u.cost));
                         json!({"id": m.id, "role": m.role.as_str(), "content": m.content,
                                "status": m.status.as_str(), "created_at": rfc3339(Some(m.created_at)),
-                               "error": m.error, "hidden": collapsed.is_hidden(m.id)})
+                               "error": m.error, "hidden": collapsed.is_hidden(m.id),
+                               "attachments": crate::files::attachment_infos(m.parts_json.as_deref()),
+                               "usage": usage})
                     })
                     .collect();
+                let mut total = usage_json(&usage.total, usage.cost);
+                total["context_used"] = json!(usage.context_used);
+                total["context_tokens"] = json!(usage.context_tokens);
                 println!(
                     "{}",
                     serde_json::to_string_pretty(
-                        &json!({"id": c.id, "title": c.title, "messages": arr})
+                        &json!({"id": c.id, "title": c.title, "messages": arr, "usage": total})
                     )?
                 );
             } else {
@@ -650,6 +659,17 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                     }
                     println!("## {}{status} — {}\n", m.role.as_str(), local(m.created_at));
                     println!("{}\n", crate::sanitize::sanitize(&m.content));
+                    for a in crate::files::attachment_infos(m.parts_json.as_deref()) {
+                        println!(
+                            "[attached: {} ({}, {} bytes)]",
+                            crate::sanitize::sanitize_line(&a.name),
+                            crate::sanitize::sanitize_line(&a.mime),
+                            a.bytes
+                        );
+                    }
+                    if let Some(u) = by_message.get(&m.id) {
+                        println!("[{}]\n", usage_line(&u.usage, u.cost));
+                    }
                     if m.status != crate::store::MessageStatus::Complete
                         && let Some(e) = &m.error
                     {
@@ -711,6 +731,30 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         Command::Daemon => bail!("daemon is not a one-shot command"),
     }
     Ok(())
+}
+
+/// Token counts as `show --json` prints them.
+fn usage_json(u: &crate::llm::Usage, cost: Option<f64>) -> serde_json::Value {
+    json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+           "cached_tokens": u.cached_tokens, "cost": cost})
+}
+
+/// "120 tokens in (100 cached), 7 out, cost 0.0004".
+fn usage_line(u: &crate::llm::Usage, cost: Option<f64>) -> String {
+    let mut parts = Vec::new();
+    if let Some(p) = u.prompt_tokens {
+        match u.cached_tokens.filter(|&c| c > 0) {
+            Some(c) => parts.push(format!("{p} tokens in ({c} cached)")),
+            None => parts.push(format!("{p} tokens in")),
+        }
+    }
+    if let Some(c) = u.completion_tokens {
+        parts.push(format!("{c} out"));
+    }
+    if let Some(c) = cost {
+        parts.push(format!("cost {c:.4}"));
+    }
+    parts.join(", ")
 }
 
 /// `tock search TEXT [--limit N] [--json]`.

@@ -3,8 +3,10 @@
 
 mod support;
 
+use std::time::Duration;
+
 use serde_json::Value;
-use support::Tock;
+use support::{MockServer, Reply, Tock, wait_until};
 use tock::store::{MessageStatus, NewMessage, Role, Store};
 
 /// A conversation "Zoo" with a question, a superseded reply and the reply shown.
@@ -132,4 +134,82 @@ fn fork_copies_the_shown_history_up_to_a_message() {
     assert!(e.contains("not in conversation"), "{e}");
     let e = t.fails(&["fork", "Nope"]);
     assert!(e.contains("no conversation"), "{e}");
+}
+
+#[test]
+fn show_json_has_usage_cost_context_and_attachments() {
+    let server = MockServer::start();
+    server.push(Reply::text("one two three"));
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config(&format!(
+        "default_model = \"mini\"\n[models.mini]\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"\n\
+         base_url = \"{}\"\napi_key_env = \"OPENAI_API_KEY\"\n\
+         price_in = 2.0\nprice_out = 10.0\nprice_cached = 1.0\ncontext_tokens = 1000\n",
+        server.base_url()
+    ));
+    t.send(&["--new", "Costs", "count to three"]);
+    let mut d = t.spawn_daemon();
+    let shown = wait_until(Duration::from_secs(15), "a complete reply", || {
+        let v = t.show("Costs");
+        let done = v["messages"]
+            .as_array()
+            .is_some_and(|m| m.len() == 2 && m[1]["status"] == "complete");
+        done.then_some(v)
+    });
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(3)).is_some());
+    let req = &server.requests()[0];
+    assert_eq!(req.body["stream_options"]["include_usage"], true);
+
+    // The mock counts 10 tokens per prompt message (system + user), one per
+    // chunk of the reply ("one", " two", " three"), 4 cached.
+    let msgs = shown["messages"].as_array().unwrap();
+    assert!(msgs[0]["usage"].is_null(), "{:#}", msgs[0]);
+    assert_eq!(msgs[0]["attachments"], serde_json::json!([]));
+    let u = &msgs[1]["usage"];
+    assert_eq!(u["prompt_tokens"], 20);
+    assert_eq!(u["completion_tokens"], 3);
+    assert_eq!(u["cached_tokens"], 4);
+    // 16 × 2.0 + 4 × 1.0 + 3 × 10.0 per million.
+    let cost = u["cost"].as_f64().unwrap();
+    assert!((cost - 66e-6).abs() < 1e-12, "{cost}");
+    let total = &shown["usage"];
+    assert_eq!(total["prompt_tokens"], 20);
+    assert_eq!(total["completion_tokens"], 3);
+    assert_eq!(total["context_used"], 23);
+    assert_eq!(total["context_tokens"], 1000);
+
+    let text = t.ok(&["show", "Costs"]);
+    assert!(
+        text.contains("[20 tokens in (4 cached), 3 out, cost 0.0001]"),
+        "{text}"
+    );
+
+    // Attachments as stored with a message: name, type, size.
+    let s = Store::open(&t.db).unwrap();
+    let c = shown["id"].as_i64().unwrap();
+    let parts = serde_json::json!([
+        {"type": "image", "name": "cat.png", "mime": "image/png", "data_base64": "iVBORw0KGgo="},
+        {"type": "text", "name": "notes.md", "content": "héllo"},
+    ])
+    .to_string();
+    s.insert_message(
+        c,
+        &NewMessage {
+            role: Some(Role::User),
+            content: "see these",
+            parts_json: Some(&parts),
+            ..Default::default()
+        },
+        3,
+    )
+    .unwrap();
+    let shown = t.show("Costs");
+    assert_eq!(
+        shown["messages"][2]["attachments"],
+        serde_json::json!([
+            {"name": "cat.png", "mime": "image/png", "bytes": 8},
+            {"name": "notes.md", "mime": "text/plain", "bytes": 6},
+        ])
+    );
 }

@@ -20,6 +20,7 @@ use anyhow::{Result, anyhow};
 use tokio::sync::{Notify, broadcast};
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use history::{ConversationUsage, ReplyUsage, reply_cost};
 pub use ops::{DraftBusy, ItemAction};
 pub use series::SeriesView;
 pub use state::{ConversationGate, ItemState, item_state};

@@ -18,6 +18,7 @@ mod rewrite;
 mod search;
 mod series;
 mod settings;
+mod usage;
 mod waiting;
 
 pub use alternates::{AlternateKind, AlternateMap, Alternates, group_versions};
@@ -30,6 +31,7 @@ pub use messages::{Collapsed, Message, MessageStatus, NewMessage, Role, collapse
 pub use outbox::{ItemSummary, Kind, NewItem, OutboxItem, Status};
 pub use search::{SearchHit, SearchQuery};
 pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};
+pub use usage::{MessageUsage, by_message as usage_by_message};
 pub use waiting::Waiting;
 
 use std::path::{Path, PathBuf};
