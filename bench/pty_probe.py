@@ -581,6 +581,27 @@ def cmd_count(a):
     print(n)
 
 
+def cmd_cli_time(a):
+    """Wall time of a one-shot command (spawn to exit), median of `runs`."""
+    times = []
+    out = b""
+    args = a.args[1:] if a.args[:1] == ["--"] else a.args
+    for _ in range(a.runs):
+        t0 = time.perf_counter()
+        r = subprocess.run([a.bin] + args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        times.append((time.perf_counter() - t0) * 1000)
+        if r.returncode != 0:
+            print(json.dumps({"error": f"exit status {r.returncode}", "args": a.args}))
+            sys.exit(1)
+        out = r.stdout
+    hits = None
+    try:
+        hits = len(json.loads(out))
+    except ValueError:
+        pass
+    print(json.dumps({"ms": times, "median_ms": statistics.median(times), "hits": hits}))
+
+
 def criterion_median_ms(root, bench_id):
     """Median estimate of a criterion benchmark run in this invocation, or None."""
     path = os.path.join(root, bench_id, "new", "estimates.json")
@@ -650,6 +671,17 @@ def cmd_report(a):
             note=(f"over {srv / 1000:.1f} s; " if srv is not None else "") + (f"by thread: {split}" if split else ""))
         row(f"Reply fully on screen after the server's last token, {rate:,} tokens/s", "≤ 100 ms",
             get(step, "last_token_to_on_screen_ms"), 100, "ms")
+    for step, label in (
+        ("search_rare", "a word in one message"),
+        ("search_common", "two words in 100,000 messages"),
+        ("search_prefix", "a 3-letter prefix of a word in 100,000 messages"),
+        ("search_none", "a word in no message"),
+    ):
+        ms = res.get(step, {}).get("ms") or []
+        hits = res.get(step, {}).get("hits")
+        row(f"`tock search --json` on the large DB (200,000 messages), {label}: whole command, spawn to exit "
+            f"(median of {len(ms)})", "(none set)", res.get(step, {}).get("median_ms"), None, "ms",
+            note=(f"{hits} hits (limit 20); " if hits is not None else "") + (f"min {min(ms):.1f}, max {max(ms):.1f}" if ms else ""))
     lat = res.get("latency", {})
     cnt = lat.get("count")
     row("Due-to-request latency, p50 (`tock daemon`, large DB)", "< 50 ms", lat.get("p50_ms"), 50, "ms",
@@ -727,6 +759,12 @@ def main():
     s.add_argument("--server-log", required=True)
     s.add_argument("--prefix", required=True)
     s.set_defaults(fn=cmd_count)
+
+    s = sub.add_parser("cli-time")
+    s.add_argument("--bin", required=True)
+    s.add_argument("--runs", type=int, default=10)
+    s.add_argument("args", nargs=argparse.REMAINDER, help="the command's arguments (after --)")
+    s.set_defaults(fn=cmd_cli_time)
 
     s = sub.add_parser("report")
     s.add_argument("--results", required=True)

@@ -102,6 +102,15 @@ log "first frame, large database ($RUNS runs after one that warms the page cache
 "${PROBE[@]}" first-frame --bin "$TOCK" --runs 1 >/dev/null
 record first_frame_large "$("${PROBE[@]}" first-frame --bin "$TOCK" --runs "$RUNS")"
 
+log "tock search on the large database ($RUNS runs each, after one that warms the page cache)…"
+"$TOCK" search --json buffered >/dev/null
+for q in "rare answer 123457" "common buffered reader" "prefix buf" "none zebra"; do
+    set -- $q
+    step=$1
+    shift
+    record "search_$step" "$("${PROBE[@]}" cli-time --bin "$TOCK" --runs "$RUNS" -- search --json "$@")"
+done
+
 for db in empty large; do
     if [ "$db" = empty ]; then export TOCK_DB=$EMPTY; else export TOCK_DB=$LARGE; fi
     log "session, $db database: memory, ${IDLE} s idle, a 4,000-token reply at full speed…"

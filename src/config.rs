@@ -158,6 +158,14 @@ pub struct ModelConfig {
     pub timeout_secs: Option<u64>,
     /// Overrides `turn.stream_timeout_secs` for this model (a slow local model may need more).
     pub stream_timeout_secs: Option<u64>,
+    /// Price per million prompt tokens (any currency; shown as a cost).
+    pub price_in: Option<f64>,
+    /// Price per million reply tokens.
+    pub price_out: Option<f64>,
+    /// Price per million prompt tokens read from the provider's cache (default: `price_in`).
+    pub price_cached: Option<f64>,
+    /// The model's context length in tokens, to show how full the context is.
+    pub context_tokens: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -662,6 +670,10 @@ mod tests {
                 vision: false,
                 timeout_secs: None,
                 stream_timeout_secs: None,
+                price_in: None,
+                price_out: None,
+                price_cached: None,
+                context_tokens: None,
             },
         );
         ConfigSource::from_config(Config {

@@ -172,6 +172,86 @@ fn over_cap(path: &Path, len: u64, cap: u64) -> String {
     )
 }
 
+/// The image type of a path by its extension (png, jpeg, gif, webp), or
+/// `None` for anything else (attached as text).
+pub fn image_mime(path: &Path) -> Option<&'static str> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("png") => Some("image/png"),
+        Some("jpg") | Some("jpeg") => Some("image/jpeg"),
+        Some("gif") => Some("image/gif"),
+        Some("webp") => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// Refuse, before anything is read, an image for a model that does not
+/// take images (`vision` false), naming the file and the model.
+pub fn refuse_image_without_vision(path: &Path, model: &str, vision: bool) -> Result<(), String> {
+    if vision || image_mime(path).is_none() {
+        return Ok(());
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    Err(format!(
+        "refused: {} is an image and the model {} does not take images (`vision = true` in its config entry says it does)",
+        crate::sanitize::sanitize_line(&name),
+        crate::sanitize::sanitize_line(model)
+    ))
+}
+
+/// What an attachment is, as listings show it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AttachmentInfo {
+    pub name: String,
+    pub mime: String,
+    /// Size of the file that was attached (decoded, for an image).
+    pub bytes: u64,
+}
+
+/// The attachments stored with a message (`parts_json`), in order. Parts
+/// that cannot be read are left out.
+pub fn attachment_infos(parts_json: Option<&str>) -> Vec<AttachmentInfo> {
+    let parts: Vec<Part> = parts_json
+        .and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or_default();
+    parts
+        .into_iter()
+        .map(|p| match p {
+            Part::Image {
+                name,
+                mime,
+                data_base64,
+            } => {
+                // Decoded size from the base64 length, without decoding.
+                let len = data_base64.trim_end().len() as u64;
+                let pad = data_base64
+                    .trim_end()
+                    .bytes()
+                    .rev()
+                    .take_while(|&b| b == b'=')
+                    .count() as u64;
+                AttachmentInfo {
+                    name,
+                    mime,
+                    bytes: (len / 4 * 3).saturating_sub(pad),
+                }
+            }
+            Part::Text { name, content } => AttachmentInfo {
+                name,
+                mime: "text/plain".into(),
+                bytes: content.len() as u64,
+            },
+        })
+        .collect()
+}
+
 /// An attachment for the next message, read from `path` within `budget`
 /// bytes (what the message's cap leaves). Images (png, jpeg, gif, webp by
 /// extension) are sent as images, anything else must be UTF-8 text.
@@ -184,19 +264,7 @@ pub fn read_attachment(path: &Path, budget: u64) -> Result<Part, String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mime = match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase())
-        .as_deref()
-    {
-        Some("png") => Some("image/png"),
-        Some("jpg") | Some("jpeg") => Some("image/jpeg"),
-        Some("gif") => Some("image/gif"),
-        Some("webp") => Some("image/webp"),
-        _ => None,
-    };
-    match mime {
+    match image_mime(path) {
         Some(m) => {
             use base64::Engine as _;
             Ok(Part::Image {

@@ -123,13 +123,14 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
     d.signal(libc::SIGTERM);
     assert!(d.wait_timeout(Duration::from_secs(3)).is_some());
 
-    assert_eq!(keys(&shown), set(&["id", "title", "messages"]));
+    assert_eq!(keys(&shown), set(&["id", "title", "messages", "usage"]));
     assert_eq!(shown["id"], s["conversation_id"]);
     assert_eq!(shown["title"], "Plans");
     let msgs = shown["messages"].as_array().unwrap();
     for m in msgs {
         // `error` says why a reply was interrupted; `hidden` marks an earlier
-        // attempt at a reply that views collapse.
+        // attempt at a reply that views collapse; `attachments` and `usage`
+        // (token counts of a reply, null when none were reported).
         assert_eq!(
             keys(m),
             set(&[
@@ -139,7 +140,9 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
                 "status",
                 "created_at",
                 "error",
-                "hidden"
+                "hidden",
+                "attachments",
+                "usage"
             ])
         );
         assert_time(&m["created_at"], "message created_at");

@@ -17,7 +17,7 @@ use tock::llm::ollama::Ollama;
 use tock::llm::openai::OpenAi;
 use tock::llm::{
     ChatMessage, ChatRequest, ErrorKind, Image, LlmError, Provider, ProviderKind, ProviderSpec,
-    StreamEvent, ToolCall, ToolSpec,
+    StreamEvent, ToolCall, ToolSpec, Usage,
 };
 
 /// A sentinel key: no error message may ever contain it.
@@ -367,6 +367,13 @@ impl Outcome {
             .collect()
     }
 
+    fn usage(&self) -> Option<Usage> {
+        self.events.iter().rev().find_map(|e| match e {
+            StreamEvent::Usage(u) => Some(*u),
+            _ => None,
+        })
+    }
+
     fn done(&self) -> Option<Option<String>> {
         match self.events.last() {
             Some(StreamEvent::Done { stop_reason }) => Some(stop_reason.clone()),
@@ -488,9 +495,21 @@ fn oa_text_body() -> String {
         oa_chunk(json!({"content": "Hello"}), None),
         oa_chunk(json!({"content": " wörld 😀 известни"}), None),
         oa_chunk(json!({}), Some("stop")),
+        oa_usage_chunk(),
         "data: [DONE]\n\n".to_string(),
     ]
     .concat()
+}
+
+/// The last chunk of a stream asked for with `stream_options.include_usage`.
+fn oa_usage_chunk() -> String {
+    let v = json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-x",
+        "choices": [], "usage": {"prompt_tokens": 1117, "completion_tokens": 46, "total_tokens": 1163,
+        "prompt_tokens_details": {"cached_tokens": 1024, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0}},
+    });
+    format!("data: {v}\n\n")
 }
 
 #[tokio::test]
@@ -503,6 +522,15 @@ async fn openai_text_stream_survives_any_chunking() {
         assert_eq!(out.text(), "Hello wörld 😀 известни", "chunk size {n}");
         assert_eq!(out.done(), Some(Some("stop".into())));
         assert!(out.error.is_none());
+        assert_eq!(
+            out.usage(),
+            Some(Usage {
+                prompt_tokens: Some(1117),
+                completion_tokens: Some(46),
+                cached_tokens: Some(1024)
+            }),
+            "chunk size {n}"
+        );
 
         let req = server.request(0);
         assert_eq!(req.method, "POST");
@@ -525,6 +553,7 @@ async fn openai_text_stream_survives_any_chunking() {
             json!({
                 "model": "test-model",
                 "stream": true,
+                "stream_options": {"include_usage": true},
                 "messages": [
                     {"role": "system", "content": "Be brief."},
                     {"role": "user", "content": "Hi"},
@@ -1041,6 +1070,14 @@ async fn anthropic_text_stream_survives_any_chunking() {
             .unwrap();
         assert_eq!(out.text(), "Hello wörld 😀 известни", "chunk size {n}");
         assert_eq!(out.done(), Some(Some("end_turn".into())));
+        assert_eq!(
+            out.usage(),
+            Some(Usage {
+                prompt_tokens: Some(25),
+                completion_tokens: Some(15),
+                cached_tokens: None
+            })
+        );
 
         let req = server.request(0);
         assert_eq!(req.method, "POST");
@@ -1099,6 +1136,12 @@ async fn anthropic_tool_use_with_input_json_deltas() {
             StreamEvent::Text("Let me check.".into()),
             StreamEvent::ToolCall(call("toolu_01", "get_weather", r#"{"city": "Paris"}"#)),
             StreamEvent::ToolCall(call("toolu_02", "get_time", "{}")),
+            // message_start's input_tokens, message_delta's output_tokens.
+            StreamEvent::Usage(Usage {
+                prompt_tokens: Some(25),
+                completion_tokens: Some(15),
+                cached_tokens: None
+            }),
             StreamEvent::Done {
                 stop_reason: Some("tool_use".into())
             },
@@ -1254,6 +1297,8 @@ fn ol_line(content: &str, done: bool) -> String {
     if done {
         v["done_reason"] = json!("stop");
         v["total_duration"] = json!(123);
+        v["prompt_eval_count"] = json!(26);
+        v["eval_count"] = json!(298);
     }
     format!("{v}\n")
 }
@@ -1277,6 +1322,14 @@ async fn ollama_text_stream_survives_any_chunking() {
         let out = run(&ollama(&host), &simple_request()).await.unwrap();
         assert_eq!(out.text(), "Hello wörld 😀 известни", "chunk size {n}");
         assert_eq!(out.done(), Some(Some("stop".into())));
+        assert_eq!(
+            out.usage(),
+            Some(Usage {
+                prompt_tokens: Some(26),
+                completion_tokens: Some(298),
+                cached_tokens: None
+            })
+        );
         let req = server.request(0);
         assert_eq!(req.path, "/api/chat");
         assert_eq!(req.header("authorization"), None);
@@ -1314,6 +1367,11 @@ async fn ollama_tool_calls_get_ids_and_json_text() {
         vec![
             StreamEvent::ToolCall(call("call_0", "get_weather", r#"{"city":"Paris"}"#)),
             StreamEvent::ToolCall(call("call_1", "get_time", "{}")),
+            StreamEvent::Usage(Usage {
+                prompt_tokens: Some(26),
+                completion_tokens: Some(298),
+                cached_tokens: None
+            }),
             StreamEvent::Done {
                 stop_reason: Some("stop".into())
             },

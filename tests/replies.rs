@@ -137,13 +137,25 @@ fn oa_text(t: &str) -> String {
     oa(json!({"content": t}), None)
 }
 
-/// A whole OpenAI reply.
+/// The last chunk OpenAI sends with `stream_options.include_usage`: no
+/// choices, the counts of the whole reply.
+fn oa_usage(prompt: u64, completion: u64, cached: u64) -> String {
+    let ev = json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                    "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                    "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+                    "completion_tokens_details": {"reasoning_tokens": 0}}});
+    format!("data: {ev}\n\n")
+}
+
+/// A whole OpenAI reply, with its usage chunk.
 fn oa_reply(t: &str) -> Script {
     vec![
         head(SSE),
         chunk(&oa(json!({"role": "assistant"}), None)),
         chunk(&oa_text(t)),
         chunk(&oa(json!({}), Some("stop"))),
+        chunk(&oa_usage(120, 7, 100)),
         chunk("data: [DONE]\n\n"),
         end_body(),
     ]
@@ -182,6 +194,10 @@ fn engine_for(kind: ProviderKind, base: &str, dir: &tempfile::TempDir, cfg: Conf
             vision: false,
             timeout_secs: None,
             stream_timeout_secs: None,
+            price_in: None,
+            price_out: None,
+            price_cached: None,
+            context_tokens: None,
         },
     );
     let cfg = Config {
@@ -841,4 +857,114 @@ async fn a_reply_being_generated_again_cannot_be_edited_or_taken_back() {
         .collect();
     assert_eq!(users, ["already sent"]);
     assert_eq!(msgs.last().unwrap().status, MessageStatus::Complete);
+}
+
+// ------------------------------------------------------------ token usage --
+
+/// The usage stored with each reply of the conversation: (prompt, completion, cached).
+fn stored_usage(e: &Engine, conv: i64) -> Vec<(Option<u64>, Option<u64>, Option<u64>)> {
+    e.store()
+        .conversation_usage(conv)
+        .unwrap()
+        .into_iter()
+        .map(|u| {
+            (
+                u.usage.prompt_tokens,
+                u.usage.completion_tokens,
+                u.usage.cached_tokens,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn openai_usage_is_asked_for_parsed_and_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![oa_reply("Hi.")], Vec::new).await;
+    let e = engine_for(ProviderKind::Openai, &server.base, &dir, Config::default());
+    let c = conv(&e);
+    e.start();
+    e.send_text(c, "q").unwrap();
+    run_for(2).await;
+    assert_eq!(
+        server.requests()[0]["stream_options"],
+        json!({"include_usage": true})
+    );
+    assert_eq!(stored_usage(&e, c), [(Some(120), Some(7), Some(100))]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn anthropic_usage_from_message_start_and_delta_is_stored() {
+    let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let script = vec![
+        head(SSE),
+        chunk(&ev(
+            "message_start",
+            json!({"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],
+                   "model":"m","stop_reason":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":10,
+                   "cache_read_input_tokens":2000,"output_tokens":1}}}),
+        )),
+        chunk(&ev(
+            "content_block_start",
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+        )),
+        chunk(&ev("ping", json!({"type": "ping"}))),
+        chunk(&ev(
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello."}}),
+        )),
+        chunk(&ev(
+            "content_block_stop",
+            json!({"type":"content_block_stop","index":0}),
+        )),
+        chunk(&ev(
+            "message_delta",
+            json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":42}}),
+        )),
+        chunk(&ev("message_stop", json!({"type":"message_stop"}))),
+        end_body(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![script], Vec::new).await;
+    let e = engine_for(
+        ProviderKind::Anthropic,
+        &server.base,
+        &dir,
+        Config::default(),
+    );
+    let c = conv(&e);
+    e.start();
+    e.send_text(c, "q").unwrap();
+    run_for(2).await;
+    assert_eq!(history(&e, c)[1].2, "Hello.");
+    // The whole prompt: uncached input + cache writes + cache reads.
+    assert_eq!(stored_usage(&e, c), [(Some(2035), Some(42), Some(2000))]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn ollama_usage_from_the_done_line_is_stored() {
+    let line = |v: Value| format!("{v}\n");
+    let script = vec![
+        head("application/x-ndjson"),
+        chunk(&line(
+            json!({"model":"m","created_at":"2026-11-30T00:00:00Z",
+                           "message":{"role":"assistant","content":"Hey"},"done":false}),
+        )),
+        chunk(&line(
+            json!({"model":"m","created_at":"2026-11-30T00:00:01Z",
+                           "message":{"role":"assistant","content":""},"done":true,"done_reason":"stop",
+                           "total_duration":1000,"load_duration":10,"prompt_eval_count":31,
+                           "prompt_eval_duration":100,"eval_count":9,"eval_duration":200}),
+        )),
+        end_body(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![script], Vec::new).await;
+    let e = engine_for(ProviderKind::Ollama, &server.base, &dir, Config::default());
+    let c = conv(&e);
+    e.start();
+    e.send_text(c, "q").unwrap();
+    run_for(2).await;
+    assert_eq!(history(&e, c)[1].2, "Hey");
+    assert_eq!(stored_usage(&e, c), [(Some(31), Some(9), None)]);
 }

@@ -167,6 +167,10 @@ fn engine_for(kind: ProviderKind, base: &str, dir: &tempfile::TempDir) -> Engine
             vision: false,
             timeout_secs: Some(10),
             stream_timeout_secs: None,
+            price_in: None,
+            price_out: None,
+            price_cached: None,
+            context_tokens: None,
         },
     );
     let cfg = Config {

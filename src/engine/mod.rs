@@ -2,6 +2,7 @@
 //! providers. The TUI, `tock daemon` and the CLI are front ends of it.
 
 pub mod clock;
+mod history;
 mod ops;
 pub mod policy;
 mod scheduler;
@@ -19,6 +20,7 @@ use anyhow::{Result, anyhow};
 use tokio::sync::{Notify, broadcast};
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use history::{ConversationUsage, ReplyUsage, reply_cost};
 pub use ops::ItemAction;
 pub use series::SeriesView;
 pub use state::{ConversationGate, ItemState, item_state};

@@ -193,6 +193,7 @@ pub(crate) async fn run(
     let mut text = String::new();
     let mut saved = 0usize;
     let mut calls: Vec<ToolCall> = Vec::new();
+    let mut usage: Option<crate::llm::Usage> = None;
     let mut last_save = Instant::now();
     let mut progress_by = Instant::now() + stream_timeout;
     let max_reply = Duration::from_secs(cfg.turn.max_reply_secs.max(1));
@@ -222,6 +223,7 @@ pub(crate) async fn run(
                     progress_by = Instant::now() + stream_timeout;
                     calls.push(c);
                 }
+                Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
                 Some(Ok(StreamEvent::Done { .. })) => break End::Done,
                 Some(Err(e)) => break End::Failed(e),
                 None => break End::Failed(LlmError::transient("the stream ended before the reply was complete")),
@@ -249,6 +251,12 @@ pub(crate) async fn run(
         }
     };
     drop(stream);
+    // Stored whatever the end: a cut or stopped reply was paid for too.
+    if let Some(u) = &usage
+        && let Err(e) = store.set_message_usage(reply_id, u)
+    {
+        tracing::warn!("saving the usage of reply {reply_id}: {e:#}");
+    }
 
     let now = engine.now_ms();
     match end {

@@ -161,6 +161,42 @@ struct AnthropicDecoder {
     tools: HashMap<u64, ToolBlock>,
     stop_reason: Option<String>,
     done: bool,
+    /// From `message_start`, completed by `message_delta`.
+    usage: AnthropicUsage,
+}
+
+/// Anthropic's counts: `input_tokens` excludes what was read from or
+/// written to the prompt cache, so the whole prompt is the sum of three.
+#[derive(Default)]
+struct AnthropicUsage {
+    input: Option<u64>,
+    cache_read: Option<u64>,
+    cache_write: Option<u64>,
+    output: Option<u64>,
+}
+
+impl AnthropicUsage {
+    /// Take the fields `u` has (a delta repeats or updates some of them).
+    fn merge(&mut self, u: &Value) {
+        let n = |k: &str| u.get(k).and_then(Value::as_u64);
+        self.input = n("input_tokens").or(self.input);
+        self.cache_read = n("cache_read_input_tokens").or(self.cache_read);
+        self.cache_write = n("cache_creation_input_tokens").or(self.cache_write);
+        self.output = n("output_tokens").or(self.output);
+    }
+
+    fn usage(&self) -> Option<super::Usage> {
+        let prompt = match (self.input, self.cache_read, self.cache_write) {
+            (None, None, None) => None,
+            (i, r, w) => Some(i.unwrap_or(0) + r.unwrap_or(0) + w.unwrap_or(0)),
+        };
+        let u = super::Usage {
+            prompt_tokens: prompt,
+            completion_tokens: self.output,
+            cached_tokens: self.cache_read,
+        };
+        (!u.is_empty()).then_some(u)
+    }
 }
 
 impl AnthropicDecoder {
@@ -248,7 +284,18 @@ impl AnthropicDecoder {
                     out.push(Ok(StreamEvent::ToolCall(finish_tool(block))));
                 }
             }
+            "message_start" => {
+                if let Some(u) = v.get("message").and_then(|m| m.get("usage")) {
+                    self.usage.merge(u);
+                }
+            }
             "message_delta" => {
+                if let Some(u) = v.get("usage") {
+                    self.usage.merge(u);
+                    if let Some(u) = self.usage.usage() {
+                        out.push(Ok(StreamEvent::Usage(u)));
+                    }
+                }
                 if let Some(r) = v
                     .get("delta")
                     .and_then(|d| d.get("stop_reason"))
@@ -273,7 +320,7 @@ impl AnthropicDecoder {
                 out.push(Err(stream_error(v.get("error").unwrap_or(&v))));
                 self.done = true;
             }
-            // message_start, ping, and event types added later.
+            // ping, and event types added later.
             _ => {}
         }
     }

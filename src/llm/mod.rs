@@ -75,8 +75,30 @@ pub enum StreamEvent {
     Text(String),
     /// A complete tool call (arguments fully assembled).
     ToolCall(ToolCall),
+    /// Token counts for the reply, as the provider reported them (sent
+    /// before `Done`; a later one replaces an earlier one).
+    Usage(Usage),
     /// The provider finished the reply normally. Always the last event.
     Done { stop_reason: Option<String> },
+}
+
+/// Tokens one reply cost, as reported (`None`: the provider did not say).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// The whole prompt, including any part read from the prompt cache.
+    pub prompt_tokens: Option<u64>,
+    /// The reply.
+    pub completion_tokens: Option<u64>,
+    /// The part of the prompt read from the provider's cache.
+    pub cached_tokens: Option<u64>,
+}
+
+impl Usage {
+    pub fn is_empty(&self) -> bool {
+        self.prompt_tokens.is_none()
+            && self.completion_tokens.is_none()
+            && self.cached_tokens.is_none()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -205,6 +205,15 @@ impl OllamaDecoder {
             }
         }
         if v.get("done").and_then(Value::as_bool) == Some(true) {
+            // The last line counts the prompt and the reply (no cache figure).
+            let usage = super::Usage {
+                prompt_tokens: v.get("prompt_eval_count").and_then(Value::as_u64),
+                completion_tokens: v.get("eval_count").and_then(Value::as_u64),
+                cached_tokens: None,
+            };
+            if !usage.is_empty() {
+                out.push(Ok(StreamEvent::Usage(usage)));
+            }
             let reason = v
                 .get("done_reason")
                 .and_then(Value::as_str)

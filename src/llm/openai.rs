@@ -95,7 +95,13 @@ pub fn request_body(req: &ChatRequest) -> Value {
             }
         });
     }
-    let mut body = json!({"model": req.model, "stream": true, "messages": messages});
+    // `include_usage`: the last chunk then carries the reply's token counts.
+    let mut body = json!({
+        "model": req.model,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "messages": messages,
+    });
     if !req.tools.is_empty() {
         body["tools"] = function_tools(&req.tools);
     }
@@ -196,6 +202,9 @@ impl OpenAiDecoder {
             .and_then(Value::as_str)
             .map(str::to_string);
         self.emit_calls(out);
+        if let Some(u) = usage(&v) {
+            out.push(Ok(StreamEvent::Usage(u)));
+        }
         out.push(Ok(StreamEvent::Done {
             stop_reason: self.finish_reason.take(),
         }));
@@ -232,6 +241,9 @@ impl OpenAiDecoder {
             out.push(Err(stream_error(err)));
             self.done = true;
             return;
+        }
+        if let Some(u) = usage(&v) {
+            out.push(Ok(StreamEvent::Usage(u)));
         }
         let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
             // Usage-only or keep-alive objects carry no choices.
@@ -321,6 +333,21 @@ impl OpenAiDecoder {
             })));
         }
     }
+}
+
+/// The `usage` object of a chunk (the last one, with `include_usage`):
+/// `prompt_tokens`, `completion_tokens`, `prompt_tokens_details.cached_tokens`.
+fn usage(v: &Value) -> Option<super::Usage> {
+    let u = v.get("usage").filter(|u| u.is_object())?;
+    let n = |v: Option<&Value>| v.and_then(Value::as_u64);
+    let usage = super::Usage {
+        prompt_tokens: n(u.get("prompt_tokens")),
+        completion_tokens: n(u.get("completion_tokens")),
+        cached_tokens: n(u
+            .get("prompt_tokens_details")
+            .and_then(|d| d.get("cached_tokens"))),
+    };
+    (!usage.is_empty()).then_some(usage)
 }
 
 /// An `{"error": ...}` object inside a 200 stream. Only a request the server

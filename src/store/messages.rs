@@ -55,11 +55,15 @@ pub struct Message {
     pub created_at: i64,
 }
 
-const COLS: &str = "id, conversation_id, role, content, status, model, outbox_id, parts_json, \
+pub(crate) const COLS: &str = "id, conversation_id, role, content, status, model, outbox_id, parts_json, \
                     tool_calls_json, tool_call_id, error, created_at";
 
+/// Columns beyond the first schema's that a copy of a message (a fork)
+/// carries over, each with a leading comma.
+pub(crate) const COPIED_EXTRA_COLS: &str = ", prompt_tokens, completion_tokens, cached_tokens";
+
 impl Message {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             id: r.get(0)?,
             conversation_id: r.get(1)?,

@@ -36,6 +36,16 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0005_series",
         include_str!("../../migrations/0005_series.sql"),
     ),
+    (
+        6,
+        "0006_search",
+        include_str!("../../migrations/0006_search.sql"),
+    ),
+    (
+        7,
+        "0007_usage_and_versions",
+        include_str!("../../migrations/0007_usage_and_versions.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

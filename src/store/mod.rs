@@ -5,25 +5,33 @@
 
 #[macro_use]
 mod sql_enum;
+mod alternates;
 pub mod approvals;
 mod conversations;
 mod drafts;
+mod fork;
 mod lease;
 mod messages;
 mod migrate;
 mod outbox;
 mod rewrite;
+mod search;
 mod series;
 mod settings;
+mod usage;
 mod waiting;
 
+pub use alternates::{AlternateKind, AlternateMap, Alternates, group_versions};
 pub use approvals::{Approval, ApprovalStatus};
 pub use conversations::Conversation;
 pub use drafts::Draft;
+pub use fork::fork_title;
 pub use lease::{LeaseHolder, hostname, process_alive};
-pub use messages::{Collapsed, Message, MessageStatus, Role, collapse_attempts};
+pub use messages::{Collapsed, Message, MessageStatus, NewMessage, Role, collapse_attempts};
 pub use outbox::{ItemSummary, Kind, NewItem, OutboxItem, Status};
+pub use search::{SearchHit, SearchQuery};
 pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};
+pub use usage::{MessageUsage, by_message as usage_by_message};
 pub use waiting::Waiting;
 
 use std::path::{Path, PathBuf};

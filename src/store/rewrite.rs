@@ -41,13 +41,20 @@ impl Store {
             params![conversation_id, message_id, MessageStatus::Superseded],
         )?;
         let id = insert_item(&tx, item, now)?;
+        // The new user message will be the next version of this one.
+        tx.execute(
+            "UPDATE outbox SET replaces_message_id = ?2 WHERE id = ?1",
+            params![id, message_id],
+        )?;
         save_draft(&tx, conversation_id, restore, now)?;
         tx.commit()?;
         Ok(id)
     }
 
     /// Supersede a complete last reply (so the model does not see it twice)
-    /// and enqueue the regeneration, together.
+    /// and enqueue the regeneration, together. A reply followed only by
+    /// versions put aside for it (superseded replies) is still the last one;
+    /// after a superseded user message (an edit on its way) nothing is.
     pub fn supersede_last_reply_and_enqueue(
         &self,
         conversation_id: i64,
@@ -58,19 +65,34 @@ impl Store {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let last: Option<(i64, Role, MessageStatus)> = tx
             .query_row(
-                "SELECT id, role, status FROM messages
-                 WHERE conversation_id = ?1 AND role != 'notice' ORDER BY id DESC LIMIT 1",
+                "SELECT id, role, status FROM messages m
+                 WHERE conversation_id = ?1 AND role != 'notice' AND status != 'superseded'
+                   AND NOT EXISTS (SELECT 1 FROM messages l
+                       WHERE l.conversation_id = ?1 AND l.id > m.id AND l.role != 'notice'
+                         AND NOT (l.role = 'assistant' AND l.status = 'superseded'))
+                 ORDER BY id DESC LIMIT 1",
                 [conversation_id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()?;
-        if let Some((id, Role::Assistant, MessageStatus::Complete)) = last {
+        let superseded = match last {
+            Some((id, Role::Assistant, MessageStatus::Complete)) => {
+                tx.execute(
+                    "UPDATE messages SET status = ?2 WHERE id = ?1",
+                    params![id, MessageStatus::Superseded],
+                )?;
+                Some(id)
+            }
+            _ => None,
+        };
+        let id = insert_item(&tx, item, now)?;
+        // The new reply will be the next version of the superseded one.
+        if let Some(old) = superseded {
             tx.execute(
-                "UPDATE messages SET status = ?2 WHERE id = ?1",
-                params![id, MessageStatus::Superseded],
+                "UPDATE outbox SET replaces_message_id = ?2 WHERE id = ?1",
+                params![id, old],
             )?;
         }
-        let id = insert_item(&tx, item, now)?;
         tx.commit()?;
         Ok(id)
     }

@@ -401,6 +401,23 @@ fn serve(stream: TcpStream, shared: Arc<Shared>) {
         log.push(req.clone());
         (req.n, req)
     };
+    // The model list, as OpenAI's `GET /v1/models` answers it.
+    if req.method == "GET" && req.path.ends_with("/models") {
+        let body = json!({"object": "list", "data": [
+            {"id": "gpt-4o-mini", "object": "model", "created": 1721172741, "owned_by": "system"},
+            {"id": "gpt-4o", "object": "model", "created": 1715367049, "owned_by": "system"},
+        ]})
+        .to_string();
+        let mut stream = stream;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.flush();
+        shared.log.lock().unwrap()[n].outcome = Outcome::Completed;
+        return;
+    }
     let reply = {
         let queued = shared.queue.lock().unwrap().pop_front();
         match queued {
@@ -408,7 +425,13 @@ fn serve(stream: TcpStream, shared: Arc<Shared>) {
             None => (shared.responder.lock().unwrap())(&req),
         }
     };
-    let outcome = write_reply(stream, &reply, &shared.stop);
+    // Usage only when asked for, as OpenAI does: 10 tokens per message of
+    // the prompt, one per chunk of the reply, 4 of the prompt from the cache.
+    let usage = (req.body["stream_options"]["include_usage"] == true).then(|| {
+        let prompt = 10 * req.body["messages"].as_array().map_or(0, |m| m.len()) as u64;
+        (prompt, 4u64)
+    });
+    let outcome = write_reply(stream, &reply, &shared.stop, usage);
     shared.log.lock().unwrap()[n].outcome = outcome;
 }
 
@@ -442,7 +465,12 @@ fn nap(d: Duration, stop: &AtomicBool) -> bool {
 
 const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
 
-fn write_reply(mut s: TcpStream, reply: &Reply, stop: &AtomicBool) -> Outcome {
+fn write_reply(
+    mut s: TcpStream,
+    reply: &Reply,
+    stop: &AtomicBool,
+    usage: Option<(u64, u64)>,
+) -> Outcome {
     let gone = |_| Outcome::ClientGone;
     match reply {
         Reply::Status(code, msg) => {
@@ -532,6 +560,15 @@ fn write_reply(mut s: TcpStream, reply: &Reply, stop: &AtomicBool) -> Outcome {
                     "tool_calls"
                 };
                 write_chunk(&mut s, &sse_chunk(json!({}), Some(finish)))?;
+                if let Some((prompt, cached)) = usage {
+                    let completion = chunks.len() as u64;
+                    let ev = json!({"id": "chatcmpl-test", "object": "chat.completion.chunk",
+                        "created": 0, "model": "gpt-4o-mini", "choices": [],
+                        "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                                  "total_tokens": prompt + completion,
+                                  "prompt_tokens_details": {"cached_tokens": cached}}});
+                    write_chunk(&mut s, &format!("data: {ev}\n\n"))?;
+                }
                 write_chunk(&mut s, "data: [DONE]\n\n")?;
                 s.write_all(b"0\r\n\r\n")?;
                 s.flush()?;

@@ -1,0 +1,349 @@
+//! Full-text search over the messages conversations show (the FTS5 index
+//! `messages_fts`, kept in step with `messages` by the triggers of migration
+//! 0006).
+//!
+//! What the user types is never handed to FTS5 as query syntax: it is split
+//! into words (and `"quoted phrases"`), each reduced to the letters and
+//! digits FTS5's tokenizer would see, and every word must occur. The last
+//! word also matches as a prefix while it is still being typed, so results
+//! can follow the keyboard.
+
+use std::ops::Range;
+
+use anyhow::Result;
+use rusqlite::params;
+
+use super::{Role, Store};
+
+/// One message that matches a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchHit {
+    pub conversation_id: i64,
+    /// The conversation's title as stored (`None` until one is set or derived).
+    pub conversation_title: Option<String>,
+    pub message_id: i64,
+    pub role: Role,
+    /// UTC epoch ms.
+    pub created_at: i64,
+    /// A one-line excerpt around the first match: control characters and
+    /// line breaks shown as spaces, `…` where text was cut.
+    pub snippet: String,
+    /// Byte ranges of `snippet` holding matched words (in order, disjoint,
+    /// on character boundaries), for the front end to highlight.
+    pub highlights: Vec<Range<usize>>,
+}
+
+/// A search as FTS5 gets it, and the words to highlight.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchQuery {
+    /// The FTS5 MATCH expression: only quoted phrases of plain tokens, and
+    /// at most one trailing `*`.
+    pub expression: String,
+    terms: Vec<Term>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Term {
+    /// Lowercased token.
+    text: String,
+    prefix: bool,
+}
+
+impl SearchQuery {
+    /// The query for what a user typed, or `None` when it holds no word at
+    /// all (only punctuation or spaces): such a search matches nothing.
+    pub fn parse(input: &str) -> Option<Self> {
+        // (tokens, quoted by the user)
+        let mut groups: Vec<(Vec<String>, bool)> = Vec::new();
+        let mut rest = input;
+        while let Some(start) = rest.find(|c: char| !c.is_whitespace()) {
+            rest = &rest[start..];
+            let (chunk, quoted, after) = if let Some(inner) = rest.strip_prefix('"') {
+                match inner.find('"') {
+                    Some(end) => (&inner[..end], true, &inner[end + 1..]),
+                    // An unclosed quote: the rest is the phrase.
+                    None => (inner, true, ""),
+                }
+            } else {
+                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                (&rest[..end], false, &rest[end..])
+            };
+            let tokens = tokens(chunk)
+                .map(|r| chunk[r].to_lowercase())
+                .collect::<Vec<_>>();
+            if !tokens.is_empty() {
+                groups.push((tokens, quoted));
+            }
+            rest = after;
+        }
+        if groups.is_empty() {
+            return None;
+        }
+        // Still typing the last word (no space after it yet): match it as a prefix.
+        let typing = !input.ends_with(char::is_whitespace) && !input.ends_with('"');
+        let last = groups.len() - 1;
+        let mut expression = String::new();
+        let mut terms = Vec::new();
+        for (i, (tokens, quoted)) in groups.iter().enumerate() {
+            let prefix = i == last && typing && !quoted;
+            if !expression.is_empty() {
+                expression.push(' ');
+            }
+            // Tokens are letters and digits only: nothing to escape inside the quotes.
+            expression.push('"');
+            expression.push_str(&tokens.join(" "));
+            expression.push('"');
+            if prefix {
+                expression.push('*');
+            }
+            let n = tokens.len();
+            for (j, t) in tokens.iter().enumerate() {
+                terms.push(Term {
+                    text: t.clone(),
+                    // In a phrase, FTS5 applies `*` to its last token.
+                    prefix: prefix && j == n - 1,
+                });
+            }
+        }
+        Some(Self { expression, terms })
+    }
+
+    fn matches(&self, word: &str) -> bool {
+        let word = word.to_lowercase();
+        self.terms.iter().any(|t| {
+            if t.prefix {
+                word.starts_with(&t.text)
+            } else {
+                word == t.text
+            }
+        })
+    }
+}
+
+/// Byte ranges of the words of `text` as FTS5's unicode61 tokenizer splits
+/// them (runs of letters, digits and combining marks).
+fn tokens(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut chars = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        let (start, _) = chars.find(|(_, c)| is_token_char(*c))?;
+        let mut end = text.len();
+        while let Some(&(i, c)) = chars.peek() {
+            if !is_token_char(c) {
+                end = i;
+                break;
+            }
+            chars.next();
+        }
+        Some(start..end)
+    })
+}
+
+fn is_token_char(c: char) -> bool {
+    c.is_alphanumeric() || (!c.is_ascii() && !c.is_whitespace() && !c.is_control() && is_mark(c))
+}
+
+/// Combining marks (U+0300–U+036F and a few common blocks): part of the
+/// word they follow, as for the tokenizer.
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+/// Bytes of context kept before the first match.
+const LEAD: usize = 60;
+/// Longest excerpt, in bytes of the message (before spaces are collapsed).
+const SNIPPET_BYTES: usize = 200;
+
+/// A one-line excerpt of `content` around the first match of `query`, and
+/// the byte ranges of the matched words in it.
+pub fn snippet(content: &str, query: &SearchQuery) -> (String, Vec<Range<usize>>) {
+    let matched: Vec<Range<usize>> = tokens(content)
+        .filter(|r| query.matches(&content[r.clone()]))
+        .collect();
+    let first = matched.first().map_or(0, |r| r.start);
+    // Start at a word boundary LEAD bytes before the first match.
+    let mut start = floor_char(content, first.saturating_sub(LEAD));
+    if start > 0
+        && let Some(w) = tokens(&content[start..first]).next()
+    {
+        start = (start + w.start).min(first);
+        // Cut inside a word: start at the next one.
+        if start > 0 && content[..start].ends_with(is_token_char) {
+            start = tokens(&content[start..first])
+                .nth(1)
+                .map_or(first, |r| start + r.start);
+        }
+    }
+    let end = floor_char(content, (start + SNIPPET_BYTES).min(content.len()));
+    // Do not cut the last word in half (unless it is all there is).
+    let end = if end < content.len() && content[..end].ends_with(is_token_char) {
+        match content[start..end].rfind(|c: char| !is_token_char(c)) {
+            Some(i) if start + i > first => start + i,
+            _ => end,
+        }
+    } else {
+        end
+    };
+
+    let mut out = String::with_capacity(end - start + 8);
+    let mut ranges = Vec::new();
+    if start > 0 {
+        out.push('…');
+    }
+    let mut in_space = start > 0;
+    let mut next = matched.iter().filter(|r| r.start >= start && r.end <= end);
+    let mut current = next.next();
+    let mut open: Option<usize> = None;
+    for (i, c) in content[start..end].char_indices() {
+        let i = start + i;
+        if let Some(r) = current
+            && i == r.start
+        {
+            open = Some(out.len());
+        }
+        if c.is_whitespace() || c.is_control() {
+            if !in_space {
+                out.push(' ');
+                in_space = true;
+            }
+        } else {
+            out.push(c);
+            in_space = false;
+        }
+        if let Some(r) = current
+            && i + c.len_utf8() == r.end
+        {
+            if let Some(o) = open.take() {
+                ranges.push(o..out.len());
+            }
+            current = next.next();
+        }
+    }
+    let trimmed = out.trim_end().len();
+    out.truncate(trimmed);
+    if end < content.len() {
+        out.push('…');
+    }
+    (out, ranges)
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+impl Store {
+    /// Messages matching `query` (see the module doc), newest first, at most
+    /// `limit`. A query without any word matches nothing.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        let Some(q) = SearchQuery::parse(query) else {
+            return Ok(Vec::new());
+        };
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let conn = self.conn();
+        // Newest first: FTS5 walks its index in rowid order, so a common
+        // word costs no more than a rare one (ranking every match would).
+        let mut st = conn.prepare_cached(
+            "SELECT m.id, m.conversation_id, c.title, m.role, m.created_at, m.content
+             FROM messages_fts f
+             JOIN messages m ON m.id = f.rowid
+             JOIN conversations c ON c.id = m.conversation_id
+             WHERE messages_fts MATCH ?1
+             ORDER BY f.rowid DESC
+             LIMIT ?2",
+        )?;
+        let rows = st.query_map(params![q.expression, limit], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Role>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, String>(5)?,
+            ))
+        })?;
+        let mut hits = Vec::new();
+        for row in rows {
+            let (message_id, conversation_id, conversation_title, role, created_at, content) = row?;
+            let (snippet, highlights) = snippet(&content, &q);
+            hits.push(SearchHit {
+                conversation_id,
+                conversation_title,
+                message_id,
+                role,
+                created_at,
+                snippet,
+                highlights,
+            });
+        }
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expr(s: &str) -> Option<String> {
+        SearchQuery::parse(s).map(|q| q.expression)
+    }
+
+    #[test]
+    fn user_text_becomes_plain_phrases() {
+        assert_eq!(expr("foo bar"), Some(r#""foo" "bar"*"#.into()));
+        assert_eq!(expr("foo bar "), Some(r#""foo" "bar""#.into()));
+        assert_eq!(expr(r#"foo"bar"#), Some(r#""foo bar"*"#.into()));
+        assert_eq!(expr("a AND"), Some(r#""a" "and"*"#.into()));
+        assert_eq!(
+            expr("NEAR(a b) OR -c"),
+            Some(r#""near a" "b" "or" "c"*"#.into())
+        );
+        assert_eq!(
+            expr(r#""exact phrase" more"#),
+            Some(r#""exact phrase" "more"*"#.into())
+        );
+        assert_eq!(
+            expr(r#"say "unclosed phr"#),
+            Some(r#""say" "unclosed phr""#.into())
+        );
+        assert_eq!(expr("col:value ^x"), Some(r#""col value" "x"*"#.into()));
+        assert_eq!(expr("Émile"), Some(r#""émile"*"#.into()));
+        assert_eq!(expr("  \"\" *** ( ) "), None);
+        assert_eq!(expr(""), None);
+    }
+
+    #[test]
+    fn snippet_marks_matches_by_byte_range() {
+        let q = SearchQuery::parse("borrow check").unwrap();
+        let (s, r) = snippet("The Borrow checker\nsays no.", &q);
+        assert_eq!(s, "The Borrow checker says no.");
+        let marked: Vec<&str> = r.iter().map(|r| &s[r.clone()]).collect();
+        assert_eq!(marked, ["Borrow", "checker"]);
+    }
+
+    #[test]
+    fn snippet_is_a_window_around_the_first_match() {
+        let q = SearchQuery::parse("needle ").unwrap();
+        let text = format!("{} needle {}", "word ".repeat(100), "tail ".repeat(100));
+        let (s, r) = snippet(&text, &q);
+        assert!(s.starts_with("…word"), "{s}");
+        assert!(s.ends_with("tail…"), "{s}");
+        assert_eq!(r.len(), 1);
+        assert_eq!(&s[r[0].clone()], "needle");
+        // A prefix does not highlight a longer word when not typing it.
+        let (_, r) = snippet("needles", &q);
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn snippet_is_inert_and_keeps_char_boundaries() {
+        let q = SearchQuery::parse("ß").unwrap();
+        let text = format!("\x1b[31mred\x1b[0m {}ß and ü", "é".repeat(80));
+        let (s, r) = snippet(&text, &q);
+        assert!(!s.contains('\x1b'), "{s:?}");
+        for range in &r {
+            assert!(s.is_char_boundary(range.start) && s.is_char_boundary(range.end));
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! `tock search`, `tock fork` and the fuller `tock show --json`, run as the
+//! real binary on a temporary database.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{MockServer, Reply, Tock, wait_until};
+use tock::store::{MessageStatus, NewMessage, Role, Store};
+
+/// A conversation "Zoo" with a question, a superseded reply and the reply shown.
+fn zoo(t: &Tock) -> (i64, [i64; 3]) {
+    t.ok(&["conversations"]);
+    let s = Store::open(&t.db).unwrap();
+    let c = s.create_conversation(Some("Zoo"), "user", 1).unwrap();
+    let add = |role, content, status| {
+        s.insert_message(
+            c,
+            &NewMessage {
+                role: Some(role),
+                content,
+                status: Some(status),
+                ..Default::default()
+            },
+            2,
+        )
+        .unwrap()
+    };
+    let q = add(
+        Role::User,
+        "Which animal is the tallest?",
+        MessageStatus::Complete,
+    );
+    let old = add(
+        Role::Assistant,
+        "The elephant, surely.",
+        MessageStatus::Superseded,
+    );
+    let a = add(
+        Role::Assistant,
+        "The giraffe: up to 5.5 m.",
+        MessageStatus::Complete,
+    );
+    (c, [q, old, a])
+}
+
+#[test]
+fn search_prints_matches_and_json_with_byte_ranges() {
+    let t = Tock::new();
+    let (c, [q, _old, a]) = zoo(&t);
+    let out = t.ok(&["search", "giraffe"]);
+    assert!(out.contains(&format!("#{c} Zoo")), "{out}");
+    assert!(out.contains("The giraffe: up to 5.5 m."), "{out}");
+    assert!(!out.contains('\x1b'), "no colour into a pipe: {out:?}");
+
+    let v = t.json(&["search", "--json", "animal", "tall"]);
+    let hits = v.as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{v:#}");
+    let h = &hits[0];
+    assert_eq!(h["message_id"], q);
+    assert_eq!(h["conversation_id"], c);
+    assert_eq!(h["conversation_title"], "Zoo");
+    assert_eq!(h["role"], "user");
+    let snippet = h["snippet"].as_str().unwrap();
+    let marked: Vec<&str> = h["highlights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &snippet[r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize])
+        .collect();
+    assert_eq!(marked, ["animal", "tallest"]);
+
+    // A superseded reply is not found; odd input is not an error.
+    assert_eq!(
+        t.json(&["search", "--json", "elephant"]),
+        Value::Array(vec![])
+    );
+    for odd in ["foo\"bar", "a AND", "NEAR(", "*", "\"", "-x"] {
+        t.ok(&["search", "--json", "--", odd]);
+    }
+    let limited = t.json(&["search", "--json", "--limit", "1", "the"]);
+    assert_eq!(limited.as_array().unwrap().len(), 1);
+    assert_eq!(limited[0]["message_id"], a);
+    let none = t.run(&["search", "nothing-like-this"]);
+    assert!(none.status.success());
+    assert_eq!(none.stdout, "");
+    assert!(
+        none.stderr.contains("no message matches"),
+        "{}",
+        none.stderr
+    );
+}
+
+#[test]
+fn fork_copies_the_shown_history_up_to_a_message() {
+    let t = Tock::new();
+    let (c, [q, old, a]) = zoo(&t);
+    // At the question: only the question.
+    let f1: i64 = t
+        .ok(&["fork", &c.to_string(), "--at", &q.to_string()])
+        .trim()
+        .parse()
+        .unwrap();
+    let shown = t.show(&format!("#{f1}"));
+    assert_eq!(shown["title"], "Fork of Zoo");
+    let msgs = shown["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0]["content"], "Which animal is the tallest?");
+
+    // Default: everything shown, without the superseded reply.
+    let v = t.json(&["fork", "Zoo", "--json"]);
+    let f2 = v["id"].as_i64().unwrap();
+    assert_eq!(v["forked_from"], c);
+    assert_eq!(v["up_to_message_id"], a);
+    assert_eq!(v["messages"], 2);
+    let contents: Vec<Value> = t.show(&format!("#{f2}"))["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].clone())
+        .collect();
+    assert_eq!(
+        contents,
+        ["Which animal is the tallest?", "The giraffe: up to 5.5 m."]
+    );
+    // The original is untouched.
+    assert_eq!(t.show("Zoo")["messages"].as_array().unwrap().len(), 3);
+
+    // Refused: a superseded version, a message of another conversation.
+    let e = t.fails(&["fork", "Zoo", "--at", &old.to_string()]);
+    assert!(e.contains("older version"), "{e}");
+    let e = t.fails(&["fork", &format!("#{f1}"), "--at", &a.to_string()]);
+    assert!(e.contains("not in conversation"), "{e}");
+    let e = t.fails(&["fork", "Nope"]);
+    assert!(e.contains("no conversation"), "{e}");
+}
+
+#[test]
+fn show_json_has_usage_cost_context_and_attachments() {
+    let server = MockServer::start();
+    server.push(Reply::text("one two three"));
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config(&format!(
+        "default_model = \"mini\"\n[models.mini]\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"\n\
+         base_url = \"{}\"\napi_key_env = \"OPENAI_API_KEY\"\n\
+         price_in = 2.0\nprice_out = 10.0\nprice_cached = 1.0\ncontext_tokens = 1000\n",
+        server.base_url()
+    ));
+    t.send(&["--new", "Costs", "count to three"]);
+    let mut d = t.spawn_daemon();
+    let shown = wait_until(Duration::from_secs(15), "a complete reply", || {
+        let v = t.show("Costs");
+        let done = v["messages"]
+            .as_array()
+            .is_some_and(|m| m.len() == 2 && m[1]["status"] == "complete");
+        done.then_some(v)
+    });
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(3)).is_some());
+    let req = &server.requests()[0];
+    assert_eq!(req.body["stream_options"]["include_usage"], true);
+
+    // The mock counts 10 tokens per prompt message (system + user), one per
+    // chunk of the reply ("one", " two", " three"), 4 cached.
+    let msgs = shown["messages"].as_array().unwrap();
+    assert!(msgs[0]["usage"].is_null(), "{:#}", msgs[0]);
+    assert_eq!(msgs[0]["attachments"], serde_json::json!([]));
+    let u = &msgs[1]["usage"];
+    assert_eq!(u["prompt_tokens"], 20);
+    assert_eq!(u["completion_tokens"], 3);
+    assert_eq!(u["cached_tokens"], 4);
+    // 16 × 2.0 + 4 × 1.0 + 3 × 10.0 per million.
+    let cost = u["cost"].as_f64().unwrap();
+    assert!((cost - 66e-6).abs() < 1e-12, "{cost}");
+    let total = &shown["usage"];
+    assert_eq!(total["prompt_tokens"], 20);
+    assert_eq!(total["completion_tokens"], 3);
+    assert_eq!(total["context_used"], 23);
+    assert_eq!(total["context_tokens"], 1000);
+
+    let text = t.ok(&["show", "Costs"]);
+    assert!(
+        text.contains("[20 tokens in (4 cached), 3 out, cost 0.0001]"),
+        "{text}"
+    );
+
+    // Attachments as stored with a message: name, type, size.
+    let s = Store::open(&t.db).unwrap();
+    let c = shown["id"].as_i64().unwrap();
+    let parts = serde_json::json!([
+        {"type": "image", "name": "cat.png", "mime": "image/png", "data_base64": "iVBORw0KGgo="},
+        {"type": "text", "name": "notes.md", "content": "héllo"},
+    ])
+    .to_string();
+    s.insert_message(
+        c,
+        &NewMessage {
+            role: Some(Role::User),
+            content: "see these",
+            parts_json: Some(&parts),
+            ..Default::default()
+        },
+        3,
+    )
+    .unwrap();
+    let shown = t.show("Costs");
+    assert_eq!(
+        shown["messages"][2]["attachments"],
+        serde_json::json!([
+            {"name": "cat.png", "mime": "image/png", "bytes": 8},
+            {"name": "notes.md", "mime": "text/plain", "bytes": 6},
+        ])
+    );
+}

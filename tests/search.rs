@@ -1,0 +1,320 @@
+//! Full-text search on a real database file: the index follows every write
+//! to `messages` (insert, streaming, finish, supersede, delete), is built
+//! for a database that existed before it, and never chokes on what a user
+//! types.
+
+use tock::store::{MessageStatus, NewMessage, Role, Store};
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("t.db")).unwrap();
+    (dir, store)
+}
+
+fn msg<'a>(role: Role, content: &'a str, status: MessageStatus) -> NewMessage<'a> {
+    NewMessage {
+        role: Some(role),
+        content,
+        status: Some(status),
+        ..Default::default()
+    }
+}
+
+fn ids(store: &Store, q: &str) -> Vec<i64> {
+    store
+        .search(q, 50)
+        .unwrap()
+        .iter()
+        .map(|h| h.message_id)
+        .collect()
+}
+
+#[test]
+fn finds_user_and_assistant_text_newest_first_with_conversation_and_snippet() {
+    let (_d, s) = open();
+    let a = s
+        .create_conversation(Some("Rust questions"), "user", 1)
+        .unwrap();
+    let b = s.create_conversation(None, "user", 2).unwrap();
+    let q = s
+        .insert_message(
+            a,
+            &msg(
+                Role::User,
+                "Why does the borrow checker complain?",
+                MessageStatus::Complete,
+            ),
+            10,
+        )
+        .unwrap();
+    let r = s
+        .insert_message(
+            a,
+            &msg(
+                Role::Assistant,
+                "Because two mutable borrows overlap.\nSplit them.",
+                MessageStatus::Complete,
+            ),
+            20,
+        )
+        .unwrap();
+    let other = s
+        .insert_message(
+            b,
+            &msg(Role::User, "borrow a cup of sugar", MessageStatus::Complete),
+            30,
+        )
+        .unwrap();
+    // Notices and tool output are not conversation text.
+    s.insert_message(
+        a,
+        &msg(Role::Notice, "borrow notice", MessageStatus::Complete),
+        40,
+    )
+    .unwrap();
+    s.insert_message(
+        a,
+        &msg(Role::Tool, "borrow tool result", MessageStatus::Complete),
+        50,
+    )
+    .unwrap();
+
+    let hits = s.search("borrow", 50).unwrap();
+    let got: Vec<i64> = hits.iter().map(|h| h.message_id).collect();
+    assert_eq!(
+        got,
+        [other, r, q],
+        "newest first, prefix 'borrow' matches 'borrows'"
+    );
+    let h = &hits[1];
+    assert_eq!(h.conversation_id, a);
+    assert_eq!(h.conversation_title.as_deref(), Some("Rust questions"));
+    assert_eq!(h.role, Role::Assistant);
+    assert_eq!(h.created_at, 20);
+    assert_eq!(
+        h.snippet,
+        "Because two mutable borrows overlap. Split them."
+    );
+    let marked: Vec<&str> = h.highlights.iter().map(|r| &h.snippet[r.clone()]).collect();
+    assert_eq!(marked, ["borrows"]);
+    // All words must occur; a trailing space ends the prefix.
+    assert_eq!(ids(&s, "borrow checker"), [q]);
+    assert_eq!(ids(&s, "borrow "), [other, q]);
+    assert_eq!(ids(&s, "\"mutable borrows\""), [r]);
+    assert_eq!(ids(&s, "\"borrows mutable\""), Vec::<i64>::new());
+    assert_eq!(s.search("borrow", 2).unwrap().len(), 2, "limit");
+    // Case and accents do not matter.
+    s.insert_message(
+        b,
+        &msg(Role::User, "Crème BRÛLÉE recipe", MessageStatus::Complete),
+        60,
+    )
+    .unwrap();
+    assert_eq!(ids(&s, "creme brulee").len(), 1);
+}
+
+#[test]
+fn any_typed_text_is_safe() {
+    let (_d, s) = open();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let m = s
+        .insert_message(
+            c,
+            &msg(
+                Role::User,
+                "foo bar and a NEAR miss, col:value",
+                MessageStatus::Complete,
+            ),
+            1,
+        )
+        .unwrap();
+    for q in [
+        "foo\"bar",
+        "a AND",
+        "AND",
+        "OR",
+        "NOT",
+        "NEAR(",
+        "(",
+        ")",
+        "\"",
+        "*",
+        "foo*",
+        "^foo",
+        "-foo",
+        "col:value",
+        "content:foo",
+        "{content}: foo",
+        "foo +",
+        "'",
+        "\\",
+        "'; DROP TABLE messages; --",
+        "",
+        "   ",
+        "***",
+        "\u{0}",
+        "a\u{1b}[31m",
+    ] {
+        let r = s.search(q, 10);
+        assert!(r.is_ok(), "{q:?}: {r:?}");
+    }
+    assert_eq!(
+        ids(&s, "foo\"bar"),
+        [m],
+        "the pieces of a word are a phrase"
+    );
+    assert_eq!(
+        ids(&s, "a AND"),
+        [m],
+        "AND is a word, and a prefix of 'and'"
+    );
+    assert_eq!(ids(&s, "near miss"), [m]);
+    assert_eq!(ids(&s, "col:value"), [m]);
+    assert!(ids(&s, "***").is_empty());
+    assert_eq!(s.message_count().unwrap(), 1);
+}
+
+#[test]
+fn index_follows_streaming_finish_supersede_and_delete() {
+    let (_d, s) = open();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let reply = s
+        .insert_message(c, &msg(Role::Assistant, "", MessageStatus::Streaming), 1)
+        .unwrap();
+    s.update_streaming(reply, "partial zebra").unwrap();
+    assert!(
+        ids(&s, "zebra").is_empty(),
+        "a streaming reply is not indexed yet"
+    );
+    s.finish_message(
+        reply,
+        "final giraffe",
+        MessageStatus::Complete,
+        None,
+        None,
+        2,
+    )
+    .unwrap();
+    assert!(
+        ids(&s, "zebra").is_empty(),
+        "the partial text is not left behind"
+    );
+    assert_eq!(ids(&s, "giraffe"), [reply]);
+
+    // Superseded by a regeneration: it leaves the index; shown again, it is back.
+    s.set_message_status(reply, MessageStatus::Superseded, None)
+        .unwrap();
+    assert!(ids(&s, "giraffe").is_empty());
+    s.set_message_status(reply, MessageStatus::Complete, None)
+        .unwrap();
+    assert_eq!(ids(&s, "giraffe"), [reply]);
+
+    // An interrupted reply keeps its visible partial text searchable.
+    let cut = s
+        .insert_message(c, &msg(Role::Assistant, "", MessageStatus::Streaming), 3)
+        .unwrap();
+    s.finish_message(
+        cut,
+        "half an okapi",
+        MessageStatus::Interrupted,
+        Some("stopped"),
+        None,
+        4,
+    )
+    .unwrap();
+    assert_eq!(ids(&s, "okapi"), [cut]);
+
+    // Deleting the conversation removes its messages from the index.
+    s.delete_conversation(c, 5).unwrap();
+    assert!(ids(&s, "giraffe").is_empty());
+    assert!(ids(&s, "okapi").is_empty());
+    let conn = rusqlite::Connection::open(s.path()).unwrap();
+    let check: rusqlite::Result<usize> = conn.execute(
+        "INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 0)",
+        [],
+    );
+    assert!(check.is_ok(), "the index matches its table: {check:?}");
+}
+
+#[test]
+fn edit_and_resend_takes_the_old_exchange_out_of_search() {
+    let (_d, s) = open();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let u = s
+        .insert_message(
+            c,
+            &msg(
+                Role::User,
+                "tell me about walruses",
+                MessageStatus::Complete,
+            ),
+            1,
+        )
+        .unwrap();
+    s.insert_message(
+        c,
+        &msg(
+            Role::Assistant,
+            "walruses are large",
+            MessageStatus::Complete,
+        ),
+        2,
+    )
+    .unwrap();
+    let item = tock::store::NewItem::new(c, tock::store::Kind::Queued, "tell me about seals");
+    s.edit_and_resend(c, u, &item, &tock::store::Draft::default(), 3)
+        .unwrap();
+    assert!(ids(&s, "walruses").is_empty());
+}
+
+/// A database from before the index (schema 5, with history) gets the index
+/// built when it is opened by this build.
+#[test]
+fn migration_builds_the_index_for_an_existing_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);",
+        )
+        .unwrap();
+        for (v, sql) in [
+            (1, include_str!("../migrations/0001_init.sql")),
+            (2, include_str!("../migrations/0002_outbox.sql")),
+            (3, include_str!("../migrations/0003_approvals.sql")),
+            (4, include_str!("../migrations/0004_drafts_and_pause.sql")),
+            (5, include_str!("../migrations/0005_series.sql")),
+        ] {
+            conn.execute_batch(sql).unwrap();
+            conn.execute(
+                "INSERT INTO schema_migrations VALUES (?1, ?2, 0)",
+                rusqlite::params![v, format!("m{v}")],
+            )
+            .unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (1, 'Old', 1, 1);
+             INSERT INTO messages (id, conversation_id, role, content, status, created_at) VALUES
+               (1, 1, 'user', 'where is the aardvark', 'complete', 1),
+               (2, 1, 'assistant', 'the aardvark sleeps', 'superseded', 2),
+               (3, 1, 'assistant', 'the aardvark is out', 'complete', 3),
+               (4, 1, 'assistant', 'aardvark in progress', 'streaming', 4),
+               (5, 1, 'notice', 'aardvark notice', 'complete', 5);",
+        )
+        .unwrap();
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(ids(&s, "aardvark"), [3, 1]);
+    // The streaming reply of a crashed process is indexed when it is ended.
+    s.finish_message(
+        4,
+        "aardvark done",
+        MessageStatus::Interrupted,
+        None,
+        None,
+        6,
+    )
+    .unwrap();
+    assert_eq!(ids(&s, "aardvark"), [4, 3, 1]);
+}
