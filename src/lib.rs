@@ -8,6 +8,7 @@ pub mod engine;
 pub mod files;
 pub mod llm;
 pub mod logging;
+pub mod mcp;
 pub mod notify;
 pub mod recur;
 pub mod sanitize;
