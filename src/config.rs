@@ -52,7 +52,7 @@ pub struct Config {
 /// `[mcp.NAME]`: one MCP server, started as a child process speaking stdio
 /// (`command`) or reached over Streamable HTTP (`url`). Its tools are offered
 /// as `NAME__tool`. `Debug` hides the values of `env` and `headers`.
-#[derive(Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The program to run (looked up in `PATH`).
@@ -81,13 +81,14 @@ pub struct McpServerConfig {
     /// Start with tock instead of on the first turn that offers tools.
     #[serde(default)]
     pub startup: bool,
-    /// The longest one call (and the start) may take (default 60).
-    pub timeout_secs: Option<u64>,
+    /// The longest one call (and the start) may take, in seconds (default 60).
+    pub timeout_secs: Option<f64>,
 }
 
 impl McpServerConfig {
     pub fn timeout(&self) -> Duration {
-        Duration::from_secs(self.timeout_secs.unwrap_or(60).max(1))
+        let secs = self.timeout_secs.unwrap_or(60.0);
+        Duration::try_from_secs_f64(secs.max(0.05)).unwrap_or(Duration::from_secs(60))
     }
 }
 
