@@ -134,13 +134,25 @@ pub enum Command {
     Approvals {
         #[arg(long)]
         json: bool,
+        /// List the tools allowed with `approve --always` instead
+        #[arg(long)]
+        rules: bool,
     },
     /// Approve a waiting tool call; the conversation continues
     Approve {
-        id: i64,
+        #[arg(required_unless_present = "forget")]
+        id: Option<i64>,
         /// Also allow this tool from now on (saved in the database, not the config file)
-        #[arg(long)]
+        #[arg(long, conflicts_with = "forget")]
         always: bool,
+        /// Remove a rule saved with --always (asks again from now on)
+        #[arg(long, value_name = "TOOL", conflicts_with = "id")]
+        forget: Option<String>,
+    },
+    /// MCP servers with their state and tools (starts the servers to list them)
+    Tools {
+        #[arg(long)]
+        json: bool,
     },
     /// Decline a waiting tool call; the model is told
     Deny {
@@ -174,6 +186,7 @@ impl Command {
                 | Command::Status { .. }
                 | Command::Approvals { .. }
                 | Command::Search { .. }
+                | Command::Tools { .. }
         )
     }
 }
@@ -551,8 +564,18 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             engine.edit(*id, &text.join(" "))?;
             println!("edited {id}");
         }
-        Command::Approvals { json } => approvals(store, *json)?,
-        Command::Approve { id, always } => {
+        Command::Approvals { json, rules: true } => crate::cli_tools::saved_rules(store, *json)?,
+        Command::Approvals { json, .. } => approvals(store, *json)?,
+        Command::Tools { json } => crate::cli_tools::tools(&engine, *json)?,
+        Command::Approve {
+            forget: Some(rule), ..
+        } => crate::cli_tools::forget_rule(store, rule)?,
+        Command::Approve { id: None, .. } => bail!("give the approval's id"),
+        Command::Approve {
+            id: Some(id),
+            always,
+            ..
+        } => {
             let a = engine.answer_approval_with(
                 *id,
                 &crate::engine::tools::Answer::Approve { always: *always },

@@ -44,6 +44,71 @@ pub struct Config {
     pub ui: UiConfig,
     #[serde(default)]
     pub turn: TurnConfig,
+    /// MCP servers whose tools are offered to the model, by name (`[mcp.files]`).
+    #[serde(default)]
+    pub mcp: BTreeMap<String, McpServerConfig>,
+}
+
+/// `[mcp.NAME]`: one MCP server, started as a child process speaking stdio
+/// (`command`) or reached over Streamable HTTP (`url`). Its tools are offered
+/// as `NAME__tool`. `Debug` hides the values of `env` and `headers`.
+#[derive(Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The program to run (looked up in `PATH`).
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables added to the server's environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Variables whose values are printed by a shell command, like `api_key_cmd`
+    /// (run when the server starts; kept in memory only).
+    #[serde(default)]
+    pub env_cmd: BTreeMap<String, String>,
+    /// The server's working directory.
+    pub cwd: Option<PathBuf>,
+    /// A Streamable HTTP endpoint instead of a command.
+    pub url: Option<String>,
+    /// HTTP headers sent with every request to `url`.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Headers whose values are printed by a shell command.
+    #[serde(default)]
+    pub headers_cmd: BTreeMap<String, String>,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Start with tock instead of on the first turn that offers tools.
+    #[serde(default)]
+    pub startup: bool,
+    /// The longest one call (and the start) may take, in seconds (default 60).
+    pub timeout_secs: Option<f64>,
+}
+
+impl McpServerConfig {
+    pub fn timeout(&self) -> Duration {
+        let secs = self.timeout_secs.unwrap_or(60.0);
+        Duration::try_from_secs_f64(secs.max(0.05)).unwrap_or(Duration::from_secs(60))
+    }
+}
+
+impl std::fmt::Debug for McpServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys = |m: &BTreeMap<String, String>| m.keys().cloned().collect::<Vec<_>>();
+        f.debug_struct("McpServerConfig")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &keys(&self.env))
+            .field("env_cmd", &keys(&self.env_cmd))
+            .field("cwd", &self.cwd)
+            .field("url", &self.url)
+            .field("headers", &keys(&self.headers))
+            .field("headers_cmd", &keys(&self.headers_cmd))
+            .field("enabled", &self.enabled)
+            .field("startup", &self.startup)
+            .field("timeout_secs", &self.timeout_secs)
+            .finish()
+    }
 }
 
 /// Bounds on one model turn, so a model or server that never stops cannot
@@ -102,6 +167,24 @@ impl Decision {
 pub struct ApprovalsConfig {
     pub default: Decision,
     pub rules: BTreeMap<String, Decision>,
+    /// Allow at once the MCP tools that declare themselves read-only
+    /// (`readOnlyHint`), unless a rule says otherwise.
+    pub allow_read_only: bool,
+    /// A call still waiting after this long (e.g. `"2h"`) is declined with a
+    /// note to the model, and the turn goes on. Off unless set.
+    pub approval_timeout: Option<String>,
+}
+
+impl ApprovalsConfig {
+    /// `approval_timeout` in milliseconds; an unreadable value counts as off
+    /// (and is reported by `tock tools`).
+    pub fn timeout_ms(&self) -> Option<i64> {
+        let expr = self.approval_timeout.as_deref()?.trim();
+        crate::when::parse_duration(expr)
+            .ok()
+            .map(|d| d.num_milliseconds())
+            .filter(|ms| *ms > 0)
+    }
 }
 
 /// One key (`"ctrl+q"`) or several (`["ctrl+q", "f10"]`) for an action.

@@ -3,11 +3,13 @@
 //! headless; the TUI, `tock daemon` and the CLI subcommands are front ends.
 
 pub mod cli;
+mod cli_tools;
 pub mod config;
 pub mod engine;
 pub mod files;
 pub mod llm;
 pub mod logging;
+pub mod mcp;
 pub mod notify;
 pub mod recur;
 pub mod sanitize;

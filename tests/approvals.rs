@@ -276,6 +276,7 @@ fn policy(default: Decision, rules: &[(&str, Decision)]) -> Config {
         approvals: ApprovalsConfig {
             default,
             rules: rules.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Default::default()
         },
         ..Default::default()
     }

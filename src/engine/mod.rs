@@ -1,6 +1,7 @@
 //! The headless engine: owns the store, the outbox scheduler and the
 //! providers. The TUI, `tock daemon` and the CLI are front ends of it.
 
+mod approved;
 pub mod clock;
 mod history;
 mod ops;
@@ -101,6 +102,9 @@ pub struct Options {
     pub watch_db: bool,
     /// The time zone recurring rules follow (tests pin one).
     pub zone: crate::recur::Zone,
+    /// The first wait before an MCP server that stopped is started again
+    /// (doubling with each stop in a row).
+    pub mcp_restart_backoff: Duration,
 }
 
 impl Default for Options {
@@ -111,6 +115,7 @@ impl Default for Options {
             persist_every: Duration::from_millis(250),
             watch_db: true,
             zone: crate::recur::Zone::Local,
+            mcp_restart_backoff: Duration::from_secs(1),
         }
     }
 }
@@ -142,6 +147,9 @@ struct Inner {
     /// A second connection for the front ends' reads, opened on first use
     /// (see [`Engine::reader`]).
     reader: std::sync::OnceLock<Option<Store>>,
+    mcp: crate::mcp::Manager,
+    /// Approved MCP calls this process is running (by approval id).
+    running_approvals: Mutex<std::collections::HashSet<i64>>,
 }
 
 #[derive(Clone)]
@@ -170,6 +178,7 @@ impl Engine {
             std::process::id(),
             nanos ^ (std::process::id().rotate_left(16))
         );
+        let mcp = crate::mcp::Manager::new(config.clone(), options.mcp_restart_backoff);
         Self {
             inner: Arc::new(Inner {
                 store,
@@ -185,6 +194,8 @@ impl Engine {
                 turns: Mutex::new(Vec::new()),
                 passes: std::sync::atomic::AtomicU64::new(0),
                 reader: std::sync::OnceLock::new(),
+                mcp,
+                running_approvals: Mutex::new(std::collections::HashSet::new()),
             }),
         }
     }
@@ -193,6 +204,16 @@ impl Engine {
     pub fn start(&self) -> tokio::task::JoinHandle<()> {
         if self.inner.options.watch_db {
             watch::spawn(self.clone());
+        }
+        if self
+            .config()
+            .get()
+            .mcp
+            .values()
+            .any(|s| s.enabled && s.startup)
+        {
+            let e = self.clone();
+            tokio::spawn(async move { e.inner.mcp.start_eager().await });
         }
         tokio::spawn(scheduler::run(self.clone()))
     }
@@ -227,6 +248,22 @@ impl Engine {
     }
     pub fn config(&self) -> &Arc<ConfigSource> {
         &self.inner.config
+    }
+    /// The MCP servers of this engine.
+    pub fn mcp(&self) -> &crate::mcp::Manager {
+        &self.inner.mcp
+    }
+
+    /// The configured MCP servers with their state and tools as last seen,
+    /// without starting any (cheap enough for a view to call on open).
+    pub fn mcp_servers(&self) -> Vec<crate::mcp::ServerInfo> {
+        self.inner.mcp.snapshot()
+    }
+
+    /// Start the enabled MCP servers not running yet and list them all
+    /// (`tock tools`; a view's refresh). Bounded by each server's timeout.
+    pub async fn refresh_mcp_servers(&self) -> Vec<crate::mcp::ServerInfo> {
+        self.inner.mcp.refresh().await
     }
     pub fn now_ms(&self) -> i64 {
         self.inner.clock.now_ms()
@@ -492,10 +529,18 @@ impl Engine {
             let _ = tx.send(Some(StopReason::Shutdown));
         }
         let handles: Vec<_> = std::mem::take(&mut *lock(&self.inner.turns));
+        let aborts: Vec<_> = handles.iter().map(|h| h.abort_handle()).collect();
         let _ = tokio::time::timeout(limit, futures::future::join_all(handles)).await;
+        // A turn still running (an MCP call in flight) is left as a crash
+        // would leave it, rather than given the error of a server stopped
+        // under it: the next start answers or runs its calls.
+        for a in aborts {
+            a.abort();
+        }
         if let Err(e) = self.store().release_lease(&self.inner.owner) {
             tracing::warn!("releasing the lease: {e:#}");
         }
+        self.inner.mcp.shutdown(limit).await;
     }
 }
 

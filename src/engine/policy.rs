@@ -11,7 +11,12 @@
 //!    in the settings table, so the user's config file is never rewritten);
 //! 3. tock's own tools' built-in answers: `list_scheduled` only reads and is
 //!    allowed, `schedule_task` and `cancel_scheduled` ask;
-//! 4. `[approvals] default` (`ask` unless set).
+//! 4. with `[approvals] allow_read_only = true`, an MCP tool that declares
+//!    itself read-only (`readOnlyHint`) is allowed;
+//! 5. `[approvals] default` (`ask` unless set).
+//!
+//! MCP tools are named `server__tool`, so `files__*` is a rule for a whole
+//! server and `files__read_*` for some of its tools.
 //!
 //! Patterns support only `*` (any run of characters, also none). A full glob
 //! crate was rejected: tool names are short identifiers and nothing else
@@ -33,6 +38,8 @@ pub enum Source {
     /// A rule saved with `--always`.
     Saved,
     BuiltIn,
+    /// The tool declares itself read-only and `allow_read_only` is on.
+    ReadOnly,
     Default,
 }
 
@@ -43,6 +50,7 @@ pub struct Policy {
     rules: Vec<(String, Decision)>,
     saved: Vec<String>,
     default: Decision,
+    allow_read_only: bool,
 }
 
 impl Policy {
@@ -63,6 +71,7 @@ impl Policy {
             rules,
             saved,
             default: config.approvals.default,
+            allow_read_only: config.approvals.allow_read_only,
         }
     }
 
@@ -70,7 +79,16 @@ impl Policy {
         self.explain(tool).0
     }
 
+    /// The decision for a tool that may declare itself read-only.
+    pub fn decide_tool(&self, tool: &str, read_only: bool) -> Decision {
+        self.explain_tool(tool, read_only).0
+    }
+
     pub fn explain(&self, tool: &str) -> (Decision, Source) {
+        self.explain_tool(tool, false)
+    }
+
+    pub fn explain_tool(&self, tool: &str, read_only: bool) -> (Decision, Source) {
         let best = self
             .rules
             .iter()
@@ -85,6 +103,7 @@ impl Policy {
         match tool {
             LIST_SCHEDULED => (Decision::Allow, Source::BuiltIn),
             SCHEDULE_TASK | CANCEL_SCHEDULED => (Decision::Ask, Source::BuiltIn),
+            _ if read_only && self.allow_read_only => (Decision::Allow, Source::ReadOnly),
             _ => (self.default, Source::Default),
         }
     }
@@ -149,6 +168,7 @@ mod tests {
             approvals: ApprovalsConfig {
                 default,
                 rules: rules.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+                ..Default::default()
             },
             auto_approve: auto.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
@@ -252,6 +272,27 @@ mod tests {
         assert_eq!(p.explain(SCHEDULE_TASK), (Decision::Allow, Source::Saved));
         assert_eq!(p.decide("web__fetch"), Decision::Allow);
         assert_eq!(p.decide("web__other"), Decision::Deny);
+    }
+
+    #[test]
+    fn read_only_tools_are_allowed_only_when_asked_for_and_rules_still_win() {
+        let mut cfg = config(
+            Decision::Ask,
+            &[("files__read_secret", Decision::Deny)],
+            &[],
+        );
+        let p = Policy::new(&cfg, vec![]);
+        assert_eq!(p.decide_tool("files__read_file", true), Decision::Ask);
+        cfg.approvals.allow_read_only = true;
+        let p = Policy::new(&cfg, vec![]);
+        assert_eq!(
+            p.explain_tool("files__read_file", true),
+            (Decision::Allow, Source::ReadOnly)
+        );
+        assert_eq!(p.decide_tool("files__write_file", false), Decision::Ask);
+        assert_eq!(p.decide_tool("files__read_secret", true), Decision::Deny);
+        // tock's own tools keep their built-in answers.
+        assert_eq!(p.decide_tool(SCHEDULE_TASK, true), Decision::Ask);
     }
 
     #[test]

@@ -118,6 +118,7 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
     }
     // Due occurrences become outbox rows first, so they dispatch in this pass.
     let more_series = super::series::advance(engine, now, cfg.outbox.grace().as_millis() as i64);
+    let approval_due = super::approved::pass(engine, now);
     match store.dispatchable(now) {
         Ok(items) => {
             for item in items {
@@ -133,7 +134,10 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
     if more_series {
         return Some(now);
     }
-    [next, next_series(store, now)].into_iter().flatten().min()
+    [next, next_series(store, now), approval_due]
+        .into_iter()
+        .flatten()
+        .min()
 }
 
 /// When the next series occurrence falls due. One still due after a pass

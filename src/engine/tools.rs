@@ -472,7 +472,7 @@ fn rounds_since_user(history: &[crate::store::Message]) -> Vec<Vec<ToolCall>> {
 /// After a reply that made tool calls: run what may run, ask about the rest —
 /// unless the turn has gone on too long, then every call is answered "not run"
 /// and the turn ends with a note.
-pub(crate) fn handle_calls(
+pub(crate) async fn handle_calls(
     engine: &Engine,
     conversation_id: i64,
     message_id: i64,
@@ -510,7 +510,24 @@ pub(crate) fn handle_calls(
     }
     let policy = engine.approval_policy();
     let mut immediate = Vec::new();
+    let mut mcp_calls = Vec::new();
     for call in calls {
+        if engine.mcp().server_of(&call.name).is_some() {
+            let read_only = engine.mcp().read_only(&call.name);
+            match policy.decide_tool(&call.name, read_only) {
+                Decision::Deny => immediate.push(error_outcome(call, refused(&call.name))),
+                Decision::Allow => mcp_calls.push(call),
+                Decision::Ask => ask(
+                    engine,
+                    conversation_id,
+                    message_id,
+                    call,
+                    &mcp_summary(call),
+                    now,
+                ),
+            }
+            continue;
+        }
         let decision = policy.decide(&call.name);
         if decision == Decision::Deny {
             immediate.push(error_outcome(call, refused(&call.name)));
@@ -519,27 +536,23 @@ pub(crate) fn handle_calls(
         match propose(engine, conversation_id, call) {
             Err(msg) => immediate.push(error_outcome(call, error_result(&msg))),
             Ok(p) if decision == Decision::Ask => {
-                let r = engine.store().add_approval(
-                    conversation_id,
-                    message_id,
-                    &call.id,
-                    &call.name,
-                    &call.arguments,
-                    &p.summary(),
-                    now,
-                );
-                match r {
-                    Ok(_) => engine.notify(
-                        NoticeKind::Approval,
-                        Some(conversation_id),
-                        format!("{} waits for your approval", call.name),
-                    ),
-                    Err(e) => tracing::error!("saving an approval: {e:#}"),
-                }
+                ask(engine, conversation_id, message_id, call, &p.summary(), now)
             }
             Ok(p) => immediate.push(execute(engine, conversation_id, call, &p)),
         }
     }
+    // Allowed MCP calls run at once, side by side (the approvals above are
+    // already saved, so the conversation waits for them too).
+    let results = futures::future::join_all(
+        mcp_calls
+            .iter()
+            .map(|c| engine.mcp().call(&c.name, &c.arguments)),
+    )
+    .await;
+    for (call, r) in mcp_calls.iter().zip(results) {
+        immediate.push(mcp_outcome(&call.id, &call.name, r.text));
+    }
+    let now = engine.now_ms();
     if let Err(e) =
         engine
             .store()
@@ -550,6 +563,59 @@ pub(crate) fn handle_calls(
     engine.emit(Event::Outbox);
     engine.emit(Event::Conversation(conversation_id));
     engine.wake();
+}
+
+/// Save a waiting approval for `call` and tell the user.
+fn ask(
+    engine: &Engine,
+    conversation_id: i64,
+    message_id: i64,
+    call: &ToolCall,
+    summary: &str,
+    now: i64,
+) {
+    let r = engine.store().add_approval(
+        conversation_id,
+        message_id,
+        &call.id,
+        &call.name,
+        &call.arguments,
+        summary,
+        now,
+    );
+    match r {
+        Ok(_) => engine.notify(
+            NoticeKind::Approval,
+            Some(conversation_id),
+            format!("{} waits for your approval", call.name),
+        ),
+        Err(e) => tracing::error!("saving an approval: {e:#}"),
+    }
+}
+
+/// What the approval card of an MCP call shows: the server, the tool and
+/// the arguments as the model sent them.
+pub fn mcp_summary(call: &ToolCall) -> String {
+    let (server, tool) = call
+        .name
+        .split_once(crate::mcp::SEPARATOR)
+        .unwrap_or(("", call.name.as_str()));
+    let arguments = serde_json::from_str::<Value>(&call.arguments)
+        .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+    json!({"server": server, "tool": tool, "arguments": arguments}).to_string()
+}
+
+/// The result an approved MCP call gives back, recorded with its approval.
+pub(crate) fn mcp_outcome(call_id: &str, tool: &str, result: String) -> ToolOutcome {
+    ToolOutcome {
+        call_id: call_id.to_string(),
+        tool: tool.to_string(),
+        result,
+        task: None,
+        cancel: None,
+        series: None,
+        end_series: None,
+    }
 }
 
 /// The user's answer to a waiting approval.
@@ -587,6 +653,18 @@ pub(crate) fn answer(
         return Err(anyhow!("approval {approval_id} was already answered"));
     }
     let approve = matches!(answer, Answer::Approve { .. });
+    let always = matches!(answer, Answer::Approve { always: true });
+    if approve && engine.mcp().server_of(&a.tool).is_some() {
+        // The process that dispatches runs the call (it owns the servers)
+        // and records its result; until then the conversation waits.
+        engine.store().approve_for_execution(
+            a.id,
+            always.then_some((super::policy::SAVED_RULES_KEY, a.tool.as_str())),
+            engine.now_ms(),
+        )?;
+        engine.emit(Event::Conversation(a.conversation_id));
+        return Ok(a);
+    }
     let call = ToolCall {
         id: a.call_id.clone(),
         name: a.tool.clone(),
@@ -626,6 +704,7 @@ pub(crate) fn answer(
     };
     let recorded = ApprovalAnswer {
         id: a.id,
+        from: ApprovalStatus::Waiting,
         approved: approve,
         allow_always: matches!(answer, Answer::Approve { always: true })
             .then(|| (super::policy::SAVED_RULES_KEY.to_string(), a.tool.clone())),

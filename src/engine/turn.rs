@@ -105,7 +105,19 @@ pub(crate) async fn run(
         .and_then(|r| cfg.roles.get(r))
         .map(|r| r.system.clone());
     let tools = if resolved.provider.supports_tools() {
-        tools::specs()
+        let mut specs = tools::specs();
+        if engine.mcp().configured() {
+            // The first turn starts the servers (each bounded by its
+            // timeout); later turns use their cached lists.
+            tokio::select! {
+                mcp = engine.mcp().tool_specs() => specs.extend(mcp),
+                _ = stop.changed() => {
+                    not_sent(engine, &item, &owner, *stop.borrow());
+                    return Some(conv_id);
+                }
+            }
+        }
+        specs
     } else {
         Vec::new()
     };
@@ -124,11 +136,7 @@ pub(crate) async fn run(
     let started = tokio::select! {
         r = resolved.provider.start(&req) => r,
         _ = stop.changed() => {
-            let reason = *stop.borrow();
-            match reason {
-                Some(StopReason::User) => fail(engine, &item, &owner, "stopped before it was sent"),
-                _ => { let _ = store.release_unattempted(item.id, &owner, engine.now_ms()); engine.emit(Event::Outbox); }
-            }
+            not_sent(engine, &item, &owner, *stop.borrow());
             return Some(conv_id);
         }
     };
@@ -273,7 +281,7 @@ pub(crate) async fn run(
             ) {
                 Ok(true) => {
                     if !calls.is_empty() {
-                        tools::handle_calls(engine, conv_id, reply_id, &calls, &cfg.turn);
+                        tools::handle_calls(engine, conv_id, reply_id, &calls, &cfg.turn).await;
                     }
                 }
                 Ok(false) => tracing::warn!("reply {reply_id} was recovered by another dispatcher"),
@@ -346,6 +354,20 @@ pub(crate) async fn run(
         conversation_id: conv_id,
     });
     Some(conv_id)
+}
+
+/// A stop before the provider accepted: the user's stop fails the row, a
+/// shutdown leaves it to be sent by the next start.
+fn not_sent(engine: &Engine, item: &OutboxItem, owner: &str, reason: Option<StopReason>) {
+    match reason {
+        Some(StopReason::User) => fail(engine, item, owner, "stopped before it was sent"),
+        _ => {
+            let _ = engine
+                .store()
+                .release_unattempted(item.id, owner, engine.now_ms());
+            engine.emit(Event::Outbox);
+        }
+    }
 }
 
 fn fail(engine: &Engine, item: &OutboxItem, owner: &str, reason: &str) {

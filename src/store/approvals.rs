@@ -10,6 +10,9 @@ use super::{Store, sql_enum};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApprovalStatus {
     Waiting,
+    /// Approved; the call (an MCP tool's) has not given its result yet. The
+    /// process that dispatches runs it; its conversation waits as for `Waiting`.
+    Executing,
     Approved,
     Denied,
     Done,
@@ -17,6 +20,7 @@ pub enum ApprovalStatus {
 
 sql_enum::sql_enum!(ApprovalStatus {
     Waiting => "waiting",
+    Executing => "executing",
     Approved => "approved",
     Denied => "denied",
     Done => "done",
@@ -61,6 +65,9 @@ impl Approval {
 #[derive(Clone, Debug)]
 pub struct ApprovalAnswer {
     pub id: i64,
+    /// The status the row must still have (`Waiting` for the user's answer,
+    /// `Executing` for the result of an approved call).
+    pub from: ApprovalStatus,
     pub approved: bool,
     /// Save an `allow` rule for this tool in the same transaction
     /// (`tock approve --always`): (settings key, tool name).
@@ -125,6 +132,42 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Approved calls whose result is still to come, oldest first.
+    pub fn executing_approvals(&self) -> Result<Vec<Approval>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM approvals WHERE status = 'executing' ORDER BY id"
+        ))?;
+        let rows = st.query_map([], Approval::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The user approved a call that the dispatching process runs: the row
+    /// becomes `executing` (compare-and-swap from `waiting`, so of two answers
+    /// one has an effect), with the `--always` rule saved in the same
+    /// transaction.
+    pub fn approve_for_execution(
+        &self,
+        id: i64,
+        allow_always: Option<(&str, &str)>,
+        now: i64,
+    ) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let n = tx.execute(
+            "UPDATE approvals SET status = 'executing', updated_at = ?2 WHERE id = ?1 AND status = 'waiting'",
+            params![id, now],
+        )?;
+        if n != 1 {
+            return Err(anyhow!("approval {id} was already answered"));
+        }
+        if let Some((key, tool)) = allow_always {
+            save_allow_rule(&tx, key, tool)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
     pub fn waiting_approvals(&self) -> Result<Vec<Approval>> {
         let conn = self.conn();
         let mut st = conn.prepare_cached(&format!(
@@ -167,7 +210,7 @@ impl Store {
             // Compare-and-swap: of two answers (two processes at once), one
             // changes the row; the other changes nothing and rolls back.
             let n = tx.execute(
-                "UPDATE approvals SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'waiting'",
+                "UPDATE approvals SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status = ?4",
                 params![
                     a.id,
                     if a.approved {
@@ -175,29 +218,15 @@ impl Store {
                     } else {
                         ApprovalStatus::Denied
                     },
-                    now
+                    now,
+                    a.from,
                 ],
             )?;
             if n != 1 {
                 return Err(anyhow!("approval {} was already answered", a.id));
             }
             if let Some((key, tool)) = &a.allow_always {
-                let old: Option<String> = tx
-                    .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
-                        r.get(0)
-                    })
-                    .optional()?;
-                let mut tools: Vec<String> = old
-                    .as_deref()
-                    .and_then(|v| serde_json::from_str(v).ok())
-                    .unwrap_or_default();
-                if !tools.contains(tool) {
-                    tools.push(tool.clone());
-                    tx.execute(
-                        "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                        params![key, serde_json::to_string(&tools)?],
-                    )?;
-                }
+                save_allow_rule(&tx, key, tool)?;
             }
         }
         let mut task_ids = Vec::new();
@@ -252,7 +281,7 @@ impl Store {
             )?;
         }
         let still_waiting: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status = 'waiting')",
+            "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status IN ('waiting', 'executing'))",
             [message_id],
             |r| r.get(0),
         )?;
@@ -275,4 +304,25 @@ impl Store {
         tx.commit()?;
         Ok(task_ids)
     }
+}
+
+/// Add `tool` to the saved `allow` rules under `key` (a JSON array).
+fn save_allow_rule(tx: &rusqlite::Transaction<'_>, key: &str, tool: &str) -> Result<()> {
+    let old: Option<String> = tx
+        .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let mut tools: Vec<String> = old
+        .as_deref()
+        .and_then(|v| serde_json::from_str(v).ok())
+        .unwrap_or_default();
+    if !tools.iter().any(|t| t == tool) {
+        tools.push(tool.to_string());
+        tx.execute(
+            "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, serde_json::to_string(&tools)?],
+        )?;
+    }
+    Ok(())
 }

@@ -279,7 +279,7 @@ fn recover_unanswered_calls(
         }
         if answered_any_now {
             let waiting: bool = tx.query_row(
-                "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status = 'waiting')
+                "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status IN ('waiting', 'executing'))
                      OR EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?2 AND kind = 'regenerate' AND status IN ('pending','sending'))",
                 params![msg, conv],
                 |r| r.get(0),
@@ -394,7 +394,7 @@ impl Store {
         let due = self.query_items(
             "WHERE status = 'pending' AND (due_at IS NULL OR due_at <= ?1)
                AND (conversation_id IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM approvals a WHERE a.conversation_id = outbox.conversation_id AND a.status = 'waiting'))
+                    SELECT 1 FROM approvals a WHERE a.conversation_id = outbox.conversation_id AND a.status IN ('waiting', 'executing')))
                AND (conversation_id IS NULL OR NOT EXISTS (
                     SELECT 1 FROM conversations c WHERE c.id = outbox.conversation_id AND c.queue_paused_at IS NOT NULL))
              ORDER BY conversation_id, priority DESC, COALESCE(due_at, created_at), id",

@@ -1,0 +1,187 @@
+//! A small MCP server for tock's tests, on rmcp's server side.
+//!
+//! `mcp_test_server` speaks MCP on stdio; `mcp_test_server --http` serves
+//! Streamable HTTP on 127.0.0.1 and prints its URL as the first line of
+//! stdout; `mcp_test_server --garbage` answers the handshake with text that
+//! is not JSON-RPC. With `MCP_TEST_LOG=FILE` every call is appended to FILE
+//! (one line: the tool and its arguments) so tests can see what ran.
+//!
+//! Tools: `echo` (text result), `fail` (an error result), `slow` (sleeps),
+//! `crash` (the process exits during the call), `peek` (declares
+//! `readOnlyHint`), `whoami` (the process id, to see a restart),
+//! `has_env` (whether a variable has a value, without printing it),
+//! `header` (a request header of the HTTP call, for `headers`).
+
+use std::io::Write;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct Text {
+    /// The text to give back.
+    text: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct Millis {
+    /// How long to take, in milliseconds.
+    ms: u64,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct EnvCheck {
+    name: String,
+    value: String,
+}
+
+#[derive(Debug, Clone)]
+struct TestServer {
+    tool_router: ToolRouter<Self>,
+}
+
+fn log_call(tool: &str, args: &str) {
+    if let Ok(path) = std::env::var("MCP_TEST_LOG")
+        && let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    {
+        let _ = writeln!(f, "{tool} {args}");
+    }
+}
+
+#[tool_router]
+impl TestServer {
+    fn new() -> Self {
+        Self {
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(description = "Give the text back.")]
+    async fn echo(&self, Parameters(Text { text }): Parameters<Text>) -> String {
+        log_call("echo", &text);
+        format!("echo: {text}")
+    }
+
+    #[tool(description = "Always fails.")]
+    async fn fail(&self) -> Result<CallToolResult, ErrorData> {
+        log_call("fail", "");
+        Ok(CallToolResult::error(vec![ContentBlock::text(
+            "the disk is on fire",
+        )]))
+    }
+
+    #[tool(description = "Answer after a while.")]
+    async fn slow(&self, Parameters(Millis { ms }): Parameters<Millis>) -> String {
+        log_call("slow", &ms.to_string());
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        "finally".to_string()
+    }
+
+    #[tool(description = "Exit in the middle of the call.")]
+    async fn crash(&self) -> String {
+        log_call("crash", "");
+        std::process::exit(3)
+    }
+
+    #[tool(
+        description = "Look without touching.",
+        annotations(read_only_hint = true)
+    )]
+    async fn peek(&self) -> String {
+        log_call("peek", "");
+        "nothing changed".to_string()
+    }
+
+    #[tool(
+        description = "The server's process id.",
+        annotations(read_only_hint = true)
+    )]
+    async fn whoami(&self) -> String {
+        log_call("whoami", "");
+        format!("pid {}", std::process::id())
+    }
+
+    #[tool(description = "Whether a variable has the given value.")]
+    async fn has_env(&self, Parameters(EnvCheck { name, value }): Parameters<EnvCheck>) -> String {
+        log_call("has_env", &name);
+        let same = std::env::var(&name).is_ok_and(|v| v == value);
+        if same { "yes" } else { "no" }.to_string()
+    }
+
+    #[tool(description = "A request header of this HTTP call (http only).")]
+    async fn header(
+        &self,
+        Parameters(Text { text }): Parameters<Text>,
+        parts: rmcp::handler::server::tool::Extension<http::request::Parts>,
+    ) -> String {
+        log_call("header", &text);
+        parts
+            .0
+            .headers
+            .get(text.as_str())
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("(none)")
+            .to_string()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    match mode.as_str() {
+        "--garbage" => {
+            // Read the handshake, answer nonsense, stay alive.
+            let mut line = String::new();
+            let _ = std::io::stdin().read_line(&mut line);
+            println!("this is not JSON-RPC");
+            std::io::stdout().flush()?;
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            Ok(())
+        }
+        "--http" => serve_http().await,
+        _ => {
+            let service = TestServer::new().serve(rmcp::transport::stdio()).await?;
+            service.waiting().await?;
+            Ok(())
+        }
+    }
+}
+
+async fn serve_http() -> Result<(), Box<dyn std::error::Error>> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let service: StreamableHttpService<TestServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            || Ok(TestServer::new()),
+            Default::default(),
+            StreamableHttpServerConfig::default().with_sse_keep_alive(None),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://{}/mcp", listener.local_addr()?);
+    std::io::stdout().flush()?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let svc = hyper_util::service::TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection(io, svc)
+                    .await;
+        });
+    }
+}

@@ -1,0 +1,105 @@
+//! `tock tools`, `tock approvals --rules` and `tock approve --forget`: the
+//! MCP servers and the saved `allow` rules, from the command line.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use serde_json::json;
+
+use crate::engine::Engine;
+use crate::engine::policy::{SAVED_RULES_KEY, parse_saved};
+use crate::mcp::ServerState;
+use crate::store::Store;
+
+/// `tock tools [--json]`: every configured server with its state and tools.
+/// Servers not running are started to list them, then stopped again.
+pub(crate) fn tools(engine: &Engine, as_json: bool) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let servers = rt.block_on(async {
+        let servers = engine.refresh_mcp_servers().await;
+        engine.mcp().shutdown(Duration::from_secs(5)).await;
+        servers
+    });
+    let line = |s: &str| crate::sanitize::sanitize_line(s).into_owned();
+    let policy = engine.approval_policy();
+    if as_json {
+        let arr: Vec<_> = servers
+            .iter()
+            .map(|s| {
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                if let Some(tools) = v.get_mut("tools").and_then(|t| t.as_array_mut()) {
+                    for (t, info) in tools.iter_mut().zip(&s.tools) {
+                        t["approval"] =
+                            json!(policy.decide_tool(&info.name, info.read_only).as_str());
+                    }
+                }
+                v
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&arr)?);
+        return Ok(());
+    }
+    if servers.is_empty() {
+        println!("no MCP server is configured (add an [mcp.NAME] table to the config)");
+        return Ok(());
+    }
+    for s in &servers {
+        let state = match &s.state {
+            ServerState::NotStarted => "not started".to_string(),
+            ServerState::Starting => "starting".to_string(),
+            ServerState::Running => "running".to_string(),
+            ServerState::Failed(r) => format!("failed: {}", line(r)),
+            ServerState::Disabled => "disabled".to_string(),
+        };
+        println!("{} ({}) — {state}", line(&s.name), s.transport);
+        if let Some(p) = &s.problem {
+            println!("  last problem: {}", line(p));
+        }
+        for t in &s.tools {
+            let desc: String = line(&t.description).chars().take(70).collect();
+            println!(
+                "  {:<32} {:<5} {}{desc}",
+                line(&t.name),
+                policy.decide_tool(&t.name, t.read_only).as_str(),
+                if t.read_only { "[read-only] " } else { "" },
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `tock approvals --rules [--json]`: the tools allowed with `--always`.
+pub(crate) fn saved_rules(store: &Store, as_json: bool) -> Result<()> {
+    let rules = parse_saved(store.setting(SAVED_RULES_KEY)?.as_deref());
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&rules)?);
+    } else if rules.is_empty() {
+        println!("no tool is allowed with --always");
+    } else {
+        for r in &rules {
+            println!("{}", crate::sanitize::sanitize_line(r));
+        }
+    }
+    Ok(())
+}
+
+/// `tock approve --forget TOOL`: remove a saved `allow` rule.
+pub(crate) fn forget_rule(store: &Store, rule: &str) -> Result<()> {
+    let mut rules = parse_saved(store.setting(SAVED_RULES_KEY)?.as_deref());
+    let before = rules.len();
+    rules.retain(|r| r != rule);
+    if rules.len() == before {
+        bail!(
+            "no saved rule \"{}\" (tock approvals --rules lists them)",
+            crate::sanitize::sanitize_line(rule)
+        );
+    }
+    store.set_setting(SAVED_RULES_KEY, &serde_json::to_string(&rules)?)?;
+    println!(
+        "forgot {}; it asks again",
+        crate::sanitize::sanitize_line(rule)
+    );
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! What the dispatching process does with approvals besides dispatching:
+//! it runs the MCP calls the user approved (from any front end, any
+//! process: the answer is a row, the call needs the servers this process
+//! owns), and declines the calls nobody answered within `approval_timeout`.
+//!
+//! An approved call whose result was not recorded (the process was killed
+//! during the call) is run again by the next dispatcher: a tool call may run
+//! twice after a crash, never zero times.
+
+use serde_json::json;
+
+use super::{Engine, Event, NoticeKind, lock, tools};
+use crate::store::ApprovalStatus;
+use crate::store::approvals::ApprovalAnswer;
+
+/// One pass; returns when the next waiting approval times out, if one will.
+pub(crate) fn pass(engine: &Engine, now: i64) -> Option<i64> {
+    run_approved(engine);
+    decline_overdue(engine, now)
+}
+
+fn run_approved(engine: &Engine) {
+    let approved = match engine.store().executing_approvals() {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::error!("reading approved calls: {e:#}");
+            return;
+        }
+    };
+    for a in approved {
+        if !lock(&engine.inner.running_approvals).insert(a.id) {
+            continue;
+        }
+        engine.notify(
+            NoticeKind::Info,
+            Some(a.conversation_id),
+            format!("{} approved: running it", a.tool),
+        );
+        let e = engine.clone();
+        let handle = tokio::spawn(async move {
+            let out = e.mcp().call(&a.tool, &a.arguments).await;
+            let recorded = ApprovalAnswer {
+                id: a.id,
+                from: ApprovalStatus::Executing,
+                approved: true,
+                allow_always: None,
+            };
+            let outcome = tools::mcp_outcome(&a.call_id, &a.tool, out.text);
+            if let Err(err) = e.store().record_tool_outcomes(
+                a.conversation_id,
+                a.message_id,
+                Some(&recorded),
+                &[outcome],
+                e.now_ms(),
+            ) {
+                tracing::error!("recording the result of approval {}: {err:#}", a.id);
+            }
+            lock(&e.inner.running_approvals).remove(&a.id);
+            e.emit(Event::Conversation(a.conversation_id));
+            e.emit(Event::Outbox);
+            e.wake();
+        });
+        let mut turns = lock(&engine.inner.turns);
+        turns.retain(|h| !h.is_finished());
+        turns.push(handle);
+    }
+}
+
+fn decline_overdue(engine: &Engine, now: i64) -> Option<i64> {
+    let cfg = engine.config().get();
+    let limit = cfg.approvals.timeout_ms()?;
+    let written = cfg
+        .approvals
+        .approval_timeout
+        .as_deref()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let waiting = match engine.store().waiting_approvals() {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::error!("reading waiting approvals: {e:#}");
+            return None;
+        }
+    };
+    let mut next: Option<i64> = None;
+    for a in waiting {
+        let due = a.created_at.saturating_add(limit);
+        if due > now {
+            next = Some(next.map_or(due, |n| n.min(due)));
+            continue;
+        }
+        let result = json!({
+            "error": format!("not run: no answer within {written}"),
+            "note": "the user did not answer this approval request in time; nothing was done",
+        })
+        .to_string();
+        let recorded = ApprovalAnswer {
+            id: a.id,
+            from: ApprovalStatus::Waiting,
+            approved: false,
+            allow_always: None,
+        };
+        let outcome = tools::mcp_outcome(&a.call_id, &a.tool, result);
+        match engine.store().record_tool_outcomes(
+            a.conversation_id,
+            a.message_id,
+            Some(&recorded),
+            &[outcome],
+            now,
+        ) {
+            Ok(_) => {
+                engine.notify(
+                    NoticeKind::Info,
+                    Some(a.conversation_id),
+                    format!("{} was declined: no answer within {written}", a.tool),
+                );
+                engine.emit(Event::Conversation(a.conversation_id));
+                engine.emit(Event::Outbox);
+                engine.wake();
+            }
+            // Answered in the meantime (another process): nothing to do.
+            Err(e) => tracing::debug!("approval {}: {e:#}", a.id),
+        }
+    }
+    next
+}

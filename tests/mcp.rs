@@ -1,0 +1,1035 @@
+//! MCP tools end to end: tock's manager against a real MCP server written
+//! with rmcp's server side (`examples/mcp_test_server.rs`) over stdio and
+//! Streamable HTTP, the engine offering its tools to each wire format on a
+//! local provider server, the approval policy, `approval_timeout` on a
+//! controlled clock, `tock tools` and `tock daemon` on the real binary, and
+//! the official third-party servers when `npx` can fetch them.
+
+mod common;
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tock::config::{Config, ConfigSource};
+use tock::engine::tools::Answer;
+use tock::engine::{Engine, ManualClock, Options};
+use tock::llm::{StreamEvent, ToolCall};
+use tock::mcp::{Manager, ServerState};
+use tock::store::{ApprovalStatus, MessageStatus, Role, Store};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+// ------------------------------------------------------------- helpers --
+
+/// The test server's binary: built with the examples by `cargo test`, or
+/// built here when only this test target was asked for.
+fn server_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test binary path");
+        let debug = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target directory");
+        let bin = debug.join("examples").join("mcp_test_server");
+        if !bin.exists() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "--example", "mcp_test_server"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("running cargo build --example mcp_test_server");
+            assert!(status.success(), "building the MCP test server failed");
+        }
+        bin
+    })
+    .clone()
+}
+
+fn toml_str(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+/// `[mcp.test]` on stdio, logging its calls to `log`.
+fn stdio_server(name: &str, log: &Path, extra: &str) -> String {
+    format!(
+        "[mcp.{name}]\ncommand = {}\nenv = {{ MCP_TEST_LOG = {} }}\n{extra}\n",
+        toml_str(&server_bin().display().to_string()),
+        toml_str(&log.display().to_string()),
+    )
+}
+
+/// The test server over Streamable HTTP, as a separate process (killed on drop).
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(log: &Path) -> Self {
+        let mut child = Command::new(server_bin())
+            .arg("--http")
+            .env("MCP_TEST_LOG", log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting the HTTP test server");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the server's URL");
+        Self {
+            child,
+            url: line.trim().to_string(),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn config(text: &str) -> Config {
+    match toml::from_str(text) {
+        Ok(c) => c,
+        Err(e) => panic!("test config: {e}\n{text}"),
+    }
+}
+
+fn manager(text: &str) -> Manager {
+    Manager::new(
+        Arc::new(ConfigSource::from_config(config(text))),
+        Duration::from_millis(100),
+    )
+}
+
+fn log_lines(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+async fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            panic!("timed out waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn options() -> Options {
+    Options {
+        watch_db: false,
+        clock_check: Duration::from_millis(50),
+        mcp_restart_backoff: Duration::from_millis(100),
+        ..Options::default()
+    }
+}
+
+struct Rig {
+    engine: Engine,
+    clock: Arc<ManualClock>,
+    _dir: tempfile::TempDir,
+}
+
+fn rig(cfg: Config, provider: Option<Arc<common::Scripted>>) -> Rig {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().join("tock.db")).expect("store");
+    let clock = Arc::new(ManualClock::new(common::T0));
+    let mut source = ConfigSource::from_config(cfg);
+    if let Some(p) = provider {
+        source = source.with_provider(p);
+    }
+    let engine = Engine::new(store, Arc::new(source), clock.clone(), options());
+    engine.start();
+    Rig {
+        engine,
+        clock,
+        _dir: dir,
+    }
+}
+
+impl Rig {
+    fn conversation(&self, text: &str) -> i64 {
+        let now = self.engine.now_ms();
+        let conv = self
+            .engine
+            .store()
+            .create_conversation(Some(text), "user", now)
+            .expect("conversation");
+        self.engine.send_text(conv, text).expect("send");
+        conv
+    }
+
+    async fn waiting_approval(&self, conv: i64) -> tock::store::Approval {
+        let store = self.engine.store().clone();
+        wait_for("an approval", || {
+            store
+                .approvals(conv)
+                .ok()?
+                .into_iter()
+                .find(|a| a.status == ApprovalStatus::Waiting)
+        })
+        .await
+    }
+
+    /// Wait for the model's final answer `text` in `conv`.
+    async fn reply(&self, conv: i64, text: &str) {
+        let store = self.engine.store().clone();
+        wait_for(&format!("the reply {text:?}"), || {
+            store
+                .messages(conv)
+                .ok()?
+                .iter()
+                .any(|m| {
+                    m.role == Role::Assistant
+                        && m.status == MessageStatus::Complete
+                        && m.content == text
+                })
+                .then_some(())
+        })
+        .await
+    }
+
+    fn tool_messages(&self, conv: i64) -> Vec<String> {
+        self.engine
+            .store()
+            .messages(conv)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| m.content)
+            .collect()
+    }
+}
+
+fn call(id: &str, name: &str, args: Value) -> StreamEvent {
+    StreamEvent::ToolCall(ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args.to_string(),
+    })
+}
+
+/// The tool results a scripted provider was given, across all requests.
+fn scripted_results(p: &common::Scripted) -> Vec<String> {
+    p.requests()
+        .iter()
+        .flat_map(|r| r.messages.clone())
+        .filter_map(|m| match m {
+            tock::llm::ChatMessage::ToolResult { content, .. } => Some(content),
+            _ => None,
+        })
+        .collect()
+}
+
+// ------------------------------------------- the manager, stdio and HTTP --
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_lists_calls_fails_times_out_and_is_restarted_after_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let m = manager(&stdio_server("test", &log, "timeout_secs = 0.5"));
+    assert_eq!(m.snapshot()[0].state, ServerState::NotStarted);
+    assert!(
+        log_lines(&log).is_empty(),
+        "nothing runs before the first use"
+    );
+
+    let specs = m.tool_specs().await;
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    for t in [
+        "test__echo",
+        "test__fail",
+        "test__slow",
+        "test__crash",
+        "test__peek",
+        "test__whoami",
+    ] {
+        assert!(names.contains(&t), "{t} in {names:?}");
+    }
+    let echo = specs.iter().find(|s| s.name == "test__echo").unwrap();
+    assert_eq!(echo.parameters["properties"]["text"]["type"], "string");
+    let info = &m.snapshot()[0];
+    assert_eq!(info.state, ServerState::Running);
+    assert_eq!(info.transport, "stdio");
+    assert!(m.read_only("test__peek"));
+    assert!(!m.read_only("test__echo"));
+    assert_eq!(m.server_of("test__echo").as_deref(), Some("test"));
+    assert_eq!(m.server_of("schedule_task"), None);
+
+    let out = m.call("test__echo", r#"{"text":"hello"}"#).await;
+    assert_eq!(out.text, "echo: hello");
+    assert!(!out.is_error);
+
+    let out = m.call("test__fail", "{}").await;
+    assert!(out.is_error);
+    assert_eq!(
+        out.text,
+        json!({"error": "the disk is on fire"}).to_string()
+    );
+
+    let out = m.call("test__echo", "[1]").await;
+    assert!(
+        out.is_error && out.text.contains("JSON object"),
+        "{}",
+        out.text
+    );
+
+    let started = std::time::Instant::now();
+    let out = m.call("test__slow", r#"{"ms": 5000}"#).await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(
+        out.is_error && out.text.contains("did not answer within 0.5s"),
+        "{}",
+        out.text
+    );
+    let info = &m.snapshot()[0];
+    assert_eq!(info.state, ServerState::Running, "a timeout is not a crash");
+    assert!(info.problem.as_deref().unwrap_or("").contains("test__slow"));
+
+    let first_pid = m.call("test__whoami", "{}").await.text;
+    let out = m.call("test__crash", "{}").await;
+    assert!(
+        out.is_error && out.text.contains("stopped during the call"),
+        "{}",
+        out.text
+    );
+    assert!(matches!(m.snapshot()[0].state, ServerState::Failed(_)));
+    // The next call starts it again (after the back-off).
+    let second_pid = m.call("test__whoami", "{}").await.text;
+    assert!(second_pid.starts_with("pid "), "{second_pid}");
+    assert_ne!(first_pid, second_pid, "a new process");
+    assert_eq!(m.snapshot()[0].state, ServerState::Running);
+    // A second crash in a row waits longer before the restart.
+    let _ = m.call("test__crash", "{}").await;
+    let t = std::time::Instant::now();
+    let third_pid = m.call("test__whoami", "{}").await.text;
+    assert!(
+        t.elapsed() >= Duration::from_millis(150),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(third_pid.starts_with("pid ") && third_pid != second_pid);
+
+    let calls = log_lines(&log);
+    assert!(calls.contains(&"echo hello".to_string()), "{calls:?}");
+    m.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(m.snapshot()[0].state, ServerState::NotStarted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_lists_calls_fails_times_out_and_gets_the_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let server = HttpServer::start(&log);
+    let m = manager(&format!(
+        "[mcp.web]\nurl = {}\ntimeout_secs = 0.5\nheaders = {{ x-plain = \"visible\" }}\nheaders_cmd = {{ authorization = \"echo Bearer tok-SENTINEL-42\" }}\n",
+        toml_str(&server.url)
+    ));
+    let names: Vec<String> = m.tool_specs().await.into_iter().map(|s| s.name).collect();
+    assert!(names.contains(&"web__echo".to_string()), "{names:?}");
+    let info = &m.snapshot()[0];
+    assert_eq!(
+        (info.transport, &info.state),
+        ("http", &ServerState::Running)
+    );
+    assert!(m.read_only("web__peek"));
+
+    assert_eq!(
+        m.call("web__echo", r#"{"text":"over http"}"#).await.text,
+        "echo: over http"
+    );
+    assert!(m.call("web__fail", "{}").await.is_error);
+    let out = m.call("web__slow", r#"{"ms": 5000}"#).await;
+    assert!(
+        out.is_error && out.text.contains("did not answer"),
+        "{}",
+        out.text
+    );
+    assert_eq!(
+        m.call("web__header", r#"{"text":"x-plain"}"#).await.text,
+        "visible"
+    );
+    assert_eq!(
+        m.call("web__header", r#"{"text":"authorization"}"#)
+            .await
+            .text,
+        "Bearer tok-SENTINEL-42"
+    );
+    let listed = serde_json::to_string(&m.snapshot()).unwrap();
+    assert!(!listed.contains("SENTINEL"), "{listed}");
+    m.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_that_cannot_start_or_speak_garbage_fail_with_one_line_and_keep_their_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let cfg = format!(
+        "[mcp.missing]\ncommand = \"/nonexistent/tock-mcp-server\"\n\n\
+         [mcp.garbage]\ncommand = {}\nargs = [\"--garbage\"]\ntimeout_secs = 1\n\n\
+         [mcp.leaky]\ncommand = \"sh\"\nargs = [\"-c\", \"echo token is $MY_TOKEN >&2; exit 1\"]\nenv_cmd = {{ MY_TOKEN = \"echo s3cr3t-SENTINEL\" }}\n\n\
+         [mcp.off]\ncommand = \"/nonexistent\"\nenabled = false\n\n\
+         {}",
+        toml_str(&server_bin().display().to_string()),
+        stdio_server(
+            "envy",
+            &log,
+            "env_cmd = { FROM_CMD = \"printf 'v-SENTINEL-7'\" }"
+        ),
+    );
+    let m = manager(&cfg);
+    let names: Vec<String> = m.tool_specs().await.into_iter().map(|s| s.name).collect();
+    assert!(names.iter().all(|n| n.starts_with("envy__")), "{names:?}");
+    let by_name = |n: &str| {
+        m.snapshot()
+            .into_iter()
+            .find(|s| s.name == n)
+            .expect("listed")
+    };
+    for n in ["missing", "garbage", "leaky"] {
+        match by_name(n).state {
+            ServerState::Failed(reason) => {
+                assert!(!reason.contains('\n'), "{reason}");
+                assert!(!reason.contains("s3cr3t"), "{reason}");
+                if n == "missing" {
+                    assert!(reason.contains("cannot run"), "{reason}");
+                }
+            }
+            other => panic!("{n}: {other:?}"),
+        }
+    }
+    assert_eq!(by_name("off").state, ServerState::Disabled);
+    let out = m.call("missing__anything", "{}").await;
+    assert!(out.is_error && out.text.contains("missing"), "{}", out.text);
+    assert!(m.call("off__x", "{}").await.text.contains("disabled"));
+    // env_cmd's value reached the server, and shows nowhere.
+    let out = m
+        .call(
+            "envy__has_env",
+            r#"{"name":"FROM_CMD","value":"v-SENTINEL-7"}"#,
+        )
+        .await;
+    assert_eq!(out.text, "yes");
+    let listed = serde_json::to_string(&m.snapshot()).unwrap();
+    assert!(!listed.contains("SENTINEL"), "{listed}");
+    let debug = format!("{:?}", config(&cfg));
+    assert!(
+        !debug.contains("SENTINEL") && !debug.contains("calls.log"),
+        "{debug}"
+    );
+    m.shutdown(Duration::from_secs(5)).await;
+}
+
+// --------------------------------------------- the engine, each wire format --
+
+#[derive(Clone, Copy, Debug)]
+enum Wire {
+    OpenAi,
+    Anthropic,
+    Ollama,
+}
+
+/// A provider server on 127.0.0.1 speaking one wire format. The model it
+/// plays calls `test__echo` for a new user message and answers "done" once
+/// it has the tool result.
+struct WireServer {
+    base: String,
+    bodies: Arc<Mutex<Vec<Value>>>,
+}
+
+fn last_is_tool_result(body: &Value) -> bool {
+    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
+        return false;
+    };
+    last["role"] == "tool"
+        || last["content"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|p| p["type"] == "tool_result"))
+}
+
+/// The tool results in a request, in any of the three formats.
+fn tool_results(body: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        if m["role"] == "tool" {
+            out.push(m["content"].as_str().unwrap_or_default().to_string());
+        }
+        for p in m["content"].as_array().into_iter().flatten() {
+            if p["type"] == "tool_result" {
+                out.push(p["content"].as_str().unwrap_or_default().to_string());
+            }
+        }
+    }
+    out
+}
+
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
+        .map(str::to_string)
+        .collect()
+}
+
+fn wire_reply(wire: Wire, text: &str, call: Option<(&str, &str, Value)>) -> (String, String) {
+    match wire {
+        Wire::OpenAi => {
+            let chunk = |delta: Value, finish: Option<&str>| {
+                format!(
+                    "data: {}\n\n",
+                    json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+                )
+            };
+            let mut s = chunk(json!({"role": "assistant", "content": text}), None);
+            let finish = if let Some((id, name, args)) = &call {
+                s.push_str(&chunk(
+                    json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+                       "function": {"name": name, "arguments": args.to_string()}}]}),
+                    None,
+                ));
+                "tool_calls"
+            } else {
+                "stop"
+            };
+            s.push_str(&chunk(json!({}), Some(finish)));
+            s.push_str("data: [DONE]\n\n");
+            ("text/event-stream".into(), s)
+        }
+        Wire::Anthropic => {
+            let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+            let mut s = ev(
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+                   "content": [], "model": "m", "stop_reason": null, "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+            );
+            let mut index = 0;
+            if !text.is_empty() {
+                s.push_str(&ev("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
+                s.push_str(&ev("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})));
+                s.push_str(&ev(
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": 0}),
+                ));
+                index = 1;
+            }
+            let stop = if let Some((id, name, args)) = &call {
+                s.push_str(&ev(
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+                ));
+                s.push_str(&ev(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": args.to_string()}}),
+                ));
+                s.push_str(&ev(
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": index}),
+                ));
+                "tool_use"
+            } else {
+                "end_turn"
+            };
+            s.push_str(&ev("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 2}})));
+            s.push_str(&ev("message_stop", json!({"type": "message_stop"})));
+            ("text/event-stream".into(), s)
+        }
+        Wire::Ollama => {
+            let mut msg = json!({"role": "assistant", "content": text});
+            if let Some((_, name, args)) = &call {
+                msg["tool_calls"] = json!([{"function": {"name": name, "arguments": args}}]);
+            }
+            let s = format!(
+                "{}\n{}\n",
+                json!({"model": "m", "message": msg, "done": false}),
+                json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop"})
+            );
+            ("application/x-ndjson".into(), s)
+        }
+    }
+}
+
+impl WireServer {
+    async fn start(wire: Wire) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let recorded = bodies.clone();
+        tokio::spawn(async move {
+            let mut n = 0usize;
+            while let Ok((mut sock, _)) = listener.accept().await {
+                n += 1;
+                let recorded = recorded.clone();
+                let call_id = format!("call_{n}");
+                tokio::spawn(async move {
+                    let Some(body) = read_body(&mut sock).await else {
+                        return;
+                    };
+                    recorded.lock().unwrap().push(body.clone());
+                    let (ctype, payload) = if last_is_tool_result(&body) {
+                        wire_reply(wire, "done", None)
+                    } else {
+                        wire_reply(
+                            wire,
+                            "",
+                            Some((&call_id, "test__echo", json!({"text": "hi"}))),
+                        )
+                    };
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        payload.len()
+                    );
+                    let _ = sock.write_all(head.as_bytes()).await;
+                    let _ = sock.write_all(payload.as_bytes()).await;
+                    let _ = sock.shutdown().await;
+                });
+            }
+        });
+        let base = match wire {
+            Wire::OpenAi => format!("http://{addr}/v1"),
+            _ => format!("http://{addr}"),
+        };
+        Self { base, bodies }
+    }
+
+    fn bodies(&self) -> Vec<Value> {
+        self.bodies.lock().unwrap().clone()
+    }
+}
+
+async fn read_body(sock: &mut tokio::net::TcpStream) -> Option<Value> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            while buf.len() < end + 4 + len {
+                let n = sock.read(&mut chunk).await.ok()?;
+                if n == 0 {
+                    return None;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            return serde_json::from_slice(&buf[end + 4..end + 4 + len]).ok();
+        }
+    }
+}
+
+async fn approve_and_deny_on(wire: Wire) {
+    let server = WireServer::start(wire).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = match wire {
+        Wire::OpenAi => "openai",
+        Wire::Anthropic => "anthropic",
+        Wire::Ollama => "ollama",
+    };
+    let cfg = config(&format!(
+        "default_model = \"m\"\n[models.m]\nprovider = \"{provider}\"\nbase_url = {}\napi_key = \"sk-test\"\n\n{}",
+        toml_str(&server.base),
+        stdio_server("test", &log, "")
+    ));
+    let rig = rig(cfg, None);
+
+    // Approve: the call runs once approved, its result goes back, the reply continues.
+    let conv = rig.conversation("please echo");
+    let a = rig.waiting_approval(conv).await;
+    assert_eq!(a.tool, "test__echo");
+    let summary: Value = serde_json::from_str(&a.summary).unwrap();
+    assert_eq!(
+        summary,
+        json!({"server": "test", "tool": "echo", "arguments": {"text": "hi"}})
+    );
+    assert!(log_lines(&log).is_empty(), "nothing runs before approval");
+    let first = &server.bodies()[0];
+    let tools = offered(first);
+    assert!(
+        tools.contains(&"test__echo".to_string()) && tools.contains(&"schedule_task".to_string()),
+        "{wire:?}: {tools:?}"
+    );
+    rig.engine.answer_approval(a.id, true).unwrap();
+    rig.reply(conv, "done").await;
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2, "{wire:?}");
+    assert_eq!(tool_results(&bodies[1]), ["echo: hi"], "{wire:?}");
+    let a = rig.engine.store().approval(a.id).unwrap().unwrap();
+    assert_eq!(a.status, ApprovalStatus::Approved);
+    assert_eq!(a.result.as_deref(), Some("echo: hi"));
+    assert_eq!(rig.tool_messages(conv), ["echo: hi"]);
+    assert_eq!(log_lines(&log), ["echo hi"]);
+
+    // Deny: nothing runs, the model reads the refusal and its reason.
+    let conv = rig.conversation("echo again");
+    let a = rig.waiting_approval(conv).await;
+    rig.engine
+        .answer_approval_with(
+            a.id,
+            &Answer::Deny {
+                reason: Some("not now".into()),
+            },
+        )
+        .unwrap();
+    rig.reply(conv, "done").await;
+    let bodies = server.bodies();
+    let refusal = tool_results(&bodies[3]);
+    assert_eq!(refusal.len(), 1, "{wire:?}: {refusal:?}");
+    assert!(
+        refusal[0].contains("declined") && refusal[0].contains("not now"),
+        "{refusal:?}"
+    );
+    assert_eq!(log_lines(&log), ["echo hi"], "the denied call never ran");
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_approve_runs_the_mcp_call_and_deny_tells_the_model() {
+    approve_and_deny_on(Wire::OpenAi).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_approve_runs_the_mcp_call_and_deny_tells_the_model() {
+    approve_and_deny_on(Wire::Anthropic).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ollama_approve_runs_the_mcp_call_and_deny_tells_the_model() {
+    approve_and_deny_on(Wire::Ollama).await;
+}
+
+// ------------------------------------------------------------ the policy --
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_tools_run_without_asking_when_allowed_and_rules_still_decide() {
+    use common::{Scripted, Step, done, text};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Scripted::new(vec![
+        Step::Reply(vec![
+            call("c1", "test__peek", json!({})),
+            call("c2", "test__fail", json!({})),
+            call("c3", "test__echo", json!({"text": "ask me"})),
+            done(),
+        ]),
+        Step::Reply(vec![text("fine"), done()]),
+    ]);
+    let cfg = config(&format!(
+        "[approvals]\nallow_read_only = true\nrules = {{ \"test__f*\" = \"deny\" }}\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let rig = rig(cfg, Some(provider.clone()));
+    let conv = rig.conversation("look");
+    let a = rig.waiting_approval(conv).await;
+    assert_eq!(a.tool, "test__echo", "only the unmarked tool asks");
+    let approvals = rig.engine.store().approvals(conv).unwrap();
+    assert_eq!(approvals.len(), 1);
+    assert_eq!(log_lines(&log), ["peek "], "the read-only call ran at once");
+    let results = rig.tool_messages(conv);
+    assert!(
+        results.contains(&"nothing changed".to_string()),
+        "{results:?}"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("approval policy does not allow test__fail")),
+        "{results:?}"
+    );
+    rig.engine
+        .answer_approval_with(a.id, &Answer::Approve { always: true })
+        .unwrap();
+    rig.reply(conv, "fine").await;
+    assert!(scripted_results(&provider).contains(&"echo: ask me".to_string()));
+    assert_eq!(
+        tock::engine::policy::parse_saved(
+            rig.engine
+                .store()
+                .setting(tock::engine::policy::SAVED_RULES_KEY)
+                .unwrap()
+                .as_deref()
+        ),
+        ["test__echo"]
+    );
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_approval_is_declined_after_approval_timeout_on_the_engine_clock() {
+    use common::{Scripted, Step, done, text};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Scripted::new(vec![
+        Step::Reply(vec![
+            call("c1", "test__echo", json!({"text": "late"})),
+            done(),
+        ]),
+        Step::Reply(vec![text("understood"), done()]),
+    ]);
+    let cfg = config(&format!(
+        "[approvals]\napproval_timeout = \"2h\"\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let rig = rig(cfg, Some(provider.clone()));
+    let conv = rig.conversation("echo late");
+    let a = rig.waiting_approval(conv).await;
+    // An hour later it still waits.
+    rig.clock.jump(3_600_000);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let still = rig.engine.store().approval(a.id).unwrap().unwrap();
+    assert_eq!(still.status, ApprovalStatus::Waiting);
+    assert_eq!(provider.count(), 1);
+    // Past two hours: declined with a note, and the turn goes on.
+    rig.clock.jump(3_600_000 + 1_000);
+    rig.reply(conv, "understood").await;
+    let a = rig.engine.store().approval(a.id).unwrap().unwrap();
+    assert_eq!(a.status, ApprovalStatus::Denied);
+    let results = scripted_results(&provider);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].contains("no answer within 2h"), "{results:?}");
+    assert!(log_lines(&log).is_empty(), "the declined call never ran");
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_start_gives_an_error_result_and_the_turn_ends_normally() {
+    use common::{Scripted, Step, done, text};
+    let provider = Scripted::new(vec![
+        Step::Reply(vec![call("c1", "broken__list", json!({})), done()]),
+        Step::Reply(vec![text("I could not list them"), done()]),
+    ]);
+    let cfg = config(
+        "[approvals]\nrules = { \"broken__*\" = \"allow\" }\n\n[mcp.broken]\ncommand = \"/nonexistent/tock-mcp-server\"\n",
+    );
+    let rig = rig(cfg, Some(provider.clone()));
+    let conv = rig.conversation("list");
+    rig.reply(conv, "I could not list them").await;
+    let results = scripted_results(&provider);
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0].contains("could not start") && results[0].contains("broken"),
+        "{results:?}"
+    );
+    // Nothing offered from a server that is not running; tock's own tools still are.
+    let names: Vec<String> = provider.requests()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert!(names.contains(&"schedule_task".to_string()));
+    assert!(!names.iter().any(|n| n.starts_with("broken__")));
+    let info = rig.engine.mcp_servers();
+    assert!(matches!(&info[0].state, ServerState::Failed(r) if r.contains("cannot run")));
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_engine_with_mcp_configured_starts_no_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let rig = rig(config(&stdio_server("test", &log, "")), None);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(rig.engine.mcp_servers()[0].state, ServerState::NotStarted);
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+
+    // `startup = true` starts it with the engine.
+    let rig = self::rig(config(&stdio_server("test", &log, "startup = true")), None);
+    let engine = rig.engine.clone();
+    wait_for("the eager start", || {
+        (engine.mcp_servers()[0].state == ServerState::Running).then_some(())
+    })
+    .await;
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
+// ------------------------------------------------ the real binary: CLI, daemon --
+
+#[test]
+fn tock_tools_lists_servers_and_the_daemon_runs_approved_calls_answered_from_the_cli() {
+    use support::{MockServer, Reply, Tock, wait_until};
+    let server = MockServer::start();
+    server.respond_with(|r| {
+        if r.last_role().as_deref() == Some("tool") {
+            return Reply::text("all done");
+        }
+        Reply::text("")
+            .with_tool_call("test__peek", json!({}))
+            .with_tool_call("test__echo", json!({"text": "from the daemon"}))
+    });
+    let t = Tock::with_openai(&server.base_url());
+    let log = t.path("calls.log");
+    t.write_config(&format!(
+        "[approvals]\nallow_read_only = true\n\n{}\n[mcp.gone]\ncommand = \"/nonexistent/x\"\n\n[mcp.off]\ncommand = \"x\"\nenabled = false\n",
+        stdio_server("test", &log, "")
+    ));
+
+    let listed = t.json(&["tools", "--json"]);
+    let servers = listed.as_array().cloned().unwrap_or_default();
+    let find = |n: &str| {
+        servers
+            .iter()
+            .find(|s| s["name"] == n)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(find("test")["state"], "running", "{listed:#}");
+    let tools = find("test")["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let peek = tools.iter().find(|t| t["name"] == "test__peek").unwrap();
+    assert_eq!(peek["read_only"], true);
+    assert_eq!(peek["approval"], "allow");
+    let echo = tools.iter().find(|t| t["name"] == "test__echo").unwrap();
+    assert_eq!(echo["approval"], "ask");
+    assert_eq!(find("gone")["state"], "failed");
+    assert!(
+        find("gone")["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("cannot run")
+    );
+    assert_eq!(find("off")["state"], "disabled");
+    let human = t.ok(&["tools"]);
+    assert!(human.contains("test (stdio) — running"), "{human}");
+    assert!(human.contains("off (stdio) — disabled"), "{human}");
+
+    let _daemon = t.spawn_daemon();
+    t.send(&["--new", "Echo", "echo something"]);
+    let waiting = wait_until(Duration::from_secs(30), "the approval", || {
+        let w = t.json(&["approvals", "--json"]);
+        w.as_array().filter(|a| a.len() == 1).cloned()
+    });
+    assert_eq!(waiting[0]["tool"], "test__echo");
+    // The read-only call already ran in the daemon; the other waits.
+    assert_eq!(log_lines(&log), ["peek "]);
+    let id = waiting[0]["id"].as_i64().unwrap().to_string();
+    let out = t.ok(&["approve", &id, "--always"]);
+    assert!(out.contains("allowed from now on"), "{out}");
+    let reqs = wait_until(Duration::from_secs(30), "the continued turn", || {
+        let r = server.requests();
+        (r.len() >= 2).then_some(r)
+    });
+    let results: Vec<String> = reqs[1]
+        .messages()
+        .into_iter()
+        .filter(|(role, _)| role == "tool")
+        .map(|(_, c)| c)
+        .collect();
+    assert_eq!(results, ["nothing changed", "echo: from the daemon"]);
+    assert_eq!(log_lines(&log), ["peek ", "echo from the daemon"]);
+
+    assert_eq!(t.ok(&["approvals", "--rules"]).trim(), "test__echo");
+    assert!(
+        t.ok(&["approve", "--forget", "test__echo"])
+            .contains("forgot test__echo")
+    );
+    assert_eq!(
+        t.ok(&["approvals", "--rules"]).trim(),
+        "no tool is allowed with --always"
+    );
+    assert!(
+        t.fails(&["approve", "--forget", "test__echo"])
+            .contains("no saved rule")
+    );
+}
+
+// ------------------------------------------------- third-party servers --
+
+/// The official servers through `npx`, when node and the registry are there.
+fn npx_available() -> bool {
+    let ok = Command::new("npx")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        println!("skipped: npx is not installed (the third-party MCP servers need node)");
+    }
+    ok
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_everything_and_filesystem_servers_work_through_npx() {
+    if !npx_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello-from-tock.txt"), "hi").unwrap();
+    let m = manager(&format!(
+        "[mcp.everything]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-everything\"]\ntimeout_secs = 180\n\n\
+         [mcp.files]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", {}]\ntimeout_secs = 180\n",
+        toml_str(&dir.path().display().to_string())
+    ));
+    let names: Vec<String> = m.tool_specs().await.into_iter().map(|s| s.name).collect();
+    let info = m.snapshot();
+    for s in &info {
+        if let ServerState::Failed(reason) = &s.state {
+            println!(
+                "skipped {}: it could not be fetched or started ({reason})",
+                s.name
+            );
+        }
+    }
+    if info
+        .iter()
+        .any(|s| s.name == "everything" && s.state == ServerState::Running)
+    {
+        assert!(names.contains(&"everything__echo".to_string()), "{names:?}");
+        let out = m
+            .call("everything__echo", r#"{"message":"tock says hi"}"#)
+            .await;
+        assert!(
+            !out.is_error && out.text.contains("tock says hi"),
+            "{}",
+            out.text
+        );
+    }
+    if info
+        .iter()
+        .any(|s| s.name == "files" && s.state == ServerState::Running)
+    {
+        assert!(
+            names.contains(&"files__list_directory".to_string()),
+            "{names:?}"
+        );
+        let args = json!({"path": dir.path().display().to_string()}).to_string();
+        let out = m.call("files__list_directory", &args).await;
+        assert!(
+            !out.is_error && out.text.contains("hello-from-tock.txt"),
+            "{}",
+            out.text
+        );
+    }
+    m.shutdown(Duration::from_secs(10)).await;
+}
