@@ -2911,3 +2911,81 @@ async fn screens_reload_while_a_write_waits_for_another_processs_lock() {
     other.execute_batch("ROLLBACK").unwrap();
     blocked.join().unwrap().unwrap();
 }
+
+fn reply_step(s: &str) -> Step {
+    Step::Reply(vec![text(s), done()])
+}
+
+#[tokio::test(start_paused = true)]
+async fn ctrl_f_searches_every_conversation_and_enter_opens_the_message() {
+    let mut ui = Ui::new(vec![
+        reply_step("Zebras are striped so flies miss them."),
+        reply_step("Noted."),
+    ]);
+    ui.start().await;
+    let first = ui.conv();
+    ui.say("why do zebras have stripes?");
+    ui.settle().await;
+    ui.app
+        .on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::ALT));
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    assert_ne!(ui.conv(), first);
+    ui.say("something else entirely");
+    ui.settle().await;
+    ui.ctrl('f');
+    assert_eq!(ui.app.top(), Some(ViewKind::Search));
+    ui.typ("zebra");
+    let s = ui.screen(100, 30);
+    assert!(s.contains("Search all conversations"), "{s}");
+    assert!(s.contains("2 matches"), "the question and the reply: {s}");
+    assert!(s.contains("Zebras are striped"), "{s}");
+    assert!(!s.contains("something else"), "{s}");
+    insta::assert_snapshot!("search_100x30", ui.render(100, 30).backend());
+    // Newest first: the reply, then the question; ↓ then Enter opens the question.
+    ui.press(KeyCode::Down);
+    ui.enter();
+    assert_eq!(ui.app.top(), None);
+    assert_eq!(
+        ui.conv(),
+        first,
+        "the search opened the conversation of the match"
+    );
+    // Nothing matches: said so, and Enter does nothing.
+    ui.ctrl('f');
+    ui.typ("qwertyuiop");
+    assert!(ui.screen(100, 30).contains("no message has these words"));
+    ui.enter();
+    assert_eq!(ui.app.top(), Some(ViewKind::Search));
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.top(), None);
+    // Query syntax a user may type is never an error.
+    ui.say("/search \"unbalanced AND (");
+    assert_eq!(ui.app.top(), Some(ViewKind::Search));
+    assert!(
+        !ui.screen(100, 30).contains("error"),
+        "no error for odd input"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn fork_copies_the_history_up_to_the_last_message_on_screen() {
+    let mut ui = Ui::new(vec![reply_step("one"), reply_step("two")]);
+    ui.start().await;
+    let original = ui.conv();
+    ui.say("first question");
+    ui.settle().await;
+    ui.say("second question");
+    ui.settle().await;
+    assert_eq!(ui.messages().len(), 4);
+    ui.render(100, 30);
+    ui.say("/fork");
+    ui.pump();
+    let forked = ui.conv();
+    assert_ne!(forked, original);
+    let texts: Vec<String> = ui.messages().into_iter().map(|m| m.content).collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(ui.status_line().contains("forked"), "{}", ui.status_line());
+    // The original is untouched.
+    assert_eq!(ui.store().messages(original).unwrap().len(), 4);
+}

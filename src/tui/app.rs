@@ -639,6 +639,10 @@ impl App {
             Action::Notices => self.views.push(Box::new(views::notices::Notices {
                 lines: self.notices.clone(),
             })),
+            Action::SearchAll => {
+                let view = views::search::Search::new("", &self.model);
+                self.views.push(Box::new(view));
+            }
             Action::ScheduledPane => {
                 let mut p = ScheduledPane::new().with_writer(self.model.writer.clone());
                 if let Err(e) = p.refresh_with(self.engine()) {
@@ -834,6 +838,39 @@ impl App {
             self.focus = Focus::Composer;
         }
         self.layout = layout;
+    }
+
+    /// Scroll so that message `id` starts at the top of the chat (as far as
+    /// the history allows). False if it is not among the messages shown.
+    pub fn scroll_to_message(&mut self, id: i64) -> bool {
+        let Some(i) = self.model.entries.iter().position(|e| e.msg.id == id) else {
+            return false;
+        };
+        let width = self.layout.chat.width.max(20);
+        let height = self.layout.chat.height.max(1) as usize;
+        let below: usize = self.model.entries[i + 1..]
+            .iter()
+            .map(|e| e.lines(width).len())
+            .sum();
+        let own = self.model.entries[i].lines(width).len();
+        let from_bottom = (below + own).saturating_sub(height);
+        self.scroll.from_bottom = (from_bottom > 0).then_some(from_bottom);
+        true
+    }
+
+    /// The newest message on screen: the last one, or when scrolled up the
+    /// one at the foot of the window.
+    pub fn message_at_bottom(&self) -> Option<i64> {
+        let width = self.layout.chat.width.max(20);
+        let mut skip = self.scroll.from_bottom.unwrap_or(0);
+        for e in self.model.entries.iter().rev() {
+            let n = e.lines(width).len();
+            if skip < n {
+                return Some(e.msg.id);
+            }
+            skip -= n;
+        }
+        self.model.entries.first().map(|e| e.msg.id)
     }
 
     /// Printed after the terminal is restored: what is still pending, if anything.

@@ -88,6 +88,20 @@ impl App {
                     self.error("that conversation no longer exists");
                 }
             }
+            Intent::OpenAt {
+                conversation,
+                message,
+            } => {
+                if self.model.convs.iter().any(|c| c.id == conversation) {
+                    self.open(conversation);
+                    self.focus = Focus::Composer;
+                    if !self.scroll_to_message(message) {
+                        self.info("that message is no longer shown here");
+                    }
+                } else {
+                    self.error("that conversation no longer exists");
+                }
+            }
             Intent::NewConversation => self.new_conversation(None),
             Intent::Rename { id, title } => self.write(
                 move |e| e.rename_conversation(id, &title),

@@ -23,10 +23,11 @@ pub enum Scope {
     Prompt,
     Confirm,
     Help,
+    Search,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 10] = [
+    pub const ALL: [Scope; 11] = [
         Scope::Main,
         Scope::Composer,
         Scope::Strip,
@@ -37,6 +38,7 @@ impl Scope {
         Scope::Prompt,
         Scope::Confirm,
         Scope::Help,
+        Scope::Search,
     ];
 
     /// The prefix of this scope's names in `[keys]`.
@@ -52,6 +54,7 @@ impl Scope {
             Scope::Prompt => "prompt",
             Scope::Confirm => "confirm",
             Scope::Help => "help",
+            Scope::Search => "search",
         }
     }
 
@@ -67,6 +70,7 @@ impl Scope {
             Scope::Prompt => "Text prompts",
             Scope::Confirm => "Confirmations",
             Scope::Help => "This help",
+            Scope::Search => "Search (Ctrl+F)",
         }
     }
 }
@@ -80,6 +84,7 @@ pub enum Action {
     Help,
     Notices,
     ScheduledPane,
+    SearchAll,
     NewConversation,
     ToggleSidebar,
     ToggleMouse,
@@ -365,6 +370,13 @@ fn defaults() -> Vec<Binding> {
             "notices",
             vec![k(K::F(3), N)],
             "notification history",
+        ),
+        b(
+            Main,
+            Ac::SearchAll,
+            "search",
+            vec![ctrl('f')],
+            "search every conversation (/search TEXT too)",
         ),
         b(
             Main,
@@ -819,6 +831,42 @@ fn defaults() -> Vec<Binding> {
             "new line (editing a message)",
         ),
         b(Prompt, Ac::Cancel, "cancel", vec![k(K::Esc, N)], "cancel"),
+        b(
+            Search,
+            Ac::Up,
+            "up",
+            vec![k(K::Up, N), ctrl('p')],
+            "previous match",
+        ),
+        b(
+            Search,
+            Ac::Down,
+            "down",
+            vec![k(K::Down, N), ctrl('n')],
+            "next match",
+        ),
+        b(
+            Search,
+            Ac::PageUpList,
+            "page_up",
+            vec![k(K::PageUp, N)],
+            "ten up",
+        ),
+        b(
+            Search,
+            Ac::PageDownList,
+            "page_down",
+            vec![k(K::PageDown, N)],
+            "ten down",
+        ),
+        b(
+            Search,
+            Ac::Accept,
+            "open",
+            vec![k(K::Enter, N)],
+            "open the conversation at the match",
+        ),
+        b(Search, Ac::Cancel, "close", vec![k(K::Esc, N)], "close"),
         b(Confirm, Ac::Yes, "yes", vec![ch('y')], "yes"),
         b(Confirm, Ac::No, "no", vec![ch('n'), k(K::Esc, N)], "no"),
     ]);

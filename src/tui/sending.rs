@@ -428,6 +428,30 @@ impl App {
                 }
                 Err(e) => self.error(e),
             },
+            Command::Search => {
+                done(self);
+                let view = views::search::Search::new(&arg, &self.model);
+                self.views.push(Box::new(view));
+            }
+            Command::Fork => {
+                let Some((conv, at)) = conv.zip(self.message_at_bottom()) else {
+                    return self.error("nothing to fork yet: the conversation is empty");
+                };
+                done(self);
+                self.write(
+                    move |e| e.fork_conversation(conv, at),
+                    |app, r| match r {
+                        Ok(id) => {
+                            app.model.reload_convs();
+                            app.open(id);
+                            app.info(
+                                "forked: this is a new conversation with the history up to there",
+                            );
+                        }
+                        Err(e) => app.error(format!("{e:#}")),
+                    },
+                );
+            }
             Command::Sidebar => {
                 done(self);
                 self.toggle_sidebar();

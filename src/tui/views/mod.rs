@@ -10,6 +10,7 @@ pub mod confirm;
 pub mod help;
 pub mod notices;
 pub mod prompt;
+pub mod search;
 pub mod sidebar;
 pub mod strip;
 
@@ -52,6 +53,11 @@ pub enum Intent {
     ResumeQueue,
     /// Show this conversation.
     Open(i64),
+    /// Show this conversation at this message (a search result).
+    OpenAt {
+        conversation: i64,
+        message: i64,
+    },
     NewConversation,
     Rename {
         id: i64,
@@ -146,6 +152,7 @@ pub enum ViewKind {
     Help,
     Notices,
     Approval,
+    Search,
 }
 
 /// When a relative time label ("in 59m 12s", "in 3h 5m") for `due` next
