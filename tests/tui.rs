@@ -937,11 +937,10 @@ async fn ctrl_r_regenerates_the_last_reply() {
         ]
     );
     assert_eq!(ui.h.provider.count(), 2);
+    // One version is drawn, marked as one of two; the other is not stacked.
     let s = ui.screen(80, 24);
-    assert!(
-        s.contains("(replaced)") && s.contains("second answer"),
-        "{s}"
-    );
+    assert!(s.contains("‹2/2›") && s.contains("second answer"), "{s}");
+    assert!(!s.contains("first answer") && !s.contains("(replaced)"), "{s}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -2988,4 +2987,71 @@ async fn fork_copies_the_history_up_to_the_last_message_on_screen() {
     assert!(ui.status_line().contains("forked"), "{}", ui.status_line());
     // The original is untouched.
     assert_eq!(ui.store().messages(original).unwrap().len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_regenerated_reply_shows_one_version_and_alt_comma_brings_the_other_back() {
+    let mut ui = Ui::new(vec![
+        reply_step("the first answer"),
+        reply_step("the second answer"),
+        reply_step("an answer to the edit"),
+    ]);
+    ui.start().await;
+    ui.say("a question");
+    ui.settle().await;
+    ui.ctrl('r');
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("the second answer") && s.contains("‹2/2›"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("the first answer"),
+        "older versions are not stacked: {s}"
+    );
+    insta::assert_snapshot!("versions_100x30", ui.render(100, 30).backend());
+    // Alt+, : the first reply again, and the conversation goes on from it.
+    ui.key(KeyCode::Char(','), KeyModifiers::ALT);
+    ui.pump();
+    let s = ui.screen(100, 30);
+    assert!(s.contains("the first answer") && s.contains("‹1/2›"), "{s}");
+    assert!(!s.contains("the second answer"), "{s}");
+    let visible: Vec<String> = ui
+        .messages()
+        .into_iter()
+        .filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Complete)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        visible,
+        vec!["the first answer"],
+        "the model sees the chosen one"
+    );
+    ui.key(KeyCode::Char(','), KeyModifiers::ALT);
+    assert!(
+        ui.status_line().contains("first version"),
+        "{}",
+        ui.status_line()
+    );
+    // An edit and resend: the old text is a version, only looked at.
+    ui.press(KeyCode::Up);
+    ui.erase(20);
+    ui.say("an edited question");
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("an edited question") && s.contains("an answer to the edit"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("a question ·") && !s.contains("the first answer"),
+        "{s}"
+    );
+    ui.key(KeyCode::Char(','), KeyModifiers::ALT);
+    let s = ui.screen(100, 30);
+    assert!(s.contains("only looked at"), "{}", ui.status_line());
+    assert!(s.contains("an earlier version"), "{s}");
+    ui.key(KeyCode::Char('.'), KeyModifiers::ALT);
+    assert!(ui.screen(100, 30).contains("an edited question"));
 }

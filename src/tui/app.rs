@@ -639,6 +639,8 @@ impl App {
             Action::Notices => self.views.push(Box::new(views::notices::Notices {
                 lines: self.notices.clone(),
             })),
+            Action::OlderVersion => self.step_version(-1),
+            Action::NewerVersion => self.step_version(1),
             Action::SearchAll => {
                 let view = views::search::Search::new("", &self.model);
                 self.views.push(Box::new(view));

@@ -25,6 +25,9 @@ pub struct Entry {
     pub retry_hint: &'static str,
     /// Earlier interrupted attempts at this reply, not shown.
     pub earlier_attempts: usize,
+    /// One of several versions (regenerated or edited): which, of how many,
+    /// and whether it is the one the model sees.
+    pub version: Option<Version>,
     /// Rendered lines: a cache filled while drawing (drawing reads `&App`).
     cache: RefCell<Option<Cached>>,
     /// While a reply streams: its settled beginning, rendered once (see `stable_split`).
@@ -39,6 +42,15 @@ struct Stable {
     end: usize,
     lines: Vec<Line<'static>>,
     blocks: Vec<CodeBlock>,
+}
+
+/// Where a message stands among its versions ("‹2/3›").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Version {
+    pub index: usize,
+    pub of: usize,
+    /// The version the conversation (and the model) has; else only looked at.
+    pub in_context: bool,
 }
 
 /// What a task card shows; part of the cache key so state changes re-render it.
@@ -60,6 +72,7 @@ struct Cached {
     folded: bool,
     retry_hint: &'static str,
     earlier_attempts: usize,
+    version: Option<Version>,
     content_len: usize,
     status: MessageStatus,
     lines: Vec<Line<'static>>,
@@ -74,6 +87,7 @@ impl Entry {
             folded: true,
             retry_hint: "",
             earlier_attempts: 0,
+            version: None,
             cache: RefCell::new(None),
             stable: RefCell::new(None),
         }
@@ -97,6 +111,7 @@ impl Entry {
                 && c.folded == self.folded
                 && c.retry_hint == self.retry_hint
                 && c.earlier_attempts == self.earlier_attempts
+                && c.version == self.version
         })
     }
 
@@ -117,6 +132,7 @@ impl Entry {
                 card: self.card.clone(),
                 folded: self.folded,
                 retry_hint: self.retry_hint,
+                version: self.version,
                 earlier_attempts: self.earlier_attempts,
                 content_len: self.msg.content.len(),
                 status: self.msg.status,
@@ -243,6 +259,18 @@ fn render_message(
         format!(" · {}", time_of(m.created_at)),
         Style::new().fg(Color::DarkGray),
     ));
+    if let Some(v) = e.version {
+        header.push(Span::styled(
+            format!("  ‹{}/{}›", v.index, v.of),
+            Style::new().fg(Color::Cyan),
+        ));
+        if !v.in_context {
+            header.push(Span::styled(
+                " an earlier version, not in the conversation",
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+    }
     if m.role == Role::User && m.content.starts_with("[Scheduled task]") {
         header.push(Span::styled(
             "  ⏰ fired by schedule",
@@ -275,6 +303,8 @@ fn render_message(
             "",
             Style::new().fg(Color::Red),
         )),
+        // A version being looked at says so itself (‹1/2›).
+        MessageStatus::Superseded if e.version.is_some() => None,
         MessageStatus::Superseded => Some((
             "",
             "(replaced)".into(),

@@ -19,6 +19,7 @@ mod sending;
 pub mod terminal;
 pub mod text;
 pub mod time_picker;
+mod versions;
 pub mod view;
 pub mod views;
 pub mod writer;

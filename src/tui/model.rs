@@ -46,6 +46,13 @@ pub struct Model {
     counts: std::cell::Cell<Option<(i64, StateCounts)>>,
     /// Conversations whose reply finished while another was open.
     pub unread: HashSet<i64>,
+    /// The versions of the current conversation's messages.
+    pub alternates: crate::store::AlternateMap,
+    /// Versions being looked at instead of the one shown, by their group's
+    /// first version (only where the shown one cannot be changed).
+    pub browsing: HashMap<i64, i64>,
+    /// The group the version keys last stepped through (its first version).
+    pub stepping: Option<i64>,
     /// A problem loading data, for the status bar (set, then taken by the app).
     pub load_error: Option<String>,
 }
@@ -84,6 +91,9 @@ impl Model {
             dispatch: DispatchState::Starting,
             unfolded: false,
             unread: HashSet::new(),
+            alternates: Default::default(),
+            browsing: HashMap::new(),
+            stepping: None,
             active_series: 0,
             pending_by_conv: HashMap::new(),
             counts: std::cell::Cell::new(None),
@@ -114,6 +124,8 @@ impl Model {
     pub fn open(&mut self, id: i64) {
         if self.current != Some(id) {
             self.entries.clear();
+            self.browsing.clear();
+            self.stepping = None;
         }
         self.current = Some(id);
         self.unread.remove(&id);
@@ -121,20 +133,70 @@ impl Model {
         self.reload_items();
     }
 
+    /// The version of `group` on screen: the one looked at, else the one shown.
+    fn chosen(&self, group: &crate::store::Alternates) -> Option<i64> {
+        let first = *group.versions.first()?;
+        match self.browsing.get(&first) {
+            Some(id) if group.versions.contains(id) => Some(*id),
+            _ => group
+                .shown
+                .or(group.versions.len().checked_sub(1))
+                .map(|i| group.versions[i]),
+        }
+    }
+
+    /// Messages not drawn because another version of them is: the other
+    /// versions, and the exchange that followed an earlier edit.
+    fn hidden_versions(&self, msgs: &[crate::store::Message]) -> HashSet<i64> {
+        let mut hidden = HashSet::new();
+        for g in self.alternates.groups() {
+            let chosen = self.chosen(g);
+            hidden.extend(g.versions.iter().copied().filter(|v| Some(*v) != chosen));
+            if g.kind == crate::store::AlternateKind::Edited {
+                for pair in g.versions.windows(2) {
+                    if Some(pair[0]) == chosen {
+                        continue;
+                    }
+                    hidden.extend(
+                        msgs.iter()
+                            .filter(|m| m.id > pair[0] && m.id < pair[1])
+                            .filter(|m| m.status == crate::store::MessageStatus::Superseded)
+                            .map(|m| m.id),
+                    );
+                }
+            }
+        }
+        hidden
+    }
+
+    fn version_of(&self, id: i64) -> Option<crate::tui::chat::Version> {
+        let g = self.alternates.of(id)?;
+        let i = g.versions.iter().position(|v| *v == id)?;
+        Some(crate::tui::chat::Version {
+            index: i + 1,
+            of: g.versions.len(),
+            in_context: g.shown == Some(i),
+        })
+    }
+
     pub fn reload_messages(&mut self) {
         let Some(id) = self.current else { return };
         match self.engine.reader().messages(id) {
             Ok(msgs) => {
+                self.alternates = self.engine.reader().alternates(id).unwrap_or_default();
+                let hidden = self.hidden_versions(&msgs);
                 // Repeated interrupted attempts at one reply show as the latest.
                 let collapsed = crate::store::collapse_attempts(&msgs);
                 let mut old: HashMap<i64, Entry> =
                     self.entries.drain(..).map(|e| (e.msg.id, e)).collect();
                 self.entries = msgs
                     .into_iter()
-                    .filter(|m| !collapsed.is_hidden(m.id))
+                    .filter(|m| !collapsed.is_hidden(m.id) && !hidden.contains(&m.id))
                     .map(|m| {
                         let mid = m.id;
+                        let version = self.version_of(mid);
                         let mut e = Entry::new(m);
+                        e.version = version;
                         if let Some(o) = old.remove(&mid) {
                             e.reuse(o);
                         }
