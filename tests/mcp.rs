@@ -11,7 +11,7 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -25,29 +25,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 // ------------------------------------------------------------- helpers --
 
-/// The test server's binary: built with the examples by `cargo test`, or
-/// built here when only this test target was asked for.
 fn server_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test binary path");
-        let debug = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("target directory");
-        let bin = debug.join("examples").join("mcp_test_server");
-        if !bin.exists() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = Command::new(cargo)
-                .args(["build", "--example", "mcp_test_server"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("running cargo build --example mcp_test_server");
-            assert!(status.success(), "building the MCP test server failed");
-        }
-        bin
-    })
-    .clone()
+    common::mcp_test_server_bin()
 }
 
 fn toml_str(s: &str) -> String {

@@ -940,7 +940,10 @@ async fn ctrl_r_regenerates_the_last_reply() {
     // One version is drawn, marked as one of two; the other is not stacked.
     let s = ui.screen(80, 24);
     assert!(s.contains("‹2/2›") && s.contains("second answer"), "{s}");
-    assert!(!s.contains("first answer") && !s.contains("(replaced)"), "{s}");
+    assert!(
+        !s.contains("first answer") && !s.contains("(replaced)"),
+        "{s}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -3054,4 +3057,55 @@ async fn a_regenerated_reply_shows_one_version_and_alt_comma_brings_the_other_ba
     assert!(s.contains("an earlier version"), "{s}");
     ui.key(KeyCode::Char('.'), KeyModifiers::ALT);
     assert!(ui.screen(100, 30).contains("an edited question"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_tools_lists_tock_s_tools_and_each_mcp_server_with_its_state() {
+    let mut cfg = Config::default();
+    let bin = common::mcp_test_server_bin();
+    let toml = format!(
+        "[mcp.test]\ncommand = {:?}\n[mcp.broken]\ncommand = \"/nonexistent/mcp-server\"\n[approvals.rules]\n\"test__echo\" = \"allow\"\n",
+        bin.display().to_string()
+    );
+    let parsed: Config = toml::from_str(&toml).unwrap();
+    cfg.mcp = parsed.mcp;
+    cfg.approvals = parsed.approvals;
+    let mut ui = Ui::with_config(vec![], cfg);
+    ui.say("/tools");
+    assert_eq!(ui.app.top(), Some(ViewKind::Tools));
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("Tools the model is offered") && s.contains("schedule_task"),
+        "{s}"
+    );
+    // The servers start in the background; the view follows.
+    let mut s = String::new();
+    for _ in 0..200 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        ui.pump();
+        s = ui.screen(120, 40);
+        if s.contains("test__echo") && s.contains("failed") {
+            break;
+        }
+    }
+    assert!(s.contains("test (stdio) running"), "{s}");
+    assert!(
+        s.contains("runs    test__echo"),
+        "the allow rule shows: {s}"
+    );
+    assert!(s.contains("read-only"), "readOnlyHint shows: {s}");
+    assert!(s.contains("broken (stdio) failed"), "{s}");
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.top(), None);
+    ui.h.engine
+        .shutdown(std::time::Duration::from_secs(2))
+        .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_tools_view_without_servers() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/tools");
+    insta::assert_snapshot!("tools_100x30", ui.render(100, 30).backend());
+    assert!(ui.screen(100, 30).contains("No MCP servers"));
 }

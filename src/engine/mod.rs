@@ -39,6 +39,8 @@ pub enum Event {
     Conversation(i64),
     /// The conversation list changed.
     Conversations,
+    /// MCP servers started, stopped or listed their tools.
+    Tools,
     /// Text appended to a streaming reply.
     Delta {
         conversation_id: i64,
@@ -263,7 +265,9 @@ impl Engine {
     /// Start the enabled MCP servers not running yet and list them all
     /// (`tock tools`; a view's refresh). Bounded by each server's timeout.
     pub async fn refresh_mcp_servers(&self) -> Vec<crate::mcp::ServerInfo> {
-        self.inner.mcp.refresh().await
+        let servers = self.inner.mcp.refresh().await;
+        self.emit(Event::Tools);
+        servers
     }
     pub fn now_ms(&self) -> i64 {
         self.inner.clock.now_ms()

@@ -369,6 +369,7 @@ impl App {
                 self.update_title();
             }
             Event::Dispatch(s) => self.model.dispatch = s,
+            Event::Tools => self.sync_views(),
             Event::Notice(n) => self.on_notice(n),
         }
         self.sync_views();

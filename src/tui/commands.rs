@@ -30,6 +30,7 @@ pub enum Command {
     Export,
     Search,
     Fork,
+    Tools,
     Sidebar,
     Mouse,
     Help,
@@ -173,6 +174,13 @@ pub static COMMANDS: &[Spec] = &[
         "/search [TEXT]",
         "search every conversation (Ctrl+F): Enter opens the message",
         Arg::Text,
+    ),
+    spec(
+        Command::Tools,
+        &["/tools", "/mcp"],
+        "/tools",
+        "the tools the model is offered (tock's and the MCP servers'), their state and approval rules",
+        Arg::None,
     ),
     spec(
         Command::Fork,

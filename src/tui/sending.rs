@@ -433,6 +433,11 @@ impl App {
                 let view = views::search::Search::new(&arg, &self.model);
                 self.views.push(Box::new(view));
             }
+            Command::Tools => {
+                done(self);
+                let view = views::tools::Tools::open(&self.model);
+                self.views.push(Box::new(view));
+            }
             Command::Fork => {
                 let Some((conv, at)) = conv.zip(self.message_at_bottom()) else {
                     return self.error("nothing to fork yet: the conversation is empty");

@@ -148,3 +148,28 @@ pub async fn settle() {
         tokio::task::yield_now().await;
     }
 }
+
+/// The test server's binary: built with the examples by `cargo test`, or
+/// built here when only this test target was asked for.
+pub fn mcp_test_server_bin() -> std::path::PathBuf {
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test binary path");
+        let debug = exe
+            .parent()
+            .and_then(std::path::Path::parent)
+            .expect("target directory");
+        let bin = debug.join("examples").join("mcp_test_server");
+        if !bin.exists() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = std::process::Command::new(cargo)
+                .args(["build", "--example", "mcp_test_server"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("running cargo build --example mcp_test_server");
+            assert!(status.success(), "building the MCP test server failed");
+        }
+        bin
+    })
+    .clone()
+}

@@ -13,6 +13,7 @@ pub mod prompt;
 pub mod search;
 pub mod sidebar;
 pub mod strip;
+pub mod tools;
 
 use chrono::{DateTime, FixedOffset};
 use ratatui::buffer::Buffer;
@@ -153,6 +154,7 @@ pub enum ViewKind {
     Notices,
     Approval,
     Search,
+    Tools,
 }
 
 /// When a relative time label ("in 59m 12s", "in 3h 5m") for `due` next

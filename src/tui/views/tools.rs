@@ -1,0 +1,183 @@
+//! `/tools`: the tools the model is offered — tock's own and each MCP
+//! server's — with each server's state and what a call of each tool does
+//! (asks, runs, or is refused). Opening it starts the servers that are not
+//! running yet (in the background), so their tools can be listed.
+
+use std::cell::Cell;
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget};
+
+use super::{Cx, Outcome, RenderCx, View, ViewKind};
+use crate::config::Decision;
+use crate::mcp::{ServerInfo, ServerState};
+use crate::sanitize::sanitize_line;
+use crate::tui::keymap::{Action, Scope};
+use crate::tui::model::Model;
+
+pub struct Tools {
+    lines: Vec<Line<'static>>,
+    scroll: usize,
+    page: Cell<usize>,
+}
+
+fn decision(d: Decision) -> Span<'static> {
+    match d {
+        Decision::Ask => Span::styled("asks  ", Style::new().fg(Color::Yellow)),
+        Decision::Allow => Span::styled("runs  ", Style::new().fg(Color::Green)),
+        Decision::Deny => Span::styled("denied", Style::new().fg(Color::Red)),
+    }
+}
+
+fn state(s: &ServerInfo) -> Span<'static> {
+    match &s.state {
+        ServerState::NotStarted => Span::styled("not started", Style::new().fg(Color::DarkGray)),
+        ServerState::Starting => Span::styled("starting…", Style::new().fg(Color::Yellow)),
+        ServerState::Running => Span::styled("running", Style::new().fg(Color::Green)),
+        ServerState::Failed(why) => Span::styled(
+            format!("failed: {}", sanitize_line(why)),
+            Style::new().fg(Color::Red),
+        ),
+        ServerState::Disabled => Span::styled("disabled", Style::new().fg(Color::DarkGray)),
+    }
+}
+
+/// What the view shows, from the engine's current knowledge (nothing started here).
+fn build(model: &Model) -> Vec<Line<'static>> {
+    let policy = model.engine.approval_policy();
+    let bold = Style::new().add_modifier(Modifier::BOLD);
+    let dim = Style::new().fg(Color::DarkGray);
+    let tool_row = |name: &str, d: Decision, note: &str, description: &str| {
+        let first = description.lines().next().unwrap_or("");
+        Line::from(vec![
+            Span::raw("  "),
+            decision(d),
+            Span::raw("  "),
+            Span::styled(
+                sanitize_line(name).into_owned(),
+                Style::new().fg(Color::Cyan),
+            ),
+            Span::styled(note.to_string(), Style::new().fg(Color::Green)),
+            Span::styled(format!("  {}", sanitize_line(first)), dim),
+        ])
+    };
+    let mut out = vec![Line::styled("tock (built in)", bold)];
+    for spec in crate::engine::tools::specs() {
+        out.push(tool_row(
+            &spec.name,
+            policy.decide_tool(&spec.name, false),
+            "",
+            &spec.description,
+        ));
+    }
+    let servers = model.engine.mcp_servers();
+    if servers.is_empty() {
+        out.push(Line::default());
+        out.push(Line::styled(
+            "No MCP servers: add [mcp.NAME] with command = \"…\" (or url = \"…\") to the config.",
+            dim,
+        ));
+    }
+    for s in servers {
+        out.push(Line::default());
+        out.push(Line::from(vec![
+            Span::styled(sanitize_line(&s.name).into_owned(), bold),
+            Span::styled(format!(" ({}) ", s.transport), dim),
+            state(&s),
+        ]));
+        if let Some(p) = &s.problem {
+            out.push(Line::styled(
+                format!("  last problem: {}", sanitize_line(p)),
+                Style::new().fg(Color::Yellow),
+            ));
+        }
+        if s.tools.is_empty() && matches!(s.state, ServerState::Running) {
+            out.push(Line::styled("  (it offers no tools)", dim));
+        }
+        for t in &s.tools {
+            out.push(tool_row(
+                &t.name,
+                policy.decide_tool(&t.name, t.read_only),
+                if t.read_only { "  read-only" } else { "" },
+                &t.description,
+            ));
+        }
+    }
+    out
+}
+
+impl Tools {
+    /// The view; the servers not running yet are started in the background
+    /// (the engine says when they are, and the view redraws).
+    pub fn open(model: &Model) -> Self {
+        let engine = model.engine.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                engine.refresh_mcp_servers().await;
+            });
+        }
+        Self {
+            lines: build(model),
+            scroll: 0,
+            page: Cell::new(10),
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.lines
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl View for Tools {
+    fn kind(&self) -> ViewKind {
+        ViewKind::Tools
+    }
+
+    fn handle_key(&mut self, key: KeyEvent, cx: &mut Cx<'_>) -> Outcome {
+        let page = self.page.get().max(1);
+        let max = self.lines.len().saturating_sub(page);
+        match cx.keys.action(Scope::Help, &key) {
+            Some(Action::Back) => return Outcome::Done,
+            Some(Action::Up) => self.scroll = self.scroll.saturating_sub(1),
+            Some(Action::Down) => self.scroll = (self.scroll + 1).min(max),
+            Some(Action::PageUpList) => self.scroll = self.scroll.saturating_sub(page),
+            Some(Action::PageDownList) => self.scroll = (self.scroll + page).min(max),
+            _ => {}
+        }
+        Outcome::Consumed
+    }
+
+    fn refresh(&mut self, model: &Model) {
+        self.lines = build(model);
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, cx: &RenderCx<'_>) {
+        let h = (self.lines.len() as u16 + 2).min(area.height.saturating_sub(2));
+        let r = super::help::centered(area, area.width.saturating_sub(4).min(110), h.max(5));
+        Clear.render(r, buf);
+        let close = cx.keys.label(Scope::Help, Action::Back);
+        let block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .title(" Tools the model is offered ")
+            .title_bottom(Line::from(format!(" {close} closes ")))
+            .border_style(Style::new().fg(Color::Cyan));
+        let inner = block.inner(r);
+        block.render(r, buf);
+        self.page.set(inner.height as usize);
+        let shown: Vec<Line<'static>> = self.lines.iter().skip(self.scroll).cloned().collect();
+        Paragraph::new(shown).render(inner, buf);
+    }
+}
