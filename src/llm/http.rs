@@ -168,6 +168,77 @@ impl Http {
         Err(self.error(LlmError { kind, message: msg }))
     }
 
+    /// GETs `url` and returns its JSON body (read within the idle timeout,
+    /// at most `max_body` bytes). Failures are classified and worded as
+    /// for [`Http::post`].
+    pub async fn get_json(
+        &self,
+        url: reqwest::Url,
+        headers: HeaderMap,
+        max_body: usize,
+    ) -> Result<serde_json::Value, LlmError> {
+        let client = self.client.as_ref().map_err(|e| {
+            self.error(LlmError::permanent(format!(
+                "cannot create HTTP client: {e}"
+            )))
+        })?;
+        let host = host_of(&url);
+        tracing::debug!(provider = self.label, %host, path = url.path(), "GET");
+        let fut = client.get(url).headers(headers).send();
+        let resp = match tokio::time::timeout(self.idle, fut).await {
+            Err(_) => {
+                return Err(self.error(LlmError::transient(format!(
+                    "no response from {host} for {}",
+                    fmt_duration(self.idle)
+                ))));
+            }
+            Ok(Err(e)) => return Err(self.error(request_error(&e, &host))),
+            Ok(Ok(resp)) => resp,
+        };
+        let status = resp.status();
+        if !status.is_success() {
+            let retry_after = retry_after(resp.headers(), std::time::SystemTime::now());
+            let body = read_limited(resp, self.idle).await;
+            let mut msg = status_line(status);
+            if let Some(detail) = error_detail(&body) {
+                msg = format!("{msg}: {detail}");
+            }
+            let kind = match classify(status) {
+                Class::Transient => ErrorKind::Transient { retry_after },
+                Class::Permanent => ErrorKind::Permanent,
+            };
+            return Err(self.error(LlmError { kind, message: msg }));
+        }
+        let mut body = Vec::new();
+        let mut stream = resp.bytes_stream();
+        loop {
+            match tokio::time::timeout(self.idle, stream.next()).await {
+                Err(_) => {
+                    return Err(self.error(LlmError::transient(format!(
+                        "{host} stopped sending for {}",
+                        fmt_duration(self.idle)
+                    ))));
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => return Err(self.error(request_error(&e, &host))),
+                Ok(Some(Ok(chunk))) => {
+                    body.extend_from_slice(&chunk);
+                    if body.len() > max_body {
+                        return Err(self.error(LlmError::permanent(format!(
+                            "the answer from {host} is over {} KB",
+                            max_body / 1024
+                        ))));
+                    }
+                }
+            }
+        }
+        serde_json::from_slice(&body).map_err(|e| {
+            self.error(LlmError::permanent(format!(
+                "the answer from {host} is not JSON ({e})"
+            )))
+        })
+    }
+
     /// Drives `decoder` over the body of an accepted response. Every gap
     /// between chunks is bounded by the idle timeout; the stream ends after
     /// the first `Done` or error.

@@ -31,6 +31,10 @@ impl Provider for OpenAi {
         "openai"
     }
 
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<super::ModelInfo>, LlmError>> {
+        Box::pin(super::models::openai(&self.http, &self.spec.base_url))
+    }
+
     fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
         Box::pin(async move {
             let url = self.http.url(&format!(
