@@ -1745,3 +1745,32 @@ async fn a_failed_model_list_is_one_clean_line() {
     assert_eq!(e.kind, ErrorKind::Permanent);
     assert!(e.message.contains("401"), "{}", e.message);
 }
+
+/// A dummy key such as `x` is not a secret: it is not "redacted" out of
+/// the words of an error message.
+#[tokio::test]
+async fn a_dummy_key_leaves_error_messages_intact() {
+    let server = Server::start(vec![fixed(
+        "400 Bad Request",
+        &[("Content-Type", "application/json")],
+        &json!({"error": {"message": "unexpected max_tokens: expected a number", "type": "invalid_request_error"}})
+            .to_string(),
+    )])
+    .await;
+    let p = OpenAi::new(spec(
+        ProviderKind::Openai,
+        &format!("{}/v1", server.base),
+        Some("x"),
+    ));
+    let e = match p.start(&simple_request()).await {
+        Err(e) => e,
+        Ok(_) => panic!("a 400 must fail"),
+    };
+    assert!(
+        e.message
+            .contains("unexpected max_tokens: expected a number"),
+        "{}",
+        e.message
+    );
+    assert!(!e.message.contains("<redacted>"), "{}", e.message);
+}

@@ -499,11 +499,27 @@ pub fn fmt_duration(d: Duration) -> String {
     }
 }
 
+/// Whether a configured key is worth redacting from messages. A dummy key
+/// for a local server (`x`, `none`, `ollama`, `changeme`) is no secret, and
+/// replacing it would mangle ordinary words ("une<redacted>pected" for `x`):
+/// only values of a realistic length (8 or more characters) that are not a
+/// plain lowercase word (they hold a digit, a capital, a symbol, or are 20
+/// characters or longer) are redacted, always as the whole value.
+pub fn looks_like_a_secret(key: &str) -> bool {
+    let key = key.trim();
+    let n = key.chars().count();
+    if n < 8 {
+        return false;
+    }
+    let plain_word = key.chars().all(|c| c.is_lowercase() && c.is_alphabetic());
+    !plain_word || n >= 20
+}
+
 /// Label prefix, key redaction, one line, length bound — in that order, so
 /// truncation can never leave part of a key behind.
 pub fn finalize(label: &str, key: Option<&str>, err: LlmError) -> LlmError {
     let mut msg = format!("{label}: {}", err.message);
-    if let Some(k) = key.filter(|k| !k.is_empty()) {
+    if let Some(k) = key.filter(|k| looks_like_a_secret(k)) {
         msg = msg.replace(k, "<redacted>");
     }
     let mut line = String::with_capacity(msg.len());
@@ -639,6 +655,33 @@ mod tests {
         assert!(e.message.starts_with("openai: bad key <redacted> xxx"));
         assert!(e.message.chars().count() <= MAX_MESSAGE_CHARS);
         assert_eq!(e.kind, ErrorKind::Permanent);
+    }
+
+    #[test]
+    fn dummy_keys_do_not_mangle_messages() {
+        let text = "unexpected end of input: none of the models is ready; try again";
+        for dummy in [
+            "x", "none", "ollama", "dummy", "password", "changeme", "sk", "  ",
+        ] {
+            let e = finalize("openai", Some(dummy), LlmError::permanent(text));
+            assert_eq!(e.message, format!("openai: {text}"), "key {dummy:?}");
+        }
+        for real in [
+            "sk-proj-Ab12Cd34Ef56",
+            "12345678",
+            "AbCdEfGhIj",
+            "abcdefghijklmnopqrstuvwxyz",
+        ] {
+            let e = finalize(
+                "openai",
+                Some(real),
+                LlmError::permanent(format!("key {real} is invalid; unexpected")),
+            );
+            assert_eq!(
+                e.message, "openai: key <redacted> is invalid; unexpected",
+                "key {real:?}"
+            );
+        }
     }
 
     #[test]
