@@ -73,6 +73,13 @@ pub struct ConversationUsage {
     pub context_tokens: Option<u64>,
 }
 
+impl ConversationUsage {
+    /// The usage of one reply, if it was recorded.
+    pub fn of(&self, message_id: i64) -> Option<&ReplyUsage> {
+        self.replies.iter().find(|r| r.message_id == message_id)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReplyUsage {
     pub message_id: i64,
