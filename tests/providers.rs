@@ -1774,3 +1774,33 @@ async fn a_dummy_key_leaves_error_messages_intact() {
     );
     assert!(!e.message.contains("<redacted>"), "{}", e.message);
 }
+
+/// A compatible server that does not know `stream_options` (asked for to
+/// get usage) is asked again without it, and from then on.
+#[tokio::test]
+async fn openai_server_refusing_stream_options_is_asked_without() {
+    let refusal =
+        json!({"error": {"message": "Unrecognized request argument supplied: stream_options",
+                                   "type": "invalid_request_error", "param": null, "code": null}})
+        .to_string();
+    let body = oa_text_body();
+    let server = Server::start(vec![
+        fixed(
+            "400 Bad Request",
+            &[("Content-Type", "application/json")],
+            &refusal,
+        ),
+        streamed(SSE, every(body.as_bytes(), 64)),
+        streamed(SSE, every(body.as_bytes(), 64)),
+    ])
+    .await;
+    let p = openai(&format!("{}/v1", server.base));
+    for _ in 0..2 {
+        let out = run(&p, &simple_request()).await.unwrap();
+        assert_eq!(out.text(), "Hello wörld 😀 известни");
+    }
+    assert_eq!(server.count(), 3);
+    assert!(server.request(0).body.get("stream_options").is_some());
+    assert!(server.request(1).body.get("stream_options").is_none());
+    assert!(server.request(2).body.get("stream_options").is_none());
+}
