@@ -103,6 +103,13 @@ fn finds_user_and_assistant_text_newest_first_with_conversation_and_snippet() {
     assert_eq!(ids(&s, "\"mutable borrows\""), [r]);
     assert_eq!(ids(&s, "\"borrows mutable\""), Vec::<i64>::new());
     assert_eq!(s.search("borrow", 2).unwrap().len(), 2, "limit");
+    let within: Vec<i64> = s
+        .search_in(a, "borrow", 50)
+        .unwrap()
+        .iter()
+        .map(|h| h.message_id)
+        .collect();
+    assert_eq!(within, [r, q], "one conversation only");
     // Case and accents do not matter.
     s.insert_message(
         b,

@@ -14,6 +14,16 @@ impl Engine {
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
         self.store().search(query, limit)
     }
+
+    /// [`Engine::search`] within one conversation.
+    pub fn search_in(
+        &self,
+        conversation_id: i64,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        self.store().search_in(conversation_id, query, limit)
+    }
 }
 
 impl Engine {
