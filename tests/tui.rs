@@ -92,6 +92,7 @@ impl Ui {
 
     fn pump(&mut self) {
         use tokio::sync::broadcast::error::TryRecvError;
+        self.app.collect_writes();
         loop {
             match self.rx.try_recv() {
                 Ok(e) => self.app.on_engine(e),
@@ -101,8 +102,13 @@ impl Ui {
         }
     }
 
+    /// A key, and whatever database write it started (the app runs those
+    /// on its writer thread); tests of that thread call `app.on_key`.
     fn key(&mut self, code: KeyCode, mods: KeyModifiers) {
         self.app.on_key(KeyEvent::new(code, mods));
+        if self.app.writes_pending() {
+            self.app.wait_writes(std::time::Duration::from_secs(20));
+        }
     }
     fn press(&mut self, code: KeyCode) {
         self.key(code, KeyModifiers::NONE);
@@ -1600,6 +1606,50 @@ async fn clicking_a_conversation_in_the_sidebar_opens_it() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn clicking_an_item_in_the_pending_strip_chooses_it_for_the_strips_keys() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("first");
+    ui.say("second, clicked");
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    let s = ui.screen(100, 30);
+    let row = s
+        .lines()
+        .position(|l| l.contains("second, clicked"))
+        .unwrap() as u16;
+    let col = s.lines().nth(row as usize).unwrap().find("second").unwrap() as u16;
+    ui.app
+        .on_terminal(TermEvent::Mouse(ratatui::crossterm::event::MouseEvent {
+            kind: ratatui::crossterm::event::MouseEventKind::Down(
+                ratatui::crossterm::event::MouseButton::Left,
+            ),
+            column: col,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }));
+    assert_eq!(ui.app.focus, Focus::Strip);
+    assert_eq!(ui.app.strip.selected, Some(ids[1]));
+    assert!(
+        ui.screen(100, 30).contains("› "),
+        "the clicked row is marked"
+    );
+    // The strip's keys now act on the clicked item, not the first one.
+    ui.ch('s');
+    assert_eq!(ui.row(ids[1]).priority, 1);
+    assert_eq!(ui.row(ids[0]).priority, 0);
+    // A click on no item changes nothing.
+    ui.app
+        .on_terminal(TermEvent::Mouse(ratatui::crossterm::event::MouseEvent {
+            kind: ratatui::crossterm::event::MouseEventKind::Down(
+                ratatui::crossterm::event::MouseButton::Left,
+            ),
+            column: col,
+            row: 0,
+            modifiers: KeyModifiers::NONE,
+        }));
+    assert_eq!(ui.app.strip.selected, Some(ids[1]));
+}
+
+#[tokio::test(start_paused = true)]
 async fn sidebar_search_and_rename() {
     init_env();
     let h = harness(vec![]);
@@ -2712,22 +2762,152 @@ async fn a_draft_never_waits_on_another_process_holding_the_write_lock() {
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     ui.typ("typed while the database is locked");
     tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    // The save is due: it goes to the writer thread, which waits for the
+    // lock; the keyboard does not.
     ui.app.on_tick();
-    // The save gave up (after a frame's wait, on its own connection), quietly,
-    // and will try again.
+    assert!(ui.app.writes_pending(), "the save waits on its own thread");
     assert!(
         !ui.app.status_pair().1,
         "no error for a busy database: {}",
         ui.status_line()
     );
-    assert!(ui.app.composer.unsaved_since.is_some(), "still to be saved");
     assert_eq!(ui.app.composer_text(), "typed while the database is locked");
-    // The lock goes away: the next attempt saves it.
+    ui.app
+        .on_key(KeyEvent::new(KeyCode::Char('!'), KeyModifiers::NONE));
+    assert_eq!(
+        ui.app.composer_text(),
+        "typed while the database is locked!"
+    );
+    // The lock goes away: the waiting save goes through, then the next one.
     other.execute_batch("ROLLBACK").unwrap();
-    tokio::time::advance(std::time::Duration::from_millis(400)).await;
-    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
     assert_eq!(
         ui.store().draft(conv).unwrap().text,
         "typed while the database is locked"
     );
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    assert_eq!(
+        ui.store().draft(conv).unwrap().text,
+        "typed while the database is locked!"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_send_while_another_process_holds_the_write_lock_leaves_the_keyboard_free_and_goes_once()
+{
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    ui.typ("hello");
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    assert_eq!(ui.store().draft(conv).unwrap().text, "hello");
+    let second =
+        ui.h.engine
+            .create_conversation(Some("other"), "user")
+            .unwrap();
+    ui.pump();
+    let other = rusqlite::Connection::open(ui.h.dir.path().join("tock.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    // Enter returns at once: the send waits for the lock on the writer thread.
+    ui.app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(ui.app.writes_pending());
+    assert_eq!(ui.app.composer_text(), "", "the composer moves on");
+    // After a moment the status line says why nothing seems to happen.
+    assert!(!ui.status_line().contains("waiting for the database"));
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    assert!(
+        ui.status_line().contains("waiting for the database"),
+        "{}",
+        ui.status_line()
+    );
+    // Typing goes on; a switch away and back does not bring the sent text
+    // back as a draft (the database still has it until the send is written).
+    for c in "next".chars() {
+        ui.app
+            .on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    ui.app.open(second);
+    ui.app.open(conv);
+    assert_eq!(ui.app.composer_text(), "next");
+    // (Read on the front end's connection: the engine's own is the one waiting.)
+    assert!(
+        ui.h.engine.reader().list_items(true).unwrap().is_empty(),
+        "not written yet"
+    );
+    other.execute_batch("ROLLBACK").unwrap();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1, "sent once: {rows:?} ({})", ui.status_line());
+    assert_eq!(rows[0].text, "hello");
+    assert_eq!(ui.store().draft(conv).unwrap().text, "next");
+    assert!(!ui.app.status_pair().1, "{}", ui.status_line());
+    assert!(
+        !ui.status_line().contains("waiting"),
+        "the notice goes with the wait"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_send_the_database_refuses_gives_the_text_back() {
+    let mut ui = Ui::new(vec![]);
+    // The disk says no to every new outbox row (as a full disk would).
+    let other = rusqlite::Connection::open(ui.h.dir.path().join("tock.db")).unwrap();
+    other
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON outbox BEGIN SELECT RAISE(ABORT, 'no room'); END",
+        )
+        .unwrap();
+    ui.say("keep this");
+    let (line, error) = ui.app.status_pair();
+    assert!(
+        error && line.contains("not sent") && line.contains("back in the composer"),
+        "{line}"
+    );
+    assert_eq!(ui.app.composer_text(), "keep this");
+    assert!(ui.rows().is_empty());
+    // And it is the draft again, in the database too.
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    assert_eq!(ui.store().draft(ui.conv()).unwrap().text, "keep this");
+    other.execute_batch("DROP TRIGGER refuse").unwrap();
+    ui.enter();
+    assert_eq!(ui.rows().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn screens_reload_while_a_write_waits_for_another_processs_lock() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    ui.say("first");
+    let other = rusqlite::Connection::open(ui.h.dir.path().join("tock.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    // The engine's own connection is taken by a write waiting for the lock.
+    let engine = ui.h.engine.clone();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    let blocked = std::thread::spawn(move || {
+        let r = engine.store().set_setting("test.blocked", "1");
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        r
+    });
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // Reloads read on the front end's own connection: they do not wait for it.
+    ui.app.model.reload_all();
+    ui.press(KeyCode::F(2));
+    assert_eq!(ui.app.top(), Some(tock::tui::views::ViewKind::Scheduled));
+    ui.press(KeyCode::Esc);
+    ui.app.open(conv);
+    assert!(
+        !done.load(std::sync::atomic::Ordering::SeqCst),
+        "the screens were read while the engine's write still waited"
+    );
+    assert_eq!(ui.app.model.items.len(), 1, "the conversation was read");
+    other.execute_batch("ROLLBACK").unwrap();
+    blocked.join().unwrap().unwrap();
 }

@@ -23,7 +23,7 @@ use tokio::sync::{Notify, broadcast};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use history::{ConversationUsage, ReplyUsage, reply_cost};
 pub use models::{ModelList, UnknownModel};
-pub use ops::{DraftBusy, ItemAction};
+pub use ops::ItemAction;
 pub use series::SeriesView;
 pub use state::{ConversationGate, ItemState, item_state};
 pub use turn::Part;
@@ -141,9 +141,9 @@ struct Inner {
     turns: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Scheduler passes so far (idle tock must not spin: tests and `tock status` read it).
     passes: std::sync::atomic::AtomicU64,
-    /// A second connection for drafts, opened on first use, that waits for
-    /// another process's write lock only briefly (see `ops::save_draft`).
-    draft_store: std::sync::OnceLock<Option<Store>>,
+    /// A second connection for the front ends' reads, opened on first use
+    /// (see [`Engine::reader`]).
+    reader: std::sync::OnceLock<Option<Store>>,
 }
 
 #[derive(Clone)]
@@ -186,7 +186,7 @@ impl Engine {
                 shutdown,
                 turns: Mutex::new(Vec::new()),
                 passes: std::sync::atomic::AtomicU64::new(0),
-                draft_store: std::sync::OnceLock::new(),
+                reader: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -201,6 +201,31 @@ impl Engine {
 
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// The connection a front end reads through while it must not wait: a
+    /// write on [`Engine::store`] that waits for another process's lock
+    /// holds that connection meanwhile, but in WAL mode a read never waits
+    /// for a writer, so a screen reloaded from here never stalls. (An
+    /// in-memory database has only the one connection.)
+    pub fn reader(&self) -> &Store {
+        let side = self.inner.reader.get_or_init(|| {
+            if self.store().path().as_os_str() == ":memory:" {
+                return None;
+            }
+            // A read can only be kept waiting by WAL recovery: give up after a frame.
+            match self
+                .store()
+                .another_connection(std::time::Duration::from_millis(16))
+            {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    tracing::warn!("a second connection for reads: {e:#}");
+                    None
+                }
+            }
+        });
+        side.as_ref().unwrap_or(self.store())
     }
     pub fn config(&self) -> &Arc<ConfigSource> {
         &self.inner.config
@@ -381,26 +406,38 @@ impl Engine {
     /// nothing queued behind it goes out into the context the user just
     /// aborted. Returns false if no reply was running.
     pub fn stop(&self, conversation_id: i64) -> bool {
-        let running = match lock(&self.inner.busy).get(&conversation_id) {
+        let running = self.interrupt(conversation_id);
+        if running {
+            self.pause_after_stop(conversation_id);
+        }
+        running
+    }
+
+    /// The first half of [`Engine::stop`]: tell the reply streaming in the
+    /// conversation to stop (no database work). False if none is streaming.
+    pub fn interrupt(&self, conversation_id: i64) -> bool {
+        match lock(&self.inner.busy).get(&conversation_id) {
             Some(tx) => {
                 let _ = tx.send(Some(StopReason::User));
                 true
             }
             None => false,
-        };
-        if running {
-            match self
-                .store()
-                .set_queue_paused(conversation_id, Some(self.now_ms()))
-            {
-                Ok(_) => {
-                    self.emit(Event::Conversations);
-                    self.emit(Event::Outbox);
-                }
-                Err(e) => tracing::warn!("pausing the queue after a stop: {e:#}"),
-            }
         }
-        running
+    }
+
+    /// The second half of [`Engine::stop`]: pause the conversation's queue,
+    /// so nothing queued goes out into the context the user aborted.
+    pub fn pause_after_stop(&self, conversation_id: i64) {
+        match self
+            .store()
+            .set_queue_paused(conversation_id, Some(self.now_ms()))
+        {
+            Ok(_) => {
+                self.emit(Event::Conversations);
+                self.emit(Event::Outbox);
+            }
+            Err(e) => tracing::warn!("pausing the queue after a stop: {e:#}"),
+        }
     }
 
     /// Answer a tool call waiting for approval.

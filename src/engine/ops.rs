@@ -8,12 +8,6 @@ use anyhow::{Result, anyhow};
 use super::{Engine, Event};
 use crate::store::{Draft, Kind, NewItem};
 
-/// A draft could not be saved at once because another process holds the
-/// database's write lock; it is saved at the next attempt.
-#[derive(Debug, thiserror::Error)]
-#[error("the database is busy; the draft is saved in a moment")]
-pub struct DraftBusy;
-
 /// A change the user asks for on one pending item, as it was shown to them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ItemAction {
@@ -82,36 +76,9 @@ impl Engine {
     }
 
     /// Save what the user has typed in a conversation (empty removes it).
-    /// Called from the UI thread as the user types, so it never waits long
-    /// for another process's write lock: on its own connection, with a busy
-    /// timeout of a frame. `Err` with [`DraftBusy`] means "try again soon";
-    /// the text is still in the composer.
+    /// It waits for another process's write lock as any write does: the
+    /// TUI calls it from its writer thread, never from the keyboard's.
     pub fn save_draft(&self, conversation_id: i64, draft: &Draft) -> Result<()> {
-        let side = self.inner.draft_store.get_or_init(|| {
-            let path = self.store().path();
-            if path.as_os_str() == ":memory:" {
-                return None;
-            }
-            let s = crate::store::Store::open(path).ok()?;
-            s.set_busy_timeout(std::time::Duration::from_millis(16))
-                .ok()?;
-            Some(s)
-        });
-        let store = side.as_ref().unwrap_or(self.store());
-        store
-            .save_draft(conversation_id, draft, self.now_ms())
-            .map_err(|e| {
-                if crate::store::is_busy(&e) {
-                    anyhow!(DraftBusy)
-                } else {
-                    e
-                }
-            })
-    }
-
-    /// Save a draft, waiting for another process's lock as any write does
-    /// (switching conversation, quitting: the text must not be dropped).
-    pub fn save_draft_waiting(&self, conversation_id: i64, draft: &Draft) -> Result<()> {
         self.store()
             .save_draft(conversation_id, draft, self.now_ms())
     }

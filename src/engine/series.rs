@@ -243,8 +243,16 @@ impl Engine {
 
     /// Series with their rule in words and next occurrences; `all` adds ended ones.
     pub fn list_series(&self, all: bool) -> Result<Vec<SeriesView>> {
-        Ok(self
-            .store()
+        self.list_series_from(self.store(), all)
+    }
+
+    /// [`Engine::list_series`] read through `store` (a front end's reader).
+    pub fn list_series_from(
+        &self,
+        store: &crate::store::Store,
+        all: bool,
+    ) -> Result<Vec<SeriesView>> {
+        Ok(store
             .list_series(all)?
             .into_iter()
             .map(|s| self.view(s))

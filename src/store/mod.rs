@@ -215,6 +215,27 @@ impl Store {
         })
     }
 
+    /// A second connection to the same database, for a reader that must
+    /// not queue behind this connection's writes. Opened by SQLite alone:
+    /// [`Store::open`]'s checks open the file themselves, and closing any
+    /// descriptor of a database this process has open drops SQLite's POSIX
+    /// locks on it. The schema is already current (this one migrated it).
+    pub fn another_connection(&self, busy_timeout: Duration) -> Result<Self> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| describe(e, &self.path))?;
+        conn.busy_timeout(busy_timeout)?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+            path: self.path.clone(),
+            notices: Arc::default(),
+        })
+    }
+
     /// How long a write waits for another process's lock before failing.
     pub fn set_busy_timeout(&self, d: Duration) -> Result<()> {
         self.conn().busy_timeout(d)?;

@@ -46,6 +46,9 @@ pub struct Status {
 pub struct FrameLayout {
     /// Sidebar rows: (y, conversation id).
     pub sidebar_rows: Vec<(u16, i64)>,
+    /// Pending-strip rows: (y, item id), and the strip's left edge.
+    pub strip_rows: Vec<(u16, i64)>,
+    pub strip_x: u16,
     pub sidebar_visible: bool,
     pub chat: ratatui::layout::Rect,
     /// The scroll offset the chat could honour (clamped at the top).
@@ -82,6 +85,10 @@ pub struct App {
     pub enhanced_keys: bool,
     /// Model for the message being sent by `/with`.
     pub(super) model_override: Option<String>,
+    /// Drafts on their way to the database.
+    pub drafts: super::writes::PendingDrafts,
+    /// Since when a write has been waiting (the status line says so after a moment).
+    pub(super) writes_waiting_since: Option<i64>,
 }
 
 impl App {
@@ -110,6 +117,8 @@ impl App {
             mouse: cfg.ui.mouse,
             enhanced_keys: false,
             model_override: None,
+            drafts: Default::default(),
+            writes_waiting_since: None,
         };
         if let Some(e) = key_errors.first() {
             let more = if key_errors.len() > 1 {
@@ -211,13 +220,13 @@ impl App {
         self.model.open(id);
         self.scroll = Scroll::default();
         self.strip = Default::default();
-        let draft = self.engine().store().draft(id).unwrap_or_default();
+        let draft = self.draft_of(id);
         self.composer.load(&draft, self.model.sent_texts());
         self.sidebar.selected = Some(id);
-        let _ = self
-            .engine()
-            .store()
-            .set_setting("ui.current", &id.to_string());
+        // Which conversation the next start opens: not worth a word if it fails.
+        self.write_quietly(move |e| {
+            let _ = e.store().set_setting("ui.current", &id.to_string());
+        });
         if self.focus == Focus::Strip {
             self.focus = Focus::Composer;
         }
@@ -228,47 +237,7 @@ impl App {
     pub(super) fn open_other_or_new(&mut self) {
         match self.model.convs.first().map(|c| c.id) {
             Some(next) => self.open(next),
-            None => match self.engine().create_conversation(None, "user") {
-                Ok(id) => {
-                    self.model.reload_convs();
-                    self.open(id);
-                }
-                Err(e) => self.error(format!("{e:#}")),
-            },
-        }
-    }
-
-    /// Save the composer's draft now, if it changed.
-    /// Save the draft before it leaves the composer (a switch, a quit): this
-    /// one waits for a busy database rather than drop the text.
-    pub fn save_draft(&mut self) {
-        self.save_draft_now(true);
-    }
-
-    /// Save the draft now. Without `wait`, a database busy in another
-    /// process is tried again in a moment instead of blocking the keyboard.
-    pub fn save_draft_now(&mut self, wait: bool) {
-        let Some(conv) = self.model.current else {
-            return;
-        };
-        if self.composer.unsaved_since.take().is_none() {
-            return;
-        }
-        let draft = self.composer.draft();
-        let saved = if wait {
-            self.engine().save_draft_waiting(conv, &draft)
-        } else {
-            self.engine().save_draft(conv, &draft)
-        };
-        if let Err(e) = saved {
-            // Kept in the composer and tried again in a moment.
-            self.composer.unsaved_since = Some(self.now());
-            if e.downcast_ref::<crate::engine::DraftBusy>().is_none() {
-                self.error(format!(
-                    "saving the draft: {}",
-                    crate::store::error_line(&e)
-                ));
-            }
+            None => self.new_conversation(None),
         }
     }
 
@@ -279,7 +248,7 @@ impl App {
             .unsaved_since
             .is_some_and(|t| self.now() - t >= composer::SAVE_AFTER_MS)
         {
-            self.save_draft_now(false);
+            self.save_draft();
         }
     }
 
@@ -463,11 +432,22 @@ impl App {
                         .iter()
                         .find(|(y, _)| *y == m.row)
                         .map(|(_, id)| *id);
+                    let strip_hit = self
+                        .layout
+                        .strip_rows
+                        .iter()
+                        .find(|(y, _)| *y == m.row)
+                        .map(|(_, id)| *id)
+                        .filter(|_| m.column >= self.layout.strip_x);
                     if let Some(id) = hit
                         && self.layout.sidebar_visible
                         && m.column < super::view::SIDEBAR_WIDTH
                     {
                         self.open(id);
+                    } else if let Some(id) = strip_hit {
+                        // As Tab would, with the clicked item chosen: its keys act on it.
+                        self.focus = Focus::Strip;
+                        self.strip.click(id);
                     }
                 }
                 _ => {}
@@ -660,7 +640,7 @@ impl App {
                 lines: self.notices.clone(),
             })),
             Action::ScheduledPane => {
-                let mut p = ScheduledPane::new();
+                let mut p = ScheduledPane::new().with_writer(self.model.writer.clone());
                 if let Err(e) = p.refresh_with(self.engine()) {
                     self.error(format!("{e:#}"));
                 }
@@ -706,7 +686,7 @@ impl App {
             Action::Stop => {
                 if self.composer.abandon_edit(self.now()) {
                     self.info("edit abandoned; your draft is back");
-                } else if conv.is_some_and(|c| self.engine().stop(c)) {
+                } else if conv.is_some_and(|c| self.stop_reply(c)) {
                     self.info("stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates");
                 } else if !self.sidebar.filter.is_empty() {
                     self.sidebar.filter.clear();
@@ -715,10 +695,13 @@ impl App {
             }
             Action::Regenerate => {
                 if let Some(c) = conv {
-                    match self.engine().regenerate(c) {
-                        Ok(_) => self.info("regenerating the last reply"),
-                        Err(e) => self.error(e),
-                    }
+                    self.write(
+                        move |e| e.regenerate(c),
+                        |app, r| match r {
+                            Ok(_) => app.info("regenerating the last reply"),
+                            Err(e) => app.error(e),
+                        },
+                    );
                 }
             }
             Action::CopyLast => self.copy(None),
@@ -744,7 +727,7 @@ impl App {
     /// else quit — only when pressed twice within two seconds.
     pub(super) fn interrupt(&mut self) {
         let now = self.now();
-        if self.model.current.is_some_and(|c| self.engine().stop(c)) {
+        if self.model.current.is_some_and(|c| self.stop_reply(c)) {
             self.info(
                 "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates",
             );
@@ -806,6 +789,8 @@ impl App {
         if let Some(t) = self.quit_armed {
             at.push(t + QUIT_WINDOW_MS);
         }
+        at.extend(self.drafts.retry_at);
+        at.extend(self.wait_notice_at());
         if let Some(t) = self.strip.next_change(&self.model, now) {
             at.push(t);
         }
@@ -835,6 +820,8 @@ impl App {
             self.quit_armed = None;
         }
         self.save_draft_if_due();
+        self.retry_drafts_if_due();
+        self.notice_waiting_writes();
         self.model.refresh_cards();
     }
 

@@ -8,7 +8,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
 
 use super::markdown::{CodeBlock, Rendered, render_markdown, render_markdown_from};
 use crate::sanitize::sanitize_line;
@@ -620,8 +619,11 @@ pub fn draw(entries: &[Entry], tail: &Tail, scroll: Scroll, area: Rect, buf: &mu
             }
         }
     }
-    visible.reverse();
-    Paragraph::new(visible).render(area, buf);
+    // Lines are wrapped already: each is set on its row, cut at the width
+    // (a Paragraph would re-flow every row of every frame).
+    for (row, line) in visible.iter().rev().enumerate() {
+        buf.set_line(area.x, area.y + row as u16, line, width);
+    }
     from_bottom
 }
 

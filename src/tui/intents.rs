@@ -36,10 +36,13 @@ impl App {
                     ),
                     ItemAction::Edit(_) => "edited".into(),
                 };
-                match self.engine().act_on_item(id, seen, action) {
-                    Ok(()) => self.info(done),
-                    Err(e) => self.error(e),
-                }
+                self.write(
+                    move |e| e.act_on_item(id, seen, action),
+                    move |app, r| match r {
+                        Ok(()) => app.info(done),
+                        Err(e) => app.error(e),
+                    },
+                );
             }
             Intent::PullBack { id, seen } => {
                 if !self.composer.is_blank() {
@@ -47,24 +50,35 @@ impl App {
                     return;
                 }
                 self.save_draft();
-                match self.engine().pull_back(id, seen) {
-                    Ok((conv, draft)) => {
-                        if Some(conv) == self.model.current {
-                            self.composer.load(&draft, self.model.sent_texts());
+                self.write(
+                    move |e| e.pull_back(id, seen),
+                    |app, r| match r {
+                        Ok((conv, draft)) => {
+                            // Typed on while the write waited: the item is the draft
+                            // in the database, and the composer keeps what was typed.
+                            if Some(conv) == app.model.current && app.composer.is_blank() {
+                                let history = app.model.sent_texts();
+                                app.composer.load(&draft, history);
+                                app.focus = Focus::Composer;
+                                app.info("moved back into the composer");
+                            } else {
+                                app.info("moved back into its conversation's draft");
+                            }
                         }
-                        self.focus = Focus::Composer;
-                        self.info("moved back into the composer");
-                    }
-                    Err(e) => self.error(e),
-                }
+                        Err(e) => app.error(e),
+                    },
+                );
             }
             Intent::ResumeQueue => {
                 if let Some(c) = self.model.current {
-                    match self.engine().resume_queue(c) {
-                        Ok(true) => self.info("queue resumed"),
-                        Ok(false) => self.info("the queue is not paused"),
-                        Err(e) => self.error(e),
-                    }
+                    self.write(
+                        move |e| e.resume_queue(c),
+                        |app, r| match r {
+                            Ok(true) => app.info("queue resumed"),
+                            Ok(false) => app.info("the queue is not paused"),
+                            Err(e) => app.error(e),
+                        },
+                    );
                 }
             }
             Intent::Open(id) => {
@@ -75,38 +89,47 @@ impl App {
                 }
             }
             Intent::NewConversation => self.new_conversation(None),
-            Intent::Rename { id, title } => match self.engine().rename_conversation(id, &title) {
-                Ok(()) => {
-                    self.model.reload_convs();
-                    self.update_title();
-                    self.info("renamed");
-                }
-                Err(e) => self.error(e),
-            },
-            Intent::Delete(id) => match self.engine().delete_conversation(id) {
-                Ok(()) => {
-                    self.model.reload_convs();
-                    self.model.reload_summaries();
-                    if self.model.current == Some(id) {
-                        self.model.current = None;
-                        self.composer = Composer::default();
-                        self.open_other_or_new();
+            Intent::Rename { id, title } => self.write(
+                move |e| e.rename_conversation(id, &title),
+                |app, r| match r {
+                    Ok(()) => {
+                        app.model.reload_convs();
+                        app.update_title();
+                        app.info("renamed");
                     }
-                    self.info("conversation deleted");
-                    self.focus = Focus::Composer;
-                }
-                Err(e) => self.error(format!("{e:#}")),
-            },
-            Intent::Answer { id, approve } => {
-                match self.engine().answer_approval(id, approve) {
-                    Ok(()) => self.info(if approve { "approved" } else { "denied" }),
-                    Err(e) => self.error(e),
-                }
-                self.model.reload_messages();
-                self.model.reload_items();
-                self.model.reload_summaries();
-                self.sync_views();
-            }
+                    Err(e) => app.error(e),
+                },
+            ),
+            Intent::Delete(id) => self.write(
+                move |e| e.delete_conversation(id),
+                move |app, r| match r {
+                    Ok(()) => {
+                        app.model.reload_convs();
+                        app.model.reload_summaries();
+                        if app.model.current == Some(id) {
+                            app.model.current = None;
+                            app.composer = Composer::default();
+                            app.open_other_or_new();
+                        }
+                        app.info("conversation deleted");
+                        app.focus = Focus::Composer;
+                    }
+                    Err(e) => app.error(format!("{e:#}")),
+                },
+            ),
+            Intent::Answer { id, approve } => self.write(
+                move |e| e.answer_approval(id, approve),
+                move |app, r| {
+                    match r {
+                        Ok(()) => app.info(if approve { "approved" } else { "denied" }),
+                        Err(e) => app.error(e),
+                    }
+                    app.model.reload_messages();
+                    app.model.reload_items();
+                    app.model.reload_summaries();
+                    app.sync_views();
+                },
+            ),
             Intent::ScheduleComposer(due) => {
                 let text = self.composer.text();
                 self.schedule(text.trim(), due);
@@ -136,15 +159,19 @@ impl App {
     }
 
     pub(super) fn new_conversation(&mut self, title: Option<&str>) {
-        match self.engine().create_conversation(title, "user") {
-            Ok(id) => {
-                self.model.reload_convs();
-                self.sidebar.filter.clear();
-                self.open(id);
-                self.focus = Focus::Composer;
-            }
-            Err(e) => self.error(format!("{e:#}")),
-        }
+        let title = title.map(str::to_string);
+        self.write(
+            move |e| e.create_conversation(title.as_deref(), "user"),
+            |app, r| match r {
+                Ok(id) => {
+                    app.model.reload_convs();
+                    app.sidebar.filter.clear();
+                    app.open(id);
+                    app.focus = Focus::Composer;
+                }
+                Err(e) => app.error(format!("{e:#}")),
+            },
+        );
     }
 
     // ----- sending -------------------------------------------------------------

@@ -21,6 +21,8 @@ pub mod text;
 pub mod time_picker;
 pub mod view;
 pub mod views;
+pub mod writer;
+mod writes;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,12 +91,19 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
             Err(e) => Err(e.into()),
         };
         app.save_draft();
+        // What the writer still holds (a draft, a send waiting for another
+        // process's lock) is waited for: the store gives up after its busy timeout.
+        app.wait_writes(Duration::from_secs(6));
         terminal::restore();
         // Titles set by us are reset for the shell.
         terminal::write_raw("\x1b]0;\x07");
         engine.shutdown(Duration::from_secs(1)).await;
         app.model.reload_summaries();
         if let Some(line) = app.exit_line() {
+            eprintln!("{line}");
+        }
+        // A draft the database would not take is printed, so it is not lost.
+        for line in app.unsaved_drafts_lines() {
             eprintln!("{line}");
         }
         result
@@ -109,6 +118,7 @@ async fn event_loop(
     (mut sigterm, mut sighup): (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
 ) -> anyhow::Result<()> {
     let mut input = EventStream::new();
+    let mut writes_done = app.model.writer.take_wake();
     let mut dirty = true;
     // Something other than streamed text changed (a key, a tick, a resize).
     let mut urgent = true;
@@ -169,6 +179,13 @@ async fn event_loop(
             _ = tokio::time::sleep_until(frame_at), if dirty => {}
             _ = async { if let Some(t) = tick { tokio::time::sleep_until(t).await } }, if tick.is_some() => {
                 app.on_tick();
+                dirty = true;
+                urgent = true;
+            }
+            Some(()) = async { match writes_done.as_mut() { Some(rx) => rx.recv().await, None => std::future::pending().await } } => {
+                // A write that outlasted its key finished: apply what follows it.
+                while writes_done.as_mut().is_some_and(|rx| rx.try_recv().is_ok()) {}
+                app.collect_writes();
                 dirty = true;
                 urgent = true;
             }

@@ -16,6 +16,8 @@ use crate::when;
 
 pub struct Model {
     pub engine: Engine,
+    /// Where the app's writes run (off the keyboard's thread).
+    pub writer: super::writer::Writer<super::app::App>,
     pub convs: Vec<Conversation>,
     pub current: Option<i64>,
     pub entries: Vec<Entry>,
@@ -68,6 +70,7 @@ pub fn local(ms: i64) -> DateTime<FixedOffset> {
 impl Model {
     pub fn new(engine: Engine) -> Self {
         Self {
+            writer: super::writer::Writer::new(engine.clone()),
             engine,
             convs: Vec::new(),
             current: None,
@@ -101,7 +104,7 @@ impl Model {
     }
 
     pub fn reload_convs(&mut self) {
-        match self.engine.store().conversations() {
+        match self.engine.reader().conversations() {
             Ok(c) => self.convs = c,
             Err(e) => self.fail("the conversations", e),
         }
@@ -120,7 +123,7 @@ impl Model {
 
     pub fn reload_messages(&mut self) {
         let Some(id) = self.current else { return };
-        match self.engine.store().messages(id) {
+        match self.engine.reader().messages(id) {
             Ok(msgs) => {
                 // Repeated interrupted attempts at one reply show as the latest.
                 let collapsed = crate::store::collapse_attempts(&msgs);
@@ -142,7 +145,7 @@ impl Model {
             }
             Err(e) => self.fail("the conversation", e),
         }
-        match self.engine.store().approvals(id) {
+        match self.engine.reader().approvals(id) {
             Ok(a) => self.approvals = a,
             Err(e) => self.fail("approvals", e),
         }
@@ -153,7 +156,7 @@ impl Model {
             .filter_map(|e| task_job_id(&e.msg))
             .collect();
         for oid in job_ids {
-            if let Ok(Some(it)) = self.engine.store().item(oid) {
+            if let Ok(Some(it)) = self.engine.reader().item(oid) {
                 self.tasks.insert(oid, it);
             }
         }
@@ -185,14 +188,14 @@ impl Model {
 
     pub fn reload_items(&mut self) {
         let Some(id) = self.current else { return };
-        match self.engine.store().conversation_items(id) {
+        match self.engine.reader().conversation_items(id) {
             Ok(items) => self.items = items,
             Err(e) => self.fail("pending items", e),
         }
         self.apply_retry_hints();
         let ids: Vec<i64> = self.tasks.keys().copied().collect();
         for oid in ids {
-            if let Ok(Some(it)) = self.engine.store().item(oid) {
+            if let Ok(Some(it)) = self.engine.reader().item(oid) {
                 self.tasks.insert(oid, it);
             }
         }
@@ -225,11 +228,11 @@ impl Model {
 
     pub fn reload_summaries(&mut self) {
         self.counts.set(None);
-        match self.engine.store().active_series_count() {
+        match self.engine.reader().active_series_count() {
             Ok(n) => self.active_series = n,
             Err(e) => self.fail("recurring series", e),
         }
-        match self.engine.store().item_summaries() {
+        match self.engine.reader().item_summaries() {
             Ok(s) => self.summaries = s,
             Err(e) => self.fail("pending items", e),
         }
@@ -237,7 +240,7 @@ impl Model {
         for c in self.summaries.iter().filter_map(|s| s.conversation_id) {
             *self.pending_by_conv.entry(c).or_default() += 1;
         }
-        match crate::engine::state::gates(self.engine.store()) {
+        match crate::engine::state::gates(self.engine.reader()) {
             Ok(g) => {
                 self.awaiting = g
                     .iter()

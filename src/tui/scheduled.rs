@@ -27,7 +27,13 @@ use super::time_picker::{POPUP_SEP, TimeInput, centered, footer_line};
 use crate::engine::{ConversationGate, Engine, ItemAction, ItemState};
 use crate::sanitize::{sanitize, sanitize_line};
 use crate::store::{Kind, OutboxItem, Status, Store, error_line};
+use crate::tui::app::App;
 use crate::tui::keymap::{Action, Keymap, Scope};
+use crate::tui::writer::{Outcome as WriteOutcome, Writer, typed};
+
+/// Said when a write is still waiting for the database as the key returns.
+pub const WAITING: &str =
+    "waiting for the database (another process is writing); it goes through when it can";
 use crate::when;
 
 /// What the app does after a key in the pane.
@@ -41,6 +47,25 @@ pub enum PaneAction {
     Info(String),
     /// A one-line error for the status bar.
     Error(String),
+}
+
+impl PaneAction {
+    /// What the app does for it, and whether the pane stays.
+    pub fn into_intent(
+        self,
+    ) -> (
+        Option<crate::tui::views::Intent>,
+        crate::tui::views::Outcome,
+    ) {
+        use crate::tui::views::{Intent, Outcome};
+        match self {
+            PaneAction::None => (None, Outcome::Consumed),
+            PaneAction::Close => (None, Outcome::Done),
+            PaneAction::Jump(conv) => (Some(Intent::Open(conv)), Outcome::Done),
+            PaneAction::Info(s) => (Some(Intent::Info(s)), Outcome::Consumed),
+            PaneAction::Error(s) => (Some(Intent::Error(s)), Outcome::Consumed),
+        }
+    }
 }
 
 /// One item, ready to draw. Untrusted text is sanitised here, once.
@@ -102,6 +127,8 @@ pub struct ScheduledPane {
     page: Cell<usize>,
     /// Rows were loaded once (the first load selects the first row).
     loaded: bool,
+    /// Where its writes run, inside the app (without one they run inline).
+    writer: Option<Writer<App>>,
 }
 
 impl Default for ScheduledPane {
@@ -132,7 +159,55 @@ impl ScheduledPane {
             offset: Cell::new(0),
             page: Cell::new(10),
             loaded: false,
+            writer: None,
         }
+    }
+
+    /// Run its writes on the app's writer thread.
+    pub fn with_writer(mut self, writer: Writer<App>) -> Self {
+        self.writer = Some(writer);
+        self
+    }
+
+    /// Run a write, then `then` with its result: at once if the write is
+    /// done within a frame (nearly always), else when it arrives (the pane
+    /// is found on the app's stack then).
+    fn write<T: Send + 'static>(
+        &mut self,
+        engine: &Engine,
+        job: impl FnOnce(&Engine) -> T + Send + 'static,
+        then: impl FnOnce(&mut ScheduledPane, &Engine, T) -> PaneAction + 'static,
+    ) -> PaneAction {
+        let Some(w) = self.writer.clone() else {
+            let t = job(engine);
+            return then(self, engine, t);
+        };
+        match w.run(engine, job) {
+            WriteOutcome::Ready(t) => then(self, engine, t),
+            WriteOutcome::Pending(ticket) => {
+                w.then(
+                    ticket,
+                    typed(move |app: &mut App, t: T| {
+                        app.after_pane_write(move |pane, engine| then(pane, engine, t))
+                    }),
+                );
+                // The app says so if it waits long (its tick sees the writer busy).
+                PaneAction::None
+            }
+        }
+    }
+
+    /// [`Self::write`] for a plain result: reload and report `done`, or the error.
+    fn act(
+        &mut self,
+        engine: &Engine,
+        job: impl FnOnce(&Engine) -> anyhow::Result<()> + Send + 'static,
+        done: String,
+    ) -> PaneAction {
+        self.write(engine, job, move |pane, engine, result| match result {
+            Ok(()) => pane.reload(engine, done),
+            Err(e) => PaneAction::Error(error_line(&e)),
+        })
     }
 
     /// Reload rows from the store (called on open, on every outbox/external
@@ -145,7 +220,7 @@ impl ScheduledPane {
     /// Reload rows, recurring series included (they need the engine's zone to
     /// be described). Series come first, each followed by its occurrences.
     pub fn refresh_with(&mut self, engine: &Engine) -> anyhow::Result<()> {
-        self.load(engine.store(), Some(engine))
+        self.load(engine.reader(), Some(engine))
     }
 
     fn load(&mut self, store: &Store, engine: Option<&Engine>) -> anyhow::Result<()> {
@@ -192,7 +267,7 @@ impl ScheduledPane {
         if let Some(engine) = engine {
             rows = with_series(
                 rows,
-                engine.list_series(self.show_all)?,
+                engine.list_series_from(store, self.show_all)?,
                 store,
                 self.show_all,
             )?;
@@ -400,14 +475,14 @@ impl ScheduledPane {
                     .unwrap_or_else(|| "its conversation".to_string());
                 self.act(
                     engine,
-                    engine.act_on_item(id, seen, ItemAction::SendNow),
+                    move |e| e.act_on_item(id, seen, ItemAction::SendNow),
                     format!("#{id} will be sent as soon as {conv} is free"),
                 )
             }
             'R' if matches!(status, Status::Failed | Status::Expired | Status::Canceled) => self
                 .act(
                     engine,
-                    engine.act_on_item(id, seen, ItemAction::Retry),
+                    move |e| e.act_on_item(id, seen, ItemAction::Retry),
                     format!("#{id} will be sent again"),
                 ),
             'R' if status == Status::Pending => {
@@ -432,17 +507,17 @@ impl ScheduledPane {
         }
         match c {
             'p' if v.series.status == SeriesStatus::Paused => {
-                self.act(engine, engine.resume_series(id), format!("series #{id} resumed"))
+                self.act(engine, move |e| e.resume_series(id), format!("series #{id} resumed"))
             }
-            'p' => self.act(engine, engine.pause_series(id), format!("series #{id} paused")),
-            'n' => match engine.skip_next(id) {
+            'p' => self.act(engine, move |e| e.pause_series(id), format!("series #{id} paused")),
+            'n' => self.write(engine, move |e| e.skip_next(id), move |pane, engine, r| match r {
                 Ok(Some(next)) => {
                     let when = engine.show_time(next);
-                    self.reload(engine, format!("series #{id}: skipped one; next {when}"))
+                    pane.reload(engine, format!("series #{id}: skipped one; next {when}"))
                 }
-                Ok(None) => self.reload(engine, format!("series #{id}: skipped its last occurrence; it has ended")),
+                Ok(None) => pane.reload(engine, format!("series #{id}: skipped its last occurrence; it has ended")),
                 Err(e) => PaneAction::Error(error_line(&e)),
-            },
+            }),
             'e' => {
                 let editor = editor_for(&v.series.text);
                 self.mode = Mode::Edit {
@@ -472,10 +547,10 @@ impl ScheduledPane {
                 };
                 PaneAction::None
             }
-            's' => match engine.send_series_now(id) {
-                Ok(item) => self.reload(engine, format!("series #{id}: one extra occurrence (#{item}) sent as soon as its conversation is free")),
+            's' => self.write(engine, move |e| e.send_series_now(id), move |pane, engine, r| match r {
+                Ok(item) => pane.reload(engine, format!("series #{id}: one extra occurrence (#{item}) sent as soon as its conversation is free")),
                 Err(e) => PaneAction::Error(error_line(&e)),
-            },
+            }),
             'R' => PaneAction::Info(format!("series #{id}: s sends one occurrence now")),
             _ => PaneAction::None,
         }
@@ -493,22 +568,27 @@ impl ScheduledPane {
             KeyCode::Esc => PaneAction::None,
             KeyCode::Enter => {
                 let expr = input.lines().join(" ");
-                match engine.edit_series_rule(id, expr.trim()) {
-                    Ok(()) => self.reload(
-                        engine,
-                        format!("series #{id}: {}", preview.unwrap_or_default()),
-                    ),
-                    Err(e) => {
-                        // Kept open: the user fixes the rule rather than retyping it.
-                        let line = error_line(&e);
-                        self.mode = Mode::Rule {
-                            id,
-                            input,
-                            preview: Err(line.clone()),
-                        };
-                        PaneAction::Error(line)
-                    }
-                }
+                let rule = expr.trim().to_string();
+                self.write(
+                    engine,
+                    move |e| e.edit_series_rule(id, &rule),
+                    move |pane, engine, r| match r {
+                        Ok(()) => pane.reload(
+                            engine,
+                            format!("series #{id}: {}", preview.unwrap_or_default()),
+                        ),
+                        Err(e) => {
+                            // Kept open: the user fixes the rule rather than retyping it.
+                            let line = error_line(&e);
+                            pane.mode = Mode::Rule {
+                                id,
+                                input,
+                                preview: Err(line.clone()),
+                            };
+                            PaneAction::Error(line)
+                        }
+                    },
+                )
             }
             _ => {
                 if key.code == KeyCode::Char('u') && key.modifiers.contains(KeyModifiers::CONTROL) {
@@ -573,14 +653,6 @@ impl ScheduledPane {
         buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
     }
 
-    /// After an engine call: reload so the change shows at once, and report.
-    fn act(&mut self, engine: &Engine, result: anyhow::Result<()>, done: String) -> PaneAction {
-        match result {
-            Ok(()) => self.reload(engine, done),
-            Err(e) => PaneAction::Error(error_line(&e)),
-        }
-    }
-
     /// Reload after a change and report it.
     fn reload(&mut self, engine: &Engine, done: String) -> PaneAction {
         match self.refresh_with(engine) {
@@ -605,23 +677,25 @@ impl ScheduledPane {
                     self.mode = Mode::Reschedule { id, seen, input };
                     PaneAction::None
                 }
-                Ok(due) => match engine.act_on_item(
-                    id,
-                    seen,
-                    ItemAction::Reschedule(due.timestamp_millis()),
-                ) {
-                    Ok(()) => self.reload(
-                        engine,
-                        format!("#{id} rescheduled: {}", when::preview(due, &now)),
-                    ),
-                    Err(e) => {
-                        // Kept open: the user fixes the time rather than retyping it.
-                        let line = error_line(&e);
-                        input.set_error(line.clone());
-                        self.mode = Mode::Reschedule { id, seen, input };
-                        PaneAction::Error(line)
-                    }
-                },
+                Ok(due) => self.write(
+                    engine,
+                    move |e| {
+                        e.act_on_item(id, seen, ItemAction::Reschedule(due.timestamp_millis()))
+                    },
+                    move |pane, engine, r| match r {
+                        Ok(()) => pane.reload(
+                            engine,
+                            format!("#{id} rescheduled: {}", when::preview(due, &now)),
+                        ),
+                        Err(e) => {
+                            // Kept open: the user fixes the time rather than retyping it.
+                            let line = error_line(&e);
+                            input.set_error(line.clone());
+                            pane.mode = Mode::Reschedule { id, seen, input };
+                            PaneAction::Error(line)
+                        }
+                    },
+                ),
             },
             _ => {
                 input.input(key);
@@ -662,24 +736,30 @@ impl ScheduledPane {
         if save {
             // The store refuses an empty text; the editor stays open either way.
             let text = editor.lines().join("\n");
-            let saved = if self.is_series(id) {
-                engine.edit_series_text(id, &text)
-            } else {
-                engine.act_on_item(id, seen, ItemAction::Edit(text))
-            };
-            return match saved {
-                Ok(()) => self.reload(engine, format!("#{id} saved")),
-                Err(e) => {
-                    let line = error_line(&e);
-                    self.mode = Mode::Edit {
-                        id,
-                        seen,
-                        editor,
-                        error: Some(line.clone()),
-                    };
-                    PaneAction::Error(line)
-                }
-            };
+            let series = self.is_series(id);
+            return self.write(
+                engine,
+                move |e| {
+                    if series {
+                        e.edit_series_text(id, &text)
+                    } else {
+                        e.act_on_item(id, seen, ItemAction::Edit(text))
+                    }
+                },
+                move |pane, engine, r| match r {
+                    Ok(()) => pane.reload(engine, format!("#{id} saved")),
+                    Err(e) => {
+                        let line = error_line(&e);
+                        pane.mode = Mode::Edit {
+                            id,
+                            seen,
+                            editor,
+                            error: Some(line.clone()),
+                        };
+                        PaneAction::Error(line)
+                    }
+                },
+            );
         }
         // Readline: Ctrl+U kills to the start of the line (the textarea makes it undo).
         let changed = if key.code == KeyCode::Char('u') && m.contains(KeyModifiers::CONTROL) {
@@ -698,12 +778,14 @@ impl ScheduledPane {
 
     fn confirm_key(&mut self, key: KeyEvent, engine: &Engine, id: i64, seen: i64) -> PaneAction {
         match key.code {
-            KeyCode::Char('y' | 'Y') if self.is_series(id) => {
-                self.act(engine, engine.end_series(id), format!("series #{id} ended"))
-            }
+            KeyCode::Char('y' | 'Y') if self.is_series(id) => self.act(
+                engine,
+                move |e| e.end_series(id),
+                format!("series #{id} ended"),
+            ),
             KeyCode::Char('y' | 'Y') => self.act(
                 engine,
-                engine.act_on_item(id, seen, ItemAction::Cancel),
+                move |e| e.act_on_item(id, seen, ItemAction::Cancel),
                 format!("#{id} canceled"),
             ),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
@@ -1700,28 +1782,21 @@ impl crate::tui::views::View for ScheduledPane {
         crate::tui::views::ViewKind::Scheduled
     }
 
+    fn as_scheduled(&mut self) -> Option<&mut ScheduledPane> {
+        Some(self)
+    }
+
     fn handle_key(
         &mut self,
         key: KeyEvent,
         cx: &mut crate::tui::views::Cx<'_>,
     ) -> crate::tui::views::Outcome {
-        use crate::tui::views::{Intent, Outcome};
-        match self.handle_key_with(key, &cx.model.engine, cx.now, cx.keys) {
-            PaneAction::None => Outcome::Consumed,
-            PaneAction::Close => Outcome::Done,
-            PaneAction::Jump(conv) => {
-                cx.push(Intent::Open(conv));
-                Outcome::Done
-            }
-            PaneAction::Info(s) => {
-                cx.push(Intent::Info(s));
-                Outcome::Consumed
-            }
-            PaneAction::Error(s) => {
-                cx.push(Intent::Error(s));
-                Outcome::Consumed
-            }
+        let action = self.handle_key_with(key, &cx.model.engine, cx.now, cx.keys);
+        let (intent, outcome) = action.into_intent();
+        if let Some(i) = intent {
+            cx.push(i);
         }
+        outcome
     }
 
     fn handle_paste(

@@ -82,54 +82,74 @@ impl App {
             item.parts_json = serde_json::to_string(&self.composer.attachments).ok();
         }
         let busy = self.model.is_busy();
-        let editing = self.composer.edit.as_ref().map(|e| e.message_id);
-        let result = match editing {
-            // Resending an edit: the old exchange is marked replaced in the same transaction.
-            Some(message_id) if due.is_none() => {
-                let restore = self.composer.stash_after_edit();
-                self.engine()
-                    .edit_and_resend(conv, message_id, item, &restore)
-                    .map(|id| (id, Some(restore)))
+        let paused = self.model.paused();
+        // Resending an edit: the old exchange is marked replaced in the same transaction.
+        let editing = self
+            .composer
+            .edit
+            .as_ref()
+            .map(|e| e.message_id)
+            .filter(|_| due.is_none());
+        let sent = self.composer.draft();
+        let restore = editing.map(|_| self.composer.stash_after_edit());
+        // The composer moves on at once; the write clears (or, after an
+        // edit, sets) the saved draft itself, and if it fails what was sent
+        // comes back.
+        self.composer.history.push(text.to_string());
+        match &restore {
+            Some(d) => {
+                let history = std::mem::take(&mut self.composer.history);
+                self.composer.load(d, history);
             }
-            _ => self
-                .engine()
-                .submit_clearing_draft(item)
-                .map(|id| (id, None)),
-        };
-        match result {
-            Ok((_, restore)) => {
-                self.composer.history.push(text.to_string());
-                match restore {
-                    Some(d) => {
-                        let history = std::mem::take(&mut self.composer.history);
-                        self.composer.load(&d, history);
-                        self.info("resent; the old exchange is marked replaced");
-                    }
-                    None => {
-                        self.composer.clear(now);
-                        // Cleared in the database with the send itself.
-                        self.composer.unsaved_since = None;
-                        if let Some(d) = due {
-                            self.info(format!(
+            None => self.composer.clear(now),
+        }
+        self.composer.unsaved_since = None;
+        let left = self.composer.draft();
+        let seq = self.sending(conv, left.clone());
+        self.scroll = Scroll::default();
+        let resume = paused && due.is_none() && editing.is_none();
+        self.write(
+            move |e| {
+                let id = match (editing, &restore) {
+                    (Some(message_id), Some(r)) => e.edit_and_resend(conv, message_id, item, r)?,
+                    _ => e.submit_clearing_draft(item)?,
+                };
+                if resume {
+                    let _ = e.resume_queue(conv);
+                }
+                anyhow::Ok(id)
+            },
+            move |app, r| {
+                match r {
+                    Ok(_) => {
+                        app.sent(conv, seq);
+                        if editing.is_some() {
+                            app.info("resent; the old exchange is marked replaced");
+                        } else if let Some(d) = due {
+                            app.info(format!(
                                 "scheduled: {}",
                                 when::preview(
                                     chrono::DateTime::from_timestamp_millis(d).unwrap_or_default(),
-                                    &local(now)
+                                    &local(app.now())
                                 )
                             ));
-                        } else if self.model.paused() {
-                            let _ = self.engine().resume_queue(conv);
-                            self.info("queue resumed with your message");
+                        } else if resume {
+                            app.info("queue resumed with your message");
                         } else if busy {
-                            self.info("queued: it goes as soon as this reply finishes");
+                            app.info("queued: it goes as soon as this reply finishes");
                         }
                     }
+                    Err(e) => {
+                        let back = app.give_back(conv, seq, sent, &left);
+                        app.error(format!(
+                            "not sent: {}; {back}",
+                            crate::store::error_line(&e)
+                        ));
+                    }
                 }
-                self.scroll = Scroll::default();
-                self.model.reload_items();
-            }
-            Err(e) => self.error(format!("{e:#}")),
-        }
+                app.model.reload_items();
+            },
+        );
     }
 
     pub(super) fn schedule(&mut self, text: &str, due: i64) {
@@ -217,6 +237,13 @@ impl App {
         let done = |app: &mut App| {
             app.composer.clear(now);
         };
+        // After a write: the command leaves the composer if it is still
+        // there (the user may have typed on while the write waited).
+        let done_later = move |app: &mut App| {
+            if app.composer.text().trim() == line.trim() {
+                app.composer.clear(app.now());
+            }
+        };
         match spec.command {
             Command::Later | Command::At => {
                 let mode = if spec.command == Command::Later {
@@ -232,21 +259,27 @@ impl App {
             Command::Every => {
                 let Some(id) = conv else { return };
                 let engine = self.engine().clone();
-                match engine
-                    .split_schedule(&arg)
-                    .map_err(|e| e.to_string())
-                    .and_then(|(s, text)| {
-                        let first = engine.preview_schedule(&s, 1);
-                        engine
-                            .create_series(id, Kind::Message, &text, &s)
-                            .map(|_| format!("{} — {first}", engine.describe_schedule(&s)))
-                            .map_err(|e| format!("{e:#}"))
-                    }) {
-                    Ok(what) => {
-                        self.info(format!("repeating: {what} (F2 to pause, edit or end it)"));
-                        done(self);
+                match engine.split_schedule(&arg) {
+                    Ok((s, text)) => {
+                        let what = format!(
+                            "{} — {}",
+                            engine.describe_schedule(&s),
+                            engine.preview_schedule(&s, 1)
+                        );
+                        self.write(
+                            move |e| e.create_series(id, Kind::Message, &text, &s),
+                            move |app, r| match r {
+                                Ok(_) => {
+                                    app.info(format!(
+                                        "repeating: {what} (F2 to pause, edit or end it)"
+                                    ));
+                                    done_later(app);
+                                }
+                                // The text stays in the composer so nothing is lost.
+                                Err(e) => app.error(format!("{e:#}")),
+                            },
+                        );
                     }
-                    // The text stays in the composer so nothing is lost.
                     Err(e) => self.error(e),
                 }
             }
@@ -256,14 +289,17 @@ impl App {
             }
             Command::Rename => match conv {
                 _ if arg.is_empty() => self.error("usage: /rename TITLE"),
-                Some(id) => match self.engine().rename_conversation(id, &arg) {
-                    Ok(()) => {
-                        self.model.reload_convs();
-                        self.update_title();
-                        done(self);
-                    }
-                    Err(e) => self.error(e),
-                },
+                Some(id) => self.write(
+                    move |e| e.rename_conversation(id, &arg),
+                    move |app, r| match r {
+                        Ok(()) => {
+                            app.model.reload_convs();
+                            app.update_title();
+                            done_later(app);
+                        }
+                        Err(e) => app.error(e),
+                    },
+                ),
                 None => {}
             },
             Command::Delete => {
@@ -286,14 +322,18 @@ impl App {
                     self.info(format!("model: {name} ({provider}) — available: {names}"));
                     done(self);
                 } else if let Some(id) = conv {
-                    match self.engine().set_conversation_model(id, Some(&arg)) {
-                        Ok(kind) => {
-                            self.model.reload_convs();
-                            self.info(format!("model for this conversation: {arg} ({kind})"));
-                            done(self);
-                        }
-                        Err(e) => self.error(e),
-                    }
+                    let name = arg.clone();
+                    self.write(
+                        move |e| e.set_conversation_model(id, Some(&name)),
+                        move |app, r| match r {
+                            Ok(kind) => {
+                                app.model.reload_convs();
+                                app.info(format!("model for this conversation: {arg} ({kind})"));
+                                done_later(app);
+                            }
+                            Err(e) => app.error(e),
+                        },
+                    );
                 }
             }
             Command::Role => {
@@ -315,15 +355,18 @@ impl App {
                     ));
                     done(self);
                 } else if let Some(id) = conv {
-                    let role = (arg != "none").then_some(arg.as_str());
-                    match self.engine().set_conversation_role(id, role) {
-                        Ok(()) => {
-                            self.model.reload_convs();
-                            self.info(format!("role: {arg}"));
-                            done(self);
-                        }
-                        Err(e) => self.error(e),
-                    }
+                    let role = (arg != "none").then(|| arg.clone());
+                    self.write(
+                        move |e| e.set_conversation_role(id, role.as_deref()),
+                        move |app, r| match r {
+                            Ok(()) => {
+                                app.model.reload_convs();
+                                app.info(format!("role: {arg}"));
+                                done_later(app);
+                            }
+                            Err(e) => app.error(e),
+                        },
+                    );
                 }
             }
             Command::Attach => match self.attach(&commands::expand_home(&arg)) {

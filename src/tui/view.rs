@@ -58,9 +58,9 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
     let third = (main.height / 3).max(3);
     let composer_h = app.composer.height(right.width, third);
     let strip_max = (main.height / 3) as usize;
-    let strip = app
-        .strip
-        .lines(&rcx, right.width, strip_max, app.focus == Focus::Strip);
+    let (strip, strip_items) =
+        app.strip
+            .lines(&rcx, right.width, strip_max, app.focus == Focus::Strip);
     let strip_h = strip.len() as u16;
     let [chat_area, strip_area, composer_area] = Layout::vertical([
         Constraint::Min(1),
@@ -71,6 +71,11 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
     rcx.chat = chat_area;
     layout.chat = chat_area;
     layout.scroll_used = draw_chat(f, app, chat_area);
+    layout.strip_rows = strip_items
+        .into_iter()
+        .map(|(line, id)| (strip_area.y + line as u16, id))
+        .collect();
+    layout.strip_x = strip_area.x;
     if strip_h > 0 {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }

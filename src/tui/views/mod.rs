@@ -126,6 +126,11 @@ pub trait View {
     /// What this view is, for tests and for the app to find it on the stack.
     fn kind(&self) -> ViewKind;
 
+    /// F2 itself, for a write of its that finished after its key returned.
+    fn as_scheduled(&mut self) -> Option<&mut super::scheduled::ScheduledPane> {
+        None
+    }
+
     /// The next instant (ms) this view's content changes with time, if any.
     fn next_change(&self, _now_ms: i64) -> Option<i64> {
         None

@@ -171,17 +171,19 @@ impl Strip {
     }
 
     /// Header rows and item rows for `width`; at most `max` rows in all, the
-    /// selected item kept in view and "+N more" when items do not fit.
+    /// selected item kept in view and "+N more" when items do not fit. With
+    /// them, which line shows which item (for clicks).
     pub fn lines(
         &self,
         cx: &RenderCx<'_>,
         width: u16,
         max: usize,
         focused: bool,
-    ) -> Vec<Line<'static>> {
+    ) -> (Vec<Line<'static>>, Vec<(usize, i64)>) {
         let items: Vec<&OutboxItem> = cx.model.strip_items().collect();
+        let mut item_lines = Vec::new();
         if items.is_empty() && !cx.model.paused() {
-            return Vec::new();
+            return (Vec::new(), item_lines);
         }
         let mut head = vec![Span::styled(
             format!("─ pending ({}) ", items.len()),
@@ -261,6 +263,7 @@ impl Strip {
             if is_sel {
                 text_style = text_style.add_modifier(Modifier::REVERSED);
             }
+            item_lines.push((rows.len(), it.id));
             rows.push(Line::from(vec![
                 Span::styled(marker, Style::new().fg(Color::Cyan)),
                 Span::styled(badge, style),
@@ -282,7 +285,12 @@ impl Strip {
                 dim(),
             ));
         }
-        rows
+        (rows, item_lines)
+    }
+
+    /// A click on an item's row: it is selected (the strip takes the focus).
+    pub fn click(&mut self, id: i64) {
+        self.selected = Some(id);
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, lines: Vec<Line<'static>>) {

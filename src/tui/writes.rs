@@ -1,0 +1,363 @@
+//! The app's side of the writer thread: running a write with what follows
+//! it, applying results that came after their key, and keeping each
+//! conversation's draft in memory until the database has it.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::app::App;
+use super::scheduled::{PaneAction, ScheduledPane, WAITING};
+use super::views::Outcome;
+use super::writer::{Outcome as WriteOutcome, typed};
+use crate::engine::Engine;
+use crate::store::Draft;
+
+/// How long a write waits before the status line says so (a write that
+/// takes longer than a frame is rare; one that takes this long waits for a lock).
+pub const WAIT_NOTICE_MS: i64 = 300;
+
+/// How soon a draft the database refused is tried again.
+const DRAFT_RETRY_MS: i64 = 1_000;
+
+/// A draft handed to the writer and not known to be saved yet.
+#[derive(Clone, Debug)]
+pub struct UnsavedDraft {
+    /// Which save this is: only the newest one's result counts.
+    pub seq: u64,
+    pub draft: Draft,
+    /// Its save failed; it is tried again at `App::drafts.retry_at`.
+    pub failed: bool,
+}
+
+/// Drafts on their way to the database, newest per conversation. Until the
+/// database has one, this is what that conversation's draft is: opening
+/// the conversation again reads it from here.
+#[derive(Default)]
+pub struct PendingDrafts {
+    pub by_conv: HashMap<i64, UnsavedDraft>,
+    seq: u64,
+    pub retry_at: Option<i64>,
+}
+
+impl PendingDrafts {
+    fn next(&mut self, conv: i64, draft: Draft) -> u64 {
+        self.seq += 1;
+        self.by_conv.insert(
+            conv,
+            UnsavedDraft {
+                seq: self.seq,
+                draft,
+                failed: false,
+            },
+        );
+        self.seq
+    }
+
+    /// The draft of `conv` not saved yet, if any.
+    pub fn get(&self, conv: i64) -> Option<&Draft> {
+        self.by_conv.get(&conv).map(|u| &u.draft)
+    }
+
+    fn is_newest(&self, conv: i64, seq: u64) -> bool {
+        self.by_conv.get(&conv).is_some_and(|u| u.seq == seq)
+    }
+
+    fn saved(&mut self, conv: i64, seq: u64) {
+        if self.is_newest(conv, seq) {
+            self.by_conv.remove(&conv);
+        }
+    }
+}
+
+impl App {
+    /// Run a database write on the writer thread; `then` gets its result at
+    /// once when the write is done within a frame, else when it arrives
+    /// (after [`WAIT_NOTICE_MS`] the status line says it is waiting).
+    pub(super) fn write<T: Send + 'static>(
+        &mut self,
+        job: impl FnOnce(&Engine) -> T + Send + 'static,
+        then: impl FnOnce(&mut App, T) + 'static,
+    ) {
+        self.write_with(job, then);
+    }
+
+    /// A write nobody waits to hear about.
+    pub(super) fn write_quietly(&mut self, job: impl FnOnce(&Engine) + Send + 'static) {
+        self.write_with(job, |_, ()| {});
+    }
+
+    /// Stop the reply streaming in `conv`, if one is: the stream is told at
+    /// once; pausing the queue is a write, done on the writer thread.
+    pub(super) fn stop_reply(&mut self, conv: i64) -> bool {
+        if !self.engine().interrupt(conv) {
+            return false;
+        }
+        self.write_quietly(move |e| e.pause_after_stop(conv));
+        true
+    }
+
+    fn write_with<T: Send + 'static>(
+        &mut self,
+        job: impl FnOnce(&Engine) -> T + Send + 'static,
+        then: impl FnOnce(&mut App, T) + 'static,
+    ) {
+        let writer = self.model.writer.clone();
+        match writer.run(self.engine(), job) {
+            WriteOutcome::Ready(t) => then(self, t),
+            WriteOutcome::Pending(ticket) => {
+                writer.then(ticket, typed(then));
+                self.writes_waiting_since.get_or_insert(self.now());
+            }
+        }
+    }
+
+    /// Apply the results of writes that finished after their key returned.
+    pub fn collect_writes(&mut self) {
+        for (later, result) in self.model.writer.take_ready() {
+            later(self, result);
+        }
+        self.writes_settled();
+    }
+
+    /// Wait (at most `limit`) for every write sent so far, and apply their results.
+    pub fn wait_writes(&mut self, limit: Duration) {
+        for (later, result) in self.model.writer.wait_idle(limit) {
+            later(self, result);
+        }
+        self.writes_settled();
+    }
+
+    /// No write waits any more: the notice that one did goes.
+    fn writes_settled(&mut self) {
+        if self.model.writer.busy() {
+            return;
+        }
+        self.writes_waiting_since = None;
+        if self.status.as_ref().is_some_and(|s| s.text == WAITING) {
+            self.status = None;
+        }
+    }
+
+    /// When the "waiting for the database" notice is due, if a write waits.
+    pub(super) fn wait_notice_at(&self) -> Option<i64> {
+        let since = match self.writes_waiting_since {
+            Some(t) => t,
+            // One of F2's: the tick that sees it starts the count.
+            None if self.model.writer.busy() => self.now(),
+            None => return None,
+        };
+        let shown = self.status.as_ref().is_some_and(|s| s.text == WAITING);
+        (!shown).then_some(since + WAIT_NOTICE_MS)
+    }
+
+    /// A tick: say that a write waits, once it has waited long enough to notice.
+    pub(super) fn notice_waiting_writes(&mut self) {
+        if !self.model.writer.busy() {
+            self.writes_waiting_since = None;
+            return;
+        }
+        let now = self.now();
+        let since = *self.writes_waiting_since.get_or_insert(now);
+        if now - since >= WAIT_NOTICE_MS && self.status.as_ref().is_none_or(|s| s.text != WAITING) {
+            self.info(WAITING);
+        }
+    }
+
+    /// Writes sent and not finished (or finished and not applied).
+    pub fn writes_pending(&self) -> bool {
+        self.model.writer.busy()
+    }
+
+    /// What follows a write of F2's that finished after its key: done on
+    /// the pane if it is still open (else on a stand-in, for its report).
+    pub(super) fn after_pane_write(
+        &mut self,
+        f: impl FnOnce(&mut ScheduledPane, &Engine) -> PaneAction,
+    ) {
+        let engine = self.engine().clone();
+        let at = self
+            .views
+            .iter()
+            .rposition(|v| v.kind() == super::views::ViewKind::Scheduled);
+        let action = match at.and_then(|i| self.views[i].as_scheduled()) {
+            Some(pane) => f(pane, &engine),
+            None => f(&mut ScheduledPane::new(), &engine),
+        };
+        let (intent, outcome) = action.into_intent();
+        if outcome == Outcome::Done
+            && let Some(i) = at
+        {
+            self.views.remove(i);
+        }
+        if let Some(i) = intent {
+            self.apply_one(i);
+        }
+    }
+
+    // ----- drafts --------------------------------------------------------------
+
+    /// Save the composer's draft now, if it changed (a switch, a quit, or
+    /// typing stopped). The save runs on the writer thread, so it waits for
+    /// a database busy in another process without holding up the keyboard;
+    /// until it is saved, the draft is kept here.
+    pub fn save_draft(&mut self) {
+        let Some(conv) = self.model.current else {
+            return;
+        };
+        if self.composer.unsaved_since.take().is_none() {
+            return;
+        }
+        let draft = self.composer.draft();
+        self.queue_draft(conv, draft);
+    }
+
+    pub(super) fn queue_draft(&mut self, conv: i64, draft: Draft) {
+        let seq = self.drafts.next(conv, draft.clone());
+        self.write_with(
+            move |e| e.save_draft(conv, &draft),
+            move |app, r| app.draft_saved(conv, seq, r),
+        );
+    }
+
+    fn draft_saved(&mut self, conv: i64, seq: u64, r: anyhow::Result<()>) {
+        match r {
+            Ok(()) => self.drafts.saved(conv, seq),
+            Err(e) => {
+                if let Some(u) = self.drafts.by_conv.get_mut(&conv).filter(|u| u.seq == seq) {
+                    u.failed = true;
+                    self.drafts.retry_at = Some(self.now() + DRAFT_RETRY_MS);
+                }
+                // A busy database is no news: the draft is kept and tried again.
+                if !crate::store::is_busy(&e) {
+                    self.error(format!(
+                        "saving the draft: {}",
+                        crate::store::error_line(&e)
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Try again the drafts the database refused, when it is time.
+    pub(super) fn retry_drafts_if_due(&mut self) {
+        if self.drafts.retry_at.is_none_or(|t| t > self.now()) {
+            return;
+        }
+        self.drafts.retry_at = None;
+        let failed: Vec<(i64, Draft)> = self
+            .drafts
+            .by_conv
+            .iter()
+            .filter(|(_, u)| u.failed)
+            .map(|(c, u)| (*c, u.draft.clone()))
+            .collect();
+        for (conv, draft) in failed {
+            self.queue_draft(conv, draft);
+        }
+    }
+
+    /// At exit: the drafts the database has not taken, whole, for the terminal.
+    pub fn unsaved_drafts_lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (conv, u) in &self.drafts.by_conv {
+            if u.draft.text.trim().is_empty() {
+                continue;
+            }
+            let title = self
+                .model
+                .convs
+                .iter()
+                .find(|c| c.id == *conv)
+                .map(|c| c.display_title())
+                .unwrap_or_else(|| format!("#{conv}"));
+            out.push(format!(
+                "tock: your draft in \"{}\" could not be saved; here it is:\n{}",
+                crate::sanitize::sanitize_line(&title),
+                crate::sanitize::sanitize(&u.draft.text)
+            ));
+        }
+        out
+    }
+
+    /// The draft of `conv`: the one on its way to the database if there is
+    /// one, else the saved one.
+    pub(super) fn draft_of(&self, conv: i64) -> Draft {
+        match self.drafts.get(conv) {
+            Some(d) => d.clone(),
+            None => self.engine().reader().draft(conv).unwrap_or_default(),
+        }
+    }
+
+    /// A send from the composer is on its way: until it is written (and
+    /// clears or sets the saved draft with it), `draft` is this
+    /// conversation's draft. The returned number goes to [`Self::sent`].
+    pub(super) fn sending(&mut self, conv: i64, draft: Draft) -> u64 {
+        self.drafts.next(conv, draft)
+    }
+
+    /// A send was written (or refused): the draft kept for it is done with.
+    pub(super) fn sent(&mut self, conv: i64, seq: u64) {
+        self.drafts.saved(conv, seq);
+    }
+
+    /// A send was refused: give what was sent back, so nothing typed is
+    /// lost. It goes back into the composer if that still holds what the
+    /// send left there (`left`); else it is put after what was typed since.
+    /// Returns where it went, for the error line.
+    pub(super) fn give_back(
+        &mut self,
+        conv: i64,
+        seq: u64,
+        sent: Draft,
+        left: &Draft,
+    ) -> &'static str {
+        let newest = self.drafts.is_newest(conv, seq);
+        self.sent(conv, seq);
+        if self.model.current == Some(conv) {
+            let now = self.now();
+            if self.composer.draft() == *left {
+                let history = std::mem::take(&mut self.composer.history);
+                self.composer.load(&sent, history);
+            } else {
+                let merged = after(&self.composer.draft(), &sent);
+                let history = std::mem::take(&mut self.composer.history);
+                self.composer.load(&merged, history);
+            }
+            self.composer.unsaved_since = Some(now);
+            self.save_draft();
+            return "your text is back in the composer";
+        }
+        let draft = if newest {
+            sent
+        } else {
+            after(&self.draft_of(conv), &sent)
+        };
+        self.queue_draft(conv, draft);
+        "your text is back in that conversation's draft"
+    }
+}
+
+/// `newer` with `back` put after it (text and attachments).
+fn after(newer: &Draft, back: &Draft) -> Draft {
+    let parts = |d: &Draft| -> Vec<serde_json::Value> {
+        d.parts_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default()
+    };
+    let mut all = parts(newer);
+    all.extend(parts(back));
+    let text = match (newer.text.trim().is_empty(), back.text.trim().is_empty()) {
+        (true, _) => back.text.clone(),
+        (false, true) => newer.text.clone(),
+        (false, false) => format!("{}\n\n{}", newer.text, back.text),
+    };
+    Draft {
+        text,
+        edit_of: newer.edit_of.or(back.edit_of),
+        stash: newer.stash.clone().or_else(|| back.stash.clone()),
+        parts_json: (!all.is_empty())
+            .then(|| serde_json::to_string(&all).ok())
+            .flatten(),
+    }
+}
