@@ -6,13 +6,15 @@ use anyhow::Result;
 use super::{Engine, Event};
 use crate::store::{AlternateMap, SearchHit};
 
+// Reads go through `Engine::reader`, so a front end calling them never
+// waits for another process's write lock.
 impl Engine {
     /// Messages matching what the user typed, newest first, at most `limit`.
     /// Any text is accepted (it is never read as query syntax); text with
     /// no word in it matches nothing. The last word matches as a prefix
     /// unless followed by a space.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
-        self.store().search(query, limit)
+        self.reader().search(query, limit)
     }
 
     /// [`Engine::search`] within one conversation.
@@ -22,7 +24,7 @@ impl Engine {
         query: &str,
         limit: usize,
     ) -> Result<Vec<SearchHit>> {
-        self.store().search_in(conversation_id, query, limit)
+        self.reader().search_in(conversation_id, query, limit)
     }
 }
 
@@ -45,7 +47,7 @@ impl Engine {
     /// reply, every reply to the same message; for an edited message, each
     /// text it was sent with. Look one up with [`AlternateMap::of`].
     pub fn alternates(&self, conversation_id: i64) -> Result<AlternateMap> {
-        self.store().alternates(conversation_id)
+        self.reader().alternates(conversation_id)
     }
 
     /// Show another version of the last reply of its conversation (a
@@ -139,7 +141,7 @@ impl Engine {
     /// (with prices in the config) and how full the context is.
     pub fn usage(&self, conversation_id: i64) -> Result<ConversationUsage> {
         let cfg = self.config().get();
-        let list = self.store().conversation_usage(conversation_id)?;
+        let list = self.reader().conversation_usage(conversation_id)?;
         let mut out = ConversationUsage::default();
         for u in list {
             let cost = reply_cost(&cfg, u.model.as_deref(), &u.usage);
@@ -162,7 +164,7 @@ impl Engine {
             });
         }
         let model = self
-            .store()
+            .reader()
             .conversation(conversation_id)?
             .and_then(|c| c.model)
             .or_else(|| self.config().default_model_name());
