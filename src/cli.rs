@@ -130,6 +130,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the models the provider's server offers (of --model, or the default model)
+    Models {
+        #[arg(long)]
+        json: bool,
+    },
     /// List tool calls waiting for your approval
     Approvals {
         #[arg(long)]
@@ -187,6 +192,7 @@ impl Command {
                 | Command::Approvals { .. }
                 | Command::Search { .. }
                 | Command::Tools { .. }
+                | Command::Models { .. }
         )
     }
 }
@@ -750,8 +756,44 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 println!("{id}");
             }
         }
+        Command::Models { json } => models(&engine, cli.model.as_deref(), *json)?,
         Command::Search { text, limit, json } => search(&engine, &text.join(" "), *limit, *json)?,
         Command::Daemon => bail!("daemon is not a one-shot command"),
+    }
+    Ok(())
+}
+
+/// `tock models [--json]`: the server's list, fetched now.
+fn models(engine: &Engine, model: Option<&str>, as_json: bool) -> Result<()> {
+    let resolved = engine.config().resolve(model).map_err(|e| anyhow!(e))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let list = rt.block_on(engine.fetch_models(model))?;
+    if as_json {
+        let arr: Vec<_> = list
+            .iter()
+            .map(|m| json!({"id": m.id, "display_name": m.display_name}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "provider": resolved.kind.label(),
+                "base_url": resolved.base_url,
+                "models": arr,
+            }))?
+        );
+        return Ok(());
+    }
+    if list.is_empty() {
+        eprintln!("{} lists no models", resolved.kind.label());
+    }
+    for m in list.iter() {
+        let id = crate::sanitize::sanitize_line(&m.id);
+        match &m.display_name {
+            Some(d) => println!("{id}  ({})", crate::sanitize::sanitize_line(d)),
+            None => println!("{id}"),
+        }
     }
     Ok(())
 }

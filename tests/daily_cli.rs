@@ -213,3 +213,171 @@ fn show_json_has_usage_cost_context_and_attachments() {
         ])
     );
 }
+
+#[test]
+fn models_lists_what_the_server_offers() {
+    let server = MockServer::start();
+    let t = Tock::with_openai(&server.base_url());
+    let v = t.json(&["models", "--json"]);
+    assert_eq!(v["provider"], "openai");
+    let ids: Vec<&str> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["gpt-4o", "gpt-4o-mini"]);
+    assert_eq!(t.ok(&["models"]), "gpt-4o\ngpt-4o-mini\n");
+    let reqs = server.requests();
+    assert!(
+        reqs.iter()
+            .all(|r| r.method == "GET" && r.path == "/v1/models"),
+        "{reqs:?}"
+    );
+    assert_eq!(
+        reqs[0]
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| v.as_str()),
+        Some(format!("Bearer {}", support::SENTINEL).as_str())
+    );
+    // Offline, the echo model lists itself.
+    let offline = Tock::new();
+    assert_eq!(offline.ok(&["models"]), "echo\n");
+}
+
+/// The engine's cache: the list is fetched once in the background, offered
+/// for completion, and a model id the server does not list is reported once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_list_is_cached_and_an_unknown_id_is_reported_once() {
+    use std::sync::Arc;
+    use tock::config::{Config, ConfigSource, ModelConfig};
+    use tock::engine::{Engine, ModelList, Options, SystemClock};
+
+    let server = MockServer::start();
+    let entry = |model: &str| ModelConfig {
+        provider: tock::llm::ProviderKind::Openai,
+        model: Some(model.into()),
+        base_url: Some(server.base_url()),
+        api_key: Some("sk-test".into()),
+        api_key_env: None,
+        api_key_cmd: None,
+        vision: false,
+        timeout_secs: Some(5),
+        stream_timeout_secs: None,
+        price_in: None,
+        price_out: None,
+        price_cached: None,
+        context_tokens: None,
+    };
+    let mut cfg = Config::default();
+    cfg.models.insert("typo".into(), entry("gpt-4o-mni"));
+    cfg.models.insert("good".into(), entry("gpt-4o-mini"));
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::new(
+        Store::open(&dir.path().join("t.db")).unwrap(),
+        Arc::new(ConfigSource::from_config(cfg)),
+        Arc::new(SystemClock),
+        Options {
+            watch_db: false,
+            ..Options::default()
+        },
+    );
+    // Not fetched yet: nothing to say, and the fetch starts.
+    assert_eq!(engine.unknown_model("typo"), None);
+    let list = wait_until(Duration::from_secs(10), "the model list", || {
+        match engine.cached_models(Some("typo")) {
+            ModelList::Listed(l) => Some(l),
+            _ => None,
+        }
+    });
+    assert_eq!(list.len(), 2);
+    let u = engine
+        .unknown_model("typo")
+        .expect("gpt-4o-mni is not listed");
+    assert_eq!(u.name, "gpt-4o-mni");
+    assert_eq!(u.provider, "openai");
+    assert_eq!(u.suggestions[0], "gpt-4o-mini");
+    assert_eq!(engine.unknown_model("typo"), None, "reported once");
+    assert_eq!(engine.unknown_model("good"), None);
+    let names = engine.model_candidates(Some("good"));
+    for n in ["good", "typo", "echo", "gpt-4o", "gpt-4o-mini"] {
+        assert!(names.contains(&n.to_string()), "{names:?}");
+    }
+    // Both entries share one endpoint: one fetch served every call.
+    let fetched = engine.fetch_models(Some("good")).await.unwrap();
+    assert_eq!(fetched, list);
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// An image for a model without vision is refused before anything is read.
+#[test]
+fn an_image_is_refused_for_a_model_without_vision() {
+    use std::sync::Arc;
+    use tock::config::{Config, ConfigSource, ModelConfig};
+    use tock::engine::{Engine, Options, SystemClock};
+
+    let mut cfg = Config::default();
+    for (name, vision) in [("text-only", false), ("sees", true)] {
+        cfg.models.insert(
+            name.into(),
+            ModelConfig {
+                provider: tock::llm::ProviderKind::Ollama,
+                model: Some("llama3.2".into()),
+                base_url: Some("http://127.0.0.1:9".into()),
+                api_key: None,
+                api_key_env: None,
+                api_key_cmd: None,
+                vision,
+                timeout_secs: None,
+                stream_timeout_secs: None,
+                price_in: None,
+                price_out: None,
+                price_cached: None,
+                context_tokens: None,
+            },
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::new(
+        Store::open(&dir.path().join("t.db")).unwrap(),
+        Arc::new(ConfigSource::from_config(cfg)),
+        Arc::new(SystemClock),
+        Options::default(),
+    );
+    // The file does not even exist: the refusal comes from the name alone.
+    let img = dir.path().join("Cat.PNG");
+    let e = engine
+        .check_attachment(Some("text-only"), &img)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Cat.PNG is an image") && e.contains("text-only"),
+        "{e}"
+    );
+    assert!(engine.check_attachment(Some("sees"), &img).is_ok());
+    assert!(
+        engine
+            .check_attachment(Some("text-only"), &dir.path().join("notes.md"))
+            .is_ok()
+    );
+    assert!(engine.check_attachment(Some("echo"), &img).is_ok());
+
+    let c = engine.create_conversation(Some("c"), "user").unwrap();
+    engine.set_conversation_model(c, Some("text-only")).unwrap();
+    std::fs::write(&img, b"\x89PNG\r\n\x1a\n").unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let e = rt
+        .block_on(engine.read_attachment_for(c, img.clone(), 1 << 20))
+        .unwrap_err();
+    assert!(e.to_string().contains("does not take images"), "{e}");
+    engine.set_conversation_model(c, Some("sees")).unwrap();
+    let part = rt
+        .block_on(engine.read_attachment_for(c, img, 1 << 20))
+        .unwrap();
+    assert!(matches!(part, tock::engine::Part::Image { ref mime, .. } if mime == "image/png"));
+}

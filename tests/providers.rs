@@ -1631,3 +1631,176 @@ async fn build_picks_the_provider() {
         );
     }
 }
+
+// ----------------------------------------------------------- model lists --
+
+fn ids(list: &[tock::llm::ModelInfo]) -> Vec<&str> {
+    list.iter().map(|m| m.id.as_str()).collect()
+}
+
+#[tokio::test]
+async fn openai_lists_models_with_its_key() {
+    let body = json!({"object": "list", "data": [
+        {"id": "gpt-4o-mini", "object": "model", "created": 1721172741, "owned_by": "system"},
+        {"id": "gpt-4o", "object": "model", "created": 1715367049, "owned_by": "system"},
+    ]})
+    .to_string();
+    let server = Server::start(vec![fixed(
+        "200 OK",
+        &[("Content-Type", "application/json")],
+        &body,
+    )])
+    .await;
+    let list = openai(&format!("{}/v1/", server.base))
+        .list_models()
+        .await
+        .unwrap();
+    assert_eq!(ids(&list), ["gpt-4o", "gpt-4o-mini"], "sorted by id");
+    let req = server.request(0);
+    assert_eq!(
+        (req.method.as_str(), req.path.as_str()),
+        ("GET", "/v1/models")
+    );
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+}
+
+#[tokio::test]
+async fn anthropic_lists_every_page_of_models() {
+    let page = |data: Value, more: bool, last: &str| {
+        fixed(
+            "200 OK",
+            &[("Content-Type", "application/json")],
+            &json!({"data": data, "has_more": more, "first_id": "x", "last_id": last}).to_string(),
+        )
+    };
+    let server = Server::start(vec![
+        page(
+            json!([{"type": "model", "id": "claude-sonnet-4-5", "display_name": "Claude Sonnet 4.5",
+                    "created_at": "2025-09-29T00:00:00Z"}]),
+            true,
+            "claude-sonnet-4-5",
+        ),
+        page(
+            json!([{"type": "model", "id": "claude-haiku-4-5", "display_name": "Claude Haiku 4.5",
+                    "created_at": "2025-10-01T00:00:00Z"}]),
+            false,
+            "claude-haiku-4-5",
+        ),
+    ])
+    .await;
+    let list = anthropic(&server.base).list_models().await.unwrap();
+    assert_eq!(ids(&list), ["claude-haiku-4-5", "claude-sonnet-4-5"]);
+    assert_eq!(list[1].display_name.as_deref(), Some("Claude Sonnet 4.5"));
+    let first = server.request(0);
+    assert_eq!(first.method, "GET");
+    assert_eq!(first.path, "/v1/models?limit=1000");
+    assert_eq!(first.header("x-api-key"), Some(KEY));
+    assert_eq!(first.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(
+        server.request(1).path,
+        "/v1/models?limit=1000&after_id=claude-sonnet-4-5"
+    );
+}
+
+#[tokio::test]
+async fn ollama_lists_its_pulled_models_from_api_tags() {
+    let body = json!({"models": [
+        {"name": "llama3.2:latest", "model": "llama3.2:latest", "modified_at": "2025-01-01T00:00:00Z",
+         "size": 2019393189u64, "digest": "a80c4f17acd5", "details": {"family": "llama", "parameter_size": "3.2B"}},
+        {"name": "qwen2.5-coder:7b", "model": "qwen2.5-coder:7b", "size": 4683087332u64},
+    ]})
+    .to_string();
+    let server = Server::start(vec![streamed(
+        "application/json",
+        every(body.as_bytes(), 50),
+    )])
+    .await;
+    let host = server.base.trim_start_matches("http://").to_string();
+    let list = ollama(&host).list_models().await.unwrap();
+    assert_eq!(ids(&list), ["llama3.2:latest", "qwen2.5-coder:7b"]);
+    let req = server.request(0);
+    assert_eq!(
+        (req.method.as_str(), req.path.as_str()),
+        ("GET", "/api/tags")
+    );
+}
+
+#[tokio::test]
+async fn a_failed_model_list_is_one_clean_line() {
+    let server = Server::start(vec![fixed(
+        "401 Unauthorized",
+        &[("Content-Type", "application/json")],
+        &json!({"error": {"message": format!("Incorrect API key provided: {KEY}"), "type": "invalid_request_error"}})
+            .to_string(),
+    )])
+    .await;
+    let e = openai(&format!("{}/v1", server.base))
+        .list_models()
+        .await
+        .unwrap_err();
+    assert_clean(&e);
+    assert_eq!(e.kind, ErrorKind::Permanent);
+    assert!(e.message.contains("401"), "{}", e.message);
+}
+
+/// A dummy key such as `x` is not a secret: it is not "redacted" out of
+/// the words of an error message.
+#[tokio::test]
+async fn a_dummy_key_leaves_error_messages_intact() {
+    let server = Server::start(vec![fixed(
+        "400 Bad Request",
+        &[("Content-Type", "application/json")],
+        &json!({"error": {"message": "unexpected max_tokens: expected a number", "type": "invalid_request_error"}})
+            .to_string(),
+    )])
+    .await;
+    let p = OpenAi::new(spec(
+        ProviderKind::Openai,
+        &format!("{}/v1", server.base),
+        Some("x"),
+    ));
+    let e = match p.start(&simple_request()).await {
+        Err(e) => e,
+        Ok(_) => panic!("a 400 must fail"),
+    };
+    assert!(
+        e.message
+            .contains("unexpected max_tokens: expected a number"),
+        "{}",
+        e.message
+    );
+    assert!(!e.message.contains("<redacted>"), "{}", e.message);
+}
+
+/// A compatible server that does not know `stream_options` (asked for to
+/// get usage) is asked again without it, and from then on.
+#[tokio::test]
+async fn openai_server_refusing_stream_options_is_asked_without() {
+    let refusal =
+        json!({"error": {"message": "Unrecognized request argument supplied: stream_options",
+                                   "type": "invalid_request_error", "param": null, "code": null}})
+        .to_string();
+    let body = oa_text_body();
+    let server = Server::start(vec![
+        fixed(
+            "400 Bad Request",
+            &[("Content-Type", "application/json")],
+            &refusal,
+        ),
+        streamed(SSE, every(body.as_bytes(), 64)),
+        streamed(SSE, every(body.as_bytes(), 64)),
+    ])
+    .await;
+    let p = openai(&format!("{}/v1", server.base));
+    for _ in 0..2 {
+        let out = run(&p, &simple_request()).await.unwrap();
+        assert_eq!(out.text(), "Hello wörld 😀 известни");
+    }
+    assert_eq!(server.count(), 3);
+    assert!(server.request(0).body.get("stream_options").is_some());
+    assert!(server.request(1).body.get("stream_options").is_none());
+    assert!(server.request(2).body.get("stream_options").is_none());
+}

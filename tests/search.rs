@@ -103,6 +103,13 @@ fn finds_user_and_assistant_text_newest_first_with_conversation_and_snippet() {
     assert_eq!(ids(&s, "\"mutable borrows\""), [r]);
     assert_eq!(ids(&s, "\"borrows mutable\""), Vec::<i64>::new());
     assert_eq!(s.search("borrow", 2).unwrap().len(), 2, "limit");
+    let within: Vec<i64> = s
+        .search_in(a, "borrow", 50)
+        .unwrap()
+        .iter()
+        .map(|h| h.message_id)
+        .collect();
+    assert_eq!(within, [r, q], "one conversation only");
     // Case and accents do not matter.
     s.insert_message(
         b,
@@ -317,4 +324,76 @@ fn migration_builds_the_index_for_an_existing_database() {
     )
     .unwrap();
     assert_eq!(ids(&s, "aardvark"), [4, 3, 1]);
+}
+
+/// A fork cut between a tool call and its answer carries no unanswered
+/// call: reopening the database must not answer it and generate a reply in
+/// the fork.
+#[test]
+fn a_fork_drops_tool_calls_answered_only_after_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let s = Store::open(&path).unwrap();
+    let c = s.create_conversation(Some("Tools"), "user", 1).unwrap();
+    s.insert_message(
+        c,
+        &msg(Role::User, "what time is it", MessageStatus::Complete),
+        1,
+    )
+    .unwrap();
+    let a = s
+        .insert_message(c, &msg(Role::Assistant, "", MessageStatus::Streaming), 2)
+        .unwrap();
+    let calls = r#"[{"id":"call_1","name":"get_time","arguments":"{}"}]"#;
+    s.finish_message(
+        a,
+        "let me look",
+        MessageStatus::Complete,
+        None,
+        Some(calls),
+        3,
+    )
+    .unwrap();
+    s.insert_message(
+        c,
+        &NewMessage {
+            role: Some(Role::Tool),
+            content: "14:05",
+            tool_call_id: Some("call_1"),
+            model: Some("get_time"),
+            ..Default::default()
+        },
+        4,
+    )
+    .unwrap();
+    // Forked at the call: the call is dropped from the copy.
+    let cut = s.fork_conversation(c, a, 5).unwrap();
+    let copy = s.messages(cut).unwrap();
+    assert_eq!(copy.len(), 2);
+    assert_eq!(copy[1].content, "let me look");
+    assert_eq!(copy[1].tool_calls_json, None);
+    assert_eq!(copy[1].outbox_id, None);
+    // Forked after the answer: the call and its result come along.
+    let whole = s.fork_conversation(c, a + 1, 6).unwrap();
+    let copy = s.messages(whole).unwrap();
+    assert_eq!(copy.len(), 3);
+    assert_eq!(copy[1].tool_calls_json.as_deref(), Some(calls));
+    assert_eq!(
+        s.conversation(whole).unwrap().unwrap().title.as_deref(),
+        Some("Fork of Tools")
+    );
+    let again = s.fork_conversation(whole, copy[2].id, 7).unwrap();
+    assert_eq!(
+        s.conversation(again).unwrap().unwrap().title.as_deref(),
+        Some("Fork of Tools"),
+        "not Fork of Fork of"
+    );
+    drop(s);
+    // Reopening (recovery runs) leaves the forks as they are: nothing to send.
+    let s = Store::open(&path).unwrap();
+    let rec = s.recover(8, 3_600_000).unwrap();
+    assert!(rec.unanswered_calls.is_empty(), "{rec:?}");
+    assert_eq!(s.messages(cut).unwrap().len(), 2);
+    // Forks are searchable like any conversation.
+    assert_eq!(s.search("look", 10).unwrap().len(), 4);
 }

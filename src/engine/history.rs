@@ -6,13 +6,25 @@ use anyhow::Result;
 use super::{Engine, Event};
 use crate::store::{AlternateMap, SearchHit};
 
+// Reads go through `Engine::reader`, so a front end calling them never
+// waits for another process's write lock.
 impl Engine {
     /// Messages matching what the user typed, newest first, at most `limit`.
     /// Any text is accepted (it is never read as query syntax); text with
     /// no word in it matches nothing. The last word matches as a prefix
     /// unless followed by a space.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
-        self.store().search(query, limit)
+        self.reader().search(query, limit)
+    }
+
+    /// [`Engine::search`] within one conversation.
+    pub fn search_in(
+        &self,
+        conversation_id: i64,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        self.reader().search_in(conversation_id, query, limit)
     }
 }
 
@@ -35,7 +47,7 @@ impl Engine {
     /// reply, every reply to the same message; for an edited message, each
     /// text it was sent with. Look one up with [`AlternateMap::of`].
     pub fn alternates(&self, conversation_id: i64) -> Result<AlternateMap> {
-        self.store().alternates(conversation_id)
+        self.reader().alternates(conversation_id)
     }
 
     /// Show another version of the last reply of its conversation (a
@@ -71,6 +83,13 @@ pub struct ConversationUsage {
     /// The context length of the conversation's model (`context_tokens` in
     /// its config entry), if known.
     pub context_tokens: Option<u64>,
+}
+
+impl ConversationUsage {
+    /// The usage of one reply, if it was recorded.
+    pub fn of(&self, message_id: i64) -> Option<&ReplyUsage> {
+        self.replies.iter().find(|r| r.message_id == message_id)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -122,7 +141,7 @@ impl Engine {
     /// (with prices in the config) and how full the context is.
     pub fn usage(&self, conversation_id: i64) -> Result<ConversationUsage> {
         let cfg = self.config().get();
-        let list = self.store().conversation_usage(conversation_id)?;
+        let list = self.reader().conversation_usage(conversation_id)?;
         let mut out = ConversationUsage::default();
         for u in list {
             let cost = reply_cost(&cfg, u.model.as_deref(), &u.usage);
@@ -145,7 +164,7 @@ impl Engine {
             });
         }
         let model = self
-            .store()
+            .reader()
             .conversation(conversation_id)?
             .and_then(|c| c.model)
             .or_else(|| self.config().default_model_name());

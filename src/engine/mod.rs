@@ -4,6 +4,7 @@
 mod approved;
 pub mod clock;
 mod history;
+pub mod models;
 mod ops;
 pub mod policy;
 mod scheduler;
@@ -22,6 +23,7 @@ use tokio::sync::{Notify, broadcast};
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use history::{ConversationUsage, ReplyUsage, reply_cost};
+pub use models::{ModelList, UnknownModel};
 pub use ops::ItemAction;
 pub use series::SeriesView;
 pub use state::{ConversationGate, ItemState, item_state};

@@ -47,6 +47,14 @@ impl Provider for Anthropic {
         "anthropic"
     }
 
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<super::ModelInfo>, LlmError>> {
+        Box::pin(super::models::anthropic(
+            &self.http,
+            &self.spec.base_url,
+            API_VERSION,
+        ))
+    }
+
     fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
         Box::pin(async move {
             let url = self.http.url(&self.endpoint())?;

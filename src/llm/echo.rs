@@ -46,6 +46,15 @@ impl Provider for Echo {
         "echo"
     }
 
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<super::ModelInfo>, LlmError>> {
+        Box::pin(async {
+            Ok(vec![super::ModelInfo {
+                id: "echo".into(),
+                display_name: None,
+            }])
+        })
+    }
+
     fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
         let delay = self.delay();
         let reply = respond(req);

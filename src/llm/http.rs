@@ -168,6 +168,77 @@ impl Http {
         Err(self.error(LlmError { kind, message: msg }))
     }
 
+    /// GETs `url` and returns its JSON body (read within the idle timeout,
+    /// at most `max_body` bytes). Failures are classified and worded as
+    /// for [`Http::post`].
+    pub async fn get_json(
+        &self,
+        url: reqwest::Url,
+        headers: HeaderMap,
+        max_body: usize,
+    ) -> Result<serde_json::Value, LlmError> {
+        let client = self.client.as_ref().map_err(|e| {
+            self.error(LlmError::permanent(format!(
+                "cannot create HTTP client: {e}"
+            )))
+        })?;
+        let host = host_of(&url);
+        tracing::debug!(provider = self.label, %host, path = url.path(), "GET");
+        let fut = client.get(url).headers(headers).send();
+        let resp = match tokio::time::timeout(self.idle, fut).await {
+            Err(_) => {
+                return Err(self.error(LlmError::transient(format!(
+                    "no response from {host} for {}",
+                    fmt_duration(self.idle)
+                ))));
+            }
+            Ok(Err(e)) => return Err(self.error(request_error(&e, &host))),
+            Ok(Ok(resp)) => resp,
+        };
+        let status = resp.status();
+        if !status.is_success() {
+            let retry_after = retry_after(resp.headers(), std::time::SystemTime::now());
+            let body = read_limited(resp, self.idle).await;
+            let mut msg = status_line(status);
+            if let Some(detail) = error_detail(&body) {
+                msg = format!("{msg}: {detail}");
+            }
+            let kind = match classify(status) {
+                Class::Transient => ErrorKind::Transient { retry_after },
+                Class::Permanent => ErrorKind::Permanent,
+            };
+            return Err(self.error(LlmError { kind, message: msg }));
+        }
+        let mut body = Vec::new();
+        let mut stream = resp.bytes_stream();
+        loop {
+            match tokio::time::timeout(self.idle, stream.next()).await {
+                Err(_) => {
+                    return Err(self.error(LlmError::transient(format!(
+                        "{host} stopped sending for {}",
+                        fmt_duration(self.idle)
+                    ))));
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => return Err(self.error(request_error(&e, &host))),
+                Ok(Some(Ok(chunk))) => {
+                    body.extend_from_slice(&chunk);
+                    if body.len() > max_body {
+                        return Err(self.error(LlmError::permanent(format!(
+                            "the answer from {host} is over {} KB",
+                            max_body / 1024
+                        ))));
+                    }
+                }
+            }
+        }
+        serde_json::from_slice(&body).map_err(|e| {
+            self.error(LlmError::permanent(format!(
+                "the answer from {host} is not JSON ({e})"
+            )))
+        })
+    }
+
     /// Drives `decoder` over the body of an accepted response. Every gap
     /// between chunks is bounded by the idle timeout; the stream ends after
     /// the first `Done` or error.
@@ -428,11 +499,27 @@ pub fn fmt_duration(d: Duration) -> String {
     }
 }
 
+/// Whether a configured key is worth redacting from messages. A dummy key
+/// for a local server (`x`, `none`, `ollama`, `changeme`) is no secret, and
+/// replacing it would mangle ordinary words ("une<redacted>pected" for `x`):
+/// only values of a realistic length (8 or more characters) that are not a
+/// plain lowercase word (they hold a digit, a capital, a symbol, or are 20
+/// characters or longer) are redacted, always as the whole value.
+pub fn looks_like_a_secret(key: &str) -> bool {
+    let key = key.trim();
+    let n = key.chars().count();
+    if n < 8 {
+        return false;
+    }
+    let plain_word = key.chars().all(|c| c.is_lowercase() && c.is_alphabetic());
+    !plain_word || n >= 20
+}
+
 /// Label prefix, key redaction, one line, length bound — in that order, so
 /// truncation can never leave part of a key behind.
 pub fn finalize(label: &str, key: Option<&str>, err: LlmError) -> LlmError {
     let mut msg = format!("{label}: {}", err.message);
-    if let Some(k) = key.filter(|k| !k.is_empty()) {
+    if let Some(k) = key.filter(|k| looks_like_a_secret(k)) {
         msg = msg.replace(k, "<redacted>");
     }
     let mut line = String::with_capacity(msg.len());
@@ -568,6 +655,33 @@ mod tests {
         assert!(e.message.starts_with("openai: bad key <redacted> xxx"));
         assert!(e.message.chars().count() <= MAX_MESSAGE_CHARS);
         assert_eq!(e.kind, ErrorKind::Permanent);
+    }
+
+    #[test]
+    fn dummy_keys_do_not_mangle_messages() {
+        let text = "unexpected end of input: none of the models is ready; try again";
+        for dummy in [
+            "x", "none", "ollama", "dummy", "password", "changeme", "sk", "  ",
+        ] {
+            let e = finalize("openai", Some(dummy), LlmError::permanent(text));
+            assert_eq!(e.message, format!("openai: {text}"), "key {dummy:?}");
+        }
+        for real in [
+            "sk-proj-Ab12Cd34Ef56",
+            "12345678",
+            "AbCdEfGhIj",
+            "abcdefghijklmnopqrstuvwxyz",
+        ] {
+            let e = finalize(
+                "openai",
+                Some(real),
+                LlmError::permanent(format!("key {real} is invalid; unexpected")),
+            );
+            assert_eq!(
+                e.message, "openai: key <redacted> is invalid; unexpected",
+                "key {real:?}"
+            );
+        }
     }
 
     #[test]

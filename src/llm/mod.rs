@@ -8,6 +8,7 @@
 pub mod anthropic;
 pub mod echo;
 pub mod http;
+pub mod models;
 pub mod ndjson;
 pub mod ollama;
 pub mod openai;
@@ -20,6 +21,8 @@ use std::time::Duration;
 use futures::Stream;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
+
+pub use models::ModelInfo;
 
 /// An image attached to a user message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -148,6 +151,11 @@ pub trait Provider: Send + Sync {
     /// status and headers received); errors before that are returned here.
     /// Dropping the stream cancels the request.
     fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>>;
+    /// The models the server offers (see [`models`]), sorted by id. A
+    /// provider without a list answers with none.
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<ModelInfo>, LlmError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -58,6 +58,12 @@ impl Provider for Ollama {
         "ollama"
     }
 
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<super::ModelInfo>, LlmError>> {
+        Box::pin(async move {
+            super::models::ollama(&self.http, &normalize_base_url(&self.spec.base_url)).await
+        })
+    }
+
     fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
         Box::pin(async move {
             let url = self.http.url(&format!(

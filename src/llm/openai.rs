@@ -17,18 +17,35 @@ use super::{
 pub struct OpenAi {
     spec: ProviderSpec,
     http: Http,
+    /// The server refused `stream_options` once: requests go without it
+    /// (and without usage) from then on.
+    no_stream_options: std::sync::atomic::AtomicBool,
 }
 
 impl OpenAi {
     pub fn new(spec: ProviderSpec) -> Self {
         let http = Http::new("openai", &spec);
-        Self { spec, http }
+        Self {
+            spec,
+            http,
+            no_stream_options: std::sync::atomic::AtomicBool::new(false),
+        }
     }
+}
+
+/// Whether a refusal is about `stream_options` (a compatible server that
+/// does not know it answers 400 or 422 naming it).
+fn refuses_stream_options(e: &LlmError) -> bool {
+    !e.is_transient() && e.message.contains("stream_options")
 }
 
 impl Provider for OpenAi {
     fn name(&self) -> &'static str {
         "openai"
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<super::ModelInfo>, LlmError>> {
+        Box::pin(super::models::openai(&self.http, &self.spec.base_url))
     }
 
     fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
@@ -41,7 +58,24 @@ impl Provider for OpenAi {
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             self.http
                 .add_key_header(&mut headers, AUTHORIZATION, "Bearer ")?;
-            let resp = self.http.post(url, headers, &request_body(req)).await?;
+            use std::sync::atomic::Ordering;
+            let mut body = request_body(req);
+            if self.no_stream_options.load(Ordering::Relaxed)
+                && let Some(o) = body.as_object_mut()
+            {
+                o.remove("stream_options");
+            }
+            let resp = match self.http.post(url.clone(), headers.clone(), &body).await {
+                Err(e) if refuses_stream_options(&e) && body.get("stream_options").is_some() => {
+                    tracing::info!("the server refuses stream_options; asking without usage");
+                    self.no_stream_options.store(true, Ordering::Relaxed);
+                    if let Some(o) = body.as_object_mut() {
+                        o.remove("stream_options");
+                    }
+                    self.http.post(url, headers, &body).await?
+                }
+                r => r?,
+            };
             Ok(self.http.stream(resp, OpenAiDecoder::default()))
         })
     }

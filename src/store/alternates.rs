@@ -249,3 +249,73 @@ impl Store {
         Ok(conversation_id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(id: i64, role: Role, status: MessageStatus, outbox_id: Option<i64>) -> Message {
+        Message {
+            id,
+            conversation_id: 1,
+            role,
+            content: format!("m{id}"),
+            status,
+            model: None,
+            outbox_id,
+            parts_json: None,
+            tool_calls_json: None,
+            tool_call_id: None,
+            error: None,
+            created_at: id,
+        }
+    }
+
+    #[test]
+    fn a_regeneration_cut_and_generated_again_is_one_version() {
+        use MessageStatus::*;
+        // Question (row 10), reply 2 put aside by regeneration row 11, whose
+        // first attempt (3) was cut and second (4) completed.
+        let history = [
+            m(1, Role::User, Complete, Some(10)),
+            m(2, Role::Assistant, Superseded, Some(10)),
+            m(3, Role::Assistant, Interrupted, Some(11)),
+            m(4, Role::Assistant, Complete, Some(11)),
+        ];
+        let replaces = HashMap::from([(11, 2)]);
+        let map = group_versions(&history, &replaces);
+        assert_eq!(map.groups().len(), 1);
+        let g = map.of(4).unwrap();
+        assert_eq!(g.versions, [2, 4]);
+        assert_eq!(g.shown, Some(1));
+        assert!(g.can_choose);
+        assert_eq!(
+            map.of(3),
+            None,
+            "the cut attempt is collapsed, not a version"
+        );
+        assert_eq!(map.of(1), None);
+    }
+
+    #[test]
+    fn no_links_no_versions_and_a_link_to_another_role_is_ignored() {
+        use MessageStatus::*;
+        let history = [
+            m(1, Role::User, Superseded, Some(10)),
+            m(2, Role::Assistant, Superseded, Some(10)),
+            m(3, Role::User, Complete, Some(11)),
+            m(4, Role::Assistant, Complete, Some(11)),
+        ];
+        assert!(group_versions(&history, &HashMap::new()).is_empty());
+        // An edit (row 11 replaces user message 1): the new user message is
+        // the next version; its reply is not a version of the old reply.
+        let map = group_versions(&history, &HashMap::from([(11, 1)]));
+        let g = map.of(3).unwrap();
+        assert_eq!(
+            (g.kind, g.versions.clone(), g.shown),
+            (AlternateKind::Edited, vec![1, 3], Some(1))
+        );
+        assert!(!g.can_choose);
+        assert_eq!(map.of(4), None);
+    }
+}

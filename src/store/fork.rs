@@ -91,7 +91,56 @@ impl Store {
             ),
             params![fork, conversation_id, up_to_message_id],
         )?;
+        drop_unanswered_calls(&tx, fork)?;
         tx.commit()?;
         Ok(fork)
     }
+}
+
+/// Tool calls of the copied replies that have no result among the copies
+/// (the fork was cut between a call and its answer, or the call waits for an
+/// approval that stays with the original) are left out of the copies: the
+/// model never sees an unanswered call, and recovery must not answer it and
+/// generate a reply in a conversation nobody sent anything to.
+fn drop_unanswered_calls(tx: &rusqlite::Transaction<'_>, fork: i64) -> Result<()> {
+    let answered: std::collections::HashSet<String> = {
+        let mut st = tx.prepare(
+            "SELECT tool_call_id FROM messages
+             WHERE conversation_id = ?1 AND role = 'tool' AND tool_call_id IS NOT NULL",
+        )?;
+        let rows = st.query_map([fork], |r| r.get::<_, String>(0))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let with_calls: Vec<(i64, String)> = {
+        let mut st = tx.prepare(
+            "SELECT id, tool_calls_json FROM messages
+             WHERE conversation_id = ?1 AND role = 'assistant' AND tool_calls_json IS NOT NULL",
+        )?;
+        let rows = st.query_map([fork], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for (id, json) in with_calls {
+        let calls: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap_or_default();
+        let kept: Vec<&serde_json::Value> = calls
+            .iter()
+            .filter(|c| {
+                c.get("id")
+                    .and_then(|v| v.as_str())
+                    .is_some_and(|i| answered.contains(i))
+            })
+            .collect();
+        if kept.len() == calls.len() {
+            continue;
+        }
+        let new = if kept.is_empty() {
+            None
+        } else {
+            Some(serde_json::to_string(&kept)?)
+        };
+        tx.execute(
+            "UPDATE messages SET tool_calls_json = ?2 WHERE id = ?1",
+            params![id, new],
+        )?;
+    }
+    Ok(())
 }

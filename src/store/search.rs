@@ -237,6 +237,25 @@ impl Store {
     /// Messages matching `query` (see the module doc), newest first, at most
     /// `limit`. A query without any word matches nothing.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        self.search_where(query, None, limit)
+    }
+
+    /// [`Store::search`] within one conversation.
+    pub fn search_in(
+        &self,
+        conversation_id: i64,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        self.search_where(query, Some(conversation_id), limit)
+    }
+
+    fn search_where(
+        &self,
+        query: &str,
+        conversation_id: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
         let Some(q) = SearchQuery::parse(query) else {
             return Ok(Vec::new());
         };
@@ -249,11 +268,11 @@ impl Store {
              FROM messages_fts f
              JOIN messages m ON m.id = f.rowid
              JOIN conversations c ON c.id = m.conversation_id
-             WHERE messages_fts MATCH ?1
+             WHERE messages_fts MATCH ?1 AND (?3 IS NULL OR m.conversation_id = ?3)
              ORDER BY f.rowid DESC
              LIMIT ?2",
         )?;
-        let rows = st.query_map(params![q.expression, limit], |r| {
+        let rows = st.query_map(params![q.expression, limit, conversation_id], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, i64>(1)?,

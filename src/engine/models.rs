@@ -1,0 +1,224 @@
+//! The models a provider's server offers, cached in memory for the process
+//! (per endpoint, for [`MODELS_TTL`]) so completion never waits on the
+//! network: a front end asks for the cached list and, when there is none
+//! or it is old, a fetch starts on the runtime in the background.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow};
+
+use super::{Engine, lock};
+use crate::llm::{LlmError, ModelInfo};
+
+/// How long a fetched list is used before it is fetched again.
+pub const MODELS_TTL: Duration = Duration::from_secs(10 * 60);
+/// How long a failed fetch is remembered before it is tried again.
+const FAILED_TTL: Duration = Duration::from_secs(30);
+
+/// What is known of one endpoint's model list.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelList {
+    /// Not fetched yet (a fetch may be on its way).
+    Unknown,
+    /// As the server listed them, sorted by id.
+    Listed(Arc<Vec<ModelInfo>>),
+    /// The last fetch failed: the provider's one-line reason.
+    Failed(String),
+}
+
+/// A model the user chose that its server does not list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownModel {
+    /// The model id requests would name.
+    pub name: String,
+    /// The provider label ("openai", "ollama", …).
+    pub provider: &'static str,
+    /// Ids the server does list, closest first (at most 5).
+    pub suggestions: Vec<String>,
+}
+
+struct Entry {
+    at: Instant,
+    list: ModelList,
+    fetching: bool,
+}
+
+#[derive(Default)]
+struct Cache {
+    by_endpoint: HashMap<String, Entry>,
+    /// Names already warned about (each once per process).
+    warned: HashSet<String>,
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(Mutex::default)
+}
+
+/// The cache key of a resolved model's endpoint.
+fn endpoint(r: &crate::config::ResolvedModel) -> String {
+    format!("{}|{}", r.kind.label(), r.base_url)
+}
+
+fn fresh(e: &Entry) -> bool {
+    let ttl = match e.list {
+        ModelList::Failed(_) => FAILED_TTL,
+        _ => MODELS_TTL,
+    };
+    e.at.elapsed() < ttl
+}
+
+impl Engine {
+    /// The models the server of `model` (a config name or model id; `None`:
+    /// the default model) offers, fetched now unless cached and fresh.
+    pub async fn fetch_models(&self, model: Option<&str>) -> Result<Arc<Vec<ModelInfo>>> {
+        let resolved = self.config().resolve(model).map_err(|e| anyhow!(e))?;
+        let key = endpoint(&resolved);
+        if let Some(ModelList::Listed(l)) = lock(cache())
+            .by_endpoint
+            .get(&key)
+            .filter(|e| fresh(e))
+            .map(|e| e.list.clone())
+        {
+            return Ok(l);
+        }
+        let got = resolved.provider.list_models().await;
+        Ok(store_result(&key, got)?)
+    }
+
+    /// The cached list for the server of `model`, at once. When there is
+    /// none or it is old, a fetch starts in the background (inside a tokio
+    /// runtime; without one nothing is fetched) and a later call sees it.
+    pub fn cached_models(&self, model: Option<&str>) -> ModelList {
+        let Ok(resolved) = self.config().resolve(model) else {
+            return ModelList::Unknown;
+        };
+        let key = endpoint(&resolved);
+        let (list, start) = {
+            let mut c = lock(cache());
+            let e = c.by_endpoint.entry(key.clone()).or_insert(Entry {
+                at: Instant::now(),
+                list: ModelList::Unknown,
+                fetching: false,
+            });
+            let start = !e.fetching && (matches!(e.list, ModelList::Unknown) || !fresh(e));
+            if start {
+                e.fetching = true;
+            }
+            (e.list.clone(), start)
+        };
+        if start {
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => {
+                    let provider = resolved.provider.clone();
+                    rt.spawn(async move {
+                        let got = provider.list_models().await;
+                        if let Err(e) = store_result(&key, got) {
+                            tracing::info!("listing models: {e:#}");
+                        }
+                    });
+                }
+                Err(_) => {
+                    if let Some(e) = lock(cache()).by_endpoint.get_mut(&key) {
+                        e.fetching = false;
+                    }
+                }
+            }
+        }
+        list
+    }
+
+    /// Names to offer when choosing a model: the config's entries, `echo`,
+    /// and the ids the server of `current` lists (once fetched), without
+    /// repeats, in that order.
+    pub fn model_candidates(&self, current: Option<&str>) -> Vec<String> {
+        let mut out = self.config().model_names();
+        if let ModelList::Listed(l) = self.cached_models(current) {
+            for m in l.iter() {
+                if !out.contains(&m.id) {
+                    out.push(m.id.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// `Some` the first time (per process) a model is chosen whose id its
+    /// server does not list: a model id typed for the environment's
+    /// provider, or the `model` of a config entry. `None` when it is
+    /// listed, was warned about already, cannot be resolved (choosing it
+    /// reports that), or the list is not fetched yet (the fetch is started:
+    /// ask again when it has arrived).
+    pub fn unknown_model(&self, name: &str) -> Option<UnknownModel> {
+        let resolved = self.config().resolve(Some(name)).ok()?;
+        if resolved.kind == crate::llm::ProviderKind::Echo {
+            return None;
+        }
+        let ModelList::Listed(list) = self.cached_models(Some(name)) else {
+            return None;
+        };
+        let id = resolved.model.as_str();
+        if list.is_empty() || list.iter().any(|m| m.id == id) {
+            return None;
+        }
+        if !lock(cache())
+            .warned
+            .insert(format!("{}|{id}", endpoint(&resolved)))
+        {
+            return None;
+        }
+        let lower = id.to_lowercase();
+        let mut suggestions: Vec<(usize, String)> = list
+            .iter()
+            .map(|m| (distance(&lower, &m.id.to_lowercase()), m.id.clone()))
+            .collect();
+        suggestions.sort();
+        Some(UnknownModel {
+            name: id.to_string(),
+            provider: resolved.kind.label(),
+            suggestions: suggestions.into_iter().take(5).map(|(_, s)| s).collect(),
+        })
+    }
+}
+
+fn store_result(
+    key: &str,
+    got: Result<Vec<ModelInfo>, LlmError>,
+) -> Result<Arc<Vec<ModelInfo>>, LlmError> {
+    let mut c = lock(cache());
+    let list = match &got {
+        Ok(l) => ModelList::Listed(Arc::new(l.clone())),
+        Err(e) => ModelList::Failed(e.message.clone()),
+    };
+    c.by_endpoint.insert(
+        key.to_string(),
+        Entry {
+            at: Instant::now(),
+            list: list.clone(),
+            fetching: false,
+        },
+    );
+    match (list, got) {
+        (ModelList::Listed(l), _) => Ok(l),
+        (_, Err(e)) => Err(e),
+        (_, Ok(l)) => Ok(Arc::new(l)),
+    }
+}
+
+/// Edit distance (for suggestions; names are short).
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
