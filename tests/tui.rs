@@ -1777,6 +1777,11 @@ async fn denying_a_tool_call_schedules_nothing() {
     assert!(ui.app.model.waiting_approval().is_none());
     assert!(ui.rows().iter().all(|r| r.kind != Kind::Task));
     assert_eq!(ui.status_line(), "denied");
+    // The call and its refusal are small cards, not raw JSON.
+    let s = ui.screen(100, 30);
+    assert!(s.contains("→ schedule_task"), "{s}");
+    assert!(s.contains("✗ declined by you"), "{s}");
+    assert!(!s.contains("{\"error\""), "{s}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -213,6 +213,68 @@ pub fn stable_split(text: &str) -> usize {
     best
 }
 
+/// A tool's result, as a small card: an error (a declined or refused call
+/// among them) in one line with a mark, else the first lines of the result.
+fn tool_result_lines(content: &str, width: usize) -> Vec<Line<'static>> {
+    let dim = Style::new().fg(Color::DarkGray);
+    let clip = |s: &str| -> String { super::text::elide(&sanitize_line(s), width) };
+    if let Ok(serde_json::Value::Object(o)) = serde_json::from_str::<serde_json::Value>(content)
+        && let Some(err) = o.get("error").and_then(|e| e.as_str())
+    {
+        let reason = o
+            .get("reason")
+            .and_then(|r| r.as_str())
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        let text = if err.contains("declined") {
+            format!("✗ declined by you{reason}")
+        } else {
+            format!("✗ {err}{reason}")
+        };
+        return vec![Line::from(vec![
+            Span::raw("  "),
+            Span::styled(clip(&text), Style::new().fg(Color::Yellow)),
+        ])];
+    }
+    let all: Vec<&str> = content.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut out: Vec<Line<'static>> = all
+        .iter()
+        .take(3)
+        .map(|l| Line::from(vec![Span::raw("  "), Span::styled(clip(l), dim)]))
+        .collect();
+    if all.len() > 3 {
+        out.push(Line::styled(
+            format!("  … {} more lines", all.len() - 3),
+            dim,
+        ));
+    }
+    if out.is_empty() {
+        out.push(Line::styled("  (no output)", dim));
+    }
+    out
+}
+
+/// The tool calls an assistant message made, one line each: name and arguments.
+fn tool_call_lines(calls_json: &str, width: usize) -> Vec<Line<'static>> {
+    let calls: Vec<crate::llm::ToolCall> = serde_json::from_str(calls_json).unwrap_or_default();
+    calls
+        .iter()
+        .map(|c| {
+            let args = serde_json::from_str::<serde_json::Value>(&c.arguments)
+                .map(|v| v.to_string())
+                .unwrap_or_else(|_| c.arguments.clone());
+            let text = format!("→ {} {}", c.name, args);
+            Line::from(vec![
+                Span::raw("  "),
+                Span::styled(
+                    super::text::elide(&sanitize_line(&text), width),
+                    Style::new().fg(Color::Cyan),
+                ),
+            ])
+        })
+        .collect()
+}
+
 fn indent(lines: Vec<Line<'static>>, dim: bool) -> Vec<Line<'static>> {
     lines
         .into_iter()
@@ -350,14 +412,7 @@ fn render_message(
     lines.extend(state_rows);
     let mut blocks = Vec::new();
     if m.role == Role::Tool {
-        let summary = sanitize_line(&m.content)
-            .chars()
-            .take(body_width as usize)
-            .collect::<String>();
-        lines.push(Line::from(vec![
-            Span::raw("  "),
-            Span::styled(summary, Style::new().fg(Color::DarkGray)),
-        ]));
+        lines.extend(tool_result_lines(&m.content, body_width as usize));
     } else if m.role == Role::User {
         // What you sent is what you see: verbatim, never read as Markdown.
         lines.extend(verbatim(
@@ -412,6 +467,15 @@ fn render_message(
             matches!(m.status, MessageStatus::Superseded),
         ));
         blocks = r.code_blocks;
+    }
+    if m.role == Role::Assistant
+        && let Some(calls) = m.tool_calls_json.as_deref()
+    {
+        // A reply that only calls tools says which, instead of an empty bubble.
+        if m.content.trim().is_empty() && lines.last().is_some_and(|l| l.width() <= 2) {
+            lines.pop();
+        }
+        lines.extend(tool_call_lines(calls, body_width as usize));
     }
     lines.push(Line::default());
     (lines, blocks)
