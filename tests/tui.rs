@@ -3114,3 +3114,23 @@ async fn snapshot_tools_view_without_servers() {
     insta::assert_snapshot!("tools_100x30", ui.render(100, 30).backend());
     assert!(ui.screen(100, 30).contains("No MCP servers"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_replys_token_usage_shows_under_it_and_the_conversation_total_in_the_status_bar() {
+    let usage = tock::llm::Usage {
+        prompt_tokens: Some(1_234),
+        completion_tokens: Some(56),
+        cached_tokens: Some(800),
+    };
+    let mut ui = Ui::new(vec![Step::Reply(vec![
+        text("counted"),
+        StreamEvent::Usage(usage),
+        done(),
+    ])]);
+    ui.start().await;
+    ui.say("count me");
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(s.contains("1.2k in (800 cached) · 56 out"), "{s}");
+    assert!(s.contains("Σ 1.3k tokens"), "prompt and reply: {s}");
+}

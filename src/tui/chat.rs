@@ -28,6 +28,8 @@ pub struct Entry {
     /// One of several versions (regenerated or edited): which, of how many,
     /// and whether it is the one the model sees.
     pub version: Option<Version>,
+    /// A reply's tokens (and cost), shown discreetly under it.
+    pub usage: Option<String>,
     /// Rendered lines: a cache filled while drawing (drawing reads `&App`).
     cache: RefCell<Option<Cached>>,
     /// While a reply streams: its settled beginning, rendered once (see `stable_split`).
@@ -73,6 +75,7 @@ struct Cached {
     retry_hint: &'static str,
     earlier_attempts: usize,
     version: Option<Version>,
+    usage: Option<String>,
     content_len: usize,
     status: MessageStatus,
     lines: Vec<Line<'static>>,
@@ -88,6 +91,7 @@ impl Entry {
             retry_hint: "",
             earlier_attempts: 0,
             version: None,
+            usage: None,
             cache: RefCell::new(None),
             stable: RefCell::new(None),
         }
@@ -112,6 +116,7 @@ impl Entry {
                 && c.retry_hint == self.retry_hint
                 && c.earlier_attempts == self.earlier_attempts
                 && c.version == self.version
+                && c.usage == self.usage
         })
     }
 
@@ -133,6 +138,7 @@ impl Entry {
                 folded: self.folded,
                 retry_hint: self.retry_hint,
                 version: self.version,
+                usage: self.usage.clone(),
                 earlier_attempts: self.earlier_attempts,
                 content_len: self.msg.content.len(),
                 status: self.msg.status,
@@ -476,6 +482,12 @@ fn render_message(
             lines.pop();
         }
         lines.extend(tool_call_lines(calls, body_width as usize));
+    }
+    if let Some(u) = e.usage.as_deref().filter(|u| !u.is_empty()) {
+        lines.push(Line::styled(
+            format!("  {}", sanitize_line(u)),
+            Style::new().fg(Color::DarkGray).add_modifier(Modifier::DIM),
+        ));
     }
     lines.push(Line::default());
     (lines, blocks)

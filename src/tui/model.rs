@@ -53,6 +53,8 @@ pub struct Model {
     pub browsing: HashMap<i64, i64>,
     /// The group the version keys last stepped through (its first version).
     pub stepping: Option<i64>,
+    /// Tokens (and cost) of the current conversation's replies.
+    pub usage: crate::engine::ConversationUsage,
     /// A problem loading data, for the status bar (set, then taken by the app).
     pub load_error: Option<String>,
 }
@@ -94,6 +96,7 @@ impl Model {
             alternates: Default::default(),
             browsing: HashMap::new(),
             stepping: None,
+            usage: Default::default(),
             active_series: 0,
             pending_by_conv: HashMap::new(),
             counts: std::cell::Cell::new(None),
@@ -179,11 +182,29 @@ impl Model {
         })
     }
 
+    /// The status bar's "Σ 12.3k tokens · $0.04 · context 34%", if anything was counted.
+    pub fn usage_summary(&self) -> Option<String> {
+        let u = &self.usage;
+        let total = u.total.prompt_tokens.unwrap_or(0) + u.total.completion_tokens.unwrap_or(0);
+        if total == 0 {
+            return None;
+        }
+        let mut s = format!("Σ {} tokens", tokens(total));
+        if let Some(c) = u.cost {
+            s.push_str(&format!(" · {}", dollars(c)));
+        }
+        if let (Some(used), Some(of)) = (u.context_used, u.context_tokens.filter(|n| *n > 0)) {
+            s.push_str(&format!(" · context {}%", (used * 100 / of).min(999)));
+        }
+        Some(s)
+    }
+
     pub fn reload_messages(&mut self) {
         let Some(id) = self.current else { return };
         match self.engine.reader().messages(id) {
             Ok(msgs) => {
                 self.alternates = self.engine.reader().alternates(id).unwrap_or_default();
+                self.usage = self.engine.usage(id).unwrap_or_default();
                 let hidden = self.hidden_versions(&msgs);
                 // Repeated interrupted attempts at one reply show as the latest.
                 let collapsed = crate::store::collapse_attempts(&msgs);
@@ -195,8 +216,10 @@ impl Model {
                     .map(|m| {
                         let mid = m.id;
                         let version = self.version_of(mid);
+                        let usage = self.usage.of(mid).map(usage_line);
                         let mut e = Entry::new(m);
                         e.version = version;
+                        e.usage = usage;
                         if let Some(o) = old.remove(&mid) {
                             e.reuse(o);
                         }
@@ -455,4 +478,41 @@ fn task_job_id(m: &Message) -> Option<i64> {
         .ok()?
         .get("job_id")?
         .as_i64()
+}
+
+/// "1.2k", "34k", "812".
+fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..10_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        10_000..1_000_000 => format!("{}k", n / 1_000),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+fn dollars(c: f64) -> String {
+    if c < 0.01 {
+        format!("${c:.4}")
+    } else {
+        format!("${c:.2}")
+    }
+}
+
+/// The line under a reply: "1.2k in (800 cached) · 210 out · $0.0042".
+fn usage_line(r: &crate::engine::ReplyUsage) -> String {
+    let u = &r.usage;
+    let mut parts = Vec::new();
+    if let Some(p) = u.prompt_tokens {
+        match u.cached_tokens.filter(|c| *c > 0) {
+            Some(c) => parts.push(format!("{} in ({} cached)", tokens(p), tokens(c))),
+            None => parts.push(format!("{} in", tokens(p))),
+        }
+    }
+    if let Some(c) = u.completion_tokens {
+        parts.push(format!("{} out", tokens(c)));
+    }
+    if let Some(c) = r.cost {
+        parts.push(dollars(c));
+    }
+    parts.join(" · ")
 }

@@ -274,6 +274,9 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
             spans.push(Span::styled(text, Style::new().fg(color)));
         }
     }
+    if let Some(u) = model.usage_summary() {
+        spans.push(Span::styled(format!(" {u} "), dim()));
+    }
     if let Some(st) = &app.status {
         spans.push(Span::styled(" │ ", dim()));
         spans.push(Span::styled(
