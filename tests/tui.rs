@@ -3134,3 +3134,29 @@ async fn a_replys_token_usage_shows_under_it_and_the_conversation_total_in_the_s
     assert!(s.contains("1.2k in (800 cached) · 56 out"), "{s}");
     assert!(s.contains("Σ 1.3k tokens"), "prompt and reply: {s}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_image_for_a_model_without_vision_is_refused_when_attached() {
+    let cfg: Config = toml::from_str(
+        "[models.blind]\nprovider = \"openai\"\nmodel = \"text-only\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key = \"sk-test-0000000000\"\nvision = false\n",
+    )
+    .unwrap();
+    let mut ui = Ui::with_config(vec![], cfg);
+    ui.say("/model blind");
+    let img = ui.h.dir.path().join("photo.png");
+    std::fs::write(&img, b"\x89PNG\r\n\x1a\n0000").unwrap();
+    ui.say(&format!("/attach {}", img.display()));
+    let (line, error) = ui.app.status_pair();
+    assert!(error && line.contains("vision"), "{line}");
+    assert!(ui.app.composer.attachments.is_empty());
+    assert!(
+        ui.app.composer_text().starts_with("/attach"),
+        "kept to be fixed"
+    );
+    ui.app.set_composer("");
+    // A text file is still fine.
+    let txt = ui.h.dir.path().join("notes.txt");
+    std::fs::write(&txt, "plain text").unwrap();
+    ui.say(&format!("/attach {}", txt.display()));
+    assert_eq!(ui.app.composer.attachments.len(), 1, "{}", ui.status_line());
+}

@@ -606,7 +606,10 @@ impl App {
                 if !line.starts_with('/') || line.contains('\n') {
                     return false;
                 }
-                let models = self.engine().config().model_names();
+                // The config's names and the ids the provider's server lists
+                // (cached; fetched in the background the first time).
+                let current = self.model.current_conv().and_then(|c| c.model.clone());
+                let models = self.engine().model_candidates(current.as_deref());
                 let roles: Vec<String> =
                     self.engine().config().get().roles.keys().cloned().collect();
                 let c = commands::Candidates {

@@ -318,8 +318,26 @@ impl App {
             Command::Model => {
                 if arg.is_empty() {
                     let (name, provider) = self.model.model_label();
+                    let current = self.model.current_conv().and_then(|c| c.model.clone());
                     let names = self.engine().config().model_names().join(", ");
-                    self.info(format!("model: {name} ({provider}) — available: {names}"));
+                    let listed = match self.engine().cached_models(current.as_deref()) {
+                        crate::engine::ModelList::Listed(l) if !l.is_empty() => format!(
+                            "; the server lists {}: {}",
+                            l.len(),
+                            l.iter()
+                                .take(12)
+                                .map(|m| m.id.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        crate::engine::ModelList::Failed(why) => {
+                            format!("; the server's list: {why}")
+                        }
+                        _ => String::new(),
+                    };
+                    self.info(format!(
+                        "model: {name} ({provider}) — available: {names}{listed} (Tab completes)"
+                    ));
                     done(self);
                 } else if let Some(id) = conv {
                     let name = arg.clone();
@@ -328,7 +346,23 @@ impl App {
                         move |app, r| match r {
                             Ok(kind) => {
                                 app.model.reload_convs();
-                                app.info(format!("model for this conversation: {arg} ({kind})"));
+                                // Said once: the name may still be right (a server
+                                // that does not list every model it serves).
+                                match app.engine().unknown_model(&arg) {
+                                    Some(u) => app.error(format!(
+                                        "model for this conversation: {arg} — but the {} server does not list {}{}",
+                                        u.provider,
+                                        u.name,
+                                        if u.suggestions.is_empty() {
+                                            String::new()
+                                        } else {
+                                            format!(" (did you mean {}?)", u.suggestions.join(", "))
+                                        }
+                                    )),
+                                    None => app.info(format!(
+                                        "model for this conversation: {arg} ({kind})"
+                                    )),
+                                }
                                 done_later(app);
                             }
                             Err(e) => app.error(e),
@@ -484,6 +518,12 @@ impl App {
             .iter()
             .map(|p| composer::describe(p).2)
             .sum();
+        // An image for a model that cannot see it is refused now, with the
+        // reason, rather than replaced by a note when it is sent.
+        let model = self.model.current_conv().and_then(|c| c.model.clone());
+        self.engine()
+            .check_attachment(model.as_deref(), std::path::Path::new(path))
+            .map_err(|e| format!("{e:#}"))?;
         let part = super::export::read_attachment(std::path::Path::new(path), used, cap)?;
         let (name, kind, bytes) = composer::describe(&part);
         self.composer.attachments.push(part);
