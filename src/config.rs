@@ -210,12 +210,23 @@ pub struct UiConfig {
     /// Capture the mouse (wheel scrolling, clicks). Off leaves selection to the terminal.
     #[serde(default = "yes")]
     pub mouse: bool,
+    /// The widest the conversation's text is laid out, in columns (lines of
+    /// prose much wider than this are hard to read on a wide terminal).
+    #[serde(default = "default_max_width")]
+    pub max_width: u16,
 }
 
 impl Default for UiConfig {
     fn default() -> Self {
-        Self { mouse: true }
+        Self {
+            mouse: true,
+            max_width: default_max_width(),
+        }
     }
+}
+
+fn default_max_width() -> u16 {
+    100
 }
 
 fn yes() -> bool {

@@ -303,9 +303,12 @@ async fn snapshot_streamed_markdown_reply() {
     assert_eq!(msgs[1].status, MessageStatus::Complete);
     let s = ui.screen(80, 24);
     assert!(
-        s.contains("# Building tock") && s.contains("• install Rust 1.85"),
-        "{s}"
+        s.contains("Building tock")
+            && !s.contains("# Building")
+            && s.contains("• install Rust 1.85"),
+        "headings without their #: {s}"
     );
+    assert!(s.contains("▎ fn main() {"), "code set apart by a bar: {s}");
     assert!(
         !s.contains("**") && !s.contains('`'),
         "inline markup is rendered:\n{s}"
@@ -3159,4 +3162,23 @@ async fn an_image_for_a_model_without_vision_is_refused_when_attached() {
     std::fs::write(&txt, "plain text").unwrap();
     ui.say(&format!("/attach {}", txt.display()));
     assert_eq!(ui.app.composer.attachments.len(), 1, "{}", ui.status_line());
+}
+
+#[tokio::test(start_paused = true)]
+async fn prose_is_laid_out_at_most_max_width_columns_on_a_wide_terminal() {
+    let long = "word ".repeat(80);
+    let mut ui = Ui::new(vec![reply_step(&long)]);
+    ui.start().await;
+    ui.say("a long answer please");
+    ui.settle().await;
+    let s = ui.screen(220, 30);
+    let widest = s
+        .lines()
+        .filter(|l| l.contains("word"))
+        .map(|l| l.trim_end().chars().count())
+        .max()
+        .unwrap();
+    // The sidebar (28 columns) plus at most 100 of text.
+    assert!(widest <= 28 + 100, "widest row {widest}:\n{s}");
+    assert!(s.lines().filter(|l| l.contains("word")).count() >= 4, "{s}");
 }

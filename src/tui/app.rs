@@ -87,6 +87,8 @@ pub struct App {
     pub(super) model_override: Option<String>,
     /// Drafts on their way to the database.
     pub drafts: super::writes::PendingDrafts,
+    /// The widest the conversation is laid out (`[ui] max_width`).
+    pub max_width: u16,
     /// Since when a write has been waiting (the status line says so after a moment).
     pub(super) writes_waiting_since: Option<i64>,
 }
@@ -119,6 +121,7 @@ impl App {
             model_override: None,
             drafts: Default::default(),
             writes_waiting_since: None,
+            max_width: cfg.ui.max_width,
         };
         if let Some(e) = key_errors.first() {
             let more = if key_errors.len() > 1 {

@@ -77,6 +77,10 @@ const TAB_WIDTH: usize = 4;
 const SPACES: &str = "                                                                ";
 const BULLETS: [&str; 3] = ["• ", "◦ ", "▪ "];
 
+/// In front of each code line, and of each continuation of a long one.
+const CODE_BAR: &str = "▎ ";
+const CODE_CONTINUED: &str = "↪ ";
+
 fn heading_style(level: HeadingLevel) -> Style {
     let color = match level {
         HeadingLevel::H1 => Color::Magenta,
@@ -492,9 +496,8 @@ impl Renderer {
             Tag::Paragraph => self.flush_inline(),
             Tag::Heading { level, .. } => {
                 self.flush_inline();
+                // Shown by its style, without the `#` marks.
                 self.heading = Some(level);
-                let hashes = "###### ".get(6 - level as usize..).unwrap_or("# ");
-                self.inline.push(hashes, heading_style(level));
             }
             Tag::BlockQuote(_) => {
                 self.flush_inline();
@@ -796,14 +799,19 @@ impl Renderer {
             }
             self.push_code_line(&display, &pieces, avail);
         }
+        // A closing rule: where the code ends is never a guess.
+        self.push_line(vec![Span::styled("─".repeat(avail.min(40)), dim())]);
         self.code_blocks.push(CodeBlock { lang, code });
         self.need_blank = true;
     }
 
-    /// Emits one code line, hard-wrapped at `avail` columns (code is never
-    /// re-flowed at words). `pieces` are styled ranges of `text`.
+    /// Emits one code line behind a bar that sets code apart from prose,
+    /// hard-wrapped at `avail` columns (code is never re-flowed at words),
+    /// each continuation marked `↪`. `pieces` are styled ranges of `text`.
     fn push_code_line(&mut self, text: &str, pieces: &[(Style, Range<usize>)], avail: usize) {
-        let mut cur: Vec<Span<'static>> = Vec::new();
+        let bar = || Span::styled(CODE_BAR, dim());
+        let avail = avail.saturating_sub(2).max(1);
+        let mut cur: Vec<Span<'static>> = vec![bar()];
         let mut cur_w = 0;
         for (style, range) in pieces {
             let Some(piece) = text.get(range.clone()).filter(|p| !p.is_empty()) else {
@@ -826,7 +834,10 @@ impl Renderer {
                     if j > start {
                         cur.push(Span::styled(piece[start..j].to_owned(), *style));
                     }
-                    self.push_line(std::mem::take(&mut cur));
+                    self.push_line(std::mem::replace(
+                        &mut cur,
+                        vec![Span::styled(CODE_CONTINUED, dim())],
+                    ));
                     cur_w = 0;
                     start = j;
                 }
@@ -1118,7 +1129,10 @@ mod tests {
                 .iter()
                 .find(|l| l.spans.iter().any(|s| s.content.contains(needle)))
                 .expect("line present");
-            line.spans.iter().filter(|s| s.style.fg.is_some()).count()
+            line.spans
+                .iter()
+                .filter(|s| s.style.fg.is_some() && s.content != CODE_BAR)
+                .count()
         };
         assert!(colours("main") >= 3);
         assert_eq!(colours("Qapla"), 0);
@@ -1133,9 +1147,11 @@ mod tests {
             plain(&r),
             [
                 "─ [1] ──────",
-                "  a b    c d",
-                " e f g h i j",
-                " k l m n o p"
+                "▎   a b    c",
+                "↪  d e f g h",
+                "↪  i j k l m",
+                "↪  n o p",
+                "────────────"
             ]
         );
     }
@@ -1169,7 +1185,7 @@ mod tests {
         let lines = plain(&r);
         assert!(lines.contains(&format!("─ [2] {}", "─".repeat(34))));
         // The code block inside a list item is indented under the item.
-        assert!(lines.contains(&"  x = 1".to_owned()), "{lines:?}");
+        assert!(lines.contains(&"  ▎ x = 1".to_owned()), "{lines:?}");
     }
 
     #[test]
@@ -1177,7 +1193,7 @@ mod tests {
         let r = render_markdown("```make\nall:\n\tcc -o a a.c\n```\n\na\tb", 40);
         assert_eq!(r.code_blocks[0].code, "all:\n\tcc -o a a.c\n");
         let lines = plain(&r);
-        assert!(lines.contains(&"    cc -o a a.c".to_owned()), "{lines:?}");
+        assert!(lines.contains(&"▎     cc -o a a.c".to_owned()), "{lines:?}");
         assert!(lines.contains(&"a b".to_owned()), "{lines:?}");
         assert!(!lines.iter().any(|l| l.contains('\t')));
     }
@@ -1268,7 +1284,9 @@ mod tests {
             }]
         );
         let lines = plain(&r);
-        assert_eq!(lines.last().map(String::as_str), Some("    return x +"));
+        let n = lines.len();
+        assert_eq!(lines[n - 2], "▎     return x +");
+        assert!(lines[n - 1].starts_with('─'), "the rule after the code");
     }
 
     #[test]

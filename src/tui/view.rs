@@ -69,8 +69,13 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
     ])
     .areas(right);
     rcx.chat = chat_area;
-    layout.chat = chat_area;
-    layout.scroll_used = draw_chat(f, app, chat_area);
+    // The conversation is laid out at most `max_width` columns wide.
+    let text_area = Rect {
+        width: chat_area.width.min(app.max_width.max(20)),
+        ..chat_area
+    };
+    layout.chat = text_area;
+    layout.scroll_used = draw_chat(f, app, text_area);
     layout.strip_rows = strip_items
         .into_iter()
         .map(|(line, id)| (strip_area.y + line as u16, id))
