@@ -1785,6 +1785,12 @@ async fn denying_a_tool_call_schedules_nothing() {
     assert!(s.contains("→ schedule_task"), "{s}");
     assert!(s.contains("✗ declined by you"), "{s}");
     assert!(!s.contains("{\"error\""), "{s}");
+    // The export has the call with its arguments.
+    let out = ui.h.dir.path().join("out.md");
+    ui.say(&format!("/export {}", out.display()));
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(md.contains("Tool call `schedule_task`"), "{md}");
+    assert!(md.contains("\"instruction\""), "the arguments: {md}");
 }
 
 #[tokio::test(start_paused = true)]

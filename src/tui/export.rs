@@ -74,6 +74,20 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
         let who = crate::sanitize::sanitize_line(&who);
         let body = crate::sanitize::sanitize_keep_tabs(&m.content);
         md.push_str(&format!("## {who}{status} — {when}\n\n{body}\n\n"));
+        // The calls a reply made, with their arguments, as the model sent them.
+        let calls: Vec<crate::llm::ToolCall> = m
+            .tool_calls_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default();
+        for c in calls {
+            let args = crate::sanitize::sanitize_keep_tabs(&c.arguments);
+            md.push_str(&format!(
+                "Tool call `{}`:\n\n```json\n{}\n```\n\n",
+                crate::sanitize::sanitize_line(&c.name),
+                args.trim()
+            ));
+        }
     }
     // Private (0600), and never blocking on a FIFO or writing into /proc.
     crate::files::write_private(Path::new(&path), md.as_bytes())?;
