@@ -3188,3 +3188,27 @@ async fn prose_is_laid_out_at_most_max_width_columns_on_a_wide_terminal() {
     assert!(widest <= 28 + 100, "widest row {widest}:\n{s}");
     assert!(s.lines().filter(|l| l.contains("word")).count() >= 4, "{s}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_at_path_mention_attaches_the_file_and_tab_completes_it() {
+    let mut ui = Ui::new(vec![]);
+    let dir = ui.h.dir.path().to_path_buf();
+    std::fs::write(dir.join("meeting-notes.txt"), "the notes").unwrap();
+    // Tab completes the mention as a path.
+    ui.typ(&format!("summarise @{}/meeting-n", dir.display()));
+    ui.press(KeyCode::Tab);
+    assert_eq!(
+        ui.app.composer_text(),
+        format!("summarise @{}/meeting-notes.txt", dir.display())
+    );
+    ui.typ(" please, and greet @nobody");
+    ui.enter();
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1, "{}", ui.status_line());
+    let parts = rows[0].parts_json.clone().unwrap_or_default();
+    assert!(parts.contains("meeting-notes.txt"), "attached: {parts}");
+    assert!(
+        rows[0].text.contains("@nobody"),
+        "a mention that is no file stays text"
+    );
+}

@@ -606,6 +606,13 @@ impl App {
             }
             Action::Complete => {
                 let line = self.composer.text();
+                if let Some(done) = (!line.starts_with('/'))
+                    .then(|| commands::complete_mention(&line))
+                    .flatten()
+                {
+                    self.composer.set_text(&done, now);
+                    return true;
+                }
                 if !line.starts_with('/') || line.contains('\n') {
                     return false;
                 }

@@ -290,6 +290,31 @@ fn extend(prefix: &str, names: &[&str]) -> Option<String> {
 }
 
 /// Complete a file path (`~/` expanded for reading, kept as typed).
+/// Tab on `… @pa`: the last word, an `@path` mention, completed as a path.
+pub fn complete_mention(line: &str) -> Option<String> {
+    let start = line.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let word = line[start..].strip_prefix('@')?;
+    complete_path(word).map(|p| format!("{}@{p}", &line[..start]))
+}
+
+/// The files a message mentions as `@path` (words that name a readable
+/// file; `@someone` that is no file stays text).
+pub fn mentioned_files(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        let Some(p) = word.strip_prefix('@') else {
+            continue;
+        };
+        // A mention at the end of a sentence: "see @notes.txt."
+        let p = p.trim_end_matches([',', '.', ';', ':', ')', '!', '?']);
+        let path = expand_home(p);
+        if !p.is_empty() && std::path::Path::new(&path).is_file() && !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
+}
+
 fn complete_path(arg: &str) -> Option<String> {
     let (dir_part, file_part) = match arg.rfind('/') {
         Some(i) => (&arg[..=i], &arg[i + 1..]),

@@ -68,6 +68,15 @@ impl App {
             .filter(|_| trimmed.starts_with("//"))
             .unwrap_or(trimmed)
             .to_string();
+        // `@path` attaches that file (the mention stays in the text).
+        let before = self.composer.attachments.len();
+        for path in commands::mentioned_files(&body) {
+            if let Err(e) = self.attach(&path) {
+                // All or none: a fixed message is sent with each file once.
+                self.composer.attachments.truncate(before);
+                return self.error(format!("{e} (the message was not sent)"));
+            }
+        }
         self.send(&body, None);
     }
 
