@@ -11,6 +11,8 @@
 //!   results forgotten): the first frame after opening the conversation.
 //! - `view_5000/warm`: the whole screen (`view::draw`: sidebar, chat, strip,
 //!   composer, status bar) of an `App` on a 5,000-message conversation.
+//! - `key_frame/5000_messages`: a key typed into the composer, then the
+//!   whole screen drawn, in the 5,000-message conversation.
 //! - `stream_token/*`: one token appended to a streaming reply of 8–12 KB at
 //!   the end of the 5,000 messages, then a frame (chat alone, and the whole
 //!   screen through `App::on_engine(Event::Delta)`).
@@ -23,6 +25,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use tock::config::{Config, ConfigSource};
 use tock::engine::{Engine, Event, Options, SystemClock};
@@ -261,6 +264,23 @@ fn bench_view(c: &mut Criterion) {
     let mut g = c.benchmark_group("view_5000");
     g.bench_function("warm", |b| {
         b.iter(|| {
+            let mut f = term.get_frame();
+            view::draw(&mut f, &a);
+        })
+    });
+    g.finish();
+
+    // A keypress in the composer, then the frame that shows it.
+    let mut a = a;
+    let mut g = c.benchmark_group("key_frame");
+    let mut typed = 0usize;
+    g.bench_function("5000_messages", |b| {
+        b.iter(|| {
+            typed += 1;
+            if typed % 200 == 0 {
+                a.set_composer("");
+            }
+            a.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
             let mut f = term.get_frame();
             view::draw(&mut f, &a);
         })
