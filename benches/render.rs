@@ -277,7 +277,7 @@ fn bench_view(c: &mut Criterion) {
     g.bench_function("5000_messages", |b| {
         b.iter(|| {
             typed += 1;
-            if typed % 200 == 0 {
+            if typed.is_multiple_of(200) {
                 a.set_composer("");
             }
             a.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
