@@ -11,6 +11,8 @@ pub struct ConversationGate {
     pub paused: bool,
     /// A tool call waits for the user's answer.
     pub awaiting_approval: bool,
+    /// An approved tool call is running (its reply goes on when it is done).
+    pub running_tool: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +33,8 @@ pub enum ItemState {
     Paused,
     /// Due, but a tool call in its conversation waits for approval.
     AwaitingApproval,
+    /// Due, but an approved tool call in its conversation is still running.
+    RunningTool,
     Failed {
         reason: String,
     },
@@ -49,6 +53,7 @@ impl ItemState {
             ItemState::Scheduled { .. } => "scheduled",
             ItemState::Paused => "paused",
             ItemState::AwaitingApproval => "approval",
+            ItemState::RunningTool => "tool",
             ItemState::Failed { .. } => "failed",
             ItemState::Expired => "expired",
             ItemState::Sent => "sent",
@@ -105,6 +110,8 @@ fn derive(
                 ItemState::Scheduled { at }
             } else if gate.awaiting_approval {
                 ItemState::AwaitingApproval
+            } else if gate.running_tool {
+                ItemState::RunningTool
             } else if gate.paused {
                 ItemState::Paused
             } else {
@@ -128,6 +135,11 @@ pub fn gates(
         map.entry(a.conversation_id)
             .or_insert_with(ConversationGate::default)
             .awaiting_approval = true;
+    }
+    for a in store.executing_approvals()? {
+        map.entry(a.conversation_id)
+            .or_insert_with(ConversationGate::default)
+            .running_tool = true;
     }
     Ok(map)
 }
@@ -185,7 +197,7 @@ mod tests {
         );
         let paused = ConversationGate {
             paused: true,
-            awaiting_approval: false,
+            ..Default::default()
         };
         assert_eq!(
             item_state(&item(Status::Pending), 10, paused),
@@ -201,10 +213,24 @@ mod tests {
         let approval = ConversationGate {
             paused: true,
             awaiting_approval: true,
+            ..Default::default()
         };
         assert_eq!(
             item_state(&item(Status::Pending), 10, approval),
             ItemState::AwaitingApproval
+        );
+        // An approved call still running holds the queue, and says so.
+        let running = ConversationGate {
+            running_tool: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            item_state(&item(Status::Pending), 10, running),
+            ItemState::RunningTool
+        );
+        assert_eq!(
+            item_state(&item(Status::Pending), 10, running).label(),
+            "tool"
         );
         assert_eq!(
             item_state(&item(Status::Sending), 10, paused),

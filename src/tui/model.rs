@@ -299,7 +299,7 @@ impl Model {
         let mut c = StateCounts::default();
         for s in &self.summaries {
             match crate::engine::state::summary_state(s, now, self.gate(s.conversation_id)) {
-                ItemState::Queued | ItemState::Sending => c.queued += 1,
+                ItemState::Queued | ItemState::Sending | ItemState::RunningTool => c.queued += 1,
                 ItemState::Retrying { .. } => c.retrying += 1,
                 ItemState::Scheduled { .. } => c.scheduled += 1,
                 ItemState::Failed { .. } | ItemState::Expired => c.failed += 1,

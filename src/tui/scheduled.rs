@@ -1456,6 +1456,7 @@ impl State {
             ItemState::Queued => State::Queued,
             ItemState::Paused => State::Paused,
             ItemState::AwaitingApproval => State::Approval,
+            ItemState::RunningTool => State::Queued,
             ItemState::Sending => State::Sending,
             ItemState::Failed { .. } => State::Failed,
             ItemState::Expired => State::Expired,

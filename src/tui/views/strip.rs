@@ -40,6 +40,10 @@ pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
             "⏸ after the approval".into(),
             Style::new().fg(Color::Yellow),
         ),
+        ItemState::RunningTool => (
+            "⏳ after the approved tool call".into(),
+            Style::new().fg(Color::Blue),
+        ),
         ItemState::Retrying { at, reason } => {
             let secs = ((at - now) + 999) / 1000;
             let why = if compact {
