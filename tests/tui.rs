@@ -2958,6 +2958,8 @@ async fn ctrl_f_searches_every_conversation_and_enter_opens_the_message() {
     assert!(s.contains("Zebras are striped"), "{s}");
     assert!(!s.contains("something else"), "{s}");
     insta::assert_snapshot!("search_100x30", ui.render(100, 30).backend());
+    insta::assert_snapshot!("search_120x40", ui.render(120, 40).backend());
+    insta::assert_snapshot!("search_60x15", ui.render(60, 15).backend());
     // Newest first: the reply, then the question; ↓ then Enter opens the question.
     ui.press(KeyCode::Down);
     ui.enter();
@@ -3028,6 +3030,7 @@ async fn a_regenerated_reply_shows_one_version_and_alt_comma_brings_the_other_ba
         "older versions are not stacked: {s}"
     );
     insta::assert_snapshot!("versions_100x30", ui.render(100, 30).backend());
+    insta::assert_snapshot!("versions_60x15", ui.render(60, 15).backend());
     // Alt+, : the first reply again, and the conversation goes on from it.
     ui.key(KeyCode::Char(','), KeyModifiers::ALT);
     ui.pump();
@@ -3121,6 +3124,8 @@ async fn snapshot_tools_view_without_servers() {
     let mut ui = Ui::new(vec![]);
     ui.say("/tools");
     insta::assert_snapshot!("tools_100x30", ui.render(100, 30).backend());
+    insta::assert_snapshot!("tools_120x40", ui.render(120, 40).backend());
+    insta::assert_snapshot!("tools_60x15", ui.render(60, 15).backend());
     assert!(ui.screen(100, 30).contains("No MCP servers"));
 }
 
