@@ -118,14 +118,26 @@ impl Http {
         headers: HeaderMap,
         body: &serde_json::Value,
     ) -> Result<reqwest::Response, LlmError> {
+        let host = host_of(&url);
+        tracing::debug!(provider = self.label, %host, path = url.path(), "sending request");
+        self.send(|c| c.post(url).headers(headers).json(body), &host)
+            .await
+    }
+
+    /// Sends the request `build` makes and waits (at most the idle timeout)
+    /// for the response headers; a status other than 2xx becomes a
+    /// classified, worded error (the body's detail, a redirect's target).
+    async fn send(
+        &self,
+        build: impl FnOnce(&reqwest::Client) -> reqwest::RequestBuilder,
+        host: &str,
+    ) -> Result<reqwest::Response, LlmError> {
         let client = self.client.as_ref().map_err(|e| {
             self.error(LlmError::permanent(format!(
                 "cannot create HTTP client: {e}"
             )))
         })?;
-        let host = host_of(&url);
-        tracing::debug!(provider = self.label, %host, path = url.path(), "sending request");
-        let fut = client.post(url).headers(headers).json(body).send();
+        let fut = build(client).send();
         let resp = match tokio::time::timeout(self.idle, fut).await {
             Err(_) => {
                 return Err(self.error(LlmError::transient(format!(
@@ -133,7 +145,7 @@ impl Http {
                     fmt_duration(self.idle)
                 ))));
             }
-            Ok(Err(e)) => return Err(self.error(request_error(&e, &host))),
+            Ok(Err(e)) => return Err(self.error(request_error(&e, host))),
             Ok(Ok(resp)) => resp,
         };
         let status = resp.status();
@@ -177,38 +189,9 @@ impl Http {
         headers: HeaderMap,
         max_body: usize,
     ) -> Result<serde_json::Value, LlmError> {
-        let client = self.client.as_ref().map_err(|e| {
-            self.error(LlmError::permanent(format!(
-                "cannot create HTTP client: {e}"
-            )))
-        })?;
         let host = host_of(&url);
         tracing::debug!(provider = self.label, %host, path = url.path(), "GET");
-        let fut = client.get(url).headers(headers).send();
-        let resp = match tokio::time::timeout(self.idle, fut).await {
-            Err(_) => {
-                return Err(self.error(LlmError::transient(format!(
-                    "no response from {host} for {}",
-                    fmt_duration(self.idle)
-                ))));
-            }
-            Ok(Err(e)) => return Err(self.error(request_error(&e, &host))),
-            Ok(Ok(resp)) => resp,
-        };
-        let status = resp.status();
-        if !status.is_success() {
-            let retry_after = retry_after(resp.headers(), std::time::SystemTime::now());
-            let body = read_limited(resp, self.idle).await;
-            let mut msg = status_line(status);
-            if let Some(detail) = error_detail(&body) {
-                msg = format!("{msg}: {detail}");
-            }
-            let kind = match classify(status) {
-                Class::Transient => ErrorKind::Transient { retry_after },
-                Class::Permanent => ErrorKind::Permanent,
-            };
-            return Err(self.error(LlmError { kind, message: msg }));
-        }
+        let resp = self.send(|c| c.get(url).headers(headers), &host).await?;
         let mut body = Vec::new();
         let mut stream = resp.bytes_stream();
         loop {
