@@ -78,12 +78,19 @@ impl App {
         job: impl FnOnce(&Engine) -> T + Send + 'static,
         then: impl FnOnce(&mut App, T) + 'static,
     ) {
-        self.write_with(job, then);
+        let writer = self.model.writer.clone();
+        match writer.run(self.engine(), job) {
+            WriteOutcome::Ready(t) => then(self, t),
+            WriteOutcome::Pending(ticket) => {
+                writer.then(ticket, typed(then));
+                self.writes_waiting_since.get_or_insert(self.now());
+            }
+        }
     }
 
     /// A write nobody waits to hear about.
     pub(super) fn write_quietly(&mut self, job: impl FnOnce(&Engine) + Send + 'static) {
-        self.write_with(job, |_, ()| {});
+        self.write(job, |_, ()| {});
     }
 
     /// Stop the reply streaming in `conv`, if one is: the stream is told at
@@ -94,21 +101,6 @@ impl App {
         }
         self.write_quietly(move |e| e.pause_after_stop(conv));
         true
-    }
-
-    fn write_with<T: Send + 'static>(
-        &mut self,
-        job: impl FnOnce(&Engine) -> T + Send + 'static,
-        then: impl FnOnce(&mut App, T) + 'static,
-    ) {
-        let writer = self.model.writer.clone();
-        match writer.run(self.engine(), job) {
-            WriteOutcome::Ready(t) => then(self, t),
-            WriteOutcome::Pending(ticket) => {
-                writer.then(ticket, typed(then));
-                self.writes_waiting_since.get_or_insert(self.now());
-            }
-        }
     }
 
     /// Apply the results of writes that finished after their key returned.
@@ -213,7 +205,7 @@ impl App {
 
     pub(super) fn queue_draft(&mut self, conv: i64, draft: Draft) {
         let seq = self.drafts.next(conv, draft.clone());
-        self.write_with(
+        self.write(
             move |e| e.save_draft(conv, &draft),
             move |app, r| app.draft_saved(conv, seq, r),
         );
