@@ -214,6 +214,13 @@ pub struct UiConfig {
     /// prose much wider than this are hard to read on a wide terminal).
     #[serde(default = "default_max_width")]
     pub max_width: u16,
+    /// `auto` (ask the terminal for its background), `dark` or `light`.
+    /// Kept as text so that a typo gives one line, not a config that fails to load.
+    #[serde(default)]
+    pub theme: Option<String>,
+    /// Colours by role, over the theme's own: `accent = "#d75f00"`.
+    #[serde(default)]
+    pub colors: BTreeMap<String, String>,
 }
 
 impl Default for UiConfig {
@@ -221,6 +228,8 @@ impl Default for UiConfig {
         Self {
             mouse: true,
             max_width: default_max_width(),
+            theme: None,
+            colors: BTreeMap::new(),
         }
     }
 }

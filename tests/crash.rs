@@ -557,11 +557,24 @@ fn check_invariants(t: &Tock, server: &MockServer, accepted: &[i64]) -> Report {
         // Per user message: final replies (complete, no tool calls), all
         // assistant messages, interrupted ones.
         let mut turn: Option<(usize, usize, usize)> = None;
+        // What the conversation holds, for a failure's message.
+        let seq = ms
+            .iter()
+            .map(|m| {
+                let calls = if m.tool_calls_json.is_some() {
+                    "+calls"
+                } else {
+                    ""
+                };
+                format!("{}:{}{calls}", m.role, m.status)
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
         let close = |turn: &mut Option<(usize, usize, usize)>, report: &mut Report| {
             if let Some((finals, copies, interrupted)) = turn.take() {
                 assert_eq!(
                     finals, 1,
-                    "conversation {conv}: a user message got {finals} complete replies"
+                    "conversation {conv}: a user message got {finals} complete replies; the conversation: {seq}"
                 );
                 report.max_copies = report.max_copies.max(copies);
                 report.max_interrupted_per_reply =

@@ -499,3 +499,50 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_restores_the_terminal() {
     });
     assert_eq!(draft.edit_of, None);
 }
+
+#[test]
+fn theme_auto_asks_the_terminal_and_draws_the_light_palette_on_a_light_background() {
+    let t = Tock::new();
+    // A light terminal: black text on white.
+    let mut light = Pty::spawn_answering(
+        &[],
+        &t.env,
+        ROWS,
+        COLS,
+        Some(("rgb:0000/0000/0000", "rgb:ffff/ffff/ffff")),
+    );
+    light.wait_text("Enter sends", LONG);
+    assert!(
+        contains_bytes(&light.raw(), b"\x1b]11;?"),
+        "asked for the background"
+    );
+    let colors = light.foreground_colors();
+    // The light palette's grey (256-colour 242), not the terminal's own dark grey (8).
+    assert!(colors.contains(&vt100::Color::Idx(242)), "{colors:?}");
+    assert!(!colors.contains(&vt100::Color::Idx(8)), "{colors:?}");
+    light.write(b"\x11");
+    assert!(light.wait_exit(LONG));
+
+    // A terminal that ignores the question (it still answers device
+    // attributes): dark, without waiting long.
+    let mut silent = Pty::spawn_answering(&[], &t.env, ROWS, COLS, None);
+    silent.wait_text("Enter sends", LONG);
+    let colors = silent.foreground_colors();
+    assert!(colors.contains(&vt100::Color::Idx(8)), "{colors:?}");
+    assert!(!colors.contains(&vt100::Color::Idx(242)), "{colors:?}");
+    silent.write(b"\x11");
+    assert!(silent.wait_exit(LONG));
+
+    // `theme = "light"` in the config: no question asked.
+    t.write_config("[ui]\ntheme = \"light\"\n");
+    let mut configured = Pty::spawn_answering(&[], &t.env, ROWS, COLS, None);
+    configured.wait_text("Enter sends", LONG);
+    assert!(!contains_bytes(&configured.raw(), b"\x1b]11;?"));
+    assert!(
+        configured
+            .foreground_colors()
+            .contains(&vt100::Color::Idx(242))
+    );
+    configured.write(b"\x11");
+    assert!(configured.wait_exit(LONG));
+}

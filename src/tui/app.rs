@@ -3,6 +3,8 @@
 //! main bindings; the intents views return are applied here, through the
 //! engine. Drawing (view.rs) reads the app and returns the layout it used.
 
+use std::sync::Arc;
+
 use ratatui::crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,
 };
@@ -13,6 +15,7 @@ use super::composer::{self, Composer};
 use super::keymap::{Action, Keymap, Scope};
 use super::model::{Model, local};
 use super::scheduled::ScheduledPane;
+use super::theme::ThemeChoice;
 use super::time_picker::TimePicker;
 use super::views::{self, Cx, Intent, Outcome, View, ViewKind};
 use crate::engine::{Engine, Event, NoticeKind, Notification};
@@ -91,12 +94,17 @@ pub struct App {
     pub max_width: u16,
     /// Since when a write has been waiting (the status line says so after a moment).
     pub(super) writes_waiting_since: Option<i64>,
+    /// The palette drawn with (`[ui] theme`, `/theme`, the terminal's answer).
+    pub theme: ThemeChoice,
+    /// The configuration the theme was last taken from (a reload replaces it).
+    theme_config: Arc<crate::config::Config>,
 }
 
 impl App {
     pub fn new(engine: Engine) -> anyhow::Result<Self> {
         let cfg = engine.config().get();
         let (keys, key_errors) = Keymap::with_overrides(&cfg.keys);
+        let (theme, theme_error) = ThemeChoice::from_config(&cfg.ui);
         let mut app = Self {
             model: Model::new(engine),
             keys,
@@ -122,10 +130,15 @@ impl App {
             drafts: Default::default(),
             writes_waiting_since: None,
             max_width: cfg.ui.max_width,
+            theme,
+            theme_config: cfg.clone(),
         };
-        if let Some(e) = key_errors.first() {
-            let more = if key_errors.len() > 1 {
-                format!(" (+{} more)", key_errors.len() - 1)
+        let mut errors: Vec<String> = theme_error.into_iter().collect();
+        errors.extend(app.apply_theme());
+        errors.extend(key_errors);
+        if let Some(e) = errors.first() {
+            let more = if errors.len() > 1 {
+                format!(" (+{} more)", errors.len() - 1)
             } else {
                 String::new()
             };
@@ -166,6 +179,34 @@ impl App {
             error: false,
             until: self.now() + 10_000,
         });
+    }
+
+    /// Draw with the palette `self.theme` chooses; returns one line per bad
+    /// `[ui.colors]` entry.
+    pub fn apply_theme(&mut self) -> Vec<String> {
+        let (palette, errors) = self.theme.palette();
+        super::theme::set_palette(palette);
+        errors
+    }
+
+    /// After a config reload: take `[ui] theme` and `[ui.colors]` again.
+    fn retheme_if_config_changed(&mut self) {
+        let cfg = self.model.engine.config().get();
+        if Arc::ptr_eq(&cfg, &self.theme_config) {
+            return;
+        }
+        let (mut theme, error) = ThemeChoice::from_config(&cfg.ui);
+        self.theme_config = cfg;
+        theme.session = self.theme.session;
+        theme.detected = self.theme.detected;
+        if theme == self.theme {
+            return;
+        }
+        self.theme = theme;
+        let errors: Vec<String> = error.into_iter().chain(self.apply_theme()).collect();
+        if let Some(e) = errors.first() {
+            self.error(e);
+        }
     }
 
     pub fn error(&mut self, s: impl std::fmt::Display) {
@@ -379,6 +420,8 @@ impl App {
     }
 
     pub(super) fn on_notice(&mut self, n: Notification) {
+        // A reload is announced by a notice.
+        self.retheme_if_config_changed();
         let in_view = n.conversation_id.is_some() && n.conversation_id == self.model.current;
         if n.kind == NoticeKind::ReplyFinished && in_view {
             return;

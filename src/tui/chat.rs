@@ -2,6 +2,7 @@
 //! only the streaming message is re-rendered as it grows; only visible rows
 //! are copied into the frame.
 
+use crate::tui::theme::palette;
 use std::cell::{Ref, RefCell};
 
 use ratatui::buffer::Buffer;
@@ -222,7 +223,7 @@ pub fn stable_split(text: &str) -> usize {
 /// A tool's result, as a small card: an error (a declined or refused call
 /// among them) in one line with a mark, else the first lines of the result.
 fn tool_result_lines(content: &str, width: usize) -> Vec<Line<'static>> {
-    let dim = Style::new().fg(Color::DarkGray);
+    let dim = Style::new().fg(palette().dim);
     let clip = |s: &str| -> String { super::text::elide(&sanitize_line(s), width) };
     if let Ok(serde_json::Value::Object(o)) = serde_json::from_str::<serde_json::Value>(content)
         && let Some(err) = o.get("error").and_then(|e| e.as_str())
@@ -239,7 +240,7 @@ fn tool_result_lines(content: &str, width: usize) -> Vec<Line<'static>> {
         };
         return vec![Line::from(vec![
             Span::raw("  "),
-            Span::styled(clip(&text), Style::new().fg(Color::Yellow)),
+            Span::styled(clip(&text), Style::new().fg(palette().warning)),
         ])];
     }
     let all: Vec<&str> = content.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -274,7 +275,7 @@ fn tool_call_lines(calls_json: &str, width: usize) -> Vec<Line<'static>> {
                 Span::raw("  "),
                 Span::styled(
                     super::text::elide(&sanitize_line(&text), width),
-                    Style::new().fg(Color::Cyan),
+                    Style::new().fg(palette().accent),
                 ),
             ])
         })
@@ -287,7 +288,7 @@ fn indent(lines: Vec<Line<'static>>, dim: bool) -> Vec<Line<'static>> {
         .map(|l| {
             let mut spans = vec![Span::raw("  ")];
             spans.extend(l.spans.into_iter().map(|s| {
-                let st = s.style.fg(Color::DarkGray);
+                let st = s.style.fg(palette().dim);
                 if dim { s.style(st) } else { s }
             }));
             Line::from(spans)
@@ -306,14 +307,16 @@ fn render_message(
     let mut header: Vec<Span<'static>> = Vec::new();
     let (bar, name_style) = match m.role {
         Role::User => (
-            Color::Blue,
-            Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD),
+            palette().info,
+            Style::new().fg(palette().info).add_modifier(Modifier::BOLD),
         ),
         Role::Assistant => (
-            Color::Green,
-            Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
+            palette().success,
+            Style::new()
+                .fg(palette().success)
+                .add_modifier(Modifier::BOLD),
         ),
-        Role::Tool | Role::Notice => (Color::DarkGray, Style::new().fg(Color::DarkGray)),
+        Role::Tool | Role::Notice => (palette().dim, Style::new().fg(palette().dim)),
     };
     let name = match m.role {
         Role::User => "You".to_string(),
@@ -325,31 +328,34 @@ fn render_message(
     header.push(Span::styled(name, name_style));
     header.push(Span::styled(
         format!(" · {}", time_of(m.created_at)),
-        Style::new().fg(Color::DarkGray),
+        Style::new().fg(palette().dim),
     ));
     if let Some(v) = e.version {
         header.push(Span::styled(
             format!("  ‹{}/{}›", v.index, v.of),
-            Style::new().fg(Color::Cyan),
+            Style::new().fg(palette().accent),
         ));
         if !v.in_context {
             header.push(Span::styled(
                 " an earlier version, not in the conversation",
-                Style::new().fg(Color::DarkGray),
+                Style::new().fg(palette().dim),
             ));
         }
     }
     if m.role == Role::User && m.content.starts_with("[Scheduled task]") {
         header.push(Span::styled(
             "  ⏰ fired by schedule",
-            Style::new().fg(Color::Cyan),
+            Style::new().fg(palette().accent),
         ));
     }
     // (symbol, reason, hint, style): the reason is shortened before the hint is lost.
     let state: Option<(&str, String, &str, Style)> = match m.status {
-        MessageStatus::Streaming => {
-            Some(("● ", "streaming".into(), "", Style::new().fg(Color::Yellow)))
-        }
+        MessageStatus::Streaming => Some((
+            "● ",
+            "streaming".into(),
+            "",
+            Style::new().fg(palette().warning),
+        )),
         MessageStatus::Interrupted => Some((
             "⚠ ",
             {
@@ -363,22 +369,19 @@ fn render_message(
                 }
             },
             e.retry_hint,
-            Style::new().fg(Color::Yellow),
+            Style::new().fg(palette().warning),
         )),
         MessageStatus::Error => Some((
             "✗ ",
             sanitize_line(m.error.as_deref().unwrap_or("error")).into_owned(),
             "",
-            Style::new().fg(Color::Red),
+            Style::new().fg(palette().error),
         )),
         // A version being looked at says so itself (‹1/2›).
         MessageStatus::Superseded if e.version.is_some() => None,
-        MessageStatus::Superseded => Some((
-            "",
-            "(replaced)".into(),
-            "",
-            Style::new().fg(Color::DarkGray),
-        )),
+        MessageStatus::Superseded => {
+            Some(("", "(replaced)".into(), "", Style::new().fg(palette().dim)))
+        }
         MessageStatus::Complete => None,
     };
     let mut state_rows = Vec::new();
@@ -430,7 +433,7 @@ fn render_message(
     } else if m.content.is_empty() && m.status == MessageStatus::Streaming {
         lines.push(Line::from(Span::styled(
             "  …",
-            Style::new().fg(Color::DarkGray),
+            Style::new().fg(palette().dim),
         )));
     } else if m.status == MessageStatus::Streaming {
         // Only the tail after the settled beginning is rendered again per token.
@@ -486,7 +489,7 @@ fn render_message(
     if let Some(u) = e.usage.as_deref().filter(|u| !u.is_empty()) {
         lines.push(Line::styled(
             format!("  {}", sanitize_line(u)),
-            Style::new().fg(Color::DarkGray).add_modifier(Modifier::DIM),
+            Style::new().fg(palette().dim).add_modifier(Modifier::DIM),
         ));
     }
     lines.push(Line::default());
@@ -503,7 +506,7 @@ const FOLD_FROM: usize = 20;
 fn verbatim(text: &str, width: u16, folded: bool, dim: bool) -> Vec<Line<'static>> {
     let w = width.max(1) as usize;
     let style = if dim {
-        Style::new().fg(Color::DarkGray)
+        Style::new().fg(palette().dim)
     } else {
         Style::new()
     };
@@ -533,7 +536,7 @@ fn verbatim(text: &str, width: u16, folded: bool, dim: bool) -> Vec<Line<'static
     if hidden > 0 {
         out.push(Line::from(Span::styled(
             format!("  ⋯ {hidden} more lines (Ctrl+O unfolds)"),
-            Style::new().fg(Color::DarkGray),
+            Style::new().fg(palette().dim),
         )));
     }
     out
@@ -574,11 +577,11 @@ fn wrap_verbatim(line: &str, width: usize) -> Vec<String> {
 
 fn state_style(state: &str) -> Style {
     match state {
-        "scheduled" => Style::new().fg(Color::Cyan),
-        "fired" => Style::new().fg(Color::Green),
-        "failed" => Style::new().fg(Color::Red),
-        "expired" => Style::new().fg(Color::Magenta),
-        _ => Style::new().fg(Color::DarkGray),
+        "scheduled" => Style::new().fg(palette().accent),
+        "fired" => Style::new().fg(palette().success),
+        "failed" => Style::new().fg(palette().error),
+        "expired" => Style::new().fg(palette().special),
+        _ => Style::new().fg(palette().dim),
     }
 }
 
@@ -662,7 +665,7 @@ fn render_card(card: &TaskCard, width: u16) -> Vec<Line<'static>> {
         Line::from(Span::styled(clip(&card.instruction, inner), Style::new())),
         Line::from(Span::styled(
             clip(&card.when, inner),
-            Style::new().fg(Color::DarkGray),
+            Style::new().fg(palette().dim),
         )),
     ];
     let title = format!(
@@ -675,7 +678,7 @@ fn render_card(card: &TaskCard, width: u16) -> Vec<Line<'static>> {
         Some((&card.state, state_style(&card.state))),
         body,
         width,
-        Color::Cyan,
+        palette().accent,
     );
     lines.push(Line::default());
     lines

@@ -9,6 +9,7 @@ pub enum Arg {
     Model,
     Role,
     Path,
+    Theme,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,7 @@ pub enum Command {
     Tools,
     Sidebar,
     Mouse,
+    Theme,
     Help,
     Quit,
 }
@@ -204,6 +206,13 @@ pub static COMMANDS: &[Spec] = &[
         Arg::None,
     ),
     spec(
+        Command::Theme,
+        &["/theme"],
+        "/theme [auto|dark|light]",
+        "show or switch the colours for this session ([ui] theme in the config keeps it)",
+        Arg::Theme,
+    ),
+    spec(
         Command::Help,
         &["/help"],
         "/help",
@@ -262,6 +271,7 @@ pub fn complete(line: &str, c: &Candidates<'_>) -> Option<String> {
             .chain(["none".to_string()])
             .collect(),
         Arg::Path => return complete_path(arg).map(|p| format!("{name} {p}")),
+        Arg::Theme => ["auto", "dark", "light"].map(String::from).to_vec(),
         Arg::None | Arg::Text => return None,
     };
     // Only the first word after the command (`/with MODEL TEXT`).

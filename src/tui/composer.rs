@@ -3,10 +3,11 @@
 //! an explicit edit-and-resend mode with a banner, which Esc leaves,
 //! restoring the draft you had.
 
+use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
@@ -252,11 +253,11 @@ impl Composer {
         inactive: bool,
     ) {
         let border = if inactive {
-            Style::new().fg(Color::DarkGray).add_modifier(Modifier::DIM)
+            Style::new().fg(palette().dim).add_modifier(Modifier::DIM)
         } else if focused {
-            Style::new().fg(Color::Cyan)
+            Style::new().fg(palette().accent)
         } else {
-            Style::new().fg(Color::DarkGray)
+            Style::new().fg(palette().dim)
         };
         let mut block = Block::bordered()
             .border_type(BorderType::Rounded)
@@ -270,7 +271,7 @@ impl Composer {
         if self.edit.is_some() && inner.height > 1 {
             Paragraph::new(Line::styled(
                 "✎ editing your last message — Enter resends it (the old exchange is marked replaced) · Esc keeps the old one",
-                Style::new().fg(Color::Black).bg(Color::Yellow),
+                Style::new().fg(palette().on(palette().highlight)).bg(palette().highlight),
             ))
             .render(Rect { height: 1, ..inner }, buf);
             inner.y += 1;
@@ -297,7 +298,7 @@ impl Composer {
                     Style::new().add_modifier(Modifier::REVERSED),
                 ));
             }
-            spans.push(Span::styled(hint, Style::new().fg(Color::DarkGray)));
+            spans.push(Span::styled(hint, Style::new().fg(palette().dim)));
             Paragraph::new(Line::from(spans)).render(inner, buf);
             return;
         }
@@ -309,7 +310,7 @@ impl Composer {
             Style::new()
         });
         if inactive {
-            t.set_style(Style::new().fg(Color::DarkGray));
+            t.set_style(Style::new().fg(palette().dim));
         }
         (&t).render(inner, buf);
     }
@@ -322,7 +323,7 @@ pub fn chips(parts: &[Part]) -> Vec<Span<'static>> {
         let (name, kind, bytes) = describe(p);
         v.push(Span::styled(
             format!(" 📎 {name} · {kind} · {} ", size(bytes)),
-            Style::new().fg(Color::Magenta),
+            Style::new().fg(palette().special),
         ));
     }
     v

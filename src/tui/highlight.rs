@@ -30,8 +30,11 @@ use syntect::highlighting::{
 };
 use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
-/// The dark theme used for code.
-const THEME: &str = "base16-ocean.dark";
+use super::theme::{Background, palette};
+
+/// The themes used for code, on a dark and on a light background.
+const DARK_THEME: &str = "base16-ocean.dark";
+const LIGHT_THEME: &str = "InspiredGitHub";
 
 /// Code highlighted per render, in bytes; further code is shown plain.
 /// At syntect's speed this bounds the highlighting part of a render to a few
@@ -48,15 +51,21 @@ const CACHE_BYTES: usize = 512 * 1024;
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
 
-static THEME_DATA: LazyLock<Theme> = LazyLock::new(|| {
-    ThemeSet::load_defaults()
-        .themes
-        .remove(THEME)
-        .unwrap_or_default()
+static THEMES: LazyLock<[Theme; 2]> = LazyLock::new(|| {
+    let mut set = ThemeSet::load_defaults().themes;
+    [
+        set.remove(DARK_THEME).unwrap_or_default(),
+        set.remove(LIGHT_THEME).unwrap_or_default(),
+    ]
 });
 
-static HIGHLIGHTER: LazyLock<Highlighter<'static>> =
-    LazyLock::new(|| Highlighter::new(&THEME_DATA));
+static HIGHLIGHTERS: LazyLock<[Highlighter<'static>; 2]> =
+    LazyLock::new(|| [Highlighter::new(&THEMES[0]), Highlighter::new(&THEMES[1])]);
+
+/// The highlighter for the palette this thread draws with.
+fn highlighter(bg: Background) -> &'static Highlighter<'static> {
+    &HIGHLIGHTERS[usize::from(bg == Background::Light)]
+}
 
 static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
 
@@ -82,9 +91,15 @@ pub fn defer_on_this_thread(on_ready: impl Fn() + Send + Sync + 'static) {
     let _ = ON_READY.set(Box::new(on_ready));
 }
 
-/// Changes whenever deferred highlighting became available: part of render cache keys.
+/// Changes whenever deferred highlighting became available (or the palette
+/// changed): part of render cache keys.
 pub fn generation() -> u64 {
     GENERATION.load(Ordering::Acquire)
+}
+
+/// Makes every cached rendering stale (their colours changed).
+pub fn invalidate() {
+    GENERATION.fetch_add(1, Ordering::AcqRel);
 }
 
 fn ready_now(name: &str) -> bool {
@@ -120,14 +135,15 @@ fn spawn_compile(lang: Option<String>) {
         .spawn(move || {
             let key = thread_key;
             LazyLock::force(&SYNTAXES);
-            LazyLock::force(&HIGHLIGHTER);
+            LazyLock::force(&HIGHLIGHTERS);
             SETS_LOADED.store(true, Ordering::Release);
             if let Some(name) = &lang
                 && let Some(syntax) = SYNTAXES.find_syntax_by_name(name)
             {
                 // Highlighting a little text compiles the patterns most blocks use.
                 let sample = "let x = 1; // x\n\"s\"\n";
-                let _ = run(fresh_state(syntax), sample, 0, sample.len());
+                let bg = Background::Dark;
+                let _ = run(fresh_state(syntax, bg), bg, sample, 0, sample.len());
                 COMPILED
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -163,7 +179,7 @@ pub fn warm_up() {
         .name("tock-highlight-warm-up".into())
         .spawn(|| {
             LazyLock::force(&SYNTAXES);
-            LazyLock::force(&HIGHLIGHTER);
+            LazyLock::force(&HIGHLIGHTERS);
             SETS_LOADED.store(true, Ordering::Release);
         });
 }
@@ -239,13 +255,14 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
     // Complete lines are cacheable; a final partial line (streaming) is not.
     let complete = target.rfind('\n').map_or(0, |i| i + 1);
     let partial = complete < limit;
+    let bg = palette().background;
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     cache.tick += 1;
     let tick = cache.tick;
     let mut out = Highlighted::default();
-    let mut state = Some(fresh_state(syntax));
+    let mut state = Some(fresh_state(syntax, bg));
     let mut extend = None;
-    if let Some((i, covered)) = cache.lookup(lang, &target[..complete]) {
+    if let Some((i, covered)) = cache.lookup(lang, bg, &target[..complete]) {
         let e = &mut cache.entries[i];
         // A cached block longer than ours has no state for our partial
         // line: then start afresh (rare: a block that shrank).
@@ -267,13 +284,13 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
         && let Some(st) = state.take()
     {
         let start = out.end;
-        let (ranges, reached, after) = run(st, target, start, complete);
+        let (ranges, reached, after) = run(st, bg, target, start, complete);
         out.ranges.extend_from_slice(&ranges);
         out.end = reached;
         let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
         cache.store(
             extend,
-            lang,
+            (lang, bg),
             &target[..reached],
             start,
             ranges,
@@ -286,7 +303,7 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
         && out.end == complete
         && let Some(st) = state
     {
-        let (ranges, reached, _) = run(st, target, complete, limit);
+        let (ranges, reached, _) = run(st, bg, target, complete, limit);
         out.ranges.extend(ranges);
         out.end = reached;
     }
@@ -310,10 +327,10 @@ type State = (ParseState, HighlightState);
 /// A styled byte range of a code block.
 pub type StyledRange = (Style, Range<usize>);
 
-fn fresh_state(syntax: &SyntaxReference) -> State {
+fn fresh_state(syntax: &SyntaxReference, bg: Background) -> State {
     (
         ParseState::new(syntax),
-        HighlightState::new(&HIGHLIGHTER, ScopeStack::new()),
+        HighlightState::new(highlighter(bg), ScopeStack::new()),
     )
 }
 
@@ -323,6 +340,7 @@ fn fresh_state(syntax: &SyntaxReference) -> State {
 /// stop at the start of the failing line).
 fn run(
     mut st: State,
+    bg: Background,
     text: &str,
     from: usize,
     to: usize,
@@ -335,11 +353,11 @@ fn run(
             return (ranges, at, None);
         };
         let mut start = at;
-        for (style, piece) in HighlightIterator::new(&mut st.1, &ops, line, &HIGHLIGHTER) {
+        for (style, piece) in HighlightIterator::new(&mut st.1, &ops, line, highlighter(bg)) {
             // The pieces are consecutive slices covering `line`.
             let end = start + piece.len();
             if end > start {
-                ranges.push((convert(style), start..end));
+                ranges.push((convert(style, bg), start..end));
             }
             start = end;
         }
@@ -351,9 +369,13 @@ fn run(
     (ranges, at, Some(st))
 }
 
-fn convert(s: syntect::highlighting::Style) -> Style {
+fn convert(s: syntect::highlighting::Style, bg: Background) -> Style {
     let fg = s.foreground;
-    let mut style = Style::new().fg(Color::Rgb(fg.r, fg.g, fg.b));
+    let (r, g, b) = match bg {
+        Background::Dark => (fg.r, fg.g, fg.b),
+        Background::Light => readable_on_white((fg.r, fg.g, fg.b)),
+    };
+    let mut style = Style::new().fg(Color::Rgb(r, g, b));
     if s.font_style.contains(FontStyle::BOLD) {
         style = style.add_modifier(Modifier::BOLD);
     }
@@ -366,6 +388,22 @@ fn convert(s: syntect::highlighting::Style) -> Style {
     style
 }
 
+/// A code theme's colour darkened, if need be, to 4.5:1 against white: light
+/// code themes draw comments and punctuation paler than text should be.
+fn readable_on_white((r, g, b): (u8, u8, u8)) -> (u8, u8, u8) {
+    let luminance =
+        |(r, g, b): (f64, f64, f64)| super::theme::luminance((r as u8, g as u8, b as u8));
+    let mut c = (f64::from(r), f64::from(g), f64::from(b));
+    // White's luminance is 1: the ratio is 1.05 / (L + 0.05).
+    for _ in 0..40 {
+        if 1.05 / (luminance(c) + 0.05) >= 4.5 {
+            break;
+        }
+        c = (c.0 * 0.93, c.1 * 0.93, c.2 * 0.93);
+    }
+    (c.0 as u8, c.1 as u8, c.2 as u8)
+}
+
 /// Highlighted complete lines of recently rendered code blocks.
 #[derive(Default)]
 struct Cache {
@@ -376,6 +414,8 @@ struct Cache {
 
 struct Entry {
     lang: String,
+    /// Which palette's colours `ranges` has.
+    bg: Background,
     /// Complete lines (ends with `\n`).
     text: String,
     ranges: Vec<StyledRange>,
@@ -387,14 +427,14 @@ struct Entry {
 impl Cache {
     /// The entry sharing the longest line-aligned prefix with `complete`
     /// (which ends at a line end), and how many bytes of it it covers.
-    fn lookup(&self, lang: &str, complete: &str) -> Option<(usize, usize)> {
+    fn lookup(&self, lang: &str, bg: Background, complete: &str) -> Option<(usize, usize)> {
         if complete.is_empty() {
             return None;
         }
         self.entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.lang == lang)
+            .filter(|(_, e)| e.lang == lang && e.bg == bg)
             .filter_map(|(i, e)| {
                 if complete.starts_with(e.text.as_str()) {
                     Some((i, e.text.len()))
@@ -413,7 +453,7 @@ impl Cache {
     fn store(
         &mut self,
         i: Option<usize>,
-        lang: &str,
+        (lang, bg): (&str, Background),
         text: &str,
         start: usize,
         more: Vec<StyledRange>,
@@ -422,7 +462,10 @@ impl Cache {
         self.tick += 1;
         let tick = self.tick;
         let extendable = |e: &Entry| {
-            e.lang == lang && e.text.len() == start && text.starts_with(e.text.as_str())
+            e.lang == lang
+                && e.bg == bg
+                && e.text.len() == start
+                && text.starts_with(e.text.as_str())
         };
         match i.and_then(|i| self.entries.get_mut(i)) {
             Some(e) if extendable(e) => {
@@ -442,6 +485,7 @@ impl Cache {
                 self.bytes += text.len();
                 self.entries.push(Entry {
                     lang: lang.to_owned(),
+                    bg,
                     text: text.to_owned(),
                     ranges: more,
                     state,
@@ -469,6 +513,13 @@ impl Cache {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pale_code_colours_are_darkened_on_a_light_background() {
+        let pale = (0x96, 0x98, 0x96);
+        let (r, g, b) = super::readable_on_white(pale);
+        assert!(r < 0x96 && g < 0x98, "darkened: {r} {g} {b}");
+        assert_eq!(super::readable_on_white((0, 0, 0)), (0, 0, 0), "dark stays");
+    }
 
     /// On a deferring thread a language not compiled yet is shown plain, compiled
     /// in the background, and highlighted once `on_ready` has fired.

@@ -15,11 +15,12 @@
 //! never depends on what is cached. Code blocks are numbered `[1]`, `[2]`, ...
 //! in their header line, matching [`Rendered::code_blocks`], so a user can ask
 //! to copy block N.
+use crate::tui::theme::palette;
 use std::borrow::Cow;
 use std::ops::Range;
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
@@ -83,12 +84,12 @@ const CODE_CONTINUED: &str = "↪ ";
 
 fn heading_style(level: HeadingLevel) -> Style {
     let color = match level {
-        HeadingLevel::H1 => Color::Magenta,
-        HeadingLevel::H2 => Color::Cyan,
-        HeadingLevel::H3 => Color::Green,
-        HeadingLevel::H4 => Color::Yellow,
-        HeadingLevel::H5 => Color::Blue,
-        HeadingLevel::H6 => Color::Red,
+        HeadingLevel::H1 => palette().special,
+        HeadingLevel::H2 => palette().accent,
+        HeadingLevel::H3 => palette().success,
+        HeadingLevel::H4 => palette().warning,
+        HeadingLevel::H5 => palette().info,
+        HeadingLevel::H6 => palette().error,
     };
     let style = Style::new().fg(color).add_modifier(Modifier::BOLD);
     if level == HeadingLevel::H1 {
@@ -99,21 +100,21 @@ fn heading_style(level: HeadingLevel) -> Style {
 }
 
 fn dim() -> Style {
-    Style::new().fg(Color::DarkGray)
+    Style::new().fg(palette().dim)
 }
 fn inline_code_style() -> Style {
-    Style::new().fg(Color::Yellow)
+    Style::new().fg(palette().warning)
 }
 fn link_style() -> Style {
     Style::new()
-        .fg(Color::Blue)
+        .fg(palette().info)
         .add_modifier(Modifier::UNDERLINED)
 }
 fn marker_style() -> Style {
-    Style::new().fg(Color::Cyan)
+    Style::new().fg(palette().accent)
 }
 fn quote_style() -> Style {
-    Style::new().fg(Color::Green)
+    Style::new().fg(palette().success)
 }
 
 /// Width of a string as ratatui measures it, with a fast path for ASCII
@@ -482,7 +483,7 @@ impl Renderer {
             }
             Event::TaskListMarker(done) => {
                 let (mark, style) = if done {
-                    ("[x] ", Style::new().fg(Color::Green))
+                    ("[x] ", Style::new().fg(palette().success))
                 } else {
                     ("[ ] ", marker_style())
                 };

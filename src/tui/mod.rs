@@ -18,6 +18,7 @@ pub mod scheduled;
 mod sending;
 pub mod terminal;
 pub mod text;
+pub mod theme;
 pub mod time_picker;
 mod versions;
 pub mod view;
@@ -77,6 +78,13 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
             signal(SignalKind::terminate())?,
             signal(SignalKind::hangup())?,
         );
+        // `theme = auto`: asked before the UI reads the terminal's input, or
+        // the answer would arrive as keys.
+        if app.theme.wants_detection() {
+            app.theme.detected = theme::detect_background(theme::DETECT_TIMEOUT);
+            // Bad colours were reported when the app was made.
+            let _ = app.apply_theme();
+        }
         let mut term = terminal::enter(app.mouse)?;
         // The first frame goes out before the engine (lease, recovery, the
         // database watcher) and the syntax-set warm-up start competing with

@@ -8,6 +8,7 @@
 //! another tock process (the app calls [`ScheduledPane::refresh`] on those
 //! events).
 
+use crate::tui::theme::palette;
 use std::cell::Cell;
 use std::collections::HashMap;
 
@@ -616,7 +617,7 @@ impl ScheduledPane {
             popup,
             buf,
             &format!(" New rule for series #{id} "),
-            Color::Cyan,
+            palette().accent,
         );
         if inner.height < 4 {
             return;
@@ -634,8 +635,8 @@ impl ScheduledPane {
         let field = Rect::new(inner.x, inner.y + 1, inner.width, 1);
         input.render(field, buf);
         let (text, style) = match preview {
-            Ok(p) => (format!("↻ {p}"), Style::default().fg(Color::Cyan)),
-            Err(e) => (format!("✗ {e}"), Style::default().fg(Color::Red)),
+            Ok(p) => (format!("↻ {p}"), Style::default().fg(palette().accent)),
+            Err(e) => (format!("✗ {e}"), Style::default().fg(palette().error)),
         };
         Paragraph::new(text)
             .style(style)
@@ -821,21 +822,21 @@ impl ScheduledPane {
             Span::styled(" Scheduled ", Style::default().add_modifier(Modifier::BOLD)),
             Span::styled(
                 format!("· {} ", self.count()),
-                Style::default().fg(Color::Cyan),
+                Style::default().fg(palette().accent),
             ),
         ];
         if self.show_all {
             let finished = self.rows.len() - self.count();
             title.push(Span::styled(
                 format!("· showing {finished} finished "),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(palette().dim),
             ));
         }
         // Top rule only: a full-screen overlay needs no side borders, and
         // 80 columns need every one of them.
         let block = Block::default()
             .borders(Borders::TOP)
-            .border_style(Style::default().fg(Color::DarkGray))
+            .border_style(Style::default().fg(palette().dim))
             .title(Line::from(title));
         let inner = block.inner(area);
         block.render(area, buf);
@@ -878,7 +879,7 @@ impl ScheduledPane {
             return;
         }
         let text = Rect::new(area.x + 1, area.y + 1, area.width - 1, area.height - 1);
-        Paragraph::new(Span::styled(hint, Style::default().fg(Color::DarkGray)))
+        Paragraph::new(Span::styled(hint, Style::default().fg(palette().dim)))
             .wrap(Wrap { trim: true })
             .render(text, buf);
     }
@@ -923,7 +924,7 @@ impl ScheduledPane {
         let cols = columns(area.width, id_w, due_w, rel_w);
 
         let header = Style::default()
-            .fg(Color::DarkGray)
+            .fg(palette().dim)
             .add_modifier(Modifier::BOLD);
         let mut x = area.x + GUTTER;
         for (col, w) in &cols {
@@ -947,7 +948,7 @@ impl ScheduledPane {
             if is_sel {
                 buf.set_style(
                     Rect::new(area.x, y, area.width, 1),
-                    Style::default().bg(Color::Rgb(40, 44, 52)),
+                    Style::default().bg(palette().selection),
                 );
                 buf.set_stringn(
                     area.x,
@@ -955,22 +956,22 @@ impl ScheduledPane {
                     "›",
                     1,
                     Style::default()
-                        .fg(Color::Cyan)
+                        .fg(palette().accent)
                         .add_modifier(Modifier::BOLD),
                 );
             }
             let mut x = area.x + GUTTER;
             for (col, w) in &cols {
                 let (text, style): (&str, Style) = match col {
-                    Col::Id => (&c.id, Style::default().fg(Color::DarkGray)),
+                    Col::Id => (&c.id, Style::default().fg(palette().dim)),
                     Col::Due => (&c.due, Style::default()),
-                    Col::Rel => (&c.rel, Style::default().fg(Color::DarkGray)),
+                    Col::Rel => (&c.rel, Style::default().fg(palette().dim)),
                     Col::Conv => (&c.conv, conv_style(row)),
                     Col::Kind if row.approval.is_some() => {
-                        ("approval", Style::default().fg(Color::Yellow))
+                        ("approval", Style::default().fg(palette().warning))
                     }
                     Col::Kind if row.series.is_some() => {
-                        ("recurring", Style::default().fg(Color::Cyan))
+                        ("recurring", Style::default().fg(palette().accent))
                     }
                     Col::Kind => (row_kind(row.item.kind), kind_style(row.item.kind)),
                     Col::State => (c.state.label(), c.state.style()),
@@ -979,7 +980,7 @@ impl ScheduledPane {
                         if row.item.attempts > 0 {
                             Style::default()
                         } else {
-                            Style::default().fg(Color::DarkGray)
+                            Style::default().fg(palette().dim)
                         },
                     ),
                     Col::Text => (&row.summary, Style::default()),
@@ -1007,7 +1008,7 @@ impl ScheduledPane {
                 y,
                 "─".repeat(area.width as usize),
                 area.width as usize,
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(palette().dim),
             );
             self.render_detail(
                 Rect::new(area.x, y + 1, area.width, 2),
@@ -1043,7 +1044,7 @@ impl ScheduledPane {
         };
         let head = format!("#{} {kind} in {}: ", c.id, c.conv);
         let line = Line::from(vec![
-            Span::styled(head.clone(), Style::default().fg(Color::DarkGray)),
+            Span::styled(head.clone(), Style::default().fg(palette().dim)),
             Span::raw(elide(&row.summary, w.saturating_sub(head.width()))),
         ]);
         buf.set_line(area.x, area.y, &line, area.width);
@@ -1196,7 +1197,7 @@ impl ScheduledPane {
         input: &TimeInput,
     ) {
         let popup = above_footer(area, area.width.saturating_sub(4).min(66), 9);
-        let inner = popup_frame(popup, buf, &format!(" Reschedule #{id} "), Color::Cyan);
+        let inner = popup_frame(popup, buf, &format!(" Reschedule #{id} "), palette().accent);
         if inner.height < 3 {
             return;
         }
@@ -1222,7 +1223,7 @@ impl ScheduledPane {
                 inner.y + 1,
                 elide(&current, w),
                 w,
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(palette().dim),
             );
         }
         let rows = inner.height.saturating_sub(3).min(3);
@@ -1246,7 +1247,7 @@ impl ScheduledPane {
     ) {
         let height = area.height.saturating_sub(2).min(14);
         let popup = centered(area, area.width.saturating_sub(4).min(78), height);
-        let inner = popup_frame(popup, buf, &format!(" Edit #{id} "), Color::Cyan);
+        let inner = popup_frame(popup, buf, &format!(" Edit #{id} "), palette().accent);
         if inner.height < 2 {
             return;
         }
@@ -1260,7 +1261,7 @@ impl ScheduledPane {
                     y,
                     elide(e, inner.width as usize),
                     inner.width as usize,
-                    Style::default().fg(Color::Red),
+                    Style::default().fg(palette().error),
                 );
             }
             None => {
@@ -1279,7 +1280,7 @@ impl ScheduledPane {
 
     fn render_confirm(&self, area: Rect, buf: &mut Buffer, id: i64) {
         let popup = above_footer(area, area.width.saturating_sub(4).min(60), 5);
-        let inner = popup_frame(popup, buf, " Cancel ", Color::Red);
+        let inner = popup_frame(popup, buf, " Cancel ", palette().error);
         if inner.height < 1 {
             return;
         }
@@ -1291,7 +1292,9 @@ impl ScheduledPane {
             ),
             Span::styled(
                 "y/n",
-                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                Style::default()
+                    .fg(palette().error)
+                    .add_modifier(Modifier::BOLD),
             ),
         ]);
         buf.set_line(inner.x, inner.y, &q, inner.width);
@@ -1303,7 +1306,7 @@ impl ScheduledPane {
                 inner.y + 1,
                 elide(&self.rows[i].summary, w),
                 w,
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(palette().dim),
             );
         }
         if inner.height >= 3 {
@@ -1487,17 +1490,17 @@ impl State {
     fn style(self) -> Style {
         let s = Style::default();
         match self {
-            State::Scheduled => s.fg(Color::Cyan),
-            State::Queued => s.fg(Color::Blue),
-            State::Paused | State::Approval | State::SeriesPaused => s.fg(Color::Yellow),
-            State::Active => s.fg(Color::Cyan),
-            State::Asking => s.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            State::Scheduled => s.fg(palette().accent),
+            State::Queued => s.fg(palette().info),
+            State::Paused | State::Approval | State::SeriesPaused => s.fg(palette().warning),
+            State::Active => s.fg(palette().accent),
+            State::Asking => s.fg(palette().warning).add_modifier(Modifier::BOLD),
             State::Ended => s.add_modifier(Modifier::DIM),
-            State::Retrying => s.fg(Color::Yellow),
-            State::Sending => s.fg(Color::Blue).add_modifier(Modifier::BOLD),
-            State::Failed => s.fg(Color::Red).add_modifier(Modifier::BOLD),
-            State::Expired => s.fg(Color::Magenta),
-            State::Sent => s.fg(Color::Green).add_modifier(Modifier::DIM),
+            State::Retrying => s.fg(palette().warning),
+            State::Sending => s.fg(palette().info).add_modifier(Modifier::BOLD),
+            State::Failed => s.fg(palette().error).add_modifier(Modifier::BOLD),
+            State::Expired => s.fg(palette().special),
+            State::Sent => s.fg(palette().success).add_modifier(Modifier::DIM),
             State::Canceled => s.add_modifier(Modifier::DIM),
         }
     }
@@ -1701,16 +1704,16 @@ fn row_kind(kind: Kind) -> &'static str {
 
 fn kind_style(kind: Kind) -> Style {
     match kind {
-        Kind::Task => Style::default().fg(Color::LightMagenta),
+        Kind::Task => Style::default().fg(palette().special),
         Kind::Message => Style::default(),
-        _ => Style::default().fg(Color::DarkGray),
+        _ => Style::default().fg(palette().dim),
     }
 }
 
 fn conv_style(row: &Row) -> Style {
     if row.conversation.is_none() {
         Style::default()
-            .fg(Color::DarkGray)
+            .fg(palette().dim)
             .add_modifier(Modifier::ITALIC)
     } else {
         Style::default()

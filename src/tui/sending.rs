@@ -7,6 +7,7 @@ use super::commands::{self, Command};
 use super::composer::{self};
 use super::keymap::Action;
 use super::model::local;
+use super::theme::{Palette, ThemeSetting};
 use super::views::{self, Intent};
 use crate::engine::Part;
 use crate::store::{Kind, NewItem, Role};
@@ -508,6 +509,29 @@ impl App {
                 done(self);
                 self.toggle_mouse();
             }
+            Command::Theme if arg.is_empty() => {
+                done(self);
+                let roles: Vec<&str> = Palette::ROLES.iter().map(|(n, _)| *n).collect();
+                self.info(format!(
+                    "theme: {} — /theme auto|dark|light switches; [ui.colors] in the config sets {}",
+                    self.theme.describe(),
+                    roles.join(", ")
+                ));
+            }
+            Command::Theme => match arg.parse::<ThemeSetting>() {
+                Ok(t) => {
+                    done(self);
+                    self.theme.session = Some(t);
+                    // Bad `[ui.colors]` entries were reported at start.
+                    let _ = self.apply_theme();
+                    self.info(format!(
+                        "theme: {} for this session (set [ui] theme = \"{}\" in the config to keep it)",
+                        self.theme.describe(),
+                        t.name()
+                    ));
+                }
+                Err(e) => self.error(e),
+            },
             Command::Help => {
                 done(self);
                 self.views.push(Box::new(views::help::Help::default()));

@@ -4,11 +4,12 @@
 //! preview, shared with the F2 pane's reschedule prompt so both teach the
 //! same expressions the same way.
 
+use crate::tui::theme::palette;
 use chrono::{DateTime, Duration, FixedOffset, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use ratatui_textarea::TextArea;
@@ -41,7 +42,7 @@ impl TimeInput {
         // The default underlined cursor line is noise in a one-line input.
         area.set_cursor_line_style(Style::default());
         area.set_placeholder_text(EXAMPLES);
-        area.set_placeholder_style(Style::default().fg(Color::DarkGray));
+        area.set_placeholder_style(Style::default().fg(palette().dim));
         Self { area, error: None }
     }
 
@@ -107,10 +108,10 @@ impl TimeInput {
         }
         let prompt_style = if focused {
             Style::default()
-                .fg(Color::Cyan)
+                .fg(palette().accent)
                 .add_modifier(Modifier::BOLD)
         } else {
-            Style::default().fg(Color::DarkGray)
+            Style::default().fg(palette().dim)
         };
         buf.set_stringn(area.x, area.y, "› ", 2, prompt_style);
         let input = Rect::new(area.x + 2, area.y, area.width - 2, 1);
@@ -121,7 +122,7 @@ impl TimeInput {
             // placeholder) plainly so it does not look editable.
             let text = self.text();
             let (s, style) = if text.is_empty() {
-                (EXAMPLES.to_string(), Style::default().fg(Color::DarkGray))
+                (EXAMPLES.to_string(), Style::default().fg(palette().dim))
             } else {
                 (
                     crate::sanitize::sanitize_line(&text).into_owned(),
@@ -143,7 +144,7 @@ impl TimeInput {
         let line = if let Some(e) = &self.error {
             Line::from(Span::styled(
                 crate::sanitize::sanitize_line(e).into_owned(),
-                Style::default().fg(Color::Red),
+                Style::default().fg(palette().error),
             ))
         } else if self.text().is_empty() {
             // The placeholder in the input already shows examples.
@@ -151,12 +152,15 @@ impl TimeInput {
         } else {
             match self.parse(now) {
                 Ok(due) => Line::from(vec![
-                    Span::styled("sends ", Style::default().fg(Color::DarkGray)),
-                    Span::styled(when::preview(due, now), Style::default().fg(Color::Green)),
+                    Span::styled("sends ", Style::default().fg(palette().dim)),
+                    Span::styled(
+                        when::preview(due, now),
+                        Style::default().fg(palette().success),
+                    ),
                 ]),
                 Err(e) => Line::from(Span::styled(
                     crate::sanitize::sanitize_line(&e).into_owned(),
-                    Style::default().fg(Color::Red),
+                    Style::default().fg(palette().error),
                 )),
             }
         };
@@ -359,7 +363,7 @@ impl TimePicker {
                 " Send later ",
                 Style::default().add_modifier(Modifier::BOLD),
             ))
-            .border_style(Style::default().fg(Color::Cyan));
+            .border_style(Style::default().fg(palette().accent));
         let inner = block.inner(popup);
         block.render(popup, buf);
 
@@ -389,9 +393,9 @@ impl TimePicker {
             spans.push(Span::styled(
                 when_text,
                 Style::default().fg(if i == CUSTOM {
-                    Color::DarkGray
+                    palette().dim
                 } else {
-                    Color::Green
+                    palette().success
                 }),
             ));
             buf.set_line(inner.x, y, &Line::from(spans), inner.width);
@@ -436,18 +440,18 @@ pub(crate) fn footer_line(keys: &[(&str, &str)], sep: &'static str) -> Line<'sta
     let mut spans = Vec::new();
     for (i, (key, label)) in keys.iter().enumerate() {
         if i > 0 {
-            spans.push(Span::styled(sep, Style::default().fg(Color::DarkGray)));
+            spans.push(Span::styled(sep, Style::default().fg(palette().dim)));
         }
         spans.push(Span::styled(
             key.to_string(),
             Style::default()
-                .fg(Color::Cyan)
+                .fg(palette().accent)
                 .add_modifier(Modifier::BOLD),
         ));
         if !label.is_empty() {
             spans.push(Span::styled(
                 format!(" {label}"),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(palette().dim),
             ));
         }
     }

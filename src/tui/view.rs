@@ -2,9 +2,10 @@
 //! — sidebar rows for clicks, the chat area, the scroll offset it could
 //! honour — which the event loop hands back to the app.
 
+use crate::tui::theme::palette;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
@@ -18,7 +19,7 @@ use crate::store::Status;
 pub const SIDEBAR_WIDTH: u16 = 28;
 
 fn dim() -> Style {
-    Style::new().fg(Color::DarkGray)
+    Style::new().fg(palette().dim)
 }
 
 /// Untrusted text as one trimmed line, cut to `max` cells.
@@ -98,12 +99,12 @@ fn draw_chat(f: &mut Frame, app: &App, area: Rect) -> usize {
     // Items being sent show as the user's bubble at the end of the history.
     for it in model.items.iter().filter(|i| i.status == Status::Sending) {
         tail.push(Line::from(vec![
-            Span::styled("▌ ", Style::new().fg(Color::Blue)),
+            Span::styled("▌ ", Style::new().fg(palette().info)),
             Span::styled(
                 "You",
-                Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD),
+                Style::new().fg(palette().info).add_modifier(Modifier::BOLD),
             ),
-            Span::styled("  ◌ sending…", Style::new().fg(Color::Yellow)),
+            Span::styled("  ◌ sending…", Style::new().fg(palette().warning)),
         ]));
         for l in it.user_text().unwrap_or_default().lines() {
             tail.push(Line::from(format!(
@@ -163,7 +164,9 @@ fn draw_chat(f: &mut Frame, app: &App, area: Rect) -> usize {
         f.render_widget(
             Paragraph::new(Span::styled(
                 label,
-                Style::new().fg(Color::Black).bg(Color::Yellow),
+                Style::new()
+                    .fg(palette().on(palette().highlight))
+                    .bg(palette().highlight),
             )),
             r,
         );
@@ -178,27 +181,27 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
     match app.composer_preview() {
         Some(Ok(s)) => title.push(Span::styled(
             format!(" ⏰ {s} "),
-            Style::new().fg(Color::Cyan),
+            Style::new().fg(palette().accent),
         )),
         Some(Err(e)) => title.push(Span::styled(
             format!(" ✗ {} ", elide(&e, area.width.saturating_sub(6) as usize)),
-            Style::new().fg(Color::Red),
+            Style::new().fg(palette().error),
         )),
         None => {
             if inactive {
                 title.push(Span::styled(
                     " a tool call waits for your answer above ",
-                    Style::new().fg(Color::Yellow),
+                    Style::new().fg(palette().warning),
                 ));
             } else if app.model.is_busy() {
                 title.push(Span::styled(
                     " answering… Enter queues · Esc stops ",
-                    Style::new().fg(Color::Yellow),
+                    Style::new().fg(palette().warning),
                 ));
             } else if app.model.paused() {
                 title.push(Span::styled(
                     " queue paused · Enter sends and resumes ",
-                    Style::new().fg(Color::Yellow),
+                    Style::new().fg(palette().warning),
                 ));
             }
         }
@@ -212,12 +215,16 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     let (name, provider) = model.model_label();
     let mut spans = vec![Span::styled(
         format!(" {} ", sanitize_line(&name)),
-        Style::new().fg(Color::Black).bg(Color::Cyan),
+        Style::new()
+            .fg(palette().on(palette().accent))
+            .bg(palette().accent),
     )];
     if provider == "echo" {
         spans.push(Span::styled(
             " offline ",
-            Style::new().fg(Color::Black).bg(Color::Yellow),
+            Style::new()
+                .fg(palette().on(palette().highlight))
+                .bg(palette().highlight),
         ));
     } else {
         spans.push(Span::styled(
@@ -234,15 +241,15 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         DispatchState::Starting => ("starting".to_string(), dim()),
         DispatchState::Standby { pid } => (
             format!("another tock (pid {pid}) is dispatching"),
-            Style::new().fg(Color::Yellow),
+            Style::new().fg(palette().warning),
         ),
         DispatchState::Disabled => (
             "outbox off (config): nothing is sent".to_string(),
-            Style::new().fg(Color::Red),
+            Style::new().fg(palette().error),
         ),
         DispatchState::Error(e) => (
             format!("database: {}", elide(e, 40)),
-            Style::new().fg(Color::Red),
+            Style::new().fg(palette().error),
         ),
     };
     if !dstate.is_empty() {
@@ -257,21 +264,29 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         (
             approvals,
             format!(" ?{approvals} to approve "),
-            Color::Yellow,
+            palette().warning,
         ),
-        (retrying, format!(" ↻{retrying} retrying "), Color::Yellow),
-        (queued, format!(" ⏳{queued} queued "), Color::Blue),
-        (waiting, format!(" ⏸{waiting} paused "), Color::Yellow),
-        (scheduled, format!(" ⏰{scheduled} scheduled "), Color::Cyan),
+        (
+            retrying,
+            format!(" ↻{retrying} retrying "),
+            palette().warning,
+        ),
+        (queued, format!(" ⏳{queued} queued "), palette().info),
+        (waiting, format!(" ⏸{waiting} paused "), palette().warning),
+        (
+            scheduled,
+            format!(" ⏰{scheduled} scheduled "),
+            palette().accent,
+        ),
         (
             model.active_series as usize,
             format!(" ↻{} recurring ", model.active_series),
-            Color::Cyan,
+            palette().accent,
         ),
         (
             failed,
             format!(" ✗{failed} need attention (F2) "),
-            Color::Red,
+            palette().error,
         ),
     ];
     for (n, text, color) in counts {
@@ -287,7 +302,7 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         spans.push(Span::styled(
             sanitize_line(&st.text).into_owned(),
             if st.error {
-                Style::new().fg(Color::Red)
+                Style::new().fg(palette().error)
             } else {
                 Style::new()
             },

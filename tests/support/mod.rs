@@ -937,7 +937,21 @@ pub struct Pty {
 impl Pty {
     /// Start `tock ARGS` in a `rows`×`cols` pty with exactly `env`.
     pub fn spawn(args: &[&str], env: &[(String, String)], rows: u16, cols: u16) -> Pty {
+        Self::spawn_answering(args, env, rows, cols, None)
+    }
+
+    /// As `spawn`, for a terminal that answers colour queries (OSC 10/11)
+    /// with `colors` = (foreground, background), e.g. `("rgb:0000/0000/0000",
+    /// "rgb:ffff/ffff/ffff")`; `None` ignores them, as many terminals do.
+    pub fn spawn_answering(
+        args: &[&str],
+        env: &[(String, String)],
+        rows: u16,
+        cols: u16,
+        colors: Option<(&str, &str)>,
+    ) -> Pty {
         use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        let colors = colors.map(|(fg, bg)| (fg.to_string(), bg.to_string()));
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -984,6 +998,18 @@ impl Pty {
                             // (crossterm waits 2 s for a device-attributes reply).
                             tail.extend_from_slice(chunk);
                             let mut answer = Vec::new();
+                            if let Some((fg, bg)) = &colors {
+                                if contains_bytes(&tail, b"\x1b]10;?") {
+                                    answer.extend_from_slice(
+                                        format!("\x1b]10;{fg}\x1b\\").as_bytes(),
+                                    );
+                                }
+                                if contains_bytes(&tail, b"\x1b]11;?") {
+                                    answer.extend_from_slice(
+                                        format!("\x1b]11;{bg}\x1b\\").as_bytes(),
+                                    );
+                                }
+                            }
                             if contains_bytes(&tail, b"\x1b[c") {
                                 answer.extend_from_slice(b"\x1b[?62;22c");
                             }
@@ -995,8 +1021,8 @@ impl Pty {
                                 let mut w = writer.lock().unwrap();
                                 let _ = w.write_all(&answer);
                                 let _ = w.flush();
-                            } else if tail.len() > 8 {
-                                tail.drain(..tail.len() - 8);
+                            } else if tail.len() > 16 {
+                                tail.drain(..tail.len() - 16);
                             }
                         }
                     }
@@ -1014,6 +1040,24 @@ impl Pty {
             rows,
             cols,
         }
+    }
+
+    /// The foreground colours of the screen's visible characters.
+    pub fn foreground_colors(&self) -> Vec<vt100::Color> {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let mut out = Vec::new();
+        for r in 0..self.rows {
+            for c in 0..self.cols {
+                if let Some(cell) = screen.cell(r, c)
+                    && !cell.contents().trim().is_empty()
+                    && !out.contains(&cell.fgcolor())
+                {
+                    out.push(cell.fgcolor());
+                }
+            }
+        }
+        out
     }
 
     /// The screen as text (rows joined by newlines).

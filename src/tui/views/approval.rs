@@ -5,6 +5,7 @@
 //! typed before noticing the card neither answers it nor loses its letters:
 //! they go to the composer.
 
+use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -65,12 +66,12 @@ impl ApprovalCard {
                     // A repeating task: the rule in words and its next occurrences.
                     body.push(Line::styled(
                         format!("repeats {}", sanitize_line(repeat)),
-                        Style::new().fg(Color::Cyan),
+                        Style::new().fg(palette().accent),
                     ));
                     if let Some(p) = s["preview"].as_str() {
                         body.push(Line::styled(
                             sanitize_line(p).into_owned(),
-                            Style::new().fg(Color::Cyan),
+                            Style::new().fg(palette().accent),
                         ));
                     }
                 } else if let Some(due) = s["due_at"].as_i64() {
@@ -83,7 +84,7 @@ impl ApprovalCard {
                             when::absolute(d, &cx.now)
                         )
                     };
-                    body.push(Line::styled(text, Style::new().fg(Color::Cyan)));
+                    body.push(Line::styled(text, Style::new().fg(palette().accent)));
                 }
                 format!("Schedule “{}”?", elide(&sanitize_line(t), 40))
             }
@@ -106,7 +107,7 @@ impl ApprovalCard {
         let button = |label: &str, on: bool, color: Color| {
             let style = if on {
                 Style::new()
-                    .fg(Color::Black)
+                    .fg(palette().on(color))
                     .bg(color)
                     .add_modifier(Modifier::BOLD)
             } else {
@@ -132,18 +133,18 @@ impl ApprovalCard {
             button(
                 "Approve",
                 self.choice == Some(Choice::Approve),
-                Color::Green,
+                palette().success,
             ),
             Span::raw("  "),
-            button("Deny", self.choice == Some(Choice::Deny), Color::Red),
-            Span::styled(hint, Style::new().fg(Color::DarkGray)),
+            button("Deny", self.choice == Some(Choice::Deny), palette().error),
+            Span::styled(hint, Style::new().fg(palette().dim)),
         ]));
         boxed(
             &title,
-            Some(("needs approval", Style::new().fg(Color::Yellow))),
+            Some(("needs approval", Style::new().fg(palette().warning))),
             body,
             width,
-            Color::Yellow,
+            palette().warning,
         )
     }
 }

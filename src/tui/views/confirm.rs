@@ -1,10 +1,11 @@
 //! A yes/no question. The question names what it acts on; the answer acts on
 //! that item as it was shown, or is refused if it changed meanwhile.
 
+use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Style};
+use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Widget};
 
@@ -104,7 +105,7 @@ impl View for Confirm {
             .block(
                 Block::bordered()
                     .border_type(BorderType::Rounded)
-                    .border_style(Style::new().fg(Color::Yellow))
+                    .border_style(Style::new().fg(palette().warning))
                     .padding(Padding::horizontal(1)),
             )
             .render(r, buf);

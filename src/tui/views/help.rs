@@ -1,12 +1,13 @@
 //! The help popup: every key of every view and every command, generated from
 //! the keymap and the command table. Taller than the screen, it scrolls.
 
+use crate::tui::theme::palette;
 use std::cell::Cell;
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget};
 
@@ -49,7 +50,7 @@ fn lines(cx: &RenderCx<'_>, text_w: usize) -> Vec<Line<'static>> {
                 " ".repeat(KEY_COL)
             };
             lines.push(Line::from(vec![
-                Span::styled(k, Style::new().fg(Color::Yellow)),
+                Span::styled(k, Style::new().fg(palette().warning)),
                 Span::raw(part),
             ]));
         }
@@ -59,7 +60,9 @@ fn lines(cx: &RenderCx<'_>, text_w: usize) -> Vec<Line<'static>> {
         if scope != Some(s) {
             lines.push(Line::styled(
                 s.title(),
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                Style::new()
+                    .fg(palette().accent)
+                    .add_modifier(Modifier::BOLD),
             ));
             scope = Some(s);
         }
@@ -67,7 +70,9 @@ fn lines(cx: &RenderCx<'_>, text_w: usize) -> Vec<Line<'static>> {
     }
     lines.push(Line::styled(
         "Commands",
-        Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        Style::new()
+            .fg(palette().accent)
+            .add_modifier(Modifier::BOLD),
     ));
     for c in COMMANDS {
         let aliases = if c.names.len() > 1 {
@@ -118,7 +123,7 @@ impl View for Help {
             } else {
                 " tock — keys (any key closes) "
             })
-            .border_style(Style::new().fg(Color::Cyan));
+            .border_style(Style::new().fg(palette().accent));
         if scroll < max {
             block = block
                 .title_bottom(Line::from(format!(" ↓ {} more ", max - scroll)).right_aligned());

@@ -1,9 +1,10 @@
 //! The notification history (F3), newest first.
 
+use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Style};
+use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget};
 
@@ -34,7 +35,7 @@ impl View for Notices {
         if lines.is_empty() {
             lines.push(Line::styled(
                 "No notifications yet.",
-                Style::new().fg(Color::DarkGray),
+                Style::new().fg(palette().dim),
             ));
         }
         let r = super::help::centered(
@@ -48,7 +49,7 @@ impl View for Notices {
                 Block::bordered()
                     .border_type(BorderType::Rounded)
                     .title(" Notifications, newest first (any key closes) ")
-                    .border_style(Style::new().fg(Color::Cyan)),
+                    .border_style(Style::new().fg(palette().accent)),
             )
             .render(r, buf);
     }

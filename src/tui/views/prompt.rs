@@ -1,10 +1,11 @@
 //! A text prompt: rename a conversation, filter the list, reschedule or edit
 //! a pending item. Pastes land in it; Enter saves, Esc cancels.
 
+use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Style};
+use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget};
 use ratatui_textarea::TextArea;
@@ -93,7 +94,10 @@ impl Prompt {
     /// Below the input: the current due time and the parsed new one, or the error.
     fn note(&self, now_ms: i64) -> Option<Line<'static>> {
         if let Some(e) = &self.error {
-            return Some(Line::styled(format!(" ✗ {e}"), Style::new().fg(Color::Red)));
+            return Some(Line::styled(
+                format!(" ✗ {e}"),
+                Style::new().fg(palette().error),
+            ));
         }
         let Kind::Reschedule { due, .. } = self.kind else {
             return None;
@@ -105,16 +109,16 @@ impl Prompt {
                 let d = chrono::DateTime::from_timestamp_millis(d).unwrap_or_default();
                 Line::styled(
                     format!(" now due {}", when::preview(d, &now)),
-                    Style::new().fg(Color::DarkGray),
+                    Style::new().fg(palette().dim),
                 )
             });
         }
         Some(match when::parse_time(&text, &now, Mode::At) {
             Ok(d) => Line::styled(
                 format!(" ⏰ sends {}", when::preview(d, &now)),
-                Style::new().fg(Color::Cyan),
+                Style::new().fg(palette().accent),
             ),
-            Err(e) => Line::styled(format!(" ✗ {e}"), Style::new().fg(Color::Red)),
+            Err(e) => Line::styled(format!(" ✗ {e}"), Style::new().fg(palette().error)),
         })
     }
 
@@ -230,14 +234,14 @@ impl View for Prompt {
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
             .title(self.title)
-            .border_style(Style::new().fg(Color::Cyan));
+            .border_style(Style::new().fg(palette().accent));
         let inner = block.inner(input_r);
         block.render(input_r, buf);
         (&self.input).render(inner, buf);
         if let Some(n) = note {
             Clear.render(note_r, buf);
             Paragraph::new(n)
-                .style(Style::new().bg(Color::Black))
+                .style(Style::new().bg(palette().popup))
                 .render(note_r, buf);
         }
     }

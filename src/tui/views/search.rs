@@ -4,12 +4,13 @@
 //! conversation at that message. It searches as you type, on the front
 //! end's own connection (the full-text index answers in milliseconds).
 
+use crate::tui::theme::palette;
 use std::cell::Cell;
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use ratatui_textarea::TextArea;
@@ -114,7 +115,7 @@ fn snippet_line(hit: &SearchHit, width: usize) -> Line<'static> {
     let mut spans = vec![Span::raw("    ")];
     let mut at = 0;
     let mark = Style::new()
-        .fg(Color::Yellow)
+        .fg(palette().warning)
         .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
     for r in &hit.highlights {
         if r.start < at || r.end > text.len() {
@@ -231,19 +232,19 @@ impl View for Search {
             .title(" Search all conversations ")
             .title_bottom(Line::from(format!(" {} ", keys.join(" · "))))
             .title_top(Line::from(count).right_aligned())
-            .border_style(Style::new().fg(Color::Cyan));
+            .border_style(Style::new().fg(palette().accent));
         let inner = block.inner(r);
         block.render(r, buf);
         if inner.height < 3 || inner.width < 10 {
             return;
         }
-        buf.set_string(inner.x, inner.y, "› ", Style::new().fg(Color::Cyan));
+        buf.set_string(inner.x, inner.y, "› ", Style::new().fg(palette().accent));
         let input_r = Rect::new(inner.x + 2, inner.y, inner.width - 2, 1);
         (&self.input).render(input_r, buf);
         let list = Rect::new(inner.x, inner.y + 2, inner.width, inner.height - 2);
         let width = list.width as usize;
         if let Some(e) = &self.error {
-            buf.set_stringn(list.x, list.y, e, width, Style::new().fg(Color::Red));
+            buf.set_stringn(list.x, list.y, e, width, Style::new().fg(palette().error));
             return;
         }
         if self.hits.is_empty() {
@@ -252,7 +253,7 @@ impl View for Search {
             } else {
                 "no message has these words"
             };
-            buf.set_stringn(list.x, list.y, why, width, Style::new().fg(Color::DarkGray));
+            buf.set_stringn(list.x, list.y, why, width, Style::new().fg(palette().dim));
             return;
         }
         // Two rows per match: where and when, then the matching line.
@@ -291,7 +292,9 @@ impl View for Search {
                 when(h.created_at, &cx.now)
             );
             let style = if chosen {
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+                Style::new()
+                    .fg(palette().accent)
+                    .add_modifier(Modifier::BOLD)
             } else {
                 Style::new()
             };

@@ -1,10 +1,11 @@
 //! The conversation list. Selection is a conversation id; the filter narrows
 //! it by title (Enter opens the first match, Esc clears it).
 
+use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
@@ -22,7 +23,7 @@ pub struct Sidebar {
 }
 
 fn dim() -> Style {
-    Style::new().fg(Color::DarkGray)
+    Style::new().fg(palette().dim)
 }
 
 impl Sidebar {
@@ -110,7 +111,7 @@ impl Sidebar {
             )
         };
         let accent = if focused {
-            Style::new().fg(Color::Cyan)
+            Style::new().fg(palette().accent)
         } else {
             dim()
         };
@@ -162,17 +163,21 @@ impl Sidebar {
             let marker = if awaiting {
                 Span::styled(
                     "? ",
-                    Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                    Style::new()
+                        .fg(palette().warning)
+                        .add_modifier(Modifier::BOLD),
                 )
             } else if busy {
-                Span::styled("● ", Style::new().fg(Color::Yellow))
+                Span::styled("● ", Style::new().fg(palette().warning))
             } else if unread {
                 Span::styled(
                     "• ",
-                    Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
+                    Style::new()
+                        .fg(palette().success)
+                        .add_modifier(Modifier::BOLD),
                 )
             } else if current {
-                Span::styled("▸ ", Style::new().fg(Color::Cyan))
+                Span::styled("▸ ", Style::new().fg(palette().accent))
             } else {
                 Span::raw("  ")
             };

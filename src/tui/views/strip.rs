@@ -3,10 +3,11 @@
 //! items leave, arrive or reorder, the cursor stays on the same item, and if
 //! that item is gone nothing is selected and no key acts.
 
+use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
@@ -26,23 +27,23 @@ pub struct Strip {
 }
 
 fn dim() -> Style {
-    Style::new().fg(Color::DarkGray)
+    Style::new().fg(palette().dim)
 }
 
 /// The strip's state badge of an item: icon, words and colour.
 pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
     let now_local = local(now);
     match state {
-        ItemState::Queued => ("⏳ queued".into(), Style::new().fg(Color::Blue)),
-        ItemState::Sending => ("◌ sending".into(), Style::new().fg(Color::Yellow)),
-        ItemState::Paused => ("⏸ paused".into(), Style::new().fg(Color::Yellow)),
+        ItemState::Queued => ("⏳ queued".into(), Style::new().fg(palette().info)),
+        ItemState::Sending => ("◌ sending".into(), Style::new().fg(palette().warning)),
+        ItemState::Paused => ("⏸ paused".into(), Style::new().fg(palette().warning)),
         ItemState::AwaitingApproval => (
             "⏸ after the approval".into(),
-            Style::new().fg(Color::Yellow),
+            Style::new().fg(palette().warning),
         ),
         ItemState::RunningTool => (
             "⏳ after the approved tool call".into(),
-            Style::new().fg(Color::Blue),
+            Style::new().fg(palette().info),
         ),
         ItemState::Retrying { at, reason } => {
             let secs = ((at - now) + 999) / 1000;
@@ -53,7 +54,7 @@ pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
             };
             (
                 format!("↻ retrying in {secs}s{why}"),
-                Style::new().fg(Color::Yellow),
+                Style::new().fg(palette().warning),
             )
         }
         ItemState::Scheduled { at } => {
@@ -67,7 +68,7 @@ pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
                     when::relative(*at, now)
                 )
             };
-            (text, Style::new().fg(Color::Cyan))
+            (text, Style::new().fg(palette().accent))
         }
         ItemState::Failed { reason } => {
             let why = if compact {
@@ -75,9 +76,9 @@ pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
             } else {
                 format!(": {}", elide(&sanitize_line(reason), 40))
             };
-            (format!("✗ failed{why}"), Style::new().fg(Color::Red))
+            (format!("✗ failed{why}"), Style::new().fg(palette().error))
         }
-        ItemState::Expired => ("⌛ expired".into(), Style::new().fg(Color::Magenta)),
+        ItemState::Expired => ("⌛ expired".into(), Style::new().fg(palette().special)),
         ItemState::Sent => ("✓ sent".into(), dim()),
         ItemState::Canceled => ("canceled".into(), dim()),
     }
@@ -192,7 +193,9 @@ impl Strip {
         let mut head = vec![Span::styled(
             format!("─ pending ({}) ", items.len()),
             if focused {
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+                Style::new()
+                    .fg(palette().accent)
+                    .add_modifier(Modifier::BOLD)
             } else {
                 dim()
             },
@@ -202,7 +205,7 @@ impl Strip {
             let send = cx.keys.label(Scope::Strip, Action::SendNow);
             head.push(Span::styled(
                 format!("⏸ paused after stop — {resume} or {send} resumes "),
-                Style::new().fg(Color::Yellow),
+                Style::new().fg(palette().warning),
             ));
         }
         let hints = if focused {
@@ -247,7 +250,7 @@ impl Strip {
                 // Already in the conversation: its reply is being generated again.
                 ItemState::Retrying { at, .. } if it.accepted() => (
                     format!("↻ reply again in {}s", ((at - cx.now_ms) + 999) / 1000),
-                    Style::new().fg(Color::Yellow),
+                    Style::new().fg(palette().warning),
                 ),
                 _ => badge(&state, cx.now_ms, compact),
             };
@@ -269,7 +272,7 @@ impl Strip {
             }
             item_lines.push((rows.len(), it.id));
             rows.push(Line::from(vec![
-                Span::styled(marker, Style::new().fg(Color::Cyan)),
+                Span::styled(marker, Style::new().fg(palette().accent)),
                 Span::styled(badge, style),
                 Span::raw(" · "),
                 Span::styled(text, text_style),

@@ -3,12 +3,13 @@
 //! (asks, runs, or is refused). Opening it starts the servers that are not
 //! running yet (in the background), so their tools can be listed.
 
+use crate::tui::theme::palette;
 use std::cell::Cell;
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget};
 
@@ -27,22 +28,22 @@ pub struct Tools {
 
 fn decision(d: Decision) -> Span<'static> {
     match d {
-        Decision::Ask => Span::styled("asks  ", Style::new().fg(Color::Yellow)),
-        Decision::Allow => Span::styled("runs  ", Style::new().fg(Color::Green)),
-        Decision::Deny => Span::styled("denied", Style::new().fg(Color::Red)),
+        Decision::Ask => Span::styled("asks  ", Style::new().fg(palette().warning)),
+        Decision::Allow => Span::styled("runs  ", Style::new().fg(palette().success)),
+        Decision::Deny => Span::styled("denied", Style::new().fg(palette().error)),
     }
 }
 
 fn state(s: &ServerInfo) -> Span<'static> {
     match &s.state {
-        ServerState::NotStarted => Span::styled("not started", Style::new().fg(Color::DarkGray)),
-        ServerState::Starting => Span::styled("starting…", Style::new().fg(Color::Yellow)),
-        ServerState::Running => Span::styled("running", Style::new().fg(Color::Green)),
+        ServerState::NotStarted => Span::styled("not started", Style::new().fg(palette().dim)),
+        ServerState::Starting => Span::styled("starting…", Style::new().fg(palette().warning)),
+        ServerState::Running => Span::styled("running", Style::new().fg(palette().success)),
         ServerState::Failed(why) => Span::styled(
             format!("failed: {}", sanitize_line(why)),
-            Style::new().fg(Color::Red),
+            Style::new().fg(palette().error),
         ),
-        ServerState::Disabled => Span::styled("disabled", Style::new().fg(Color::DarkGray)),
+        ServerState::Disabled => Span::styled("disabled", Style::new().fg(palette().dim)),
     }
 }
 
@@ -50,7 +51,7 @@ fn state(s: &ServerInfo) -> Span<'static> {
 fn build(model: &Model) -> Vec<Line<'static>> {
     let policy = model.engine.approval_policy();
     let bold = Style::new().add_modifier(Modifier::BOLD);
-    let dim = Style::new().fg(Color::DarkGray);
+    let dim = Style::new().fg(palette().dim);
     let tool_row = |name: &str, d: Decision, note: &str, description: &str| {
         let first = description.lines().next().unwrap_or("");
         Line::from(vec![
@@ -59,9 +60,9 @@ fn build(model: &Model) -> Vec<Line<'static>> {
             Span::raw("  "),
             Span::styled(
                 sanitize_line(name).into_owned(),
-                Style::new().fg(Color::Cyan),
+                Style::new().fg(palette().accent),
             ),
-            Span::styled(note.to_string(), Style::new().fg(Color::Green)),
+            Span::styled(note.to_string(), Style::new().fg(palette().success)),
             Span::styled(format!("  {}", sanitize_line(first)), dim),
         ])
     };
@@ -92,7 +93,7 @@ fn build(model: &Model) -> Vec<Line<'static>> {
         if let Some(p) = &s.problem {
             out.push(Line::styled(
                 format!("  last problem: {}", sanitize_line(p)),
-                Style::new().fg(Color::Yellow),
+                Style::new().fg(palette().warning),
             ));
         }
         if s.tools.is_empty() && matches!(s.state, ServerState::Running) {
@@ -173,7 +174,7 @@ impl View for Tools {
             .border_type(BorderType::Rounded)
             .title(" Tools the model is offered ")
             .title_bottom(Line::from(format!(" {close} closes ")))
-            .border_style(Style::new().fg(Color::Cyan));
+            .border_style(Style::new().fg(palette().accent));
         let inner = block.inner(r);
         block.render(r, buf);
         self.page.set(inner.height as usize);
