@@ -10,7 +10,8 @@
 //! `crash` (the process exits during the call), `peek` (declares
 //! `readOnlyHint`), `whoami` (the process id, to see a restart),
 //! `has_env` (whether a variable has a value, without printing it),
-//! `header` (a request header of the HTTP call, for `headers`).
+//! `header` (a request header of the HTTP call, for `headers`), `shot`
+//! (a text and a 1x1 PNG image, declares `readOnlyHint`).
 
 use std::io::Write;
 
@@ -31,6 +32,10 @@ struct Millis {
     /// How long to take, in milliseconds.
     ms: u64,
 }
+
+/// A 1x1 red PNG.
+const SHOT_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct EnvCheck {
@@ -105,6 +110,18 @@ impl TestServer {
     async fn whoami(&self) -> String {
         log_call("whoami", "");
         format!("pid {}", std::process::id())
+    }
+
+    #[tool(
+        description = "A picture of the screen.",
+        annotations(read_only_hint = true)
+    )]
+    async fn shot(&self) -> Result<CallToolResult, ErrorData> {
+        log_call("shot", "");
+        Ok(CallToolResult::success(vec![
+            ContentBlock::text("a red dot"),
+            ContentBlock::image(SHOT_PNG, "image/png"),
+        ]))
     }
 
     #[tool(description = "Whether a variable has the given value.")]

@@ -45,7 +45,7 @@ fn run_approved(engine: &Engine) {
                 approved: true,
                 allow_always: None,
             };
-            let outcome = tools::mcp_outcome(&a.call_id, &a.tool, out.text);
+            let outcome = tools::mcp_outcome(&a.call_id, &a.tool, out);
             if let Err(err) = e.store().record_tool_outcomes(
                 a.conversation_id,
                 a.message_id,
@@ -101,7 +101,7 @@ fn decline_overdue(engine: &Engine, now: i64) -> Option<i64> {
             approved: false,
             allow_always: None,
         };
-        let outcome = tools::mcp_outcome(&a.call_id, &a.tool, result);
+        let outcome = tools::text_outcome(&a.call_id, &a.tool, result);
         match engine.store().record_tool_outcomes(
             a.conversation_id,
             a.message_id,

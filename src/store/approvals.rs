@@ -88,6 +88,29 @@ pub struct ToolOutcome {
     pub series: Option<super::NewSeries>,
     /// A series to end with it (approved `cancel_scheduled` of a recurring task).
     pub end_series: Option<i64>,
+    /// Images the tool returned, stored with the tool message as its
+    /// attachments (`parts_json`, as a user message's).
+    pub images: Vec<crate::llm::Image>,
+}
+
+impl ToolOutcome {
+    /// The images as stored attachments (`None` without any).
+    fn parts_json(&self) -> Result<Option<String>> {
+        if self.images.is_empty() {
+            return Ok(None);
+        }
+        let parts: Vec<crate::engine::Part> = self
+            .images
+            .iter()
+            .enumerate()
+            .map(|(i, img)| crate::engine::Part::Image {
+                name: format!("{} image {}", self.tool, i + 1),
+                mime: img.mime.clone(),
+                data_base64: img.data_base64.clone(),
+            })
+            .collect();
+        Ok(Some(serde_json::to_string(&parts)?))
+    }
 }
 
 impl Store {
@@ -267,6 +290,7 @@ impl Store {
                     params![a.id, result],
                 )?;
             }
+            let parts_json = o.parts_json()?;
             insert_message(
                 &tx,
                 conversation_id,
@@ -275,6 +299,7 @@ impl Store {
                     content: &result,
                     tool_call_id: Some(&o.call_id),
                     model: Some(&o.tool),
+                    parts_json: parts_json.as_deref(),
                     ..Default::default()
                 },
                 now,
