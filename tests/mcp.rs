@@ -1114,6 +1114,175 @@ fn tock_tools_lists_servers_and_the_daemon_runs_approved_calls_answered_from_the
     );
 }
 
+// ----------------------------------------- SIGKILL during an MCP call --
+
+/// The provider plays a model that calls `test__wait_file` (answered once
+/// `gate` exists) and says "all done" once it has the result.
+fn waiting_model(gate: &Path) -> support::MockServer {
+    use support::{MockServer, Reply};
+    let server = MockServer::start();
+    let args = json!({"path": gate.display().to_string()});
+    server.respond_with(move |r| {
+        if r.last_role().as_deref() == Some("tool") {
+            return Reply::text("all done");
+        }
+        Reply::text("").with_tool_call("test__wait_file", args.clone())
+    });
+    server
+}
+
+/// One number from the database.
+fn count(t: &support::Tock, sql: &str) -> i64 {
+    t.sql()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// After the restart: the turn finished with one reply, the user message
+/// and the tool result are there once, nothing is left to send, and the
+/// request that continued the turn carried `result` for the call.
+fn assert_turn_finished_once(t: &support::Tock, server: &support::MockServer) -> String {
+    use support::wait_until;
+    wait_until(
+        Duration::from_secs(30),
+        "the reply after the restart",
+        || {
+            (count(
+            t,
+            "SELECT COUNT(*) FROM messages WHERE role = 'assistant' AND status = 'complete' AND content = 'all done'",
+        ) == 1)
+            .then_some(())
+        },
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "the first request and the continuation");
+    let results: Vec<String> = reqs[1]
+        .messages()
+        .into_iter()
+        .filter(|(role, _)| role == "tool")
+        .map(|(_, c)| c)
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(
+        count(t, "SELECT COUNT(*) FROM messages WHERE role = 'user'"),
+        1
+    );
+    assert_eq!(
+        count(t, "SELECT COUNT(*) FROM messages WHERE role = 'tool'"),
+        1,
+        "one result for the call"
+    );
+    assert_eq!(
+        count(
+            t,
+            "SELECT COUNT(*) FROM outbox WHERE status IN ('pending', 'sending')"
+        ),
+        0,
+        "nothing left to send"
+    );
+    results[0].clone()
+}
+
+#[test]
+fn an_approved_call_running_when_the_daemon_is_killed_is_run_again_and_the_model_is_told() {
+    use support::{Tock, wait_until};
+    let mut t = Tock::new();
+    let gate = t.path("gate");
+    let server = waiting_model(&gate);
+    t.set_env("OPENAI_BASE_URL", &server.base_url());
+    t.set_env("OPENAI_API_KEY", "sk-test");
+    let log = t.path("calls.log");
+    t.write_config(&stdio_server("test", &log, ""));
+    let mut daemon = t.spawn_daemon();
+    t.send(&["--new", "Wait", "wait for the file"]);
+    let waiting = wait_until(Duration::from_secs(30), "the approval", || {
+        let w = t.json(&["approvals", "--json"]);
+        w.as_array().filter(|a| a.len() == 1).cloned()
+    });
+    assert_eq!(waiting[0]["tool"], "test__wait_file");
+    let id = waiting[0]["id"].as_i64().expect("approval id").to_string();
+    t.ok(&["approve", &id]);
+    let started = format!("wait_file {}", gate.display());
+    wait_until(Duration::from_secs(30), "the call to start", || {
+        (log_lines(&log) == [started.clone()]).then_some(())
+    });
+    daemon.kill9();
+    assert_eq!(
+        count(
+            &t,
+            "SELECT COUNT(*) FROM approvals WHERE status = 'executing' AND runs = 1"
+        ),
+        1,
+        "killed while the approved call ran"
+    );
+    assert_eq!(
+        count(&t, "SELECT COUNT(*) FROM messages WHERE role = 'tool'"),
+        0
+    );
+
+    std::fs::write(&gate, "").expect("the gate file");
+    let _daemon = t.spawn_daemon();
+    let result = assert_turn_finished_once(&t, &server);
+    // The documented rule: an approved call whose result was not saved runs
+    // again (never zero times) — and the model reads that it did.
+    assert_eq!(log_lines(&log), [started.clone(), started.clone()]);
+    assert!(
+        result.starts_with("[note from tock: tock stopped while this call was running")
+            && result.contains("may have happened twice")
+            && result.ends_with("the file is there"),
+        "{result}"
+    );
+    assert_eq!(
+        count(
+            &t,
+            "SELECT COUNT(*) FROM approvals WHERE status = 'approved' AND runs = 2"
+        ),
+        1
+    );
+}
+
+#[test]
+fn an_allowed_call_running_when_the_daemon_is_killed_is_not_run_again_and_the_model_is_told() {
+    use support::{Tock, wait_until};
+    let mut t = Tock::new();
+    let gate = t.path("gate");
+    let server = waiting_model(&gate);
+    t.set_env("OPENAI_BASE_URL", &server.base_url());
+    t.set_env("OPENAI_API_KEY", "sk-test");
+    let log = t.path("calls.log");
+    t.write_config(&format!(
+        "[approvals]\nallow_read_only = true\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let mut daemon = t.spawn_daemon();
+    t.send(&["--new", "Wait", "wait for the file"]);
+    let started = format!("wait_file {}", gate.display());
+    wait_until(Duration::from_secs(30), "the call to start", || {
+        (log_lines(&log) == [started.clone()]).then_some(())
+    });
+    daemon.kill9();
+    assert_eq!(
+        count(&t, "SELECT COUNT(*) FROM approvals"),
+        0,
+        "it needed no approval"
+    );
+    assert_eq!(
+        count(&t, "SELECT COUNT(*) FROM messages WHERE role = 'tool'"),
+        0
+    );
+
+    std::fs::write(&gate, "").expect("the gate file");
+    let _daemon = t.spawn_daemon();
+    let result = assert_turn_finished_once(&t, &server);
+    assert_eq!(log_lines(&log), [started], "not run a second time");
+    let v: Value = serde_json::from_str(&result).expect("a JSON error result");
+    let error = v["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("may or may not have taken effect") && error.contains("not run again"),
+        "{result}"
+    );
+}
+
 // ------------------------------------------------- third-party servers --
 
 /// The official servers through `npx`, when node and the registry are there.

@@ -5,13 +5,19 @@
 //!
 //! An approved call whose result was not recorded (the process was killed
 //! during the call) is run again by the next dispatcher: a tool call may run
-//! twice after a crash, never zero times.
+//! twice after a crash, never zero times. Each run is counted in the
+//! approval row before it starts, so a second run is known, and its result
+//! tells the model (and a notice the user) that the call may have taken
+//! effect twice.
 
 use serde_json::json;
 
 use super::{Engine, Event, NoticeKind, lock, tools};
 use crate::store::ApprovalStatus;
 use crate::store::approvals::ApprovalAnswer;
+
+/// What the model reads first in the result of a call run again after a crash.
+pub(crate) const RUN_AGAIN_NOTE: &str = "[note from tock: tock stopped while this call was running, before its result was saved, and ran it again after restarting; its effects may have happened twice. The result of the second run follows.]";
 
 /// One pass; returns when the next waiting approval times out, if one will.
 pub(crate) fn pass(engine: &Engine, now: i64) -> Option<i64> {
@@ -31,14 +37,38 @@ fn run_approved(engine: &Engine) {
         if !lock(&engine.inner.running_approvals).insert(a.id) {
             continue;
         }
+        let runs = match engine.store().start_execution(a.id, engine.now_ms()) {
+            Ok(Some(n)) => n,
+            Ok(None) => {
+                // Answered meanwhile (another process recorded it).
+                lock(&engine.inner.running_approvals).remove(&a.id);
+                continue;
+            }
+            Err(e) => {
+                tracing::error!("starting approved call {}: {e:#}", a.id);
+                lock(&engine.inner.running_approvals).remove(&a.id);
+                continue;
+            }
+        };
+        let again = runs > 1;
         engine.notify(
             NoticeKind::Info,
             Some(a.conversation_id),
-            format!("{} approved: running it", a.tool),
+            if again {
+                format!(
+                    "{} approved: running it again (tock stopped while it ran, before its result was saved)",
+                    a.tool
+                )
+            } else {
+                format!("{} approved: running it", a.tool)
+            },
         );
         let e = engine.clone();
         let handle = tokio::spawn(async move {
-            let out = e.mcp().call(&a.tool, &a.arguments).await;
+            let mut out = e.mcp().call(&a.tool, &a.arguments).await;
+            if again {
+                out.text = format!("{RUN_AGAIN_NOTE}\n{}", out.text);
+            }
             let recorded = ApprovalAnswer {
                 id: a.id,
                 from: ApprovalStatus::Executing,

@@ -191,6 +191,23 @@ impl Store {
         Ok(())
     }
 
+    /// The dispatcher is about to run an approved call: count the run
+    /// (while the row is still `executing`) and return how many runs there
+    /// have been, this one included. More than one means an earlier run
+    /// never recorded its result (its process was killed during the call).
+    /// `None`: the row is no longer `executing` (it must not run).
+    pub fn start_execution(&self, id: i64, now: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "UPDATE approvals SET runs = runs + 1, updated_at = ?2
+                 WHERE id = ?1 AND status = 'executing' RETURNING runs",
+                params![id, now],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     pub fn waiting_approvals(&self) -> Result<Vec<Approval>> {
         let conn = self.conn();
         let mut st = conn.prepare_cached(&format!(
