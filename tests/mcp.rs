@@ -432,6 +432,9 @@ enum Wire {
 struct WireServer {
     base: String,
     bodies: Arc<Mutex<Vec<Value>>>,
+    /// How many requests carrying a tool result are still to be refused
+    /// with a 503 (before anything is accepted).
+    refuse: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 fn has_tool_result(body: &Value) -> bool {
@@ -559,11 +562,14 @@ impl WireServer {
         let addr = listener.local_addr().unwrap();
         let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
         let recorded = bodies.clone();
+        let refuse: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+        let refusing = refuse.clone();
         tokio::spawn(async move {
             let mut n = 0usize;
             while let Ok((mut sock, _)) = listener.accept().await {
                 n += 1;
                 let recorded = recorded.clone();
+                let refusing = refusing.clone();
                 let call_id = format!("call_{n}");
                 let args = args.clone();
                 tokio::spawn(async move {
@@ -571,6 +577,22 @@ impl WireServer {
                         return;
                     };
                     recorded.lock().unwrap().push(body.clone());
+                    use std::sync::atomic::Ordering;
+                    if has_tool_result(&body)
+                        && refusing
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                            .is_ok()
+                    {
+                        let payload = r#"{"error":{"message":"busy, try later"}}"#;
+                        let head = format!(
+                            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                            payload.len()
+                        );
+                        let _ = sock.write_all(head.as_bytes()).await;
+                        let _ = sock.write_all(payload.as_bytes()).await;
+                        let _ = sock.shutdown().await;
+                        return;
+                    }
                     let (ctype, payload) = if has_tool_result(&body) {
                         wire_reply(wire, "done", None)
                     } else {
@@ -590,7 +612,11 @@ impl WireServer {
             Wire::OpenAi => format!("http://{addr}/v1"),
             _ => format!("http://{addr}"),
         };
-        Self { base, bodies }
+        Self {
+            base,
+            bodies,
+            refuse,
+        }
     }
 
     fn bodies(&self) -> Vec<Value> {
@@ -869,6 +895,75 @@ async fn anthropic_gets_a_tool_image_inside_the_tool_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ollama_gets_a_tool_image_on_the_tool_message() {
     tool_images_on(Wire::Ollama, true).await;
+}
+
+/// The engine stops after the image's result was recorded and before any
+/// request carrying it was accepted (the provider refused it with a 503);
+/// the next engine on the same database sends the image.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_between_the_tool_result_and_the_next_request_keeps_the_image() {
+    let wire = Wire::OpenAi;
+    let server = WireServer::calling(wire, "test__shot", json!({})).await;
+    server.refuse.store(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let cfg_text = format!(
+        "default_model = \"m\"\n[models.m]\nprovider = \"openai\"\nbase_url = {}\napi_key = \"sk-test\"\nvision = true\n\n[approvals]\nallow_read_only = true\n\n{}",
+        toml_str(&server.base),
+        stdio_server("test", &log, "")
+    );
+    let rig = rig(config(&cfg_text), None);
+    let conv = rig.conversation("take a shot");
+    let store = rig.engine.store().clone();
+    let db = rig._dir.path().join("tock.db");
+    // The continuation was refused and waits for its back-off (on the
+    // engine's clock, which does not move).
+    wait_for("the refused continuation", || {
+        let sql = rusqlite::Connection::open(&db).ok()?;
+        let waiting: i64 = sql
+            .query_row(
+                "SELECT COUNT(*) FROM outbox WHERE kind = 'regenerate' AND status = 'pending' AND next_attempt_at IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+            .ok()?;
+        (waiting == 1).then_some(())
+    })
+    .await;
+    assert_eq!(server.bodies().len(), 2);
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+    assert!(
+        !store
+            .messages(conv)
+            .unwrap()
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.content == "done"),
+        "nothing was accepted after the tool result"
+    );
+
+    let store = Store::open(&db).expect("store again");
+    let again = Engine::new(
+        store,
+        Arc::new(ConfigSource::from_config(config(&cfg_text))),
+        Arc::new(ManualClock::new(common::T0 + 3_600_000)),
+        options(),
+    );
+    again.start();
+    let reader = again.store().clone();
+    wait_for("the reply after the restart", || {
+        reader
+            .messages(conv)
+            .ok()?
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.content == "done")
+            .then_some(())
+    })
+    .await;
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3);
+    assert_shot_in(wire, &bodies[2], true);
+    assert_eq!(log_lines(&log), ["shot "], "the tool ran once");
+    again.shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1227,7 +1322,7 @@ fn an_approved_call_running_when_the_daemon_is_killed_is_run_again_and_the_model
     // again (never zero times) — and the model reads that it did.
     assert_eq!(log_lines(&log), [started.clone(), started.clone()]);
     assert!(
-        result.starts_with("[note from tock: tock stopped while this call was running")
+        result.starts_with("[note from tock: an earlier run of this call never saved its result")
             && result.contains("may have happened twice")
             && result.ends_with("the file is there"),
         "{result}"

@@ -17,7 +17,7 @@ use crate::store::ApprovalStatus;
 use crate::store::approvals::ApprovalAnswer;
 
 /// What the model reads first in the result of a call run again after a crash.
-pub(crate) const RUN_AGAIN_NOTE: &str = "[note from tock: tock stopped while this call was running, before its result was saved, and ran it again after restarting; its effects may have happened twice. The result of the second run follows.]";
+pub(crate) const RUN_AGAIN_NOTE: &str = "[note from tock: an earlier run of this call never saved its result (tock was stopped, or could not write, while it ran), so tock ran it again; its effects may have happened twice. The result of this run follows.]";
 
 /// One pass; returns when the next waiting approval times out, if one will.
 pub(crate) fn pass(engine: &Engine, now: i64) -> Option<i64> {
@@ -56,7 +56,7 @@ fn run_approved(engine: &Engine) {
             Some(a.conversation_id),
             if again {
                 format!(
-                    "{} approved: running it again (tock stopped while it ran, before its result was saved)",
+                    "{} approved: running it again (an earlier run never saved its result)",
                     a.tool
                 )
             } else {

@@ -194,7 +194,8 @@ impl Store {
     /// The dispatcher is about to run an approved call: count the run
     /// (while the row is still `executing`) and return how many runs there
     /// have been, this one included. More than one means an earlier run
-    /// never recorded its result (its process was killed during the call).
+    /// never recorded its result (its process was killed during the call,
+    /// or the write failed).
     /// `None`: the row is no longer `executing` (it must not run).
     pub fn start_execution(&self, id: i64, now: i64) -> Result<Option<i64>> {
         Ok(self
