@@ -10,7 +10,10 @@
 //! `crash` (the process exits during the call), `peek` (declares
 //! `readOnlyHint`), `whoami` (the process id, to see a restart),
 //! `has_env` (whether a variable has a value, without printing it),
-//! `header` (a request header of the HTTP call, for `headers`).
+//! `header` (a request header of the HTTP call, for `headers`), `shot`
+//! (a text and a 1x1 PNG image, declares `readOnlyHint`), `wait_file`
+//! (answers once a file exists, declares `readOnlyHint`: a call that is
+//! still running while a test kills tock).
 
 use std::io::Write;
 
@@ -31,6 +34,16 @@ struct Millis {
     /// How long to take, in milliseconds.
     ms: u64,
 }
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct FilePath {
+    /// The file to wait for.
+    path: String,
+}
+
+/// A 1x1 red PNG.
+const SHOT_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct EnvCheck {
@@ -105,6 +118,34 @@ impl TestServer {
     async fn whoami(&self) -> String {
         log_call("whoami", "");
         format!("pid {}", std::process::id())
+    }
+
+    #[tool(
+        description = "A picture of the screen.",
+        annotations(read_only_hint = true)
+    )]
+    async fn shot(&self) -> Result<CallToolResult, ErrorData> {
+        log_call("shot", "");
+        Ok(CallToolResult::success(vec![
+            ContentBlock::text("a red dot"),
+            ContentBlock::image(SHOT_PNG, "image/png"),
+        ]))
+    }
+
+    #[tool(
+        description = "Answer once the file exists.",
+        annotations(read_only_hint = true)
+    )]
+    async fn wait_file(&self, Parameters(FilePath { path }): Parameters<FilePath>) -> String {
+        log_call("wait_file", &path);
+        // Bounded, so a server left behind by a killed client ends too.
+        for _ in 0..6000 {
+            if std::path::Path::new(&path).exists() {
+                return "the file is there".to_string();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        "gave up waiting".to_string()
     }
 
     #[tool(description = "Whether a variable has the given value.")]

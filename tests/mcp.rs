@@ -426,21 +426,24 @@ enum Wire {
 }
 
 /// A provider server on 127.0.0.1 speaking one wire format. The model it
-/// plays calls `test__echo` for a new user message and answers "done" once
-/// it has the tool result.
+/// plays calls a tool (`test__echo` unless told otherwise) in a
+/// conversation without a tool result yet and answers "done" once it has
+/// one.
 struct WireServer {
     base: String,
     bodies: Arc<Mutex<Vec<Value>>>,
+    /// How many requests carrying a tool result are still to be refused
+    /// with a 503 (before anything is accepted).
+    refuse: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-fn last_is_tool_result(body: &Value) -> bool {
-    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
-        return false;
-    };
-    last["role"] == "tool"
-        || last["content"]
-            .as_array()
-            .is_some_and(|c| c.iter().any(|p| p["type"] == "tool_result"))
+fn has_tool_result(body: &Value) -> bool {
+    body["messages"].as_array().into_iter().flatten().any(|m| {
+        m["role"] == "tool"
+            || m["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|p| p["type"] == "tool_result"))
+    })
 }
 
 /// The tool results in a request, in any of the three formats.
@@ -551,29 +554,49 @@ fn wire_reply(wire: Wire, text: &str, call: Option<(&str, &str, Value)>) -> (Str
 
 impl WireServer {
     async fn start(wire: Wire) -> Self {
+        Self::calling(wire, "test__echo", json!({"text": "hi"})).await
+    }
+
+    async fn calling(wire: Wire, tool: &'static str, args: Value) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
         let recorded = bodies.clone();
+        let refuse: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+        let refusing = refuse.clone();
         tokio::spawn(async move {
             let mut n = 0usize;
             while let Ok((mut sock, _)) = listener.accept().await {
                 n += 1;
                 let recorded = recorded.clone();
+                let refusing = refusing.clone();
                 let call_id = format!("call_{n}");
+                let args = args.clone();
                 tokio::spawn(async move {
                     let Some(body) = read_body(&mut sock).await else {
                         return;
                     };
                     recorded.lock().unwrap().push(body.clone());
-                    let (ctype, payload) = if last_is_tool_result(&body) {
+                    use std::sync::atomic::Ordering;
+                    if has_tool_result(&body)
+                        && refusing
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                            .is_ok()
+                    {
+                        let payload = r#"{"error":{"message":"busy, try later"}}"#;
+                        let head = format!(
+                            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                            payload.len()
+                        );
+                        let _ = sock.write_all(head.as_bytes()).await;
+                        let _ = sock.write_all(payload.as_bytes()).await;
+                        let _ = sock.shutdown().await;
+                        return;
+                    }
+                    let (ctype, payload) = if has_tool_result(&body) {
                         wire_reply(wire, "done", None)
                     } else {
-                        wire_reply(
-                            wire,
-                            "",
-                            Some((&call_id, "test__echo", json!({"text": "hi"}))),
-                        )
+                        wire_reply(wire, "", Some((&call_id, tool, args)))
                     };
                     let head = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -589,7 +612,11 @@ impl WireServer {
             Wire::OpenAi => format!("http://{addr}/v1"),
             _ => format!("http://{addr}"),
         };
-        Self { base, bodies }
+        Self {
+            base,
+            bodies,
+            refuse,
+        }
     }
 
     fn bodies(&self) -> Vec<Value> {
@@ -704,6 +731,246 @@ async fn anthropic_approve_runs_the_mcp_call_and_deny_tells_the_model() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ollama_approve_runs_the_mcp_call_and_deny_tells_the_model() {
     approve_and_deny_on(Wire::Ollama).await;
+}
+
+// ------------------------------------------------------ images from tools --
+
+/// The 1x1 PNG the test server's `shot` tool returns (with "a red dot").
+const SHOT_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+
+/// What a model without vision reads instead of the image.
+const SHOT_NOTE: &str = "a red dot\n[the tool returned an image (image/png, 1 KB); it is not shown to you: this model does not take images]";
+
+/// The result of the `shot` call in a request carries the image in the
+/// shape of `wire` (vision), or only the note and no image data anywhere.
+fn assert_shot_in(wire: Wire, body: &Value, vision: bool) {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    if !vision {
+        assert_eq!(tool_results(body), [SHOT_NOTE], "{wire:?}: {body:#}");
+        assert!(
+            !body.to_string().contains(SHOT_PNG),
+            "{wire:?}: no image for a model without vision: {body:#}"
+        );
+        assert!(
+            !body.to_string().contains("image_url") && !body.to_string().contains("\"images\""),
+            "{wire:?}: {body:#}"
+        );
+        return;
+    }
+    match wire {
+        Wire::OpenAi => {
+            let i = messages
+                .iter()
+                .position(|m| m["role"] == "tool")
+                .unwrap_or_else(|| panic!("no tool message: {body:#}"));
+            assert_eq!(messages[i]["tool_call_id"], "call_1");
+            assert_eq!(
+                messages[i]["content"],
+                "a red dot\n[1 image returned: in the next message]"
+            );
+            let next = &messages[i + 1];
+            assert_eq!(next["role"], "user", "{body:#}");
+            let parts = next["content"].as_array().cloned().unwrap_or_default();
+            assert_eq!(parts.len(), 2, "{next:#}");
+            assert_eq!(parts[0]["type"], "text");
+            let says = parts[0]["text"].as_str().unwrap_or_default();
+            assert!(
+                says.contains("test__shot") && says.contains("call_1"),
+                "{says}"
+            );
+            assert_eq!(
+                parts[1],
+                json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{SHOT_PNG}")}})
+            );
+        }
+        Wire::Anthropic => {
+            let result = messages
+                .iter()
+                .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+                .find(|b| b["type"] == "tool_result")
+                .unwrap_or_else(|| panic!("no tool_result: {body:#}"));
+            assert_eq!(result["tool_use_id"], "call_1");
+            assert_eq!(
+                result["content"],
+                json!([
+                    {"type": "text", "text": "a red dot"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": SHOT_PNG}},
+                ])
+            );
+        }
+        Wire::Ollama => {
+            let m = messages
+                .iter()
+                .find(|m| m["role"] == "tool")
+                .unwrap_or_else(|| panic!("no tool message: {body:#}"));
+            assert_eq!(m["content"], "a red dot");
+            assert_eq!(m["tool_name"], "test__shot");
+            assert_eq!(m["images"], json!([SHOT_PNG]));
+        }
+    }
+}
+
+/// `shot` runs (read-only, allowed), its image is stored with the tool
+/// message and reaches the next request in the wire's shape (or as a note
+/// without vision); an engine started again on the same database sends it
+/// again with the next message.
+async fn tool_images_on(wire: Wire, vision: bool) {
+    let server = WireServer::calling(wire, "test__shot", json!({})).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = match wire {
+        Wire::OpenAi => "openai",
+        Wire::Anthropic => "anthropic",
+        Wire::Ollama => "ollama",
+    };
+    let cfg_text = format!(
+        "default_model = \"m\"\n[models.m]\nprovider = \"{provider}\"\nbase_url = {}\napi_key = \"sk-test\"\nvision = {vision}\n\n[approvals]\nallow_read_only = true\n\n{}",
+        toml_str(&server.base),
+        stdio_server("test", &log, "")
+    );
+    let rig = rig(config(&cfg_text), None);
+    let conv = rig.conversation("take a shot");
+    rig.reply(conv, "done").await;
+    assert_eq!(log_lines(&log), ["shot "]);
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2, "{wire:?}");
+    assert_shot_in(wire, &bodies[1], vision);
+    // Stored with the tool message, as a user message's attachments are.
+    let tool = rig
+        .engine
+        .store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::Tool)
+        .expect("the tool message");
+    assert_eq!(tool.content, "a red dot");
+    let infos = tock::files::attachment_infos(tool.parts_json.as_deref());
+    assert_eq!(infos.len(), 1, "{:?}", tool.parts_json);
+    assert_eq!(infos[0].mime, "image/png");
+    assert_eq!(infos[0].bytes, 69);
+    assert!(tool.parts_json.as_deref().unwrap_or("").contains(SHOT_PNG));
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+
+    // A new engine on the same database: the history it rebuilds from the
+    // store still carries the image.
+    let store = Store::open(&rig._dir.path().join("tock.db")).expect("store again");
+    let again = Engine::new(
+        store,
+        Arc::new(ConfigSource::from_config(config(&cfg_text))),
+        Arc::new(ManualClock::new(common::T0 + 60_000)),
+        options(),
+    );
+    again.start();
+    again.send_text(conv, "and now?").expect("send");
+    let reader = again.store().clone();
+    wait_for("the second reply", || {
+        let done = reader
+            .messages(conv)
+            .ok()?
+            .iter()
+            .filter(|m| m.role == Role::Assistant && m.content == "done")
+            .count();
+        (done == 2).then_some(())
+    })
+    .await;
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3, "{wire:?}");
+    assert_shot_in(wire, &bodies[2], vision);
+    assert_eq!(log_lines(&log), ["shot "], "the tool ran once");
+    again.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_gets_a_tool_image_as_a_user_message_after_the_tool_message() {
+    tool_images_on(Wire::OpenAi, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_gets_a_tool_image_inside_the_tool_result() {
+    tool_images_on(Wire::Anthropic, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ollama_gets_a_tool_image_on_the_tool_message() {
+    tool_images_on(Wire::Ollama, true).await;
+}
+
+/// The engine stops after the image's result was recorded and before any
+/// request carrying it was accepted (the provider refused it with a 503);
+/// the next engine on the same database sends the image.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_between_the_tool_result_and_the_next_request_keeps_the_image() {
+    let wire = Wire::OpenAi;
+    let server = WireServer::calling(wire, "test__shot", json!({})).await;
+    server.refuse.store(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let cfg_text = format!(
+        "default_model = \"m\"\n[models.m]\nprovider = \"openai\"\nbase_url = {}\napi_key = \"sk-test\"\nvision = true\n\n[approvals]\nallow_read_only = true\n\n{}",
+        toml_str(&server.base),
+        stdio_server("test", &log, "")
+    );
+    let rig = rig(config(&cfg_text), None);
+    let conv = rig.conversation("take a shot");
+    let store = rig.engine.store().clone();
+    let db = rig._dir.path().join("tock.db");
+    // The continuation was refused and waits for its back-off (on the
+    // engine's clock, which does not move).
+    wait_for("the refused continuation", || {
+        let sql = rusqlite::Connection::open(&db).ok()?;
+        let waiting: i64 = sql
+            .query_row(
+                "SELECT COUNT(*) FROM outbox WHERE kind = 'regenerate' AND status = 'pending' AND next_attempt_at IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+            .ok()?;
+        (waiting == 1).then_some(())
+    })
+    .await;
+    assert_eq!(server.bodies().len(), 2);
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+    assert!(
+        !store
+            .messages(conv)
+            .unwrap()
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.content == "done"),
+        "nothing was accepted after the tool result"
+    );
+
+    let store = Store::open(&db).expect("store again");
+    let again = Engine::new(
+        store,
+        Arc::new(ConfigSource::from_config(config(&cfg_text))),
+        Arc::new(ManualClock::new(common::T0 + 3_600_000)),
+        options(),
+    );
+    again.start();
+    let reader = again.store().clone();
+    wait_for("the reply after the restart", || {
+        reader
+            .messages(conv)
+            .ok()?
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.content == "done")
+            .then_some(())
+    })
+    .await;
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3);
+    assert_shot_in(wire, &bodies[2], true);
+    assert_eq!(log_lines(&log), ["shot "], "the tool ran once");
+    again.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_without_vision_reads_that_a_tool_image_was_not_shown() {
+    for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Ollama] {
+        tool_images_on(wire, false).await;
+    }
 }
 
 // ------------------------------------------------------------ the policy --
@@ -939,6 +1206,175 @@ fn tock_tools_lists_servers_and_the_daemon_runs_approved_calls_answered_from_the
     assert!(
         t.fails(&["approve", "--forget", "test__echo"])
             .contains("no saved rule")
+    );
+}
+
+// ----------------------------------------- SIGKILL during an MCP call --
+
+/// The provider plays a model that calls `test__wait_file` (answered once
+/// `gate` exists) and says "all done" once it has the result.
+fn waiting_model(gate: &Path) -> support::MockServer {
+    use support::{MockServer, Reply};
+    let server = MockServer::start();
+    let args = json!({"path": gate.display().to_string()});
+    server.respond_with(move |r| {
+        if r.last_role().as_deref() == Some("tool") {
+            return Reply::text("all done");
+        }
+        Reply::text("").with_tool_call("test__wait_file", args.clone())
+    });
+    server
+}
+
+/// One number from the database.
+fn count(t: &support::Tock, sql: &str) -> i64 {
+    t.sql()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// After the restart: the turn finished with one reply, the user message
+/// and the tool result are there once, nothing is left to send, and the
+/// request that continued the turn carried `result` for the call.
+fn assert_turn_finished_once(t: &support::Tock, server: &support::MockServer) -> String {
+    use support::wait_until;
+    wait_until(
+        Duration::from_secs(30),
+        "the reply after the restart",
+        || {
+            (count(
+            t,
+            "SELECT COUNT(*) FROM messages WHERE role = 'assistant' AND status = 'complete' AND content = 'all done'",
+        ) == 1)
+            .then_some(())
+        },
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "the first request and the continuation");
+    let results: Vec<String> = reqs[1]
+        .messages()
+        .into_iter()
+        .filter(|(role, _)| role == "tool")
+        .map(|(_, c)| c)
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(
+        count(t, "SELECT COUNT(*) FROM messages WHERE role = 'user'"),
+        1
+    );
+    assert_eq!(
+        count(t, "SELECT COUNT(*) FROM messages WHERE role = 'tool'"),
+        1,
+        "one result for the call"
+    );
+    assert_eq!(
+        count(
+            t,
+            "SELECT COUNT(*) FROM outbox WHERE status IN ('pending', 'sending')"
+        ),
+        0,
+        "nothing left to send"
+    );
+    results[0].clone()
+}
+
+#[test]
+fn an_approved_call_running_when_the_daemon_is_killed_is_run_again_and_the_model_is_told() {
+    use support::{Tock, wait_until};
+    let mut t = Tock::new();
+    let gate = t.path("gate");
+    let server = waiting_model(&gate);
+    t.set_env("OPENAI_BASE_URL", &server.base_url());
+    t.set_env("OPENAI_API_KEY", "sk-test");
+    let log = t.path("calls.log");
+    t.write_config(&stdio_server("test", &log, ""));
+    let mut daemon = t.spawn_daemon();
+    t.send(&["--new", "Wait", "wait for the file"]);
+    let waiting = wait_until(Duration::from_secs(30), "the approval", || {
+        let w = t.json(&["approvals", "--json"]);
+        w.as_array().filter(|a| a.len() == 1).cloned()
+    });
+    assert_eq!(waiting[0]["tool"], "test__wait_file");
+    let id = waiting[0]["id"].as_i64().expect("approval id").to_string();
+    t.ok(&["approve", &id]);
+    let started = format!("wait_file {}", gate.display());
+    wait_until(Duration::from_secs(30), "the call to start", || {
+        (log_lines(&log) == [started.clone()]).then_some(())
+    });
+    daemon.kill9();
+    assert_eq!(
+        count(
+            &t,
+            "SELECT COUNT(*) FROM approvals WHERE status = 'executing' AND runs = 1"
+        ),
+        1,
+        "killed while the approved call ran"
+    );
+    assert_eq!(
+        count(&t, "SELECT COUNT(*) FROM messages WHERE role = 'tool'"),
+        0
+    );
+
+    std::fs::write(&gate, "").expect("the gate file");
+    let _daemon = t.spawn_daemon();
+    let result = assert_turn_finished_once(&t, &server);
+    // The documented rule: an approved call whose result was not saved runs
+    // again (never zero times) — and the model reads that it did.
+    assert_eq!(log_lines(&log), [started.clone(), started.clone()]);
+    assert!(
+        result.starts_with("[note from tock: an earlier run of this call never saved its result")
+            && result.contains("may have happened twice")
+            && result.ends_with("the file is there"),
+        "{result}"
+    );
+    assert_eq!(
+        count(
+            &t,
+            "SELECT COUNT(*) FROM approvals WHERE status = 'approved' AND runs = 2"
+        ),
+        1
+    );
+}
+
+#[test]
+fn an_allowed_call_running_when_the_daemon_is_killed_is_not_run_again_and_the_model_is_told() {
+    use support::{Tock, wait_until};
+    let mut t = Tock::new();
+    let gate = t.path("gate");
+    let server = waiting_model(&gate);
+    t.set_env("OPENAI_BASE_URL", &server.base_url());
+    t.set_env("OPENAI_API_KEY", "sk-test");
+    let log = t.path("calls.log");
+    t.write_config(&format!(
+        "[approvals]\nallow_read_only = true\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let mut daemon = t.spawn_daemon();
+    t.send(&["--new", "Wait", "wait for the file"]);
+    let started = format!("wait_file {}", gate.display());
+    wait_until(Duration::from_secs(30), "the call to start", || {
+        (log_lines(&log) == [started.clone()]).then_some(())
+    });
+    daemon.kill9();
+    assert_eq!(
+        count(&t, "SELECT COUNT(*) FROM approvals"),
+        0,
+        "it needed no approval"
+    );
+    assert_eq!(
+        count(&t, "SELECT COUNT(*) FROM messages WHERE role = 'tool'"),
+        0
+    );
+
+    std::fs::write(&gate, "").expect("the gate file");
+    let _daemon = t.spawn_daemon();
+    let result = assert_turn_finished_once(&t, &server);
+    assert_eq!(log_lines(&log), [started], "not run a second time");
+    let v: Value = serde_json::from_str(&result).expect("a JSON error result");
+    let error = v["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("may or may not have taken effect") && error.contains("not run again"),
+        "{result}"
     );
 }
 

@@ -329,15 +329,31 @@ fn tool_result_request() -> ChatRequest {
                 call_id: "call_1".into(),
                 name: "get_weather".into(),
                 content: "18°C, sunny".into(),
+                images: vec![],
             },
             ChatMessage::ToolResult {
                 call_id: "call_2".into(),
                 name: "get_time".into(),
                 content: "14:05".into(),
+                images: vec![],
             },
         ],
         tools: weather_tools(),
     }
+}
+
+/// [`tool_result_request`] where the first tool returned an image (the
+/// second did not), then a new user message.
+fn tool_image_request() -> ChatRequest {
+    let mut req = tool_result_request();
+    if let ChatMessage::ToolResult { images, .. } = &mut req.messages[2] {
+        images.push(Image {
+            mime: "image/gif".into(),
+            data_base64: "R0lGODlh".into(),
+        });
+    }
+    req.messages.push(user("And tomorrow?"));
+    req
 }
 
 #[derive(Debug)]
@@ -653,6 +669,27 @@ async fn openai_tool_results_and_images_on_the_wire() {
             ]},
             {"role": "tool", "tool_call_id": "call_1", "content": "18°C, sunny"},
             {"role": "tool", "tool_call_id": "call_2", "content": "14:05"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn openai_tool_images_follow_the_tool_messages_as_a_user_message() {
+    let server = Server::start(vec![streamed(SSE, vec![oa_text_body().into_bytes()])]).await;
+    run(&openai(&server.base), &tool_image_request())
+        .await
+        .unwrap();
+    let messages = server.request(0).body["messages"].clone();
+    assert_eq!(
+        messages.as_array().map(|m| m[3..].to_vec()),
+        Some(vec![
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "18°C, sunny\n[1 image returned: in the next message]"}),
+            json!({"role": "tool", "tool_call_id": "call_2", "content": "14:05"}),
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "The image below was returned by the tool call get_weather (call_1)."},
+                {"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0lGODlh"}},
+            ]}),
+            json!({"role": "user", "content": "And tomorrow?"}),
         ])
     );
 }
@@ -1187,6 +1224,26 @@ async fn anthropic_tool_results_merged_into_one_user_message() {
 }
 
 #[tokio::test]
+async fn anthropic_tool_images_are_blocks_of_the_tool_result() {
+    let server = Server::start(vec![streamed(SSE, vec![an_text_body().into_bytes()])]).await;
+    run(&anthropic(&server.base), &tool_image_request())
+        .await
+        .unwrap();
+    let body = server.request(0).body;
+    assert_eq!(
+        body["messages"][2],
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "call_1", "content": [
+                {"type": "text", "text": "18°C, sunny"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": "R0lGODlh"}},
+            ]},
+            {"type": "tool_result", "tool_use_id": "call_2", "content": "14:05"},
+            {"type": "text", "text": "And tomorrow?"},
+        ]})
+    );
+}
+
+#[tokio::test]
 async fn anthropic_crlf_framing() {
     let body = an_text_body().replace('\n', "\r\n");
     let chunks = cut_at(body.as_bytes(), &["\r\n", "😀"]);
@@ -1409,6 +1466,23 @@ async fn ollama_tool_results_and_images_on_the_wire() {
 }
 
 #[tokio::test]
+async fn ollama_tool_images_go_on_the_tool_message() {
+    let server = Server::start(vec![streamed(NDJSON, vec![ol_text_body().into_bytes()])]).await;
+    run(&ollama(&server.base), &tool_image_request())
+        .await
+        .unwrap();
+    let messages = server.request(0).body["messages"].clone();
+    assert_eq!(
+        messages.as_array().map(|m| m[3..].to_vec()),
+        Some(vec![
+            json!({"role": "tool", "content": "18°C, sunny", "tool_name": "get_weather", "images": ["R0lGODlh"]}),
+            json!({"role": "tool", "content": "14:05", "tool_name": "get_time"}),
+            json!({"role": "user", "content": "And tomorrow?"}),
+        ])
+    );
+}
+
+#[tokio::test]
 async fn ollama_errors() {
     let mid = [
         ol_line("Par", false),
@@ -1583,6 +1657,7 @@ async fn echo_answers_tool_results_and_fired_tasks() {
                 call_id: "c1".into(),
                 name: "schedule_task".into(),
                 content: r#"{"id":42,"fires_at":"2026-01-01T09:00:00Z"}"#.into(),
+                images: vec![],
             },
         ],
         tools: vec![schedule_tool()],

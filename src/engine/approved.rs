@@ -5,13 +5,19 @@
 //!
 //! An approved call whose result was not recorded (the process was killed
 //! during the call) is run again by the next dispatcher: a tool call may run
-//! twice after a crash, never zero times.
+//! twice after a crash, never zero times. Each run is counted in the
+//! approval row before it starts, so a second run is known, and its result
+//! tells the model (and a notice the user) that the call may have taken
+//! effect twice.
 
 use serde_json::json;
 
 use super::{Engine, Event, NoticeKind, lock, tools};
 use crate::store::ApprovalStatus;
 use crate::store::approvals::ApprovalAnswer;
+
+/// What the model reads first in the result of a call run again after a crash.
+pub(crate) const RUN_AGAIN_NOTE: &str = "[note from tock: an earlier run of this call never saved its result (tock was stopped, or could not write, while it ran), so tock ran it again; its effects may have happened twice. The result of this run follows.]";
 
 /// One pass; returns when the next waiting approval times out, if one will.
 pub(crate) fn pass(engine: &Engine, now: i64) -> Option<i64> {
@@ -31,21 +37,45 @@ fn run_approved(engine: &Engine) {
         if !lock(&engine.inner.running_approvals).insert(a.id) {
             continue;
         }
+        let runs = match engine.store().start_execution(a.id, engine.now_ms()) {
+            Ok(Some(n)) => n,
+            Ok(None) => {
+                // Answered meanwhile (another process recorded it).
+                lock(&engine.inner.running_approvals).remove(&a.id);
+                continue;
+            }
+            Err(e) => {
+                tracing::error!("starting approved call {}: {e:#}", a.id);
+                lock(&engine.inner.running_approvals).remove(&a.id);
+                continue;
+            }
+        };
+        let again = runs > 1;
         engine.notify(
             NoticeKind::Info,
             Some(a.conversation_id),
-            format!("{} approved: running it", a.tool),
+            if again {
+                format!(
+                    "{} approved: running it again (an earlier run never saved its result)",
+                    a.tool
+                )
+            } else {
+                format!("{} approved: running it", a.tool)
+            },
         );
         let e = engine.clone();
         let handle = tokio::spawn(async move {
-            let out = e.mcp().call(&a.tool, &a.arguments).await;
+            let mut out = e.mcp().call(&a.tool, &a.arguments).await;
+            if again {
+                out.text = format!("{RUN_AGAIN_NOTE}\n{}", out.text);
+            }
             let recorded = ApprovalAnswer {
                 id: a.id,
                 from: ApprovalStatus::Executing,
                 approved: true,
                 allow_always: None,
             };
-            let outcome = tools::mcp_outcome(&a.call_id, &a.tool, out.text);
+            let outcome = tools::mcp_outcome(&a.call_id, &a.tool, out);
             if let Err(err) = e.store().record_tool_outcomes(
                 a.conversation_id,
                 a.message_id,
@@ -101,7 +131,7 @@ fn decline_overdue(engine: &Engine, now: i64) -> Option<i64> {
             approved: false,
             allow_always: None,
         };
-        let outcome = tools::mcp_outcome(&a.call_id, &a.tool, result);
+        let outcome = tools::text_outcome(&a.call_id, &a.tool, result);
         match engine.store().record_tool_outcomes(
             a.conversation_id,
             a.message_id,

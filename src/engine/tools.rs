@@ -287,6 +287,7 @@ fn execute(engine: &Engine, conversation_id: i64, call: &ToolCall, p: &Proposal)
         cancel: None,
         series: None,
         end_series: None,
+        images: Vec::new(),
     };
     match p {
         Proposal::Schedule {
@@ -397,15 +398,7 @@ fn refused(tool: &str) -> String {
 }
 
 fn error_outcome(call: &ToolCall, result: String) -> ToolOutcome {
-    ToolOutcome {
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
-        result,
-        task: None,
-        cancel: None,
-        series: None,
-        end_series: None,
-    }
+    text_outcome(&call.id, &call.name, result)
 }
 
 /// Why a turn's tool rounds must stop here, if they must: the calls of every
@@ -492,6 +485,7 @@ pub(crate) async fn handle_calls(
                 cancel: None,
                 series: None,
                 end_series: None,
+                images: Vec::new(),
             })
             .collect();
         if let Err(e) = engine.store().record_tool_outcomes_ending(
@@ -550,7 +544,7 @@ pub(crate) async fn handle_calls(
     )
     .await;
     for (call, r) in mcp_calls.iter().zip(results) {
-        immediate.push(mcp_outcome(&call.id, &call.name, r.text));
+        immediate.push(mcp_outcome(&call.id, &call.name, r));
     }
     let now = engine.now_ms();
     if let Err(e) =
@@ -605,8 +599,17 @@ pub fn mcp_summary(call: &ToolCall) -> String {
     json!({"server": server, "tool": tool, "arguments": arguments}).to_string()
 }
 
-/// The result an approved MCP call gives back, recorded with its approval.
-pub(crate) fn mcp_outcome(call_id: &str, tool: &str, result: String) -> ToolOutcome {
+/// The result an MCP call gives back (its text and images), recorded with
+/// its approval if it had one.
+pub(crate) fn mcp_outcome(call_id: &str, tool: &str, out: crate::mcp::CallOutcome) -> ToolOutcome {
+    ToolOutcome {
+        images: out.images,
+        ..text_outcome(call_id, tool, out.text)
+    }
+}
+
+/// A result with nothing but its text.
+pub(crate) fn text_outcome(call_id: &str, tool: &str, result: String) -> ToolOutcome {
     ToolOutcome {
         call_id: call_id.to_string(),
         tool: tool.to_string(),
@@ -615,6 +618,7 @@ pub(crate) fn mcp_outcome(call_id: &str, tool: &str, result: String) -> ToolOutc
         cancel: None,
         series: None,
         end_series: None,
+        images: Vec::new(),
     }
 }
 

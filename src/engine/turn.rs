@@ -507,11 +507,7 @@ pub(crate) fn build_messages(
                     continue;
                 };
                 if offered.contains(id) {
-                    out.push(ChatMessage::ToolResult {
-                        call_id: id.to_string(),
-                        name: m.model.clone().unwrap_or_default(),
-                        content: m.content.clone(),
-                    });
+                    out.push(tool_message(id, m, vision));
                 }
             }
             Role::Notice => {}
@@ -526,6 +522,44 @@ pub(crate) fn build_messages(
         out.push(user_message(&text, item.parts_json.as_deref(), vision));
     }
     out
+}
+
+/// A tool's result with the images it returned (stored as its
+/// attachments); for a model without vision, a note for each image instead,
+/// so the model knows one was returned but not shown.
+fn tool_message(call_id: &str, m: &Message, vision: bool) -> ChatMessage {
+    let parts: Vec<Part> = m
+        .parts_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or_default();
+    let mut content = m.content.clone();
+    let mut images = Vec::new();
+    for p in parts {
+        let Part::Image {
+            mime, data_base64, ..
+        } = p
+        else {
+            continue;
+        };
+        if vision {
+            images.push(Image { mime, data_base64 });
+        } else {
+            let kb = (data_base64.len() as u64 / 4 * 3).div_ceil(1024);
+            if !content.is_empty() {
+                content.push('\n');
+            }
+            content.push_str(&format!(
+                "[the tool returned an image ({mime}, {kb} KB); it is not shown to you: this model does not take images]"
+            ));
+        }
+    }
+    ChatMessage::ToolResult {
+        call_id: call_id.to_string(),
+        name: m.model.clone().unwrap_or_default(),
+        content,
+        images,
+    }
 }
 
 fn user_message(text: &str, parts_json: Option<&str>, vision: bool) -> ChatMessage {

@@ -86,15 +86,7 @@ pub fn request_body(req: &ChatRequest) -> Value {
     for m in &req.messages {
         match m {
             ChatMessage::User { text, images } => {
-                let mut blocks: Vec<Value> = images
-                    .iter()
-                    .map(|img| {
-                        json!({
-                            "type": "image",
-                            "source": {"type": "base64", "media_type": img.mime, "data": img.data_base64},
-                        })
-                    })
-                    .collect();
+                let mut blocks: Vec<Value> = images.iter().map(image_block).collect();
                 if !text.is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
@@ -119,8 +111,23 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 push("assistant", blocks);
             }
             ChatMessage::ToolResult {
-                call_id, content, ..
+                call_id,
+                content,
+                images,
+                ..
             } => {
+                // With images, the content is a block array (text, then
+                // the images); without, plain text.
+                let content = if images.is_empty() {
+                    json!(content)
+                } else {
+                    let mut blocks = Vec::new();
+                    if !content.is_empty() {
+                        blocks.push(json!({"type": "text", "text": content}));
+                    }
+                    blocks.extend(images.iter().map(image_block));
+                    Value::Array(blocks)
+                };
                 push(
                     "user",
                     vec![
@@ -151,6 +158,14 @@ pub fn request_body(req: &ChatRequest) -> Value {
             .collect();
     }
     body
+}
+
+/// An image as a content block (base64 source).
+fn image_block(img: &super::Image) -> Value {
+    json!({
+        "type": "image",
+        "source": {"type": "base64", "media_type": img.mime, "data": img.data_base64},
+    })
 }
 
 struct ToolBlock {

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 pub use models::ModelInfo;
 
-/// An image attached to a user message.
+/// An image attached to a user message, or returned by a tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Image {
     pub mime: String,
@@ -53,6 +53,9 @@ pub enum ChatMessage {
         call_id: String,
         name: String,
         content: String,
+        /// Images the tool returned, for a model that takes images (empty
+        /// otherwise: the text then says what was left out).
+        images: Vec<Image>,
     },
 }
 

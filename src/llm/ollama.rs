@@ -112,8 +112,17 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 }
                 msg
             }
-            ChatMessage::ToolResult { name, content, .. } => {
-                json!({"role": "tool", "content": content, "tool_name": name})
+            ChatMessage::ToolResult {
+                name,
+                content,
+                images,
+                ..
+            } => {
+                let mut msg = json!({"role": "tool", "content": content, "tool_name": name});
+                if !images.is_empty() {
+                    msg["images"] = images.iter().map(|i| json!(i.data_base64)).collect();
+                }
+                msg
             }
         });
     }

@@ -87,7 +87,13 @@ pub fn request_body(req: &ChatRequest) -> Value {
     if let Some(system) = req.system.as_deref().filter(|s| !s.is_empty()) {
         messages.push(json!({"role": "system", "content": system}));
     }
+    // Images a tool returned: a `tool` message takes text only, so they
+    // follow the run of tool results as a user message.
+    let mut tool_images: Vec<Value> = Vec::new();
     for m in &req.messages {
+        if !matches!(m, ChatMessage::ToolResult { .. }) && !tool_images.is_empty() {
+            messages.push(json!({"role": "user", "content": std::mem::take(&mut tool_images)}));
+        }
         messages.push(match m {
             ChatMessage::User { text, images } if images.is_empty() => {
                 json!({"role": "user", "content": text})
@@ -97,10 +103,7 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 if !text.is_empty() {
                     parts.push(json!({"type": "text", "text": text}));
                 }
-                for img in images {
-                    let url = format!("data:{};base64,{}", img.mime, img.data_base64);
-                    parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
-                }
+                parts.extend(images.iter().map(image_url));
                 json!({"role": "user", "content": parts})
             }
             ChatMessage::Assistant { text, tool_calls } => {
@@ -123,11 +126,34 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 msg
             }
             ChatMessage::ToolResult {
-                call_id, content, ..
+                call_id,
+                name,
+                content,
+                images,
             } => {
+                let mut content = content.clone();
+                if !images.is_empty() {
+                    tool_images.push(json!({"type": "text", "text": format!(
+                        "The image{} below {} returned by the tool call {name} ({call_id}).",
+                        if images.len() == 1 { "" } else { "s" },
+                        if images.len() == 1 { "was" } else { "were" },
+                    )}));
+                    tool_images.extend(images.iter().map(image_url));
+                    if !content.is_empty() {
+                        content.push('\n');
+                    }
+                    content.push_str(&format!(
+                        "[{} image{} returned: in the next message]",
+                        images.len(),
+                        if images.len() == 1 { "" } else { "s" }
+                    ));
+                }
                 json!({"role": "tool", "tool_call_id": call_id, "content": content})
             }
         });
+    }
+    if !tool_images.is_empty() {
+        messages.push(json!({"role": "user", "content": tool_images}));
     }
     // `include_usage`: the last chunk then carries the reply's token counts.
     let mut body = json!({
@@ -140,6 +166,12 @@ pub fn request_body(req: &ChatRequest) -> Value {
         body["tools"] = function_tools(&req.tools);
     }
     body
+}
+
+/// An image as a content part (a data URL).
+fn image_url(img: &super::Image) -> Value {
+    let url = format!("data:{};base64,{}", img.mime, img.data_base64);
+    json!({"type": "image_url", "image_url": {"url": url}})
 }
 
 /// Tools in the `{"type": "function", "function": {…}}` form (OpenAI; Ollama uses it too).

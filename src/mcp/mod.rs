@@ -29,7 +29,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
 
 use crate::config::{ConfigSource, McpServerConfig};
-use crate::llm::ToolSpec;
+use crate::llm::{Image, ToolSpec};
 
 /// Separates the server's name from the tool's in the names the model sees.
 pub const SEPARATOR: &str = "__";
@@ -91,6 +91,10 @@ pub struct ServerInfo {
 pub struct CallOutcome {
     pub text: String,
     pub is_error: bool,
+    /// The images of the result that may be given to a model (a type models
+    /// take, valid base64, within the budget), in order. Others are a note
+    /// in `text`.
+    pub images: Vec<Image>,
 }
 
 impl CallOutcome {
@@ -98,6 +102,7 @@ impl CallOutcome {
         Self {
             text: json!({"error": msg.into()}).to_string(),
             is_error: true,
+            images: Vec::new(),
         }
     }
 }
@@ -322,7 +327,10 @@ impl Manager {
                 Err(e) => return CallOutcome::error(format!("arguments are not valid JSON: {e}")),
             },
         };
-        server.call(tool_name, args, self.restart_backoff).await
+        let image_budget = self.config.get().max_attachment_bytes();
+        server
+            .call(tool_name, args, self.restart_backoff, image_budget)
+            .await
     }
 
     /// Stop every server (closing stdin, then SIGTERM, then SIGKILL for a
@@ -603,6 +611,7 @@ impl Server {
         tool_name: &str,
         args: serde_json::Map<String, Value>,
         base: Duration,
+        image_budget: u64,
     ) -> CallOutcome {
         let (peer, generation) = match self.ensure(base, true).await {
             Ok(p) => p,
@@ -630,7 +639,7 @@ impl Server {
                 lock(&self.view).problem = Some(msg.clone());
                 CallOutcome::error(msg)
             }
-            Ok(Ok(result)) => render(result),
+            Ok(Ok(result)) => render(result, image_budget),
             Ok(Err(ServiceError::McpError(e))) => CallOutcome::error(self.redact(&e.message)),
             Ok(Err(e)) => {
                 let closed = matches!(
@@ -670,18 +679,61 @@ impl Server {
     }
 }
 
-/// A result as text for the model: text parts as they are, other parts as a
-/// short note; an error result as `{"error": ...}`.
-fn render(result: CallToolResult) -> CallOutcome {
+/// The image types every provider takes (as for attachments).
+const MODEL_IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// A result for the model: text parts as they are; images of a type models
+/// take, valid and together within `image_budget` bytes (decoded), as
+/// images; every other part, and an image left out, as a short note; an
+/// error result as `{"error": ...}`.
+fn render(result: CallToolResult, image_budget: u64) -> CallOutcome {
+    use base64::Engine as _;
     let mut parts: Vec<String> = Vec::new();
+    let mut images: Vec<Image> = Vec::new();
+    let mut image_bytes: u64 = 0;
     for block in &result.content {
         match block {
             ContentBlock::Text(t) => parts.push(t.text.clone()),
-            ContentBlock::Image(i) => parts.push(format!(
-                "[image {}, {} bytes: images from tools are not passed to the model]",
-                i.mime_type,
-                i.data.len() / 4 * 3
-            )),
+            ContentBlock::Image(i) => {
+                let mime = i
+                    .mime_type
+                    .split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase();
+                let shown = crate::sanitize::sanitize_line(&i.mime_type)
+                    .chars()
+                    .take(60)
+                    .collect::<String>();
+                if !MODEL_IMAGE_TYPES.contains(&mime.as_str()) {
+                    parts.push(format!(
+                        "[image {shown}: not passed to the model: models take png, jpeg, gif or webp images]"
+                    ));
+                    continue;
+                }
+                let data: String = i.data.split_ascii_whitespace().collect();
+                let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&data) else {
+                    parts.push(format!(
+                        "[image {shown}: not passed to the model: its data is not valid base64]"
+                    ));
+                    continue;
+                };
+                let len = bytes.len() as u64;
+                if image_bytes.saturating_add(len) > image_budget {
+                    parts.push(format!(
+                        "[image {shown}, {} KB: not passed to the model: over the {} KB limit for the images of one result]",
+                        len.div_ceil(1024),
+                        image_budget / 1024
+                    ));
+                    continue;
+                }
+                image_bytes += len;
+                images.push(Image {
+                    mime,
+                    data_base64: data,
+                });
+            }
             ContentBlock::Audio(a) => parts.push(format!(
                 "[audio {}: audio from tools is not passed to the model]",
                 a.mime_type
@@ -712,11 +764,15 @@ fn render(result: CallToolResult) -> CallOutcome {
         text.push_str("\n[result cut: too long]");
     }
     if result.is_error == Some(true) {
-        CallOutcome::error(text)
+        CallOutcome {
+            images,
+            ..CallOutcome::error(text)
+        }
     } else {
         CallOutcome {
             text,
             is_error: false,
+            images,
         }
     }
 }
@@ -771,19 +827,41 @@ mod tests {
     }
 
     #[test]
-    fn results_keep_text_and_describe_what_the_model_cannot_take() {
+    fn results_keep_text_and_images_and_describe_what_the_model_cannot_take() {
         let r = CallToolResult::success(vec![
             ContentBlock::text("hello"),
-            ContentBlock::image("aGVsbG8=", "image/png"),
+            ContentBlock::image("aGVsbG8=", "image/PNG"),
+            ContentBlock::image("PHN2Zz4=", "image/svg+xml"),
+            ContentBlock::image("not base64!", "image/png"),
+            ContentBlock::image("d29ybGQh", "image/webp"),
         ]);
-        let out = render(r);
+        let out = render(r, 8);
         assert!(!out.is_error);
-        assert!(
-            out.text.starts_with("hello\n[image image/png"),
-            "{}",
-            out.text
+        assert_eq!(
+            out.images,
+            [Image {
+                mime: "image/png".into(),
+                data_base64: "aGVsbG8=".into()
+            }]
         );
-        let out = render(CallToolResult::error(vec![ContentBlock::text("boom")]));
+        assert_eq!(
+            out.text,
+            "hello\n[image image/svg+xml: not passed to the model: models take png, jpeg, gif or webp images]\n\
+             [image image/png: not passed to the model: its data is not valid base64]\n\
+             [image image/webp, 1 KB: not passed to the model: over the 0 KB limit for the images of one result]"
+        );
+        // Within the budget, both go.
+        let r = CallToolResult::success(vec![
+            ContentBlock::image("aGVsbG8=", "image/png"),
+            ContentBlock::image("d29ybGQh", "image/webp"),
+        ]);
+        let out = render(r, 11);
+        assert_eq!(out.images.len(), 2);
+        assert_eq!(out.text, "");
+        let out = render(
+            CallToolResult::error(vec![ContentBlock::text("boom")]),
+            1024,
+        );
         assert!(out.is_error);
         assert_eq!(out.text, r#"{"error":"boom"}"#);
     }

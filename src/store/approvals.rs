@@ -88,6 +88,29 @@ pub struct ToolOutcome {
     pub series: Option<super::NewSeries>,
     /// A series to end with it (approved `cancel_scheduled` of a recurring task).
     pub end_series: Option<i64>,
+    /// Images the tool returned, stored with the tool message as its
+    /// attachments (`parts_json`, as a user message's).
+    pub images: Vec<crate::llm::Image>,
+}
+
+impl ToolOutcome {
+    /// The images as stored attachments (`None` without any).
+    fn parts_json(&self) -> Result<Option<String>> {
+        if self.images.is_empty() {
+            return Ok(None);
+        }
+        let parts: Vec<crate::engine::Part> = self
+            .images
+            .iter()
+            .enumerate()
+            .map(|(i, img)| crate::engine::Part::Image {
+                name: format!("{} image {}", self.tool, i + 1),
+                mime: img.mime.clone(),
+                data_base64: img.data_base64.clone(),
+            })
+            .collect();
+        Ok(Some(serde_json::to_string(&parts)?))
+    }
 }
 
 impl Store {
@@ -166,6 +189,24 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// The dispatcher is about to run an approved call: count the run
+    /// (while the row is still `executing`) and return how many runs there
+    /// have been, this one included. More than one means an earlier run
+    /// never recorded its result (its process was killed during the call,
+    /// or the write failed).
+    /// `None`: the row is no longer `executing` (it must not run).
+    pub fn start_execution(&self, id: i64, now: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "UPDATE approvals SET runs = runs + 1, updated_at = ?2
+                 WHERE id = ?1 AND status = 'executing' RETURNING runs",
+                params![id, now],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 
     pub fn waiting_approvals(&self) -> Result<Vec<Approval>> {
@@ -267,6 +308,7 @@ impl Store {
                     params![a.id, result],
                 )?;
             }
+            let parts_json = o.parts_json()?;
             insert_message(
                 &tx,
                 conversation_id,
@@ -275,6 +317,7 @@ impl Store {
                     content: &result,
                     tool_call_id: Some(&o.call_id),
                     model: Some(&o.tool),
+                    parts_json: parts_json.as_deref(),
                     ..Default::default()
                 },
                 now,

@@ -260,7 +260,19 @@ fn recover_unanswered_calls(
                 |r| r.get(0),
             )?;
             if !answered {
-                let result = serde_json::json!({"error": "tock stopped before this call was handled; nothing was done — call it again if still wanted"}).to_string();
+                // tock's own tools act in the transaction that records their
+                // result, so nothing was done. Any other tool is an MCP
+                // server's, run without asking: it may have been running when
+                // tock stopped, so it may have taken effect. It is not run
+                // again.
+                use crate::engine::tools::{CANCEL_SCHEDULED, LIST_SCHEDULED, SCHEDULE_TASK};
+                let own = [SCHEDULE_TASK, LIST_SCHEDULED, CANCEL_SCHEDULED].contains(&name);
+                let result = if own {
+                    serde_json::json!({"error": "tock stopped before this call was handled; nothing was done — call it again if still wanted"})
+                } else {
+                    serde_json::json!({"error": "tock stopped while this call was being handled and its result was lost; it may or may not have taken effect, and it was not run again — check before calling it again"})
+                }
+                .to_string();
                 insert_message(
                     tx,
                     conv,
