@@ -52,11 +52,8 @@ fn chat_then_queue_while_streaming_then_later() {
     let mut t = Tock::new();
     t.set_env("TOCK_ECHO_DELAY_MS", "30");
     let pty = start(&t);
-    let screen = pty.screen();
-    assert!(
-        screen.contains("offline"),
-        "echo is labelled offline:\n{screen}"
-    );
+    // The status bar is the frame's last row: wait for it, not only the composer.
+    pty.wait_text("offline", LONG);
 
     // A long first message so its echo streams for a couple of seconds.
     let words: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();

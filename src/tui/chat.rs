@@ -81,6 +81,8 @@ struct Cached {
     status: MessageStatus,
     lines: Vec<Line<'static>>,
     code_blocks: Vec<CodeBlock>,
+    /// For a streaming reply: where the rows a token can change begin.
+    tail_at: Option<usize>,
 }
 
 impl Entry {
@@ -123,10 +125,10 @@ impl Entry {
 
     /// Rendered lines (header, body, blank separator) for `width`.
     pub fn lines(&self, width: u16) -> Ref<'_, [Line<'static>]> {
-        if !self.fresh(width) {
+        if !self.fresh(width) && !self.stream_on(width) {
             let mut stable = self.stable.borrow_mut();
-            let (lines, code_blocks) = match &self.card {
-                Some(card) => (render_card(card, width), Vec::new()),
+            let (lines, code_blocks, tail_at) = match &self.card {
+                Some(card) => (render_card(card, width), Vec::new(), None),
                 None => render_message(self, width, &mut stable),
             };
             if self.msg.status != MessageStatus::Streaming {
@@ -145,11 +147,55 @@ impl Entry {
                 status: self.msg.status,
                 lines,
                 code_blocks,
+                tail_at,
             });
         }
         Ref::map(self.cache.borrow(), |c| {
             c.as_ref().map(|c| c.lines.as_slice()).unwrap_or(&[])
         })
+    }
+
+    /// A streaming reply that only grew since it was rendered, with its
+    /// settled beginning where it was: only the rows after that are made
+    /// again, in place (the settled rows are neither rendered nor copied).
+    /// Returns whether it did so.
+    fn stream_on(&self, width: u16) -> bool {
+        let m = &self.msg;
+        if m.status != MessageStatus::Streaming || m.content.is_empty() || self.card.is_some() {
+            return false;
+        }
+        let mut cache = self.cache.borrow_mut();
+        let Some(c) = cache.as_mut() else {
+            return false;
+        };
+        let stable = self.stable.borrow();
+        let Some(s) = stable.as_ref() else {
+            return false;
+        };
+        let body_width = width.saturating_sub(2).max(1);
+        let same = c.width == width
+            && c.status == MessageStatus::Streaming
+            && c.highlight == super::highlight::generation()
+            && c.folded == self.folded
+            && c.retry_hint == self.retry_hint
+            && c.earlier_attempts == self.earlier_attempts
+            && c.version == self.version
+            && c.usage == self.usage
+            && s.width == body_width
+            && s.highlight == c.highlight;
+        let Some(tail_at) = c.tail_at.filter(|_| same) else {
+            return false;
+        };
+        if stable_split(&m.content) != s.end {
+            return false;
+        }
+        let (tail, tail_blocks) = streaming_tail(self, body_width, s);
+        c.lines.truncate(tail_at);
+        c.lines.extend(tail);
+        c.code_blocks.truncate(s.blocks.len());
+        c.code_blocks.extend(tail_blocks);
+        c.content_len = m.content.len();
+        true
     }
 
     pub fn code_blocks(&self, width: u16) -> Vec<CodeBlock> {
@@ -296,11 +342,13 @@ fn indent(lines: Vec<Line<'static>>, dim: bool) -> Vec<Line<'static>> {
         .collect()
 }
 
+/// A message's rows and code blocks; for a streaming reply also where the
+/// rows a token can change begin (see `Entry::lines`).
 fn render_message(
     e: &Entry,
     width: u16,
     stable: &mut Option<Stable>,
-) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
+) -> (Vec<Line<'static>>, Vec<CodeBlock>, Option<usize>) {
     let m = &e.msg;
     let folded = e.folded;
     let body_width = width.saturating_sub(2).max(1);
@@ -437,38 +485,14 @@ fn render_message(
         )));
     } else if m.status == MessageStatus::Streaming {
         // Only the tail after the settled beginning is rendered again per token.
-        let split = stable_split(&m.content);
-        let generation = super::highlight::generation();
-        if !stable
-            .as_ref()
-            .is_some_and(|s| s.width == body_width && s.end == split && s.highlight == generation)
-        {
-            let r = if split == 0 {
-                Rendered::default()
-            } else {
-                render_markdown(&m.content[..split], body_width)
-            };
-            *stable = Some(Stable {
-                width: body_width,
-                highlight: generation,
-                end: split,
-                lines: indent(r.lines, false),
-                blocks: r.code_blocks,
-            });
-        }
-        let (done, mut done_blocks) = match stable.as_ref() {
-            Some(s) => (s.lines.as_slice(), s.blocks.clone()),
-            None => (&[][..], Vec::new()),
-        };
-        let tail = render_markdown_from(&m.content[split..], body_width, done_blocks.len());
-        lines.extend(done.iter().cloned());
-        if !done.is_empty() && !tail.lines.is_empty() {
-            // The blank row the renderer puts between blocks, indented like the rest.
-            lines.push(Line::from(Span::raw("  ")));
-        }
-        lines.extend(indent(tail.lines, false));
-        done_blocks.extend(tail.code_blocks);
-        blocks = done_blocks;
+        let s = settle(stable, &m.content, body_width);
+        lines.extend(s.lines.iter().cloned());
+        let tail_at = lines.len();
+        let (tail, tail_blocks) = streaming_tail(e, body_width, s);
+        lines.extend(tail);
+        blocks = s.blocks.clone();
+        blocks.extend(tail_blocks);
+        return (lines, blocks, Some(tail_at));
     } else {
         let r = render_markdown(&m.content, body_width);
         lines.extend(indent(
@@ -477,6 +501,58 @@ fn render_message(
         ));
         blocks = r.code_blocks;
     }
+    trailer(e, body_width, &mut lines);
+    (lines, blocks, None)
+}
+
+/// The settled beginning of a streaming reply, rendered again only when the
+/// point where it ends moves (or the width or highlighting changed).
+fn settle<'a>(stable: &'a mut Option<Stable>, content: &str, body_width: u16) -> &'a Stable {
+    let split = stable_split(content);
+    let generation = super::highlight::generation();
+    let fresh = stable
+        .as_ref()
+        .is_some_and(|s| s.width == body_width && s.end == split && s.highlight == generation);
+    if !fresh {
+        let r = if split == 0 {
+            Rendered::default()
+        } else {
+            render_markdown(&content[..split], body_width)
+        };
+        *stable = Some(Stable {
+            width: body_width,
+            highlight: generation,
+            end: split,
+            lines: indent(r.lines, false),
+            blocks: r.code_blocks,
+        });
+    }
+    stable.get_or_insert_with(|| Stable {
+        width: body_width,
+        highlight: generation,
+        end: 0,
+        lines: Vec::new(),
+        blocks: Vec::new(),
+    })
+}
+
+/// What follows the settled beginning of a streaming reply: its tail, and
+/// the rows under every message (`trailer`). This is all a token changes.
+fn streaming_tail(e: &Entry, body_width: u16, s: &Stable) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
+    let tail = render_markdown_from(&e.msg.content[s.end..], body_width, s.blocks.len());
+    let mut lines = Vec::new();
+    if !s.lines.is_empty() && !tail.lines.is_empty() {
+        // The blank row the renderer puts between blocks, indented like the rest.
+        lines.push(Line::from(Span::raw("  ")));
+    }
+    lines.extend(indent(tail.lines, false));
+    trailer(e, body_width, &mut lines);
+    (lines, tail.code_blocks)
+}
+
+/// The rows under a message: the tools a reply calls, its usage, a blank row.
+fn trailer(e: &Entry, body_width: u16, lines: &mut Vec<Line<'static>>) {
+    let m = &e.msg;
     if m.role == Role::Assistant
         && let Some(calls) = m.tool_calls_json.as_deref()
     {
@@ -493,7 +569,6 @@ fn render_message(
         ));
     }
     lines.push(Line::default());
-    (lines, blocks)
 }
 
 /// Rows shown of a folded message of yours, and the length from which it folds.
