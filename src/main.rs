@@ -29,8 +29,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         None => tock::tui::run(store, config),
         Some(Command::Daemon) => daemon_main(store, config),
         Some(_) => {
+            restore_sigpipe();
             tock::cli::run(&cli, &store, config).map_err(|e| tock::store::explain(e, store.path()))
         }
+    }
+}
+
+/// A one-shot command whose reader went away (`tock list | head -1`) ends
+/// quietly, as other Unix tools do, instead of panicking on the next print.
+/// Rust ignores SIGPIPE by default; the TUI and the daemon keep it that way.
+/// What the command wrote to the database is already committed (or rolled
+/// back by SQLite) when it is cut.
+fn restore_sigpipe() {
+    // SAFETY: called once, before any other thread is started, to put back
+    // the default disposition of one signal.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

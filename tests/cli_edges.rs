@@ -294,3 +294,37 @@ fn a_log_file_next_to_the_database_does_not_feed_back() {
     );
     assert!(!text.contains('\u{1b}'), "colour codes in a file");
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let t = Tock::new();
+    // Enough output to fill a pipe: a long scheduled message, shown whole.
+    let long = "a line of text to show; ".repeat(4_000);
+    t.send(&["--new", "long", "--in", "1h", &long]);
+    for _ in 0..2 {
+        t.send(&["--conv", "long", "--in", "1h", &long]);
+    }
+    let mut child = t
+        .command(&["list", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    out.read_exact(&mut first).unwrap();
+    drop(out);
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
+    assert!(
+        done.status.success() || done.status.signal() == Some(libc::SIGPIPE),
+        "{:?}",
+        done.status
+    );
+}
