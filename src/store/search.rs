@@ -68,6 +68,7 @@ impl SearchQuery {
                 let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
                 (&rest[..end], false, &rest[end..])
             };
+            // The index folds accents itself; highlighting compares folded words.
             let tokens = tokens(chunk)
                 .map(|r| chunk[r].to_lowercase())
                 .collect::<Vec<_>>();
@@ -99,7 +100,7 @@ impl SearchQuery {
             let n = tokens.len();
             for (j, t) in tokens.iter().enumerate() {
                 terms.push(Term {
-                    text: t.clone(),
+                    text: fold(t),
                     // In a phrase, FTS5 applies `*` to its last token.
                     prefix: prefix && j == n - 1,
                 });
@@ -109,7 +110,7 @@ impl SearchQuery {
     }
 
     fn matches(&self, word: &str) -> bool {
-        let word = word.to_lowercase();
+        let word = fold(word);
         self.terms.iter().any(|t| {
             if t.prefix {
                 word.starts_with(&t.text)
@@ -118,6 +119,16 @@ impl SearchQuery {
             }
         })
     }
+}
+
+/// A word as the index compares it: lower case, without diacritics (the
+/// tokenizer's `remove_diacritics`), so "cafe" highlights "Café" and back.
+fn fold(word: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    word.nfd()
+        .filter(|c| !is_mark(*c))
+        .collect::<String>()
+        .to_lowercase()
 }
 
 /// Byte ranges of the words of `text` as FTS5's unicode61 tokenizer splits
@@ -330,6 +341,18 @@ mod tests {
         assert_eq!(expr("Émile"), Some(r#""émile"*"#.into()));
         assert_eq!(expr("  \"\" *** ( ) "), None);
         assert_eq!(expr(""), None);
+    }
+
+    #[test]
+    fn matches_are_highlighted_whatever_their_accents() {
+        let q = SearchQuery::parse("cafe ").unwrap();
+        let text = "Le Café est ouvert, le cafe aussi";
+        let (snip, ranges) = snippet(text, &q);
+        let marked: Vec<&str> = ranges.iter().map(|r| &snip[r.clone()]).collect();
+        assert_eq!(marked, ["Café", "cafe"]);
+        let q = SearchQuery::parse("naïve ").unwrap();
+        let (snip, ranges) = snippet("a naive idea", &q);
+        assert_eq!(&snip[ranges[0].clone()], "naive");
     }
 
     #[test]
