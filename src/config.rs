@@ -329,6 +329,16 @@ impl Default for NotifyConfig {
 }
 
 /// A model ready to be called.
+/// A model as `ConfigSource::facts` describes it (no key, no provider).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelFacts {
+    pub name: String,
+    pub model: String,
+    pub kind: ProviderKind,
+    pub vision: bool,
+    pub base_url: String,
+}
+
 #[derive(Clone)]
 pub struct ResolvedModel {
     /// What the user calls it (config name or model id).
@@ -650,6 +660,56 @@ impl ConfigSource {
                     true,
                     None,
                 )),
+            },
+        }
+    }
+
+    /// What `resolve` would find for a model — its names, provider kind,
+    /// vision and endpoint — without its key: no `api_key_cmd` runs and no
+    /// provider is built, so the UI thread may ask at any time.
+    pub fn facts(&self, name: Option<&str>) -> Result<ModelFacts, String> {
+        let cfg = self.get();
+        let name = name
+            .map(str::to_string)
+            .or_else(|| self.default_model_name());
+        let echo = || ModelFacts {
+            name: "echo".into(),
+            model: "echo".into(),
+            kind: ProviderKind::Echo,
+            vision: true,
+            base_url: String::new(),
+        };
+        if let Some(n) = &name {
+            if let Some(mc) = cfg.models.get(n) {
+                return Ok(ModelFacts {
+                    name: n.clone(),
+                    model: mc.model.clone().unwrap_or_else(|| n.clone()),
+                    kind: mc.provider,
+                    vision: mc.vision,
+                    base_url: mc
+                        .base_url
+                        .clone()
+                        .unwrap_or_else(|| default_base_url(mc.provider)),
+                });
+            }
+            if n == "echo" {
+                return Ok(echo());
+            }
+        }
+        match env_model(name.as_deref()) {
+            Some((spec, model)) => Ok(ModelFacts {
+                name: model.clone(),
+                model,
+                kind: spec.kind,
+                vision: true,
+                base_url: spec.base_url,
+            }),
+            None => match name {
+                Some(n) if n != "echo" => Err(format!(
+                    "unknown model \"{}\": not in the config and no provider in the environment",
+                    crate::sanitize::sanitize_line(&n)
+                )),
+                _ => Ok(echo()),
             },
         }
     }

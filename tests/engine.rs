@@ -881,3 +881,36 @@ async fn tool_calls_saved_but_never_answered_are_answered_on_restart() {
         "Let me try again."
     );
 }
+
+#[test]
+fn what_the_ui_asks_about_a_model_never_runs_its_api_key_cmd() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("key-cmd-ran");
+    let cfg: Config = toml::from_str(&format!(
+        "[models.m]\nprovider = \"openai\"\nmodel = \"gpt-x\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         api_key_cmd = \"touch '{}' && echo sk-from-the-command-0000\"\nvision = false\n",
+        marker.display()
+    ))
+    .unwrap();
+    let h = harness_with(Scripted::new(vec![]), cfg);
+    let img = dir.path().join("photo.png");
+    std::fs::write(&img, b"\x89PNG\r\n\x1a\n0000").unwrap();
+    // Checking an attachment, the model list, the unknown-model warning.
+    let refused = h.engine.check_attachment(Some("m"), &img).unwrap_err();
+    assert!(format!("{refused:#}").contains("vision"), "{refused:#}");
+    let _ = h.engine.cached_models(Some("m"));
+    let _ = h.engine.unknown_model("m");
+    let _ = h.engine.model_candidates(Some("m"));
+    assert!(
+        !marker.exists(),
+        "the key command ran for a question the UI asked"
+    );
+    // What a request needs does run it, and describes the same model.
+    let r = h.engine.config().resolve(Some("m")).unwrap();
+    assert!(marker.exists());
+    let f = h.engine.config().facts(Some("m")).unwrap();
+    assert_eq!(
+        (f.name, f.model, f.kind, f.vision, f.base_url),
+        (r.name, r.model, r.kind, r.vision, r.base_url)
+    );
+}

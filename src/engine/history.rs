@@ -185,11 +185,9 @@ impl Engine {
     /// model): an image for a model without vision is refused, with the
     /// reason, before anything is read. Unknown models are refused too.
     pub fn check_attachment(&self, model: Option<&str>, path: &std::path::Path) -> Result<()> {
-        let resolved = self
-            .config()
-            .resolve(model)
-            .map_err(|e| anyhow::anyhow!(e))?;
-        crate::files::refuse_image_without_vision(path, &resolved.name, resolved.vision)
+        // Without the key: this runs on the UI thread, and `api_key_cmd` may block.
+        let facts = self.config().facts(model).map_err(|e| anyhow::anyhow!(e))?;
+        crate::files::refuse_image_without_vision(path, &facts.name, facts.vision)
             .map_err(|e| anyhow::anyhow!(e))
     }
 

@@ -58,8 +58,8 @@ fn cache() -> &'static Mutex<Cache> {
 }
 
 /// The cache key of a resolved model's endpoint.
-fn endpoint(r: &crate::config::ResolvedModel) -> String {
-    format!("{}|{}", r.kind.label(), r.base_url)
+fn endpoint(kind: crate::llm::ProviderKind, base_url: &str) -> String {
+    format!("{}|{base_url}", kind.label())
 }
 
 fn fresh(e: &Entry) -> bool {
@@ -75,7 +75,7 @@ impl Engine {
     /// the default model) offers, fetched now unless cached and fresh.
     pub async fn fetch_models(&self, model: Option<&str>) -> Result<Arc<Vec<ModelInfo>>> {
         let resolved = self.config().resolve(model).map_err(|e| anyhow!(e))?;
-        let key = endpoint(&resolved);
+        let key = endpoint(resolved.kind, &resolved.base_url);
         if let Some(ModelList::Listed(l)) = lock(cache())
             .by_endpoint
             .get(&key)
@@ -92,10 +92,12 @@ impl Engine {
     /// none or it is old, a fetch starts in the background (inside a tokio
     /// runtime; without one nothing is fetched) and a later call sees it.
     pub fn cached_models(&self, model: Option<&str>) -> ModelList {
-        let Ok(resolved) = self.config().resolve(model) else {
+        // Called while drawing and completing: the key (and `api_key_cmd`)
+        // is only needed by the fetch, which resolves it off this thread.
+        let Ok(facts) = self.config().facts(model) else {
             return ModelList::Unknown;
         };
-        let key = endpoint(&resolved);
+        let key = endpoint(facts.kind, &facts.base_url);
         let (list, start) = {
             let mut c = lock(cache());
             let e = c.by_endpoint.entry(key.clone()).or_insert(Entry {
@@ -112,9 +114,17 @@ impl Engine {
         if start {
             match tokio::runtime::Handle::try_current() {
                 Ok(rt) => {
-                    let provider = resolved.provider.clone();
+                    let config = self.config().clone();
+                    let name = model.map(str::to_string);
                     rt.spawn(async move {
-                        let got = provider.list_models().await;
+                        let resolved =
+                            tokio::task::spawn_blocking(move || config.resolve(name.as_deref()))
+                                .await;
+                        let got = match resolved {
+                            Ok(Ok(r)) => r.provider.list_models().await,
+                            Ok(Err(e)) => Err(crate::llm::LlmError::permanent(e)),
+                            Err(e) => Err(crate::llm::LlmError::transient(e.to_string())),
+                        };
                         if let Err(e) = store_result(&key, got) {
                             tracing::info!("listing models: {e:#}");
                         }
@@ -152,7 +162,7 @@ impl Engine {
     /// reports that), or the list is not fetched yet (the fetch is started:
     /// ask again when it has arrived).
     pub fn unknown_model(&self, name: &str) -> Option<UnknownModel> {
-        let resolved = self.config().resolve(Some(name)).ok()?;
+        let resolved = self.config().facts(Some(name)).ok()?;
         if resolved.kind == crate::llm::ProviderKind::Echo {
             return None;
         }
@@ -163,10 +173,10 @@ impl Engine {
         if list.is_empty() || list.iter().any(|m| m.id == id) {
             return None;
         }
-        if !lock(cache())
-            .warned
-            .insert(format!("{}|{id}", endpoint(&resolved)))
-        {
+        if !lock(cache()).warned.insert(format!(
+            "{}|{id}",
+            endpoint(resolved.kind, &resolved.base_url)
+        )) {
             return None;
         }
         let lower = id.to_lowercase();
