@@ -3009,6 +3009,37 @@ async fn fork_copies_the_history_up_to_the_last_message_on_screen() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn alt_f_forks_at_the_message_scrolled_to() {
+    let long: String = (1..=60)
+        .map(|i| format!("line {i} of the first answer\n\n"))
+        .collect();
+    let mut ui = Ui::new(vec![reply_step(&long), reply_step("two")]);
+    ui.start().await;
+    let original = ui.conv();
+    ui.say("first question");
+    ui.settle().await;
+    ui.say("second question");
+    ui.settle().await;
+    ui.render(100, 30);
+    // Up until the second exchange is off screen: the first answer is the last shown.
+    for _ in 0..3 {
+        ui.press(KeyCode::PageUp);
+        ui.render(100, 30);
+    }
+    ui.key(KeyCode::Char('f'), KeyModifiers::ALT);
+    ui.pump();
+    let forked = ui.conv();
+    assert_ne!(forked, original, "{}", ui.status_line());
+    let texts: Vec<String> = ui.messages().into_iter().map(|m| m.content).collect();
+    assert_eq!(texts.len(), 2, "up to the first answer: {texts:?}");
+    assert!(
+        texts[1].starts_with("line 1 of the first answer"),
+        "{texts:?}"
+    );
+    assert_eq!(ui.store().messages(original).unwrap().len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_regenerated_reply_shows_one_version_and_alt_comma_brings_the_other_back() {
     let mut ui = Ui::new(vec![
         reply_step("the first answer"),

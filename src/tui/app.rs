@@ -710,6 +710,9 @@ impl App {
                 self.views.push(Box::new(p));
             }
             Action::NewConversation => self.apply(vec![Intent::NewConversation]),
+            Action::Fork => {
+                self.fork_here();
+            }
             Action::ToggleSidebar => self.toggle_sidebar(),
             Action::ToggleMouse => self.toggle_mouse(),
             Action::PrevConversation | Action::NextConversation => {

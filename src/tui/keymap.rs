@@ -85,6 +85,7 @@ pub enum Action {
     Notices,
     ScheduledPane,
     SearchAll,
+    Fork,
     NewConversation,
     ToggleSidebar,
     ToggleMouse,
@@ -393,6 +394,13 @@ fn defaults() -> Vec<Binding> {
             "search",
             vec![ctrl('f')],
             "search every conversation (/search TEXT too)",
+        ),
+        b(
+            Main,
+            Ac::Fork,
+            "fork",
+            vec![k(K::Char('f'), A)],
+            "fork: a new conversation with the history up to the last message on screen (scroll up to fork earlier; /fork too)",
         ),
         b(
             Main,

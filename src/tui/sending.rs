@@ -483,23 +483,9 @@ impl App {
                 self.views.push(Box::new(view));
             }
             Command::Fork => {
-                let Some((conv, at)) = conv.zip(self.message_at_bottom()) else {
-                    return self.error("nothing to fork yet: the conversation is empty");
-                };
-                done(self);
-                self.write(
-                    move |e| e.fork_conversation(conv, at),
-                    |app, r| match r {
-                        Ok(id) => {
-                            app.model.reload_convs();
-                            app.open(id);
-                            app.info(
-                                "forked: this is a new conversation with the history up to there",
-                            );
-                        }
-                        Err(e) => app.error(format!("{e:#}")),
-                    },
-                );
+                if self.fork_here() {
+                    done(self);
+                }
             }
             Command::Sidebar => {
                 done(self);
@@ -541,6 +527,27 @@ impl App {
                 self.quit = true;
             }
         }
+    }
+
+    /// A new conversation with this one's history up to the last message on
+    /// screen (`/fork`, or its key). Returns whether there was one to fork.
+    pub(super) fn fork_here(&mut self) -> bool {
+        let Some((conv, at)) = self.model.current.zip(self.message_at_bottom()) else {
+            self.error("nothing to fork yet: the conversation is empty");
+            return false;
+        };
+        self.write(
+            move |e| e.fork_conversation(conv, at),
+            |app, r| match r {
+                Ok(id) => {
+                    app.model.reload_convs();
+                    app.open(id);
+                    app.info("forked: this is a new conversation with the history up to there");
+                }
+                Err(e) => app.error(format!("{e:#}")),
+            },
+        );
+        true
     }
 
     pub(super) fn attach(&mut self, path: &str) -> Result<String, String> {
