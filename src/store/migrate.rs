@@ -46,6 +46,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0007_usage_and_versions",
         include_str!("../../migrations/0007_usage_and_versions.sql"),
     ),
+    (
+        8,
+        "0008_scale_indexes",
+        include_str!("../../migrations/0008_scale_indexes.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.
