@@ -15,13 +15,16 @@
 //! - `f2_open/<call>`: each store call of `ScheduledPane::refresh_with`, and
 //!   `f2_open/pane`: the whole load.
 //! - `f2_scroll/frame`: one key down in the open pane, then its frame
-//!   (100 x 30 cells).
+//!   (100 x 30 cells); `f2_scroll/app_frame`: the same key through
+//!   `App::on_key` with the pane open, then the whole screen (`view::draw`).
 //! - `startup/app_new`: `App::new` (everything loaded before the first frame).
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -30,6 +33,7 @@ use tock::engine::{Engine, Event, ManualClock, Options};
 use tock::store::Store;
 use tock::tui::app::App;
 use tock::tui::scheduled::ScheduledPane;
+use tock::tui::view;
 
 mod common;
 use common::{NOW, Shape};
@@ -141,6 +145,23 @@ fn bench(c: &mut Criterion) {
             black_box(pane.handle_key(key, &engine, now));
             buf.reset();
             pane.render(area, &mut buf, now);
+        })
+    });
+    // The same through the app: F2 opens the pane over the chat.
+    let mut term = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
+    app.on_key(KeyEvent::new(KeyCode::F(2), KeyModifiers::NONE));
+    term.draw(|f| {
+        view::draw(f, &app);
+    })
+    .expect("draw");
+    let mut n = 0usize;
+    g.bench_function("app_frame", |b| {
+        b.iter(|| {
+            n += 1;
+            let key = if (n / 500).is_multiple_of(2) { down } else { up };
+            app.on_key(key);
+            let mut f = term.get_frame();
+            view::draw(&mut f, &app);
         })
     });
     g.finish();
