@@ -158,7 +158,11 @@ fn bench(c: &mut Criterion) {
     g.bench_function("app_frame", |b| {
         b.iter(|| {
             n += 1;
-            let key = if (n / 500).is_multiple_of(2) { down } else { up };
+            let key = if (n / 500).is_multiple_of(2) {
+                down
+            } else {
+                up
+            };
             app.on_key(key);
             let mut f = term.get_frame();
             view::draw(&mut f, &app);
