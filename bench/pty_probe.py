@@ -324,6 +324,76 @@ def cmd_first_frame(a):
     print(json.dumps({"first_frame_ms": times, "median_ms": statistics.median(times)}))
 
 
+PANE = " Scheduled ·"  # the scheduled pane's title (the status bar says "F2 scheduled")
+F2 = "\x1bOQ"
+DOWN, UP = "\x1b[B", "\x1b[A"
+
+
+def frame_after(t, keys, text=None, gone=None, timeout=10.0, quiet=0.02):
+    """Write `keys`; ms until the last byte of the frame that answers them
+    (output, then `quiet` s without any), or until `text` is on screen / `gone`
+    is not (None if that never happens)."""
+    t0 = time.monotonic()
+    t.write(keys)
+    deadline = t0 + timeout
+    last = None
+    while time.monotonic() < deadline and t.alive:
+        wait = quiet if last is not None else max(deadline - time.monotonic(), 0)
+        if not t.pump(min(wait, 0.05) if last is None else wait):
+            if last is not None:
+                break
+            continue
+        last = t.read_at
+        screen = t.screen.text() if (text or gone) else ""
+        if text and text in screen:
+            return (last - t0) * 1000
+        if gone and gone not in screen:
+            return (last - t0) * 1000
+    if text or gone or last is None:
+        return None
+    return (last - t0) * 1000
+
+
+def cmd_f2(a):
+    """Open the scheduled pane (F2) `runs` times: ms from the key to its
+    title on screen; in it, ms from an arrow key to the end of its frame."""
+    t = Tui([a.bin], a.rows, a.cols)
+    if t.wait_for(READY, a.timeout) is None:
+        t.quit()
+        print(json.dumps({"error": "no first frame", "output": t.raw[-2000:].decode("utf-8", "replace")}))
+        sys.exit(1)
+    t.drain(a.settle)
+    opens, keys, errors = [], [], []
+    for run in range(a.runs):
+        ms = frame_after(t, F2, text=PANE, timeout=a.timeout)
+        if ms is None:
+            errors.append(f"run {run}: the pane did not open")
+            break
+        opens.append(ms)
+        t.drain(0.3)
+        for i in range(a.keys):
+            ms = frame_after(t, DOWN if (i // 10) % 2 == 0 else UP)
+            if ms is not None:
+                keys.append(ms)
+            t.drain(0.03)
+        if frame_after(t, F2, gone=PANE, timeout=a.timeout) is None:
+            errors.append(f"run {run}: the pane did not close")
+            break
+        t.drain(0.3)
+    t.quit()
+    keys.sort()
+    out = {
+        "open_ms": opens,
+        "open_median_ms": statistics.median(opens) if opens else None,
+        "key_frame_ms_median": statistics.median(keys) if keys else None,
+        "key_frame_ms_p95": percentile(keys, 95) if keys else None,
+        "key_frames": len(keys),
+    }
+    if errors:
+        out["error"] = "; ".join(errors)
+    print(json.dumps(out))
+
+
 def read_server_log(path, text):
     """The server's record of the request whose last user message is `text`."""
     try:
@@ -390,6 +460,20 @@ def cmd_session(a):
         t.drain(a.after)
         c1, th1, (v1, i1) = proc_cpu_ticks(t.pid), thread_cpu_ticks(t.pid), proc_switches(t.pid)
         out["rss_after_reply_kb"] = proc_rss_kb(t.pid)
+        if a.send_count > 1:
+            # More replies in the same session; only memory is reported.
+            t0 = time.monotonic()
+            for i in range(a.send_count - 1):
+                nonce_i = os.urandom(4).hex()
+                t.write(f"{a.send} {nonce_i}\r")
+                if t.wait_for(MARKER + nonce_i, a.timeout) is None:
+                    out["error"] = f"reply {i + 2} not seen"
+                    break
+                t.drain(0.05)
+            t.drain(a.after)
+            out["replies"] = a.send_count
+            out["replies_seconds"] = time.monotonic() - t0
+            out["rss_after_replies_kb"] = proc_rss_kb(t.pid)
         out["reply_cpu_ms"] = (c1 - c0) * 1000 / CLK_TCK
         out["reply_cpu_ms_by_thread"] = {
             k: (v - th0.get(k, 0)) * 1000 / CLK_TCK for k, v in th1.items() if v != th0.get(k, 0)
@@ -453,6 +537,15 @@ def reply_tokens(n, marker):
     return toks
 
 
+def big_reply(nbytes, marker):
+    """A Markdown reply of about `nbytes` bytes, in chunks of about 256 bytes."""
+    block = "".join(reply_tokens(400, ""))
+    text = (block * (nbytes // max(len(block), 1) + 1))[:nbytes]
+    toks = [text[i : i + 256] for i in range(0, len(text), 256)]
+    toks.append(" " + marker)
+    return toks
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"
 
@@ -473,11 +566,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         srv = self.server
         rate = srv.rate
         if content.startswith(srv.stream_prefix):
-            # "stream@2000 ..." paces the reply at 2,000 tokens/s.
+            # "stream@2000 ..." paces the reply at 2,000 tokens/s;
+            # "stream#1000 ..." makes it 1,000 tokens instead of --tokens;
+            # "stream%1048576 ..." makes it about 1 MB, in 256-byte chunks.
             head = content.split(" ", 1)[0]
-            if "@" in head:
-                rate = float(head.split("@", 1)[1])
-            toks = reply_tokens(srv.tokens, MARKER + content.rsplit(" ", 1)[-1])
+            m = re.match(r"[^@#%]*(?:@([\d.]+))?(?:#(\d+))?(?:%(\d+))?$", head)
+            marker = MARKER + content.rsplit(" ", 1)[-1]
+            if m and m.group(1):
+                rate = float(m.group(1))
+            if m and m.group(3):
+                toks = big_reply(int(m.group(3)), marker)
+            else:
+                toks = reply_tokens(int(m.group(2)) if m and m.group(2) else srv.tokens, marker)
         else:
             toks = ["ok"]
         self.send_response(200)
@@ -637,7 +737,8 @@ def cmd_report(a):
 
     for step, label, target, limit in (
         ("first_frame_empty", "empty DB", "< 10 ms", 10),
-        ("first_frame_large", "1,000 conv / 200,000 msg / 10,000 scheduled", "< 100 ms", 100),
+        ("first_frame_large", "large DB (1,000 conv / 200,000 msg / 1,000,000 outbox history / 100,000 scheduled)",
+         "< 100 ms", 100),
     ):
         ff = res.get(step, {}).get("first_frame_ms") or []
         row(f"Time to first frame, {label} (median of {len(ff)})", target,
@@ -650,6 +751,20 @@ def cmd_report(a):
         kb(get("session_empty", "rss_after_reply_kb")), None, "MB")
     row("Resident memory after a 4,000-token reply, large DB", "< 60 MB",
         kb(get("session_large", "rss_after_reply_kb")), 60, "MB")
+    row("Resident memory after a 1 MB reply, large DB", "< 60 MB",
+        kb(get("session_1mb", "rss_after_reply_kb")), 60, "MB")
+    n = get("session_100", "replies")
+    row(f"Resident memory after {n or 100:.0f} replies (1,000 tokens each) in one session, large DB", "< 60 MB",
+        kb(get("session_100", "rss_after_replies_kb")), 60, "MB",
+        note=f"{get('session_100', 'replies_seconds'):.0f} s" if get("session_100", "replies_seconds") else "")
+    f2 = res.get("f2_large", {})
+    opens = f2.get("open_ms") or []
+    row(f"F2 (scheduled pane) opens, large DB: key to the pane on screen (median of {len(opens)})", "< 50 ms",
+        f2.get("open_median_ms"), 50, "ms",
+        note=(f"min {min(opens):.1f}, max {max(opens):.1f}" if opens else "") + (f"; {f2['error']}" if f2.get("error") else ""))
+    row(f"Scrolling the scheduled pane, large DB: arrow key to the end of its frame, median of {f2.get('key_frames', 0)} "
+        "(through the pty)", "< 2 ms", f2.get("key_frame_ms_median"), 2, "ms", fmt="{:.2f}",
+        note=f"p95 {f2['key_frame_ms_p95']:.2f} ms" if f2.get("key_frame_ms_p95") is not None else "")
     for step, label in (("session_empty", "empty DB"), ("session_large", "large DB")):
         srv = get(step, "server_first_token_to_last_ms")
         by = res.get(step, {}).get("reply_cpu_ms_by_thread") or {}
@@ -710,6 +825,31 @@ def cmd_report(a):
         ):
             row(label, "< 5 ms" if "cold" not in bench_id else "(< 100 ms: first frame)",
                 criterion_median_ms(root, bench_id), 100 if "cold" in bench_id else 5, "ms", fmt="{:.3f}")
+        big = "1,000,000 outbox history, 100,000 scheduled"
+        for bench_id, label, target, limit in (
+            ("scheduler/engine_pass/1m_rows_100k_scheduled_none_due",
+             f"Scheduler pass, nothing due ({big}; `Engine::dispatch_pass`, criterion)", "< 5 ms", 5),
+            ("scheduler/pass/1m_rows_100k_scheduled_none_due",
+             f"Scheduler pass, its store calls only, nothing due ({big}, criterion)", "< 5 ms", 5),
+            ("scheduler/tick/1m_rows_100k_scheduled",
+             f"Scheduler wake-up with 100 heads due: dispatchable + next_ready_at ({big}, criterion)", "< 5 ms", 5),
+            ("outbox_change/app",
+             f"TUI: an outbox change, `App::on_engine(Event::Outbox)` (200,000 msg, {big}, criterion)", "< 2 ms", 2),
+            ("outbox_change/item_summaries",
+             "TUI outbox change, its store call `item_summaries` (criterion)", "(part of the 2 ms)", None),
+            ("outbox_change/conversation_items",
+             "TUI outbox change, its store call `conversation_items` (criterion)", "(part of the 2 ms)", None),
+            ("outbox_change/gates",
+             "TUI outbox change, its store calls for `gates` (criterion)", "(part of the 2 ms)", None),
+            ("f2_open/pane",
+             f"TUI: F2 opens, `ScheduledPane::refresh_with` ({big}, criterion)", "< 50 ms", 50),
+            ("f2_open/list_items", "F2 opens, its store call `list_items` (criterion)", "(part of the 50 ms)", None),
+            ("f2_scroll/frame",
+             "TUI: scrolling F2, one arrow key + the pane's frame (100,000 rows, criterion)", "< 2 ms", 2),
+            ("startup/app_new",
+             f"TUI: `App::new`, all loaded before the first frame ({big}, criterion)", "(< 100 ms: first frame)", 100),
+        ):
+            row(label, target, criterion_median_ms(root, bench_id), limit, "ms", fmt="{:.3f}")
 
     print("| figure | target | result | |")
     print("|---|---|---|---|")
@@ -740,7 +880,15 @@ def main():
     s.add_argument("--send", help="type this message (plus a random word) and time the reply")
     s.add_argument("--server-log")
     s.add_argument("--after", type=float, default=0.5, help="seconds after the marker before CPU/RSS")
+    s.add_argument("--send-count", type=int, default=1, help="send it this many times (memory after all)")
     s.set_defaults(fn=cmd_session)
+
+    s = sub.add_parser("f2")
+    tui_args(s)
+    s.add_argument("--runs", type=int, default=5, help="times the pane is opened")
+    s.add_argument("--keys", type=int, default=20, help="arrow keys per opening")
+    s.add_argument("--settle", type=float, default=2.0, help="seconds after the first frame")
+    s.set_defaults(fn=cmd_f2)
 
     s = sub.add_parser("server")
     s.add_argument("--port", type=int, default=0)

@@ -1,5 +1,5 @@
-//! Frame cost of a long conversation (SPEC §3: "a frame under 5 ms for a
-//! 5,000-message conversation") and of one streamed token.
+//! Frame cost of a long conversation (the target: a frame under 5 ms for a
+//! 5,000-message conversation) and of one streamed token.
 //!
 //! `cargo bench --bench render` (add `-- --quick` for a fast pass).
 //!

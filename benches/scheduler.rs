@@ -2,106 +2,61 @@
 //!
 //! `cargo bench --bench scheduler` (add `-- --quick` for a fast pass).
 //!
-//! Each database (a file, WAL, as in production) holds 1,000 conversations
-//! and N outbox rows: 100 pending rows due now (one per conversation), a
-//! share of pending rows scheduled in the future, the rest finished (sent or
-//! canceled) history. Rows are bulk-inserted in one transaction.
+//! Each database (a file, WAL, as in production; seeded once by `tock-seed`
+//! and cached, see `benches/common`) holds 1,000 conversations, 2,000
+//! messages and an outbox of finished history (sent, one in 50 canceled),
+//! pending rows scheduled 1 hour to 30 days ahead and, where named, 100
+//! pending rows due now (one per conversation).
 //!
-//! - `dispatchable`: the heads that may go now (100 rows).
+//! - `dispatchable`: the heads that may go now (100 rows, or none).
 //! - `next_ready_at`: the earliest future instant the scheduler sleeps until.
 //! - `claim_release`: the compare-and-swap claim of one row, then putting it
 //!   back (`release_unattempted`) so the next iteration can claim it again.
 //! - `tick`: `dispatchable` + `next_ready_at`, i.e. one wake-up of the loop
 //!   when nothing can be dispatched (every due head is taken back at once).
-//! - `list_items`: every unfinished item, which the TUI loads at start and
-//!   after each outbox change (status-bar counts, F2).
+//! - `pass`: every store call of one scheduler pass that holds the lease and
+//!   finds nothing due (the steady state): lease renewal, due series,
+//!   approved and waiting tool calls, `dispatchable`, `next_ready_at`, the
+//!   next series occurrence.
+//! - `engine_pass/1m_rows_100k_scheduled_none_due`: the scheduler's real
+//!   pass (`Engine::dispatch_pass`, the function its loop calls) on the
+//!   same database: config check, lease, series, tool calls, dispatch.
 use std::hint::black_box;
-use std::path::Path;
+use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use rusqlite::{Connection, params};
+use tock::config::{Config, ConfigSource};
+use tock::engine::{Engine, ManualClock, Options};
 use tock::store::Store;
 
-const NOW: i64 = 1_796_000_000_000;
-const CONVERSATIONS: i64 = 1_000;
-const DUE: i64 = 100;
+mod common;
+use common::{NOW, Shape};
 
-/// Fill a fresh database with `rows` outbox rows, `future` of them pending
-/// and scheduled after NOW.
-fn seed(path: &Path, rows: i64, future: i64) {
-    drop(Store::open(path).expect("store"));
-    let mut conn = Connection::open(path).expect("open");
-    conn.pragma_update(None, "synchronous", "OFF")
-        .expect("pragma");
-    let tx = conn.transaction().expect("tx");
-    {
-        let mut c = tx
-            .prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)")
-            .expect("prepare");
-        for id in 1..=CONVERSATIONS {
-            c.execute(params![id, format!("conversation {id}"), NOW - 86_400_000])
-                .expect("conversation");
-        }
-        let mut o = tx
-            .prepare(
-                "INSERT INTO outbox (conversation_id, kind, text, due_at, status, attempts,
-                                     created_at, updated_at, sent_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
-            )
-            .expect("prepare");
-        for i in 0..rows {
-            let conv = i % CONVERSATIONS + 1;
-            let (kind, due, status, sent) = if i < DUE {
-                ("message", Some(NOW - 1_000 - i), "pending", None)
-            } else if i < DUE + future {
-                // Spread over the next 30 days.
-                (
-                    "message",
-                    Some(NOW + 60_000 + (i * 7_919) % 2_592_000_000),
-                    "pending",
-                    None,
-                )
-            } else if i % 50 == 0 {
-                ("queued", None, "canceled", None)
-            } else {
-                let t = NOW - 1_000_000 - i * 1_000;
-                ("queued", None, "sent", Some(t))
-            };
-            let created = due.unwrap_or(NOW - 1_000_000 - i * 1_000) - 5_000;
-            o.execute(params![
-                conv,
-                kind,
-                format!("message {i}: please summarise the build log"),
-                due,
-                status,
-                i64::from(status != "pending"),
-                created,
-                sent
-            ])
-            .expect("outbox");
-        }
+fn shape(history: i64, scheduled: i64, due_now: i64) -> Shape {
+    Shape {
+        conversations: 1_000,
+        messages: 2_000,
+        history,
+        scheduled,
+        due_now,
     }
-    tx.commit().expect("commit");
-    // No ANALYZE: tock never runs it, so the planner works without statistics.
 }
 
 fn bench(c: &mut Criterion) {
-    let dir = tempfile::tempdir().expect("tempdir");
     let mut g = c.benchmark_group("scheduler");
     g.sample_size(30);
-    for (label, rows, future) in [
-        ("10k_rows_1k_scheduled", 10_000i64, 1_000i64),
-        ("1m_rows_10k_scheduled", 1_000_000, 10_000),
-        ("1m_rows_100k_scheduled", 1_000_000, 100_000),
+    for (label, s) in [
+        ("10k_rows_1k_scheduled", shape(10_000, 1_000, 100)),
+        ("1m_rows_10k_scheduled", shape(1_000_000, 10_000, 100)),
+        ("1m_rows_100k_scheduled", shape(1_000_000, 100_000, 100)),
+        (
+            "1m_rows_100k_scheduled_none_due",
+            shape(1_000_000, 100_000, 0),
+        ),
     ] {
-        let path = dir.path().join(format!("{label}.db"));
-        seed(&path, rows, future);
-        let store = Store::open(&path).expect("store");
-        assert_eq!(
-            store.dispatchable(NOW).expect("dispatchable").len(),
-            DUE as usize
-        );
-        let head = store.dispatchable(NOW).expect("dispatchable")[0].id;
+        let store = Store::open(&common::database(s)).expect("store");
+        let heads = store.dispatchable(NOW).expect("dispatchable");
+        assert_eq!(heads.len(), s.due_now as usize);
 
         g.bench_with_input(BenchmarkId::new("dispatchable", label), &store, |b, s| {
             b.iter(|| black_box(s.dispatchable(NOW).expect("dispatchable")))
@@ -109,25 +64,62 @@ fn bench(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("next_ready_at", label), &store, |b, s| {
             b.iter(|| black_box(s.next_ready_at(NOW).expect("next_ready_at")))
         });
-        g.bench_with_input(BenchmarkId::new("claim_release", label), &store, |b, s| {
-            b.iter(|| {
-                assert!(s.claim(head, "bench", NOW).expect("claim"));
-                assert!(s.release_unattempted(head, "bench", NOW).expect("release"));
-            })
-        });
-        // Not the scheduler, but the same table: the TUI loads every unfinished
-        // item at start and after each outbox change (status-bar counts, F2).
-        g.bench_with_input(BenchmarkId::new("list_items", label), &store, |b, s| {
-            b.iter(|| black_box(s.list_items(false).expect("list_items")))
-        });
+        if let Some(head) = heads.first().map(|h| h.id) {
+            g.bench_with_input(BenchmarkId::new("claim_release", label), &store, |b, s| {
+                b.iter(|| {
+                    assert!(s.claim(head, "bench", NOW).expect("claim"));
+                    assert!(s.release_unattempted(head, "bench", NOW).expect("release"));
+                })
+            });
+        }
         g.bench_with_input(BenchmarkId::new("tick", label), &store, |b, s| {
             b.iter(|| {
                 black_box(s.dispatchable(NOW).expect("dispatchable"));
                 black_box(s.next_ready_at(NOW).expect("next_ready_at"))
             })
         });
-        drop(store);
-        let _ = std::fs::remove_file(&path);
+        g.bench_with_input(BenchmarkId::new("pass", label), &store, |b, s| {
+            b.iter(|| {
+                assert!(
+                    s.acquire_lease("bench", std::process::id(), NOW, 30_000)
+                        .expect("lease")
+                );
+                black_box(
+                    s.advance_series(NOW, 50, |_| unreachable!("no series is due"))
+                        .expect("series"),
+                );
+                black_box(s.executing_approvals().expect("executing"));
+                black_box(s.waiting_approvals().expect("waiting"));
+                black_box(s.dispatchable(NOW).expect("dispatchable"));
+                black_box(s.next_ready_at(NOW).expect("next_ready_at"));
+                black_box(s.next_series_due().expect("next series"))
+            })
+        });
+        let _ = store.release_lease("bench");
+        if s.due_now == 0 && s.scheduled == 100_000 {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            let _guard = rt.enter();
+            let engine = Engine::new(
+                store,
+                Arc::new(ConfigSource::from_config(Config::default())),
+                Arc::new(ManualClock::new(NOW)),
+                Options {
+                    watch_db: false,
+                    ..Options::default()
+                },
+            );
+            let mut holding = false;
+            // The first pass takes the lease and runs start-up recovery.
+            engine.dispatch_pass(&mut holding);
+            assert!(holding, "the pass holds the lease");
+            g.bench_function(BenchmarkId::new("engine_pass", label), |b| {
+                b.iter(|| black_box(engine.dispatch_pass(&mut holding)))
+            });
+            let _ = engine.store().release_lease(engine.owner());
+        }
     }
     g.finish();
 }

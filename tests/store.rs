@@ -283,3 +283,135 @@ fn a_migration_numbered_below_the_highest_applied_one_is_still_applied() {
         .unwrap();
     assert_eq!(drafts, 1);
 }
+
+/// The queries a pass or a list makes read the due or unfinished rows through
+/// their indexes, not the finished history; and they still find what the
+/// plain conditions select (a mix of every state, kind and time).
+#[test]
+fn outbox_queries_use_their_indexes_and_select_what_they_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let s = Store::open(&path).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for c in 1..=7 {
+        conn.execute(
+            "INSERT INTO conversations (id, title, created_at, updated_at, queue_paused_at) VALUES (?1, 't', 0, 0, ?2)",
+            rusqlite::params![c, (c == 7).then_some(1)],
+        )
+        .unwrap();
+    }
+    let statuses = [
+        "pending", "sending", "sent", "failed", "canceled", "expired",
+    ];
+    let kinds = ["queued", "message", "task", "regenerate"];
+    let mut n = 0i64;
+    for i in 0..600i64 {
+        n = (n * 1_103_515_245 + 12_345 + i) % 2_147_483_648;
+        let due = (n % 3 != 0).then_some(n % 2_000);
+        let next = (n % 5 == 0).then_some((n / 7) % 2_000);
+        conn.execute(
+            "INSERT INTO outbox (conversation_id, kind, text, due_at, status, next_attempt_at, priority,
+                                 created_at, updated_at, sent_at)
+             VALUES (?1, ?2, 't', ?3, ?4, ?5, ?6, ?7, 0, ?8)",
+            rusqlite::params![
+                (n % 8 != 0).then_some(n % 7 + 1),
+                kinds[(n / 3 % 4) as usize],
+                due,
+                statuses[(n / 11 % 6) as usize],
+                next,
+                n / 13 % 2,
+                (n / 17) % 2_000,
+                (n % 9 == 0).then_some(5),
+            ],
+        )
+        .unwrap();
+    }
+    let ids = |sql: &str, now: i64| -> Vec<i64> {
+        let mut st = conn.prepare(sql).unwrap();
+        st.query_map([now], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    for now in [-1, 0, 700, 1_400, 5_000] {
+        // dispatchable: the first due pending row of each free conversation.
+        let plain = ids(
+            "SELECT id FROM outbox o WHERE status = 'pending' AND (due_at IS NULL OR due_at <= ?1)
+               AND (conversation_id IS NULL OR NOT EXISTS (SELECT 1 FROM conversations c
+                    WHERE c.id = o.conversation_id AND c.queue_paused_at IS NOT NULL))
+             ORDER BY conversation_id, priority DESC, COALESCE(due_at, created_at), id",
+            now,
+        );
+        let mut heads: Vec<i64> = Vec::new();
+        let mut last_conv = None;
+        for id in plain {
+            let it = s.item(id).unwrap().unwrap();
+            if it.conversation_id.is_some() && it.conversation_id == last_conv {
+                continue;
+            }
+            last_conv = it.conversation_id;
+            if it.next_attempt_at.is_none_or(|t| t <= now) {
+                heads.push(id);
+            }
+        }
+        let got: Vec<i64> = s.dispatchable(now).unwrap().iter().map(|i| i.id).collect();
+        assert_eq!(got, heads, "dispatchable at {now}");
+        let plain: Option<i64> = conn
+            .query_row(
+                "SELECT MIN(MAX(COALESCE(due_at, 0), COALESCE(next_attempt_at, 0))) FROM outbox NOT INDEXED
+                 WHERE status = 'pending' AND MAX(COALESCE(due_at, 0), COALESCE(next_attempt_at, 0)) > ?1",
+                [now],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            s.next_ready_at(now).unwrap(),
+            plain,
+            "next_ready_at at {now}"
+        );
+    }
+    // The list, whole and a page at a time.
+    let all: Vec<i64> = s.list_items(false).unwrap().iter().map(|i| i.id).collect();
+    assert!(all.len() > 100);
+    assert_eq!(s.unfinished_count().unwrap(), all.len() as i64);
+    assert_eq!(s.item_summaries().unwrap().len(), all.len());
+    let mut paged = Vec::new();
+    let mut after = None;
+    loop {
+        let page = s.list_items_page(after, 37).unwrap();
+        let Some(last) = page.last() else { break };
+        after = Some(tock::store::ListCursor::of(last));
+        paged.extend(page.iter().map(|i| i.id));
+    }
+    assert_eq!(paged, all, "the pages make up the list");
+    // Overdue rows expire as the plain condition says (start-up recovery).
+    let overdue = ids(
+        "SELECT id FROM outbox WHERE status = 'pending' AND kind != 'regenerate' AND sent_at IS NULL
+           AND COALESCE(due_at, created_at) < ?1 ORDER BY id",
+        1_000,
+    );
+    assert!(!overdue.is_empty());
+    let mut expired: Vec<i64> = s
+        .expire_after_sleep(1_000 + 60_000, 60_000)
+        .unwrap()
+        .iter()
+        .map(|i| i.id)
+        .collect();
+    expired.sort();
+    assert_eq!(expired, overdue);
+    let plan = |sql: &str| -> String {
+        let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        st.query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .unwrap()
+            .join("; ")
+    };
+    let p = plan(
+        "SELECT MIN(MAX(COALESCE(due_at, 0), COALESCE(next_attempt_at, 0))) FROM outbox
+         WHERE status = 'pending' AND MAX(COALESCE(due_at, 0), COALESCE(next_attempt_at, 0)) > 5",
+    );
+    assert!(p.contains("outbox_pending_ready"), "{p}");
+    let p = plan("SELECT 1 FROM messages WHERE outbox_id = 5 AND role = 'user'");
+    assert!(p.contains("messages_outbox"), "{p}");
+}

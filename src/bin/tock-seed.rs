@@ -2,14 +2,23 @@
 //!
 //! ```text
 //! tock-seed --db PATH [--conversations 1000] [--messages 200000] [--scheduled 10000]
+//!           [--outbox-history N] [--due-now N] [--now-ms MS]
 //! tock-seed --db PATH --due 100 --due-start-ms 3000 --due-spread-ms 10000
 //! ```
 //!
 //! The first form creates the schema through `Store::open` and bulk-inserts,
-//! in one transaction: conversations, messages (alternating user questions
-//! and assistant replies of about 1 KB, a quarter of them with a code
-//! block), one sent outbox row per user message (the history a real database
-//! accumulates) and pending items scheduled 1 hour to 30 days ahead.
+//! in one transaction with prepared statements: conversations, messages
+//! (alternating user questions and assistant replies of about 1 KB, a
+//! quarter of them with a code block), one sent outbox row per user message
+//! (the history a real database accumulates) and pending items scheduled 1
+//! hour to 30 days ahead. `--outbox-history N` makes the finished outbox
+//! history N rows whatever the message count (at least one per user
+//! message): the rows beyond those are sent messages older than the history,
+//! one in 50 canceled, spread over the conversations, as months of use
+//! leave them. `--due-now N` adds N pending items already due (one per
+//! conversation in turn), for a dispatch pass that has work. Everything is
+//! placed relative to `--now-ms` (default: the current time), so a fixed
+//! instant gives the same database every time (benchmarks cache it).
 //!
 //! The second form adds COUNT items through the `Store` API, each in a new
 //! conversation, due at evenly spaced instants from now + START over SPREAD
@@ -36,6 +45,16 @@ struct Args {
     /// Pending items scheduled 1 h to 30 days ahead.
     #[arg(long, default_value_t = 10_000)]
     scheduled: i64,
+    /// Finished (sent or canceled) outbox rows in all, independent of the
+    /// message count; default and minimum: one per user message.
+    #[arg(long)]
+    outbox_history: Option<i64>,
+    /// Pending items already due (one per conversation in turn).
+    #[arg(long, default_value_t = 0)]
+    due_now: i64,
+    /// The instant everything is placed relative to (UTC epoch ms; default: now).
+    #[arg(long)]
+    now_ms: Option<i64>,
     /// Instead of bulk seeding: add this many items due soon, one per new conversation.
     #[arg(long)]
     due: Option<i64>,
@@ -97,8 +116,11 @@ fn seed(args: &Args) -> Result<()> {
     drop(Store::open(&args.db)?);
     let mut conn = rusqlite::Connection::open(&args.db)?;
     conn.pragma_update(None, "synchronous", "OFF")?;
+    // Index pages of a million rows stay in memory while they are built.
+    conn.pragma_update(None, "cache_size", -256_000)?;
     let tx = conn.transaction()?;
-    let now = now_ms();
+    let now = args.now_ms.unwrap_or_else(now_ms);
+    let mut history = 0i64;
     let convs = args.conversations.max(1);
     let per_conv = args.messages / convs;
     let hour = 3_600_000;
@@ -130,6 +152,7 @@ fn seed(args: &Args) -> Result<()> {
                 let at = start + i * 10_000;
                 let outbox = if role == "user" {
                     sent_st.execute(params![conv, text, at])?;
+                    history += 1;
                     Some(tx.last_insert_rowid())
                 } else {
                     None
@@ -137,6 +160,63 @@ fn seed(args: &Args) -> Result<()> {
                 let model = (role == "assistant").then_some("gpt-4o-mini");
                 msg_st.execute(params![conv, role, text, model, outbox, at])?;
             }
+        }
+        // Older history than the messages kept: sent (one in 50 canceled)
+        // over the year before the first conversation, round the conversations.
+        let extra = args.outbox_history.unwrap_or(0) - history;
+        if extra > 0 {
+            let mut old_st = tx.prepare(
+                "INSERT INTO outbox (conversation_id, kind, text, status, attempts, due_at, created_at, updated_at, sent_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
+            )?;
+            let first = now - (convs + 1) * hour;
+            let year = 365 * 24 * hour;
+            for i in 0..extra {
+                let conv = i % convs + 1;
+                let at = first - year + year * i / extra;
+                let (kind, due) = if i % 10 == 0 {
+                    ("message", Some(at))
+                } else {
+                    ("queued", None)
+                };
+                let canceled = i % 50 == 49;
+                let (status, attempts, sent) = if canceled {
+                    ("canceled", 0, None)
+                } else {
+                    ("sent", 1, Some(at))
+                };
+                old_st.execute(params![
+                    conv,
+                    kind,
+                    format!("Earlier question {i}: what does this error mean?"),
+                    status,
+                    attempts,
+                    due,
+                    at,
+                    sent
+                ])?;
+            }
+            history += extra;
+        }
+        // Half typed to go as soon as possible, half scheduled a second ago.
+        let mut due_st = tx.prepare(
+            "INSERT INTO outbox (conversation_id, kind, text, due_at, status, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5)",
+        )?;
+        for i in 0..args.due_now {
+            let at = now - 1_000 - i;
+            let (kind, due) = if i % 2 == 0 {
+                ("queued", None)
+            } else {
+                ("message", Some(at))
+            };
+            due_st.execute(params![
+                i % convs + 1,
+                kind,
+                format!("due now {i}: summarise the build log"),
+                due,
+                at
+            ])?;
         }
         let mut sched_st = tx.prepare(
             "INSERT INTO outbox (conversation_id, kind, text, due_at, status, created_at, updated_at)
@@ -158,10 +238,12 @@ fn seed(args: &Args) -> Result<()> {
     drop(conn);
     let store = Store::open(&args.db)?;
     eprintln!(
-        "tock-seed: {} conversations, {} messages, {} scheduled items in {} ({:.1} s)",
+        "tock-seed: {} conversations, {} messages, {history} finished outbox rows, {} scheduled items, \
+         {} due now in {} ({:.1} s)",
         store.conversations()?.len(),
         store.message_count()?,
         args.scheduled,
+        args.due_now,
         args.db.display(),
         started.elapsed().as_secs_f64()
     );

@@ -39,6 +39,18 @@ pub(crate) async fn run(engine: Engine) {
     }
 }
 
+impl Engine {
+    /// One pass of the dispatch loop, exactly as the loop runs it, for
+    /// benchmarks: `holding` is the loop's "we hold the lease" (false the
+    /// first time: the pass then takes the lease and recovers). Returns the
+    /// next instant worth waking for. A due item is dispatched, which
+    /// spawns its turn: call it inside a Tokio runtime.
+    #[doc(hidden)]
+    pub fn dispatch_pass(&self, holding: &mut bool) -> Option<i64> {
+        tick(self, holding)
+    }
+}
+
 /// One pass: hold the lease, recover if we just got it, dispatch what is ready.
 /// Returns the next instant worth waking for.
 fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {

@@ -51,6 +51,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0008_approval_runs",
         include_str!("../../migrations/0008_approval_runs.sql"),
     ),
+    (
+        9,
+        "0009_scale_indexes",
+        include_str!("../../migrations/0009_scale_indexes.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

@@ -148,6 +148,25 @@ pub struct ItemSummary {
     pub next_attempt_at: Option<i64>,
 }
 
+/// A position in the list of unfinished items: the list order's key of a
+/// row (`COALESCE(due_at, created_at)`, then id), for
+/// [`Store::list_items_page`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListCursor {
+    pub at: i64,
+    pub id: i64,
+}
+
+impl ListCursor {
+    /// The position of `item` (the next page starts after it).
+    pub fn of(item: &OutboxItem) -> Self {
+        Self {
+            at: item.due_at.unwrap_or(item.created_at),
+            id: item.id,
+        }
+    }
+}
+
 /// A new outbox row.
 #[derive(Clone, Debug)]
 pub struct NewItem {
@@ -238,9 +257,12 @@ fn recover_unanswered_calls(
 ) -> rusqlite::Result<()> {
     let replies: Vec<(i64, i64, String)> = {
         let mut st = tx.prepare(
-            "SELECT m.id, m.conversation_id, m.tool_calls_json FROM messages m
-             WHERE m.role = 'assistant' AND m.status = 'complete' AND m.tool_calls_json IS NOT NULL
-               AND m.id = (SELECT MAX(id) FROM messages WHERE conversation_id = m.conversation_id AND role = 'assistant')",
+            // The newest reply of each conversation (an index lookup each),
+            // not a scan of every message.
+            "SELECT m.id, m.conversation_id, m.tool_calls_json FROM conversations c
+             JOIN messages m ON m.id = (SELECT MAX(id) FROM messages WHERE conversation_id = c.id AND role = 'assistant')
+             WHERE m.status = 'complete' AND m.tool_calls_json IS NOT NULL
+             ORDER BY m.id",
         )?;
         st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?
@@ -306,6 +328,14 @@ fn recover_unanswered_calls(
     Ok(())
 }
 
+/// Pending rows not accepted yet whose time (`COALESCE(due_at, created_at)`)
+/// is before `?1`: the two ranges of `outbox_status_due` (scheduled before,
+/// or as soon as possible and created before), not every pending row.
+const OVERDUE: &str = "id IN (SELECT id FROM outbox WHERE status = 'pending' AND due_at < ?1
+                              UNION ALL
+                              SELECT id FROM outbox WHERE status = 'pending' AND due_at IS NULL AND created_at < ?1)
+                       AND kind != 'regenerate' AND sent_at IS NULL";
+
 /// Pending rows late by more than the grace period become expired. Rows whose
 /// user message is already in the history (a reply being retried) never
 /// expire: they have reached their conversation.
@@ -317,16 +347,16 @@ fn expire_overdue(
 ) -> rusqlite::Result<Vec<OutboxItem>> {
     let expired = {
         let mut st = tx.prepare(&format!(
-            "SELECT {COLS} FROM outbox WHERE status = 'pending' AND kind != 'regenerate' AND sent_at IS NULL
-               AND COALESCE(due_at, created_at) < ?1"
+            "SELECT {COLS} FROM outbox WHERE {OVERDUE} ORDER BY due_at, id"
         ))?;
         st.query_map([now - grace_ms], OutboxItem::from_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?
     };
     tx.execute(
-        "UPDATE outbox SET status = 'expired', last_error = ?3, updated_at = ?1
-         WHERE status = 'pending' AND kind != 'regenerate' AND sent_at IS NULL AND COALESCE(due_at, created_at) < ?2",
-        params![now, now - grace_ms, reason],
+        &format!(
+            "UPDATE outbox SET status = 'expired', last_error = ?2, updated_at = ?3 WHERE {OVERDUE}"
+        ),
+        params![now - grace_ms, reason, now],
     )?;
     Ok(expired)
 }
@@ -371,6 +401,41 @@ impl Store {
         )
     }
 
+    /// The unfinished items of [`Store::list_items`]`(false)`, in the same
+    /// order, a page at a time: at most `limit` after `after` (from the
+    /// start with None). Read from the index of unfinished rows in list
+    /// order, so a page costs the same however long the list or the history.
+    pub fn list_items_page(
+        &self,
+        after: Option<ListCursor>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>> {
+        let after = after.unwrap_or(ListCursor {
+            at: i64::MIN,
+            id: i64::MIN,
+        });
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM outbox INDEXED BY outbox_unfinished_order
+             WHERE status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'
+               AND COALESCE(due_at, created_at) >= ?1 AND (COALESCE(due_at, created_at) > ?1 OR id > ?2)
+             ORDER BY COALESCE(due_at, created_at), id LIMIT ?3"
+        ))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = st.query_map(params![after.at, after.id, limit], OutboxItem::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// How many items [`Store::list_items`]`(false)` lists.
+    pub fn unfinished_count(&self) -> Result<i64> {
+        Ok(self.conn().query_row(
+            "SELECT count(*) FROM outbox
+             WHERE status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Every unfinished item, summarised.
     pub fn item_summaries(&self) -> Result<Vec<ItemSummary>> {
         let conn = self.conn();
@@ -403,8 +468,12 @@ impl Store {
     /// For each conversation, the first pending row that is due, if its back-off has
     /// passed. Rows of one conversation go in order: a head in back-off blocks the rest.
     pub fn dispatchable(&self, now: i64) -> Result<Vec<OutboxItem>> {
+        // The due rows are found through `outbox_status_due` in two ranges
+        // (as soon as possible, due by now); written as one `OR`, SQLite
+        // would read every pending row, scheduled ones too.
         let due = self.query_items(
-            "WHERE status = 'pending' AND (due_at IS NULL OR due_at <= ?1)
+            "WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' AND due_at IS NULL
+                          UNION ALL SELECT id FROM outbox WHERE status = 'pending' AND due_at <= ?1)
                AND (conversation_id IS NULL OR NOT EXISTS (
                     SELECT 1 FROM approvals a WHERE a.conversation_id = outbox.conversation_id AND a.status IN ('waiting', 'executing')))
                AND (conversation_id IS NULL OR NOT EXISTS (

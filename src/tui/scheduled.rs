@@ -1824,8 +1824,12 @@ impl crate::tui::views::View for ScheduledPane {
     }
 
     fn next_change(&self, now_ms: i64) -> Option<i64> {
-        // Relative times of the rows count down; the soonest change wins.
-        self.rows
+        // Relative times of the rows on screen count down; the soonest change
+        // wins. Only those: the event loop asks on every turn, and walking
+        // 100,000 rows each time cost tens of milliseconds per key.
+        let from = self.offset.get().min(self.rows.len());
+        let to = (from + self.page.get().max(1) + 1).min(self.rows.len());
+        self.rows[from..to]
             .iter()
             .filter_map(|r| r.item.due_at.or(r.item.next_attempt_at))
             .filter_map(|d| crate::tui::views::label_change(d, now_ms))
