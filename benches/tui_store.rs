@@ -11,7 +11,8 @@
 //!
 //! - `outbox_change/<call>`: each store call `App::on_engine(Event::Outbox)`
 //!   makes (`Model::reload_items` and `Model::reload_summaries`), and
-//!   `outbox_change/app`: the whole handler.
+//!   `outbox_change/app`: the whole handler; `outbox_change/app_rows`: the
+//!   handler for a change that names its row (`Event::OutboxRows`).
 //! - `f2_open/<call>`: each store call of `ScheduledPane::refresh_with`, and
 //!   `f2_open/pane`: the whole load.
 //! - `f2_scroll/frame`: one key down in the open pane, then its frame
@@ -83,7 +84,14 @@ fn bench(c: &mut Criterion) {
     g.bench_function("gates", |b| {
         b.iter(|| black_box(tock::engine::state::gates(&reader).expect("gates")))
     });
+    g.bench_function("item_summaries_of", |b| {
+        b.iter(|| black_box(reader.item_summaries_of(&[1]).expect("summary")))
+    });
     g.bench_function("app", |b| b.iter(|| app.on_engine(Event::Outbox)));
+    // What a send, a claim or a finished reply costs: its row named.
+    g.bench_function("app_rows", |b| {
+        b.iter(|| app.on_engine(Event::OutboxRows(vec![1])))
+    });
     g.finish();
 
     let mut g = c.benchmark_group("f2_open");

@@ -1,5 +1,5 @@
 //! MCP tools end to end: tock's manager against a real MCP server written
-//! with rmcp's server side (`examples/mcp_test_server.rs`) over stdio and
+//! with rmcp's server side (`tests/servers/mcp_test_server.rs`) over stdio and
 //! Streamable HTTP, the engine offering its tools to each wire format on a
 //! local provider server, the approval policy, `approval_timeout` on a
 //! controlled clock, `tock tools` and `tock daemon` on the real binary, and

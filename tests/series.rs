@@ -410,7 +410,7 @@ async fn operations_pause_resume_skip_edit_end_send_now() {
     let outbox_events = |ev: &mut tokio::sync::broadcast::Receiver<Event>| {
         let mut n = 0;
         while let Ok(e) = ev.try_recv() {
-            n += usize::from(e == Event::Outbox);
+            n += usize::from(matches!(e, Event::Outbox | Event::OutboxRows(_)));
         }
         n
     };

@@ -3538,3 +3538,107 @@ async fn slash_theme_switches_the_palette_for_the_session_and_bad_colours_say_so
     ui.press(KeyCode::Tab);
     assert_eq!(ui.app.composer_text(), "/theme light ");
 }
+
+/// The summaries the app keeps, as the database has them: patched row by
+/// row (`Event::OutboxRows`) they must equal a full read.
+fn assert_summaries_match(ui: &Ui, when: &str) {
+    let key = |s: &tock::store::ItemSummary| {
+        (
+            s.id,
+            s.conversation_id,
+            format!("{:?} {:?}", s.kind, s.status),
+            s.due_at,
+            s.next_attempt_at,
+        )
+    };
+    let mut kept: Vec<_> = ui.app.model.summaries.iter().map(key).collect();
+    let mut fresh: Vec<_> = ui
+        .store()
+        .item_summaries()
+        .unwrap()
+        .iter()
+        .map(key)
+        .collect();
+    kept.sort();
+    fresh.sort();
+    assert_eq!(kept, fresh, "{when}");
+    let mut per_conv = std::collections::HashMap::new();
+    for c in ui
+        .store()
+        .item_summaries()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.conversation_id)
+    {
+        *per_conv.entry(c).or_insert(0usize) += 1;
+    }
+    assert_eq!(
+        ui.app.model.pending_by_conv, per_conv,
+        "{when}: sidebar badges"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_outbox_change_patches_only_its_rows_and_the_result_equals_a_full_reload() {
+    let mut ui = Ui::new(vec![
+        reply_step("one"),
+        Step::Fail(LlmError::transient("503 busy")),
+        reply_step("two"),
+        Step::Fail(LlmError::permanent("401 Unauthorized")),
+        Step::Cut(vec![text("half")], LlmError::transient("connection reset")),
+        reply_step("three"),
+    ]);
+    ui.start().await;
+    let conv = ui.conv();
+    let engine = ui.h.engine.clone();
+    let mut rx = engine.subscribe();
+    ui.say("a first message");
+    ui.settle().await;
+    assert_summaries_match(&ui, "after a send and its reply");
+    ui.say("/later 1h check the build");
+    ui.settle().await;
+    assert_summaries_match(&ui, "after /later");
+    let later = ui
+        .rows()
+        .iter()
+        .find(|r| r.text == "check the build")
+        .unwrap()
+        .id;
+    engine.reschedule(later, T0 + 7_200_000).unwrap();
+    ui.pump();
+    assert_summaries_match(&ui, "after a reschedule");
+    engine.edit(later, "check the build again").unwrap();
+    ui.pump();
+    assert_summaries_match(&ui, "after an edit");
+    engine.send_now(later).unwrap();
+    ui.settle().await;
+    assert_summaries_match(&ui, "after send now, a transient failure and its retry");
+    tokio::time::sleep(std::time::Duration::from_secs(120)).await;
+    ui.settle().await;
+    assert_summaries_match(&ui, "after the retry went out");
+    ui.say("this one fails");
+    ui.settle().await;
+    assert_summaries_match(&ui, "after a permanent failure");
+    ui.say("this one is cut");
+    ui.settle().await;
+    tokio::time::sleep(std::time::Duration::from_secs(120)).await;
+    ui.settle().await;
+    assert_summaries_match(&ui, "after a cut reply and its regeneration");
+    let other = engine
+        .submit(NewItem {
+            due_at: Some(T0 + 86_400_000),
+            ..NewItem::new(conv, Kind::Message, "tomorrow")
+        })
+        .unwrap();
+    ui.pump();
+    assert_summaries_match(&ui, "after a submit");
+    engine.cancel(other).unwrap();
+    ui.pump();
+    assert_summaries_match(&ui, "after a cancel");
+    // The hot paths named their rows.
+    let mut named = 0;
+    while let Ok(e) = rx.try_recv() {
+        named += usize::from(matches!(e, Event::OutboxRows(_)));
+    }
+    assert!(named >= 8, "{named} changes named their rows");
+}

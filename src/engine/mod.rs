@@ -37,6 +37,9 @@ use crate::store::{Kind, NewItem, Store};
 pub enum Event {
     /// Outbox rows changed (reload the strip / the F2 list).
     Outbox,
+    /// These outbox rows changed, and no others: a front end that keeps
+    /// every row's summary re-reads only these.
+    OutboxRows(Vec<i64>),
     /// A conversation's messages changed (new message, reply finished, title).
     Conversation(i64),
     /// The conversation list changed.
@@ -321,6 +324,12 @@ impl Engine {
         self.wake();
     }
 
+    /// As `changed`, when only row `id` changed.
+    pub(crate) fn changed_row(&self, id: i64) {
+        self.emit(Event::OutboxRows(vec![id]));
+        self.wake();
+    }
+
     /// Accept a send: one outbox row, dispatched when due and the conversation is idle.
     pub fn submit(&self, item: NewItem) -> Result<i64> {
         if item.kind != Kind::Regenerate && item.text.trim().is_empty() && item.parts_json.is_none()
@@ -333,7 +342,7 @@ impl Engine {
             return Err(anyhow!("no conversation {conv}"));
         }
         let id = self.store().enqueue(&item, self.now_ms())?;
-        self.changed();
+        self.changed_row(id);
         Ok(id)
     }
 
@@ -351,7 +360,7 @@ impl Engine {
             return Err(anyhow!("no conversation {conv}"));
         }
         let id = self.store().enqueue_clearing_draft(&item, self.now_ms())?;
-        self.changed();
+        self.changed_row(id);
         Ok(id)
     }
 
@@ -362,7 +371,7 @@ impl Engine {
 
     pub fn cancel(&self, id: i64) -> Result<()> {
         self.store().cancel_item(id, self.now_ms())?;
-        self.changed();
+        self.changed_row(id);
         Ok(())
     }
     pub fn reschedule(&self, id: i64, due_at: i64) -> Result<()> {
@@ -371,12 +380,12 @@ impl Engine {
             return Err(anyhow!("that time is in the past"));
         }
         self.store().reschedule_item(id, due_at, now)?;
-        self.changed();
+        self.changed_row(id);
         Ok(())
     }
     pub fn edit(&self, id: i64, text: &str) -> Result<()> {
         self.store().edit_item(id, text, self.now_ms())?;
-        self.changed();
+        self.changed_row(id);
         Ok(())
     }
     /// Retry a failed or expired item; for a sent item whose reply was cut
@@ -400,7 +409,7 @@ impl Engine {
     }
     pub fn send_now(&self, id: i64) -> Result<()> {
         self.store().send_now(id, self.now_ms())?;
-        self.changed();
+        self.changed_row(id);
         Ok(())
     }
 

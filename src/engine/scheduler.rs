@@ -248,7 +248,7 @@ fn dispatch(engine: &Engine, item: OutboxItem, now: i64) {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(None);
     busy.insert(key, stop_tx);
     drop(busy);
-    engine.emit(Event::Outbox);
+    engine.emit(Event::OutboxRows(vec![item.id]));
     let e = engine.clone();
     let handle = tokio::spawn(async move {
         let conv = turn::run(&e, item, stop_rx).await;

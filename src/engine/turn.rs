@@ -172,7 +172,7 @@ pub(crate) async fn run(
             return Some(conv_id);
         }
     };
-    engine.emit(Event::Outbox);
+    engine.emit(Event::OutboxRows(vec![item.id]));
     engine.emit(Event::Conversation(conv_id));
     // The first message may just have given the conversation its title.
     let conversation = store
@@ -332,7 +332,7 @@ pub(crate) async fn run(
                     format!("reply in “{title}” failed: {error}"),
                 ),
             }
-            engine.emit(Event::Outbox);
+            engine.emit(Event::OutboxRows(vec![item.id]));
         }
         End::Stopped(StopReason::User) => {
             let _ = store.finish_message(
@@ -365,7 +365,7 @@ fn not_sent(engine: &Engine, item: &OutboxItem, owner: &str, reason: Option<Stop
             let _ = engine
                 .store()
                 .release_unattempted(item.id, owner, engine.now_ms());
-            engine.emit(Event::Outbox);
+            engine.emit(Event::OutboxRows(vec![item.id]));
         }
     }
 }
@@ -383,7 +383,7 @@ fn fail(engine: &Engine, item: &OutboxItem, owner: &str, reason: &str) {
         ),
         Err(e) => tracing::error!("marking {} failed: {e:#}", item.id),
     }
-    engine.emit(Event::Outbox);
+    engine.emit(Event::OutboxRows(vec![item.id]));
 }
 
 /// A transient failure before acceptance: back-off, or failed after max attempts.
@@ -411,7 +411,7 @@ fn retry_later(engine: &Engine, item: &OutboxItem, owner: &str, e: &LlmError) {
         tracing::error!("releasing {}: {err:#}", item.id);
     }
     tracing::info!(item = item.id, attempts, ?wait, "transient failure: {msg}");
-    engine.emit(Event::Outbox);
+    engine.emit(Event::OutboxRows(vec![item.id]));
 }
 
 /// Back-off before attempt `attempts + 1`; a provider's Retry-After wins if longer.

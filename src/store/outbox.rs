@@ -141,11 +141,28 @@ impl OutboxItem {
 /// (loaded after every outbox change, so no text).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ItemSummary {
+    pub id: i64,
     pub conversation_id: Option<i64>,
     pub kind: Kind,
     pub status: Status,
     pub due_at: Option<i64>,
     pub next_attempt_at: Option<i64>,
+}
+
+const SUMMARY_COLUMNS: &str = "id, conversation_id, kind, status, due_at, next_attempt_at";
+/// The rows the lists show as unfinished (regenerations are shown as their reply).
+const UNFINISHED: &str =
+    "status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'";
+
+fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemSummary> {
+    Ok(ItemSummary {
+        id: r.get(0)?,
+        conversation_id: r.get(1)?,
+        kind: r.get(2)?,
+        status: r.get(3)?,
+        due_at: r.get(4)?,
+        next_attempt_at: r.get(5)?,
+    })
 }
 
 /// A position in the list of unfinished items: the list order's key of a
@@ -439,20 +456,28 @@ impl Store {
     /// Every unfinished item, summarised.
     pub fn item_summaries(&self) -> Result<Vec<ItemSummary>> {
         let conn = self.conn();
-        let mut st = conn.prepare_cached(
-            "SELECT conversation_id, kind, status, due_at, next_attempt_at FROM outbox
-             WHERE status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'",
-        )?;
-        let rows = st.query_map([], |r| {
-            Ok(ItemSummary {
-                conversation_id: r.get(0)?,
-                kind: r.get(1)?,
-                status: r.get(2)?,
-                due_at: r.get(3)?,
-                next_attempt_at: r.get(4)?,
-            })
-        })?;
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS} FROM outbox WHERE {UNFINISHED}"
+        ))?;
+        let rows = st.query_map([], summary_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The summaries of those of `ids` that are unfinished (a row that
+    /// finished, or never was, is left out): what changed, for a front end
+    /// that keeps every summary.
+    pub fn item_summaries_of(&self, ids: &[i64]) -> Result<Vec<ItemSummary>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS} FROM outbox WHERE id = ?1 AND {UNFINISHED}"
+        ))?;
+        let mut out = Vec::new();
+        for id in ids {
+            if let Some(s) = st.query_row([id], summary_row).optional()? {
+                out.push(s);
+            }
+        }
+        Ok(out)
     }
 
     /// The unfinished items of one conversation, in dispatch order.

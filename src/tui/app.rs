@@ -405,6 +405,11 @@ impl App {
                 self.model.reload_summaries();
                 self.update_title();
             }
+            Event::OutboxRows(ids) => {
+                self.model.reload_items();
+                self.model.patch_summaries(&ids);
+                self.update_title();
+            }
             Event::External => {
                 self.model.reload_all();
                 if self.model.current.is_none() {

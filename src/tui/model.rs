@@ -313,10 +313,6 @@ impl Model {
 
     pub fn reload_summaries(&mut self) {
         self.counts.set(None);
-        match self.engine.reader().active_series_count() {
-            Ok(n) => self.active_series = n,
-            Err(e) => self.fail("recurring series", e),
-        }
         match self.engine.reader().item_summaries() {
             Ok(s) => self.summaries = s,
             Err(e) => self.fail("pending items", e),
@@ -324,6 +320,48 @@ impl Model {
         self.pending_by_conv.clear();
         for c in self.summaries.iter().filter_map(|s| s.conversation_id) {
             *self.pending_by_conv.entry(c).or_default() += 1;
+        }
+        self.reload_gates();
+    }
+
+    /// After rows `ids` changed (and no others): their summaries re-read,
+    /// the rest kept, so a change costs the same with 100 or 100,000 items.
+    pub fn patch_summaries(&mut self, ids: &[i64]) {
+        let fresh = match self.engine.reader().item_summaries_of(ids) {
+            Ok(f) => f,
+            Err(e) => return self.fail("pending items", e),
+        };
+        self.counts.set(None);
+        let by_conv = &mut self.pending_by_conv;
+        self.summaries.retain(|s| {
+            if !ids.contains(&s.id) {
+                return true;
+            }
+            if let Some(c) = s.conversation_id
+                && let Some(n) = by_conv.get_mut(&c)
+            {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    by_conv.remove(&c);
+                }
+            }
+            false
+        });
+        for s in fresh {
+            if let Some(c) = s.conversation_id {
+                *self.pending_by_conv.entry(c).or_default() += 1;
+            }
+            self.summaries.push(s);
+        }
+        self.reload_gates();
+    }
+
+    /// The recurring-series count and each conversation's gate (paused,
+    /// awaiting approval): small, read whole on every change.
+    fn reload_gates(&mut self) {
+        match self.engine.reader().active_series_count() {
+            Ok(n) => self.active_series = n,
+            Err(e) => self.fail("recurring series", e),
         }
         match crate::engine::state::gates(self.engine.reader()) {
             Ok(g) => {
