@@ -3642,3 +3642,32 @@ async fn an_outbox_change_patches_only_its_rows_and_the_result_equals_a_full_rel
     }
     assert!(named >= 8, "{named} changes named their rows");
 }
+
+#[tokio::test(start_paused = true)]
+async fn streamed_tokens_do_not_reload_an_open_f2() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let conv = ui.conv();
+    ui.press(KeyCode::F(2));
+    assert_eq!(ui.app.top(), Some(ViewKind::Scheduled));
+    // A row written behind the app's back (no event for it yet).
+    ui.store()
+        .enqueue(
+            &NewItem {
+                due_at: Some(T0 + 3_600_000),
+                ..NewItem::new(conv, Kind::Message, "written behind its back")
+            },
+            T0,
+        )
+        .unwrap();
+    // A token of a reply: F2 is not read again for it.
+    ui.app.on_engine(Event::Delta {
+        conversation_id: conv,
+        message_id: 1,
+        text: "tok".into(),
+    });
+    assert!(!ui.screen(120, 40).contains("written behind its back"));
+    // An outbox change: it is.
+    ui.app.on_engine(Event::Outbox);
+    assert!(ui.screen(120, 40).contains("written behind its back"));
+}

@@ -366,6 +366,7 @@ impl App {
     // ----- engine events -------------------------------------------------------
 
     pub fn on_engine(&mut self, ev: Event) {
+        let streamed_or_dispatch = matches!(ev, Event::Delta { .. } | Event::Dispatch(_));
         match ev {
             Event::Delta {
                 conversation_id,
@@ -418,10 +419,14 @@ impl App {
                 self.update_title();
             }
             Event::Dispatch(s) => self.model.dispatch = s,
-            Event::Tools => self.sync_views(),
+            Event::Tools => {}
             Event::Notice(n) => self.on_notice(n),
         }
-        self.sync_views();
+        // A token or a dispatch state changes nothing a view shows; the views
+        // (F2 reloads its whole list) are brought up to date on the rest.
+        if !streamed_or_dispatch {
+            self.sync_views();
+        }
     }
 
     pub(super) fn on_notice(&mut self, n: Notification) {
