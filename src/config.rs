@@ -328,7 +328,6 @@ impl Default for NotifyConfig {
     }
 }
 
-/// A model ready to be called.
 /// A model as `ConfigSource::facts` describes it (no key, no provider).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelFacts {
@@ -339,6 +338,14 @@ pub struct ModelFacts {
     pub base_url: String,
 }
 
+/// Where a model name leads (see `ConfigSource::lookup`).
+enum Found<'a> {
+    Config(&'a str, &'a ModelConfig),
+    Echo,
+    Env(ProviderSpec, String),
+}
+
+/// A model ready to be called.
 #[derive(Clone)]
 pub struct ResolvedModel {
     /// What the user calls it (config name or model id).
@@ -586,9 +593,6 @@ impl ConfigSource {
     /// environment's provider) to something callable.
     pub fn resolve(&self, name: Option<&str>) -> Result<ResolvedModel, String> {
         let cfg = self.get();
-        let name = name
-            .map(str::to_string)
-            .or_else(|| self.default_model_name());
         let mk = |name: String,
                   model: String,
                   kind: ProviderKind,
@@ -613,8 +617,8 @@ impl ConfigSource {
                 stream_timeout: Duration::from_secs(cfg.turn.stream_timeout_secs.max(1)),
             }
         };
-        if let Some(n) = &name {
-            if let Some(mc) = cfg.models.get(n) {
+        Ok(match self.lookup(&cfg, name)? {
+            Found::Config(n, mc) => {
                 let key = self.key_for(n, mc)?;
                 let mut spec = ProviderSpec::new(
                     mc.provider,
@@ -626,40 +630,44 @@ impl ConfigSource {
                 if let Some(t) = mc.timeout_secs {
                     spec.idle_timeout = Duration::from_secs(t.max(1));
                 }
-                let model = mc.model.clone().unwrap_or_else(|| n.clone());
-                let mut r = mk(n.clone(), model, mc.provider, mc.vision, Some(spec));
+                let model = mc.model.clone().unwrap_or_else(|| n.to_string());
+                let mut r = mk(n.to_string(), model, mc.provider, mc.vision, Some(spec));
                 if let Some(t) = mc.stream_timeout_secs {
                     r.stream_timeout = Duration::from_secs(t.max(1));
                 }
-                return Ok(r);
+                r
+            }
+            Found::Echo => mk("echo".into(), "echo".into(), ProviderKind::Echo, true, None),
+            Found::Env(spec, model) => {
+                let kind = spec.kind;
+                mk(model.clone(), model, kind, true, Some(spec))
+            }
+        })
+    }
+
+    /// Which model `name` (`None`: the default) is: a config entry, the
+    /// offline model, or a model of the environment's provider. Shared by
+    /// `resolve` and `facts`, so the two always find the same model.
+    fn lookup<'a>(&self, cfg: &'a Config, name: Option<&str>) -> Result<Found<'a>, String> {
+        let name = name
+            .map(str::to_string)
+            .or_else(|| self.default_model_name());
+        if let Some(n) = &name {
+            if let Some((n, mc)) = cfg.models.get_key_value(n) {
+                return Ok(Found::Config(n, mc));
             }
             if n == "echo" {
-                return Ok(mk(
-                    "echo".into(),
-                    "echo".into(),
-                    ProviderKind::Echo,
-                    true,
-                    None,
-                ));
+                return Ok(Found::Echo);
             }
         }
         match env_model(name.as_deref()) {
-            Some((spec, model)) => {
-                let kind = spec.kind;
-                Ok(mk(model.clone(), model, kind, true, Some(spec)))
-            }
+            Some((spec, model)) => Ok(Found::Env(spec, model)),
             None => match name {
                 Some(n) if n != "echo" => Err(format!(
                     "unknown model \"{}\": not in the config and no provider in the environment",
                     crate::sanitize::sanitize_line(&n)
                 )),
-                _ => Ok(mk(
-                    "echo".into(),
-                    "echo".into(),
-                    ProviderKind::Echo,
-                    true,
-                    None,
-                )),
+                _ => Ok(Found::Echo),
             },
         }
     }
@@ -669,49 +677,32 @@ impl ConfigSource {
     /// provider is built, so the UI thread may ask at any time.
     pub fn facts(&self, name: Option<&str>) -> Result<ModelFacts, String> {
         let cfg = self.get();
-        let name = name
-            .map(str::to_string)
-            .or_else(|| self.default_model_name());
-        let echo = || ModelFacts {
-            name: "echo".into(),
-            model: "echo".into(),
-            kind: ProviderKind::Echo,
-            vision: true,
-            base_url: String::new(),
-        };
-        if let Some(n) = &name {
-            if let Some(mc) = cfg.models.get(n) {
-                return Ok(ModelFacts {
-                    name: n.clone(),
-                    model: mc.model.clone().unwrap_or_else(|| n.clone()),
-                    kind: mc.provider,
-                    vision: mc.vision,
-                    base_url: mc
-                        .base_url
-                        .clone()
-                        .unwrap_or_else(|| default_base_url(mc.provider)),
-                });
-            }
-            if n == "echo" {
-                return Ok(echo());
-            }
-        }
-        match env_model(name.as_deref()) {
-            Some((spec, model)) => Ok(ModelFacts {
+        Ok(match self.lookup(&cfg, name)? {
+            Found::Config(n, mc) => ModelFacts {
+                name: n.to_string(),
+                model: mc.model.clone().unwrap_or_else(|| n.to_string()),
+                kind: mc.provider,
+                vision: mc.vision,
+                base_url: mc
+                    .base_url
+                    .clone()
+                    .unwrap_or_else(|| default_base_url(mc.provider)),
+            },
+            Found::Echo => ModelFacts {
+                name: "echo".into(),
+                model: "echo".into(),
+                kind: ProviderKind::Echo,
+                vision: true,
+                base_url: String::new(),
+            },
+            Found::Env(spec, model) => ModelFacts {
                 name: model.clone(),
                 model,
                 kind: spec.kind,
                 vision: true,
                 base_url: spec.base_url,
-            }),
-            None => match name {
-                Some(n) if n != "echo" => Err(format!(
-                    "unknown model \"{}\": not in the config and no provider in the environment",
-                    crate::sanitize::sanitize_line(&n)
-                )),
-                _ => Ok(echo()),
             },
-        }
+        })
     }
 
     /// The provider for an endpoint, built once. The key enters the cache id
