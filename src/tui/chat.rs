@@ -110,17 +110,21 @@ impl Entry {
 
     fn fresh(&self, width: u16) -> bool {
         self.cache.borrow().as_ref().is_some_and(|c| {
-            c.width == width
-                && c.highlight == super::highlight::generation()
-                && c.content_len == self.msg.content.len()
-                && c.status == self.msg.status
-                && c.card == self.card
-                && c.folded == self.folded
-                && c.retry_hint == self.retry_hint
-                && c.earlier_attempts == self.earlier_attempts
-                && c.version == self.version
-                && c.usage == self.usage
+            self.same_but_text(c, width) && c.content_len == self.msg.content.len()
         })
+    }
+
+    /// Whether `c` was rendered from this entry as it is now, its text aside.
+    fn same_but_text(&self, c: &Cached, width: u16) -> bool {
+        c.width == width
+            && c.highlight == super::highlight::generation()
+            && c.status == self.msg.status
+            && c.card == self.card
+            && c.folded == self.folded
+            && c.retry_hint == self.retry_hint
+            && c.earlier_attempts == self.earlier_attempts
+            && c.version == self.version
+            && c.usage == self.usage
     }
 
     /// Rendered lines (header, body, blank separator) for `width`.
@@ -173,16 +177,8 @@ impl Entry {
             return false;
         };
         let body_width = width.saturating_sub(2).max(1);
-        let same = c.width == width
-            && c.status == MessageStatus::Streaming
-            && c.highlight == super::highlight::generation()
-            && c.folded == self.folded
-            && c.retry_hint == self.retry_hint
-            && c.earlier_attempts == self.earlier_attempts
-            && c.version == self.version
-            && c.usage == self.usage
-            && s.width == body_width
-            && s.highlight == c.highlight;
+        let same =
+            self.same_but_text(c, width) && s.width == body_width && s.highlight == c.highlight;
         let Some(tail_at) = c.tail_at.filter(|_| same) else {
             return false;
         };
