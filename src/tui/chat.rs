@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::markdown::{CodeBlock, Rendered, render_markdown, render_markdown_from};
+use super::markdown::{CodeBlock, render_markdown, render_markdown_from, settled_until};
 use crate::sanitize::sanitize_line;
 use crate::store::{Message, MessageStatus, Role};
 
@@ -33,18 +33,23 @@ pub struct Entry {
     pub usage: Option<String>,
     /// Rendered lines: a cache filled while drawing (drawing reads `&App`).
     cache: RefCell<Option<Cached>>,
-    /// While a reply streams: its settled beginning, rendered once (see `stable_split`).
+    /// While a reply streams: where its settled beginning ends (see `markdown::settled_until`).
     stable: RefCell<Option<Stable>>,
 }
 
-/// The rendered beginning of a streaming reply, up to a paragraph boundary
-/// that later text cannot change, so each new token re-renders only the tail.
+/// The beginning of a streaming reply up to a block boundary that later
+/// text cannot change: its rows stay in the cache and each new token renders
+/// only what follows. When the boundary moves on, only the text between the
+/// old and the new one is rendered and appended.
 struct Stable {
     width: u16,
     highlight: u64,
     end: usize,
-    lines: Vec<Line<'static>>,
-    blocks: Vec<CodeBlock>,
+    /// Whether the settled beginning has any rows (a blank row then
+    /// separates it from what follows).
+    has_rows: bool,
+    /// Code blocks in the settled beginning (numbered on from there).
+    blocks: usize,
 }
 
 /// Where a message stands among its versions ("‹2/3›").
@@ -172,23 +177,32 @@ impl Entry {
         let Some(c) = cache.as_mut() else {
             return false;
         };
-        let stable = self.stable.borrow();
-        let Some(s) = stable.as_ref() else {
+        let mut stable = self.stable.borrow_mut();
+        let Some(s) = stable.as_mut() else {
             return false;
         };
         let body_width = width.saturating_sub(2).max(1);
         let same =
             self.same_but_text(c, width) && s.width == body_width && s.highlight == c.highlight;
-        let Some(tail_at) = c.tail_at.filter(|_| same) else {
+        let Some(mut tail_at) = c.tail_at.filter(|_| same) else {
             return false;
         };
-        if stable_split(&m.content) != s.end {
-            return false;
+        c.lines.truncate(tail_at);
+        // Blocks closed since the last frame join the settled rows.
+        let settled = s.end + settled_until(&m.content[s.end..]);
+        c.code_blocks.truncate(s.blocks);
+        if settled > s.end {
+            let r = render_markdown_from(&m.content[s.end..settled], body_width, s.blocks);
+            append_block_rows(&mut c.lines, s.has_rows, r.lines);
+            s.has_rows |= c.lines.len() > tail_at;
+            s.blocks += r.code_blocks.len();
+            c.code_blocks.extend(r.code_blocks);
+            s.end = settled;
+            tail_at = c.lines.len();
+            c.tail_at = Some(tail_at);
         }
         let (tail, tail_blocks) = streaming_tail(self, body_width, s);
-        c.lines.truncate(tail_at);
         c.lines.extend(tail);
-        c.code_blocks.truncate(s.blocks.len());
         c.code_blocks.extend(tail_blocks);
         c.content_len = m.content.len();
         true
@@ -208,58 +222,6 @@ fn time_of(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|d| d.with_timezone(&chrono::Local).format("%H:%M").to_string())
         .unwrap_or_default()
-}
-
-/// Where a streaming reply can be cut so that the part before it renders the
-/// same whatever arrives later: the last blank line outside a code fence that
-/// sits between two plain blocks (paragraphs, headings, fences). Lists, quotes,
-/// tables and indented text are never cut: later text can change how they
-/// render (a list turning loose, a table growing a column). 0 = no such point.
-pub fn stable_split(text: &str) -> usize {
-    fn plain(line: &str) -> bool {
-        let Some(c) = line.chars().next() else {
-            return false;
-        };
-        if c.is_whitespace() || matches!(c, '-' | '*' | '+' | '>' | '|' | '<' | '[' | '=' | '_') {
-            return false;
-        }
-        // "1." / "1)" start an ordered list.
-        let digits = line.chars().take_while(char::is_ascii_digit).count();
-        !(digits > 0 && matches!(line[digits..].chars().next(), Some('.' | ')')))
-    }
-    let mut best = 0;
-    let mut in_fence = false;
-    let mut prev_line: Option<&str> = None;
-    let mut offset = 0;
-    let mut blank_at: Option<usize> = None;
-    for line in text.split_inclusive('\n') {
-        let body = line.trim_end_matches(['\n', '\r']);
-        let t = body.trim_start();
-        let fence = t.starts_with("```") || t.starts_with("~~~");
-        if !in_fence && body.trim().is_empty() {
-            if blank_at.is_none() {
-                blank_at = Some(offset);
-            }
-        } else {
-            if !in_fence
-                && let (Some(at), Some(prev)) = (blank_at, prev_line)
-                && (plain(prev)
-                    || prev.trim_start().starts_with("```")
-                    || prev.trim_start().starts_with("~~~"))
-                && plain(body)
-                && !prev.starts_with("    ")
-            {
-                best = at;
-            }
-            blank_at = None;
-            if fence {
-                in_fence = !in_fence;
-            }
-            prev_line = Some(body);
-        }
-        offset += line.len();
-    }
-    best
 }
 
 /// A tool's result, as a small card: an error (a declined or refused call
@@ -481,12 +443,21 @@ fn render_message(
         )));
     } else if m.status == MessageStatus::Streaming {
         // Only the tail after the settled beginning is rendered again per token.
-        let s = settle(stable, &m.content, body_width);
-        lines.extend(s.lines.iter().cloned());
+        let split = settled_until(&m.content);
+        let r = render_markdown_from(&m.content[..split], body_width, 0);
+        let before = lines.len();
+        append_block_rows(&mut lines, false, r.lines);
+        let s = stable.insert(Stable {
+            width: body_width,
+            highlight: super::highlight::generation(),
+            end: split,
+            has_rows: lines.len() > before,
+            blocks: r.code_blocks.len(),
+        });
         let tail_at = lines.len();
         let (tail, tail_blocks) = streaming_tail(e, body_width, s);
         lines.extend(tail);
-        blocks = s.blocks.clone();
+        blocks = r.code_blocks;
         blocks.extend(tail_blocks);
         return (lines, blocks, Some(tail_at));
     } else {
@@ -501,47 +472,22 @@ fn render_message(
     (lines, blocks, None)
 }
 
-/// The settled beginning of a streaming reply, rendered again only when the
-/// point where it ends moves (or the width or highlighting changed).
-fn settle<'a>(stable: &'a mut Option<Stable>, content: &str, body_width: u16) -> &'a Stable {
-    let split = stable_split(content);
-    let generation = super::highlight::generation();
-    let fresh = stable
-        .as_ref()
-        .is_some_and(|s| s.width == body_width && s.end == split && s.highlight == generation);
-    if !fresh {
-        let r = if split == 0 {
-            Rendered::default()
-        } else {
-            render_markdown(&content[..split], body_width)
-        };
-        *stable = Some(Stable {
-            width: body_width,
-            highlight: generation,
-            end: split,
-            lines: indent(r.lines, false),
-            blocks: r.code_blocks,
-        });
+/// Rows of Markdown blocks rendered on their own, indented like the rest of
+/// a reply, after `lines`: separated from them by the blank row the renderer
+/// puts between blocks when `lines` ends with rows of blocks already.
+fn append_block_rows(lines: &mut Vec<Line<'static>>, after_rows: bool, rows: Vec<Line<'static>>) {
+    if after_rows && !rows.is_empty() {
+        lines.push(Line::from(Span::raw("  ")));
     }
-    stable.get_or_insert_with(|| Stable {
-        width: body_width,
-        highlight: generation,
-        end: 0,
-        lines: Vec::new(),
-        blocks: Vec::new(),
-    })
+    lines.extend(indent(rows, false));
 }
 
 /// What follows the settled beginning of a streaming reply: its tail, and
 /// the rows under every message (`trailer`). This is all a token changes.
 fn streaming_tail(e: &Entry, body_width: u16, s: &Stable) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
-    let tail = render_markdown_from(&e.msg.content[s.end..], body_width, s.blocks.len());
+    let tail = render_markdown_from(&e.msg.content[s.end..], body_width, s.blocks);
     let mut lines = Vec::new();
-    if !s.lines.is_empty() && !tail.lines.is_empty() {
-        // The blank row the renderer puts between blocks, indented like the rest.
-        lines.push(Line::from(Span::raw("  ")));
-    }
-    lines.extend(indent(tail.lines, false));
+    append_block_rows(&mut lines, s.has_rows, tail.lines);
     trailer(e, body_width, &mut lines);
     (lines, tail.code_blocks)
 }
@@ -813,7 +759,8 @@ mod tests {
 
     const SAMPLE: &str = "# Plan\n\nFirst a paragraph that is long enough to wrap at narrow widths, with `code` and **bold**.\n\n\
 ```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\nThen a list:\n\n- one\n- two\n\n  still two\n- three\n\n\
-> a quote\n> more\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Next\n\n```python\nprint(1)\n\nprint(2)\n```\n\n1. first\n2. second\n\nThe end.\n";
+> a quote\n> more\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Next\n\n```python\nprint(1)\n\nprint(2)\n```\n\n1. first\n2. second\n\n A paragraph after a space, long enough to wrap.\n\n- item 3: a\n- item 4: b\n\n \
+Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
 
     fn text_of(lines: &[Line<'static>]) -> Vec<String> {
         lines
@@ -867,17 +814,37 @@ mod tests {
     }
 
     #[test]
-    fn split_points_are_paragraph_boundaries_outside_code_and_lists() {
-        assert_eq!(stable_split("one\n\ntwo"), 4);
-        assert_eq!(stable_split("```\na\n\nb"), 0, "inside an open fence");
-        assert_eq!(stable_split("- a\n\n- b"), 0, "a list may turn loose");
-        assert_eq!(stable_split("para\n\n1. x"), 0);
-        let s = stable_split(SAMPLE);
-        // After "## Next": the ordered list before "The end." keeps the last paragraph unsettled.
-        assert!(
-            SAMPLE[s..].trim_start().starts_with("```python"),
-            "{:?}",
-            &SAMPLE[s..]
+    fn a_reply_settles_at_block_boundaries_that_later_text_cannot_change() {
+        use crate::tui::markdown::settled_until;
+        assert_eq!(settled_until("one\n\ntwo\n"), 5);
+        assert_eq!(
+            settled_until("one\n\ntwo"),
+            0,
+            "the next block's first line is not complete"
         );
+        assert_eq!(settled_until("```\na\n\nb\n"), 0, "inside an open fence");
+        assert_eq!(
+            settled_until("- a\n\n- b\n"),
+            0,
+            "one list, which may turn loose"
+        );
+        assert_eq!(
+            settled_until("1. a\n\n2"),
+            0,
+            "\"2\" may still become \"2. \""
+        );
+        assert_eq!(
+            settled_until("- a\n\n  more of a\n"),
+            0,
+            "indented into the item"
+        );
+        assert_eq!(settled_until("para\n\n1. x\n"), 6);
+        // Paragraphs that begin with a space, as streamed tokens often do.
+        assert_eq!(settled_until(" one two\n\n three\n"), 11);
+        assert_eq!(settled_until("- a\n- b\n\n after\n"), 10);
+        assert_eq!(settled_until("# T\n\npara\n\n"), 5);
+        let s = settled_until(SAMPLE);
+        // The last block (a paragraph) follows the ordered list.
+        assert!(SAMPLE[s..].starts_with("The end."), "{:?}", &SAMPLE[s..]);
     }
 }

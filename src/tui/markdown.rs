@@ -61,14 +61,64 @@ pub fn render_markdown(text: &str, width: u16) -> Rendered {
 /// `blocks_before` code blocks were rendered separately (their numbers go on).
 pub fn render_markdown_from(text: &str, width: u16, blocks_before: usize) -> Rendered {
     let text = sanitize_keep_tabs(text);
-    let options =
-        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
     let mut r = Renderer::new(usize::from(width.max(1)));
     r.blocks_before = blocks_before;
-    for event in Parser::new_ext(&text, options) {
+    for event in Parser::new_ext(&text, OPTIONS) {
         r.event(event);
     }
     r.finish()
+}
+
+const OPTIONS: Options = Options::ENABLE_STRIKETHROUGH
+    .union(Options::ENABLE_TABLES)
+    .union(Options::ENABLE_TASKLISTS);
+
+/// How much of the beginning of a text that is still growing is settled:
+/// rendering `text[..n]` on its own gives what rendering the whole gives
+/// there, whatever is appended later. That is the start of the last
+/// top-level block that follows a blank line (a blank line closes the
+/// blocks before it, unless the next line is indented into a list item,
+/// and then the parser does not report a new top-level block) and whose first
+/// line is complete (so "2" cannot still become "2. ", an item of the list
+/// above). 0 when no such block starts after the first.
+///
+/// Reference links defined later are the exception (Markdown resolves them
+/// across the whole text); a finished reply is rendered whole again.
+pub fn settled_until(text: &str) -> usize {
+    // A block's first line is complete when a line break follows its start.
+    let Some(last_break) = text.rfind('\n') else {
+        return 0;
+    };
+    let settles_at = |at: usize| at > 0 && at <= last_break && follows_blank_line(&text[..at]);
+    let mut depth = 0usize;
+    let mut best = 0;
+    for (event, range) in Parser::new_ext(text, OPTIONS).into_offset_iter() {
+        match event {
+            Event::Start(_) => {
+                if depth == 0 && settles_at(range.start) {
+                    best = range.start;
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            // A rule has no start and end of its own.
+            Event::Rule if depth == 0 && settles_at(range.start) => best = range.start,
+            _ => {}
+        }
+    }
+    best
+}
+
+/// Whether `before` ends with a blank line (spaces or tabs at most), maybe
+/// followed by the indentation of the line that comes next.
+fn follows_blank_line(before: &str) -> bool {
+    let before = before.trim_end_matches([' ', '\t']);
+    let Some(body) = before.strip_suffix('\n') else {
+        return false;
+    };
+    let body = body.strip_suffix('\r').unwrap_or(body);
+    let last = body.rsplit('\n').next().unwrap_or(body);
+    last.trim_matches([' ', '\t', '\r']).is_empty()
 }
 
 // ---------------------------------------------------------------------------

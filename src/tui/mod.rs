@@ -126,7 +126,10 @@ async fn event_loop(
     mut highlight_ready: tokio::sync::mpsc::UnboundedReceiver<()>,
     (mut sigterm, mut sighup): (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
 ) -> anyhow::Result<()> {
-    let mut input = EventStream::new();
+    let (mut input, input_task) = forward_input();
+    // Dropping the stream ends crossterm's reading thread, so that it does
+    // not take what is typed after tock has given the terminal back.
+    let _stop_input = AbortOnDrop(input_task);
     let mut writes_done = app.model.writer.take_wake();
     let mut dirty = true;
     // Something other than streamed text changed (a key, a tick, a resize).
@@ -155,10 +158,10 @@ async fn event_loop(
         // Keys still wake it at once.
         let hold_events = dirty && !urgent && Instant::now() < frame_at;
         tokio::select! {
-            ev = input.next() => match ev {
+            ev = input.recv() => match ev {
                 Some(Ok(ev)) => {
-                    if matches!(ev, ratatui::crossterm::event::Event::Resize(_, _)) {
-                        term.autoresize()?;
+                    if let ratatui::crossterm::event::Event::Resize(width, height) = ev {
+                        terminal::resize(term, width, height)?;
                     }
                     app.on_terminal(ev);
                     dirty = true;
@@ -232,6 +235,35 @@ async fn event_loop(
     }
     flush_output(app, &mut last_title);
     Ok(())
+}
+
+/// Terminal input, read by a task of its own and handed over through a
+/// channel. Polling crossterm's `EventStream` directly from the loop's
+/// `select!` would poll it on every wake-up (each frame, each engine event),
+/// and each such poll spins on the input reader's lock (about seven
+/// `sched_yield`s) while its waiting thread holds it.
+fn forward_input() -> (
+    tokio::sync::mpsc::UnboundedReceiver<std::io::Result<ratatui::crossterm::event::Event>>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let task = tokio::spawn(async move {
+        let mut input = EventStream::new();
+        while let Some(ev) = input.next().await {
+            if tx.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+    (rx, task)
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Write side-effect output (bell, notification escapes, OSC 52, title, mouse mode) between frames.

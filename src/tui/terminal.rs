@@ -2,11 +2,10 @@
 //! bracketed paste, keyboard enhancement, the panic hook, and restoring all
 //! of it on exit, panic, signals and Ctrl+Z.
 
-use std::io::{Stdout, Write, stdout};
+use std::io::{BufWriter, Stdout, Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
-use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -16,8 +15,30 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
+use ratatui::layout::Rect;
+use ratatui::{Terminal, TerminalOptions, Viewport};
 
-pub type Term = Terminal<CrosstermBackend<Stdout>>;
+/// Frames are written through a buffer big enough for a whole frame, so one
+/// frame is one `write` (the bare `Stdout` flushes every 1 KiB).
+pub type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+/// A fixed viewport, resized only when the terminal says it was resized: a
+/// full-screen viewport asks the terminal for its size on every frame (which
+/// opens `/dev/tty` each time).
+fn new_term() -> Result<Term> {
+    let (width, height) = ratatui::crossterm::terminal::size()?;
+    let options = TerminalOptions {
+        viewport: Viewport::Fixed(Rect::new(0, 0, width, height)),
+    };
+    let out = BufWriter::with_capacity(1 << 16, stdout());
+    Ok(Terminal::with_options(CrosstermBackend::new(out), options)?)
+}
+
+/// The terminal was resized to `width`×`height` (a resize event).
+pub fn resize(t: &mut Term, width: u16, height: u16) -> Result<()> {
+    t.resize(Rect::new(0, 0, width, height))?;
+    Ok(())
+}
 
 static ENHANCED: AtomicBool = AtomicBool::new(false);
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -31,7 +52,7 @@ pub fn enter(mouse: bool) -> Result<Term> {
     setup()?;
     // No `Terminal::clear()`: it asks the terminal for the cursor position and
     // waits for the answer; the fresh alternate screen is already blank.
-    Ok(Terminal::new(CrosstermBackend::new(stdout()))?)
+    new_term()
 }
 
 fn setup() -> Result<()> {
@@ -94,7 +115,7 @@ pub fn suspend(t: &mut Term) -> Result<()> {
     }
     setup()?;
     // A fresh Terminal redraws everything on the next frame (see `enter`).
-    *t = Terminal::new(CrosstermBackend::new(stdout()))?;
+    *t = new_term()?;
     Ok(())
 }
 
@@ -119,7 +140,7 @@ pub fn run_editor(t: &mut Term, text: &str) -> Result<Option<String>> {
         .arg(&path)
         .status();
     setup()?;
-    *t = Terminal::new(CrosstermBackend::new(stdout()))?;
+    *t = new_term()?;
     let edited = std::fs::read_to_string(&path);
     let _ = std::fs::remove_file(&path);
     let status = status?;
