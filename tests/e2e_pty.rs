@@ -28,6 +28,19 @@ fn messages(t: &Tock, conv: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// The messages of `conv` once its reply (the second message) is complete.
+fn reply_complete(t: &Tock, conv: &str) -> Vec<Value> {
+    let until = std::time::Instant::now() + LONG;
+    loop {
+        let m = messages(t, conv);
+        if m.get(1).is_some_and(|r| r["status"] == "complete") || std::time::Instant::now() > until
+        {
+            return m;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The only conversation's id (the TUI creates one on first start).
 fn only_conv(t: &Tock) -> String {
     let c = t.json(&["conversations", "--json"]);
@@ -228,7 +241,8 @@ fn hostile_escapes_in_a_reply_never_reach_the_terminal() {
     assert!(screen.contains("Title"), "{screen}");
     // The stored reply is the model's text verbatim; only the display is defused.
     let conv = only_conv(&t);
-    let m = messages(&t, &conv);
+    // Shown while it streams; stored whole once it has ended.
+    let m = reply_complete(&t, &conv);
     assert!(m[1]["content"].as_str().unwrap().contains("\u{1b}]0;PWNED"));
     // Before the reply, too: the title and the item never cleared the screen.
     let first_frame = &raw[..before];

@@ -2,13 +2,21 @@
 
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{Engine, Event, NoticeKind, StopReason, backoff, tools};
 use crate::llm::{ChatMessage, ChatRequest, Image, LlmError, StreamEvent, ToolCall};
 use crate::store::{Kind, Message, MessageStatus, OutboxItem, Role};
+
+/// How often streamed text is handed to the front ends at most: a reader
+/// sees no difference, and a front end then draws a frame per 40 ms rather
+/// than per token.
+const DELTA_EVERY: Duration = Duration::from_millis(40);
+/// Stream events taken in a row without waiting, before the stop and the
+/// deadlines are looked at again.
+const MAX_READY_IN_A_ROW: usize = 256;
 
 /// Attachment stored with a user message (`parts_json` is a list of these).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -211,53 +219,104 @@ pub(crate) async fn run(
             tracing::warn!("saving the partial reply: {e:#}");
         }
     };
+    // Text is handed to the front ends at most every `DELTA_EVERY`: after a
+    // `Delta` the stream is not read for that long, so what the model sends
+    // meanwhile waits in the socket and is then read, decoded and handed on
+    // in one go (a wake-up of this task and of the UI per 40 ms, not per
+    // token, at a model's pace).
+    let mut unsent = String::new();
+    let mut read_after = Instant::now();
+    let mut ready_in_a_row = 0usize;
     let end = loop {
         // Text not saved yet is saved when the throttle allows, even if no
         // further chunk ever arrives (a crash then loses at most that much).
         let flush_at = (text.len() != saved).then_some(last_save + persist_every);
-        tokio::select! {
-            ev = stream.next() => match ev {
-                Some(Ok(StreamEvent::Text(t))) => {
-                    progress_by = Instant::now() + stream_timeout;
-                    text.push_str(&t);
-                    engine.emit(Event::Delta { conversation_id: conv_id, message_id: reply_id, text: t });
-                    if last_save.elapsed() >= persist_every {
+        let paused = Instant::now() < read_after;
+        // What the stream has ready is taken without waiting (a bounded run,
+        // so that a stop is still seen); when nothing is, what was read goes out.
+        let ready = if paused || ready_in_a_row >= MAX_READY_IN_A_ROW {
+            None
+        } else {
+            stream.next().now_or_never()
+        };
+        let ev = match ready {
+            Some(ev) => {
+                ready_in_a_row += 1;
+                ev
+            }
+            None if !unsent.is_empty() => {
+                ready_in_a_row = 0;
+                let text = std::mem::take(&mut unsent);
+                engine.emit(Event::Delta {
+                    conversation_id: conv_id,
+                    message_id: reply_id,
+                    text,
+                });
+                read_after = Instant::now() + DELTA_EVERY;
+                continue;
+            }
+            None => {
+                ready_in_a_row = 0;
+                tokio::select! {
+                    ev = stream.next(), if !paused => ev,
+                    _ = tokio::time::sleep_until(read_after), if paused => continue,
+                    _ = sleep_until_some(flush_at), if flush_at.is_some() => {
                         last_save = Instant::now();
                         saved = text.len();
                         save(&text);
+                        continue;
                     }
+                    _ = tokio::time::sleep_until(progress_by) => {
+                        break End::Failed(LlmError::transient(format!(
+                            "{}: nothing new for {} (the reply was ended)",
+                            resolved.provider.name(),
+                            crate::llm::http::fmt_duration(stream_timeout)
+                        )));
+                    }
+                    _ = tokio::time::sleep_until(reply_deadline) => {
+                        break End::Failed(LlmError::transient(format!(
+                            "{}: the reply took longer than {} (the reply was ended)",
+                            resolved.provider.name(),
+                            crate::llm::http::fmt_duration(max_reply)
+                        )));
+                    }
+                    _ = stop.changed() => break End::Stopped((*stop.borrow()).unwrap_or(StopReason::User)),
                 }
-                Some(Ok(StreamEvent::ToolCall(c))) => {
-                    progress_by = Instant::now() + stream_timeout;
-                    calls.push(c);
+            }
+        };
+        match ev {
+            Some(Ok(StreamEvent::Text(t))) => {
+                progress_by = Instant::now() + stream_timeout;
+                text.push_str(&t);
+                unsent.push_str(&t);
+                if last_save.elapsed() >= persist_every {
+                    last_save = Instant::now();
+                    saved = text.len();
+                    save(&text);
                 }
-                Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
-                Some(Ok(StreamEvent::Done { .. })) => break End::Done,
-                Some(Err(e)) => break End::Failed(e),
-                None => break End::Failed(LlmError::transient("the stream ended before the reply was complete")),
-            },
-            _ = sleep_until_some(flush_at), if flush_at.is_some() => {
-                last_save = Instant::now();
-                saved = text.len();
-                save(&text);
             }
-            _ = tokio::time::sleep_until(progress_by) => {
-                break End::Failed(LlmError::transient(format!(
-                    "{}: nothing new for {} (the reply was ended)",
-                    resolved.provider.name(),
-                    crate::llm::http::fmt_duration(stream_timeout)
-                )));
+            Some(Ok(StreamEvent::ToolCall(c))) => {
+                progress_by = Instant::now() + stream_timeout;
+                calls.push(c);
             }
-            _ = tokio::time::sleep_until(reply_deadline) => {
-                break End::Failed(LlmError::transient(format!(
-                    "{}: the reply took longer than {} (the reply was ended)",
-                    resolved.provider.name(),
-                    crate::llm::http::fmt_duration(max_reply)
-                )));
+            Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
+            Some(Ok(StreamEvent::Done { .. })) => break End::Done,
+            Some(Err(e)) => break End::Failed(e),
+            None => {
+                break End::Failed(LlmError::transient(
+                    "the stream ended before the reply was complete",
+                ));
             }
-            _ = stop.changed() => break End::Stopped((*stop.borrow()).unwrap_or(StopReason::User)),
         }
     };
+    // What was read and not handed on yet.
+    if !unsent.is_empty() {
+        engine.emit(Event::Delta {
+            conversation_id: conv_id,
+            message_id: reply_id,
+            text: unsent,
+        });
+    }
     drop(stream);
     // Stored whatever the end: a cut or stopped reply was paid for too.
     if let Some(u) = &usage

@@ -138,12 +138,14 @@ pub fn harness(steps: Vec<Step>) -> Harness {
     harness_with(Scripted::new(steps), Config::default())
 }
 
-/// Let the engine run until nothing more happens (paused time auto-advances only when idle).
+/// Let the engine run until nothing more happens (paused time auto-advances
+/// only when idle). 50 ms is longer than the engine waits between handing on
+/// streamed text (40 ms), so a reply whose stream has ended is finished.
 pub async fn settle() {
     for _ in 0..50 {
         tokio::task::yield_now().await;
     }
-    tokio::time::sleep(Duration::from_millis(10)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
     for _ in 0..50 {
         tokio::task::yield_now().await;
     }

@@ -1,0 +1,224 @@
+//! Streamed text reaches the front ends in batches: at most one `Delta` per
+//! 40 ms however fast the tokens come, nothing lost, nothing out of order,
+//! and a stop is still seen at once. Time is tokio's paused clock.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{T0, options, settle};
+use futures::future::BoxFuture;
+use tock::config::{Config, ConfigSource};
+use tock::engine::{Engine, Event, ManualClock};
+use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent};
+use tock::store::{MessageStatus, Role, Store};
+use tokio::time::Instant;
+
+/// Streams `tokens` texts ("t0 ", "t1 ", …), one every `gap`, then Done.
+struct Paced {
+    tokens: usize,
+    gap: Duration,
+}
+
+impl Provider for Paced {
+    fn name(&self) -> &'static str {
+        "paced"
+    }
+    fn start<'a>(&'a self, _req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
+        let (tokens, gap) = (self.tokens, self.gap);
+        Box::pin(async move {
+            // Sent on a timeline of its own, as a server does: what arrives
+            // while the engine is not reading waits in the channel, as it
+            // would in a socket.
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(async move {
+                for i in 0..=tokens {
+                    tokio::time::sleep(gap).await;
+                    let ev = if i == tokens {
+                        StreamEvent::Done { stop_reason: None }
+                    } else {
+                        StreamEvent::Text(format!("t{i} "))
+                    };
+                    if tx.send(Ok(ev)).is_err() {
+                        return;
+                    }
+                }
+            });
+            let texts =
+                futures::stream::unfold(
+                    rx,
+                    |mut rx| async move { rx.recv().await.map(|ev| (ev, rx)) },
+                );
+            Ok(Box::pin(texts) as EventStream)
+        })
+    }
+}
+
+fn engine(dir: &tempfile::TempDir, provider: Paced) -> Engine {
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let config =
+        Arc::new(ConfigSource::from_config(Config::default()).with_provider(Arc::new(provider)));
+    Engine::new(store, config, Arc::new(ManualClock::new(T0)), options())
+}
+
+fn expected(tokens: usize) -> String {
+    (0..tokens).map(|i| format!("t{i} ")).collect()
+}
+
+/// Deltas of `reply`'s conversation received until the reply is no longer
+/// streaming, with the (paused) time each arrived.
+async fn deltas_until_done(
+    e: &Engine,
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    conv: i64,
+) -> Vec<(Instant, String)> {
+    let mut got = Vec::new();
+    for _ in 0..100_000 {
+        match tokio::time::timeout(Duration::from_secs(5), events.recv()).await {
+            Ok(Ok(Event::Delta { text, .. })) => got.push((Instant::now(), text)),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => panic!("events: {e}"),
+            Err(_) => break,
+        }
+        let done = e
+            .store()
+            .messages(conv)
+            .unwrap()
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.status != MessageStatus::Streaming);
+        if done {
+            break;
+        }
+    }
+    // What is emitted right after the reply was stored is taken too.
+    settle().await;
+    while let Ok(ev) = events.try_recv() {
+        if let Event::Delta { text, .. } = ev {
+            got.push((Instant::now(), text));
+        }
+    }
+    got
+}
+
+#[tokio::test(start_paused = true)]
+async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_40_ms_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = 200;
+    let e = engine(
+        &dir,
+        Paced {
+            tokens,
+            gap: Duration::from_millis(10),
+        },
+    );
+    let mut events = e.subscribe();
+    let conv = e
+        .store()
+        .create_conversation(Some("c"), "user", T0)
+        .unwrap();
+    e.start();
+    e.send_text(conv, "go").unwrap();
+    let deltas = deltas_until_done(&e, &mut events, conv).await;
+
+    let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(joined, expected(tokens), "every token, once, in order");
+    // 2 s of tokens: about 50 deltas (one per 40 ms), not 200.
+    assert!(
+        (20..=60).contains(&deltas.len()),
+        "{} deltas for {tokens} tokens",
+        deltas.len()
+    );
+    for pair in deltas.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(gap >= Duration::from_millis(40), "deltas {gap:?} apart");
+    }
+    let reply = e
+        .store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap();
+    assert_eq!(
+        (reply.status, reply.content),
+        (MessageStatus::Complete, expected(tokens))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn tokens_slower_than_the_pace_each_go_out_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = 20;
+    let e = engine(
+        &dir,
+        Paced {
+            tokens,
+            gap: Duration::from_millis(100),
+        },
+    );
+    let mut events = e.subscribe();
+    let conv = e
+        .store()
+        .create_conversation(Some("c"), "user", T0)
+        .unwrap();
+    e.start();
+    e.send_text(conv, "go").unwrap();
+    let deltas = deltas_until_done(&e, &mut events, conv).await;
+    // At 10 tokens/s nothing waits for company: one delta per token.
+    let texts: Vec<&str> = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    let each: Vec<String> = (0..tokens).map(|i| format!("t{i} ")).collect();
+    assert_eq!(texts, each);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stop_while_text_waits_for_its_turn_ends_the_reply_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(
+        &dir,
+        Paced {
+            tokens: 100_000,
+            gap: Duration::from_millis(5),
+        },
+    );
+    let mut events = e.subscribe();
+    let conv = e
+        .store()
+        .create_conversation(Some("c"), "user", T0)
+        .unwrap();
+    e.start();
+    e.send_text(conv, "go").unwrap();
+    // The first delta; the next one is at least 40 ms away.
+    loop {
+        if let Event::Delta { .. } = events.recv().await.unwrap() {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let asked = Instant::now();
+    assert!(e.stop(conv), "a reply was streaming");
+    loop {
+        for _ in 0..50 {
+            tokio::task::yield_now().await;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let stopped = e
+            .store()
+            .messages(conv)
+            .unwrap()
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.status != MessageStatus::Streaming);
+        if stopped {
+            break;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(1),
+            "the stop was not seen"
+        );
+    }
+    assert!(
+        asked.elapsed() < Duration::from_millis(40),
+        "stopped {:?} after the stop",
+        asked.elapsed()
+    );
+}
