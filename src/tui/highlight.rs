@@ -16,8 +16,9 @@
 //!   (whole lines, in document order); the rest is shown plain, so even a
 //!   huge reply renders in bounded time.
 //!
-//! The syntax and theme sets are loaded once, lazily or ahead of time from a
-//! background thread ([`warm_up`]).
+//! The syntax and theme sets are loaded once, on a background thread, when
+//! the first code block is drawn (plain until then, for a frame or two):
+//! not at start, where they would add 1.6 MB to every session, code or not.
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::ops::Range;
@@ -165,23 +166,6 @@ fn spawn_compile(lang: Option<String>) {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&key);
     }
-}
-
-/// Loads the syntax and theme sets on a background thread, so that the first
-/// frame with a code block does not wait for them (about 20 ms in release).
-///
-/// It deliberately does not compile any language's patterns: each costs
-/// 1–12 MB of memory and 5–100 ms the first time a block in that language is
-/// rendered, which only languages actually seen should pay.
-pub fn warm_up() {
-    // If the thread cannot be spawned the sets are simply loaded on first use.
-    let _ = std::thread::Builder::new()
-        .name("tock-highlight-warm-up".into())
-        .spawn(|| {
-            LazyLock::force(&SYNTAXES);
-            LazyLock::force(&HIGHLIGHTERS);
-            SETS_LOADED.store(true, Ordering::Release);
-        });
 }
 
 /// Empties the highlight cache (for benchmarks of the uncached path).

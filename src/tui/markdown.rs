@@ -24,7 +24,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::highlight::{self, MAX_HIGHLIGHT_BYTES, highlight_block};
+use super::highlight::{MAX_HIGHLIGHT_BYTES, highlight_block};
 use crate::sanitize::sanitize_keep_tabs;
 
 /// A fenced or indented code block, as the user would copy it.
@@ -43,12 +43,6 @@ pub struct Rendered {
     pub lines: Vec<Line<'static>>,
     /// The code blocks in order; the header of block `i` shows `[i + 1]`.
     pub code_blocks: Vec<CodeBlock>,
-}
-
-/// Start loading syntax/theme sets on a background thread so the first frame
-/// does not wait for them.
-pub fn warm_up() {
-    highlight::warm_up();
 }
 
 /// Render Markdown into lines already wrapped to `width` columns (so line

@@ -88,14 +88,12 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         }
         let mut term = terminal::enter(app.mouse)?;
         // The first frame goes out before the engine (lease, recovery, the
-        // database watcher) and the syntax-set warm-up start competing with
-        // it for the CPU: about 4 ms sooner on an empty database (bench/run.sh).
+        // database watcher) starts competing with it for the CPU: about 4 ms sooner on an empty database (bench/run.sh).
         let mut layout = app::FrameLayout::default();
         let result = match term.draw(|f| layout = view::draw(f, &app)) {
             Ok(_) => {
                 app.take_layout(layout);
                 engine.start();
-                markdown::warm_up();
                 event_loop(&mut term, &mut app, events, highlight_rx, signals).await
             }
             Err(e) => Err(e.into()),
