@@ -137,8 +137,8 @@ impl OutboxItem {
     }
 }
 
-/// The few columns of an unfinished item that counts and badges need
-/// (loaded after every outbox change, so no text).
+/// The few columns of an unfinished item that decide its state (no text):
+/// what the kept counts are checked against.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ItemSummary {
     pub id: i64,
@@ -212,7 +212,8 @@ pub struct OpenCounts {
     pub sending: i64,
     pub failed: i64,
     pub expired: i64,
-    /// Every unfinished row of each conversation (rows of none are left out).
+    /// Every unfinished row of each conversation, by conversation id (rows
+    /// of none are left out).
     pub by_conversation: Vec<(i64, i64)>,
 }
 
@@ -571,6 +572,8 @@ impl Store {
     /// the rows.
     pub fn open_counts(&self) -> Result<OpenCounts> {
         let conn = self.conn();
+        // One scan of the kept counts, summed here: SQLite's GROUP BY
+        // would sort them in a temporary b-tree first, which costs more.
         let mut st = conn.prepare_cached(
             "SELECT status, conversation_key, n FROM outbox_listed_counts
              WHERE status IN ('pending', 'sending', 'failed', 'expired') AND n > 0",
@@ -583,7 +586,7 @@ impl Store {
             ))
         })?;
         let mut c = OpenCounts::default();
-        let mut by_conversation: std::collections::HashMap<i64, i64> = Default::default();
+        let mut by_conversation = Vec::new();
         for row in rows {
             let (status, conversation, n) = row?;
             match status {
@@ -594,11 +597,20 @@ impl Store {
                 Status::Sent | Status::Canceled => {}
             }
             if conversation != 0 {
-                *by_conversation.entry(conversation).or_default() += n;
+                by_conversation.push((conversation, n));
             }
         }
-        c.by_conversation = by_conversation.into_iter().collect();
-        c.by_conversation.sort_unstable();
+        // Each status's rows come by conversation; a conversation with rows
+        // of several statuses is summed into one.
+        by_conversation.sort_unstable();
+        by_conversation.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 += next.1;
+            }
+            same
+        });
+        c.by_conversation = by_conversation;
         Ok(c)
     }
 
@@ -680,23 +692,6 @@ impl Store {
         ))?;
         let rows = st.query_map([], summary_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
-    /// The summaries of those of `ids` that are unfinished (a row that
-    /// finished, or never was, is left out): what changed, for a front end
-    /// that keeps every summary.
-    pub fn item_summaries_of(&self, ids: &[i64]) -> Result<Vec<ItemSummary>> {
-        let conn = self.conn();
-        let mut st = conn.prepare_cached(&format!(
-            "SELECT {SUMMARY_COLUMNS} FROM outbox WHERE id = ?1 AND {UNFINISHED}"
-        ))?;
-        let mut out = Vec::new();
-        for id in ids {
-            if let Some(s) = st.query_row([id], summary_row).optional()? {
-                out.push(s);
-            }
-        }
-        Ok(out)
     }
 
     /// The unfinished items of one conversation, in dispatch order.

@@ -940,7 +940,7 @@ impl App {
     pub fn exit_line(&self) -> Option<String> {
         let now = self.now();
         // Counted by the last reload (the loop reloads right before exit).
-        let open = usize::try_from(self.model.open.total()).unwrap_or(0);
+        let open = usize::try_from(self.model.unfinished.total()).unwrap_or(0);
         let series = self.model.active_series as usize;
         if open == 0 && series == 0 {
             return None;

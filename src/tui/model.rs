@@ -31,7 +31,7 @@ pub struct Model {
     pub tasks: HashMap<i64, OutboxItem>,
     /// Unfinished items of all conversations, counted by status and
     /// conversation (status-bar counts, sidebar badges, the exit line).
-    pub open: OpenCounts,
+    pub unfinished: OpenCounts,
     /// Conversations whose queue is paused or waits for an approval.
     pub gates: HashMap<i64, ConversationGate>,
     /// Conversations with a tool call waiting for approval.
@@ -39,7 +39,7 @@ pub struct Model {
     pub dispatch: DispatchState,
     /// Long messages of yours are shown whole (Ctrl+O) instead of folded.
     pub unfolded: bool,
-    /// Unfinished items per conversation (sidebar badges), from `open`.
+    /// Unfinished items per conversation (sidebar badges), from `unfinished`.
     pub pending_by_conv: HashMap<i64, usize>,
     /// Active recurring series, for the status bar.
     pub active_series: i64,
@@ -105,7 +105,7 @@ impl Model {
             items: Vec::new(),
             approvals: Vec::new(),
             tasks: HashMap::new(),
-            open: OpenCounts::default(),
+            unfinished: OpenCounts::default(),
             gates: HashMap::new(),
             awaiting: HashSet::new(),
             dispatch: DispatchState::Starting,
@@ -334,7 +334,7 @@ impl Model {
     /// conversation's gate gives them, and the other pending ones are
     /// scheduled.
     fn count_states(&self, at: &PendingAt, now: i64) -> StateCounts {
-        let open = &self.open;
+        let open = &self.unfinished;
         let count = |n: i64| usize::try_from(n).unwrap_or(0);
         let mut c = StateCounts::default();
         c.add(&ItemState::Sending, count(open.sending));
@@ -380,11 +380,11 @@ impl Model {
     pub fn reload_summaries(&mut self) {
         self.counts.set(None);
         match self.engine.reader().open_counts() {
-            Ok(o) => self.open = o,
+            Ok(o) => self.unfinished = o,
             Err(e) => self.fail("pending items", e),
         }
         self.pending_by_conv = self
-            .open
+            .unfinished
             .by_conversation
             .iter()
             .map(|(c, n)| (*c, usize::try_from(*n).unwrap_or(0)))
