@@ -327,6 +327,7 @@ def cmd_first_frame(a):
 PANE = " Scheduled ·"  # the scheduled pane's title (the status bar says "F2 scheduled")
 F2 = "\x1bOQ"
 DOWN, UP = "\x1b[B", "\x1b[A"
+END, HOME = "\x1b[F", "\x1b[H"
 
 
 def frame_after(t, keys, text=None, gone=None, timeout=10.0, quiet=0.02):
@@ -354,9 +355,20 @@ def frame_after(t, keys, text=None, gone=None, timeout=10.0, quiet=0.02):
     return (last - t0) * 1000
 
 
+def f2_scroll_note(f2):
+    """The scroll row's note: the p95 of the arrow keys, End and Home."""
+    parts = []
+    if f2.get("key_frame_ms_p95") is not None:
+        parts.append(f"p95 {f2['key_frame_ms_p95']:.2f} ms")
+    if f2.get("end_ms_median") is not None and f2.get("home_ms_median") is not None:
+        parts.append(f"End {f2['end_ms_median']:.1f} ms, Home {f2['home_ms_median']:.1f} ms")
+    return "; ".join(parts)
+
+
 def cmd_f2(a):
     """Open the scheduled pane (F2) `runs` times: ms from the key to its
-    title on screen; in it, ms from an arrow key to the end of its frame."""
+    title on screen; in it, ms from an arrow key to the end of its frame,
+    then from End (the list's last row) and Home to the end of theirs."""
     t = Tui([a.bin], a.rows, a.cols)
     if t.wait_for(READY, a.timeout) is None:
         t.quit()
@@ -364,6 +376,7 @@ def cmd_f2(a):
         sys.exit(1)
     t.drain(a.settle)
     opens, keys, errors = [], [], []
+    jumps = {"end": [], "home": []}
     for run in range(a.runs):
         ms = frame_after(t, F2, text=PANE, timeout=a.timeout)
         if ms is None:
@@ -375,6 +388,11 @@ def cmd_f2(a):
             ms = frame_after(t, DOWN if (i // 10) % 2 == 0 else UP)
             if ms is not None:
                 keys.append(ms)
+            t.drain(0.03)
+        for name, key in (("end", END), ("home", HOME)):
+            ms = frame_after(t, key)
+            if ms is not None:
+                jumps[name].append(ms)
             t.drain(0.03)
         if frame_after(t, F2, gone=PANE, timeout=a.timeout) is None:
             errors.append(f"run {run}: the pane did not close")
@@ -388,6 +406,8 @@ def cmd_f2(a):
         "key_frame_ms_median": statistics.median(keys) if keys else None,
         "key_frame_ms_p95": percentile(keys, 95) if keys else None,
         "key_frames": len(keys),
+        "end_ms_median": statistics.median(jumps["end"]) if jumps["end"] else None,
+        "home_ms_median": statistics.median(jumps["home"]) if jumps["home"] else None,
     }
     if errors:
         out["error"] = "; ".join(errors)
@@ -764,7 +784,7 @@ def cmd_report(a):
         note=(f"min {min(opens):.1f}, max {max(opens):.1f}" if opens else "") + (f"; {f2['error']}" if f2.get("error") else ""))
     row(f"Scrolling the scheduled pane, large DB: arrow key to the end of its frame, median of {f2.get('key_frames', 0)} "
         "(through the pty)", "< 2 ms", f2.get("key_frame_ms_median"), 2, "ms", fmt="{:.2f}",
-        note=f"p95 {f2['key_frame_ms_p95']:.2f} ms" if f2.get("key_frame_ms_p95") is not None else "")
+        note=f2_scroll_note(f2))
     for step, label in (("session_empty", "empty DB"), ("session_large", "large DB")):
         srv = get(step, "server_first_token_to_last_ms")
         by = res.get(step, {}).get("reply_cpu_ms_by_thread") or {}

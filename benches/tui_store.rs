@@ -10,16 +10,21 @@
 //! ahead. The app is opened on its newest conversation.
 //!
 //! - `outbox_change/<call>`: each store call `App::on_engine(Event::Outbox)`
-//!   makes (`Model::reload_items` and `Model::reload_summaries`), and
+//!   makes (`Model::reload_items` and `Model::reload_summaries`, and the
+//!   status bar's `pending_at` when a frame next reads the counts), and
 //!   `outbox_change/app`: the whole handler; `outbox_change/app_rows`: the
 //!   handler for a change that names its row (`Event::OutboxRows`).
-//! - `f2_open/<call>`: each store call of `ScheduledPane::refresh_with`, and
-//!   `f2_open/pane`: the whole load.
+//! - `f2_open/<call>`: each store call of `ScheduledPane::refresh_with`
+//!   (`list_window` twice, around the selection; `conversations_by_id` for
+//!   the titles of the rows read), and `f2_open/pane`: the whole load;
+//!   `f2_open/toggle_finished`: `a`, which reloads with the finished rows
+//!   shown or hidden (each run does one or the other).
 //! - `f2_scroll/frame`: one key down in the open pane, then its frame
-//!   (100 x 30 cells); `f2_scroll/app_frame`: the same key through
-//!   `App::on_key` with the pane open, then the whole screen (`view::draw`).
+//!   (100 x 30 cells; the window is read further every 100 rows or so);
+//!   `f2_scroll/app_frame`: the same key through `App::on_key` with the
+//!   pane open, then the whole screen (`view::draw`); `f2_scroll/end_home`:
+//!   End or Home (in turn) and the frame.
 //! - `startup/app_new`: `App::new` (everything loaded before the first frame).
-use std::collections::HashSet;
 use std::hint::black_box;
 use std::sync::Arc;
 
@@ -31,7 +36,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use tock::config::{Config, ConfigSource};
 use tock::engine::{Engine, Event, ManualClock, Options};
-use tock::store::Store;
+use tock::store::{ListFilter, ListFrom, Store};
 use tock::tui::app::App;
 use tock::tui::scheduled::ScheduledPane;
 use tock::tui::view;
@@ -78,14 +83,14 @@ fn bench(c: &mut Criterion) {
     g.bench_function("active_series_count", |b| {
         b.iter(|| black_box(reader.active_series_count().expect("series")))
     });
-    g.bench_function("item_summaries", |b| {
-        b.iter(|| black_box(reader.item_summaries().expect("summaries")))
+    g.bench_function("open_counts", |b| {
+        b.iter(|| black_box(reader.open_counts().expect("counts")))
+    });
+    g.bench_function("pending_at", |b| {
+        b.iter(|| black_box(reader.pending_at(NOW).expect("pending")))
     });
     g.bench_function("gates", |b| {
         b.iter(|| black_box(tock::engine::state::gates(&reader).expect("gates")))
-    });
-    g.bench_function("item_summaries_of", |b| {
-        b.iter(|| black_box(reader.item_summaries_of(&[1]).expect("summary")))
     });
     g.bench_function("app", |b| b.iter(|| app.on_engine(Event::Outbox)));
     // What a send, a claim or a finished reply costs: its row named.
@@ -96,21 +101,32 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("f2_open");
     g.sample_size(10);
-    g.bench_function("list_items", |b| {
-        b.iter(|| black_box(reader.list_items(false).expect("list")))
+    let filter = ListFilter {
+        finished: false,
+        outside_series: false,
+    };
+    g.bench_function("list_window", |b| {
+        b.iter(|| {
+            black_box(
+                reader
+                    .list_window(filter, ListFrom::After(None), 200)
+                    .expect("window"),
+            )
+        })
     });
-    let convs: HashSet<i64> = reader
-        .list_items(false)
-        .expect("list")
+    let mut convs: Vec<i64> = reader
+        .list_window(filter, ListFrom::After(None), 200)
+        .expect("window")
         .iter()
         .filter_map(|i| i.conversation_id)
         .collect();
-    g.bench_function("conversation_titles", |b| {
-        b.iter(|| {
-            for &id in &convs {
-                black_box(reader.conversation(id).expect("conversation"));
-            }
-        })
+    convs.sort_unstable();
+    convs.dedup();
+    g.bench_function("conversations_by_id", |b| {
+        b.iter(|| black_box(reader.conversations_by_id(&convs).expect("titles")))
+    });
+    g.bench_function("listed_counts", |b| {
+        b.iter(|| black_box(reader.listed_counts().expect("counts")))
     });
     g.bench_function("list_series", |b| {
         b.iter(|| black_box(engine.list_series_from(&reader, false).expect("series")))
@@ -124,6 +140,15 @@ fn bench(c: &mut Criterion) {
             p.refresh_with(&engine).expect("refresh");
             black_box(p)
         })
+    });
+    let now_local = chrono::DateTime::from_timestamp_millis(NOW)
+        .expect("now")
+        .fixed_offset();
+    let mut toggled = ScheduledPane::new();
+    toggled.refresh_with(&engine).expect("refresh");
+    let a = KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE);
+    g.bench_function("toggle_finished", |b| {
+        b.iter(|| black_box(toggled.handle_key(a, &engine, now_local)))
     });
     g.finish();
 
@@ -150,6 +175,20 @@ fn bench(c: &mut Criterion) {
             } else {
                 up
             };
+            black_box(pane.handle_key(key, &engine, now));
+            buf.reset();
+            pane.render(area, &mut buf, now);
+        })
+    });
+    let (end, home) = (
+        KeyEvent::new(KeyCode::End, KeyModifiers::NONE),
+        KeyEvent::new(KeyCode::Home, KeyModifiers::NONE),
+    );
+    let mut n = 0usize;
+    g.bench_function("end_home", |b| {
+        b.iter(|| {
+            n += 1;
+            let key = if n.is_multiple_of(2) { end } else { home };
             black_box(pane.handle_key(key, &engine, now));
             buf.reset();
             pane.render(area, &mut buf, now);

@@ -134,6 +134,21 @@ impl Store {
             .optional()?)
     }
 
+    /// The conversations of `ids` that exist (a list's titles: one indexed
+    /// lookup each, not a read of every conversation).
+    pub fn conversations_by_id(&self, ids: &[i64]) -> Result<Vec<Conversation>> {
+        let conn = self.conn();
+        let mut st =
+            conn.prepare_cached(&format!("SELECT {COLS} FROM conversations WHERE id = ?1"))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(c) = st.query_row([id], Conversation::from_row).optional()? {
+                out.push(c);
+            }
+        }
+        Ok(out)
+    }
+
     /// All conversations, most recently active first.
     pub fn conversations(&self) -> Result<Vec<Conversation>> {
         let conn = self.conn();

@@ -56,6 +56,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0009_scale_indexes",
         include_str!("../../migrations/0009_scale_indexes.sql"),
     ),
+    (
+        10,
+        "0010_listed_counts",
+        include_str!("../../migrations/0010_listed_counts.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

@@ -28,7 +28,10 @@ pub use drafts::Draft;
 pub use fork::fork_title;
 pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Collapsed, Message, MessageStatus, NewMessage, Role, collapse_attempts};
-pub use outbox::{ItemSummary, Kind, ListCursor, NewItem, OutboxItem, Status};
+pub use outbox::{
+    ItemSummary, Kind, ListCursor, ListFilter, ListFrom, NewItem, OpenCounts, OutboxItem,
+    PendingAt, Status,
+};
 pub use search::{SearchHit, SearchQuery};
 pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};
 pub use usage::{MessageUsage, by_message as usage_by_message};

@@ -137,8 +137,8 @@ impl OutboxItem {
     }
 }
 
-/// The few columns of an unfinished item that counts and badges need
-/// (loaded after every outbox change, so no text).
+/// The few columns of an unfinished item that decide its state (no text):
+/// what the kept counts are checked against.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ItemSummary {
     pub id: i64,
@@ -182,6 +182,58 @@ impl ListCursor {
             id: item.id,
         }
     }
+}
+
+/// Which rows a list window reads: the unfinished ones (as
+/// [`Store::list_items`]`(false)` lists them), or every listed row with
+/// `finished`; with `outside_series`, only rows that are no series'
+/// occurrence (a front end that lists those under their series).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListFilter {
+    pub finished: bool,
+    pub outside_series: bool,
+}
+
+/// Where a list window starts, for [`Store::list_window`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFrom {
+    /// The rows after this position (from the first row with None).
+    After(Option<ListCursor>),
+    /// The rows before this position (up to the last row with None).
+    Before(Option<ListCursor>),
+}
+
+/// Unfinished listed rows (regenerations are not listed) by status and
+/// conversation, from the counts migration 0010's triggers keep.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenCounts {
+    /// By status, of every conversation.
+    pub pending: i64,
+    pub sending: i64,
+    pub failed: i64,
+    pub expired: i64,
+    /// Every unfinished row of each conversation, by conversation id (rows
+    /// of none are left out).
+    pub by_conversation: Vec<(i64, i64)>,
+}
+
+impl OpenCounts {
+    pub fn total(&self) -> i64 {
+        self.pending + self.sending + self.failed + self.expired
+    }
+}
+
+/// The pending rows whose state depends on the time, at one instant: those
+/// in back-off, and those ready (neither in back-off nor due later) by
+/// conversation. The rest of the pending rows are scheduled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PendingAt {
+    pub retrying: i64,
+    /// Ready rows by conversation (None: rows of no conversation).
+    pub ready: Vec<(Option<i64>, i64)>,
+    /// When one of these counts next changes by itself (a row's due time
+    /// or back-off passes), if ever.
+    pub until: Option<i64>,
 }
 
 /// A new outbox row.
@@ -427,20 +479,199 @@ impl Store {
         after: Option<ListCursor>,
         limit: usize,
     ) -> Result<Vec<OutboxItem>> {
-        let after = after.unwrap_or(ListCursor {
-            at: i64::MIN,
-            id: i64::MIN,
-        });
+        self.list_window(ListFilter::default(), ListFrom::After(after), limit)
+    }
+
+    /// At most `limit` rows of the list `filter` describes, next to a
+    /// position in it, in list order (`COALESCE(due_at, created_at)`, then
+    /// id). Read from an index in list order (of the unfinished rows, or of
+    /// every listed row), so a window costs the same wherever it is.
+    pub fn list_window(
+        &self,
+        filter: ListFilter,
+        from: ListFrom,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>> {
+        let (index, rows) = if filter.finished {
+            ("outbox_listed_order", "kind != 'regenerate'")
+        } else {
+            (
+                "outbox_unfinished_order",
+                "status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'",
+            )
+        };
+        let series = if filter.outside_series {
+            "AND series_id IS NULL"
+        } else {
+            ""
+        };
+        let (range, order, at) = match from {
+            ListFrom::After(c) => (
+                "COALESCE(due_at, created_at) >= ?1 AND (COALESCE(due_at, created_at) > ?1 OR id > ?2)",
+                "",
+                c.unwrap_or(ListCursor {
+                    at: i64::MIN,
+                    id: i64::MIN,
+                }),
+            ),
+            ListFrom::Before(c) => (
+                "COALESCE(due_at, created_at) <= ?1 AND (COALESCE(due_at, created_at) < ?1 OR id < ?2)",
+                "DESC",
+                c.unwrap_or(ListCursor {
+                    at: i64::MAX,
+                    id: i64::MAX,
+                }),
+            ),
+        };
         let conn = self.conn();
         let mut st = conn.prepare_cached(&format!(
-            "SELECT {COLS} FROM outbox INDEXED BY outbox_unfinished_order
-             WHERE status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'
-               AND COALESCE(due_at, created_at) >= ?1 AND (COALESCE(due_at, created_at) > ?1 OR id > ?2)
-             ORDER BY COALESCE(due_at, created_at), id LIMIT ?3"
+            "SELECT {COLS} FROM outbox INDEXED BY {index}
+             WHERE {rows} {series} AND {range}
+             ORDER BY COALESCE(due_at, created_at) {order}, id {order} LIMIT ?3"
         ))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = st.query_map(params![after.at, after.id, limit], OutboxItem::from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = st.query_map(params![at.at, at.id, limit], OutboxItem::from_row)?;
+        let mut items: Vec<OutboxItem> = rows.collect::<rusqlite::Result<_>>()?;
+        if matches!(from, ListFrom::Before(_)) {
+            items.reverse();
+        }
+        Ok(items)
+    }
+
+    /// The listed occurrences of recurring series (unfinished ones, or all
+    /// with `finished`), in list order.
+    pub fn listed_occurrences(&self, finished: bool) -> Result<Vec<OutboxItem>> {
+        let status = if finished {
+            ""
+        } else {
+            "AND status IN ('pending', 'sending', 'failed', 'expired')"
+        };
+        self.query_items(
+            &format!(
+                "WHERE series_id IS NOT NULL AND kind != 'regenerate' {status}
+                 ORDER BY COALESCE(due_at, created_at), id"
+            ),
+            [],
+        )
+    }
+
+    /// How many rows [`Store::list_items`]`(true)` lists: (unfinished,
+    /// finished). From the kept counts, not the rows.
+    pub fn listed_counts(&self) -> Result<(i64, i64)> {
+        Ok(self.conn().query_row(
+            "SELECT COALESCE(SUM(CASE WHEN status IN ('sent', 'canceled') THEN 0 ELSE n END), 0),
+                    COALESCE(SUM(CASE WHEN status IN ('sent', 'canceled') THEN n ELSE 0 END), 0)
+             FROM outbox_listed_counts",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
+    }
+
+    /// The unfinished listed rows counted by status and conversation: a
+    /// read of the kept counts (a row per status and conversation), not of
+    /// the rows.
+    pub fn open_counts(&self) -> Result<OpenCounts> {
+        let conn = self.conn();
+        // One scan of the kept counts, summed here: SQLite's GROUP BY
+        // would sort them in a temporary b-tree first, which costs more.
+        let mut st = conn.prepare_cached(
+            "SELECT status, conversation_key, n FROM outbox_listed_counts
+             WHERE status IN ('pending', 'sending', 'failed', 'expired') AND n > 0",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, Status>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })?;
+        let mut c = OpenCounts::default();
+        let mut by_conversation = Vec::new();
+        for row in rows {
+            let (status, conversation, n) = row?;
+            match status {
+                Status::Pending => c.pending += n,
+                Status::Sending => c.sending += n,
+                Status::Failed => c.failed += n,
+                Status::Expired => c.expired += n,
+                Status::Sent | Status::Canceled => {}
+            }
+            if conversation != 0 {
+                by_conversation.push((conversation, n));
+            }
+        }
+        // Each status's rows come by conversation; a conversation with rows
+        // of several statuses is summed into one.
+        by_conversation.sort_unstable();
+        by_conversation.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 += next.1;
+            }
+            same
+        });
+        c.by_conversation = by_conversation;
+        Ok(c)
+    }
+
+    /// The pending listed rows whose state depends on the time, at `now`
+    /// (see [`PendingAt`]): read from the indexes of ready instants and of
+    /// back-offs, so the rows scheduled later are not read.
+    pub fn pending_at(&self, now: i64) -> Result<PendingAt> {
+        let mut at = PendingAt::default();
+        let backoff_ends = {
+            let conn = self.conn();
+            let mut st = conn.prepare_cached(
+                "SELECT conversation_id, count(*) FROM outbox INDEXED BY outbox_pending_ready
+                 WHERE status = 'pending' AND MAX(COALESCE(due_at, 0), COALESCE(next_attempt_at, 0)) <= ?1
+                   AND kind != 'regenerate'
+                 GROUP BY conversation_id",
+            )?;
+            at.ready = st
+                .query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut st = conn.prepare_cached(
+                "SELECT count(*), MIN(next_attempt_at) FROM outbox INDEXED BY outbox_pending_backoff
+                 WHERE status = 'pending' AND next_attempt_at > ?1 AND kind != 'regenerate'",
+            )?;
+            let (retrying, ends): (i64, Option<i64>) =
+                st.query_row([now], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            at.retrying = retrying;
+            ends
+        };
+        // A back-off that ends before the due time turns "retrying" into
+        // "scheduled"; the next ready instant turns either into ready.
+        at.until = [backoff_ends, self.next_ready_at(now)?]
+            .into_iter()
+            .flatten()
+            .min();
+        Ok(at)
+    }
+
+    /// The earliest due time after `now` of a pending listed row.
+    pub fn next_due_after(&self, now: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT due_at FROM outbox
+                 WHERE status = 'pending' AND due_at > ?1 AND kind != 'regenerate'
+                 ORDER BY due_at LIMIT 1",
+                [now],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// How many unfinished messages (tasks left out) a conversation holds:
+    /// what deleting it cancels.
+    pub fn open_messages_of(&self, conversation_id: i64) -> Result<i64> {
+        Ok(self.conn().query_row(
+            "SELECT count(*) FROM outbox
+             WHERE conversation_id = ?1 AND status IN ('pending', 'sending', 'failed', 'expired')
+               AND kind NOT IN ('regenerate', 'task')",
+            [conversation_id],
+            |r| r.get(0),
+        )?)
     }
 
     /// How many items [`Store::list_items`]`(false)` lists.
@@ -461,23 +692,6 @@ impl Store {
         ))?;
         let rows = st.query_map([], summary_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
-    /// The summaries of those of `ids` that are unfinished (a row that
-    /// finished, or never was, is left out): what changed, for a front end
-    /// that keeps every summary.
-    pub fn item_summaries_of(&self, ids: &[i64]) -> Result<Vec<ItemSummary>> {
-        let conn = self.conn();
-        let mut st = conn.prepare_cached(&format!(
-            "SELECT {SUMMARY_COLUMNS} FROM outbox WHERE id = ?1 AND {UNFINISHED}"
-        ))?;
-        let mut out = Vec::new();
-        for id in ids {
-            if let Some(s) = st.query_row([id], summary_row).optional()? {
-                out.push(s);
-            }
-        }
-        Ok(out)
     }
 
     /// The unfinished items of one conversation, in dispatch order.

@@ -300,13 +300,7 @@ impl App {
         if !self.engine().config().get().notify.title {
             return;
         }
-        let now = self.now();
-        let scheduled = self
-            .model
-            .summaries
-            .iter()
-            .filter(|i| i.due_at.is_some_and(|d| d > now))
-            .count();
+        let scheduled = self.model.state_counts().scheduled;
         let conv = self
             .model
             .current_conv()
@@ -401,14 +395,11 @@ impl App {
                 self.model.reload_convs();
                 self.model.reload_summaries();
             }
-            Event::Outbox => {
+            // The store keeps the counts: a change that names its rows costs
+            // the same cheap read as one that does not.
+            Event::Outbox | Event::OutboxRows(_) => {
                 self.model.reload_items();
                 self.model.reload_summaries();
-                self.update_title();
-            }
-            Event::OutboxRows(ids) => {
-                self.model.reload_items();
-                self.model.patch_summaries(&ids);
                 self.update_title();
             }
             Event::External => {
@@ -948,32 +939,21 @@ impl App {
     /// Printed after the terminal is restored: what is still pending, if anything.
     pub fn exit_line(&self) -> Option<String> {
         let now = self.now();
-        let open = &self.model.summaries;
         // Counted by the last reload (the loop reloads right before exit).
+        let open = usize::try_from(self.model.unfinished.total()).unwrap_or(0);
         let series = self.model.active_series as usize;
-        if open.is_empty() && series == 0 {
+        if open == 0 && series == 0 {
             return None;
         }
-        let scheduled: Vec<i64> = open
-            .iter()
-            .filter_map(|s| s.due_at.filter(|d| *d > now))
-            .collect();
-        let failed = open
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s.status,
-                    crate::store::Status::Failed | crate::store::Status::Expired
-                )
-            })
-            .count();
-        let queued = open.len() - scheduled.len() - failed;
+        let c = self.model.state_counts();
+        let (scheduled, failed) = (c.scheduled, c.failed);
+        let queued = open.saturating_sub(scheduled + failed);
         let mut parts = Vec::new();
-        if !scheduled.is_empty() {
-            let next = scheduled.iter().min().copied().unwrap_or(now);
+        if scheduled > 0 {
+            let next = self.model.next_due().unwrap_or(now);
             parts.push(format!(
                 "{} scheduled (next {})",
-                scheduled.len(),
+                scheduled,
                 when::absolute(
                     chrono::DateTime::from_timestamp_millis(next).unwrap_or_default(),
                     &local(now)

@@ -1,7 +1,8 @@
 //! What the TUI has loaded from the database: the conversation list, the open
-//! conversation's history, pending items and approvals, and summaries of every
-//! unfinished item. The database is the truth; this is reloaded from it on the
-//! engine's events and never written by the views.
+//! conversation's history, pending items and approvals, and the unfinished
+//! items of every conversation counted (not loaded: there may be 100,000).
+//! The database is the truth; this is reloaded from it on the engine's
+//! events and never written by the views.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,7 +11,8 @@ use chrono::{DateTime, FixedOffset};
 use super::chat::{Entry, TaskCard};
 use crate::engine::{ConversationGate, DispatchState, Engine, ItemState};
 use crate::store::{
-    Approval, ApprovalStatus, Conversation, ItemSummary, Message, OutboxItem, Role, Status,
+    Approval, ApprovalStatus, Conversation, Message, OpenCounts, OutboxItem, PendingAt, Role,
+    Status,
 };
 use crate::when;
 
@@ -27,8 +29,9 @@ pub struct Model {
     pub approvals: Vec<Approval>,
     /// Task rows referenced by task cards in the current conversation.
     pub tasks: HashMap<i64, OutboxItem>,
-    /// Unfinished items of all conversations (status-bar counts, sidebar badges).
-    pub summaries: Vec<ItemSummary>,
+    /// Unfinished items of all conversations, counted by status and
+    /// conversation (status-bar counts, sidebar badges, the exit line).
+    pub unfinished: OpenCounts,
     /// Conversations whose queue is paused or waits for an approval.
     pub gates: HashMap<i64, ConversationGate>,
     /// Conversations with a tool call waiting for approval.
@@ -36,14 +39,14 @@ pub struct Model {
     pub dispatch: DispatchState,
     /// Long messages of yours are shown whole (Ctrl+O) instead of folded.
     pub unfolded: bool,
-    /// Unfinished items per conversation (sidebar badges), from `summaries`.
+    /// Unfinished items per conversation (sidebar badges), from `unfinished`.
     pub pending_by_conv: HashMap<i64, usize>,
     /// Active recurring series, for the status bar.
     pub active_series: i64,
-    /// The status bar's counts, kept for the second they were made in (a
-    /// frame must not walk 100,000 summaries; states change with time only
-    /// at whole seconds of a due time or back-off).
-    counts: std::cell::Cell<Option<(i64, StateCounts)>>,
+    /// The status bar's counts, with the span of time they hold for: from
+    /// when they were made until a row's due time or back-off passes (a
+    /// frame reads them; they are made again only after a change or then).
+    counts: std::cell::Cell<Option<(i64, i64, StateCounts)>>,
     /// Conversations whose reply finished while another was open.
     pub unread: HashSet<i64>,
     /// The versions of the current conversation's messages.
@@ -69,6 +72,21 @@ pub struct StateCounts {
     pub waiting: usize,
 }
 
+impl StateCounts {
+    /// Count `n` items in `state` (the one mapping of item states to the
+    /// status bar's counts).
+    pub fn add(&mut self, state: &ItemState, n: usize) {
+        match state {
+            ItemState::Queued | ItemState::Sending | ItemState::RunningTool => self.queued += n,
+            ItemState::Retrying { .. } => self.retrying += n,
+            ItemState::Scheduled { .. } => self.scheduled += n,
+            ItemState::Failed { .. } | ItemState::Expired => self.failed += n,
+            ItemState::Paused | ItemState::AwaitingApproval => self.waiting += n,
+            ItemState::Sent | ItemState::Canceled => {}
+        }
+    }
+}
+
 pub fn local(ms: i64) -> DateTime<FixedOffset> {
     DateTime::from_timestamp_millis(ms)
         .unwrap_or_default()
@@ -87,7 +105,7 @@ impl Model {
             items: Vec::new(),
             approvals: Vec::new(),
             tasks: HashMap::new(),
-            summaries: Vec::new(),
+            unfinished: OpenCounts::default(),
             gates: HashMap::new(),
             awaiting: HashSet::new(),
             dispatch: DispatchState::Starting,
@@ -287,73 +305,113 @@ impl Model {
         self.refresh_cards();
     }
 
-    /// The status bar's counts at the current second.
+    /// The status bar's counts now.
     pub fn state_counts(&self) -> StateCounts {
         let now = self.now_ms();
-        let second = now.div_euclid(1000);
-        if let Some((at, c)) = self.counts.get()
-            && at == second
+        if let Some((from, until, c)) = self.counts.get()
+            && from <= now
+            && now < until
         {
             return c;
         }
-        let mut c = StateCounts::default();
-        for s in &self.summaries {
-            match crate::engine::state::summary_state(s, now, self.gate(s.conversation_id)) {
-                ItemState::Queued | ItemState::Sending | ItemState::RunningTool => c.queued += 1,
-                ItemState::Retrying { .. } => c.retrying += 1,
-                ItemState::Scheduled { .. } => c.scheduled += 1,
-                ItemState::Failed { .. } | ItemState::Expired => c.failed += 1,
-                ItemState::Paused | ItemState::AwaitingApproval => c.waiting += 1,
-                ItemState::Sent | ItemState::Canceled => {}
+        let (c, until) = match self.engine.reader().pending_at(now) {
+            Ok(at) => {
+                let until = at.until.unwrap_or(i64::MAX);
+                (self.count_states(&at, now), until)
             }
-        }
-        self.counts.set(Some((second, c)));
+            Err(e) => {
+                // Drawn without the time-dependent part, tried again in a second.
+                tracing::warn!("counting pending items: {e:#}");
+                (self.count_states(&PendingAt::default(), now), now + 1000)
+            }
+        };
+        self.counts.set(Some((now, until, c)));
         c
     }
 
+    /// The counts by the one item state (`engine::state`): the rows in
+    /// back-off are retrying, the ready ones are in the state their
+    /// conversation's gate gives them, and the other pending ones are
+    /// scheduled.
+    fn count_states(&self, at: &PendingAt, now: i64) -> StateCounts {
+        let open = &self.unfinished;
+        let count = |n: i64| usize::try_from(n).unwrap_or(0);
+        let mut c = StateCounts::default();
+        c.add(&ItemState::Sending, count(open.sending));
+        c.add(&ItemState::Expired, count(open.expired));
+        c.add(
+            &ItemState::Failed {
+                reason: String::new(),
+            },
+            count(open.failed),
+        );
+        c.add(
+            &ItemState::Retrying {
+                at: now,
+                reason: String::new(),
+            },
+            count(at.retrying),
+        );
+        let mut ready = 0;
+        for (conversation, n) in &at.ready {
+            ready += n;
+            // A ready row: pending, with no time ahead of it.
+            let row = crate::store::ItemSummary {
+                id: 0,
+                conversation_id: *conversation,
+                kind: crate::store::Kind::Message,
+                status: Status::Pending,
+                due_at: None,
+                next_attempt_at: None,
+            };
+            let state = crate::engine::state::summary_state(&row, now, self.gate(*conversation));
+            c.add(&state, count(*n));
+        }
+        c.add(
+            &ItemState::Scheduled { at: now },
+            count(open.pending - ready - at.retrying),
+        );
+        c
+    }
+
+    /// The unfinished items counted again (after any outbox change; the
+    /// store keeps the counts, so this reads a row per conversation and
+    /// status whatever the number of items), and the gates.
     pub fn reload_summaries(&mut self) {
         self.counts.set(None);
-        match self.engine.reader().item_summaries() {
-            Ok(s) => self.summaries = s,
+        match self.engine.reader().open_counts() {
+            Ok(o) => self.unfinished = o,
             Err(e) => self.fail("pending items", e),
         }
-        self.pending_by_conv.clear();
-        for c in self.summaries.iter().filter_map(|s| s.conversation_id) {
-            *self.pending_by_conv.entry(c).or_default() += 1;
-        }
+        self.pending_by_conv = self
+            .unfinished
+            .by_conversation
+            .iter()
+            .map(|(c, n)| (*c, usize::try_from(*n).unwrap_or(0)))
+            .collect();
         self.reload_gates();
     }
 
-    /// After rows `ids` changed (and no others): their summaries re-read,
-    /// the rest kept, so a change costs the same with 100 or 100,000 items.
-    pub fn patch_summaries(&mut self, ids: &[i64]) {
-        let fresh = match self.engine.reader().item_summaries_of(ids) {
-            Ok(f) => f,
-            Err(e) => return self.fail("pending items", e),
-        };
-        self.counts.set(None);
-        let by_conv = &mut self.pending_by_conv;
-        self.summaries.retain(|s| {
-            if !ids.contains(&s.id) {
-                return true;
+    /// The earliest due time ahead of a pending item (the exit line).
+    pub fn next_due(&self) -> Option<i64> {
+        match self.engine.reader().next_due_after(self.now_ms()) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!("reading the next due time: {e:#}");
+                None
             }
-            if let Some(c) = s.conversation_id
-                && let Some(n) = by_conv.get_mut(&c)
-            {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    by_conv.remove(&c);
-                }
-            }
-            false
-        });
-        for s in fresh {
-            if let Some(c) = s.conversation_id {
-                *self.pending_by_conv.entry(c).or_default() += 1;
-            }
-            self.summaries.push(s);
         }
-        self.reload_gates();
+    }
+
+    /// How many unfinished messages (not tasks) conversation `id` holds.
+    pub fn open_messages_of(&self, id: i64) -> usize {
+        match self.engine.reader().open_messages_of(id) {
+            Ok(n) => usize::try_from(n).unwrap_or(0),
+            Err(e) => {
+                tracing::warn!("counting a conversation's pending items: {e:#}");
+                0
+            }
+        }
     }
 
     /// The recurring-series count and each conversation's gate (paused,

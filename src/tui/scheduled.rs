@@ -8,9 +8,10 @@
 //! another tock process (the app calls [`ScheduledPane::refresh`] on those
 //! events).
 
+mod list;
+
 use crate::tui::theme::palette;
 use std::cell::Cell;
-use std::collections::HashMap;
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 
@@ -26,11 +27,12 @@ use unicode_width::UnicodeWidthStr;
 
 use super::time_picker::{POPUP_SEP, TimeInput, centered, footer_line};
 use crate::engine::{ConversationGate, Engine, ItemAction, ItemState};
-use crate::sanitize::{sanitize, sanitize_line};
-use crate::store::{Kind, OutboxItem, Status, Store, error_line};
+use crate::sanitize::sanitize;
+use crate::store::{Kind, ListCursor, OutboxItem, Status, Store, error_line};
 use crate::tui::app::App;
 use crate::tui::keymap::{Action, Keymap, Scope};
 use crate::tui::writer::{Outcome as WriteOutcome, Writer, typed};
+use list::{Row, RowList};
 
 /// Said when a write is still waiting for the database as the key returns.
 pub const WAITING: &str =
@@ -69,25 +71,6 @@ impl PaneAction {
     }
 }
 
-/// One item, ready to draw. Untrusted text is sanitised here, once.
-struct Row {
-    /// For a series row, an item standing for it: id, text, next due time.
-    item: OutboxItem,
-    /// Set when this row is a recurring series (not an outbox row).
-    series: Option<crate::engine::SeriesView>,
-    /// Set when this row is a tool call waiting for the user's answer; its
-    /// item id is the approval's id negated, so it never meets an outbox id.
-    approval: Option<crate::store::Approval>,
-    /// What holds up its conversation (a paused queue, an approval).
-    gate: ConversationGate,
-    /// The conversation's title; None when it no longer exists.
-    conversation: Option<String>,
-    /// The text on one line (a task's title first).
-    summary: String,
-    /// The last error on one line.
-    error: Option<String>,
-}
-
 enum Mode {
     List,
     Reschedule {
@@ -116,13 +99,14 @@ enum Mode {
 static DEFAULT_KEYS: std::sync::LazyLock<Keymap> = std::sync::LazyLock::new(Keymap::default);
 
 pub struct ScheduledPane {
-    rows: Vec<Row>,
+    /// The rows around the selection (a window of the list).
+    list: RowList,
     /// The selected item's id: selection follows the item across reloads.
     selected: Option<i64>,
     show_all: bool,
     mode: Mode,
-    /// First visible row. Render adjusts it to keep the selection in view;
-    /// a Cell so render can stay `&self`.
+    /// First visible row (an index into the loaded rows). Render adjusts it
+    /// to keep the selection in view; a Cell so render can stay `&self`.
     offset: Cell<usize>,
     /// Rows visible in the last frame, for PageUp/PageDown.
     page: Cell<usize>,
@@ -153,7 +137,7 @@ impl ScheduledPane {
 
     pub fn new() -> Self {
         Self {
-            rows: Vec::new(),
+            list: RowList::new(),
             selected: None,
             show_all: false,
             mode: Mode::List,
@@ -162,6 +146,13 @@ impl ScheduledPane {
             loaded: false,
             writer: None,
         }
+    }
+
+    /// Read `rows` rows of the list per query as the selection moves
+    /// (100 unless set; tests make it small to cross window edges).
+    pub fn with_chunk(mut self, rows: usize) -> Self {
+        self.list.chunk = rows.max(1);
+        self
     }
 
     /// Run its writes on the app's writer thread.
@@ -225,78 +216,58 @@ impl ScheduledPane {
     }
 
     fn load(&mut self, store: &Store, engine: Option<&Engine>) -> anyhow::Result<()> {
-        let items = store.list_items(self.show_all)?;
-        let gates = crate::engine::state::gates(store)?;
-        let mut titles: HashMap<i64, Option<String>> = HashMap::new();
-        let mut rows = Vec::with_capacity(items.len());
-        for item in items {
-            let conversation = match item.conversation_id {
-                Some(cid) => match titles.get(&cid) {
-                    Some(t) => t.clone(),
-                    None => {
-                        let t = store.conversation(cid)?.map(|c| c.display_title());
-                        titles.insert(cid, t.clone());
-                        t
-                    }
-                },
-                None => None,
-            };
-            let text = one_line(&item.text);
-            let summary = match item.title.as_deref().map(one_line) {
-                Some(title) if !title.is_empty() && title != text => format!("{title}: {text}"),
-                _ => text,
-            };
-            let error = item
-                .last_error
-                .as_deref()
-                .map(one_line)
-                .filter(|e| !e.is_empty());
-            let gate = item
-                .conversation_id
-                .and_then(|c| gates.get(&c).copied())
-                .unwrap_or_default();
-            rows.push(Row {
-                series: None,
-                approval: None,
-                gate,
-                item,
-                conversation,
-                summary,
-                error,
-            });
+        let old_selected = self.selected_index();
+        let old_offset = self.offset.get();
+        let old_at_start = self.list.at_start();
+        let old_top = self.list.get(old_offset).map(|r| r.item.id);
+        self.list.load_head(store, engine, self.show_all)?;
+        // The window is read around the selected item where it is now (a
+        // reschedule moves it); an item that left the list is not selected
+        // any more, so no key acts on the row that took its place.
+        let mut anchor = None;
+        if let Some(id) = self.selected
+            && !self.list.in_head(id)
+        {
+            match store.item(id)?.filter(|it| self.list.lists(it)) {
+                Some(it) => anchor = Some(ListCursor::of(&it)),
+                None => self.selected = None,
+            }
         }
-        if let Some(engine) = engine {
-            rows = with_series(
-                rows,
-                engine.list_series_from(store, self.show_all)?,
-                store,
-                self.show_all,
-            )?;
-        }
-        // Tool calls waiting for an answer come first: nothing in their
-        // conversation goes out until they are answered.
-        let mut asking = approval_rows(store)?;
-        asking.append(&mut rows);
-        let rows = asking;
-        self.rows = rows;
+        self.list.load_body(store, anchor, self.reach())?;
         match self.selected {
-            // The selected item left: nothing is selected, so no key acts on
-            // the row that took its place.
             Some(id) if self.index_of(id).is_none() => self.selected = None,
-            None if !self.loaded => self.selected = self.rows.first().map(|r| r.item.id),
+            None if !self.loaded => self.selected = self.list.get(0).map(|r| r.item.id),
             _ => {}
         }
+        // The same rows stay on screen: from the list's start the first
+        // visible row keeps its place in the list; elsewhere the row that
+        // was first stays first if it is still there, or the selection
+        // keeps its line.
+        let offset = if old_at_start && self.list.at_start() {
+            old_offset
+        } else if let Some(i) = old_top.and_then(|id| self.index_of(id)) {
+            i
+        } else {
+            match (old_selected, self.selected_index()) {
+                (Some(old), Some(new)) => new.saturating_sub(old.saturating_sub(old_offset)),
+                _ => 0,
+            }
+        };
+        self.offset.set(offset);
         self.loaded = true;
         Ok(())
+    }
+
+    /// Rows kept loaded on each side of the selection: a query's worth, and
+    /// always more than a page (so a frame never reaches past them).
+    fn reach(&self) -> usize {
+        self.list.chunk.max(self.page.get() + 1)
     }
 
     /// How many unfinished items the list holds (finished ones shown with
     /// `a` are not counted), for the title and the status bar.
     pub fn count(&self) -> usize {
-        self.rows
-            .iter()
-            .filter(|r| !r.item.status.is_finished())
-            .count()
+        self.list.unfinished()
     }
 
     /// The selected item's id, if any.
@@ -305,7 +276,7 @@ impl ScheduledPane {
     }
 
     fn index_of(&self, id: i64) -> Option<usize> {
-        self.rows.iter().position(|r| r.item.id == id)
+        self.list.position(id)
     }
 
     fn selected_index(&self) -> Option<usize> {
@@ -313,26 +284,89 @@ impl ScheduledPane {
     }
 
     fn selected_row(&self) -> Option<&Row> {
-        self.selected_index().map(|i| &self.rows[i])
+        self.selected_index().and_then(|i| self.list.get(i))
     }
 
     fn select_index(&mut self, index: usize) {
-        if let Some(r) = self.rows.get(index.min(self.rows.len().saturating_sub(1))) {
+        let last = self.list.len().saturating_sub(1);
+        if let Some(r) = self.list.get(index.min(last)) {
             self.selected = Some(r.item.id);
         }
     }
 
     /// Move the selection by `delta` rows, stopping at the ends (no wrap:
     /// holding a key must not fling the selection to the other end).
-    fn move_by(&mut self, delta: isize) {
-        let Some(cur) = self.selected_index() else {
+    fn move_by(&mut self, delta: isize, store: &Store) -> anyhow::Result<()> {
+        let Some(mut cur) = self.selected_index() else {
             // Nothing selected (the item left): a move selects the first row.
-            self.select_index(0);
-            return;
+            return self.first(store);
         };
-        let cur = cur as isize;
-        let last = self.rows.len().saturating_sub(1) as isize;
-        self.select_index((cur + delta).clamp(0, last.max(0)) as usize);
+        let reach = self.reach();
+        // A move past the loaded rows reads the next ones first.
+        while delta < 0 && cur < delta.unsigned_abs() && !self.list.at_start() {
+            let moved = self.list.extend_before(store, 2 * reach)?;
+            cur += moved;
+            self.offset.set(self.offset.get() + moved);
+        }
+        while delta > 0 && cur + delta.unsigned_abs() >= self.list.len() && !self.list.at_end() {
+            if self.list.extend_after(store, 2 * reach)? == 0 {
+                break;
+            }
+        }
+        let last = self.list.len().saturating_sub(1) as isize;
+        self.select_index((cur as isize + delta).clamp(0, last.max(0)) as usize);
+        self.keep_window(store)
+    }
+
+    /// Home: the list's first row.
+    fn first(&mut self, store: &Store) -> anyhow::Result<()> {
+        if !self.list.at_start() {
+            self.list.load_body(store, None, self.reach())?;
+            self.offset.set(0);
+        }
+        self.select_index(0);
+        self.keep_window(store)
+    }
+
+    /// End: the list's last row.
+    fn last(&mut self, store: &Store) -> anyhow::Result<()> {
+        if !self.list.at_end() {
+            self.list.load_end(store, self.reach())?;
+            // Render brings the last page into view.
+            self.offset.set(self.list.len());
+        }
+        self.select_index(usize::MAX);
+        self.keep_window(store)
+    }
+
+    /// Keep `reach` rows loaded on each side of the selection (where the
+    /// list has them) and not many more: a move within them reads nothing,
+    /// and what is held stays the same size wherever the window is.
+    fn keep_window(&mut self, store: &Store) -> anyhow::Result<()> {
+        let reach = self.reach();
+        let Some(sel) = self.selected_index() else {
+            return Ok(());
+        };
+        if sel < reach && !self.list.at_start() {
+            let moved = self.list.extend_before(store, 2 * reach)?;
+            self.offset.set(self.offset.get() + moved);
+        }
+        let Some(sel) = self.selected_index() else {
+            return Ok(());
+        };
+        if self.list.len() - sel <= reach && !self.list.at_end() {
+            self.list.extend_after(store, 2 * reach)?;
+        }
+        if sel > 4 * reach {
+            let moved = self.list.trim_before(sel - 2 * reach);
+            self.offset.set(self.offset.get().saturating_sub(moved));
+        }
+        if let Some(sel) = self.selected_index()
+            && self.list.len() > sel + 4 * reach
+        {
+            self.list.trim_after(sel + 2 * reach + 1);
+        }
+        Ok(())
     }
 
     pub fn handle_key(
@@ -376,14 +410,21 @@ impl ScheduledPane {
         let Some(action) = keys.action(Scope::Scheduled, &key) else {
             return PaneAction::None;
         };
-        match action {
+        let store = engine.reader();
+        let moved = match action {
             Action::Back => return PaneAction::Close,
-            Action::Up => self.move_by(-1),
-            Action::Down => self.move_by(1),
-            Action::PageUpList => self.move_by(-page),
-            Action::PageDownList => self.move_by(page),
-            Action::First => self.select_index(0),
-            Action::Last => self.select_index(usize::MAX),
+            Action::Up => self.move_by(-1, store),
+            Action::Down => self.move_by(1, store),
+            Action::PageUpList => self.move_by(-page, store),
+            Action::PageDownList => self.move_by(page, store),
+            Action::First => self.first(store),
+            Action::Last => self.last(store),
+            _ => Ok(()),
+        };
+        if let Err(e) = moved {
+            return PaneAction::Error(error_line(&e));
+        }
+        match action {
             Action::ShowFinished => {
                 self.show_all = !self.show_all;
                 return match self.refresh_with(engine) {
@@ -495,7 +536,8 @@ impl ScheduledPane {
 
     fn is_series(&self, id: i64) -> bool {
         self.index_of(id)
-            .is_some_and(|i| self.rows[i].series.is_some())
+            .and_then(|i| self.list.get(i))
+            .is_some_and(|r| r.series.is_some())
     }
 
     /// The keys on a recurring series: pause/resume, skip next, edit text,
@@ -623,11 +665,11 @@ impl ScheduledPane {
             return;
         }
         let w = inner.width as usize;
-        if let Some(i) = self.index_of(id) {
+        if let Some(row) = self.index_of(id).and_then(|i| self.list.get(i)) {
             buf.set_stringn(
                 inner.x,
                 inner.y,
-                elide(&self.rows[i].summary, w),
+                elide(&row.summary, w),
                 w,
                 Style::default(),
             );
@@ -826,7 +868,7 @@ impl ScheduledPane {
             ),
         ];
         if self.show_all {
-            let finished = self.rows.len() - self.count();
+            let finished = self.list.finished();
             title.push(Span::styled(
                 format!("· showing {finished} finished "),
                 Style::default().fg(palette().dim),
@@ -850,7 +892,7 @@ impl ScheduledPane {
         );
         let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
 
-        if self.rows.is_empty() {
+        if self.list.is_empty() {
             self.render_empty(body, buf);
         } else {
             self.render_table(body, buf, &now);
@@ -892,19 +934,20 @@ impl ScheduledPane {
         let list_height = area.height.saturating_sub(1 + detail_rows) as usize;
 
         let selected = self.selected_index().unwrap_or(0);
-        let offset = scroll_offset(self.offset.get(), selected, list_height, self.rows.len());
+        let offset = scroll_offset(self.offset.get(), selected, list_height, self.list.len());
         self.offset.set(offset);
         self.page.set(list_height);
         // Only the rows in the window (and the selected one, for its
         // details) are formatted: a list of 100,000 costs what a screen does.
-        let end = (offset + list_height).min(self.rows.len());
-        let window: Vec<Cells> = self.rows[offset..end]
-            .iter()
+        let end = (offset + list_height).min(self.list.len());
+        let window: Vec<Cells> = self
+            .list
+            .rows(offset, end)
             .map(|r| cells(r, now, now_ms))
             .collect();
         let cell =
             |i: usize| -> Option<&Cells> { i.checked_sub(offset).and_then(|k| window.get(k)) };
-        let selected_cells = match self.rows.get(selected) {
+        let selected_cells = match self.list.get(selected) {
             Some(r) if cell(selected).is_none() => Some(cells(r, now, now_ms)),
             _ => None,
         };
@@ -940,9 +983,9 @@ impl ScheduledPane {
             x += w + 1;
         }
 
-        for (line, i) in (offset..self.rows.len()).take(list_height).enumerate() {
+        for (line, i) in (offset..end).enumerate() {
             let y = area.y + 1 + line as u16;
-            let row = &self.rows[i];
+            let Some(row) = self.list.get(i) else { break };
             let Some(c) = cell(i) else { break };
             let is_sel = i == selected;
             if is_sel {
@@ -1202,7 +1245,7 @@ impl ScheduledPane {
             return;
         }
         let w = inner.width as usize;
-        let row = self.index_of(id).map(|i| &self.rows[i]);
+        let row = self.index_of(id).and_then(|i| self.list.get(i));
         if let Some(row) = row {
             buf.set_stringn(
                 inner.x,
@@ -1299,12 +1342,12 @@ impl ScheduledPane {
         ]);
         buf.set_line(inner.x, inner.y, &q, inner.width);
         if inner.height >= 2
-            && let Some(i) = self.index_of(id)
+            && let Some(row) = self.index_of(id).and_then(|i| self.list.get(i))
         {
             buf.set_stringn(
                 inner.x,
                 inner.y + 1,
-                elide(&self.rows[i].summary, w),
+                elide(&row.summary, w),
                 w,
                 Style::default().fg(palette().dim),
             );
@@ -1572,129 +1615,6 @@ fn rule_preview(engine: &Engine, expr: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Put the series first (by next occurrence), each followed by its
-/// occurrences: the unfinished ones always, the finished ones when `all`.
-fn with_series(
-    items: Vec<Row>,
-    series: Vec<crate::engine::SeriesView>,
-    store: &Store,
-    all: bool,
-) -> anyhow::Result<Vec<Row>> {
-    if series.is_empty() {
-        return Ok(items);
-    }
-    let (mut occurrences, rest): (Vec<Row>, Vec<Row>) =
-        items.into_iter().partition(|r| r.item.series_id.is_some());
-    let mut out = Vec::new();
-    for v in series {
-        let sr = &v.series;
-        let conversation = match sr.conversation_id {
-            Some(c) => store.conversation(c)?.map(|c| c.display_title()),
-            None => None,
-        };
-        // The row stands for the series: its id, text and next occurrence.
-        let status = if sr.status == crate::store::SeriesStatus::Ended {
-            Status::Canceled
-        } else {
-            Status::Pending
-        };
-        let mut item = stand_in(sr.id, sr.conversation_id, &sr.text, status, sr.created_at);
-        item.kind = sr.kind;
-        item.due_at = sr.next_due_at;
-        item.updated_at = sr.updated_at;
-        let summary = one_line(&sr.text);
-        out.push(Row {
-            item,
-            series: Some(v.clone()),
-            approval: None,
-            gate: ConversationGate::default(),
-            conversation,
-            summary,
-            error: None,
-        });
-        let (mine, others): (Vec<Row>, Vec<Row>) = occurrences
-            .into_iter()
-            .partition(|r| r.item.series_id == Some(v.series.id));
-        occurrences = others;
-        for mut r in mine {
-            if all || !r.item.status.is_finished() {
-                r.summary = format!("↳ {}", r.summary);
-                out.push(r);
-            }
-        }
-    }
-    // Occurrences of series not listed (ended, when finished ones are hidden).
-    out.extend(occurrences);
-    out.extend(rest);
-    Ok(out)
-}
-
-/// The item a row that is not an outbox row (a series, an approval) shows:
-/// what the table's columns read, nothing more.
-fn stand_in(
-    id: i64,
-    conversation_id: Option<i64>,
-    text: &str,
-    status: Status,
-    at: i64,
-) -> OutboxItem {
-    OutboxItem {
-        id,
-        conversation_id,
-        kind: Kind::Task,
-        text: text.to_string(),
-        model_override: None,
-        parts_json: None,
-        due_at: None,
-        status,
-        attempts: 0,
-        last_error: None,
-        next_attempt_at: None,
-        priority: 0,
-        claimed_by: None,
-        created_at: at,
-        updated_at: at,
-        sent_at: None,
-        title: None,
-        payload_json: None,
-        series_id: None,
-        occurrence_at: None,
-    }
-}
-
-/// Rows for the tool calls waiting for the user's answer.
-fn approval_rows(store: &Store) -> anyhow::Result<Vec<Row>> {
-    let mut out = Vec::new();
-    for a in store.waiting_approvals()? {
-        let conversation = store
-            .conversation(a.conversation_id)?
-            .map(|c| c.display_title());
-        let s: serde_json::Value = serde_json::from_str(&a.summary).unwrap_or_default();
-        let what = s["title"]
-            .as_str()
-            .or(s["instruction"].as_str())
-            .unwrap_or_default();
-        let summary = one_line(&format!("{} wants to run: {what}", a.tool));
-        let item = stand_in(
-            -a.id,
-            Some(a.conversation_id),
-            &summary,
-            Status::Pending,
-            a.created_at,
-        );
-        out.push(Row {
-            item,
-            series: None,
-            approval: Some(a),
-            gate: ConversationGate::default(),
-            conversation,
-            summary,
-            error: None,
-        });
-    }
-    Ok(out)
-}
-
 fn row_kind(kind: Kind) -> &'static str {
     match kind {
         Kind::Regenerate => "reply",
@@ -1773,14 +1693,6 @@ fn absolute(due: DateTime<Utc>, now: &DateTime<FixedOffset>) -> String {
     crate::when::absolute(due, now)
 }
 
-/// Untrusted text as one safe line: sanitised, whitespace runs collapsed.
-fn one_line(s: &str) -> String {
-    sanitize_line(s)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 impl crate::tui::views::View for ScheduledPane {
     fn kind(&self) -> crate::tui::views::ViewKind {
         crate::tui::views::ViewKind::Scheduled
@@ -1827,10 +1739,9 @@ impl crate::tui::views::View for ScheduledPane {
         // Relative times of the rows on screen count down; the soonest change
         // wins. Only those: the event loop asks on every turn, and walking
         // 100,000 rows each time cost tens of milliseconds per key.
-        let from = self.offset.get().min(self.rows.len());
-        let to = (from + self.page.get().max(1) + 1).min(self.rows.len());
-        self.rows[from..to]
-            .iter()
+        let from = self.offset.get();
+        self.list
+            .rows(from, from + self.page.get().max(1) + 1)
             .filter_map(|r| r.item.due_at.or(r.item.next_attempt_at))
             .filter_map(|d| crate::tui::views::label_change(d, now_ms))
             .min()
@@ -1895,10 +1806,5 @@ mod tests {
         assert_eq!(scroll_offset(5, 2, 10, 30), 2);
         // A list that shrank does not leave blank rows at the bottom.
         assert_eq!(scroll_offset(25, 8, 10, 12), 2);
-    }
-
-    #[test]
-    fn one_line_collapses_whitespace() {
-        assert_eq!(one_line("a\n\n b\tc  "), "a b c");
     }
 }

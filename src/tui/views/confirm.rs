@@ -36,11 +36,7 @@ impl Confirm {
     /// Asks before deleting a conversation, saying how many of its messages
     /// would be canceled (its tasks stay and fire into a new conversation).
     pub fn delete_conversation(model: &crate::tui::model::Model, id: i64, title: &str) -> Self {
-        let pending = model
-            .summaries
-            .iter()
-            .filter(|i| i.conversation_id == Some(id) && i.kind != crate::store::Kind::Task)
-            .count();
+        let pending = model.open_messages_of(id);
         let extra = if pending > 0 {
             format!(" Its {pending} pending message(s) will be canceled.")
         } else {
