@@ -1,5 +1,5 @@
 //! Streamed text reaches the front ends in batches: at most one `Delta` per
-//! 40 ms however fast the tokens come, nothing lost, nothing out of order,
+//! 30 ms however fast the tokens come, nothing lost, nothing out of order,
 //! and a stop is still seen at once. Time is tokio's paused clock.
 
 mod common;
@@ -102,7 +102,7 @@ async fn deltas_until_done(
 }
 
 #[tokio::test(start_paused = true)]
-async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_40_ms_apart() {
+async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_30_ms_apart() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = 200;
     let e = engine(
@@ -123,15 +123,15 @@ async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_40_ms_apart() {
 
     let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(joined, expected(tokens), "every token, once, in order");
-    // 2 s of tokens: about 50 deltas (one per 40 ms), not 200.
+    // 2 s of tokens: about 67 deltas (one per 30 ms), not 200.
     assert!(
-        (20..=60).contains(&deltas.len()),
+        (20..=80).contains(&deltas.len()),
         "{} deltas for {tokens} tokens",
         deltas.len()
     );
     for pair in deltas.windows(2) {
         let gap = pair[1].0 - pair[0].0;
-        assert!(gap >= Duration::from_millis(40), "deltas {gap:?} apart");
+        assert!(gap >= Duration::from_millis(30), "deltas {gap:?} apart");
     }
     let reply = e
         .store()
@@ -188,7 +188,7 @@ async fn a_stop_while_text_waits_for_its_turn_ends_the_reply_at_once() {
         .unwrap();
     e.start();
     e.send_text(conv, "go").unwrap();
-    // The first delta; the next one is at least 40 ms away.
+    // The first delta; the next one is at least 30 ms away.
     loop {
         if let Event::Delta { .. } = events.recv().await.unwrap() {
             break;

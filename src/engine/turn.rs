@@ -11,9 +11,13 @@ use crate::llm::{ChatMessage, ChatRequest, Image, LlmError, StreamEvent, ToolCal
 use crate::store::{Kind, Message, MessageStatus, OutboxItem, Role};
 
 /// How often streamed text is handed to the front ends at most: a reader
-/// sees no difference, and a front end then draws a frame per 40 ms rather
+/// sees no difference, and a front end then draws a frame per 30 ms rather
 /// than per token.
-const DELTA_EVERY: Duration = Duration::from_millis(40);
+const DELTA_EVERY: Duration = Duration::from_millis(30);
+/// Stream events read between two hand-overs from which a stream counts as
+/// fast: it is read on instead of being left to wait in the socket, which
+/// would cap it at what one read returns per 30 ms.
+const FAST_BATCH: usize = 16;
 /// Stream events taken in a row without waiting, before the stop and the
 /// deadlines are looked at again.
 const MAX_READY_IN_A_ROW: usize = 256;
@@ -219,19 +223,23 @@ pub(crate) async fn run(
             tracing::warn!("saving the partial reply: {e:#}");
         }
     };
-    // Text is handed to the front ends at most every `DELTA_EVERY`: after a
-    // `Delta` the stream is not read for that long, so what the model sends
-    // meanwhile waits in the socket and is then read, decoded and handed on
-    // in one go (a wake-up of this task and of the UI per 40 ms, not per
-    // token, at a model's pace).
+    // Text is handed to the front ends at most every `DELTA_EVERY`. A slow
+    // stream (a model's pace) is then not read until the next one is due,
+    // so what the model sends meanwhile waits in the socket and is read,
+    // decoded and handed on in one go: a wake-up of this task and of the UI
+    // per 30 ms, not per token. A fast one (a batch of `FAST_BATCH` or more)
+    // is read on, as fast as it comes, and only the hand-over is paced.
     let mut unsent = String::new();
     let mut read_after = Instant::now();
+    let mut delta_at = Instant::now();
+    let mut read_since_delta = 0usize;
     let mut ready_in_a_row = 0usize;
     let end = loop {
         // Text not saved yet is saved when the throttle allows, even if no
         // further chunk ever arrives (a crash then loses at most that much).
         let flush_at = (text.len() != saved).then_some(last_save + persist_every);
-        let paused = Instant::now() < read_after;
+        let now = Instant::now();
+        let paused = now < read_after;
         // What the stream has ready is taken without waiting (a bounded run,
         // so that a stop is still seen); when nothing is, what was read goes out.
         let ready = if paused || ready_in_a_row >= MAX_READY_IN_A_ROW {
@@ -242,9 +250,10 @@ pub(crate) async fn run(
         let ev = match ready {
             Some(ev) => {
                 ready_in_a_row += 1;
+                read_since_delta += 1;
                 ev
             }
-            None if !unsent.is_empty() => {
+            None if !unsent.is_empty() && now >= delta_at => {
                 ready_in_a_row = 0;
                 let text = std::mem::take(&mut unsent);
                 engine.emit(Event::Delta {
@@ -252,14 +261,20 @@ pub(crate) async fn run(
                     message_id: reply_id,
                     text,
                 });
-                read_after = Instant::now() + DELTA_EVERY;
+                delta_at = now + DELTA_EVERY;
+                if read_since_delta < FAST_BATCH {
+                    read_after = delta_at;
+                }
+                read_since_delta = 0;
                 continue;
             }
             None => {
                 ready_in_a_row = 0;
+                let text_due = (!unsent.is_empty()).then_some(delta_at);
                 tokio::select! {
                     ev = stream.next(), if !paused => ev,
                     _ = tokio::time::sleep_until(read_after), if paused => continue,
+                    _ = sleep_until_some(text_due), if text_due.is_some() => continue,
                     _ = sleep_until_some(flush_at), if flush_at.is_some() => {
                         last_save = Instant::now();
                         saved = text.len();

@@ -41,7 +41,7 @@ use crate::store::Store;
 /// The shortest gap between frames after a key (about 60 per second).
 const FRAME: Duration = Duration::from_millis(16);
 /// The shortest gap between frames that only show streamed text. The engine
-/// already hands a stream's text on at most every 40 ms (a frame per 40 ms
+/// already hands a stream's text on at most every 30 ms (a frame per 30 ms
 /// at any pace, so the frame count, not the token count, is what a reply
 /// costs); waiting longer here would only delay it more. This merges the
 /// text of several replies streaming at once into one frame.

@@ -140,7 +140,7 @@ pub fn harness(steps: Vec<Step>) -> Harness {
 
 /// Let the engine run until nothing more happens (paused time auto-advances
 /// only when idle). 50 ms is longer than the engine waits between handing on
-/// streamed text (40 ms), so a reply whose stream has ended is finished.
+/// streamed text (30 ms), so a reply whose stream has ended is finished.
 pub async fn settle() {
     for _ in 0..50 {
         tokio::task::yield_now().await;
