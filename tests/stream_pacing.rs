@@ -55,11 +55,46 @@ impl Provider for Paced {
     }
 }
 
-fn engine(dir: &tempfile::TempDir, provider: Paced) -> Engine {
-    let store = Store::open(&dir.path().join("tock.db")).unwrap();
-    let config =
-        Arc::new(ConfigSource::from_config(Config::default()).with_provider(Arc::new(provider)));
-    Engine::new(store, config, Arc::new(ManualClock::new(T0)), options())
+/// An engine on a fresh database whose provider streams `tokens` texts
+/// `gap` apart, already answering a message sent in a new conversation.
+struct Reply {
+    _dir: tempfile::TempDir,
+    e: Engine,
+    events: tokio::sync::broadcast::Receiver<Event>,
+    conv: i64,
+}
+
+impl Reply {
+    fn start(tokens: usize, gap: Duration) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("tock.db")).unwrap();
+        let provider = Arc::new(Paced { tokens, gap });
+        let config = Arc::new(ConfigSource::from_config(Config::default()).with_provider(provider));
+        let e = Engine::new(store, config, Arc::new(ManualClock::new(T0)), options());
+        let events = e.subscribe();
+        let conv = e
+            .store()
+            .create_conversation(Some("c"), "user", T0)
+            .unwrap();
+        e.start();
+        e.send_text(conv, "go").unwrap();
+        Self {
+            _dir: dir,
+            e,
+            events,
+            conv,
+        }
+    }
+
+    /// Whether the reply is stored as no longer streaming.
+    fn ended(&self) -> bool {
+        self.e
+            .store()
+            .messages(self.conv)
+            .unwrap()
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.status != MessageStatus::Streaming)
+    }
 }
 
 fn expected(tokens: usize) -> String {
@@ -68,32 +103,22 @@ fn expected(tokens: usize) -> String {
 
 /// Deltas of `reply`'s conversation received until the reply is no longer
 /// streaming, with the (paused) time each arrived.
-async fn deltas_until_done(
-    e: &Engine,
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-    conv: i64,
-) -> Vec<(Instant, String)> {
+async fn deltas_until_done(r: &mut Reply) -> Vec<(Instant, String)> {
     let mut got = Vec::new();
     for _ in 0..100_000 {
-        match tokio::time::timeout(Duration::from_secs(5), events.recv()).await {
+        match tokio::time::timeout(Duration::from_secs(5), r.events.recv()).await {
             Ok(Ok(Event::Delta { text, .. })) => got.push((Instant::now(), text)),
             Ok(Ok(_)) => {}
             Ok(Err(e)) => panic!("events: {e}"),
             Err(_) => break,
         }
-        let done = e
-            .store()
-            .messages(conv)
-            .unwrap()
-            .iter()
-            .any(|m| m.role == Role::Assistant && m.status != MessageStatus::Streaming);
-        if done {
+        if r.ended() {
             break;
         }
     }
     // What is emitted right after the reply was stored is taken too.
     settle().await;
-    while let Ok(ev) = events.try_recv() {
+    while let Ok(ev) = r.events.try_recv() {
         if let Event::Delta { text, .. } = ev {
             got.push((Instant::now(), text));
         }
@@ -103,23 +128,9 @@ async fn deltas_until_done(
 
 #[tokio::test(start_paused = true)]
 async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_30_ms_apart() {
-    let dir = tempfile::tempdir().unwrap();
     let tokens = 200;
-    let e = engine(
-        &dir,
-        Paced {
-            tokens,
-            gap: Duration::from_millis(10),
-        },
-    );
-    let mut events = e.subscribe();
-    let conv = e
-        .store()
-        .create_conversation(Some("c"), "user", T0)
-        .unwrap();
-    e.start();
-    e.send_text(conv, "go").unwrap();
-    let deltas = deltas_until_done(&e, &mut events, conv).await;
+    let mut r = Reply::start(tokens, Duration::from_millis(10));
+    let deltas = deltas_until_done(&mut r).await;
 
     let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(joined, expected(tokens), "every token, once, in order");
@@ -133,13 +144,13 @@ async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_30_ms_apart() {
         let gap = pair[1].0 - pair[0].0;
         assert!(gap >= Duration::from_millis(30), "deltas {gap:?} apart");
     }
-    let reply = e
-        .store()
-        .messages(conv)
-        .unwrap()
-        .into_iter()
-        .find(|m| m.role == Role::Assistant)
-        .unwrap();
+    let reply =
+        r.e.store()
+            .messages(r.conv)
+            .unwrap()
+            .into_iter()
+            .find(|m| m.role == Role::Assistant)
+            .unwrap();
     assert_eq!(
         (reply.status, reply.content),
         (MessageStatus::Complete, expected(tokens))
@@ -148,23 +159,9 @@ async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_30_ms_apart() {
 
 #[tokio::test(start_paused = true)]
 async fn tokens_slower_than_the_pace_each_go_out_at_once() {
-    let dir = tempfile::tempdir().unwrap();
     let tokens = 20;
-    let e = engine(
-        &dir,
-        Paced {
-            tokens,
-            gap: Duration::from_millis(100),
-        },
-    );
-    let mut events = e.subscribe();
-    let conv = e
-        .store()
-        .create_conversation(Some("c"), "user", T0)
-        .unwrap();
-    e.start();
-    e.send_text(conv, "go").unwrap();
-    let deltas = deltas_until_done(&e, &mut events, conv).await;
+    let mut r = Reply::start(tokens, Duration::from_millis(100));
+    let deltas = deltas_until_done(&mut r).await;
     // At 10 tokens/s nothing waits for company: one delta per token.
     let texts: Vec<&str> = deltas.iter().map(|(_, t)| t.as_str()).collect();
     let each: Vec<String> = (0..tokens).map(|i| format!("t{i} ")).collect();
@@ -173,42 +170,22 @@ async fn tokens_slower_than_the_pace_each_go_out_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stop_while_text_waits_for_its_turn_ends_the_reply_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = engine(
-        &dir,
-        Paced {
-            tokens: 100_000,
-            gap: Duration::from_millis(5),
-        },
-    );
-    let mut events = e.subscribe();
-    let conv = e
-        .store()
-        .create_conversation(Some("c"), "user", T0)
-        .unwrap();
-    e.start();
-    e.send_text(conv, "go").unwrap();
+    let mut r = Reply::start(100_000, Duration::from_millis(5));
     // The first delta; the next one is at least 30 ms away.
     loop {
-        if let Event::Delta { .. } = events.recv().await.unwrap() {
+        if let Event::Delta { .. } = r.events.recv().await.unwrap() {
             break;
         }
     }
     tokio::time::sleep(Duration::from_millis(10)).await;
     let asked = Instant::now();
-    assert!(e.stop(conv), "a reply was streaming");
+    assert!(r.e.stop(r.conv), "a reply was streaming");
     loop {
         for _ in 0..50 {
             tokio::task::yield_now().await;
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
-        let stopped = e
-            .store()
-            .messages(conv)
-            .unwrap()
-            .iter()
-            .any(|m| m.role == Role::Assistant && m.status != MessageStatus::Streaming);
-        if stopped {
+        if r.ended() {
             break;
         }
         assert!(

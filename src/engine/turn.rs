@@ -229,6 +229,13 @@ pub(crate) async fn run(
     // decoded and handed on in one go: a wake-up of this task and of the UI
     // per 30 ms, not per token. A fast one (a batch of `FAST_BATCH` or more)
     // is read on, as fast as it comes, and only the hand-over is paced.
+    let hand_on = |text: String| {
+        engine.emit(Event::Delta {
+            conversation_id: conv_id,
+            message_id: reply_id,
+            text,
+        })
+    };
     let mut unsent = String::new();
     let mut read_after = Instant::now();
     let mut delta_at = Instant::now();
@@ -255,12 +262,7 @@ pub(crate) async fn run(
             }
             None if !unsent.is_empty() && now >= delta_at => {
                 ready_in_a_row = 0;
-                let text = std::mem::take(&mut unsent);
-                engine.emit(Event::Delta {
-                    conversation_id: conv_id,
-                    message_id: reply_id,
-                    text,
-                });
+                hand_on(std::mem::take(&mut unsent));
                 delta_at = now + DELTA_EVERY;
                 if read_since_delta < FAST_BATCH {
                     read_after = delta_at;
@@ -326,11 +328,7 @@ pub(crate) async fn run(
     };
     // What was read and not handed on yet.
     if !unsent.is_empty() {
-        engine.emit(Event::Delta {
-            conversation_id: conv_id,
-            message_id: reply_id,
-            text: unsent,
-        });
+        hand_on(unsent);
     }
     drop(stream);
     // Stored whatever the end: a cut or stopped reply was paid for too.

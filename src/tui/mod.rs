@@ -38,14 +38,11 @@ use crate::config::ConfigSource;
 use crate::engine::{Engine, Event, Options, SystemClock};
 use crate::store::Store;
 
-/// The shortest gap between frames after a key (about 60 per second).
+/// The shortest gap between frames (about 60 per second). Streamed text
+/// needs no longer one: the engine hands a stream's text on at most every
+/// 30 ms, so a reply costs a frame per 30 ms at any pace, and waiting
+/// longer here would only put its text on screen later.
 const FRAME: Duration = Duration::from_millis(16);
-/// The shortest gap between frames that only show streamed text. The engine
-/// already hands a stream's text on at most every 30 ms (a frame per 30 ms
-/// at any pace, so the frame count, not the token count, is what a reply
-/// costs); waiting longer here would only delay it more. This merges the
-/// text of several replies streaming at once into one frame.
-const STREAM_FRAME: Duration = Duration::from_millis(16);
 
 /// Run the TUI until the user quits or a signal arrives.
 pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
@@ -88,7 +85,8 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         }
         let mut term = terminal::enter(app.mouse)?;
         // The first frame goes out before the engine (lease, recovery, the
-        // database watcher) starts competing with it for the CPU: about 4 ms sooner on an empty database (bench/run.sh).
+        // database watcher) starts competing with it for the CPU: about 4 ms
+        // sooner on an empty database (bench/run.sh).
         let mut layout = app::FrameLayout::default();
         let result = match term.draw(|f| layout = view::draw(f, &app)) {
             Ok(_) => {
@@ -133,11 +131,10 @@ async fn event_loop(
     let mut dirty = true;
     // Something other than streamed text changed (a key, a tick, a resize).
     let mut urgent = true;
-    let mut last_draw = Instant::now() - STREAM_FRAME;
+    let mut last_draw = Instant::now() - FRAME;
     let mut last_title: Option<String> = None;
     loop {
-        let gap = if urgent { FRAME } else { STREAM_FRAME };
-        if dirty && last_draw.elapsed() >= gap {
+        if dirty && last_draw.elapsed() >= FRAME {
             flush_output(app, &mut last_title);
             let mut layout = app::FrameLayout::default();
             term.draw(|f| layout = view::draw(f, app))?;
@@ -146,15 +143,15 @@ async fn event_loop(
             dirty = false;
             urgent = false;
         }
-        let frame_at = last_draw + if urgent { FRAME } else { STREAM_FRAME };
+        let frame_at = last_draw + FRAME;
         let tick = app.next_tick_at().map(|at| {
             let ms = (at - app.model.now_ms()).max(1) as u64;
             Instant::now() + Duration::from_millis(ms)
         });
         // While only streamed text is waiting to be drawn, engine events are
         // left in the channel until the frame is due and then taken all at
-        // once: the loop wakes ~30 times a second, not once per token.
-        // Keys still wake it at once.
+        // once (the text of several replies streaming at once makes one
+        // frame). Keys still wake it at once.
         let hold_events = dirty && !urgent && Instant::now() < frame_at;
         tokio::select! {
             ev = input.recv() => match ev {
