@@ -9,6 +9,7 @@ pub mod chat;
 pub mod commands;
 pub mod composer;
 pub mod export;
+pub mod frames;
 pub mod highlight;
 mod intents;
 pub mod keymap;
@@ -133,11 +134,11 @@ async fn event_loop(
     let mut urgent = true;
     let mut last_draw = Instant::now() - FRAME;
     let mut last_title: Option<String> = None;
+    let mut frames = frames::Frames::new();
     loop {
         if dirty && last_draw.elapsed() >= FRAME {
             flush_output(app, &mut last_title);
-            let mut layout = app::FrameLayout::default();
-            term.draw(|f| layout = view::draw(f, app))?;
+            let layout = frames.draw(term, app, !urgent)?;
             app.take_layout(layout);
             last_draw = Instant::now();
             dirty = false;
@@ -158,6 +159,7 @@ async fn event_loop(
                 Some(Ok(ev)) => {
                     if let ratatui::crossterm::event::Event::Resize(width, height) = ev {
                         terminal::resize(term, width, height)?;
+                        frames.forget();
                     }
                     app.on_terminal(ev);
                     dirty = true;
@@ -219,12 +221,14 @@ async fn event_loop(
                 Ok(None) => app.error("set $VISUAL or $EDITOR to edit the draft in your editor"),
                 Err(e) => app.error(format!("{e:#}")),
             }
+            frames.forget();
             dirty = true;
             urgent = true;
         }
         if app.suspend {
             app.suspend = false;
             terminal::suspend(term)?;
+            frames.forget();
             dirty = true;
             urgent = true;
         }

@@ -4,10 +4,11 @@
 
 use crate::tui::theme::palette;
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::app::{App, Focus, FrameLayout};
 use super::chat::{self, Tail};
@@ -76,7 +77,7 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         ..chat_area
     };
     layout.chat = text_area;
-    layout.scroll_used = draw_chat(f, app, text_area);
+    layout.scroll_used = draw_chat(f.buffer_mut(), app, text_area);
     layout.strip_rows = strip_items
         .into_iter()
         .map(|(line, id)| (strip_area.y + line as u16, id))
@@ -93,7 +94,10 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
     layout
 }
 
-fn draw_chat(f: &mut Frame, app: &App, area: Rect) -> usize {
+/// The conversation, into `buf` over `area`; also all a frame that only
+/// shows streamed text redraws (`frames`). Returns the scroll offset it
+/// could honour.
+pub fn draw_chat(buf: &mut Buffer, app: &App, area: Rect) -> usize {
     let model = &app.model;
     let mut tail: Tail = Vec::new();
     // Items being sent show as the user's bubble at the end of the history.
@@ -120,7 +124,7 @@ fn draw_chat(f: &mut Frame, app: &App, area: Rect) -> usize {
             tail.push(Line::default());
         }
     }
-    let used = chat::draw(&model.entries, &tail, app.scroll, area, f.buffer_mut());
+    let used = chat::draw(&model.entries, &tail, app.scroll, area, buf);
     if model.entries.is_empty() && tail.is_empty() {
         let hint = vec![
             Line::styled(
@@ -143,7 +147,9 @@ fn draw_chat(f: &mut Frame, app: &App, area: Rect) -> usize {
             height: area.height.saturating_sub(area.height / 3),
             ..area
         };
-        f.render_widget(Paragraph::new(hint).wrap(Wrap { trim: true }), r);
+        Paragraph::new(hint)
+            .wrap(Wrap { trim: true })
+            .render(r, buf);
     }
     // Scrolled up: say so, and how to get back.
     if let Some(n) = app.scroll.from_bottom
@@ -161,15 +167,13 @@ fn draw_chat(f: &mut Frame, app: &App, area: Rect) -> usize {
             width: w.min(area.width),
             height: 1,
         };
-        f.render_widget(
-            Paragraph::new(Span::styled(
-                label,
-                Style::new()
-                    .fg(palette().on(palette().highlight))
-                    .bg(palette().highlight),
-            )),
-            r,
-        );
+        Paragraph::new(Span::styled(
+            label,
+            Style::new()
+                .fg(palette().on(palette().highlight))
+                .bg(palette().highlight),
+        ))
+        .render(r, buf);
     }
     used
 }
