@@ -11,7 +11,7 @@ use crate::engine::{ConversationGate, ItemState};
 use crate::store::{Kind, OutboxItem};
 use crate::tui::text::elide;
 use crate::tui::theme::palette;
-use crate::when;
+use crate::tui::views;
 
 /// Width of the selection marker column on the left.
 pub(super) const GUTTER: u16 = 2;
@@ -197,7 +197,7 @@ pub(super) struct Cells {
 pub(super) fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
     let it = &row.item;
     let (due, rel) = match it.due_at {
-        Some(d) => (absolute(utc(d), now), when::relative(d, now_ms)),
+        Some(d) => (absolute(utc(d), now), views::countdown(d, now_ms)),
         // A series with no next occurrence has ended; an approval has no time.
         None if row.series.is_some() || row.approval.is_some() => ("—".to_string(), String::new()),
         None => ("asap".to_string(), String::new()),

@@ -14,6 +14,7 @@ use super::cells::utc;
 use crate::tui::text::elide;
 use crate::tui::theme::palette;
 use crate::tui::time_picker::{POPUP_SEP, TimeInput, centered, footer_line};
+use crate::tui::views;
 use crate::when;
 
 impl ScheduledPane {
@@ -92,7 +93,7 @@ impl ScheduledPane {
             );
             let current = match row.item.due_at {
                 Some(d) if d > now.timestamp_millis() => {
-                    format!("now due {}", when::preview(utc(d), now))
+                    format!("now due {}", views::preview(d, now))
                 }
                 Some(d) => format!("was due {}", when::preview(utc(d), now)),
                 None => "now: as soon as possible".to_string(),

@@ -19,6 +19,7 @@ use crate::tui::keymap::{Action, Keymap, Scope};
 use crate::tui::text::elide;
 use crate::tui::theme::palette;
 use crate::tui::time_picker::footer_line;
+use crate::tui::views;
 use crate::when;
 
 impl ScheduledPane {
@@ -281,7 +282,7 @@ impl ScheduledPane {
             let next = v
                 .upcoming
                 .first()
-                .map(|t| format!(" · next {}", when::preview(utc(*t), now)))
+                .map(|t| format!(" · next {}", views::preview(*t, now)))
                 .unwrap_or_default();
             format!(
                 "{}{next} · {} sent, {} skipped · p pause · n skip · r rule",
@@ -293,7 +294,7 @@ impl ScheduledPane {
             State::Scheduled => format!(
                 "scheduled: sends {}",
                 it.due_at
-                    .map(|d| when::preview(utc(d), now))
+                    .map(|d| views::preview(d, now))
                     .unwrap_or_default()
             ),
             State::Active | State::SeriesPaused | State::Ended => String::new(),
@@ -305,7 +306,7 @@ impl ScheduledPane {
                 "attempt {} failed: {err} · next try {}",
                 it.attempts,
                 it.next_attempt_at
-                    .map(|t| when::relative(t, now_ms))
+                    .map(|t| views::countdown(t, now_ms))
                     .unwrap_or_default()
             ),
             State::Sending => format!("sending now (attempt {})", it.attempts.max(1)),
