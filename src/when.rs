@@ -262,6 +262,22 @@ pub fn relative(due_ms: i64, now_ms: i64) -> String {
     }
 }
 
+/// A countdown to `due_ms` as of `at_ms`: `in 45s`, `in 14h 11m`, `now`
+/// with under a second to go. Unlike [`relative`] it truncates to the
+/// second, so drawn at a whole-second tick it shows the whole seconds left
+/// then, and reaches `now` before `due_ms`, never after. Instants that have
+/// come read as in [`relative`].
+pub fn countdown(due_ms: i64, at_ms: i64) -> String {
+    if due_ms <= at_ms {
+        return relative(due_ms, at_ms);
+    }
+    let secs = (i128::from(due_ms) - i128::from(at_ms)).unsigned_abs() / 1000;
+    if secs == 0 {
+        return "now".to_string();
+    }
+    format!("in {}", compact_span(secs))
+}
+
 /// Refuse instants more than `max` ahead of `now_utc` (used for
 /// model-scheduled tasks, with a one-year limit). Exactly `max` is allowed.
 pub fn check_not_too_far(
@@ -2091,6 +2107,30 @@ mod tests {
         // extremes do not overflow
         assert!(relative(i64::MAX, i64::MIN).starts_with("in "));
         assert!(relative(i64::MIN, i64::MAX).ends_with(" ago"));
+    }
+
+    #[test]
+    fn countdown_strings() {
+        let t = 1_800_000_000_000;
+        let cases = [
+            (1, "now"),
+            (999, "now"),
+            (1_000, "in 1s"),
+            (1_999, "in 1s"),
+            (90_000, "in 1m 30s"),
+            (90_999, "in 1m 30s"),
+            (3_600_000, "in 1h"),
+            (3_599_999, "in 59m 59s"),
+            (14 * 3_600_000 + 11 * 60_000 + 59_999, "in 14h 11m"),
+        ];
+        for (left, want) in cases {
+            assert_eq!(countdown(t + left, t), want, "{left}");
+        }
+        // Once due it reads as `relative` does.
+        assert_eq!(countdown(t, t), "now");
+        assert_eq!(countdown(t - 120_000, t), "2m ago");
+        assert!(countdown(i64::MAX, i64::MIN).starts_with("in "));
+        assert!(countdown(i64::MIN, i64::MAX).ends_with(" ago"));
     }
 
     #[test]

@@ -2742,24 +2742,71 @@ async fn the_exit_line_says_what_is_still_pending() {
     );
 }
 
+/// Advance the clock to `at` and tick there, as the app's loop does.
+async fn tick_at(ui: &mut Ui, at: i64) {
+    let now = ui.h.engine.now_ms();
+    assert!(at > now, "a tick at {at} asked for at {now}");
+    tokio::time::advance(std::time::Duration::from_millis((at - now) as u64)).await;
+    ui.app.on_tick();
+}
+
 #[tokio::test(start_paused = true)]
-async fn countdowns_tick_when_their_label_changes_and_never_show_a_past_time() {
+async fn countdowns_tick_on_whole_seconds_and_never_show_a_past_time() {
     let mut ui = Ui::new(vec![]);
     assert_eq!(ui.app.next_tick_at(), None, "idle: no timer at all");
     ui.say("/later 3h far away");
+    // Only the countdowns' ticks: the status line's expiry is not one.
+    ui.app.status = None;
     let now = ui.h.engine.now_ms();
-    // "in 3h" changes at a whole minute of the distance, not every second.
-    let t = ui.app.next_tick_at().unwrap() - now;
-    assert!(t > 1_000 && t <= 60_000, "{t}");
+    // "in 3h" becomes "in 2h 59m" at the next whole second…
+    let at = ui.app.next_tick_at().unwrap();
+    assert!(at - now <= 1_000 && at % 1_000 == 0, "{now} {at}");
+    tick_at(&mut ui, at).await;
+    assert!(ui.screen(100, 24).contains("in 2h 59m"));
+    // … and then changes once a minute, on a whole second.
+    let at = ui.app.next_tick_at().unwrap();
+    assert_eq!(at - ui.h.engine.now_ms(), 60_000);
+    // Created between two whole seconds, it shows seconds below an hour and
+    // ticks with the others, on the next whole second.
+    tokio::time::advance(std::time::Duration::from_millis(437)).await;
     ui.say("/later 90s soon");
-    let t = ui.app.next_tick_at().unwrap() - now;
-    assert!(t <= 1_000, "seconds are shown below an hour: {t}");
+    ui.app.status = None;
+    let now = ui.h.engine.now_ms();
+    let at = ui.app.next_tick_at().unwrap();
+    assert!(at - now <= 1_000 && at % 1_000 == 0, "{now} {at}");
     assert!(ui.screen(100, 24).contains("in 1m 30s"));
+    // Walked tick by tick, it counts down to "now" up to a second early, and
+    // the due instant (between two whole seconds) is a tick of its own.
+    let due = ui
+        .rows()
+        .iter()
+        .find(|i| i.text == "soon")
+        .and_then(|i| i.due_at)
+        .unwrap();
+    assert_ne!(due % 1_000, 0);
+    loop {
+        let at = ui.app.next_tick_at().unwrap();
+        assert!(at <= due || at % 1_000 == 0, "{at}");
+        tick_at(&mut ui, at).await;
+        if at >= due {
+            assert_eq!(at, due, "a tick at the due instant");
+            break;
+        }
+        let s = ui.screen(100, 24);
+        let soon = s.lines().filter(|l| l.contains("soon"));
+        assert!(soon.clone().count() > 0, "{s}");
+        assert!(
+            soon.clone()
+                .all(|l| !l.contains("in 0s") && !l.contains("ago")),
+            "{s}"
+        );
+    }
     // One clock: after the time has passed nothing still says "in …s".
-    tokio::time::advance(std::time::Duration::from_secs(91)).await;
-    ui.app.on_tick();
     let s = ui.screen(100, 24);
-    assert!(!s.contains("in 1m") && !s.contains("in 0s"), "{s}");
+    assert!(
+        !s.contains("in 1m") && !s.contains("in 1s") && !s.contains("in 0s"),
+        "{s}"
+    );
     assert!(
         s.contains("⏳ queued · soon"),
         "due now, it is simply queued:\n{s}"
@@ -2767,6 +2814,49 @@ async fn countdowns_tick_when_their_label_changes_and_never_show_a_past_time() {
     // F2 ticks too while open.
     ui.press(KeyCode::F(2));
     assert!(ui.app.next_tick_at().is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn twenty_countdowns_at_different_offsets_tick_together_once_a_second() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    let start = ui.h.engine.now_ms();
+    // 20 items due in 10–50 s, each at its own millisecond offset: had each
+    // label its own tick, they would redraw the screen 20 times a second.
+    for i in 0..20 {
+        let mut it = NewItem::new(conv, Kind::Message, format!("countdown {i}"));
+        it.due_at = Some(start + 10_000 + 2_000 * i + (137 * i + 11) % 1_000);
+        ui.store().enqueue(&it, start).unwrap();
+    }
+    // And one whose due instant comes in the walk, between two whole seconds.
+    let due = start + 4_321;
+    let mut it = NewItem::new(conv, Kind::Message, "due during the walk");
+    it.due_at = Some(due);
+    ui.store().enqueue(&it, start).unwrap();
+    ui.app.on_engine(Event::Outbox);
+    // The strip counts them down, and F2 too.
+    ui.press(KeyCode::F(2));
+    ui.render(100, 40);
+    assert!(ui.screen(100, 40).contains("countdown 19"));
+    ui.app.status = None;
+    // Walk 10 s of the clock from tick to tick, drawing each time.
+    let mut ticks = std::collections::BTreeSet::new();
+    loop {
+        let at = ui.app.next_tick_at().unwrap();
+        if at > start + 10_000 {
+            break;
+        }
+        ticks.insert(at);
+        tick_at(&mut ui, at).await;
+        ui.render(100, 40);
+    }
+    assert!(ticks.len() <= 12, "{} ticks in 10 s", ticks.len());
+    let (whole, other): (Vec<i64>, Vec<i64>) = ticks.into_iter().partition(|t| t % 1_000 == 0);
+    assert!(
+        (10..=11).contains(&whole.len()),
+        "one tick a second: {whole:?}"
+    );
+    assert_eq!(other, [due], "besides whole seconds, only the due instant");
 }
 
 #[tokio::test(start_paused = true)]

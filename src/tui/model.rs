@@ -513,7 +513,7 @@ impl Model {
                     Status::Sent => format!("fired {}", when::absolute(due_utc, &now_local)),
                     Status::Pending | Status::Sending if due > now => {
                         // The same clock as the strip; the app ticks when this label changes.
-                        format!("fires {}", when::preview(due_utc, &now_local))
+                        format!("fires {}", super::views::preview(due, &now_local))
                     }
                     Status::Pending | Status::Sending => {
                         format!(

@@ -23,3 +23,19 @@ pub fn elide(s: &str, width: usize) -> String {
     out.push('…');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elide_counts_cells_not_bytes() {
+        assert_eq!(elide("hello", 5), "hello");
+        assert_eq!(elide("hello!", 5), "hell…");
+        assert_eq!(elide("hello", 0), "");
+        assert_eq!(elide("hello", 1), "…");
+        // Each of these takes two cells: three fit in 7 with the ellipsis.
+        assert_eq!(elide("日本語テキスト", 7), "日本語…");
+        assert!(elide("日本語テキスト", 6).width() <= 6);
+    }
+}

@@ -77,7 +77,7 @@ impl ApprovalCard {
                 } else if let Some(due) = s["due_at"].as_i64() {
                     let d = chrono::DateTime::from_timestamp_millis(due).unwrap_or_default();
                     let text = if due > cx.now_ms {
-                        format!("fires {}", when::preview(d, &cx.now))
+                        format!("fires {}", super::preview(due, &cx.now))
                     } else {
                         format!(
                             "was due {} — fires as soon as approved",

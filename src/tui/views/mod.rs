@@ -15,7 +15,7 @@ pub mod sidebar;
 pub mod strip;
 pub mod tools;
 
-use chrono::{DateTime, FixedOffset};
+use chrono::{DateTime, FixedOffset, TimeZone};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
@@ -23,6 +23,7 @@ use ratatui::layout::Rect;
 use super::keymap::Keymap;
 use super::model::Model;
 use crate::engine::ItemAction;
+use crate::when;
 
 /// What a view did with a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,21 +158,153 @@ pub enum ViewKind {
     Tools,
 }
 
-/// When a relative time label ("in 59m 12s", "in 3h 5m") for `due` next
-/// changes. Labels show seconds below an hour, minutes above: so a label
-/// next changes at the next whole second, or whole minute, of the distance.
+const SECOND: i64 = 1_000;
+const MINUTE: i64 = 60 * SECOND;
+const HOUR: i64 = 60 * MINUTE;
+const DAY: i64 = 24 * HOUR;
+
+/// `t` rounded down to a whole second of the wall clock.
+fn whole_second(t: i64) -> i64 {
+    t.saturating_sub(t.rem_euclid(SECOND))
+}
+
+/// The instant a countdown to `due` is computed for when drawn at `now`:
+/// the last whole second of the wall clock. So every countdown on screen
+/// steps at the same instants, and one redraw a second serves them all,
+/// whatever their due times. A label so reads "now" up to a second before
+/// `due`; once `due` has come, the instant is `now` itself, so a label never
+/// reads "in 1s" after its time.
+pub fn label_at(due: i64, now: i64) -> i64 {
+    if due <= now { now } else { whole_second(now) }
+}
+
+/// When the countdown to `due` next changes, seen at `now` (see
+/// [`label_at`]): the next whole second while it shows seconds (below an
+/// hour); above, the whole second at which its minutes (below a day) or its
+/// hours next drop; or `due` itself if sooner, since its item changes state
+/// then and its label must not still show time to come.
 pub fn label_change(due: i64, now: i64) -> Option<i64> {
-    let left = due - now;
-    if left <= 0 {
+    if due <= now {
         return None;
     }
-    let step = if left <= 3_600_000 {
-        1_000
-    } else if left <= 86_400_000 {
-        60_000
+    let left = due.saturating_sub(whole_second(now));
+    let unit = if left < HOUR {
+        SECOND
+    } else if left < DAY {
+        MINUTE
     } else {
-        3_600_000
+        HOUR
     };
-    let r = left.rem_euclid(step);
-    Some(now + if r == 0 { step } else { r })
+    // The label shows `left` in whole units; it drops at the first whole
+    // second less than `units` whole units before `due`.
+    let units = left.div_euclid(unit);
+    let drop = whole_second(due.saturating_sub(units.saturating_mul(unit))).saturating_add(SECOND);
+    Some(drop.min(due))
+}
+
+/// The countdown to `due` drawn at `now`: `in 59m 12s`, `in 3h 5m`, `now`,
+/// or once due `2m ago`; it steps with every other one (see [`label_at`]).
+pub fn countdown(due: i64, now: i64) -> String {
+    when::countdown(due, label_at(due, now))
+}
+
+/// `Mon 30 Nov 09:00, in 14h 11m`: [`when::preview`], its countdown as
+/// [`countdown`] draws it.
+pub fn preview<Tz: TimeZone>(due: i64, now: &DateTime<Tz>) -> String {
+    let at = DateTime::from_timestamp_millis(due).unwrap_or_default();
+    format!(
+        "{}, {}",
+        when::absolute(at, now),
+        countdown(due, now.timestamp_millis())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A whole second (and minute) of the wall clock.
+    const T: i64 = 1_796_000_040_000;
+
+    #[test]
+    fn countdowns_due_at_different_offsets_change_at_the_same_whole_second() {
+        for now in [T, T + 1, T + 499, T + 999] {
+            let next: std::collections::BTreeSet<i64> = (0..20)
+                .map(|i| T + 10_000 + 2_000 * i + 37 * i + 1)
+                .filter_map(|due| label_change(due, now))
+                .collect();
+            assert_eq!(next.into_iter().collect::<Vec<_>>(), [T + 1_000], "{now}");
+        }
+    }
+
+    #[test]
+    fn the_due_instant_is_a_change_when_it_comes_before_the_next_second() {
+        assert_eq!(label_change(T + 1_400, T + 1_100), Some(T + 1_400));
+        assert_eq!(label_change(T + 2_000, T + 1_100), Some(T + 2_000));
+        assert_eq!(label_change(T + 1_400, T + 1_400), None);
+        // Before it the label reads at most "now", after it never "in …".
+        assert_eq!(countdown(T + 1_400, T + 1_399), "now");
+        assert_eq!(countdown(T + 1_400, T + 1_400), "now");
+        assert_eq!(countdown(T + 1_400, T + 1_800), "now");
+        assert_eq!(countdown(T + 1_400, T + 2_400), "1s ago");
+    }
+
+    #[test]
+    fn a_label_is_the_same_from_one_change_to_the_next() {
+        // Due times at odd offsets, seconds to days away: walk every change,
+        // and check the label in between, and that each change changes it.
+        for due in [T + 5_432, T + HOUR + 61_234, T + DAY + 3_599_999] {
+            let mut now = T + 7;
+            let mut changes = 0;
+            while let Some(next) = label_change(due, now) {
+                assert!(next > now, "{due} {now}");
+                let label = countdown(due, now);
+                for t in [now + 1, (now + next) / 2, next - 1] {
+                    if t > now && t < next {
+                        assert_eq!(countdown(due, t), label, "{due} {now} {t}");
+                    }
+                }
+                // The due instant changes the item's state, not always its
+                // label; every other change is at a whole second.
+                if next != due {
+                    assert_eq!(next % SECOND, 0, "{due} {next}");
+                    assert_ne!(countdown(due, next), label, "{due} {next}: nothing changed");
+                }
+                now = next;
+                changes += 1;
+                assert!(changes < 10_000, "{due}");
+            }
+            assert_eq!(now, due, "the last change is the due instant");
+        }
+    }
+
+    #[test]
+    fn minutes_and_hours_change_once_per_minute_and_hour() {
+        let due = T + 3 * HOUR + 12_345;
+        assert_eq!(countdown(due, T + 5), "in 3h");
+        assert_eq!(label_change(due, T + 5), Some(T + 13_000));
+        assert_eq!(countdown(due, T + 13_000), "in 2h 59m");
+        assert_eq!(label_change(due, T + 13_000), Some(T + MINUTE + 13_000));
+        let far = T + 3 * DAY + 12_345;
+        assert_eq!(label_change(far, T + 5), Some(T + 13_000));
+        assert_eq!(label_change(far, T + 13_000), Some(T + HOUR + 13_000));
+        // Seconds begin to show an hour before.
+        let near = T + HOUR + 1_500;
+        assert_eq!(countdown(near, T + 5), "in 1h");
+        assert_eq!(label_change(near, T + 5), Some(T + 2_000));
+        assert_eq!(countdown(near, T + 2_000), "in 59m 59s");
+        assert_eq!(label_change(near, T + 2_000), Some(T + 3_000));
+    }
+
+    #[test]
+    fn extremes_do_not_overflow() {
+        for (due, now) in [
+            (i64::MAX, i64::MIN),
+            (i64::MIN, i64::MAX),
+            (i64::MAX, i64::MAX - 1),
+        ] {
+            let _ = label_change(due, now);
+            let _ = countdown(due, now);
+        }
+    }
 }

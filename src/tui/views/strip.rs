@@ -46,7 +46,9 @@ pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
             Style::new().fg(palette().info),
         ),
         ItemState::Retrying { at, reason } => {
-            let secs = ((at - now) + 999) / 1000;
+            // Whole seconds left at the last tick, as every countdown (see
+            // `label_at`): "0s" in the last part-second, never after `at`.
+            let secs = (at - super::label_at(*at, now)) / 1000;
             let why = if compact {
                 String::new()
             } else {
@@ -60,12 +62,12 @@ pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
         ItemState::Scheduled { at } => {
             let due = chrono::DateTime::from_timestamp_millis(*at).unwrap_or_default();
             let text = if compact {
-                format!("⏰ {}", when::relative(*at, now))
+                format!("⏰ {}", super::countdown(*at, now))
             } else {
                 format!(
                     "⏰ {} ({})",
                     when::absolute(due, &now_local),
-                    when::relative(*at, now)
+                    super::countdown(*at, now)
                 )
             };
             (text, Style::new().fg(palette().accent))

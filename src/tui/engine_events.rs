@@ -1,0 +1,112 @@
+//! Engine events into the app: what each event reloads, and notices (the
+//! status line, the notices list, the bell and desktop notifications).
+
+use super::app::App;
+use crate::engine::{Event, NoticeKind, Notification};
+
+impl App {
+    pub fn on_engine(&mut self, ev: Event) {
+        let streamed_or_dispatch = matches!(ev, Event::Delta { .. } | Event::Dispatch(_));
+        match ev {
+            Event::Delta {
+                conversation_id,
+                message_id,
+                text,
+            } => {
+                if Some(conversation_id) == self.model.current {
+                    match self
+                        .model
+                        .entries
+                        .iter_mut()
+                        .rev()
+                        .find(|e| e.msg.id == message_id)
+                    {
+                        Some(e) => e.msg.content.push_str(&text),
+                        None => self.model.reload_messages(),
+                    }
+                }
+                return;
+            }
+            Event::Conversation(id)
+            | Event::TurnFinished {
+                conversation_id: id,
+            } => {
+                if Some(id) == self.model.current {
+                    self.model.reload_messages();
+                    self.model.reload_items();
+                }
+                self.model.reload_convs();
+            }
+            Event::Conversations => {
+                self.model.reload_convs();
+                self.model.reload_summaries();
+            }
+            // The store keeps the counts: a change that names its rows costs
+            // the same cheap read as one that does not.
+            Event::Outbox | Event::OutboxRows(_) => {
+                self.model.reload_items();
+                self.model.reload_summaries();
+                self.update_title();
+            }
+            Event::External => {
+                self.model.reload_all();
+                if self.model.current.is_none() {
+                    self.open_other_or_new();
+                }
+                self.update_title();
+            }
+            Event::Dispatch(s) => self.model.dispatch = s,
+            Event::Tools => {}
+            Event::Notice(n) => self.on_notice(n),
+        }
+        // A token or a dispatch state changes nothing a view shows; the views
+        // (F2 reloads its whole list) are brought up to date on the rest.
+        if !streamed_or_dispatch {
+            self.sync_views();
+        }
+    }
+
+    pub(super) fn on_notice(&mut self, n: Notification) {
+        // A reload is announced by a notice.
+        self.retheme_if_config_changed();
+        let in_view = n.conversation_id.is_some() && n.conversation_id == self.model.current;
+        if n.kind == NoticeKind::ReplyFinished && in_view {
+            return;
+        }
+        if n.kind == NoticeKind::ReplyFinished
+            && let Some(c) = n.conversation_id
+        {
+            self.model.unread.insert(c);
+        }
+        let text = crate::sanitize::sanitize_line(&n.text).into_owned();
+        let stamp = self.model.now().format("%H:%M").to_string();
+        self.notices.push(format!("{stamp} {text}"));
+        if self.notices.len() > 100 {
+            self.notices.remove(0);
+        }
+        let is_err = matches!(n.kind, NoticeKind::Failed | NoticeKind::Expired);
+        // The engine says what happened; here we add which key helps.
+        let hint = match n.kind {
+            NoticeKind::Failed | NoticeKind::Expired => " — F2 to retry",
+            NoticeKind::Approval if !in_view => " — Alt+↑/↓ or F2 to go there",
+            _ => "",
+        };
+        if is_err {
+            self.error(format!("{text}{hint}"));
+        } else {
+            self.info(format!("{text}{hint}"));
+        }
+        if n.kind == NoticeKind::Info {
+            return;
+        }
+        let cfg = self.engine().config().get();
+        let bytes =
+            crate::notify::terminal_bytes(&text, cfg.notify.bell, cfg.notify.desktop, self.in_tmux);
+        if !bytes.is_empty() {
+            self.output.raw.push(bytes);
+        }
+        if let Some(cmd) = &cfg.notify_command {
+            crate::notify::run_command(cmd, &n);
+        }
+    }
+}

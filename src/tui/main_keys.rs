@@ -1,0 +1,326 @@
+//! Keys on the main screen. `on_key` offers a key to the view on top of the
+//! stack, then to the focused pane (strip, sidebar), then to the composer's
+//! bindings and the main ones, and last types it into the composer; what
+//! those bindings do (submit, history, completion, quit, F2, switching
+//! conversations, scrolling, the toggles) is here too.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::app::{App, Focus, QUIT_WINDOW_MS, cx_of};
+use super::chat::Scroll;
+use super::commands;
+use super::keymap::{Action, Scope};
+use super::scheduled::ScheduledPane;
+use super::time_picker::TimePicker;
+use super::views::{self, Intent, Outcome, ViewKind};
+
+impl App {
+    pub fn on_key(&mut self, key: KeyEvent) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        if key.code == KeyCode::Enter && key.modifiers.contains(KeyModifiers::SHIFT) {
+            self.enhanced_keys = true;
+        }
+        let is_interrupt = self.keys.action(Scope::Main, &key) == Some(Action::Interrupt);
+        if !is_interrupt {
+            self.quit_armed = None;
+        }
+        // 1. The view on top of the stack.
+        if let Some(mut top) = self.views.pop() {
+            let mut cx = self.cx();
+            let outcome = top.handle_key(key, &mut cx);
+            let intents = std::mem::take(&mut cx.intents);
+            let modal = top.is_modal();
+            if outcome != Outcome::Done {
+                self.views.push(top);
+            }
+            self.apply(intents);
+            if outcome != Outcome::Ignored || modal {
+                return;
+            }
+        }
+        // 2. The focused pane.
+        let mut cx = cx_of(&self.model, &self.keys, &self.composer);
+        let outcome = match self.focus {
+            Focus::Strip => self.strip.handle_key(key, &mut cx),
+            Focus::Sidebar => self.sidebar.handle_key(key, &mut cx),
+            Focus::Composer => Outcome::Ignored,
+        };
+        let intents = std::mem::take(&mut cx.intents);
+        self.apply(intents);
+        if outcome != Outcome::Ignored {
+            return;
+        }
+        // 3. The composer's bindings, then the main ones.
+        let composer_focused = self.focus == Focus::Composer;
+        let inactive = self.top() == Some(ViewKind::Approval);
+        if composer_focused
+            && !inactive
+            && let Some(a) = self.keys.action(Scope::Composer, &key)
+            && self.composer_action(a, key)
+        {
+            return;
+        }
+        if let Some(a) = self.keys.action(Scope::Main, &key) {
+            self.main_action(a);
+            return;
+        }
+        // 4. Text. Typing while a list has focus goes to the composer, not nowhere.
+        let typing = matches!(key.code, KeyCode::Char(_))
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if composer_focused || typing {
+            if !composer_focused {
+                self.focus = Focus::Composer;
+            }
+            if key.code == KeyCode::Char('?') && self.composer.is_empty() && !inactive {
+                self.views.push(Box::new(views::help::Help::default()));
+                return;
+            }
+            if key.code == KeyCode::End && self.composer.is_empty() {
+                self.scroll = Scroll::default();
+                return;
+            }
+            self.composer.input(key, self.now());
+        }
+    }
+
+    /// A composer binding. False when it does not apply here (the key goes on).
+    pub(super) fn composer_action(&mut self, a: Action, key: KeyEvent) -> bool {
+        let now = self.now();
+        match a {
+            Action::Submit => self.submit(),
+            Action::Newline => self.composer.newline(now),
+            Action::TimePicker => {
+                if self.composer.text().trim().is_empty() {
+                    self.error("type the message first, then Ctrl+T to choose when it is sent");
+                } else {
+                    self.views.push(Box::new(TimePicker::new()));
+                }
+            }
+            Action::EditLast => {
+                // ↑: on an empty composer, edit the last message; pressed
+                // again (or while recalling), earlier messages; else the cursor.
+                let n = self.composer.history.len();
+                if self.composer.is_blank() {
+                    self.edit_last();
+                } else if self.composer.edit.is_some() && self.composer.cursor_on_first_row() {
+                    self.composer.abandon_edit(now);
+                    self.composer.history_pos = Some(n.saturating_sub(1));
+                    self.composer.recall(true, now);
+                } else if self.composer.history_pos.is_some() && self.composer.cursor_on_first_row()
+                {
+                    self.composer.recall(true, now);
+                } else {
+                    return self.cursor_key(key);
+                }
+            }
+            Action::HistoryPrev => {
+                if !self.composer.recall(true, now) {
+                    self.info("no earlier message in this conversation");
+                }
+            }
+            Action::HistoryNext => {
+                if self.composer.history_pos.is_some() {
+                    self.composer.recall(false, now);
+                } else if key.code == KeyCode::Down {
+                    return self.cursor_key(key);
+                }
+            }
+            Action::Complete => {
+                let line = self.composer.text();
+                if let Some(done) = (!line.starts_with('/'))
+                    .then(|| commands::complete_mention(&line))
+                    .flatten()
+                {
+                    self.composer.set_text(&done, now);
+                    return true;
+                }
+                if !line.starts_with('/') || line.contains('\n') {
+                    return false;
+                }
+                // The config's names and the ids the provider's server lists
+                // (cached; fetched in the background the first time).
+                let current = self.model.current_conv().and_then(|c| c.model.clone());
+                let models = self.engine().model_candidates(current.as_deref());
+                let roles: Vec<String> =
+                    self.engine().config().get().roles.keys().cloned().collect();
+                let c = commands::Candidates {
+                    models: &models,
+                    roles: &roles,
+                };
+                match commands::complete(&line, &c) {
+                    Some(done) => self.composer.set_text(&done, now),
+                    None => self.info("nothing (more) to complete"),
+                }
+            }
+            Action::KillToStart => self.composer.input(key, now),
+            Action::ExternalEditor => self.editor_request = true,
+            _ => return false,
+        }
+        true
+    }
+
+    pub(super) fn cursor_key(&mut self, key: KeyEvent) -> bool {
+        self.composer.input(key, self.now());
+        true
+    }
+
+    pub(super) fn main_action(&mut self, a: Action) {
+        let conv = self.model.current;
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Interrupt => self.interrupt(),
+            Action::Suspend => self.suspend = true,
+            Action::Help => self.views.push(Box::new(views::help::Help::default())),
+            Action::Notices => self.views.push(Box::new(views::notices::Notices {
+                lines: self.notices.clone(),
+            })),
+            Action::OlderVersion => self.step_version(-1),
+            Action::NewerVersion => self.step_version(1),
+            Action::SearchAll => {
+                let view = views::search::Search::new("", &self.model);
+                self.views.push(Box::new(view));
+            }
+            Action::ScheduledPane => {
+                let mut p = ScheduledPane::new().with_writer(self.model.writer.clone());
+                if let Err(e) = p.refresh_with(self.engine()) {
+                    self.error(format!("{e:#}"));
+                }
+                self.views.push(Box::new(p));
+            }
+            Action::NewConversation => self.apply(vec![Intent::NewConversation]),
+            Action::Fork => {
+                self.fork_here();
+            }
+            Action::ToggleSidebar => self.toggle_sidebar(),
+            Action::ToggleMouse => self.toggle_mouse(),
+            Action::PrevConversation | Action::NextConversation => {
+                let list: Vec<i64> = self
+                    .sidebar
+                    .visible(&self.model)
+                    .iter()
+                    .map(|c| c.id)
+                    .collect();
+                if list.is_empty() {
+                    return;
+                }
+                let pos = conv
+                    .and_then(|id| list.iter().position(|c| *c == id))
+                    .unwrap_or(0);
+                let next = if a == Action::PrevConversation {
+                    pos.saturating_sub(1)
+                } else {
+                    (pos + 1).min(list.len() - 1)
+                };
+                self.open(list[next]);
+            }
+            Action::FocusNext => {
+                let strip = self.model.strip_items().next().is_some() || self.model.paused();
+                // Before the first frame, as the preference says.
+                let sidebar = self.layout.sidebar_visible
+                    || (self.layout.chat.width == 0 && self.sidebar_pref != Some(false));
+                self.focus = match self.focus {
+                    Focus::Composer if strip => Focus::Strip,
+                    Focus::Composer | Focus::Strip if sidebar => Focus::Sidebar,
+                    _ => Focus::Composer,
+                };
+                if self.focus == Focus::Strip {
+                    self.strip.focus(&self.model);
+                }
+            }
+            Action::Stop => {
+                if self.composer.abandon_edit(self.now()) {
+                    self.info("edit abandoned; your draft is back");
+                } else if conv.is_some_and(|c| self.stop_reply(c)) {
+                    self.info("stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates");
+                } else if !self.sidebar.filter.is_empty() {
+                    self.sidebar.filter.clear();
+                }
+                self.focus = Focus::Composer;
+            }
+            Action::Regenerate => {
+                if let Some(c) = conv {
+                    self.write(
+                        move |e| e.regenerate(c),
+                        |app, r| match r {
+                            Ok(_) => app.info("regenerating the last reply"),
+                            Err(e) => app.error(e),
+                        },
+                    );
+                }
+            }
+            Action::CopyLast => self.copy(None),
+            Action::ToggleFold => {
+                self.model.unfolded = !self.model.unfolded;
+                self.model.apply_fold();
+            }
+            Action::ScrollUp => self.scroll_by(1),
+            Action::ScrollDown => self.scroll_by(-1),
+            Action::PageUp => {
+                self.scroll_by(self.layout.chat.height.saturating_sub(2).max(1) as isize)
+            }
+            Action::PageDown => {
+                self.scroll_by(-(self.layout.chat.height.saturating_sub(2).max(1) as isize))
+            }
+            Action::Top => self.scroll.from_bottom = Some(usize::MAX / 2),
+            Action::Bottom => self.scroll = Scroll::default(),
+            _ => {}
+        }
+    }
+
+    /// Ctrl+C: stop the reply; else leave an edit; else clear the composer;
+    /// else quit — only when pressed twice within two seconds.
+    pub(super) fn interrupt(&mut self) {
+        let now = self.now();
+        if self.model.current.is_some_and(|c| self.stop_reply(c)) {
+            self.info(
+                "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates",
+            );
+        } else if self.composer.abandon_edit(now) {
+            self.info("edit abandoned; your draft is back");
+        } else if !self.composer.is_blank() {
+            // Kept in the history: Ctrl+P brings it back.
+            let text = self.composer.text();
+            if !text.trim().is_empty() {
+                self.composer.history.push(text);
+            }
+            self.composer.clear(now);
+            self.info("cleared (Ctrl+P brings it back)");
+        } else if self.quit_armed.is_some_and(|t| now - t <= QUIT_WINDOW_MS) {
+            self.quit = true;
+        } else {
+            self.quit_armed = Some(now);
+            self.info("press Ctrl+C again to quit");
+        }
+    }
+
+    pub(super) fn toggle_sidebar(&mut self) {
+        let width = self.layout.chat.width
+            + if self.layout.sidebar_visible {
+                super::view::SIDEBAR_WIDTH
+            } else {
+                0
+            };
+        let shown = self.sidebar_shown(width.max(1));
+        self.sidebar_pref = Some(!shown);
+        if shown && self.focus == Focus::Sidebar {
+            self.focus = Focus::Composer;
+        }
+        if !shown && width < 60 {
+            self.info("the window is too narrow for the conversation list (Alt+↑/↓ switches)");
+        }
+    }
+
+    pub(super) fn toggle_mouse(&mut self) {
+        self.mouse = !self.mouse;
+        self.output.mouse = Some(self.mouse);
+        self.info(if self.mouse {
+            "mouse capture on (wheel scrolls, clicks select)"
+        } else {
+            "mouse capture off: select and copy text with the terminal"
+        });
+    }
+}

@@ -1,0 +1,452 @@
+//! What a key does in the F2 pane, in each of its modes: the list (moves,
+//! jumps, and the keys that act on the selected item or series), the
+//! reschedule prompt, the text editor, the rule editor and the cancel
+//! confirmation. Every change goes through the engine as a write.
+
+use chrono::{DateTime, FixedOffset};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::style::Style;
+use ratatui_textarea::TextArea;
+
+use super::{DEFAULT_KEYS, Mode, PaneAction, ScheduledPane};
+use crate::engine::{Engine, ItemAction};
+use crate::sanitize::sanitize;
+use crate::store::{Kind, Status, error_line};
+use crate::tui::keymap::{Action, Keymap, Scope};
+use crate::tui::time_picker::TimeInput;
+use crate::when;
+
+impl ScheduledPane {
+    pub fn handle_key(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        now: DateTime<FixedOffset>,
+    ) -> PaneAction {
+        self.handle_key_with(key, engine, now, &DEFAULT_KEYS)
+    }
+
+    /// A key, looked up in `keys` (the user's keymap).
+    pub fn handle_key_with(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        now: DateTime<FixedOffset>,
+        keys: &Keymap,
+    ) -> PaneAction {
+        if key.kind == KeyEventKind::Release {
+            return PaneAction::None;
+        }
+        match std::mem::replace(&mut self.mode, Mode::List) {
+            Mode::List => self.list_key(key, engine, keys),
+            Mode::Reschedule { id, seen, input } => {
+                self.reschedule_key(key, engine, now, (id, seen), input)
+            }
+            Mode::Edit {
+                id,
+                seen,
+                editor,
+                error,
+            } => self.edit_key(key, engine, (id, seen), editor, error),
+            Mode::ConfirmCancel { id, seen } => self.confirm_key(key, engine, id, seen),
+            Mode::Rule { id, input, preview } => self.rule_key(key, engine, id, input, preview),
+        }
+    }
+
+    fn list_key(&mut self, key: KeyEvent, engine: &Engine, keys: &Keymap) -> PaneAction {
+        let page = self.page.get().max(1) as isize;
+        let Some(action) = keys.action(Scope::Scheduled, &key) else {
+            return PaneAction::None;
+        };
+        let store = engine.reader();
+        let moved = match action {
+            Action::Back => return PaneAction::Close,
+            Action::Up => self.move_by(-1, store),
+            Action::Down => self.move_by(1, store),
+            Action::PageUpList => self.move_by(-page, store),
+            Action::PageDownList => self.move_by(page, store),
+            Action::First => self.first(store),
+            Action::Last => self.last(store),
+            _ => Ok(()),
+        };
+        if let Err(e) = moved {
+            return PaneAction::Error(error_line(&e));
+        }
+        match action {
+            Action::ShowFinished => {
+                self.show_all = !self.show_all;
+                return match self.refresh_with(engine) {
+                    Ok(()) => PaneAction::None,
+                    Err(e) => PaneAction::Error(error_line(&e)),
+                };
+            }
+            Action::Jump => {
+                let Some(row) = self.selected_row() else {
+                    return PaneAction::None;
+                };
+                return match (row.item.conversation_id, &row.conversation) {
+                    (Some(cid), Some(_)) => PaneAction::Jump(cid),
+                    _ => PaneAction::Info(format!(
+                        "#{}: its conversation was deleted{}",
+                        row.item.id,
+                        if row.item.kind == Kind::Task {
+                            "; the task will open a new one"
+                        } else {
+                            ""
+                        }
+                    )),
+                };
+            }
+            Action::RescheduleItem => return self.item_key('r', engine),
+            Action::EditItem => return self.item_key('e', engine),
+            Action::CancelItem => return self.item_key('x', engine),
+            Action::SendNow => return self.item_key('s', engine),
+            Action::RetryItem => return self.item_key('R', engine),
+            Action::PauseSeries => return self.item_key('p', engine),
+            Action::SkipNext => return self.item_key('n', engine),
+            _ => {}
+        }
+        PaneAction::None
+    }
+
+    /// The keys that act on the selected item.
+    fn item_key(&mut self, c: char, engine: &Engine) -> PaneAction {
+        let Some(row) = self.selected_row() else {
+            return PaneAction::None;
+        };
+        if let Some(v) = &row.series {
+            return self.series_key(c, engine, v.clone());
+        }
+        if let Some(a) = &row.approval {
+            return PaneAction::Info(format!(
+                "approval {} waits for your answer in its conversation: Enter goes there",
+                a.id
+            ));
+        }
+        let id = row.item.id;
+        let seen = row.item.updated_at;
+        let status = row.item.status;
+        // Refuse up front what the store would refuse, with the reason, so
+        // nobody types a new time or text only to have it thrown away.
+        let open = matches!(status, Status::Pending | Status::Failed | Status::Expired);
+        let why_not = || match status {
+            Status::Sending => format!("#{id} is being sent right now"),
+            Status::Sent => format!("#{id} was already sent"),
+            Status::Canceled => format!("#{id} is canceled (r reschedules it, R sends it again)"),
+            _ => format!("#{id} can't be changed now"),
+        };
+        match c {
+            'r' if open || status == Status::Canceled => {
+                self.mode = Mode::Reschedule {
+                    id,
+                    seen,
+                    input: Box::new(TimeInput::new()),
+                };
+                PaneAction::None
+            }
+            'e' if open => {
+                let editor = editor_for(&row.item.text);
+                self.mode = Mode::Edit {
+                    id,
+                    seen,
+                    editor: Box::new(editor),
+                    error: None,
+                };
+                PaneAction::None
+            }
+            'x' if open => {
+                self.mode = Mode::ConfirmCancel { id, seen };
+                PaneAction::None
+            }
+            's' if open => {
+                let conv = row
+                    .conversation
+                    .clone()
+                    .unwrap_or_else(|| "its conversation".to_string());
+                self.act(
+                    engine,
+                    move |e| e.act_on_item(id, seen, ItemAction::SendNow),
+                    format!("#{id} will be sent as soon as {conv} is free"),
+                )
+            }
+            'R' if matches!(status, Status::Failed | Status::Expired | Status::Canceled) => self
+                .act(
+                    engine,
+                    move |e| e.act_on_item(id, seen, ItemAction::Retry),
+                    format!("#{id} will be sent again"),
+                ),
+            'R' if status == Status::Pending => {
+                PaneAction::Info(format!("#{id} is still waiting to be sent; s sends it now"))
+            }
+            _ => PaneAction::Info(why_not()),
+        }
+    }
+
+    /// The keys on a recurring series: pause/resume, skip next, edit text,
+    /// edit rule, end, send one extra occurrence now.
+    fn series_key(&mut self, c: char, engine: &Engine, v: crate::engine::SeriesView) -> PaneAction {
+        use crate::store::SeriesStatus;
+        let id = v.series.id;
+        if v.series.status == SeriesStatus::Ended {
+            return PaneAction::Info(format!("series #{id} has ended"));
+        }
+        match c {
+            'p' if v.series.status == SeriesStatus::Paused => {
+                self.act(engine, move |e| e.resume_series(id), format!("series #{id} resumed"))
+            }
+            'p' => self.act(engine, move |e| e.pause_series(id), format!("series #{id} paused")),
+            'n' => self.write(engine, move |e| e.skip_next(id), move |pane, engine, r| match r {
+                Ok(Some(next)) => {
+                    let when = engine.show_time(next);
+                    pane.reload(engine, format!("series #{id}: skipped one; next {when}"))
+                }
+                Ok(None) => pane.reload(engine, format!("series #{id}: skipped its last occurrence; it has ended")),
+                Err(e) => PaneAction::Error(error_line(&e)),
+            }),
+            'e' => {
+                let editor = editor_for(&v.series.text);
+                self.mode = Mode::Edit {
+                    id,
+                    seen: v.series.updated_at,
+                    editor: Box::new(editor),
+                    error: None,
+                };
+                PaneAction::None
+            }
+            'r' => {
+                let mut input = TextArea::new(vec![sanitize(&v.series.rule).into_owned()]);
+                input.set_cursor_line_style(Style::default());
+                input.move_cursor(ratatui_textarea::CursorMove::End);
+                let preview = rule_preview(engine, &v.series.rule);
+                self.mode = Mode::Rule {
+                    id,
+                    input: Box::new(input),
+                    preview,
+                };
+                PaneAction::None
+            }
+            'x' => {
+                self.mode = Mode::ConfirmCancel {
+                    id,
+                    seen: v.series.updated_at,
+                };
+                PaneAction::None
+            }
+            's' => self.write(engine, move |e| e.send_series_now(id), move |pane, engine, r| match r {
+                Ok(item) => pane.reload(engine, format!("series #{id}: one extra occurrence (#{item}) sent as soon as its conversation is free")),
+                Err(e) => PaneAction::Error(error_line(&e)),
+            }),
+            'R' => PaneAction::Info(format!("series #{id}: s sends one occurrence now")),
+            _ => PaneAction::None,
+        }
+    }
+
+    fn rule_key(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        id: i64,
+        mut input: Box<TextArea<'static>>,
+        preview: Result<String, String>,
+    ) -> PaneAction {
+        match key.code {
+            KeyCode::Esc => PaneAction::None,
+            KeyCode::Enter => {
+                let expr = input.lines().join(" ");
+                let rule = expr.trim().to_string();
+                self.write(
+                    engine,
+                    move |e| e.edit_series_rule(id, &rule),
+                    move |pane, engine, r| match r {
+                        Ok(()) => pane.reload(
+                            engine,
+                            format!("series #{id}: {}", preview.unwrap_or_default()),
+                        ),
+                        Err(e) => {
+                            // Kept open: the user fixes the rule rather than retyping it.
+                            let line = error_line(&e);
+                            pane.mode = Mode::Rule {
+                                id,
+                                input,
+                                preview: Err(line.clone()),
+                            };
+                            PaneAction::Error(line)
+                        }
+                    },
+                )
+            }
+            _ => {
+                if key.code == KeyCode::Char('u') && key.modifiers.contains(KeyModifiers::CONTROL) {
+                    input.delete_line_by_head();
+                } else {
+                    input.input(key);
+                }
+                let preview = rule_preview(engine, &input.lines().join(" "));
+                self.mode = Mode::Rule { id, input, preview };
+                PaneAction::None
+            }
+        }
+    }
+
+    fn reschedule_key(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        now: DateTime<FixedOffset>,
+        (id, seen): (i64, i64),
+        mut input: Box<TimeInput>,
+    ) -> PaneAction {
+        match key.code {
+            KeyCode::Esc => PaneAction::None,
+            KeyCode::Enter => match input.parse(&now) {
+                Err(e) => {
+                    input.set_error(e);
+                    self.mode = Mode::Reschedule { id, seen, input };
+                    PaneAction::None
+                }
+                Ok(due) => self.write(
+                    engine,
+                    move |e| {
+                        e.act_on_item(id, seen, ItemAction::Reschedule(due.timestamp_millis()))
+                    },
+                    move |pane, engine, r| match r {
+                        Ok(()) => pane.reload(
+                            engine,
+                            format!("#{id} rescheduled: {}", when::preview(due, &now)),
+                        ),
+                        Err(e) => {
+                            // Kept open: the user fixes the time rather than retyping it.
+                            let line = error_line(&e);
+                            input.set_error(line.clone());
+                            pane.mode = Mode::Reschedule { id, seen, input };
+                            PaneAction::Error(line)
+                        }
+                    },
+                ),
+            },
+            _ => {
+                input.input(key);
+                self.mode = Mode::Reschedule { id, seen, input };
+                PaneAction::None
+            }
+        }
+    }
+
+    fn edit_key(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        (id, seen): (i64, i64),
+        mut editor: Box<TextArea<'static>>,
+        error: Option<String>,
+    ) -> PaneAction {
+        let m = key.modifiers;
+        let newline = (key.code == KeyCode::Enter
+            && m.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT))
+            || (m.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('j'));
+        let save = !newline
+            && (key.code == KeyCode::Enter
+                || (m.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('s')));
+        if key.code == KeyCode::Esc {
+            return PaneAction::None;
+        }
+        if newline {
+            editor.insert_newline();
+            self.mode = Mode::Edit {
+                id,
+                seen,
+                editor,
+                error: None,
+            };
+            return PaneAction::None;
+        }
+        if save {
+            // The store refuses an empty text; the editor stays open either way.
+            let text = editor.lines().join("\n");
+            let series = self.is_series(id);
+            return self.write(
+                engine,
+                move |e| {
+                    if series {
+                        e.edit_series_text(id, &text)
+                    } else {
+                        e.act_on_item(id, seen, ItemAction::Edit(text))
+                    }
+                },
+                move |pane, engine, r| match r {
+                    Ok(()) => pane.reload(engine, format!("#{id} saved")),
+                    Err(e) => {
+                        let line = error_line(&e);
+                        pane.mode = Mode::Edit {
+                            id,
+                            seen,
+                            editor,
+                            error: Some(line.clone()),
+                        };
+                        PaneAction::Error(line)
+                    }
+                },
+            );
+        }
+        // Readline: Ctrl+U kills to the start of the line (the textarea makes it undo).
+        let changed = if key.code == KeyCode::Char('u') && m.contains(KeyModifiers::CONTROL) {
+            editor.delete_line_by_head()
+        } else {
+            editor.input(key)
+        };
+        self.mode = Mode::Edit {
+            id,
+            seen,
+            editor,
+            error: if changed { None } else { error },
+        };
+        PaneAction::None
+    }
+
+    fn confirm_key(&mut self, key: KeyEvent, engine: &Engine, id: i64, seen: i64) -> PaneAction {
+        match key.code {
+            KeyCode::Char('y' | 'Y') if self.is_series(id) => self.act(
+                engine,
+                move |e| e.end_series(id),
+                format!("series #{id} ended"),
+            ),
+            KeyCode::Char('y' | 'Y') => self.act(
+                engine,
+                move |e| e.act_on_item(id, seen, ItemAction::Cancel),
+                format!("#{id} canceled"),
+            ),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
+            // Anything else: still asking.
+            _ => {
+                self.mode = Mode::ConfirmCancel { id, seen };
+                PaneAction::None
+            }
+        }
+    }
+}
+
+/// An editor on `text`, cursor at its end. Shown, so made safe; saving
+/// then stores the safe form, which only differs for text with control
+/// codes (made visible) or tabs (expanded).
+fn editor_for(text: &str) -> TextArea<'static> {
+    let lines: Vec<String> = sanitize(text).lines().map(str::to_string).collect();
+    let mut editor = TextArea::new(lines);
+    editor.set_cursor_line_style(Style::default());
+    editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
+    editor.move_cursor(ratatui_textarea::CursorMove::End);
+    editor
+}
+
+/// The preview of a rule being typed: in words with its next occurrences, or why not.
+fn rule_preview(engine: &Engine, expr: &str) -> Result<String, String> {
+    engine
+        .parse_schedule(expr)
+        .map(|s| {
+            format!(
+                "{} — {}",
+                engine.describe_schedule(&s),
+                engine.preview_schedule(&s, 3)
+            )
+        })
+        .map_err(|e| e.to_string())
+}
