@@ -34,7 +34,10 @@ impl Provider for Paced {
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
             tokio::spawn(async move {
                 for i in 0..=tokens {
-                    tokio::time::sleep(gap).await;
+                    // No gap: all of it is there at once (a backlog).
+                    if !gap.is_zero() {
+                        tokio::time::sleep(gap).await;
+                    }
                     let ev = if i == tokens {
                         StreamEvent::Done { stop_reason: None }
                     } else {
@@ -197,5 +200,26 @@ async fn a_stop_while_text_waits_for_its_turn_ends_the_reply_at_once() {
         asked.elapsed() < Duration::from_millis(40),
         "stopped {:?} after the stop",
         asked.elapsed()
+    );
+}
+
+/// A stream with everything ready at once (a fast model, or a backlog after
+/// a pause) is read on without pausing: the reply is complete when its text
+/// has been read. Paced as a slow stream, 20,000 events would wait one pause
+/// per batch read: about 78 pauses, over 2 s.
+#[tokio::test(start_paused = true)]
+async fn a_stream_with_everything_ready_is_read_without_pausing() {
+    let tokens = 20_000;
+    let start = Instant::now();
+    let mut r = Reply::start(tokens, Duration::ZERO);
+    let deltas = deltas_until_done(&mut r).await;
+    let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(joined, expected(tokens), "every token, once, in order");
+    let (last, _) = deltas.last().unwrap();
+    assert!(
+        *last - start <= Duration::from_millis(100),
+        "the last text was handed on {:?} after the start, in {} deltas",
+        *last - start,
+        deltas.len()
     );
 }
