@@ -714,6 +714,23 @@ pub struct Scroll {
 /// the messages that reach into it (walking up from the newest). Returns the
 /// scroll offset actually used (clamped at the top of the history).
 pub fn draw(entries: &[Entry], tail: &Tail, scroll: Scroll, area: Rect, buf: &mut Buffer) -> usize {
+    let (rows, from_bottom) = visible(entries, tail, scroll, area);
+    // Lines are wrapped already: each is set on its row, cut at the width
+    // (a Paragraph would re-flow every row of every frame).
+    for (row, line) in rows.iter().enumerate() {
+        buf.set_line(area.x, area.y + row as u16, line, area.width);
+    }
+    from_bottom
+}
+
+/// The rows `area` shows, top to bottom (fewer than its height when the
+/// conversation is shorter), and the scroll offset it could honour.
+pub fn visible(
+    entries: &[Entry],
+    tail: &Tail,
+    scroll: Scroll,
+    area: Rect,
+) -> (Vec<Line<'static>>, usize) {
     let width = area.width;
     let height = area.height as usize;
     let want = scroll.from_bottom.unwrap_or(0);
@@ -745,12 +762,8 @@ pub fn draw(entries: &[Entry], tail: &Tail, scroll: Scroll, area: Rect, buf: &mu
             }
         }
     }
-    // Lines are wrapped already: each is set on its row, cut at the width
-    // (a Paragraph would re-flow every row of every frame).
-    for (row, line) in visible.iter().rev().enumerate() {
-        buf.set_line(area.x, area.y + row as u16, line, width);
-    }
-    from_bottom
+    visible.reverse();
+    (visible, from_bottom)
 }
 
 #[cfg(test)]

@@ -15,11 +15,12 @@
 
 use ratatui::Terminal;
 use ratatui::backend::Backend;
-use ratatui::buffer::Buffer;
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
+use ratatui::text::Line;
 
 use super::app::{App, FrameLayout};
-use super::view;
+use super::{chat, view};
 
 #[derive(Default)]
 pub struct Frames {
@@ -29,6 +30,8 @@ pub struct Frames {
     chat: Buffer,
     /// Where the next chat-only frame is rendered.
     next: Buffer,
+    /// The rows of the chat area as the last chat-only frame laid them out.
+    rows: Vec<Line<'static>>,
     /// The last whole frame's layout, while chat-only frames may follow it.
     layout: Option<FrameLayout>,
     /// Chat-only frames were written since the last whole frame: ratatui's
@@ -48,6 +51,7 @@ impl Frames {
     /// what was kept no longer shows, and ratatui starts from blank too.
     pub fn forget(&mut self) {
         self.layout = None;
+        self.rows.clear();
         self.behind = false;
     }
 
@@ -77,6 +81,7 @@ impl Frames {
     ) -> Result<FrameLayout, B::Error> {
         self.resync(term);
         self.whole += 1;
+        self.rows.clear();
         // Kept only while a reply streams here: then the next frames are
         // likely chat-only, and the copy (about 0.05 ms) pays for itself.
         let keep = app.model.is_busy() && app.views.is_empty();
@@ -104,8 +109,29 @@ impl Frames {
         self.chat_only += 1;
         let area = layout.chat;
         self.next.resize(area);
-        self.next.reset();
-        layout.scroll_used = view::draw_chat(&mut self.next, app, area);
+        let tail = view::chat_tail(app, area);
+        let (rows, used) = chat::visible(&app.model.entries, &tail, app.scroll, area);
+        layout.scroll_used = used;
+        // A row showing the same line as in the last chat-only frame is
+        // copied from what the chat area shows, not laid out again: a streamed
+        // token changes a row or two of the forty.
+        let w = area.width as usize;
+        for y in 0..area.height as usize {
+            let line = rows.get(y);
+            let cells = y * w..(y + 1) * w;
+            if line.is_some() && line == self.rows.get(y) && self.chat.area == area {
+                self.next.content[cells.clone()].clone_from_slice(&self.chat.content[cells]);
+                continue;
+            }
+            self.next.content[cells].fill(Cell::EMPTY);
+            if let Some(line) = line {
+                self.next
+                    .set_line(area.x, area.y + y as u16, line, area.width);
+            }
+        }
+        // Drawn over the rows: those rows then no longer show just their line.
+        let covered = view::draw_chat_overlays(&mut self.next, app, area, &tail);
+        self.rows = if covered { Vec::new() } else { rows };
         let backend = term.backend_mut();
         if draw_changes(backend, &self.chat, &self.next)? {
             backend.flush()?;

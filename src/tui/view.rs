@@ -98,6 +98,15 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
 /// shows streamed text redraws (`frames`). Returns the scroll offset it
 /// could honour.
 pub fn draw_chat(buf: &mut Buffer, app: &App, area: Rect) -> usize {
+    let tail = chat_tail(app, area);
+    let used = chat::draw(&app.model.entries, &tail, app.scroll, area, buf);
+    draw_chat_overlays(buf, app, area, &tail);
+    used
+}
+
+/// What the chat shows after the history: the bubbles of messages being
+/// sent, and room for the approval card.
+pub fn chat_tail(app: &App, area: Rect) -> Tail {
     let model = &app.model;
     let mut tail: Tail = Vec::new();
     // Items being sent show as the user's bubble at the end of the history.
@@ -124,8 +133,16 @@ pub fn draw_chat(buf: &mut Buffer, app: &App, area: Rect) -> usize {
             tail.push(Line::default());
         }
     }
-    let used = chat::draw(&model.entries, &tail, app.scroll, area, buf);
+    tail
+}
+
+/// What is drawn over the chat's rows: the new-conversation hint, or the
+/// "scrolled up" label. Whether there was any.
+pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) -> bool {
+    let model = &app.model;
+    let mut drawn = false;
     if model.entries.is_empty() && tail.is_empty() {
+        drawn = true;
         let hint = vec![
             Line::styled(
                 "New conversation.",
@@ -155,6 +172,7 @@ pub fn draw_chat(buf: &mut Buffer, app: &App, area: Rect) -> usize {
     if let Some(n) = app.scroll.from_bottom
         && n > 0
     {
+        drawn = true;
         let label = if model.is_busy() {
             " ↓ new text below — End to jump to latest "
         } else {
@@ -175,7 +193,7 @@ pub fn draw_chat(buf: &mut Buffer, app: &App, area: Rect) -> usize {
         ))
         .render(r, buf);
     }
-    used
+    drawn
 }
 
 fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
