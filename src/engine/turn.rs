@@ -252,7 +252,18 @@ pub(crate) async fn run(
         let ready = if paused || ready_in_a_row >= MAX_READY_IN_A_ROW {
             None
         } else {
-            stream.next().now_or_never()
+            match stream.next().now_or_never() {
+                // The HTTP client's connection task hands the body over a
+                // chunk at a time, when asked: after a chunk, it gets one turn
+                // to hand over the next before "nothing more" is decided.
+                // Otherwise what it has already read waits out the pause
+                // (the end of a reply reached the screen 30 ms late).
+                None if ready_in_a_row > 0 => {
+                    tokio::task::yield_now().await;
+                    stream.next().now_or_never()
+                }
+                ready => ready,
+            }
         };
         let ev = match ready {
             Some(ev) => {
