@@ -3744,3 +3744,90 @@ async fn streamed_tokens_do_not_reload_an_open_f2() {
     ui.app.on_engine(Event::Outbox);
     assert!(ui.screen(120, 40).contains("written behind its back"));
 }
+
+/// Every view and pane at the two sizes that matter most, 120×40 and 60×15:
+/// a streaming reply with a queue, the paused queue after a stop, the strip
+/// focused, its cancel confirmation, help, F2, the time picker, the
+/// notification history, the rename prompt and the edit-and-resend banner
+/// (the approval card and verbatim messages have their own snapshots).
+#[tokio::test(start_paused = true)]
+async fn snapshot_every_view_at_120x40_and_60x15() {
+    fn both(ui: &mut Ui, name: &str) {
+        for (w, h) in [(120, 40), (60, 15)] {
+            insta::assert_snapshot!(format!("view_{name}_{w}x{h}"), ui.render(w, h).backend());
+        }
+    }
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![
+        Step::Hold(
+            vec![text(
+                "A first part of the answer, long enough to wrap at sixty columns.",
+            )],
+            gate.clone(),
+        ),
+        Step::Reply(vec![text("the second answer"), done()]),
+    ]);
+    // As a user has it: the sidebar hides itself below 100 columns.
+    ui.app.sidebar_pref = None;
+    ui.start().await;
+    both(&mut ui, "empty");
+    ui.say("Plan the week: groceries, the dentist, and a call with Sam.");
+    ui.say("also the car");
+    ui.say("and water the plants");
+    ui.settle().await;
+    assert!(ui.app.model.is_busy());
+    both(&mut ui, "streaming_with_a_queue");
+
+    ui.press(KeyCode::Esc);
+    ui.settle().await;
+    assert!(ui.screen(120, 40).contains("paused after stop"));
+    both(&mut ui, "paused_queue");
+
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    both(&mut ui, "strip_focused");
+    ui.ch('x');
+    assert_eq!(ui.app.top(), Some(ViewKind::Confirm));
+    both(&mut ui, "confirm_cancel");
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.focus, Focus::Composer);
+
+    ui.press(KeyCode::F(1));
+    both(&mut ui, "help");
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::F(2));
+    both(&mut ui, "f2");
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::F(3));
+    both(&mut ui, "notifications");
+    ui.press(KeyCode::Esc);
+
+    ui.typ("remember the milk");
+    ui.ctrl('t');
+    both(&mut ui, "time_picker");
+    ui.press(KeyCode::Esc);
+    ui.erase(17);
+
+    // The sidebar (shown at 120 columns) and its rename prompt.
+    ui.app.sidebar_pref = Some(true);
+    ui.render(120, 40);
+    ui.press(KeyCode::Tab);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    ui.ch('r');
+    assert_eq!(ui.app.top(), Some(ViewKind::Prompt));
+    both(&mut ui, "rename_prompt");
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::Esc);
+    ui.app.sidebar_pref = None;
+
+    assert_eq!(ui.app.composer_text(), "");
+    ui.press(KeyCode::Up);
+    assert!(ui.screen(120, 40).contains("editing your last message"));
+    both(&mut ui, "edit_banner");
+    ui.press(KeyCode::Esc);
+
+    gate.notify_one();
+    ui.settle().await;
+}
