@@ -134,19 +134,13 @@ impl ScheduledPane {
             Some(r) if cell(selected).is_none() => Some(cells(r, now, now_ms)),
             _ => None,
         };
-        let due_w = window
-            .iter()
-            .map(|c| c.due.width())
-            .max()
-            .unwrap_or(0)
-            .max(3) as u16;
-        let rel_w = window.iter().map(|c| c.rel.width()).max().unwrap_or(0) as u16;
-        let id_w = window
-            .iter()
-            .map(|c| c.id.width())
-            .max()
-            .unwrap_or(0)
-            .max(1) as u16;
+        // Each column as wide as its widest cell on screen.
+        let widest = |cell: fn(&Cells) -> &str| {
+            window.iter().map(|c| cell(c).width()).max().unwrap_or(0) as u16
+        };
+        let due_w = widest(|c| &c.due).max(3);
+        let rel_w = widest(|c| &c.rel);
+        let id_w = widest(|c| &c.id).max(1);
         let cols = columns(area.width, id_w, due_w, rel_w);
 
         let header = Style::default()
