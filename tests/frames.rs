@@ -102,28 +102,14 @@ impl Backend for Vt {
 /// lines, leaving out the cells a wide character covers (a terminal never
 /// shows what is written there, and ratatui never writes them).
 fn shown(buf: &ratatui::buffer::Buffer) -> Vec<String> {
-    let mut rows = Vec::new();
-    for y in 0..buf.area.height {
-        let mut row = String::new();
-        let mut covered = 0;
-        for x in 0..buf.area.width {
-            if covered > 0 {
-                covered -= 1;
-                continue;
-            }
-            let c = &buf[(x, y)];
-            covered = unicode_width::UnicodeWidthStr::width(c.symbol()).saturating_sub(1);
-            row.push_str(&format!(
-                "{}[{:?}/{:?}/{:?}]",
-                c.symbol(),
-                c.fg,
-                c.bg,
-                c.modifier
-            ));
-        }
-        rows.push(row);
-    }
-    rows
+    (0..buf.area.height)
+        .map(|y| {
+            visible_cells(buf, y)
+                .iter()
+                .map(|c| format!("{}[{:?}/{:?}/{:?}]", c.symbol(), c.fg, c.bg, c.modifier))
+                .collect()
+        })
+        .collect()
 }
 
 fn whole_frame(app: &mut App, w: u16, h: u16) -> Vec<String> {

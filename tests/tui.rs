@@ -220,16 +220,8 @@ fn screen_text(t: &Terminal<TestBackend>) -> String {
     let buf = t.backend().buffer();
     let mut out = String::new();
     for y in 0..buf.area.height {
-        let mut skip = 0;
-        for x in 0..buf.area.width {
-            // Wide characters occupy two cells; the second holds nothing.
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            let s = buf[(x, y)].symbol();
-            skip = unicode_width::UnicodeWidthStr::width(s).saturating_sub(1);
-            out.push_str(s);
+        for c in visible_cells(buf, y) {
+            out.push_str(c.symbol());
         }
         out.push('\n');
     }

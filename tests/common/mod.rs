@@ -175,3 +175,20 @@ pub fn mcp_test_server_bin() -> std::path::PathBuf {
     })
     .clone()
 }
+
+/// The cells of row `y` a terminal shows: those a wide character covers
+/// (the columns after it) are left out.
+pub fn visible_cells(buf: &ratatui::buffer::Buffer, y: u16) -> Vec<&ratatui::buffer::Cell> {
+    let mut out = Vec::new();
+    let mut covered = 0;
+    for x in 0..buf.area.width {
+        if covered > 0 {
+            covered -= 1;
+            continue;
+        }
+        let c = &buf[(x, y)];
+        covered = unicode_width::UnicodeWidthStr::width(c.symbol()).saturating_sub(1);
+        out.push(c);
+    }
+    out
+}
