@@ -303,12 +303,15 @@ fn bench_view(c: &mut Criterion) {
     g.bench_function("view", |b| {
         b.iter(|| {
             n += 1;
+            let mut offset = 0;
             if let Some(e) = a.model.entries.last_mut() {
                 trim_reply(&mut e.msg.content, base_len);
+                offset = e.msg.content.len();
             }
             a.on_engine(Event::Delta {
                 conversation_id: conv,
                 message_id: msg,
+                offset,
                 text: token(n).to_string(),
             });
             let mut f = term.get_frame();

@@ -157,9 +157,11 @@ async fn chat_only_frames_leave_the_screen_as_a_whole_frame_would() {
         let layout = frames.draw(&mut term, &app, false).unwrap();
         app.take_layout(layout);
         for i in 0..300 {
+            let offset = app.model.entries.last().unwrap().msg.content.len();
             app.on_engine(Event::Delta {
                 conversation_id,
                 message_id,
+                offset,
                 text: chunk(i),
             });
             // Now and then something else changes: a key in the composer,

@@ -755,7 +755,10 @@ async fn text_is_saved_even_if_no_further_chunk_arrives() {
     h.engine.start();
     h.engine.send_text(c, "q").unwrap();
     settle().await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The first text was stored at once; the rest when the save is due,
+    // though nothing more arrives.
+    let every = tock::engine::Options::default().persist_every;
+    tokio::time::sleep(every + Duration::from_millis(50)).await;
     settle().await;
     let m = h.engine.store().messages(c).unwrap()[1].clone();
     assert_eq!(

@@ -1,6 +1,7 @@
 //! Streamed text reaches the front ends in batches: at most one `Delta` per
-//! 30 ms however fast the tokens come, nothing lost, nothing out of order,
-//! and a stop is still seen at once. Time is tokio's paused clock.
+//! 100 ms however fast the tokens come, the first and the last text at once,
+//! nothing lost, nothing out of order, and a stop is still seen at once.
+//! Time is tokio's paused clock.
 
 mod common;
 
@@ -130,22 +131,30 @@ async fn deltas_until_done(r: &mut Reply) -> Vec<(Instant, String)> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_30_ms_apart() {
+async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_100_ms_apart() {
     let tokens = 200;
+    let start = Instant::now();
     let mut r = Reply::start(tokens, Duration::from_millis(10));
     let deltas = deltas_until_done(&mut r).await;
 
     let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(joined, expected(tokens), "every token, once, in order");
-    // 2 s of tokens: about 67 deltas (one per 30 ms), not 200.
+    // 2 s of tokens: about 20 deltas (one per 100 ms), not 200.
     assert!(
-        (20..=80).contains(&deltas.len()),
+        (15..=25).contains(&deltas.len()),
         "{} deltas for {tokens} tokens",
         deltas.len()
     );
+    // The first token is handed on as it arrives (10 ms after the start).
+    assert_eq!(deltas[0].1, "t0 ");
+    assert!(
+        deltas[0].0 - start <= Duration::from_millis(11),
+        "first text after {:?}",
+        deltas[0].0 - start
+    );
     for pair in deltas.windows(2) {
         let gap = pair[1].0 - pair[0].0;
-        assert!(gap >= Duration::from_millis(30), "deltas {gap:?} apart");
+        assert!(gap >= Duration::from_millis(100), "deltas {gap:?} apart");
     }
     let reply =
         r.e.store()
@@ -163,18 +172,60 @@ async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_30_ms_apart() {
 #[tokio::test(start_paused = true)]
 async fn tokens_slower_than_the_pace_each_go_out_at_once() {
     let tokens = 20;
-    let mut r = Reply::start(tokens, Duration::from_millis(100));
+    let start = Instant::now();
+    let mut r = Reply::start(tokens, Duration::from_millis(150));
     let deltas = deltas_until_done(&mut r).await;
-    // At 10 tokens/s nothing waits for company: one delta per token.
+    // Under 10 tokens/s nothing waits for company: one delta per token, as
+    // it arrives.
     let texts: Vec<&str> = deltas.iter().map(|(_, t)| t.as_str()).collect();
     let each: Vec<String> = (0..tokens).map(|i| format!("t{i} ")).collect();
     assert_eq!(texts, each);
+    for (i, (at, _)) in deltas.iter().enumerate() {
+        let arrived = Duration::from_millis(150) * (i as u32 + 1);
+        assert!(
+            *at - start >= arrived && *at - start <= arrived + Duration::from_millis(1),
+            "token {i} arrived at {arrived:?}, handed on at {:?}",
+            *at - start
+        );
+    }
+}
+
+/// At a model's pace (30 tokens/s, a token every 33 ms) text that falls
+/// due goes out with the next token to arrive, not on a timer of its own,
+/// and the last text goes out with the end of the stream, not 100 ms later.
+#[tokio::test(start_paused = true)]
+async fn at_a_models_pace_text_goes_out_with_an_arriving_token_and_the_last_at_once() {
+    let tokens = 60;
+    let gap = Duration::from_millis(33);
+    let start = Instant::now();
+    let mut r = Reply::start(tokens, gap);
+    let deltas = deltas_until_done(&mut r).await;
+    let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(joined, expected(tokens), "every token, once, in order");
+    for (at, text) in &deltas {
+        let since = (*at - start).as_millis();
+        assert_eq!(
+            since % 33,
+            0,
+            "{text:?} was handed on at {since} ms, between two arrivals"
+        );
+    }
+    // The end of the stream (Done, one gap after the last token) brings the
+    // rest at once.
+    let (last_at, last_text) = deltas.last().unwrap();
+    assert!(last_text.ends_with(&format!("t{} ", tokens - 1)));
+    assert!(*last_at - start <= gap * (tokens as u32 + 1) + Duration::from_millis(1));
+    assert!(
+        (14..=18).contains(&deltas.len()),
+        "{} deltas over 2 s (one per 132 ms: the first token at or after each 100 ms)",
+        deltas.len()
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_stop_while_text_waits_for_its_turn_ends_the_reply_at_once() {
     let mut r = Reply::start(100_000, Duration::from_millis(5));
-    // The first delta; the next one is at least 30 ms away.
+    // The first delta; the next one is at least 100 ms away.
     loop {
         if let Event::Delta { .. } = r.events.recv().await.unwrap() {
             break;
@@ -221,5 +272,39 @@ async fn a_stream_with_everything_ready_is_read_without_pausing() {
         "the last text was handed on {:?} after the start, in {} deltas",
         *last - start,
         deltas.len()
+    );
+}
+
+/// The partial reply is stored as it streams: its first text at once (a
+/// reply cut by a crash shows that it had begun), then at most once a second.
+#[tokio::test(start_paused = true)]
+async fn the_first_text_is_saved_at_once_then_once_a_second() {
+    let mut r = Reply::start(300, Duration::from_millis(10));
+    let stored = |r: &Reply| {
+        r.e.store()
+            .messages(r.conv)
+            .unwrap()
+            .into_iter()
+            .find(|m| m.role == Role::Assistant)
+            .map(|m| m.content)
+            .unwrap_or_default()
+    };
+    loop {
+        if let Event::Delta { .. } = r.events.recv().await.unwrap() {
+            break;
+        }
+    }
+    assert_eq!(
+        stored(&r),
+        "t0 ",
+        "the first text is stored with its hand-over"
+    );
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(stored(&r), "t0 ", "not stored again within the second");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let later = stored(&r);
+    assert!(
+        later.len() > "t0 ".len() && expected(300).starts_with(&later),
+        "stored again after a second: {later:?}"
     );
 }

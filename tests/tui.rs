@@ -90,6 +90,14 @@ impl Ui {
         self.pump();
     }
 
+    /// Streamed text reaches the front ends at most every 100 ms: text that
+    /// follows other text at once, and then nothing more, is handed on
+    /// within 150 ms. Time for that, then settle.
+    async fn streamed(&mut self) {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        self.settle().await;
+    }
+
     fn pump(&mut self) {
         use tokio::sync::broadcast::error::TryRecvError;
         self.app.collect_writes();
@@ -321,6 +329,7 @@ async fn snapshot_streaming_reply_with_two_queued() {
     ui.start().await;
     ui.say("What is a monad?");
     ui.settle().await;
+    ui.streamed().await;
     assert!(ui.app.model.is_busy());
     ui.say("and a functor?");
     ui.say("answer both in one table please");
@@ -1354,6 +1363,7 @@ async fn escape_sequences_in_a_reply_are_inert() {
     ui.start().await;
     ui.say("say something nasty");
     ui.settle().await;
+    ui.streamed().await;
     // While streaming and when finished, at two sizes.
     for _ in 0..2 {
         for (w, h) in [(80, 24), (120, 32)] {
@@ -3729,6 +3739,7 @@ async fn streamed_tokens_do_not_reload_an_open_f2() {
     ui.app.on_engine(Event::Delta {
         conversation_id: conv,
         message_id: 1,
+        offset: 0,
         text: "tok".into(),
     });
     assert!(!ui.screen(120, 40).contains("written behind its back"));

@@ -7,6 +7,7 @@ mod history;
 pub mod models;
 mod ops;
 pub mod policy;
+pub(crate) mod reading;
 mod scheduler;
 mod series;
 pub mod state;
@@ -50,6 +51,10 @@ pub enum Event {
     Delta {
         conversation_id: i64,
         message_id: i64,
+        /// Where `text` starts in the reply, in bytes: a front end that read
+        /// the reply from the database (saved as it streams) after this was
+        /// sent knows what it already has.
+        offset: usize,
         text: String,
     },
     /// A reply finished (complete, interrupted or failed).
@@ -103,7 +108,10 @@ pub struct Options {
     pub clock_check: Duration,
     /// How long a dispatcher's lease lasts without renewal.
     pub lease_ttl: Duration,
-    /// How often streamed text is written to the database.
+    /// How often streamed text is written to the database (the first text at
+    /// once). Each save is a write transaction and wakes the database
+    /// watchers of every tock process; a crash loses at most this much of a
+    /// reply that is generated again anyway.
     pub persist_every: Duration,
     /// Watch the database file for other processes' changes.
     pub watch_db: bool,
@@ -119,7 +127,7 @@ impl Default for Options {
         Self {
             clock_check: Duration::from_secs(30),
             lease_ttl: Duration::from_secs(75),
-            persist_every: Duration::from_millis(250),
+            persist_every: Duration::from_secs(1),
             watch_db: true,
             zone: crate::recur::Zone::Local,
             mcp_restart_backoff: Duration::from_secs(1),

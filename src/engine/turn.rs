@@ -2,25 +2,12 @@
 
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
-use tokio::time::Instant;
 
+use super::reading::{self, End};
 use super::{Engine, Event, NoticeKind, StopReason, backoff, tools};
-use crate::llm::{ChatMessage, ChatRequest, Image, LlmError, StreamEvent, ToolCall};
+use crate::llm::{ChatMessage, ChatRequest, Image, LlmError, ToolCall};
 use crate::store::{Kind, Message, MessageStatus, OutboxItem, Role};
-
-/// How often streamed text is handed to the front ends at most: a reader
-/// sees no difference, and a front end then draws a frame per 30 ms rather
-/// than per token.
-const DELTA_EVERY: Duration = Duration::from_millis(30);
-/// Stream events read between two hand-overs from which a stream counts as
-/// fast: it is read on instead of being left to wait in the socket, which
-/// would cap it at what one read returns per 30 ms.
-const FAST_BATCH: usize = 16;
-/// Stream events taken in a row without waiting, before the stop and the
-/// deadlines are looked at again.
-const MAX_READY_IN_A_ROW: usize = 256;
 
 /// Attachment stored with a user message (`parts_json` is a list of these).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -35,12 +22,6 @@ pub enum Part {
         name: String,
         content: String,
     },
-}
-
-enum End {
-    Done,
-    Failed(LlmError),
-    Stopped(StopReason),
 }
 
 /// Runs the turn for a claimed row; returns the conversation it ran in.
@@ -152,7 +133,7 @@ pub(crate) async fn run(
             return Some(conv_id);
         }
     };
-    let mut stream = match started {
+    let stream = match started {
         Ok(s) => s,
         Err(e) => {
             if e.is_transient() {
@@ -206,142 +187,33 @@ pub(crate) async fn run(
         );
     }
 
-    let persist_every = engine.inner.options.persist_every;
-    // Keep-alives and empty chunks reset the provider's idle timeout but not
-    // this one: a reply must make progress to keep its conversation busy.
-    let stream_timeout = resolved.stream_timeout;
-    let mut text = String::new();
-    let mut saved = 0usize;
-    let mut calls: Vec<ToolCall> = Vec::new();
-    let mut usage: Option<crate::llm::Usage> = None;
-    let mut last_save = Instant::now();
-    let mut progress_by = Instant::now() + stream_timeout;
-    let max_reply = Duration::from_secs(cfg.turn.max_reply_secs.max(1));
-    let reply_deadline = Instant::now() + max_reply;
     let save = |text: &str| {
         if let Err(e) = store.update_streaming(reply_id, text) {
             tracing::warn!("saving the partial reply: {e:#}");
         }
     };
-    // Text is handed to the front ends at most every `DELTA_EVERY`. A slow
-    // stream (a model's pace) is then not read until the next one is due,
-    // so what the model sends meanwhile waits in the socket and is read,
-    // decoded and handed on in one go: a wake-up of this task and of the UI
-    // per 30 ms, not per token. A fast one (a batch of `FAST_BATCH` or more)
-    // is read on, as fast as it comes, and only the hand-over is paced.
-    let hand_on = |text: String| {
+    let hand_on = |offset: usize, text: String| {
         engine.emit(Event::Delta {
             conversation_id: conv_id,
             message_id: reply_id,
+            offset,
             text,
         })
     };
-    let mut unsent = String::new();
-    let mut read_after = Instant::now();
-    let mut delta_at = Instant::now();
-    let mut read_since_delta = 0usize;
-    let mut ready_in_a_row = 0usize;
-    let end = loop {
-        // Text not saved yet is saved when the throttle allows, even if no
-        // further chunk ever arrives (a crash then loses at most that much).
-        let flush_at = (text.len() != saved).then_some(last_save + persist_every);
-        let now = Instant::now();
-        let paused = now < read_after;
-        // What the stream has ready is taken without waiting (a bounded run,
-        // so that a stop is still seen); when nothing is, what was read goes out.
-        let ready = if paused || ready_in_a_row >= MAX_READY_IN_A_ROW {
-            None
-        } else {
-            match stream.next().now_or_never() {
-                // The HTTP client's connection task hands the body over a
-                // chunk at a time, when asked: after a chunk, it gets one turn
-                // to hand over the next before "nothing more" is decided.
-                // Otherwise what it has already read waits out the pause
-                // (the end of a reply reached the screen 30 ms late).
-                None if ready_in_a_row > 0 => {
-                    tokio::task::yield_now().await;
-                    stream.next().now_or_never()
-                }
-                ready => ready,
-            }
-        };
-        let ev = match ready {
-            Some(ev) => {
-                ready_in_a_row += 1;
-                read_since_delta += 1;
-                ev
-            }
-            None if !unsent.is_empty() && now >= delta_at => {
-                ready_in_a_row = 0;
-                hand_on(std::mem::take(&mut unsent));
-                delta_at = now + DELTA_EVERY;
-                if read_since_delta < FAST_BATCH {
-                    read_after = delta_at;
-                }
-                read_since_delta = 0;
-                continue;
-            }
-            None => {
-                ready_in_a_row = 0;
-                let text_due = (!unsent.is_empty()).then_some(delta_at);
-                tokio::select! {
-                    ev = stream.next(), if !paused => ev,
-                    _ = tokio::time::sleep_until(read_after), if paused => continue,
-                    _ = sleep_until_some(text_due), if text_due.is_some() => continue,
-                    _ = sleep_until_some(flush_at), if flush_at.is_some() => {
-                        last_save = Instant::now();
-                        saved = text.len();
-                        save(&text);
-                        continue;
-                    }
-                    _ = tokio::time::sleep_until(progress_by) => {
-                        break End::Failed(LlmError::transient(format!(
-                            "{}: nothing new for {} (the reply was ended)",
-                            resolved.provider.name(),
-                            crate::llm::http::fmt_duration(stream_timeout)
-                        )));
-                    }
-                    _ = tokio::time::sleep_until(reply_deadline) => {
-                        break End::Failed(LlmError::transient(format!(
-                            "{}: the reply took longer than {} (the reply was ended)",
-                            resolved.provider.name(),
-                            crate::llm::http::fmt_duration(max_reply)
-                        )));
-                    }
-                    _ = stop.changed() => break End::Stopped((*stop.borrow()).unwrap_or(StopReason::User)),
-                }
-            }
-        };
-        match ev {
-            Some(Ok(StreamEvent::Text(t))) => {
-                progress_by = Instant::now() + stream_timeout;
-                text.push_str(&t);
-                unsent.push_str(&t);
-                if last_save.elapsed() >= persist_every {
-                    last_save = Instant::now();
-                    saved = text.len();
-                    save(&text);
-                }
-            }
-            Some(Ok(StreamEvent::ToolCall(c))) => {
-                progress_by = Instant::now() + stream_timeout;
-                calls.push(c);
-            }
-            Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
-            Some(Ok(StreamEvent::Done { .. })) => break End::Done,
-            Some(Err(e)) => break End::Failed(e),
-            None => {
-                break End::Failed(LlmError::transient(
-                    "the stream ended before the reply was complete",
-                ));
-            }
-        }
+    let limits = reading::Limits {
+        provider: resolved.provider.name(),
+        // Keep-alives and empty chunks reset the provider's idle timeout but
+        // not this one: a reply must make progress to keep its conversation busy.
+        stream_timeout: resolved.stream_timeout,
+        max_reply: Duration::from_secs(cfg.turn.max_reply_secs.max(1)),
+        persist_every: engine.inner.options.persist_every,
     };
-    // What was read and not handed on yet.
-    if !unsent.is_empty() {
-        hand_on(unsent);
-    }
-    drop(stream);
+    let reading::Read {
+        end,
+        text,
+        calls,
+        usage,
+    } = reading::read(stream, &mut stop, limits, hand_on, save).await;
     // Stored whatever the end: a cut or stopped reply was paid for too.
     if let Some(u) = &usage
         && let Err(e) = store.set_message_usage(reply_id, u)
@@ -508,13 +380,6 @@ fn retry_wait(outbox: &crate::config::OutboxConfig, attempts: i64, e: &LlmError)
             retry_after: Some(ra),
         } => wait.max(ra),
         _ => wait,
-    }
-}
-
-async fn sleep_until_some(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

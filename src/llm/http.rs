@@ -6,10 +6,11 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
+use tokio::time::Instant;
 
 use super::{ErrorKind, EventStream, LlmError, ProviderSpec, StreamEvent};
 
@@ -17,6 +18,10 @@ use super::{ErrorKind, EventStream, LlmError, ProviderSpec, StreamEvent};
 const MAX_MESSAGE_CHARS: usize = 300;
 /// How much of an error response body is read to find its message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+/// How long the socket of a stream that trickles is left unread after a
+/// read (see `quiet`): tokens that arrive meanwhile are read together, and
+/// the last one is on its way to the screen at most this late.
+const READ_EVERY: Duration = Duration::from_millis(40);
 /// Upper bound on an honoured `Retry-After`, so a silly header cannot park a
 /// message for weeks.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
@@ -226,6 +231,7 @@ impl Http {
     /// between chunks is bounded by the idle timeout; the stream ends after
     /// the first `Done` or error.
     pub fn stream<D: Decoder>(&self, resp: reqwest::Response, decoder: D) -> EventStream {
+        let socket = super::quiet::QuietSocket::of(&resp);
         let driver = Driver {
             label: self.label,
             key: self.key.clone(),
@@ -235,6 +241,12 @@ impl Http {
             queue: VecDeque::new(),
             got_bytes: false,
             ended: false,
+            socket,
+            pace: Pace::Listening,
+            last_read: None,
+            trickles: false,
+            read_since_listen: false,
+            last_data: Instant::now(),
         };
         Box::pin(futures::stream::unfold(driver, |mut d| async move {
             let item = d.next_item().await?;
@@ -258,6 +270,26 @@ struct Driver<D> {
     queue: VecDeque<Item>,
     got_bytes: bool,
     ended: bool,
+    /// The connection's socket, when it could be found (`quiet`).
+    socket: Option<super::quiet::QuietSocket>,
+    pace: Pace,
+    /// When data was last read, and whether it comes faster than
+    /// `READ_EVERY` (then the socket is left quiet after each read).
+    last_read: Option<Instant>,
+    trickles: bool,
+    /// Data was read since the socket last went back to listening.
+    read_since_listen: bool,
+    /// For the idle timeout.
+    last_data: Instant,
+}
+
+/// Whether arrivals wake the reader.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pace {
+    Listening,
+    /// Quiet until then; data read meanwhile (the peer closed, a burst) is
+    /// taken as usual.
+    Quiet(Instant),
 }
 
 impl<D: Decoder> Driver<D> {
@@ -273,14 +305,61 @@ impl<D: Decoder> Driver<D> {
                 return None;
             }
             let body = self.body.as_mut()?;
-            match tokio::time::timeout(self.idle, body.next()).await {
-                Err(_) => self.queue.push_back(Err(LlmError::transient(format!(
+            let next = match body.next().now_or_never() {
+                Some(next) => Ok(next),
+                None => {
+                    // Only after a read: the signal that listening again
+                    // gave is checked against the low-water mark when the
+                    // runtime collects it, so quietening the socket before
+                    // the data it announced is read would lose the signal.
+                    if let (Pace::Listening, Some(socket)) = (self.pace, self.socket.as_mut())
+                        && self.trickles
+                        && std::mem::take(&mut self.read_since_listen)
+                        && socket.quiet()
+                    {
+                        self.pace = Pace::Quiet(Instant::now() + READ_EVERY);
+                    }
+                    let quiet_until = match self.pace {
+                        Pace::Quiet(at) => Some(at),
+                        Pace::Listening => None,
+                    };
+                    let idle_at = self.last_data + self.idle;
+                    tokio::select! {
+                        biased;
+                        next = body.next() => Ok(next),
+                        _ = sleep_until_some(quiet_until), if quiet_until.is_some() => {
+                            self.pace = Pace::Listening;
+                            if let Some(socket) = self.socket.as_mut() {
+                                // Nothing came while quiet: slower than the
+                                // pause, so read each arrival as it comes.
+                                self.trickles = socket.waiting() > 0;
+                                socket.listen();
+                            }
+                            continue;
+                        }
+                        _ = tokio::time::sleep_until(idle_at) => Err(()),
+                    }
+                }
+            };
+            match next {
+                Err(()) => self.queue.push_back(Err(LlmError::transient(format!(
                     "no data for {}",
                     fmt_duration(self.idle)
                 )))),
                 Ok(Some(Ok(bytes))) => {
+                    let now = Instant::now();
+                    // Any chunk, empty ones too, shows the connection alive.
+                    self.last_data = now;
                     if !bytes.is_empty() {
                         self.got_bytes = true;
+                        if self.pace == Pace::Listening {
+                            // Two reads closer than the pause: it trickles.
+                            self.trickles |= self
+                                .last_read
+                                .is_some_and(|at| now.duration_since(at) < READ_EVERY);
+                            self.last_read = Some(now);
+                            self.read_since_listen = true;
+                        }
                         self.queue.extend(self.decoder.feed(&bytes));
                     }
                 }
@@ -311,7 +390,16 @@ impl<D: Decoder> Driver<D> {
     fn end(&mut self) {
         self.ended = true;
         self.queue.clear();
+        // As it was found, before the connection can go back to the pool.
+        self.socket = None;
         self.body = None;
+    }
+}
+
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -12,6 +12,7 @@ pub mod models;
 pub mod ndjson;
 pub mod ollama;
 pub mod openai;
+pub mod quiet;
 pub mod sse;
 
 use std::pin::Pin;

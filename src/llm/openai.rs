@@ -212,6 +212,52 @@ struct OpenAiDecoder {
     saw_event: bool,
 }
 
+/// The shape of almost every event of a streamed reply: one choice whose
+/// delta carries text and nothing else of note. Read into this, borrowing
+/// the text where it has no escapes, an event costs a third of what a
+/// `Value` tree does; anything else (an error, usage, tool calls, a refusal,
+/// a finish reason, more choices) takes the general path.
+#[derive(serde::Deserialize)]
+struct TextChunk<'a> {
+    #[serde(borrow)]
+    choices: Vec<TextChoice<'a>>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextChoice<'a> {
+    #[serde(borrow)]
+    delta: TextDelta<'a>,
+    #[serde(default)]
+    finish_reason: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    refusal: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
+}
+
+/// The text of an event that is a plain text delta, or None for any other
+/// event (which the general path reads).
+fn plain_text_delta(data: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let chunk: TextChunk = serde_json::from_str(data).ok()?;
+    let [choice] = <[TextChoice; 1]>::try_from(chunk.choices).ok()?;
+    let plain = chunk.error.is_none()
+        && chunk.usage.is_none()
+        && choice.finish_reason.is_none()
+        && choice.delta.refusal.is_none()
+        && choice.delta.tool_calls.is_none();
+    plain.then(|| choice.delta.content.unwrap_or_default())
+}
+
 /// How much of a non-SSE body is kept for [`OpenAiDecoder::raw`].
 const MAX_RAW: usize = 1024 * 1024;
 
@@ -288,6 +334,12 @@ impl OpenAiDecoder {
                 stop_reason: self.finish_reason.take(),
             }));
             self.done = true;
+            return;
+        }
+        if let Some(text) = plain_text_delta(data) {
+            if !text.is_empty() {
+                out.push(Ok(StreamEvent::Text(text.into_owned())));
+            }
             return;
         }
         let v: Value = match serde_json::from_str(data) {
@@ -602,5 +654,80 @@ mod tests {
     fn malformed_json_is_an_error() {
         let out = run(&["data: {not json\n\n"]);
         assert!(matches!(&out[0], Err(e) if e.is_transient()));
+    }
+
+    #[test]
+    fn only_plain_text_deltas_take_the_fast_path() {
+        let text = |d: &str| plain_text_delta(d).map(|t| t.into_owned());
+        let chunk = |choice: &str| {
+            format!(
+                r#"{{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{choice}]}}"#
+            )
+        };
+        assert_eq!(
+            text(&chunk(
+                r#"{"index":0,"delta":{"content":"a \"q\" \u00e9 ü\n"},"logprobs":null,"finish_reason":null}"#
+            )),
+            Some("a \"q\" é ü\n".to_string()),
+            "escapes and non-ASCII"
+        );
+        assert_eq!(
+            text(&chunk(
+                r#"{"index":0,"delta":{"role":"assistant","content":"","refusal":null}}"#
+            )),
+            Some(String::new())
+        );
+        assert_eq!(
+            text(&chunk(r#"{"index":0,"delta":{}}"#)),
+            Some(String::new())
+        );
+        // Everything else is read by the general path.
+        for other in [
+            chunk(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#),
+            chunk(r#"{"index":0,"delta":{"refusal":"no"}}"#),
+            chunk(r#"{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x"}]}}"#),
+            chunk(r#"{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}"#),
+            r#"{"choices":[],"usage":{"prompt_tokens":1}}"#.to_string(),
+            r#"{"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":1}}"#.to_string(),
+            r#"{"error":{"message":"boom"},"choices":[{"delta":{"content":"a"}}]}"#.to_string(),
+            r#"{"choices":[{"message":{"content":"a"}}]}"#.to_string(),
+            "{not json".to_string(),
+        ] {
+            assert_eq!(text(&other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn the_fast_path_and_the_general_path_agree() {
+        let event = |d: &str| format!("data: {d}\n\n");
+        let chunks = [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"lo \"w\u00f6rld\""}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":" more"},"finish_reason":"stop"}]}"#,
+        ];
+        let fast: Vec<String> = chunks.iter().map(|c| event(c)).collect();
+        let fast = run(&fast.iter().map(String::as_str).collect::<Vec<_>>());
+        // The same events sent down the general path (an empty list of
+        // tool calls makes them not plain) give the same text.
+        let texts = |out: &[Item]| -> String {
+            out.iter()
+                .filter_map(|i| match i {
+                    Ok(StreamEvent::Text(t)) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(texts(&fast), "Hello \"wörld\" more");
+        let general: Vec<String> = chunks
+            .iter()
+            .map(|c| {
+                let mut v: Value = serde_json::from_str(c).unwrap();
+                v["choices"][0]["delta"]["tool_calls"] = json!([]);
+                event(&v.to_string())
+            })
+            .collect();
+        let general = run(&general.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(texts(&general), texts(&fast));
     }
 }

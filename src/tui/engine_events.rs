@@ -11,18 +11,23 @@ impl App {
             Event::Delta {
                 conversation_id,
                 message_id,
+                offset,
                 text,
             } => {
                 if Some(conversation_id) == self.model.current {
-                    match self
-                        .model
-                        .entries
-                        .iter_mut()
-                        .rev()
-                        .find(|e| e.msg.id == message_id)
-                    {
-                        Some(e) => e.msg.content.push_str(&text),
-                        None => self.model.reload_messages(),
+                    let shown = |app: &mut App| {
+                        app.model
+                            .entries
+                            .iter_mut()
+                            .rev()
+                            .find(|e| e.msg.id == message_id)
+                            .map(|e| append_streamed(&mut e.msg.content, offset, &text))
+                    };
+                    // Not shown yet, or text before this is missing (events
+                    // were lost to a lag): what the database has, then this.
+                    if shown(self) != Some(true) {
+                        self.model.reload_messages();
+                        shown(self);
                     }
                 }
                 return;
@@ -107,6 +112,49 @@ impl App {
         }
         if let Some(cmd) = &cfg.notify_command {
             crate::notify::run_command(cmd, &n);
+        }
+    }
+}
+
+/// Add text streamed at `offset` of a reply to what is shown of it: only the
+/// part not shown yet (a reload from the database, which saves the reply as
+/// it streams, may already have it). False if text before `offset` is
+/// missing, leaving `shown` as it was.
+pub(crate) fn append_streamed(shown: &mut String, offset: usize, text: &str) -> bool {
+    let have = shown.len();
+    if have < offset {
+        return false;
+    }
+    if have < offset + text.len() {
+        match text.get(have - offset..) {
+            Some(rest) => shown.push_str(rest),
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::append_streamed;
+
+    #[test]
+    fn streamed_text_is_added_once_whatever_was_read_from_the_database() {
+        let reply = "Let me think about that, über-carefully.";
+        // Every split of the reply into what was shown (read from the
+        // database) and a delta at every offset gives the reply once.
+        for shown_len in (0..=reply.len()).filter(|&i| reply.is_char_boundary(i)) {
+            for offset in (0..=reply.len()).filter(|&i| reply.is_char_boundary(i)) {
+                let mut shown = reply[..shown_len].to_string();
+                let ok = append_streamed(&mut shown, offset, &reply[offset..]);
+                if offset <= shown_len {
+                    assert!(ok);
+                    assert_eq!(shown, reply, "shown {shown_len}, offset {offset}");
+                } else {
+                    assert!(!ok, "a gap is reported");
+                    assert_eq!(shown, &reply[..shown_len], "and nothing is added");
+                }
+            }
         }
     }
 }

@@ -1,0 +1,226 @@
+//! Reading a reply's stream: text is taken as it arrives and handed to the
+//! front ends at a reader's pace; the partial reply is saved now and then.
+//!
+//! What a streamed reply costs is mostly wake-ups: of this task, and of each
+//! front end a hand-over reaches (a frame each). So:
+//! - the stream is read as it arrives, in the wake-up its arrival causes
+//!   anyway (a read put off until later would be a wake-up of its own);
+//! - text is handed on at most every [`HAND_ON_EVERY`], the first text and
+//!   the last at once (time to first token; a finished reply is on screen
+//!   without waiting). Text that falls due waits for the next event to
+//!   arrive, which a steady stream brings within a token's gap, and only
+//!   past [`HAND_ON_SLACK`] for a timer of its own;
+//! - the deadlines (no progress, the longest reply, the next save) share one
+//!   timer that is moved only when the earliest of them changes, rather than
+//!   a timer per deadline set up again for every event.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::{FutureExt, StreamExt};
+use tokio::sync::watch;
+use tokio::time::{Instant, Sleep};
+
+use super::StopReason;
+use crate::llm::{EventStream, LlmError, StreamEvent, ToolCall, Usage};
+
+/// How often streamed text is handed to the front ends at most: ten times a
+/// second is smooth to a reader, and a front end draws a frame per hand-over.
+pub(crate) const HAND_ON_EVERY: Duration = Duration::from_millis(100);
+/// How long text that is due may wait for the next event before a timer
+/// hands it on by itself.
+pub(crate) const HAND_ON_SLACK: Duration = Duration::from_millis(50);
+/// Stream events taken in a row without waiting, before the stop is looked
+/// at again.
+const MAX_READY_IN_A_ROW: usize = 256;
+
+pub(crate) enum End {
+    Done,
+    Failed(LlmError),
+    Stopped(StopReason),
+}
+
+/// What a read stream left.
+pub(crate) struct Read {
+    pub end: End,
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+}
+
+/// Limits of one reply's stream, and what the reader reports them as.
+pub(crate) struct Limits<'a> {
+    pub provider: &'a str,
+    /// No new text or tool call for this long ends the reply.
+    pub stream_timeout: Duration,
+    /// The longest a reply may take.
+    pub max_reply: Duration,
+    /// How often the partial reply is saved.
+    pub persist_every: Duration,
+}
+
+/// Read `stream` to its end, a stop, or a limit. `hand_on` gets the text
+/// for the front ends and where it starts in the reply; `save` gets the
+/// whole text so far, to store.
+pub(crate) async fn read(
+    mut stream: EventStream,
+    stop: &mut watch::Receiver<Option<StopReason>>,
+    limits: Limits<'_>,
+    mut hand_on: impl FnMut(usize, String),
+    mut save: impl FnMut(&str),
+) -> Read {
+    let started = Instant::now();
+    let reply_deadline = started + limits.max_reply;
+    let mut text = String::new();
+    let mut saved = 0usize;
+    // The first text is saved at once (a reply cut by a crash shows that it
+    // had begun), then at most every `persist_every`.
+    let mut save_at = started;
+    let mut calls: Vec<ToolCall> = Vec::new();
+    let mut usage: Option<Usage> = None;
+    let mut unsent = String::new();
+    // The first text goes out at once.
+    let mut hand_on_at = started;
+    // Moved forward with each event; the timer that watches it is moved
+    // only when it fires (a stream that makes progress never sees it fire
+    // more than once per `stream_timeout`).
+    let mut progress_by = started + limits.stream_timeout;
+    let mut progress_checked = progress_by;
+    let mut timer = Deadline::new(progress_checked.min(reply_deadline));
+    let mut ready_in_a_row = 0usize;
+    let end = loop {
+        let ev = match (ready_in_a_row < MAX_READY_IN_A_ROW)
+            .then(|| stream.next().now_or_never())
+            .flatten()
+        {
+            Some(ev) => {
+                ready_in_a_row += 1;
+                ev
+            }
+            None => {
+                ready_in_a_row = 0;
+                let text_due = (!unsent.is_empty()).then_some(hand_on_at + HAND_ON_SLACK);
+                let save_due = (text.len() != saved).then_some(save_at);
+                let next = [
+                    Some(progress_checked),
+                    Some(reply_deadline),
+                    text_due,
+                    save_due,
+                ]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(reply_deadline);
+                timer.set(next);
+                tokio::select! {
+                    biased;
+                    _ = stop.changed() => break End::Stopped((*stop.borrow()).unwrap_or(StopReason::User)),
+                    ev = stream.next() => ev,
+                    _ = &mut timer => {
+                        let now = Instant::now();
+                        if now >= reply_deadline {
+                            break End::Failed(LlmError::transient(format!(
+                                "{}: the reply took longer than {} (the reply was ended)",
+                                limits.provider,
+                                crate::llm::http::fmt_duration(limits.max_reply)
+                            )));
+                        }
+                        if now >= progress_checked {
+                            if now >= progress_by {
+                                break End::Failed(LlmError::transient(format!(
+                                    "{}: nothing new for {} (the reply was ended)",
+                                    limits.provider,
+                                    crate::llm::http::fmt_duration(limits.stream_timeout)
+                                )));
+                            }
+                            progress_checked = progress_by;
+                        }
+                        if text_due.is_some_and(|at| now >= at) {
+                            hand_on(text.len() - unsent.len(), std::mem::take(&mut unsent));
+                            hand_on_at = now + HAND_ON_EVERY;
+                        }
+                        if save_due.is_some_and(|at| now >= at) {
+                            save_at = now + limits.persist_every;
+                            saved = text.len();
+                            save(&text);
+                        }
+                        continue;
+                    }
+                }
+            }
+        };
+        match ev {
+            Some(Ok(StreamEvent::Text(t))) => {
+                let now = Instant::now();
+                progress_by = now + limits.stream_timeout;
+                text.push_str(&t);
+                unsent.push_str(&t);
+                if now >= hand_on_at {
+                    hand_on(text.len() - unsent.len(), std::mem::take(&mut unsent));
+                    hand_on_at = now + HAND_ON_EVERY;
+                }
+                if now >= save_at {
+                    save_at = now + limits.persist_every;
+                    saved = text.len();
+                    save(&text);
+                }
+            }
+            Some(Ok(StreamEvent::ToolCall(c))) => {
+                progress_by = Instant::now() + limits.stream_timeout;
+                calls.push(c);
+            }
+            Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
+            Some(Ok(StreamEvent::Done { .. })) => break End::Done,
+            Some(Err(e)) => break End::Failed(e),
+            None => {
+                break End::Failed(LlmError::transient(
+                    "the stream ended before the reply was complete",
+                ));
+            }
+        }
+    };
+    // What was read and not handed on yet goes out at once, whatever the end.
+    if !unsent.is_empty() {
+        hand_on(text.len() - unsent.len(), unsent);
+    }
+    Read {
+        end,
+        text,
+        calls,
+        usage,
+    }
+}
+
+/// One timer for the earliest of several deadlines: moved only when that
+/// changes (a `Sleep` made again per wait would be put into and taken out of
+/// the timer wheel each time).
+struct Deadline {
+    sleep: Pin<Box<Sleep>>,
+    at: Instant,
+}
+
+impl Deadline {
+    fn new(at: Instant) -> Self {
+        Self {
+            sleep: Box::pin(tokio::time::sleep_until(at)),
+            at,
+        }
+    }
+
+    fn set(&mut self, at: Instant) {
+        if at != self.at {
+            self.at = at;
+            self.sleep.as_mut().reset(at);
+        }
+    }
+}
+
+impl Future for &mut Deadline {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.get_mut().sleep.as_mut().poll(cx)
+    }
+}
