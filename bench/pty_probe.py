@@ -307,6 +307,9 @@ class Tui:
 # ------------------------------------------------------------------ commands
 
 READY = "F2 scheduled"
+# The end of every frame ratatui's crossterm backend draws: colours and
+# attributes reset (foreground, background, underline colour, attributes).
+FRAME_END = b"\x1b[39m\x1b[49m\x1b[59m\x1b[0m"
 MARKER = "ZQXEND"  # + the last word of the message: the last token of a long reply
 
 
@@ -472,6 +475,7 @@ def cmd_session(a):
         nonce = os.urandom(4).hex()
         text = f"{a.send} {nonce}"
         c0, th0, (v0, i0) = proc_cpu_ticks(t.pid), thread_cpu_ticks(t.pid), proc_switches(t.pid)
+        written = len(t.raw)
         t_enter = time.time()
         t.write(text + "\r")
         seen_mono = t.wait_for(MARKER + nonce, a.timeout)
@@ -479,6 +483,10 @@ def cmd_session(a):
         # Let the turn finish (final write to the database, last frame).
         t.drain(a.after)
         c1, th1, (v1, i1) = proc_cpu_ticks(t.pid), thread_cpu_ticks(t.pid), proc_switches(t.pid)
+        # What the reply cost the terminal: bytes, and frames (each of
+        # ratatui's draws ends by resetting the colours, once).
+        out["reply_bytes_written"] = len(t.raw) - written
+        out["reply_frames"] = t.raw.count(FRAME_END, written)
         out["rss_after_reply_kb"] = proc_rss_kb(t.pid)
         if a.send_count > 1:
             # More replies in the same session; only memory is reported.
@@ -785,13 +793,24 @@ def cmd_report(a):
     row(f"Scrolling the scheduled pane, large DB: arrow key to the end of its frame, median of {f2.get('key_frames', 0)} "
         "(through the pty)", "< 2 ms", f2.get("key_frame_ms_median"), 2, "ms", fmt="{:.2f}",
         note=f2_scroll_note(f2))
+    def terminal_note(step):
+        """Frames and bytes written to the terminal during a reply."""
+        frames, nbytes = get(step, "reply_frames"), get(step, "reply_bytes_written")
+        if frames is None or nbytes is None:
+            return ""
+        return f"{frames:,.0f} frames, {nbytes / 1024:,.0f} KB to the terminal"
+
+    def notes(*parts):
+        return "; ".join(p for p in parts if p)
+
     for step, label in (("session_empty", "empty DB"), ("session_large", "large DB")):
         srv = get(step, "server_first_token_to_last_ms")
         by = res.get(step, {}).get("reply_cpu_ms_by_thread") or {}
         split = ", ".join(f"{k} {v:.0f}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
         row(f"CPU time for a 4,000-token reply at full speed, {label}", "≤ 200 ms",
             get(step, "reply_cpu_ms"), 200, "ms",
-            note=(f"sent in {srv:.0f} ms; " if srv is not None else "") + (f"by thread: {split}" if split else ""))
+            note=notes(f"sent in {srv:.0f} ms" if srv is not None else "", f"by thread: {split}" if split else "",
+                       terminal_note(step)))
         row(f"Reply fully on screen after the server's last token, full speed, {label}", "≤ 100 ms",
             get(step, "last_token_to_on_screen_ms"), 100, "ms",
             note=f"{get(step, 'first_token_to_on_screen_ms'):.0f} ms after the first token"
@@ -804,12 +823,21 @@ def cmd_report(a):
         by = res.get(step, {}).get("reply_cpu_ms_by_thread") or {}
         split = ", ".join(f"{k} {v:.0f}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
         # A real model's pace (30-150 tokens/s): at most 0.3 CPU-s for the
-        # whole process, and the last token on screen within 50 ms.
+        # whole process and at most twice what the same reply costs at full
+        # speed (empty DB), both; and the last token on screen within 50 ms.
         real_pace = rate <= 150
-        row(f"CPU time for a 4,000-token reply at {rate:,} tokens/s, empty DB",
-            "≤ 300 ms" if real_pace else "(none set; ≤ 200 ms is for full speed)",
-            get(step, "reply_cpu_ms"), 300 if real_pace else None, "ms",
-            note=(f"over {srv / 1000:.1f} s; " if srv is not None else "") + (f"by thread: {split}" if split else ""))
+        full = get("session_empty", "reply_cpu_ms")
+        if not real_pace:
+            target, limit = "(none set; ≤ 200 ms is for full speed)", None
+        elif full is None:
+            target, limit = "≤ 300 ms and ≤ 2× the reply at full speed (not measured)", 300
+        else:
+            target = f"≤ 300 ms and ≤ 2× the reply at full speed, empty DB (2 × {full:.0f} = {2 * full:.0f} ms)"
+            limit = min(300, 2 * full)
+        row(f"CPU time for a 4,000-token reply at {rate:,} tokens/s, empty DB", target,
+            get(step, "reply_cpu_ms"), limit, "ms",
+            note=notes(f"over {srv / 1000:.1f} s" if srv is not None else "", f"by thread: {split}" if split else "",
+                       terminal_note(step)))
         row(f"Reply fully on screen after the server's last token, {rate:,} tokens/s",
             "≤ 50 ms" if real_pace else "≤ 100 ms",
             get(step, "last_token_to_on_screen_ms"), 50 if real_pace else 100, "ms")

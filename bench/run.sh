@@ -12,7 +12,9 @@
 # finished outbox rows, 100,000 items scheduled 1 hour to 30 days ahead.
 #
 # Needs: the Rust toolchain, bash, python3 (standard library only), Linux /proc.
-# Uses CARGO_TARGET_DIR if set (default: target/). Everything it creates lives
+# Uses CARGO_TARGET_DIR if set (default: target/); the criterion benches build
+# in <target>/criterion-build, at the same time as the release build and the
+# seeding, before anything is measured. Everything it creates lives
 # in a temporary directory that is removed at the end (kept, and named, with
 # TOCK_BENCH_KEEP=1); it never touches your own database, config or logs.
 set -euo pipefail
@@ -24,7 +26,7 @@ for arg in "$@"; do
         --quick) QUICK=1 ;;
         --no-criterion) CRITERION=0 ;;
         -h | --help)
-            sed -n "2,17p" "$0"
+            sed -n "2,19p" "$0"
             exit 0
             ;;
         *)
@@ -54,21 +56,36 @@ log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 LOAD_START=$(load)
-log "building (release)…"
-cargo build --release --locked --bin tock --bin tock-seed >&2
-TOCK=$TARGET/release/tock
-SEED=$TARGET/release/tock-seed
-
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tock-bench.XXXXXX")
 SERVER_PID=
 DAEMON_PID=
+BENCH_BUILD_PID=
+SEED_PID=
 cleanup() {
-    [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null || true
-    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+    for pid in "$DAEMON_PID" "$SERVER_PID" "$SEED_PID" "$BENCH_BUILD_PID"; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    done
     wait 2>/dev/null || true
     if [ -n "${TOCK_BENCH_KEEP:-}" ]; then log "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
+
+# Nothing is measured until every build and the seeding are done, and
+# those run together. The criterion benches build in a target directory of
+# their own: their dev-dependencies change the features of the library's
+# dependencies, so nothing of the release build can be reused for them, and
+# in one directory cargo's lock would make the two builds take turns.
+BENCH_TARGET=$TARGET/criterion-build
+if [ "$CRITERION" = 1 ]; then
+    log "building the criterion benches in the background (target dir $BENCH_TARGET)…"
+    CARGO_TARGET_DIR=$BENCH_TARGET cargo bench --locked --no-run \
+        --bench render --bench scheduler --bench tui_store >"$WORK/bench-build.log" 2>&1 &
+    BENCH_BUILD_PID=$!
+fi
+log "building (release)…"
+cargo build --release --locked --bin tock --bin tock-seed >&2
+TOCK=$TARGET/release/tock
+SEED=$TARGET/release/tock-seed
 
 # A clean environment: no config file, logs in the work dir, and the local
 # server as the only provider.
@@ -95,16 +112,31 @@ export OPENAI_API_KEY=bench
 EMPTY=$WORK/empty.db
 LARGE=$WORK/large.db
 
+log "seeding the large database${BENCH_BUILD_PID:+ (while the benches build)}…"
+"$SEED" --db "$LARGE" --conversations 1000 --messages 200000 --outbox-history 1000000 --scheduled 100000 &
+SEED_PID=$!
+wait "$SEED_PID"
+SEED_PID=
+# The memory sessions below each start from this copy, so that neither
+# opens on the replies of another (no process has the file open now).
+cp "$LARGE" "$WORK/large-seeded.db"
+if [ -n "$BENCH_BUILD_PID" ]; then
+    log "waiting for the criterion benches' build…"
+    if ! wait "$BENCH_BUILD_PID"; then
+        BENCH_BUILD_PID=
+        cat "$WORK/bench-build.log" >&2
+        echo "building the criterion benches failed" >&2
+        exit 1
+    fi
+    BENCH_BUILD_PID=
+fi
+BUILT_AT=$SECONDS
+
 log "first frame, empty database ($RUNS runs after one that creates it)…"
 export TOCK_DB=$EMPTY
 "${PROBE[@]}" first-frame --bin "$TOCK" --runs 1 >/dev/null
 record first_frame_empty "$("${PROBE[@]}" first-frame --bin "$TOCK" --runs "$RUNS")"
 
-log "seeding the large database…"
-"$SEED" --db "$LARGE" --conversations 1000 --messages 200000 --outbox-history 1000000 --scheduled 100000
-# The memory sessions below each start from this copy, so that neither
-# opens on the replies of another (no process has the file open now).
-cp "$LARGE" "$WORK/large-seeded.db"
 export TOCK_DB=$LARGE
 log "first frame, large database ($RUNS runs after one that warms the page cache)…"
 "${PROBE[@]}" first-frame --bin "$TOCK" --runs 1 >/dev/null
@@ -166,20 +198,25 @@ record latency "$("${PROBE[@]}" latency --server-log "$SERVER_LOG")"
 
 CRITERION_DIR=
 if [ "$CRITERION" = 1 ]; then
+    # Built above; the benches' seeded database is the one `cargo bench`
+    # run by hand keeps in <target>/bench-db.
+    export CARGO_TARGET_DIR=$BENCH_TARGET
+    export TOCK_BENCH_DB_DIR=${TOCK_BENCH_DB_DIR:-$TARGET/bench-db}
     log "criterion: frame benches (cargo bench --bench render -- --quick)…"
-    CARGO_TARGET_DIR=$TARGET cargo bench --locked --bench render -- --quick \
+    cargo bench --locked --bench render -- --quick \
         'chat_5000/(warm|warm_top|cold)$|view_5000/warm|stream_token/view|key_frame/5000_messages' >&2
     log "criterion: scheduler pass on 1,000,000 outbox rows / 100,000 scheduled (cargo bench --bench scheduler -- --quick)…"
-    CARGO_TARGET_DIR=$TARGET cargo bench --locked --bench scheduler -- --quick \
+    cargo bench --locked --bench scheduler -- --quick \
         'engine_pass/|pass/1m_rows_100k|tick/1m_rows_100k_scheduled$' >&2
     log "criterion: TUI reloads on the large database (cargo bench --bench tui_store -- --quick)…"
-    CARGO_TARGET_DIR=$TARGET cargo bench --locked --bench tui_store -- --quick >&2
-    CRITERION_DIR=$TARGET/criterion
+    cargo bench --locked --bench tui_store -- --quick >&2
+    CRITERION_DIR=$BENCH_TARGET/criterion
 fi
 LOAD_END=$(load)
 
 echo
 echo "tock $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?') · $(date -u +%Y-%m-%dT%H:%MZ) ·" \
-    "$(nproc) CPUs · load average $LOAD_START at start, $LOAD_END at the end"
+    "$(nproc) CPUs · load average $LOAD_START at start, $LOAD_END at the end ·" \
+    "$((SECONDS / 60)) min $((SECONDS % 60)) s in all, of which $((BUILT_AT / 60)) min $((BUILT_AT % 60)) s building and seeding"
 echo
 "${PROBE[@]}" report --results "$RESULTS" ${CRITERION_DIR:+--criterion "$CRITERION_DIR"}

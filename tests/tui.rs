@@ -2760,12 +2760,15 @@ async fn countdowns_tick_on_whole_seconds_and_never_show_a_past_time() {
     // Only the countdowns' ticks: the status line's expiry is not one.
     ui.app.status = None;
     let now = ui.h.engine.now_ms();
-    // "in 3h" becomes "in 2h 59m" at the next whole second…
+    // "in 3h" becomes "in 2h 59m" at the clock's next whole minute (where
+    // every label of an hour or more changes, and the engine's clock check
+    // runs)…
+    assert!(ui.screen(100, 24).contains("in 3h"));
     let at = ui.app.next_tick_at().unwrap();
-    assert!(at - now <= 1_000 && at % 1_000 == 0, "{now} {at}");
+    assert!(at - now <= 60_000 && at % 60_000 == 0, "{now} {at}");
     tick_at(&mut ui, at).await;
     assert!(ui.screen(100, 24).contains("in 2h 59m"));
-    // … and then changes once a minute, on a whole second.
+    // … and then changes once a minute, on the whole minute.
     let at = ui.app.next_tick_at().unwrap();
     assert_eq!(at - ui.h.engine.now_ms(), 60_000);
     // Created between two whole seconds, it shows seconds below an hour and
@@ -2859,6 +2862,58 @@ async fn twenty_countdowns_at_different_offsets_tick_together_once_a_second() {
         "one tick a second: {whole:?}"
     );
     assert_eq!(other, [due], "besides whole seconds, only the due instant");
+}
+
+#[tokio::test(start_paused = true)]
+async fn countdowns_above_an_hour_at_different_offsets_tick_together_once_a_minute() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    let start = ui.h.engine.now_ms();
+    // 20 items 1 h 15 min to 3 days ahead, each due at its own second and
+    // millisecond: had each label its own tick, an idle screen would redraw
+    // at 20 instants a minute.
+    for i in 0..20 {
+        let mut it = NewItem::new(conv, Kind::Message, format!("far {i}"));
+        it.due_at = Some(start + 75 * 60_000 + i * 3 * 3_600_000 + (i * 2_971 + 13) % 60_000);
+        ui.store().enqueue(&it, start).unwrap();
+    }
+    ui.app.on_engine(Event::Outbox);
+    // The strip counts them down, and F2 too.
+    ui.press(KeyCode::F(2));
+    ui.render(100, 40);
+    assert!(ui.screen(100, 40).contains("far 19"));
+    ui.app.status = None;
+    // Walk 10 minutes of the clock from tick to tick, drawing each time.
+    let mut ticks = Vec::new();
+    loop {
+        let at = ui.app.next_tick_at().unwrap();
+        if at > start + 10 * 60_000 {
+            break;
+        }
+        ticks.push(at);
+        tick_at(&mut ui, at).await;
+        ui.render(100, 40);
+    }
+    assert!(
+        ticks.iter().all(|t| t % 60_000 == 0),
+        "only whole minutes: {ticks:?}"
+    );
+    assert!((10..=11).contains(&ticks.len()), "once a minute: {ticks:?}");
+    // The nearest comes under an hour at a whole minute too; from there it
+    // shows seconds, and ticks once a second.
+    for _ in 0..10 {
+        if ui.screen(100, 40).contains("in 59m") {
+            break;
+        }
+        let at = ui.app.next_tick_at().unwrap();
+        assert_eq!(at % 60_000, 0, "{at}");
+        tick_at(&mut ui, at).await;
+    }
+    let s = ui.screen(100, 40);
+    assert!(s.contains("in 59m"), "{s}");
+    let now = ui.h.engine.now_ms();
+    assert_eq!(now % 60_000, 0, "{now}");
+    assert_eq!(ui.app.next_tick_at(), Some(now + 1_000));
 }
 
 #[tokio::test(start_paused = true)]

@@ -26,17 +26,26 @@ pub(crate) async fn run(engine: Engine) {
         }
         let next = tick(&engine, &mut holding);
         let now = engine.now_ms();
-        let check = engine.inner.options.clock_check;
-        let sleep = match next {
-            Some(t) => Duration::from_millis((t - now).max(0) as u64).min(check),
-            None => check,
-        };
+        let check = next_clock_check(now, engine.inner.options.clock_check);
+        let wake = next.map_or(check, |t| t.min(check));
+        let sleep = Duration::from_millis(wake.saturating_sub(now).max(0) as u64);
         tokio::select! {
             _ = tokio::time::sleep(sleep) => {}
             _ = engine.inner.wake.notified() => {}
             _ = shutdown.changed() => {}
         }
     }
+}
+
+/// When the next clock check falls: the next whole multiple of `every` on
+/// the wall clock (…:00 and …:30 for 30 s), not `every` after this pass. So
+/// the check lands on the whole minutes at which the TUI's countdowns of an
+/// hour or more change ([`crate::tui::views::label_at`]), and an idle TUI
+/// wakes once for both; every tock process checks at the same instants too.
+fn next_clock_check(now: i64, every: Duration) -> i64 {
+    let every = i64::try_from(every.as_millis()).unwrap_or(i64::MAX).max(1);
+    now.saturating_sub(now.rem_euclid(every))
+        .saturating_add(every)
 }
 
 impl Engine {
@@ -264,4 +273,30 @@ fn dispatch(engine: &Engine, item: OutboxItem, now: i64) {
     let mut turns = lock(&inner.turns);
     turns.retain(|h| !h.is_finished());
     turns.push(handle);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_check_falls_on_whole_multiples_of_its_period() {
+        let every = Duration::from_secs(30);
+        // 2026-12-01 06:00:00 UTC, a whole minute.
+        let minute = 1_796_104_800_000;
+        assert_eq!(next_clock_check(minute, every), minute + 30_000);
+        assert_eq!(next_clock_check(minute + 1, every), minute + 30_000);
+        assert_eq!(next_clock_check(minute + 29_999, every), minute + 30_000);
+        assert_eq!(next_clock_check(minute + 30_000, every), minute + 60_000);
+        assert_eq!(next_clock_check(minute + 59_999, every), minute + 60_000);
+        // Never before now, never more than a period ahead, at any period.
+        for ms in [1, 50, 1_000, 3_600_000] {
+            let every = Duration::from_millis(ms);
+            for now in [0, 1, 12_345, minute + 7, i64::MAX - 10_000_000] {
+                let at = next_clock_check(now, every);
+                assert!(at > now && at - now <= ms as i64, "{ms} {now} {at}");
+                assert_eq!(at % ms as i64, 0, "{ms} {now} {at}");
+            }
+        }
+    }
 }

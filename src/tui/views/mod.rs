@@ -163,42 +163,62 @@ const MINUTE: i64 = 60 * SECOND;
 const HOUR: i64 = 60 * MINUTE;
 const DAY: i64 = 24 * HOUR;
 
-/// `t` rounded down to a whole second of the wall clock.
-fn whole_second(t: i64) -> i64 {
-    t.saturating_sub(t.rem_euclid(SECOND))
+/// `t` rounded down to a whole `unit` (a second, a minute) of the wall clock.
+fn floor_to(t: i64, unit: i64) -> i64 {
+    t.saturating_sub(t.rem_euclid(unit))
 }
 
-/// The instant a countdown to `due` is computed for when drawn at `now`:
-/// the last whole second of the wall clock. So every countdown on screen
-/// steps at the same instants, and one redraw a second serves them all,
-/// whatever their due times. A label so reads "now" up to a second before
-/// `due`; once `due` has come, the instant is `now` itself, so a label never
-/// reads "in 1s" after its time.
+/// The instant a countdown to `due` is computed for when drawn at `now`.
+///
+/// An hour or more ahead, labels show minutes (`in 3h 5m`) or hours
+/// (`in 2d 4h`): they are computed for the last whole minute of the wall
+/// clock, so the minutes read are those from the clock's minute to the due
+/// minute (`Wed 05:22 (in 8h 10m)` while the clock shows 21:12), the same
+/// whatever second the item is due at. Every such label on screen changes at
+/// the same whole minutes, where the engine's clock check also runs, so an
+/// idle screen of them redraws once a minute in the same wake-up (not at a
+/// second of its own per item).
+///
+/// Under an hour, labels show seconds and are computed for the last whole
+/// second: every countdown on screen steps at the same instants, and one
+/// redraw a second serves them all. A label so reads "now" up to a second
+/// before `due`; once `due` has come, the instant is `now` itself, so a label
+/// never reads "in …" after its time.
 pub fn label_at(due: i64, now: i64) -> i64 {
-    if due <= now { now } else { whole_second(now) }
+    if due <= now {
+        return now;
+    }
+    let minute = floor_to(now, MINUTE);
+    if due.saturating_sub(minute) >= HOUR {
+        minute
+    } else {
+        floor_to(now, SECOND)
+    }
 }
 
 /// When the countdown to `due` next changes, seen at `now` (see
 /// [`label_at`]): the next whole second while it shows seconds (below an
-/// hour); above, the whole second at which its minutes (below a day) or its
+/// hour); above, the whole minute at which its minutes (below a day) or its
 /// hours next drop; or `due` itself if sooner, since its item changes state
 /// then and its label must not still show time to come.
 pub fn label_change(due: i64, now: i64) -> Option<i64> {
     if due <= now {
         return None;
     }
-    let left = due.saturating_sub(whole_second(now));
-    let unit = if left < HOUR {
-        SECOND
+    let at = label_at(due, now);
+    let left = due.saturating_sub(at);
+    // The unit the label shows, and the whole instants it is computed at.
+    let (unit, step) = if left < HOUR {
+        (SECOND, SECOND)
     } else if left < DAY {
-        MINUTE
+        (MINUTE, MINUTE)
     } else {
-        HOUR
+        (HOUR, MINUTE)
     };
     // The label shows `left` in whole units; it drops at the first whole
-    // second less than `units` whole units before `due`.
+    // step less than `units` whole units before `due`.
     let units = left.div_euclid(unit);
-    let drop = whole_second(due.saturating_sub(units.saturating_mul(unit))).saturating_add(SECOND);
+    let drop = floor_to(due.saturating_sub(units.saturating_mul(unit)), step).saturating_add(step);
     Some(drop.min(due))
 }
 
@@ -253,7 +273,12 @@ mod tests {
     fn a_label_is_the_same_from_one_change_to_the_next() {
         // Due times at odd offsets, seconds to days away: walk every change,
         // and check the label in between, and that each change changes it.
-        for due in [T + 5_432, T + HOUR + 61_234, T + DAY + 3_599_999] {
+        for due in [
+            T + 5_432,
+            T + HOUR + 61_234,
+            T + DAY + 3_599_999,
+            T + 3 * DAY + 7 * HOUR + 41_017,
+        ] {
             let mut now = T + 7;
             let mut changes = 0;
             while let Some(next) = label_change(due, now) {
@@ -265,9 +290,13 @@ mod tests {
                     }
                 }
                 // The due instant changes the item's state, not always its
-                // label; every other change is at a whole second.
+                // label; every other change is at a whole second, and at a
+                // whole minute while more than an hour is left.
                 if next != due {
                     assert_eq!(next % SECOND, 0, "{due} {next}");
+                    if due - next > HOUR {
+                        assert_eq!(next % MINUTE, 0, "{due} {next}");
+                    }
                     assert_ne!(countdown(due, next), label, "{due} {next}: nothing changed");
                 }
                 now = next;
@@ -279,21 +308,75 @@ mod tests {
     }
 
     #[test]
-    fn minutes_and_hours_change_once_per_minute_and_hour() {
+    fn minutes_and_hours_change_at_whole_minutes_of_the_clock() {
+        // Due 3 h and 12.345 s ahead: "in 3h" until the clock's next minute.
         let due = T + 3 * HOUR + 12_345;
         assert_eq!(countdown(due, T + 5), "in 3h");
-        assert_eq!(label_change(due, T + 5), Some(T + 13_000));
-        assert_eq!(countdown(due, T + 13_000), "in 2h 59m");
-        assert_eq!(label_change(due, T + 13_000), Some(T + MINUTE + 13_000));
+        assert_eq!(countdown(due, T + 59_999), "in 3h");
+        assert_eq!(label_change(due, T + 5), Some(T + MINUTE));
+        assert_eq!(countdown(due, T + MINUTE), "in 2h 59m");
+        assert_eq!(label_change(due, T + MINUTE), Some(T + 2 * MINUTE));
+        // Days and hours: the hours drop at the whole minute at which fewer
+        // whole hours are left from the clock's minute (T + 1 min here).
         let far = T + 3 * DAY + 12_345;
-        assert_eq!(label_change(far, T + 5), Some(T + 13_000));
-        assert_eq!(label_change(far, T + 13_000), Some(T + HOUR + 13_000));
-        // Seconds begin to show an hour before.
+        assert_eq!(countdown(far, T + 5), "in 3d");
+        assert_eq!(label_change(far, T + 5), Some(T + MINUTE));
+        assert_eq!(countdown(far, T + MINUTE), "in 2d 23h");
+        assert_eq!(label_change(far, T + MINUTE), Some(T + HOUR + MINUTE));
+        // Seconds begin to show at the whole minute from which under an
+        // hour is left, and then tick on whole seconds.
         let near = T + HOUR + 1_500;
         assert_eq!(countdown(near, T + 5), "in 1h");
-        assert_eq!(label_change(near, T + 5), Some(T + 2_000));
-        assert_eq!(countdown(near, T + 2_000), "in 59m 59s");
-        assert_eq!(label_change(near, T + 2_000), Some(T + 3_000));
+        assert_eq!(countdown(near, T + 59_000), "in 1h");
+        assert_eq!(label_change(near, T + 5), Some(T + MINUTE));
+        assert_eq!(countdown(near, T + MINUTE), "in 59m 1s");
+        assert_eq!(label_change(near, T + MINUTE), Some(T + MINUTE + SECOND));
+    }
+
+    #[test]
+    fn a_minute_label_reads_the_clock_minutes_to_the_due_minute() {
+        // 21:12:40 now, due 05:22:10 the next day: the clock reads 21:12 and
+        // the due time is shown as 05:22, so "in 8h 10m" (not the 8h 9m
+        // 30s truncated to 8h 9m, which would change at 21:13:10).
+        let now = T + 21 * HOUR + 12 * MINUTE + 40_000;
+        let due = T + DAY + 5 * HOUR + 22 * MINUTE + 10_000;
+        assert_eq!(countdown(due, now), "in 8h 10m");
+        assert_eq!(label_change(due, now), Some(now - 40_000 + MINUTE));
+    }
+
+    #[test]
+    fn labels_above_an_hour_at_different_offsets_change_at_the_same_whole_minute() {
+        // 100 items an hour to 30 days ahead, each due at its own second
+        // and millisecond: seen at any instant of a minute, every label
+        // next changes at the next whole minute, or later for those that
+        // show hours; none at a second of its own.
+        let dues: Vec<i64> = (0..100)
+            .map(|i| T + HOUR + MINUTE + i * 7 * HOUR + (i * 7_919) % MINUTE)
+            .collect();
+        for now in [T, T + 1, T + 13_500, T + 59_999] {
+            let next: std::collections::BTreeSet<i64> = dues
+                .iter()
+                .filter_map(|&due| label_change(due, now))
+                .collect();
+            assert!(next.iter().all(|t| t % MINUTE == 0), "{now}: {next:?}");
+            assert_eq!(next.first(), Some(&(T + MINUTE)), "{now}");
+        }
+    }
+
+    #[test]
+    fn no_label_reads_in_once_its_time_has_come() {
+        // Walked millisecond by millisecond around the switch to seconds and
+        // around the due instant: before `due` a label reads "in …" or
+        // "now", from `due` on never "in …".
+        let due = T + HOUR + 1_500;
+        for now in (T + 59_000..T + 62_000).chain(due - 2_000..due + 2_000) {
+            let label = countdown(due, now);
+            if now < due {
+                assert!(label.starts_with("in ") || label == "now", "{now}: {label}");
+            } else {
+                assert!(!label.starts_with("in "), "{now}: {label}");
+            }
+        }
     }
 
     #[test]
