@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::markdown::{CodeBlock, render_markdown, render_markdown_from, settled_until};
+use super::markdown::{CodeBlock, OpenFence, render_markdown, render_markdown_from, settled_until};
 use crate::sanitize::sanitize_line;
 use crate::store::{Message, MessageStatus, Role};
 
@@ -50,6 +50,16 @@ struct Stable {
     has_rows: bool,
     /// Code blocks in the settled beginning (numbered on from there).
     blocks: usize,
+    /// The tail ends in a code block still open: the rows of its complete
+    /// lines are kept, and a token renders only the lines after them.
+    fence: Option<KeptFence>,
+}
+
+/// An open code block at the end of a streaming reply (`markdown::OpenFence`).
+struct KeptFence {
+    open: OpenFence,
+    /// The cached rows up to the end of its complete lines.
+    rows: usize,
 }
 
 /// Where a message stands among its versions ("‹2/3›").
@@ -184,9 +194,28 @@ impl Entry {
         let body_width = width.saturating_sub(2).max(1);
         let same =
             self.same_but_text(c, width) && s.width == body_width && s.highlight == c.highlight;
-        let Some(mut tail_at) = c.tail_at.filter(|_| same) else {
+        let Some(mut tail_at) = c
+            .tail_at
+            .filter(|_| same && m.content.len() >= c.content_len)
+        else {
             return false;
         };
+        // Only new lines of an open code block: its other rows stay.
+        if let Some(f) = s.fence.as_mut() {
+            if let Some(rows) = f.open.render(&m.content[s.end..]) {
+                c.lines.truncate(f.rows);
+                c.lines.extend(indent(rows.done, false));
+                f.rows = c.lines.len();
+                c.lines.extend(indent(rows.open, false));
+                trailer(self, body_width, &mut c.lines);
+                if let Some(last) = c.code_blocks.last_mut() {
+                    *last = rows.block;
+                }
+                c.content_len = m.content.len();
+                return true;
+            }
+            s.fence = None;
+        }
         c.lines.truncate(tail_at);
         // Blocks closed since the last frame join the settled rows.
         let settled = s.end + settled_until(&m.content[s.end..]);
@@ -201,7 +230,7 @@ impl Entry {
             tail_at = c.lines.len();
             c.tail_at = Some(tail_at);
         }
-        let (tail, tail_blocks) = streaming_tail(self, body_width, s);
+        let (tail, tail_blocks) = streaming_tail(self, body_width, s, tail_at);
         c.lines.extend(tail);
         c.code_blocks.extend(tail_blocks);
         c.content_len = m.content.len();
@@ -453,9 +482,10 @@ fn render_message(
             end: split,
             has_rows: lines.len() > before,
             blocks: r.code_blocks.len(),
+            fence: None,
         });
         let tail_at = lines.len();
-        let (tail, tail_blocks) = streaming_tail(e, body_width, s);
+        let (tail, tail_blocks) = streaming_tail(e, body_width, s, tail_at);
         lines.extend(tail);
         blocks = r.code_blocks;
         blocks.extend(tail_blocks);
@@ -484,8 +514,19 @@ fn append_block_rows(lines: &mut Vec<Line<'static>>, after_rows: bool, rows: Vec
 
 /// What follows the settled beginning of a streaming reply: its tail, and
 /// the rows under every message (`trailer`). This is all a token changes.
-fn streaming_tail(e: &Entry, body_width: u16, s: &Stable) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
+/// `at`: where its rows go in the message's rows.
+fn streaming_tail(
+    e: &Entry,
+    body_width: u16,
+    s: &mut Stable,
+    at: usize,
+) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
     let tail = render_markdown_from(&e.msg.content[s.end..], body_width, s.blocks);
+    let blank = usize::from(s.has_rows && !tail.lines.is_empty());
+    s.fence = tail.open_fence.map(|open| KeptFence {
+        rows: at + blank + open.rows,
+        open,
+    });
     let mut lines = Vec::new();
     append_block_rows(&mut lines, s.has_rows, tail.lines);
     trailer(e, body_width, &mut lines);
@@ -821,6 +862,67 @@ Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
                     whole_lines[1..],
                     "width {width}, length {end}: {:?}",
                     &SAMPLE[..end]
+                );
+            }
+        }
+    }
+
+    /// Replies whose code blocks stream in: languages highlighted and plain,
+    /// lines long enough to wrap (↪), tabs, wide characters, CRLF line
+    /// ends, lines that look like fences without closing one, a fence right
+    /// after a paragraph, one in a list item, one never closed.
+    const FENCES: [&str; 5] = [
+        "Intro.\n\n```rust\nfn main() {\n\tlet s = \"日本語のテキスト\"; // a comment long enough to wrap at thirty columns and more\n    println!(\"{s}\");\n}\n``not a fence\n```\n\nAfter.\n",
+        "Here:\r\n```python\r\ndef f(x):\r\n\treturn x + 1  # wide: 中文字符和 🙂 emoji\r\n\r\nprint(f(1))\r\n```\r\n\r\nDone.\r\n",
+        "~~~\nplain text, no language, a line that goes on and on past the edge of a narrow view\n~~ two tildes\n  ~~~ indented close\n\nafter a blank line\n",
+        "- item\n\n  ```bash\n  echo \"in a list\" | tr a-z A-Z\n  ```\n- next\n\n````klingon\nQapla' batlh\n```\nstill code\n````\nprose\n",
+        "Never closed:\n\n```json\n{\"a\": [1, 2, 3],\n \"b\": \"a string long enough to wrap around the narrow view\"}\n\tend",
+    ];
+
+    /// An open code block's rows, made line by line as a reply streams in,
+    /// are exactly (text and styles) those of rendering the reply at that
+    /// length from scratch, and (text) those of the finished reply.
+    #[test]
+    fn open_code_blocks_render_line_by_line_as_a_whole_render_would() {
+        for sample in FENCES {
+            for width in [30u16, 80] {
+                let mut entry = Entry::new(message("", MessageStatus::Streaming));
+                let mut incremental = 0;
+                for end in (1..=sample.len()).filter(|i| sample.is_char_boundary(*i)) {
+                    entry.msg.content = sample[..end].to_string();
+                    let streamed = entry.lines(width).to_vec();
+                    incremental += usize::from(
+                        entry
+                            .stable
+                            .borrow()
+                            .as_ref()
+                            .is_some_and(|s| s.fence.is_some()),
+                    );
+                    let fresh = Entry::new(entry.msg.clone());
+                    assert_eq!(
+                        streamed,
+                        fresh.lines(width).to_vec(),
+                        "width {width}, length {end}: {:?}",
+                        &sample[..end]
+                    );
+                    assert_eq!(
+                        entry.code_blocks(width),
+                        render_markdown(&entry.msg.content, width - 2).code_blocks,
+                        "width {width}, length {end}"
+                    );
+                    let mut whole = entry.msg.clone();
+                    whole.status = MessageStatus::Complete;
+                    let whole_lines =
+                        text_of(&render_message(&Entry::new(whole), width, &mut None).0);
+                    assert_eq!(
+                        text_of(&streamed)[1..],
+                        whole_lines[1..],
+                        "width {width}, length {end}"
+                    );
+                }
+                assert!(
+                    incremental > 20,
+                    "the open blocks were rendered line by line: {incremental}"
                 );
             }
         }

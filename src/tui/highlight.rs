@@ -208,8 +208,8 @@ fn syntax_for(token: &str) -> Option<&'static SyntaxReference> {
 /// Styles for the start of a code block.
 #[derive(Debug, Default)]
 pub struct Highlighted {
-    /// Styled byte ranges of the code, in order, covering `code[..end]`
-    /// exactly; no range crosses a line end.
+    /// Styled byte ranges of the code, in order, covering `code[from..end]`
+    /// exactly (`from` is 0 for [`highlight_block`]); no range crosses a line end.
     pub ranges: Vec<StyledRange>,
     /// The code from here on is shown plain.
     pub end: usize,
@@ -219,6 +219,19 @@ pub struct Highlighted {
 /// most `*budget` bytes (whole lines) and deducting what it spent. Unknown
 /// languages give nothing (all plain) and spend nothing.
 pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighted {
+    highlight_block_from(lang, code, 0, budget)
+}
+
+/// Like [`highlight_block`], with only the ranges from `from` (a line start)
+/// on: what a block that grew needs for its new lines, without copying the
+/// styles of the lines it has already shown. The budget is spent as for the
+/// whole block.
+pub fn highlight_block_from(
+    lang: &str,
+    code: &str,
+    from: usize,
+    budget: &mut usize,
+) -> Highlighted {
     let deferring = DEFER.with(Cell::get);
     if deferring && !SETS_LOADED.load(Ordering::Acquire) {
         spawn_compile(None);
@@ -253,7 +266,8 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
         if covered == e.text.len() || !partial {
             e.used = tick;
             let n = e.ranges.partition_point(|r| r.1.start < covered);
-            out.ranges.extend_from_slice(&e.ranges[..n]);
+            let skip = e.ranges.partition_point(|r| r.1.start < from).min(n);
+            out.ranges.extend_from_slice(&e.ranges[skip..n]);
             out.end = covered;
             if covered == e.text.len() {
                 state = e.state.clone();
@@ -269,7 +283,8 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
     {
         let start = out.end;
         let (ranges, reached, after) = run(st, bg, target, start, complete);
-        out.ranges.extend_from_slice(&ranges);
+        let skip = ranges.partition_point(|r| r.1.start < from);
+        out.ranges.extend_from_slice(&ranges[skip..]);
         out.end = reached;
         let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
         cache.store(
@@ -288,7 +303,8 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
         && let Some(st) = state
     {
         let (ranges, reached, _) = run(st, bg, target, complete, limit);
-        out.ranges.extend(ranges);
+        let skip = ranges.partition_point(|r| r.1.start < from);
+        out.ranges.extend_from_slice(&ranges[skip..]);
         out.end = reached;
     }
     out
