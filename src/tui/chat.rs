@@ -4,6 +4,7 @@
 
 use crate::tui::theme::palette;
 use std::cell::{Ref, RefCell};
+use std::ops::Range;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -755,23 +756,48 @@ pub struct Scroll {
 /// the messages that reach into it (walking up from the newest). Returns the
 /// scroll offset actually used (clamped at the top of the history).
 pub fn draw(entries: &[Entry], tail: &Tail, scroll: Scroll, area: Rect, buf: &mut Buffer) -> usize {
-    let (rows, from_bottom) = visible(entries, tail, scroll, area);
+    let window = window(entries, tail, scroll, area);
     // Lines are wrapped already: each is set on its row, cut at the width
     // (a Paragraph would re-flow every row of every frame).
-    for (row, line) in rows.iter().enumerate() {
+    for (row, line) in window.rows().enumerate() {
         buf.set_line(area.x, area.y + row as u16, line, area.width);
     }
-    from_bottom
+    window.from_bottom
 }
 
-/// The rows `area` shows, top to bottom (fewer than its height when the
-/// conversation is shorter), and the scroll offset it could honour.
-pub fn visible(
-    entries: &[Entry],
-    tail: &Tail,
-    scroll: Scroll,
-    area: Rect,
-) -> (Vec<Line<'static>>, usize) {
+/// The rows a chat area shows, borrowed from where they are kept (the
+/// messages' rendered rows, the tail): a frame compares and draws them
+/// without copying them.
+pub struct Window<'a> {
+    /// Top to bottom: rows and which of them are shown.
+    parts: Vec<(Rows<'a>, Range<usize>)>,
+    /// The scroll offset the window could honour.
+    pub from_bottom: usize,
+}
+
+enum Rows<'a> {
+    Entry(Ref<'a, [Line<'static>]>),
+    Tail(&'a [Line<'static>]),
+}
+
+impl Window<'_> {
+    /// The rows, top to bottom (fewer than the area's height when the
+    /// conversation is shorter).
+    pub fn rows(&self) -> impl Iterator<Item = &Line<'static>> {
+        self.parts.iter().flat_map(|(rows, range)| {
+            let rows: &[Line<'static>] = match rows {
+                Rows::Entry(r) => r,
+                Rows::Tail(t) => t,
+            };
+            rows[range.clone()].iter()
+        })
+    }
+}
+
+/// The window of `entries` + `tail` that `area` shows at `scroll`,
+/// rendering only the messages that reach into it (walking up from the
+/// newest).
+pub fn window<'a>(entries: &'a [Entry], tail: &'a Tail, scroll: Scroll, area: Rect) -> Window<'a> {
     let width = area.width;
     let height = area.height as usize;
     let want = scroll.from_bottom.unwrap_or(0);
@@ -785,26 +811,37 @@ pub fn visible(
     }
     // At the top of the history the offset cannot go further up.
     let from_bottom = want.min(rows.saturating_sub(height));
-    // Copy only the rows in the window (scrolled to the top of a long
+    // Only the rows in the window are visited (scrolled to the top of a long
     // conversation, copying every row cost tens of ms a frame).
     let mut skip = from_bottom;
-    let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
-    let mut take = |lines: &[Line<'static>]| {
-        let end = lines.len().saturating_sub(skip);
-        skip -= lines.len() - end;
-        let room = height - visible.len();
-        visible.extend(lines[end.saturating_sub(room)..end].iter().rev().cloned());
-        visible.len() >= height
+    let mut room = height;
+    // Of `len` rows above those taken so far: which are shown, and whether
+    // the window is full.
+    let mut take = |len: usize| {
+        let end = len.saturating_sub(skip);
+        skip -= len - end;
+        let start = end.saturating_sub(room);
+        room -= end - start;
+        (start..end, room == 0)
     };
-    if !take(tail) {
-        for e in entries[first..].iter().rev() {
-            if take(&e.lines(width)) {
-                break;
-            }
+    let mut parts = Vec::new();
+    let (shown, mut full) = take(tail.len());
+    if !shown.is_empty() {
+        parts.push((Rows::Tail(tail), shown));
+    }
+    for e in entries[first..].iter().rev() {
+        if full {
+            break;
+        }
+        let lines = e.lines(width);
+        let shown;
+        (shown, full) = take(lines.len());
+        if !shown.is_empty() {
+            parts.push((Rows::Entry(lines), shown));
         }
     }
-    visible.reverse();
-    (visible, from_bottom)
+    parts.reverse();
+    Window { parts, from_bottom }
 }
 
 #[cfg(test)]
