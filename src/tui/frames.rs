@@ -62,7 +62,8 @@ pub struct Frames {
     screen: Buffer,
     /// The chat area as it is on the terminal now.
     chat: Buffer,
-    /// Where the next chat-only frame is rendered.
+    /// Where the next chat-only frame is rendered: the chat area as it is
+    /// on the terminal, until rows change in it.
     next: Buffer,
     /// The rows of the chat area as the last chat-only frame laid them out.
     rows: Vec<Line<'static>>,
@@ -147,6 +148,7 @@ impl Frames {
                     self.chat.resize(layout.chat);
                 }
                 copy_area(&self.screen, &mut self.chat, layout.chat);
+                self.next.clone_from(&self.chat);
             }
         })?;
         self.layout = keep.then(|| layout.clone());
@@ -161,7 +163,6 @@ impl Frames {
     ) -> Result<FrameLayout, B::Error> {
         self.chat_only += 1;
         let area = layout.chat;
-        self.next.resize(area);
         let tail = view::chat_tail(app, area);
         let window = chat::window(&app.model.entries, &tail, app.scroll, area);
         layout.scroll_used = window.from_bottom;
@@ -169,64 +170,66 @@ impl Frames {
         let (w, h) = (area.width as usize, area.height as usize);
         // When the reply grows by a row, every row above moves up by one.
         let shift = row_shift(&rows, &self.rows);
-        // A row showing the same line as in the last chat-only frame (maybe
-        // moved up) is copied from what the chat area shows, not laid out
-        // again: a streamed token changes a row or two of the forty.
         let mut old = std::mem::take(&mut self.rows);
+        let same = |y: usize, old: &[Line<'static>]| match (rows.get(y), old.get(y + shift)) {
+            (Some(line), Some(was)) => was == *line,
+            (line, was) => line.is_none() && was.is_none(),
+        };
+        let moved = (0..h).filter(|&y| same(y, &old)).count();
+        // The terminal moves the rows itself when most of them moved: then
+        // only the new ones, and what the band's other columns (the
+        // sidebar) showed, are written.
+        let scroll = shift > 0 && self.scroll_region && moved * 2 >= h;
+        let backend = term.backend_mut();
+        // `next` is what the chat area shows (`chat`) until rows change in
+        // it; rows that moved are moved in it, not laid out again.
+        if shift > 0 {
+            scroll_up(&mut self.next.content, shift * w);
+            if scroll {
+                backend.scroll_rows_up(area.top()..area.bottom(), shift as u16)?;
+                scroll_up(&mut self.chat.content, shift * w);
+            }
+        }
         let mut kept = Vec::with_capacity(rows.len());
-        let mut laid = vec![false; h];
-        for (y, laid) in laid.iter_mut().enumerate() {
-            let line = rows.get(y).copied();
-            let cells = y * w..(y + 1) * w;
-            match (line, old.get_mut(y + shift)) {
-                (Some(line), Some(was)) if was == line => {
-                    let from = (y + shift) * w;
-                    self.next.content[cells].clone_from_slice(&self.chat.content[from..from + w]);
+        // Rows where `next` may differ from `chat`.
+        let mut changed = vec![shift > 0 && !scroll; h];
+        for (y, changed) in changed.iter_mut().enumerate() {
+            if same(y, &old) {
+                if let Some(was) = old.get_mut(y + shift) {
                     kept.push(std::mem::take(was));
                 }
-                _ => {
-                    *laid = true;
-                    self.next.content[cells].fill(Cell::EMPTY);
-                    if let Some(line) = line {
-                        self.next
-                            .set_line(area.x, area.y + y as u16, line, area.width);
-                        kept.push(line.clone());
-                    }
-                }
+                continue;
+            }
+            *changed = true;
+            self.next.content[y * w..(y + 1) * w].fill(Cell::EMPTY);
+            if let Some(line) = rows.get(y) {
+                self.next
+                    .set_line(area.x, area.y + y as u16, line, area.width);
+                kept.push((*line).clone());
             }
         }
         drop(rows);
         drop(window);
         // Drawn over the rows: those rows then no longer show just their line.
-        let covered = view::draw_chat_overlays(&mut self.next, app, area, &tail);
-        self.rows = if covered { Vec::new() } else { kept };
-        let moved = laid.iter().filter(|l| !**l).count();
-        // The terminal moves the rows itself when most of them moved: only
-        // the new ones, and what the scrolled band's other columns (the
-        // sidebar) show, are written then.
-        let scroll = shift > 0 && self.scroll_region && moved * 2 >= h;
-        let backend = term.backend_mut();
-        let mut wrote = false;
-        if scroll {
-            backend.scroll_rows_up(area.top()..area.bottom(), shift as u16)?;
-            wrote = true;
+        if view::draw_chat_overlays(&mut self.next, app, area, &tail) {
+            changed.fill(true);
+            kept.clear();
         }
-        let blank = vec![Cell::EMPTY; w];
-        for (y, laid) in laid.iter().enumerate() {
+        self.rows = kept;
+        let mut wrote = scroll;
+        for (y, _) in changed.iter().enumerate().filter(|(_, c)| **c) {
+            let cells = y * w..(y + 1) * w;
             let row = area.y + y as u16;
-            let next = &self.next.content[y * w..(y + 1) * w];
-            // What the terminal shows in this row of the chat area now.
-            let shown = match (
-                scroll,
-                self.chat.content.get((y + shift) * w..(y + shift + 1) * w),
-            ) {
-                (true, Some(_)) if !laid => continue,
-                (true, Some(moved)) => moved,
-                (true, None) => &blank,
-                (false, _) if !laid && shift == 0 => continue,
-                (false, _) => &self.chat.content[y * w..(y + 1) * w],
-            };
-            wrote |= draw_row(backend, shown, next, area.x, row)?;
+            if draw_row(
+                backend,
+                &self.chat.content[cells.clone()],
+                &self.next.content[cells.clone()],
+                area.x,
+                row,
+            )? {
+                wrote = true;
+                self.chat.content[cells.clone()].clone_from_slice(&self.next.content[cells]);
+            }
         }
         if scroll {
             // The columns beside the chat area scrolled with it: put back
@@ -252,7 +255,6 @@ impl Frames {
             backend.flush()?;
             self.behind = true;
         }
-        std::mem::swap(&mut self.chat, &mut self.next);
         Ok(layout)
     }
 
@@ -277,6 +279,14 @@ impl Frames {
         current.content.clone_from_slice(&self.screen.content);
         term.swap_buffers();
     }
+}
+
+/// Cells moved up by `n` (whole rows), blank ones after them: a scroll.
+fn scroll_up(cells: &mut [Cell], n: usize) {
+    let n = n.min(cells.len());
+    cells.rotate_left(n);
+    let len = cells.len();
+    cells[len - n..].fill(Cell::EMPTY);
 }
 
 /// By how many rows the lines `old` showed moved up to where `new` shows
