@@ -218,8 +218,19 @@ impl Entry {
             s.fence = None;
         }
         c.lines.truncate(tail_at);
-        // Blocks closed since the last frame join the settled rows.
-        let settled = s.end + settled_until(&m.content[s.end..]);
+        // Blocks closed since the last frame join the settled rows. Only a
+        // line break can settle more (a block settles once its first line
+        // is complete); until one comes the boundary stays where it was,
+        // which stays true whatever follows.
+        let broke = m
+            .content
+            .get(c.content_len..)
+            .is_some_and(|new| new.contains('\n'));
+        let settled = if broke {
+            s.end + settled_until(&m.content[s.end..])
+        } else {
+            s.end
+        };
         c.code_blocks.truncate(s.blocks);
         if settled > s.end {
             let r = render_markdown_from(&m.content[s.end..settled], body_width, s.blocks);

@@ -184,10 +184,10 @@ impl Frames {
         // `next` is what the chat area shows (`chat`) until rows change in
         // it; rows that moved are moved in it, not laid out again.
         if shift > 0 {
-            scroll_up(&mut self.next.content, shift * w);
+            scroll_up(&mut self.next.content, w, shift);
             if scroll {
                 backend.scroll_rows_up(area.top()..area.bottom(), shift as u16)?;
-                scroll_up(&mut self.chat.content, shift * w);
+                scroll_up(&mut self.chat.content, w, shift);
             }
         }
         let mut kept = Vec::with_capacity(rows.len());
@@ -281,12 +281,16 @@ impl Frames {
     }
 }
 
-/// Cells moved up by `n` (whole rows), blank ones after them: a scroll.
-fn scroll_up(cells: &mut [Cell], n: usize) {
-    let n = n.min(cells.len());
-    cells.rotate_left(n);
-    let len = cells.len();
-    cells[len - n..].fill(Cell::EMPTY);
+/// Rows of `width` cells moved up by `n`, blank ones after them: a scroll.
+/// Rows are swapped into place (a rotation of the cells cost more).
+fn scroll_up(cells: &mut [Cell], width: usize, n: usize) {
+    let rows = cells.len() / width.max(1);
+    let n = n.min(rows);
+    for y in 0..rows - n {
+        let (above, below) = cells.split_at_mut((y + n) * width);
+        above[y * width..(y + 1) * width].swap_with_slice(&mut below[..width]);
+    }
+    cells[(rows - n) * width..].fill(Cell::EMPTY);
 }
 
 /// By how many rows the lines `old` showed moved up to where `new` shows
