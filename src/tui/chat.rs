@@ -3,7 +3,7 @@
 //! are copied into the frame.
 
 use crate::tui::theme::palette;
-use std::cell::{Ref, RefCell};
+use std::cell::{Cell, Ref, RefCell};
 use std::ops::Range;
 
 use ratatui::buffer::Buffer;
@@ -99,6 +99,66 @@ struct Cached {
     code_blocks: Vec<CodeBlock>,
     /// For a streaming reply: where the rows a token can change begin.
     tail_at: Option<usize>,
+    /// What the rows took when rendered, as counted in `ROW_BYTES` (a
+    /// streaming reply's growth is counted when it is rendered whole).
+    bytes: usize,
+    /// When a frame last showed these rows (`ROW_CLOCK`).
+    used: Cell<u64>,
+    /// How many rows there are, kept when the rows themselves are dropped
+    /// (`forget_rows`): a frame counts the rows below what it shows.
+    rows: usize,
+    dropped: bool,
+}
+
+/// The most the rendered rows of the open conversation's messages may take
+/// (`Entry::lines`), in bytes. Beyond it, the rows of the messages least
+/// recently shown are dropped (rendered again if shown again); never those
+/// of the messages a frame shows, nor a reply still streaming.
+pub const ROW_CACHE_BYTES: usize = 8 << 20;
+
+// The UI thread renders and drops messages' rows (they are not `Sync`):
+// what they take and the frame clock are kept per thread.
+thread_local! {
+    static ROW_BYTES: Cell<usize> = const { Cell::new(0) };
+    static ROW_CLOCK: Cell<u64> = const { Cell::new(0) };
+}
+
+/// What the rendered rows of messages take now, in bytes (this thread).
+pub fn row_cache_bytes() -> usize {
+    ROW_BYTES.with(Cell::get)
+}
+
+impl Drop for Cached {
+    fn drop(&mut self) {
+        ROW_BYTES.with(|b| b.set(b.get().saturating_sub(self.bytes)));
+    }
+}
+
+/// What rows and code blocks take in memory, about: the structures and
+/// the text they own.
+fn rows_bytes(lines: &[Line<'static>], blocks: &[CodeBlock]) -> usize {
+    use std::mem::size_of;
+    let spans: usize = lines
+        .iter()
+        .map(|l| {
+            size_of::<Line>()
+                + l.spans.capacity() * size_of::<Span>()
+                + l.spans
+                    .iter()
+                    .map(|s| match &s.content {
+                        std::borrow::Cow::Owned(o) => o.capacity(),
+                        std::borrow::Cow::Borrowed(_) => 0,
+                    })
+                    .sum::<usize>()
+        })
+        .sum();
+    let code: usize = blocks
+        .iter()
+        .map(|b| {
+            size_of::<CodeBlock>() + b.code.capacity() + b.lang.as_ref().map_or(0, String::capacity)
+        })
+        .sum();
+    spans + code
 }
 
 impl Entry {
@@ -143,9 +203,24 @@ impl Entry {
             && c.usage == self.usage
     }
 
+    /// How many rows `lines(width)` has, without rendering them again when
+    /// only they were dropped.
+    pub fn row_count(&self, width: u16) -> usize {
+        if self.fresh(width)
+            && let Some(c) = self.cache.borrow().as_ref()
+        {
+            return c.rows;
+        }
+        self.lines(width).len()
+    }
+
+    fn dropped(&self) -> bool {
+        self.cache.borrow().as_ref().is_some_and(|c| c.dropped)
+    }
+
     /// Rendered lines (header, body, blank separator) for `width`.
     pub fn lines(&self, width: u16) -> Ref<'_, [Line<'static>]> {
-        if !self.fresh(width) && !self.stream_on(width) {
+        if (!self.fresh(width) || self.dropped()) && !self.stream_on(width) {
             let mut stable = self.stable.borrow_mut();
             let (lines, code_blocks, tail_at) = match &self.card {
                 Some(card) => (render_card(card, width), Vec::new(), None),
@@ -154,6 +229,9 @@ impl Entry {
             if self.msg.status != MessageStatus::Streaming {
                 *stable = None;
             }
+            let bytes = rows_bytes(&lines, &code_blocks);
+            let lines_len = lines.len();
+            ROW_BYTES.with(|b| b.set(b.get() + bytes));
             *self.cache.borrow_mut() = Some(Cached {
                 width,
                 highlight: super::highlight::generation(),
@@ -168,7 +246,14 @@ impl Entry {
                 lines,
                 code_blocks,
                 tail_at,
+                bytes,
+                used: Cell::new(0),
+                rows: lines_len,
+                dropped: false,
             });
+        }
+        if let Some(c) = self.cache.borrow().as_ref() {
+            c.used.set(ROW_CLOCK.with(Cell::get));
         }
         Ref::map(self.cache.borrow(), |c| {
             c.as_ref().map(|c| c.lines.as_slice()).unwrap_or(&[])
@@ -185,7 +270,7 @@ impl Entry {
             return false;
         }
         let mut cache = self.cache.borrow_mut();
-        let Some(c) = cache.as_mut() else {
+        let Some(c) = cache.as_mut().filter(|c| !c.dropped) else {
             return false;
         };
         let mut stable = self.stable.borrow_mut();
@@ -213,6 +298,7 @@ impl Entry {
                     *last = rows.block;
                 }
                 c.content_len = m.content.len();
+                c.rows = c.lines.len();
                 return true;
             }
             s.fence = None;
@@ -246,6 +332,7 @@ impl Entry {
         c.lines.extend(tail);
         c.code_blocks.extend(tail_blocks);
         c.content_len = m.content.len();
+        c.rows = c.lines.len();
         true
     }
 
@@ -812,18 +899,20 @@ pub fn window<'a>(entries: &'a [Entry], tail: &'a Tail, scroll: Scroll, area: Re
     let width = area.width;
     let height = area.height as usize;
     let want = scroll.from_bottom.unwrap_or(0);
+    ROW_CLOCK.with(|c| c.set(c.get() + 1));
     // Walk up from the newest message until the window is covered, counting rows.
     let needed = want.saturating_add(height);
     let mut rows = tail.len();
     let mut first = entries.len();
     while first > 0 && rows < needed {
         first -= 1;
-        rows += entries[first].lines(width).len();
+        rows += entries[first].row_count(width);
     }
     // At the top of the history the offset cannot go further up.
     let from_bottom = want.min(rows.saturating_sub(height));
     // Only the rows in the window are visited (scrolled to the top of a long
-    // conversation, copying every row cost tens of ms a frame).
+    // conversation, copying every row cost tens of ms a frame); messages
+    // below it are only counted.
     let mut skip = from_bottom;
     let mut room = height;
     // Of `len` rows above those taken so far: which are shown, and whether
@@ -836,23 +925,69 @@ pub fn window<'a>(entries: &'a [Entry], tail: &'a Tail, scroll: Scroll, area: Re
         (start..end, room == 0)
     };
     let mut parts = Vec::new();
-    let (shown, mut full) = take(tail.len());
+    let (shown, _) = take(tail.len());
     if !shown.is_empty() {
         parts.push((Rows::Tail(tail), shown));
     }
-    for e in entries[first..].iter().rev() {
-        if full {
-            break;
+    // The messages shown: from `lowest` on, up to `highest`.
+    let (mut lowest, mut highest) = (entries.len(), entries.len());
+    for (i, e) in entries.iter().enumerate().skip(first).rev() {
+        let (shown, full) = take(e.row_count(width));
+        if shown.is_empty() {
+            if full {
+                break;
+            }
+            continue;
         }
-        let lines = e.lines(width);
-        let shown;
-        (shown, full) = take(lines.len());
-        if !shown.is_empty() {
-            parts.push((Rows::Entry(lines), shown));
+        if highest == entries.len() {
+            highest = i + 1;
         }
+        lowest = i;
+        parts.push((Rows::Entry(e.lines(width)), shown));
     }
     parts.reverse();
+    // The rows of the messages shown stay; others may make room.
+    forget_rows(entries, lowest..highest);
     Window { parts, from_bottom }
+}
+
+/// When the rendered rows take more than `ROW_CACHE_BYTES`: drop those of
+/// the least recently shown of `entries` outside `shown` (none streaming)
+/// until they take at most three quarters of it (so that this is rare).
+/// Their row counts stay.
+fn forget_rows(entries: &[Entry], shown: Range<usize>) {
+    if row_cache_bytes() <= ROW_CACHE_BYTES {
+        return;
+    }
+    let mut by_use: Vec<(u64, usize)> = entries
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !shown.contains(i))
+        .filter_map(|(i, e)| {
+            let cache = e.cache.try_borrow().ok()?;
+            let c = cache.as_ref()?;
+            (!c.dropped && c.status != MessageStatus::Streaming).then(|| (c.used.get(), i))
+        })
+        .collect();
+    by_use.sort_unstable();
+    for (_, i) in by_use {
+        if row_cache_bytes() <= ROW_CACHE_BYTES / 4 * 3 {
+            break;
+        }
+        let e = &entries[i];
+        if let Ok(mut cache) = e.cache.try_borrow_mut()
+            && let Some(c) = cache.as_mut()
+        {
+            c.lines = Vec::new();
+            c.code_blocks = Vec::new();
+            c.dropped = true;
+            ROW_BYTES.with(|b| b.set(b.get().saturating_sub(c.bytes)));
+            c.bytes = 0;
+        }
+        if let Ok(mut stable) = e.stable.try_borrow_mut() {
+            *stable = None;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -974,6 +1109,68 @@ Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
                 );
             }
         }
+    }
+
+    /// However far a long conversation is scrolled through, the rendered
+    /// rows stay within `ROW_CACHE_BYTES`, never losing those on screen,
+    /// and a message whose rows were dropped renders as it did.
+    #[test]
+    fn rendered_rows_are_bounded_by_size_and_dropped_rows_render_the_same() {
+        let para = "A paragraph of a reply, long enough to wrap a few times at eighty columns: \
+                    **bold**, `code`, and [a link](https://example.com/a/path).\n\n";
+        let entries: Vec<Entry> = (0..1500)
+            .map(|i| {
+                let mut m = message(
+                    &format!("# Reply {i}\n\n{}", para.repeat(20)),
+                    MessageStatus::Complete,
+                );
+                m.id = i;
+                Entry::new(m)
+            })
+            .collect();
+        let area = Rect::new(0, 0, 80, 30);
+        let tail = Tail::new();
+        let first_rows = text_of(&entries[0].lines(80));
+        let mut dropped = false;
+        for step in (0..).map(|n: usize| n * 200) {
+            let scroll = Scroll {
+                from_bottom: Some(step),
+            };
+            let w = window(&entries, &tail, scroll, area);
+            let shown: Vec<Line<'static>> = w.rows().cloned().collect();
+            assert_eq!(shown.len(), 30);
+            drop(w);
+            assert!(
+                row_cache_bytes() <= ROW_CACHE_BYTES,
+                "scrolled {step}: {} bytes",
+                row_cache_bytes()
+            );
+            let counted: usize = entries
+                .iter()
+                .filter_map(|e| e.cache.borrow().as_ref().map(|c| c.bytes))
+                .sum();
+            assert_eq!(counted, row_cache_bytes(), "scrolled {step}");
+            dropped |= entries.iter().any(|e| e.dropped());
+            // What the window showed is what it shows again (its rows were kept).
+            let again = window(&entries, &tail, scroll, area);
+            assert_eq!(again.rows().cloned().collect::<Vec<_>>(), shown);
+            if again.from_bottom < step {
+                break;
+            }
+        }
+        assert!(dropped, "rows were dropped on the way");
+        assert_eq!(text_of(&entries[0].lines(80)), first_rows);
+        // A message out of sight whose rows were dropped renders as a fresh one.
+        let gone = entries
+            .iter()
+            .rposition(Entry::dropped)
+            .expect("rows out of sight were dropped");
+        let mut fresh = entries[gone].msg.clone();
+        fresh.id = -1;
+        assert_eq!(
+            entries[gone].lines(80).to_vec(),
+            Entry::new(fresh).lines(80).to_vec()
+        );
     }
 
     #[test]
