@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use common::*;
@@ -15,7 +16,7 @@ use ratatui::layout::{Position, Size};
 use tock::config::Config;
 use tock::engine::Event;
 use tock::tui::app::App;
-use tock::tui::frames::Frames;
+use tock::tui::frames::{Frames, ScrollRows};
 
 /// Streamed text of every kind the chat renders: prose, a list, code,
 /// wide characters, emoji, a long line that wraps.
@@ -40,7 +41,8 @@ fn chunk(i: usize) -> String {
 /// the cell after it. (`TestBackend` sets only the cell written, so a cell
 /// hidden behind a wide character would keep text a terminal has erased,
 /// and show it once the wide character moves on.)
-struct Vt(TestBackend);
+/// Also counts the times a scroll region moved rows.
+struct Vt(TestBackend, usize);
 
 fn wide(c: &Cell) -> bool {
     unicode_width::UnicodeWidthStr::width(c.symbol()) > 1
@@ -98,6 +100,31 @@ impl Backend for Vt {
     }
 }
 
+/// A terminal's scroll region moves whole rows, wide characters and all;
+/// the rows at its foot come out blank.
+impl ScrollRows for Vt {
+    fn scroll_rows_up(&mut self, rows: Range<u16>, n: u16) -> Result<(), Self::Error> {
+        self.1 += 1;
+        let buf = self.0.buffer().clone();
+        let blank = Cell::default();
+        let moved = rows.clone().flat_map(|y| {
+            let from = y + n;
+            (0..buf.area.width).map(move |x| (x, y, from))
+        });
+        let cells: Vec<(u16, u16, &Cell)> = moved
+            .map(|(x, y, from)| {
+                let cell = if from < rows.end {
+                    &buf[(x, from)]
+                } else {
+                    &blank
+                };
+                (x, y, cell)
+            })
+            .collect();
+        self.0.draw(cells.into_iter())
+    }
+}
+
 /// What a terminal shows of a buffer: every cell's text and style, rows as
 /// lines, leaving out the cells a wide character covers (a terminal never
 /// shows what is written there, and ratatui never writes them).
@@ -126,7 +153,15 @@ async fn chat_only_frames_leave_the_screen_as_a_whole_frame_would() {
         std::env::set_var("TZ", "UTC");
         std::env::set_var("TOCK_ECHO_DELAY_MS", "0");
     }
-    for (w, h) in [(120u16, 40u16), (60, 15)] {
+    // With the sidebar (whose columns scroll with the chat's rows and are
+    // put back), without it, and without the scroll region (rows rewritten).
+    for (w, h, scroll_region) in [
+        (120u16, 40u16, true),
+        (100, 30, true),
+        (60, 15, true),
+        (120, 40, false),
+        (60, 15, false),
+    ] {
         let gate = Arc::new(tokio::sync::Notify::new());
         let harness = harness_with(
             Scripted::new(vec![Step::Hold(vec![text("Start.")], gate.clone())]),
@@ -152,8 +187,9 @@ async fn chat_only_frames_leave_the_screen_as_a_whole_frame_would() {
         let conversation_id = app.model.current.unwrap();
         let message_id = app.model.entries.last().unwrap().msg.id;
 
-        let mut term = Terminal::new(Vt(TestBackend::new(w, h))).unwrap();
+        let mut term = Terminal::new(Vt(TestBackend::new(w, h), 0)).unwrap();
         let mut frames = Frames::new();
+        frames.scroll_region = scroll_region;
         let layout = frames.draw(&mut term, &app, false).unwrap();
         app.take_layout(layout);
         for i in 0..300 {
@@ -180,9 +216,18 @@ async fn chat_only_frames_leave_the_screen_as_a_whole_frame_would() {
             let expected = whole_frame(&mut app, w, h);
             let got = shown(term.backend().0.buffer());
             for (y, (a, b)) in got.iter().zip(&expected).enumerate() {
-                assert_eq!(a, b, "{w}×{h}, after delta {i}, row {y}");
+                assert_eq!(
+                    a, b,
+                    "{w}×{h}, scroll region {scroll_region}, after delta {i}, row {y}"
+                );
             }
         }
+        let scrolls = term.backend().1;
+        assert_eq!(
+            scrolls > 20,
+            scroll_region,
+            "{w}×{h}: rows moved by the terminal {scrolls} times"
+        );
         assert!(
             frames.chat_only > 250,
             "{w}×{h}: most frames were chat-only ({} of {})",

@@ -3,14 +3,15 @@
 //! are copied into the frame.
 
 use crate::tui::theme::palette;
-use std::cell::{Ref, RefCell};
+use std::cell::{Cell, Ref, RefCell};
+use std::ops::Range;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::markdown::{CodeBlock, render_markdown, render_markdown_from, settled_until};
+use super::markdown::{CodeBlock, OpenFence, render_markdown, render_markdown_from, settled_until};
 use crate::sanitize::sanitize_line;
 use crate::store::{Message, MessageStatus, Role};
 
@@ -50,6 +51,16 @@ struct Stable {
     has_rows: bool,
     /// Code blocks in the settled beginning (numbered on from there).
     blocks: usize,
+    /// The tail ends in a code block still open: the rows of its complete
+    /// lines are kept, and a token renders only the lines after them.
+    fence: Option<KeptFence>,
+}
+
+/// An open code block at the end of a streaming reply (`markdown::OpenFence`).
+struct KeptFence {
+    open: OpenFence,
+    /// The cached rows up to the end of its complete lines.
+    rows: usize,
 }
 
 /// Where a message stands among its versions ("‹2/3›").
@@ -88,6 +99,66 @@ struct Cached {
     code_blocks: Vec<CodeBlock>,
     /// For a streaming reply: where the rows a token can change begin.
     tail_at: Option<usize>,
+    /// What the rows took when rendered, as counted in `ROW_BYTES` (a
+    /// streaming reply's growth is counted when it is rendered whole).
+    bytes: usize,
+    /// When a frame last showed these rows (`ROW_CLOCK`).
+    used: Cell<u64>,
+    /// How many rows there are, kept when the rows themselves are dropped
+    /// (`forget_rows`): a frame counts the rows below what it shows.
+    rows: usize,
+    dropped: bool,
+}
+
+/// The most the rendered rows of the open conversation's messages may take
+/// (`Entry::lines`), in bytes. Beyond it, the rows of the messages least
+/// recently shown are dropped (rendered again if shown again); never those
+/// of the messages a frame shows, nor a reply still streaming.
+pub const ROW_CACHE_BYTES: usize = 8 << 20;
+
+// The UI thread renders and drops messages' rows (they are not `Sync`):
+// what they take and the frame clock are kept per thread.
+thread_local! {
+    static ROW_BYTES: Cell<usize> = const { Cell::new(0) };
+    static ROW_CLOCK: Cell<u64> = const { Cell::new(0) };
+}
+
+/// What the rendered rows of messages take now, in bytes (this thread).
+pub fn row_cache_bytes() -> usize {
+    ROW_BYTES.with(Cell::get)
+}
+
+impl Drop for Cached {
+    fn drop(&mut self) {
+        ROW_BYTES.with(|b| b.set(b.get().saturating_sub(self.bytes)));
+    }
+}
+
+/// What rows and code blocks take in memory, about: the structures and
+/// the text they own.
+fn rows_bytes(lines: &[Line<'static>], blocks: &[CodeBlock]) -> usize {
+    use std::mem::size_of;
+    let spans: usize = lines
+        .iter()
+        .map(|l| {
+            size_of::<Line>()
+                + l.spans.capacity() * size_of::<Span>()
+                + l.spans
+                    .iter()
+                    .map(|s| match &s.content {
+                        std::borrow::Cow::Owned(o) => o.capacity(),
+                        std::borrow::Cow::Borrowed(_) => 0,
+                    })
+                    .sum::<usize>()
+        })
+        .sum();
+    let code: usize = blocks
+        .iter()
+        .map(|b| {
+            size_of::<CodeBlock>() + b.code.capacity() + b.lang.as_ref().map_or(0, String::capacity)
+        })
+        .sum();
+    spans + code
 }
 
 impl Entry {
@@ -132,9 +203,24 @@ impl Entry {
             && c.usage == self.usage
     }
 
+    /// How many rows `lines(width)` has, without rendering them again when
+    /// only they were dropped.
+    pub fn row_count(&self, width: u16) -> usize {
+        if self.fresh(width)
+            && let Some(c) = self.cache.borrow().as_ref()
+        {
+            return c.rows;
+        }
+        self.lines(width).len()
+    }
+
+    fn dropped(&self) -> bool {
+        self.cache.borrow().as_ref().is_some_and(|c| c.dropped)
+    }
+
     /// Rendered lines (header, body, blank separator) for `width`.
     pub fn lines(&self, width: u16) -> Ref<'_, [Line<'static>]> {
-        if !self.fresh(width) && !self.stream_on(width) {
+        if (!self.fresh(width) || self.dropped()) && !self.stream_on(width) {
             let mut stable = self.stable.borrow_mut();
             let (lines, code_blocks, tail_at) = match &self.card {
                 Some(card) => (render_card(card, width), Vec::new(), None),
@@ -143,6 +229,9 @@ impl Entry {
             if self.msg.status != MessageStatus::Streaming {
                 *stable = None;
             }
+            let bytes = rows_bytes(&lines, &code_blocks);
+            let lines_len = lines.len();
+            ROW_BYTES.with(|b| b.set(b.get() + bytes));
             *self.cache.borrow_mut() = Some(Cached {
                 width,
                 highlight: super::highlight::generation(),
@@ -157,7 +246,14 @@ impl Entry {
                 lines,
                 code_blocks,
                 tail_at,
+                bytes,
+                used: Cell::new(0),
+                rows: lines_len,
+                dropped: false,
             });
+        }
+        if let Some(c) = self.cache.borrow().as_ref() {
+            c.used.set(ROW_CLOCK.with(Cell::get));
         }
         Ref::map(self.cache.borrow(), |c| {
             c.as_ref().map(|c| c.lines.as_slice()).unwrap_or(&[])
@@ -174,7 +270,7 @@ impl Entry {
             return false;
         }
         let mut cache = self.cache.borrow_mut();
-        let Some(c) = cache.as_mut() else {
+        let Some(c) = cache.as_mut().filter(|c| !c.dropped) else {
             return false;
         };
         let mut stable = self.stable.borrow_mut();
@@ -184,12 +280,43 @@ impl Entry {
         let body_width = width.saturating_sub(2).max(1);
         let same =
             self.same_but_text(c, width) && s.width == body_width && s.highlight == c.highlight;
-        let Some(mut tail_at) = c.tail_at.filter(|_| same) else {
+        let Some(mut tail_at) = c
+            .tail_at
+            .filter(|_| same && m.content.len() >= c.content_len)
+        else {
             return false;
         };
+        // Only new lines of an open code block: its other rows stay.
+        if let Some(f) = s.fence.as_mut() {
+            if let Some(rows) = f.open.render(&m.content[s.end..]) {
+                c.lines.truncate(f.rows);
+                c.lines.extend(indent(rows.done, false));
+                f.rows = c.lines.len();
+                c.lines.extend(indent(rows.open, false));
+                trailer(self, body_width, &mut c.lines);
+                if let Some(last) = c.code_blocks.last_mut() {
+                    *last = rows.block;
+                }
+                c.content_len = m.content.len();
+                c.rows = c.lines.len();
+                return true;
+            }
+            s.fence = None;
+        }
         c.lines.truncate(tail_at);
-        // Blocks closed since the last frame join the settled rows.
-        let settled = s.end + settled_until(&m.content[s.end..]);
+        // Blocks closed since the last frame join the settled rows. Only a
+        // line break can settle more (a block settles once its first line
+        // is complete); until one comes the boundary stays where it was,
+        // which stays true whatever follows.
+        let broke = m
+            .content
+            .get(c.content_len..)
+            .is_some_and(|new| new.contains('\n'));
+        let settled = if broke {
+            s.end + settled_until(&m.content[s.end..])
+        } else {
+            s.end
+        };
         c.code_blocks.truncate(s.blocks);
         if settled > s.end {
             let r = render_markdown_from(&m.content[s.end..settled], body_width, s.blocks);
@@ -201,10 +328,11 @@ impl Entry {
             tail_at = c.lines.len();
             c.tail_at = Some(tail_at);
         }
-        let (tail, tail_blocks) = streaming_tail(self, body_width, s);
+        let (tail, tail_blocks) = streaming_tail(self, body_width, s, tail_at);
         c.lines.extend(tail);
         c.code_blocks.extend(tail_blocks);
         c.content_len = m.content.len();
+        c.rows = c.lines.len();
         true
     }
 
@@ -453,9 +581,10 @@ fn render_message(
             end: split,
             has_rows: lines.len() > before,
             blocks: r.code_blocks.len(),
+            fence: None,
         });
         let tail_at = lines.len();
-        let (tail, tail_blocks) = streaming_tail(e, body_width, s);
+        let (tail, tail_blocks) = streaming_tail(e, body_width, s, tail_at);
         lines.extend(tail);
         blocks = r.code_blocks;
         blocks.extend(tail_blocks);
@@ -484,8 +613,19 @@ fn append_block_rows(lines: &mut Vec<Line<'static>>, after_rows: bool, rows: Vec
 
 /// What follows the settled beginning of a streaming reply: its tail, and
 /// the rows under every message (`trailer`). This is all a token changes.
-fn streaming_tail(e: &Entry, body_width: u16, s: &Stable) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
+/// `at`: where its rows go in the message's rows.
+fn streaming_tail(
+    e: &Entry,
+    body_width: u16,
+    s: &mut Stable,
+    at: usize,
+) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
     let tail = render_markdown_from(&e.msg.content[s.end..], body_width, s.blocks);
+    let blank = usize::from(s.has_rows && !tail.lines.is_empty());
+    s.fence = tail.open_fence.map(|open| KeptFence {
+        rows: at + blank + open.rows,
+        open,
+    });
     let mut lines = Vec::new();
     append_block_rows(&mut lines, s.has_rows, tail.lines);
     trailer(e, body_width, &mut lines);
@@ -714,56 +854,140 @@ pub struct Scroll {
 /// the messages that reach into it (walking up from the newest). Returns the
 /// scroll offset actually used (clamped at the top of the history).
 pub fn draw(entries: &[Entry], tail: &Tail, scroll: Scroll, area: Rect, buf: &mut Buffer) -> usize {
-    let (rows, from_bottom) = visible(entries, tail, scroll, area);
+    let window = window(entries, tail, scroll, area);
     // Lines are wrapped already: each is set on its row, cut at the width
     // (a Paragraph would re-flow every row of every frame).
-    for (row, line) in rows.iter().enumerate() {
+    for (row, line) in window.rows().enumerate() {
         buf.set_line(area.x, area.y + row as u16, line, area.width);
     }
-    from_bottom
+    window.from_bottom
 }
 
-/// The rows `area` shows, top to bottom (fewer than its height when the
-/// conversation is shorter), and the scroll offset it could honour.
-pub fn visible(
-    entries: &[Entry],
-    tail: &Tail,
-    scroll: Scroll,
-    area: Rect,
-) -> (Vec<Line<'static>>, usize) {
+/// The rows a chat area shows, borrowed from where they are kept (the
+/// messages' rendered rows, the tail): a frame compares and draws them
+/// without copying them.
+pub struct Window<'a> {
+    /// Top to bottom: rows and which of them are shown.
+    parts: Vec<(Rows<'a>, Range<usize>)>,
+    /// The scroll offset the window could honour.
+    pub from_bottom: usize,
+}
+
+enum Rows<'a> {
+    Entry(Ref<'a, [Line<'static>]>),
+    Tail(&'a [Line<'static>]),
+}
+
+impl Window<'_> {
+    /// The rows, top to bottom (fewer than the area's height when the
+    /// conversation is shorter).
+    pub fn rows(&self) -> impl Iterator<Item = &Line<'static>> {
+        self.parts.iter().flat_map(|(rows, range)| {
+            let rows: &[Line<'static>] = match rows {
+                Rows::Entry(r) => r,
+                Rows::Tail(t) => t,
+            };
+            rows[range.clone()].iter()
+        })
+    }
+}
+
+/// The window of `entries` + `tail` that `area` shows at `scroll`,
+/// rendering only the messages that reach into it (walking up from the
+/// newest).
+pub fn window<'a>(entries: &'a [Entry], tail: &'a Tail, scroll: Scroll, area: Rect) -> Window<'a> {
     let width = area.width;
     let height = area.height as usize;
     let want = scroll.from_bottom.unwrap_or(0);
+    ROW_CLOCK.with(|c| c.set(c.get() + 1));
     // Walk up from the newest message until the window is covered, counting rows.
     let needed = want.saturating_add(height);
     let mut rows = tail.len();
     let mut first = entries.len();
     while first > 0 && rows < needed {
         first -= 1;
-        rows += entries[first].lines(width).len();
+        rows += entries[first].row_count(width);
     }
     // At the top of the history the offset cannot go further up.
     let from_bottom = want.min(rows.saturating_sub(height));
-    // Copy only the rows in the window (scrolled to the top of a long
-    // conversation, copying every row cost tens of ms a frame).
+    // Only the rows in the window are visited (scrolled to the top of a long
+    // conversation, copying every row cost tens of ms a frame); messages
+    // below it are only counted.
     let mut skip = from_bottom;
-    let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
-    let mut take = |lines: &[Line<'static>]| {
-        let end = lines.len().saturating_sub(skip);
-        skip -= lines.len() - end;
-        let room = height - visible.len();
-        visible.extend(lines[end.saturating_sub(room)..end].iter().rev().cloned());
-        visible.len() >= height
+    let mut room = height;
+    // Of `len` rows above those taken so far: which are shown, and whether
+    // the window is full.
+    let mut take = |len: usize| {
+        let end = len.saturating_sub(skip);
+        skip -= len - end;
+        let start = end.saturating_sub(room);
+        room -= end - start;
+        (start..end, room == 0)
     };
-    if !take(tail) {
-        for e in entries[first..].iter().rev() {
-            if take(&e.lines(width)) {
+    let mut parts = Vec::new();
+    let (shown, _) = take(tail.len());
+    if !shown.is_empty() {
+        parts.push((Rows::Tail(tail), shown));
+    }
+    // The messages shown: from `lowest` on, up to `highest`.
+    let (mut lowest, mut highest) = (entries.len(), entries.len());
+    for (i, e) in entries.iter().enumerate().skip(first).rev() {
+        let (shown, full) = take(e.row_count(width));
+        if shown.is_empty() {
+            if full {
                 break;
             }
+            continue;
+        }
+        if highest == entries.len() {
+            highest = i + 1;
+        }
+        lowest = i;
+        parts.push((Rows::Entry(e.lines(width)), shown));
+    }
+    parts.reverse();
+    // The rows of the messages shown stay; others may make room.
+    forget_rows(entries, lowest..highest);
+    Window { parts, from_bottom }
+}
+
+/// When the rendered rows take more than `ROW_CACHE_BYTES`: drop those of
+/// the least recently shown of `entries` outside `shown` (none streaming)
+/// until they take at most three quarters of it (so that this is rare).
+/// Their row counts stay.
+fn forget_rows(entries: &[Entry], shown: Range<usize>) {
+    if row_cache_bytes() <= ROW_CACHE_BYTES {
+        return;
+    }
+    let mut by_use: Vec<(u64, usize)> = entries
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !shown.contains(i))
+        .filter_map(|(i, e)| {
+            let cache = e.cache.try_borrow().ok()?;
+            let c = cache.as_ref()?;
+            (!c.dropped && c.status != MessageStatus::Streaming).then(|| (c.used.get(), i))
+        })
+        .collect();
+    by_use.sort_unstable();
+    for (_, i) in by_use {
+        if row_cache_bytes() <= ROW_CACHE_BYTES / 4 * 3 {
+            break;
+        }
+        let e = &entries[i];
+        if let Ok(mut cache) = e.cache.try_borrow_mut()
+            && let Some(c) = cache.as_mut()
+        {
+            c.lines = Vec::new();
+            c.code_blocks = Vec::new();
+            c.dropped = true;
+            ROW_BYTES.with(|b| b.set(b.get().saturating_sub(c.bytes)));
+            c.bytes = 0;
+        }
+        if let Ok(mut stable) = e.stable.try_borrow_mut() {
+            *stable = None;
         }
     }
-    visible.reverse();
-    (visible, from_bottom)
 }
 
 #[cfg(test)]
@@ -824,6 +1048,129 @@ Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
                 );
             }
         }
+    }
+
+    /// Replies whose code blocks stream in: languages highlighted and plain,
+    /// lines long enough to wrap (↪), tabs, wide characters, CRLF line
+    /// ends, lines that look like fences without closing one, a fence right
+    /// after a paragraph, one in a list item, one never closed.
+    const FENCES: [&str; 5] = [
+        "Intro.\n\n```rust\nfn main() {\n\tlet s = \"日本語のテキスト\"; // a comment long enough to wrap at thirty columns and more\n    println!(\"{s}\");\n}\n``not a fence\n```\n\nAfter.\n",
+        "Here:\r\n```python\r\ndef f(x):\r\n\treturn x + 1  # wide: 中文字符和 🙂 emoji\r\n\r\nprint(f(1))\r\n```\r\n\r\nDone.\r\n",
+        "~~~\nplain text, no language, a line that goes on and on past the edge of a narrow view\n~~ two tildes\n  ~~~ indented close\n\nafter a blank line\n",
+        "- item\n\n  ```bash\n  echo \"in a list\" | tr a-z A-Z\n  ```\n- next\n\n````klingon\nQapla' batlh\n```\nstill code\n````\nprose\n",
+        "Never closed:\n\n```json\n{\"a\": [1, 2, 3],\n \"b\": \"a string long enough to wrap around the narrow view\"}\n\tend",
+    ];
+
+    /// An open code block's rows, made line by line as a reply streams in,
+    /// are exactly (text and styles) those of rendering the reply at that
+    /// length from scratch, and (text) those of the finished reply.
+    #[test]
+    fn open_code_blocks_render_line_by_line_as_a_whole_render_would() {
+        for sample in FENCES {
+            for width in [30u16, 80] {
+                let mut entry = Entry::new(message("", MessageStatus::Streaming));
+                let mut incremental = 0;
+                for end in (1..=sample.len()).filter(|i| sample.is_char_boundary(*i)) {
+                    entry.msg.content = sample[..end].to_string();
+                    let streamed = entry.lines(width).to_vec();
+                    incremental += usize::from(
+                        entry
+                            .stable
+                            .borrow()
+                            .as_ref()
+                            .is_some_and(|s| s.fence.is_some()),
+                    );
+                    let fresh = Entry::new(entry.msg.clone());
+                    assert_eq!(
+                        streamed,
+                        fresh.lines(width).to_vec(),
+                        "width {width}, length {end}: {:?}",
+                        &sample[..end]
+                    );
+                    assert_eq!(
+                        entry.code_blocks(width),
+                        render_markdown(&entry.msg.content, width - 2).code_blocks,
+                        "width {width}, length {end}"
+                    );
+                    let mut whole = entry.msg.clone();
+                    whole.status = MessageStatus::Complete;
+                    let whole_lines =
+                        text_of(&render_message(&Entry::new(whole), width, &mut None).0);
+                    assert_eq!(
+                        text_of(&streamed)[1..],
+                        whole_lines[1..],
+                        "width {width}, length {end}"
+                    );
+                }
+                assert!(
+                    incremental > 20,
+                    "the open blocks were rendered line by line: {incremental}"
+                );
+            }
+        }
+    }
+
+    /// However far a long conversation is scrolled through, the rendered
+    /// rows stay within `ROW_CACHE_BYTES`, never losing those on screen,
+    /// and a message whose rows were dropped renders as it did.
+    #[test]
+    fn rendered_rows_are_bounded_by_size_and_dropped_rows_render_the_same() {
+        let para = "A paragraph of a reply, long enough to wrap a few times at eighty columns: \
+                    **bold**, `code`, and [a link](https://example.com/a/path).\n\n";
+        let entries: Vec<Entry> = (0..1500)
+            .map(|i| {
+                let mut m = message(
+                    &format!("# Reply {i}\n\n{}", para.repeat(20)),
+                    MessageStatus::Complete,
+                );
+                m.id = i;
+                Entry::new(m)
+            })
+            .collect();
+        let area = Rect::new(0, 0, 80, 30);
+        let tail = Tail::new();
+        let first_rows = text_of(&entries[0].lines(80));
+        let mut dropped = false;
+        for step in (0..).map(|n: usize| n * 200) {
+            let scroll = Scroll {
+                from_bottom: Some(step),
+            };
+            let w = window(&entries, &tail, scroll, area);
+            let shown: Vec<Line<'static>> = w.rows().cloned().collect();
+            assert_eq!(shown.len(), 30);
+            drop(w);
+            assert!(
+                row_cache_bytes() <= ROW_CACHE_BYTES,
+                "scrolled {step}: {} bytes",
+                row_cache_bytes()
+            );
+            let counted: usize = entries
+                .iter()
+                .filter_map(|e| e.cache.borrow().as_ref().map(|c| c.bytes))
+                .sum();
+            assert_eq!(counted, row_cache_bytes(), "scrolled {step}");
+            dropped |= entries.iter().any(|e| e.dropped());
+            // What the window showed is what it shows again (its rows were kept).
+            let again = window(&entries, &tail, scroll, area);
+            assert_eq!(again.rows().cloned().collect::<Vec<_>>(), shown);
+            if again.from_bottom < step {
+                break;
+            }
+        }
+        assert!(dropped, "rows were dropped on the way");
+        assert_eq!(text_of(&entries[0].lines(80)), first_rows);
+        // A message out of sight whose rows were dropped renders as a fresh one.
+        let gone = entries
+            .iter()
+            .rposition(Entry::dropped)
+            .expect("rows out of sight were dropped");
+        let mut fresh = entries[gone].msg.clone();
+        fresh.id = -1;
+        assert_eq!(
+            entries[gone].lines(80).to_vec(),
+            Entry::new(fresh).lines(80).to_vec()
+        );
     }
 
     #[test]

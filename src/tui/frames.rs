@@ -14,22 +14,56 @@
 //! chat area is kept up to date in it, and before the next whole frame it
 //! becomes ratatui's record again (`resync`).
 
+use std::io::Write as _;
+use std::ops::Range;
+
 use ratatui::Terminal;
-use ratatui::backend::Backend;
+use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
+use unicode_width::UnicodeWidthStr;
 
 use super::app::{App, FrameLayout};
 use super::{chat, view};
 
-#[derive(Default)]
+/// A terminal that can move a band of its rows up, what they show and all.
+pub trait ScrollRows: Backend {
+    /// Move rows `rows` up by `n`; the `n` rows at the foot come out blank.
+    fn scroll_rows_up(&mut self, rows: Range<u16>, n: u16) -> Result<(), Self::Error>;
+}
+
+/// A scroll region (DECSTBM) over the rows and line feeds on its last row:
+/// what every terminal has, the Linux console and tmux included (the
+/// Linux console lacks `CSI S`). The new rows take the current background,
+/// the default one (ratatui resets the colours after each frame, and so
+/// does this first).
+impl<W: std::io::Write> ScrollRows for CrosstermBackend<W> {
+    fn scroll_rows_up(&mut self, rows: Range<u16>, n: u16) -> std::io::Result<()> {
+        // The backend writes to the terminal's buffered output.
+        let out = self;
+        write!(
+            out,
+            "\x1b[0m\x1b[{};{}r\x1b[{};1H",
+            rows.start + 1,
+            rows.end,
+            rows.end
+        )?;
+        for _ in 0..n {
+            out.write_all(b"\n")?;
+        }
+        // The whole screen scrolls again; the cursor goes home.
+        out.write_all(b"\x1b[r")
+    }
+}
+
 pub struct Frames {
     /// The screen as the last whole frame drew it (its chat area as it was then).
     screen: Buffer,
     /// The chat area as it is on the terminal now.
     chat: Buffer,
-    /// Where the next chat-only frame is rendered.
+    /// Where the next chat-only frame is rendered: the chat area as it is
+    /// on the terminal, until rows change in it.
     next: Buffer,
     /// The rows of the chat area as the last chat-only frame laid them out.
     rows: Vec<Line<'static>>,
@@ -38,14 +72,32 @@ pub struct Frames {
     /// Chat-only frames were written since the last whole frame: ratatui's
     /// record of the screen is out of date in the chat area.
     behind: bool,
+    /// Whether the terminal may move the chat's rows itself (`ScrollRows`).
+    pub scroll_region: bool,
     /// Frames drawn so far: whole ones and chat-only ones.
     pub whole: u64,
     pub chat_only: u64,
 }
 
+impl Default for Frames {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Frames {
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            screen: Buffer::default(),
+            chat: Buffer::default(),
+            next: Buffer::default(),
+            rows: Vec::new(),
+            layout: None,
+            behind: false,
+            scroll_region: true,
+            whole: 0,
+            chat_only: 0,
+        }
     }
 
     /// The terminal was cleared or replaced (resize, suspend, the editor):
@@ -59,7 +111,7 @@ impl Frames {
     /// Draw a frame. `only_text`: nothing but streamed text (or code
     /// highlighting) changed since the last frame, so the chat area alone
     /// may be redrawn when nothing covers it.
-    pub fn draw<B: Backend>(
+    pub fn draw<B: ScrollRows>(
         &mut self,
         term: &mut Terminal<B>,
         app: &App,
@@ -96,13 +148,14 @@ impl Frames {
                     self.chat.resize(layout.chat);
                 }
                 copy_area(&self.screen, &mut self.chat, layout.chat);
+                self.next.clone_from(&self.chat);
             }
         })?;
         self.layout = keep.then(|| layout.clone());
         Ok(layout)
     }
 
-    fn draw_chat<B: Backend>(
+    fn draw_chat<B: ScrollRows>(
         &mut self,
         term: &mut Terminal<B>,
         app: &App,
@@ -110,36 +163,98 @@ impl Frames {
     ) -> Result<FrameLayout, B::Error> {
         self.chat_only += 1;
         let area = layout.chat;
-        self.next.resize(area);
         let tail = view::chat_tail(app, area);
-        let (rows, used) = chat::visible(&app.model.entries, &tail, app.scroll, area);
-        layout.scroll_used = used;
-        // A row showing the same line as in the last chat-only frame is
-        // copied from what the chat area shows, not laid out again: a streamed
-        // token changes a row or two of the forty.
-        let w = area.width as usize;
-        for y in 0..area.height as usize {
-            let line = rows.get(y);
-            let cells = y * w..(y + 1) * w;
-            if line.is_some() && line == self.rows.get(y) {
-                self.next.content[cells.clone()].clone_from_slice(&self.chat.content[cells]);
-                continue;
-            }
-            self.next.content[cells].fill(Cell::EMPTY);
-            if let Some(line) = line {
-                self.next
-                    .set_line(area.x, area.y + y as u16, line, area.width);
+        let window = chat::window(&app.model.entries, &tail, app.scroll, area);
+        layout.scroll_used = window.from_bottom;
+        let rows: Vec<&Line<'static>> = window.rows().collect();
+        let (w, h) = (area.width as usize, area.height as usize);
+        // When the reply grows by a row, every row above moves up by one.
+        let shift = row_shift(&rows, &self.rows);
+        let mut old = std::mem::take(&mut self.rows);
+        let same = |y: usize, old: &[Line<'static>]| match (rows.get(y), old.get(y + shift)) {
+            (Some(line), Some(was)) => was == *line,
+            (line, was) => line.is_none() && was.is_none(),
+        };
+        let moved = (0..h).filter(|&y| same(y, &old)).count();
+        // The terminal moves the rows itself when most of them moved: then
+        // only the new ones, and what the band's other columns (the
+        // sidebar) showed, are written.
+        let scroll = shift > 0 && self.scroll_region && moved * 2 >= h;
+        let backend = term.backend_mut();
+        // `next` is what the chat area shows (`chat`) until rows change in
+        // it; rows that moved are moved in it, not laid out again.
+        if shift > 0 {
+            scroll_up(&mut self.next.content, w, shift);
+            if scroll {
+                backend.scroll_rows_up(area.top()..area.bottom(), shift as u16)?;
+                scroll_up(&mut self.chat.content, w, shift);
             }
         }
+        let mut kept = Vec::with_capacity(rows.len());
+        // Rows where `next` may differ from `chat`.
+        let mut changed = vec![shift > 0 && !scroll; h];
+        for (y, changed) in changed.iter_mut().enumerate() {
+            if same(y, &old) {
+                if let Some(was) = old.get_mut(y + shift) {
+                    kept.push(std::mem::take(was));
+                }
+                continue;
+            }
+            *changed = true;
+            self.next.content[y * w..(y + 1) * w].fill(Cell::EMPTY);
+            if let Some(line) = rows.get(y) {
+                self.next
+                    .set_line(area.x, area.y + y as u16, line, area.width);
+                kept.push((*line).clone());
+            }
+        }
+        drop(rows);
+        drop(window);
         // Drawn over the rows: those rows then no longer show just their line.
-        let covered = view::draw_chat_overlays(&mut self.next, app, area, &tail);
-        self.rows = if covered { Vec::new() } else { rows };
-        let backend = term.backend_mut();
-        if draw_changes(backend, &self.chat, &self.next)? {
+        if view::draw_chat_overlays(&mut self.next, app, area, &tail) {
+            changed.fill(true);
+            kept.clear();
+        }
+        self.rows = kept;
+        let mut wrote = scroll;
+        for (y, _) in changed.iter().enumerate().filter(|(_, c)| **c) {
+            let cells = y * w..(y + 1) * w;
+            let row = area.y + y as u16;
+            if draw_row(
+                backend,
+                &self.chat.content[cells.clone()],
+                &self.next.content[cells.clone()],
+                area.x,
+                row,
+            )? {
+                wrote = true;
+                self.chat.content[cells.clone()].clone_from_slice(&self.next.content[cells]);
+            }
+        }
+        if scroll {
+            // The columns beside the chat area scrolled with it: put back
+            // what the last whole frame drew there.
+            let sw = self.screen.area.width as usize;
+            let (left, right) = (area.left() as usize, area.right() as usize);
+            let blank = vec![Cell::EMPTY; sw];
+            for y in area.top()..area.bottom() {
+                let want = self.screen.index_of(0, y);
+                let want = &self.screen.content[want..want + sw];
+                let from = y as usize + shift;
+                let shown = if from < area.bottom() as usize {
+                    let i = self.screen.index_of(0, from as u16);
+                    &self.screen.content[i..i + sw]
+                } else {
+                    &blank
+                };
+                draw_row(backend, &shown[..left], &want[..left], 0, y)?;
+                draw_row(backend, &shown[right..], &want[right..], right as u16, y)?;
+            }
+        }
+        if wrote {
             backend.flush()?;
             self.behind = true;
         }
-        std::mem::swap(&mut self.chat, &mut self.next);
         Ok(layout)
     }
 
@@ -166,35 +281,79 @@ impl Frames {
     }
 }
 
-/// Write what differs between `shown` and `next` (the same area: `draw`
-/// takes this path only then) with ratatui's
-/// own diff, over the band of rows from the first that differs to the last.
-/// Rows compare as slices first, which is cheap; ratatui's diff weighs the
-/// width of every cell it visits, which over the whole area cost more than
-/// rendering it, for a frame that changes one row. Whether anything was written.
-fn draw_changes<B: Backend>(
+/// Rows of `width` cells moved up by `n`, blank ones after them: a scroll.
+/// Rows are swapped into place (a rotation of the cells cost more).
+fn scroll_up(cells: &mut [Cell], width: usize, n: usize) {
+    let rows = cells.len() / width.max(1);
+    let n = n.min(rows);
+    for y in 0..rows - n {
+        let (above, below) = cells.split_at_mut((y + n) * width);
+        above[y * width..(y + 1) * width].swap_with_slice(&mut below[..width]);
+    }
+    cells[(rows - n) * width..].fill(Cell::EMPTY);
+}
+
+/// By how many rows the lines `old` showed moved up to where `new` shows
+/// them (0 when the top row stayed or no shift matches): the first row is
+/// found further down, and so is the row halfway down what moved.
+fn row_shift(new: &[&Line<'static>], old: &[Line<'static>]) -> usize {
+    let Some(top) = new.first() else {
+        return 0;
+    };
+    if old.first() == Some(*top) {
+        return 0;
+    }
+    (1..old.len())
+        .find(|&k| {
+            let mid = (old.len() - k) / 2;
+            old[k] == **top && new.get(mid).is_some_and(|l| old[mid + k] == **l)
+        })
+        .unwrap_or(0)
+}
+
+/// Write what differs between `shown` and `next`, one row (or part of one)
+/// that starts at column `x` of row `y`, with ratatui's own diff over the
+/// cells from the first that differs to the last, widened to the whole
+/// characters there (ratatui's diff weighs the width of every cell it
+/// visits, which over the whole area cost more than rendering it).
+/// Whether anything differed.
+fn draw_row<B: Backend>(
     backend: &mut B,
-    shown: &Buffer,
-    next: &Buffer,
+    shown: &[Cell],
+    next: &[Cell],
+    x: u16,
+    y: u16,
 ) -> Result<bool, B::Error> {
-    let area = next.area;
-    let w = area.width as usize;
-    debug_assert_eq!(shown.area, area);
-    let differs = |r: &usize| shown.content[r * w..(r + 1) * w] != next.content[r * w..(r + 1) * w];
-    let rows = area.height as usize;
-    let Some(first) = (0..rows).find(differs) else {
+    let differs = |(a, b): (&Cell, &Cell)| a != b;
+    let Some(first) = shown.iter().zip(next).position(differs) else {
         return Ok(false);
     };
-    let last = (first..rows).rev().find(differs).unwrap_or(first);
-    let band = |b: &Buffer| Buffer {
-        area: Rect {
-            y: area.y + first as u16,
-            height: (last - first + 1) as u16,
-            ..area
-        },
-        content: b.content[first * w..(last + 1) * w].to_vec(),
+    let last = shown.iter().zip(next).rposition(differs).unwrap_or(first);
+    let width = |i: usize| {
+        let w = |c: &Cell| UnicodeWidthStr::width(c.symbol()).max(1);
+        w(&shown[i]).max(w(&next[i]))
     };
-    let (old, new) = (band(shown), band(next));
+    // A wide character before the first difference may cover it, and one
+    // up to the last may cover cells after it: ratatui's diff decides what
+    // to write of those from the character itself.
+    let mut start = first;
+    for i in (first.saturating_sub(4)..first).rev() {
+        if i + width(i) > start {
+            start = i;
+        }
+    }
+    let mut end = last + 1;
+    let mut i = start;
+    while i < end {
+        end = end.max(i + width(i));
+        i += 1;
+    }
+    let end = end.min(next.len());
+    let segment = |cells: &[Cell]| Buffer {
+        area: Rect::new(x + start as u16, y, (end - start) as u16, 1),
+        content: cells[start..end].to_vec(),
+    };
+    let (old, new) = (segment(shown), segment(next));
     backend.draw(old.diff_iter(&new))?;
     Ok(true)
 }

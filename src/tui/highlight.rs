@@ -47,8 +47,14 @@ pub const MAX_HIGHLIGHT_BYTES: usize = 64 * 1024;
 /// (minified JSON, base64 blobs).
 const MAX_LINE_BYTES: usize = 2048;
 
-/// Bytes of code text the cache keeps (plus about 4x that in styles).
-const CACHE_BYTES: usize = 512 * 1024;
+/// The most the cache takes, in bytes: code text, styled ranges and parser
+/// states (see `Entry::bytes`). Beyond it the least recently used blocks
+/// are forgotten (highlighted again when shown).
+pub const CACHE_BYTES: usize = 3 << 20;
+
+/// What a saved parser state takes, about (its context stacks; measured
+/// on Rust and Python blocks at a few hundred bytes to 2 KB).
+const STATE_BYTES: usize = 2048;
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
 
@@ -208,8 +214,8 @@ fn syntax_for(token: &str) -> Option<&'static SyntaxReference> {
 /// Styles for the start of a code block.
 #[derive(Debug, Default)]
 pub struct Highlighted {
-    /// Styled byte ranges of the code, in order, covering `code[..end]`
-    /// exactly; no range crosses a line end.
+    /// Styled byte ranges of the code, in order, covering `code[from..end]`
+    /// exactly (`from` is 0 for [`highlight_block`]); no range crosses a line end.
     pub ranges: Vec<StyledRange>,
     /// The code from here on is shown plain.
     pub end: usize,
@@ -219,6 +225,19 @@ pub struct Highlighted {
 /// most `*budget` bytes (whole lines) and deducting what it spent. Unknown
 /// languages give nothing (all plain) and spend nothing.
 pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighted {
+    highlight_block_from(lang, code, 0, budget)
+}
+
+/// Like [`highlight_block`], with only the ranges from `from` (a line start)
+/// on: what a block that grew needs for its new lines, without copying the
+/// styles of the lines it has already shown. The budget is spent as for the
+/// whole block.
+pub fn highlight_block_from(
+    lang: &str,
+    code: &str,
+    from: usize,
+    budget: &mut usize,
+) -> Highlighted {
     let deferring = DEFER.with(Cell::get);
     if deferring && !SETS_LOADED.load(Ordering::Acquire) {
         spawn_compile(None);
@@ -253,7 +272,8 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
         if covered == e.text.len() || !partial {
             e.used = tick;
             let n = e.ranges.partition_point(|r| r.1.start < covered);
-            out.ranges.extend_from_slice(&e.ranges[..n]);
+            let skip = e.ranges.partition_point(|r| r.1.start < from).min(n);
+            out.ranges.extend_from_slice(&e.ranges[skip..n]);
             out.end = covered;
             if covered == e.text.len() {
                 state = e.state.clone();
@@ -269,7 +289,8 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
     {
         let start = out.end;
         let (ranges, reached, after) = run(st, bg, target, start, complete);
-        out.ranges.extend_from_slice(&ranges);
+        let skip = ranges.partition_point(|r| r.1.start < from);
+        out.ranges.extend_from_slice(&ranges[skip..]);
         out.end = reached;
         let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
         cache.store(
@@ -288,7 +309,8 @@ pub fn highlight_block(lang: &str, code: &str, budget: &mut usize) -> Highlighte
         && let Some(st) = state
     {
         let (ranges, reached, _) = run(st, bg, target, complete, limit);
-        out.ranges.extend(ranges);
+        let skip = ranges.partition_point(|r| r.1.start < from);
+        out.ranges.extend_from_slice(&ranges[skip..]);
         out.end = reached;
     }
     out
@@ -397,6 +419,8 @@ struct Cache {
 }
 
 struct Entry {
+    /// What this entry takes (`Entry::size`), as counted in `Cache::bytes`.
+    bytes: usize,
     lang: String,
     /// Which palette's colours `ranges` has.
     bg: Background,
@@ -406,6 +430,16 @@ struct Entry {
     /// The state after `text`; `None` if syntect failed on the next line.
     state: Option<State>,
     used: u64,
+}
+
+impl Entry {
+    fn size(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.lang.capacity()
+            + self.text.capacity()
+            + self.ranges.capacity() * std::mem::size_of::<StyledRange>()
+            + if self.state.is_some() { STATE_BYTES } else { 0 }
+    }
 }
 
 impl Cache {
@@ -453,11 +487,13 @@ impl Cache {
         };
         match i.and_then(|i| self.entries.get_mut(i)) {
             Some(e) if extendable(e) => {
-                self.bytes += text.len() - start;
                 e.text.push_str(&text[start..]);
                 e.ranges.extend(more);
                 e.state = state;
                 e.used = tick;
+                let size = e.size();
+                self.bytes = self.bytes - e.bytes + size;
+                e.bytes = size;
             }
             _ => {
                 // Without the cached lines before `start` the entry would
@@ -466,15 +502,18 @@ impl Cache {
                 if start > 0 || text.is_empty() {
                     return;
                 }
-                self.bytes += text.len();
-                self.entries.push(Entry {
+                let mut e = Entry {
+                    bytes: 0,
                     lang: lang.to_owned(),
                     bg,
                     text: text.to_owned(),
                     ranges: more,
                     state,
                     used: tick,
-                });
+                };
+                e.bytes = e.size();
+                self.bytes += e.bytes;
+                self.entries.push(e);
             }
         }
         // Evict the least recently used entries beyond the size limit, but
@@ -490,7 +529,7 @@ impl Cache {
                 break;
             };
             let e = self.entries.swap_remove(victim);
-            self.bytes -= e.text.len();
+            self.bytes -= e.bytes;
         }
     }
 }
@@ -594,6 +633,50 @@ mod tests {
         );
         let h = highlight_block("rust", &code, &mut usize::MAX.clone());
         assert_eq!(h.end, 11);
+    }
+
+    /// The cache stays within its size however many blocks are shown, and a
+    /// block it forgot highlights as it did.
+    #[test]
+    fn the_cache_is_bounded_by_size_and_forgotten_blocks_highlight_the_same() {
+        let block = |i: usize| {
+            (0..40)
+                .map(|l| format!("let value_{i}_{l} = compute({i}, {l}); // line {l}\n"))
+                .collect::<String>()
+        };
+        let mut cache = Cache::default();
+        let bg = Background::Dark;
+        let syntax = syntax_for("rust").expect("rust");
+        let mut first = None;
+        for i in 0..200 {
+            let code = block(i);
+            let (ranges, end, state) = run(fresh_state(syntax, bg), bg, &code, 0, code.len());
+            if i == 0 {
+                first = Some(ranges.clone());
+            }
+            cache.store(None, ("rust", bg), &code[..end], 0, ranges, state);
+            assert!(
+                cache.bytes <= CACHE_BYTES,
+                "block {i}: {} bytes",
+                cache.bytes
+            );
+            let counted: usize = cache.entries.iter().map(Entry::size).sum();
+            assert_eq!(cache.bytes, counted, "block {i}");
+        }
+        assert!(cache.entries.len() < 200, "blocks were forgotten");
+        assert!(
+            cache.lookup("rust", bg, &block(0)).is_none(),
+            "the first block was forgotten"
+        );
+        // The process-wide cache, filled the same way: the first block, then
+        // enough others to push it out, then the first again.
+        let h0 = highlight_block("rust", &block(0), &mut usize::MAX.clone());
+        for i in 1..200 {
+            highlight_block("rust", &block(i), &mut usize::MAX.clone());
+        }
+        let again = highlight_block("rust", &block(0), &mut usize::MAX.clone());
+        assert_eq!(again.ranges, h0.ranges);
+        assert_eq!(Some(again.ranges), first);
     }
 
     #[test]

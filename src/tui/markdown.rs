@@ -24,7 +24,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::highlight::{MAX_HIGHLIGHT_BYTES, highlight_block};
+use super::highlight::{Highlighted, MAX_HIGHLIGHT_BYTES, highlight_block, highlight_block_from};
 use crate::sanitize::sanitize_keep_tabs;
 
 /// A fenced or indented code block, as the user would copy it.
@@ -43,6 +43,9 @@ pub struct Rendered {
     pub lines: Vec<Line<'static>>,
     /// The code blocks in order; the header of block `i` shows `[i + 1]`.
     pub code_blocks: Vec<CodeBlock>,
+    /// The text ends in a fenced code block still open, outside any list or
+    /// quote: what it takes to render only its new lines as the text grows.
+    pub open_fence: Option<OpenFence>,
 }
 
 /// Render Markdown into lines already wrapped to `width` columns (so line
@@ -54,13 +57,181 @@ pub fn render_markdown(text: &str, width: u16) -> Rendered {
 /// Like [`render_markdown`], for the tail of a longer text whose first
 /// `blocks_before` code blocks were rendered separately (their numbers go on).
 pub fn render_markdown_from(text: &str, width: u16, blocks_before: usize) -> Rendered {
-    let text = sanitize_keep_tabs(text);
+    let source = text;
+    let text = sanitize_keep_tabs(source);
     let mut r = Renderer::new(usize::from(width.max(1)));
     r.blocks_before = blocks_before;
-    for event in Parser::new_ext(&text, OPTIONS) {
+    for (event, range) in Parser::new_ext(&text, OPTIONS).into_offset_iter() {
+        if let Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) = &event {
+            r.fence_at = Some(range.start);
+        }
         r.event(event);
     }
-    r.finish()
+    let width = r.width;
+    let (mut rendered, open) = r.finish_with_open();
+    rendered.open_fence = open.and_then(|o| OpenFence::new(o, width, source, &text, &rendered));
+    rendered
+}
+
+/// A fenced code block still open at the end of a text that is still
+/// growing (a streaming reply), outside any list or quote. Until a line
+/// that may close it arrives, appended text only adds code lines, and the
+/// rows of its complete lines stay what they are: [`OpenFence::render`]
+/// renders the lines after them, exactly as a whole render would.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenFence {
+    width: usize,
+    /// The opening fence's character and length: a line of as many of them
+    /// (after spaces) may close the block.
+    fence: (char, usize),
+    lang: Option<String>,
+    /// The highlighting budget that was left when the block began.
+    budget: usize,
+    /// The complete lines so far, as copied (tabs kept) and as shown.
+    code: String,
+    display: String,
+    /// Where the complete lines end in the source text (before sanitizing).
+    source_end: usize,
+    /// How many rows of the render end with the complete lines.
+    pub rows: usize,
+}
+
+/// What an open code block's code has of its unfinished last line: the
+/// Markdown parser leaves out a last line of one to three spaces (it reads
+/// as the indentation of whatever comes next).
+fn unfinished_code_line(line: &str) -> &str {
+    if line.len() <= 3 && line.bytes().all(|b| b == b' ') {
+        ""
+    } else {
+        line
+    }
+}
+
+/// The rows of an open fence that grew (see [`OpenFence::render`]).
+#[derive(Debug)]
+pub struct FenceRows {
+    /// Rows of the lines completed since the last render: final.
+    pub done: Vec<Line<'static>>,
+    /// Rows of the unfinished last line and the closing rule.
+    pub open: Vec<Line<'static>>,
+    /// The code block, as a whole render of the text has it.
+    pub block: CodeBlock,
+}
+
+/// The last fenced code block outside any list or quote, as the renderer
+/// saw it: maybe left open at the end of the text.
+struct OpenAtEnd {
+    /// Where its opening fence is in the (sanitized) text.
+    fence_at: usize,
+    /// Its index in the render's code blocks.
+    block: usize,
+    lang: Option<String>,
+    budget: usize,
+    /// Rows up to the end of its complete lines.
+    rows: usize,
+}
+
+impl OpenFence {
+    /// Built from a whole render of `text` (sanitized from `source`) when
+    /// its last block is that fenced code block, still open: everything
+    /// after its opening fence is its code as it is (the fence is not
+    /// indented, and no closing fence follows).
+    fn new(o: OpenAtEnd, width: usize, source: &str, text: &str, r: &Rendered) -> Option<Self> {
+        if o.block + 1 != r.code_blocks.len() {
+            return None;
+        }
+        let block = &r.code_blocks[o.block];
+        let rest = text.get(o.fence_at..)?;
+        let (fence_line, code) = rest.split_once('\n')?;
+        let c = fence_line
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '`' | '~'))?;
+        let n = fence_line.chars().take_while(|&x| x == c).count();
+        if n < 3 || code != block.code {
+            return None;
+        }
+        // The unfinished line is what follows the source's last line break.
+        let source_end = source.rfind('\n').map_or(0, |i| i + 1);
+        let complete = code.rfind('\n').map_or(0, |i| i + 1);
+        if unfinished_code_line(&sanitize_keep_tabs(&source[source_end..])) != &code[complete..] {
+            return None;
+        }
+        Some(Self {
+            width,
+            fence: (c, n),
+            lang: o.lang,
+            budget: o.budget,
+            code: code[..complete].to_owned(),
+            display: expand_tabs(&code[..complete]).into_owned(),
+            source_end,
+            rows: o.rows,
+        })
+    }
+
+    /// The rows of `text` from the end of the complete lines on, when
+    /// `text` is the text this block was found in with more appended and
+    /// that is still only code lines of this block. `None` when it may be
+    /// more (a line that may close the fence): render the text whole then.
+    pub fn render(&mut self, text: &str) -> Option<FenceRows> {
+        if self.source_end > 0 && text.as_bytes().get(self.source_end - 1) != Some(&b'\n') {
+            return None;
+        }
+        let new = text.get(self.source_end..)?;
+        let split = new.rfind('\n').map_or(0, |i| i + 1);
+        let complete = sanitize_keep_tabs(&new[..split]);
+        let partial = sanitize_keep_tabs(&new[split..]);
+        let partial = unfinished_code_line(&partial);
+        if complete
+            .split_inclusive('\n')
+            .chain(std::iter::once(partial))
+            .any(|line| self.may_close(line))
+        {
+            return None;
+        }
+        let from = self.display.len();
+        self.code.push_str(&complete);
+        self.display.push_str(&expand_tabs(&complete));
+        let complete_end = self.display.len();
+        // Tab stops start again on each line: the unfinished one expands alone.
+        self.display.push_str(&expand_tabs(partial));
+        let mut budget = self.budget;
+        let hl = highlight_block_from(
+            self.lang.as_deref().unwrap_or(""),
+            &self.display,
+            from,
+            &mut budget,
+        );
+        let mut r = Renderer::new(self.width);
+        let avail = r.avail();
+        r.push_code_lines(&self.display, from..complete_end, &hl, avail);
+        let done = std::mem::take(&mut r.lines);
+        r.push_code_lines(&self.display, complete_end..self.display.len(), &hl, avail);
+        r.push_code_rule(avail);
+        self.display.truncate(complete_end);
+        self.rows += done.len();
+        self.source_end += split;
+        let mut code = String::with_capacity(self.code.len() + partial.len());
+        code.push_str(&self.code);
+        code.push_str(partial);
+        Some(FenceRows {
+            done,
+            open: r.lines,
+            block: CodeBlock {
+                lang: self.lang.clone(),
+                code,
+            },
+        })
+    }
+
+    /// Whether `line` may be a closing fence: at least as many of the fence
+    /// character as opened it, after indentation (a superset of what closes
+    /// one, so that a whole render decides).
+    fn may_close(&self, line: &str) -> bool {
+        let (c, n) = self.fence;
+        let rest = line.trim_start_matches([' ', '\t']);
+        rest.chars().take(n).filter(|&x| x == c).count() == n
+    }
 }
 
 const OPTIONS: Options = Options::ENABLE_STRIKETHROUGH
@@ -430,6 +601,10 @@ struct Renderer {
     hl_budget: usize,
     /// Code blocks numbered before this text (streaming tail renders).
     blocks_before: usize,
+    /// Where the fenced code block being read began in the text.
+    fence_at: Option<usize>,
+    /// The last fenced code block outside any list or quote (see [`OpenFence`]).
+    open_at_end: Option<OpenAtEnd>,
 }
 
 impl Renderer {
@@ -441,7 +616,8 @@ impl Renderer {
         }
     }
 
-    fn finish(mut self) -> Rendered {
+    /// The rendered text, and the code block it ends in if that is still open.
+    fn finish_with_open(mut self) -> (Rendered, Option<OpenAtEnd>) {
         // An unterminated construct at the end of a streaming reply.
         if self.code.is_some() {
             self.end_code_block();
@@ -450,10 +626,12 @@ impl Renderer {
             self.end_table();
         }
         self.flush_inline();
-        Rendered {
+        let rendered = Rendered {
             lines: self.lines,
             code_blocks: self.code_blocks,
-        }
+            open_fence: None,
+        };
+        (rendered, self.open_at_end)
     }
 
     /// The most columns a prefix may take: content keeps at least a few.
@@ -825,11 +1003,42 @@ impl Renderer {
         self.push_line(vec![Span::styled(header, dim())]);
 
         let display = expand_tabs(&code);
+        let budget = self.hl_budget;
         let hl = highlight_block(lang.as_deref().unwrap_or(""), &display, &mut self.hl_budget);
-        let mut styled = hl.ranges.iter().peekable();
+        // The unfinished last line of a block left open, if any.
+        let complete = display.rfind('\n').map_or(0, |i| i + 1);
+        self.push_code_lines(&display, 0..complete, &hl, avail);
+        if let Some(fence_at) = self.fence_at.take()
+            && self.containers.is_empty()
+        {
+            self.open_at_end = Some(OpenAtEnd {
+                fence_at,
+                block: self.code_blocks.len(),
+                lang: lang.clone(),
+                budget,
+                rows: self.lines.len(),
+            });
+        }
+        self.push_code_lines(&display, complete..display.len(), &hl, avail);
+        self.push_code_rule(avail);
+        self.code_blocks.push(CodeBlock { lang, code });
+        self.need_blank = true;
+    }
+
+    /// Emits the rows of the code lines in `display[lines]` (whole lines),
+    /// styled by `hl` where it reaches.
+    fn push_code_lines(
+        &mut self,
+        display: &str,
+        lines: Range<usize>,
+        hl: &Highlighted,
+        avail: usize,
+    ) {
+        let first = hl.ranges.partition_point(|(_, r)| r.start < lines.start);
+        let mut styled = hl.ranges[first..].iter().peekable();
         let mut pieces: Vec<(Style, Range<usize>)> = Vec::new();
-        let mut at = 0;
-        for line in display.split_inclusive('\n') {
+        let mut at = lines.start;
+        for line in display[lines].split_inclusive('\n') {
             let line_start = at;
             at += line.len();
             // The line without its newline.
@@ -842,12 +1051,13 @@ impl Renderer {
             } else {
                 pieces.push((Style::new(), line_start..end));
             }
-            self.push_code_line(&display, &pieces, avail);
+            self.push_code_line(display, &pieces, avail);
         }
-        // A closing rule: where the code ends is never a guess.
+    }
+
+    /// A closing rule: where the code ends is never a guess.
+    fn push_code_rule(&mut self, avail: usize) {
         self.push_line(vec![Span::styled("─".repeat(avail.min(40)), dim())]);
-        self.code_blocks.push(CodeBlock { lang, code });
-        self.need_blank = true;
     }
 
     /// Emits one code line behind a bar that sets code apart from prose,
