@@ -758,7 +758,7 @@ async fn text_is_saved_even_if_no_further_chunk_arrives() {
     // The first text was stored at once; the rest when the save is due,
     // though nothing more arrives.
     let every = tock::engine::Options::default().persist_every;
-    tokio::time::sleep(every + Duration::from_millis(50)).await;
+    tokio::time::sleep(every + Duration::from_millis(200)).await;
     settle().await;
     let m = h.engine.store().messages(c).unwrap()[1].clone();
     assert_eq!(

@@ -92,9 +92,9 @@ impl Ui {
 
     /// Streamed text reaches the front ends at most every 100 ms: text that
     /// follows other text at once, and then nothing more, is handed on
-    /// within 150 ms. Time for that, then settle.
+    /// within 220 ms. Time for that, then settle.
     async fn streamed(&mut self) {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         self.settle().await;
     }
 

@@ -30,8 +30,11 @@ use crate::llm::{EventStream, LlmError, StreamEvent, ToolCall, Usage};
 /// second is smooth to a reader, and a front end draws a frame per hand-over.
 pub(crate) const HAND_ON_EVERY: Duration = Duration::from_millis(100);
 /// How long text that is due may wait for the next event before a timer
-/// hands it on by itself.
-pub(crate) const HAND_ON_SLACK: Duration = Duration::from_millis(50);
+/// hands it on by itself; the same for a save. Longer than the runtime
+/// timer wheel's 64 ms blocks plus a read's 40 ms: a timer is moved to a
+/// finer level (a wake-up) up to 64 ms before its deadline, and a stream
+/// that keeps coming resets it before that.
+pub(crate) const HAND_ON_SLACK: Duration = Duration::from_millis(120);
 /// Stream events taken in a row without waiting, before the stop is looked
 /// at again.
 const MAX_READY_IN_A_ROW: usize = 256;
@@ -102,7 +105,7 @@ pub(crate) async fn read(
             None => {
                 ready_in_a_row = 0;
                 let text_due = (!unsent.is_empty()).then_some(hand_on_at + HAND_ON_SLACK);
-                let save_due = (text.len() != saved).then_some(save_at);
+                let save_due = (text.len() != saved).then_some(save_at + HAND_ON_SLACK);
                 let next = [
                     Some(progress_checked),
                     Some(reply_deadline),

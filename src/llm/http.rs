@@ -231,7 +231,9 @@ impl Http {
     /// between chunks is bounded by the idle timeout; the stream ends after
     /// the first `Done` or error.
     pub fn stream<D: Decoder>(&self, resp: reqwest::Response, decoder: D) -> EventStream {
-        let socket = super::quiet::QuietSocket::of(&resp);
+        // Both or neither: a socket is only left quiet with a timer to end it.
+        let socket = super::quiet::QuietSocket::of(&resp)
+            .and_then(|s| super::quiet::QuietTimer::new().map(|t| (s, t)));
         let driver = Driver {
             label: self.label,
             key: self.key.clone(),
@@ -270,8 +272,9 @@ struct Driver<D> {
     queue: VecDeque<Item>,
     got_bytes: bool,
     ended: bool,
-    /// The connection's socket, when it could be found (`quiet`).
-    socket: Option<super::quiet::QuietSocket>,
+    /// The connection's socket, when it could be found, and the timer that
+    /// ends its quiet spells (`quiet`).
+    socket: Option<(super::quiet::QuietSocket, super::quiet::QuietTimer)>,
     pace: Pace,
     /// When data was last read, and whether it comes faster than
     /// `READ_EVERY` (then the socket is left quiet after each read).
@@ -287,9 +290,9 @@ struct Driver<D> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Pace {
     Listening,
-    /// Quiet until then; data read meanwhile (the peer closed, a burst) is
-    /// taken as usual.
-    Quiet(Instant),
+    /// Quiet until the timer fires; data read meanwhile (the peer closed, a
+    /// burst) is taken as usual.
+    Quiet,
 }
 
 impl<D: Decoder> Driver<D> {
@@ -312,24 +315,24 @@ impl<D: Decoder> Driver<D> {
                     // gave is checked against the low-water mark when the
                     // runtime collects it, so quietening the socket before
                     // the data it announced is read would lose the signal.
-                    if let (Pace::Listening, Some(socket)) = (self.pace, self.socket.as_mut())
+                    if let (Pace::Listening, Some((socket, timer))) =
+                        (self.pace, self.socket.as_mut())
                         && self.trickles
                         && std::mem::take(&mut self.read_since_listen)
+                        && timer.arm(READ_EVERY)
                         && socket.quiet()
                     {
-                        self.pace = Pace::Quiet(Instant::now() + READ_EVERY);
+                        self.pace = Pace::Quiet;
                     }
-                    let quiet_until = match self.pace {
-                        Pace::Quiet(at) => Some(at),
-                        Pace::Listening => None,
-                    };
+                    let quiet = self.pace == Pace::Quiet;
+                    let timer = self.socket.as_ref().map(|(_, t)| t);
                     let idle_at = self.last_data + self.idle;
                     tokio::select! {
                         biased;
                         next = body.next() => Ok(next),
-                        _ = sleep_until_some(quiet_until), if quiet_until.is_some() => {
+                        _ = async { if let Some(t) = timer { t.fired().await } }, if quiet => {
                             self.pace = Pace::Listening;
-                            if let Some(socket) = self.socket.as_mut() {
+                            if let Some((socket, _)) = self.socket.as_mut() {
                                 // Nothing came while quiet: slower than the
                                 // pause, so read each arrival as it comes.
                                 self.trickles = socket.waiting() > 0;
@@ -393,13 +396,6 @@ impl<D: Decoder> Driver<D> {
         // As it was found, before the connection can go back to the pool.
         self.socket = None;
         self.body = None;
-    }
-}
-
-async fn sleep_until_some(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

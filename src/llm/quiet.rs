@@ -18,6 +18,7 @@
 //! stream is read as it arrives.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 /// Queued bytes that wake a quiet socket anyway: a burst this large is a
 /// fast stream, read at once.
@@ -127,6 +128,100 @@ impl QuietSocket {
         // SAFETY: FIONREAD writes one int through the pointer given.
         let rc = unsafe { libc::ioctl(self.fd, libc::FIONREAD, &mut n) };
         if rc == 0 { n.max(0) as usize } else { 0 }
+    }
+}
+
+/// The end of a quiet spell: a kernel timer in the runtime's reactor.
+/// tokio's timer wheel wakes its thread an extra time for a deadline that
+/// crosses one of its 64 ms blocks (to move the timer to a finer level), so
+/// a 40 ms spell cost two wake-ups more often than not; a timerfd fires once.
+#[derive(Debug)]
+pub struct QuietTimer {
+    fd: tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>,
+}
+
+impl QuietTimer {
+    /// None where there is no such timer, or outside a runtime with I/O.
+    #[cfg(target_os = "linux")]
+    pub fn new() -> Option<Self> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: timerfd_create returns a new descriptor (or -1), owned here.
+        let raw = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            return None;
+        }
+        // SAFETY: `raw` is a descriptor this function just created.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+        // Registering outside a runtime would panic.
+        tokio::runtime::Handle::try_current().ok()?;
+        // SAFETY: the OwnedFd keeps the descriptor open, and the same, for as
+        // long as the AsyncFd that owns it.
+        let fd = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+        }
+        .ok()?;
+        Some(Self { fd })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn new() -> Option<Self> {
+        None
+    }
+
+    /// Fire once, `after` from now (replacing any earlier setting).
+    #[cfg(target_os = "linux")]
+    pub fn arm(&self, after: Duration) -> bool {
+        use std::os::fd::AsRawFd;
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: after.as_secs() as libc::time_t,
+                // At least 1 ns: a zero value would disarm the timer.
+                tv_nsec: (after.subsec_nanos().max(1)) as libc::c_long,
+            },
+        };
+        // SAFETY: a valid timer descriptor and a pointer to a live itimerspec.
+        let rc =
+            unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+        rc == 0
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn arm(&self, _after: Duration) -> bool {
+        false
+    }
+
+    /// Resolves when the timer has fired.
+    pub async fn fired(&self) {
+        use std::os::fd::AsRawFd;
+        loop {
+            let Ok(mut ready) = self.fd.readable().await else {
+                return std::future::pending().await;
+            };
+            let read = ready.try_io(|fd| {
+                let mut expirations = [0u8; 8];
+                // SAFETY: reads at most 8 bytes into a live 8-byte buffer.
+                let n = unsafe { libc::read(fd.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
+                if n == 8 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+            match read {
+                Ok(Ok(())) => return,
+                // Not fired yet (readiness was stale) or interrupted: wait again.
+                Ok(Err(_)) | Err(_) => continue,
+            }
+        }
     }
 }
 
@@ -256,5 +351,19 @@ mod tests {
         };
         assert!(!socket.quiet(), "another socket behind the same number");
         assert_eq!(lowat(other.as_raw_fd()), 1);
+    }
+
+    #[tokio::test]
+    async fn the_timer_fires_once_per_arming() {
+        let timer = QuietTimer::new().expect("a timerfd");
+        for _ in 0..3 {
+            let armed = std::time::Instant::now();
+            assert!(timer.arm(Duration::from_millis(20)));
+            timer.fired().await;
+            assert!(armed.elapsed() >= Duration::from_millis(20));
+        }
+        // Not armed: it does not fire.
+        let waited = tokio::time::timeout(Duration::from_millis(60), timer.fired()).await;
+        assert!(waited.is_err(), "fired without being armed");
     }
 }
