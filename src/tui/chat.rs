@@ -930,7 +930,7 @@ pub fn window<'a>(entries: &'a [Entry], tail: &'a Tail, scroll: Scroll, area: Re
         parts.push((Rows::Tail(tail), shown));
     }
     // The messages shown: from `lowest` on, up to `highest`.
-    let (mut lowest, mut highest) = (entries.len(), entries.len());
+    let (mut lowest, mut highest) = (entries.len(), None);
     for (i, e) in entries.iter().enumerate().skip(first).rev() {
         let (shown, full) = take(e.row_count(width));
         if shown.is_empty() {
@@ -939,15 +939,13 @@ pub fn window<'a>(entries: &'a [Entry], tail: &'a Tail, scroll: Scroll, area: Re
             }
             continue;
         }
-        if highest == entries.len() {
-            highest = i + 1;
-        }
+        highest.get_or_insert(i + 1);
         lowest = i;
         parts.push((Rows::Entry(e.lines(width)), shown));
     }
     parts.reverse();
     // The rows of the messages shown stay; others may make room.
-    forget_rows(entries, lowest..highest);
+    forget_rows(entries, lowest..highest.unwrap_or(lowest));
     Window { parts, from_bottom }
 }
 
