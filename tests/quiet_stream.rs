@@ -1,8 +1,9 @@
 //! A reply that trickles in over a real socket is read in batches (its
-//! socket left quiet between reads), loses nothing, is not held back at its
-//! end, and leaves its connection as it found it for the next request.
-//! The server is a real HTTP/1.1 server on 127.0.0.1 with keep-alive and
-//! chunked framing, writing one OpenAI stream chunk per token.
+//! socket left quiet between reads), loses nothing, and is not held back at
+//! its end, whether or not the server closes the connection after it as
+//! tock asks. The server is a real HTTP/1.1 server on 127.0.0.1 with
+//! keep-alive and chunked framing, writing one OpenAI stream chunk per
+//! token; it either honours `Connection: close` or ignores it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,48 +29,65 @@ struct Pace {
     no_done_marker: bool,
 }
 
+#[derive(Clone, Default)]
 struct Server {
     base: String,
     connections: Arc<AtomicUsize>,
     /// When the server wrote the end of each response.
     ended_at: Arc<Mutex<Vec<Instant>>>,
+    /// The head of each request, lowercased.
+    requests: Arc<Mutex<Vec<String>>>,
+    /// Whether a request's `Connection: close` is honoured (said in the
+    /// response, and the connection closed after it) or ignored.
+    honours_close: bool,
 }
 
 impl Server {
     /// Serves `paces` in order, as many requests per connection as the
-    /// client sends on it.
+    /// client sends on it, keeping connections open whatever is asked.
     async fn start(paces: Vec<Pace>) -> Server {
+        Self::serving(paces, false).await
+    }
+
+    /// The same, closing a connection after a response when asked to.
+    async fn start_closing(paces: Vec<Pace>) -> Server {
+        Self::serving(paces, true).await
+    }
+
+    async fn serving(paces: Vec<Pace>, honours_close: bool) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let connections = Arc::new(AtomicUsize::new(0));
-        let ended_at: Arc<Mutex<Vec<Instant>>> = Arc::default();
+        let server = Server {
+            base: format!("http://{}", listener.local_addr().unwrap()),
+            honours_close,
+            ..Server::default()
+        };
         let paces = Arc::new(Mutex::new(paces.into_iter()));
-        let (count, ended) = (connections.clone(), ended_at.clone());
+        let shared = server.clone();
         tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
-                count.fetch_add(1, Ordering::SeqCst);
-                tokio::spawn(serve(sock, paces.clone(), ended.clone()));
+                shared.connections.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(serve(sock, paces.clone(), shared.clone()));
             }
         });
-        Server {
-            base,
-            connections,
-            ended_at,
-        }
+        server
     }
 }
 
-async fn serve(
-    mut sock: TcpStream,
-    paces: Arc<Mutex<std::vec::IntoIter<Pace>>>,
-    ended: Arc<Mutex<Vec<Instant>>>,
-) {
+async fn serve(mut sock: TcpStream, paces: Arc<Mutex<std::vec::IntoIter<Pace>>>, server: Server) {
     sock.set_nodelay(true).unwrap();
-    while read_request(&mut sock).await {
+    while let Some(request) = read_request(&mut sock).await {
+        let close = server.honours_close
+            && request
+                .lines()
+                .any(|l| l.starts_with("connection:") && l.contains("close"));
+        server.requests.lock().unwrap().push(request);
         let Some(pace) = paces.lock().unwrap().next() else {
             return;
         };
-        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n{}\r\n",
+            if close { "Connection: close\r\n" } else { "" }
+        );
         if sock.write_all(head.as_bytes()).await.is_err() {
             return;
         }
@@ -89,13 +107,16 @@ async fn serve(
         if sock.write_all(&tail).await.is_err() {
             return;
         }
-        ended.lock().unwrap().push(Instant::now());
+        server.ended_at.lock().unwrap().push(Instant::now());
+        if close {
+            return;
+        }
     }
 }
 
-/// Reads one request (headers and a `Content-Length` body); false at the
-/// end of the connection.
-async fn read_request(sock: &mut TcpStream) -> bool {
+/// Reads one request (headers and a `Content-Length` body) and returns its
+/// head, lowercased; None at the end of the connection.
+async fn read_request(sock: &mut TcpStream) -> Option<String> {
     let mut buf = Vec::new();
     let mut tmp = [0u8; 4096];
     loop {
@@ -107,11 +128,11 @@ async fn read_request(sock: &mut TcpStream) -> bool {
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0);
             if buf.len() >= end + 4 + len {
-                return true;
+                return Some(head);
             }
         }
         match sock.read(&mut tmp).await {
-            Ok(0) | Err(_) => return false,
+            Ok(0) | Err(_) => return None,
             Ok(n) => buf.extend_from_slice(&tmp[..n]),
         }
     }
@@ -239,12 +260,12 @@ async fn the_end_of_a_quiet_reply_is_not_held_back() {
 }
 
 #[tokio::test]
-async fn the_connection_is_reused_as_it_was_found() {
-    // Two trickling replies, one after the other, on one keep-alive
-    // connection: a socket left quiet would hold the second reply's head.
-    // (A reply that ends with `[DONE]` is dropped there, before the end of
-    // its body, so its connection is closed; one without is read to the end
-    // and its connection goes back to the client's pool.)
+async fn each_reply_asks_for_its_connection_to_be_closed_and_a_server_that_ignores_it_is_read_as_usual()
+ {
+    // Two trickling replies, one after the other, from a server that keeps
+    // connections open whatever it is asked: each request asks for the
+    // close, so the second reply comes on a connection of its own and is
+    // never held up behind a socket left quiet.
     let pace = Pace {
         tokens: 40,
         gap: Duration::from_millis(5),
@@ -258,11 +279,41 @@ async fn the_connection_is_reused_as_it_was_found() {
     let (second, _) = read_reply(&p).await;
     assert_eq!(joined(&first), expected(40));
     assert_eq!(joined(&second), expected(40));
-    assert_eq!(
-        server.connections.load(Ordering::SeqCst),
-        1,
-        "both replies came on one connection"
-    );
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    for r in &requests {
+        assert!(r.contains("\r\nconnection: close"), "{r}");
+    }
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
     // 40 tokens 5 ms apart take 0.2 s; a stall would wait for the idle timeout (10 s).
     assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_reply_whose_connection_closes_is_read_less_often_and_its_end_at_once() {
+    // 100 tokens 5 ms apart, the end 5 ms after the last: the server says it
+    // will close, so the socket is left quiet for longer after each read
+    // (the close will announce the end), and the end, written in the middle
+    // of a quiet spell, is read when the close comes rather than when the
+    // spell is over.
+    let pace = Pace {
+        tokens: 100,
+        gap: Duration::from_millis(5),
+        tail_after: Duration::from_millis(5),
+        ..Pace::default()
+    };
+    let server = Server::start_closing(vec![pace]).await;
+    let (texts, done) = read_reply(&provider(&server.base)).await;
+    assert_eq!(joined(&texts), expected(100));
+    // About 13 reads with 40 ms quiet spells; 5 or 6 with 100 ms ones.
+    let n = reads(&texts);
+    assert!(n <= 9, "{n} reads for 100 tokens over 0.5 s");
+    // A spell over would be up to 100 ms after the end was written.
+    let ended = server.ended_at.lock().unwrap()[0];
+    assert!(
+        done - ended < Duration::from_millis(60),
+        "the end was read {:?} after it was written",
+        done - ended
+    );
 }
