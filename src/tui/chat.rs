@@ -858,7 +858,7 @@ pub fn draw(entries: &[Entry], tail: &Tail, scroll: Scroll, area: Rect, buf: &mu
     // Lines are wrapped already: each is set on its row, cut at the width
     // (a Paragraph would re-flow every row of every frame).
     for (row, line) in window.rows().enumerate() {
-        buf.set_line(area.x, area.y + row as u16, line, area.width);
+        super::put_line::put_line(buf, area.x, area.y + row as u16, line, area.width);
     }
     window.from_bottom
 }

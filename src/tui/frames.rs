@@ -203,8 +203,13 @@ impl Frames {
             *changed = true;
             self.next.content[y * w..(y + 1) * w].fill(Cell::EMPTY);
             if let Some(line) = rows.get(y) {
-                self.next
-                    .set_line(area.x, area.y + y as u16, line, area.width);
+                super::put_line::put_line(
+                    &mut self.next,
+                    area.x,
+                    area.y + y as u16,
+                    line,
+                    area.width,
+                );
                 kept.push((*line).clone());
             }
         }
