@@ -27,6 +27,7 @@ import http.server
 import json
 import os
 import re
+import resource
 import select
 import signal
 import socketserver
@@ -709,6 +710,20 @@ def cmd_count(a):
     print(n)
 
 
+def cmd_wake_floor(a):
+    """CPU time of one bare sleep-and-wake on this machine: a loop that
+    sleeps `gap` seconds and does nothing else, `count` times. A reply
+    streamed at a model's pace costs wake-ups (reads of the socket, frames),
+    so this is the floor under each of them; on a virtual machine it can be
+    tens of microseconds."""
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    for _ in range(a.count):
+        time.sleep(a.gap)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(json.dumps({"wake_us": cpu / a.count * 1e6, "count": a.count, "gap_ms": a.gap * 1000}))
+
+
 def cmd_cli_time(a):
     """Wall time of a one-shot command (spawn to exit), median of `runs`."""
     times = []
@@ -815,6 +830,8 @@ def cmd_report(a):
             get(step, "last_token_to_on_screen_ms"), 100, "ms",
             note=f"{get(step, 'first_token_to_on_screen_ms'):.0f} ms after the first token"
             if get(step, "first_token_to_on_screen_ms") is not None else "")
+    row("CPU time of a bare sleep-and-wake on this machine (a loop that only sleeps 20 ms, 200 times)",
+        "(none set: the floor under each wake-up below)", get("wake_floor", "wake_us"), None, "µs", fmt="{:.0f}")
     for rate in (2000, 100, 30):
         step = f"session_paced_{rate}"
         if step not in res:
@@ -834,10 +851,17 @@ def cmd_report(a):
         else:
             target = f"≤ 300 ms and ≤ 2× the reply at full speed, empty DB (2 × {full:.0f} = {2 * full:.0f} ms)"
             limit = min(300, 2 * full)
+        switches = (res.get(step, {}).get("reply_switches") or [None])[0]
+        floor = get("wake_floor", "wake_us")
+        wakes = ""
+        if switches is not None and srv:
+            wakes = f"{switches:,} wake-ups ({switches / (srv / 1000):.0f} a second)"
+            if floor is not None:
+                wakes += f", {switches * floor / 1000:.0f} ms of it at a bare wake-up's {floor:.0f} µs"
         row(f"CPU time for a 4,000-token reply at {rate:,} tokens/s, empty DB", target,
             get(step, "reply_cpu_ms"), limit, "ms",
             note=notes(f"over {srv / 1000:.1f} s" if srv is not None else "", f"by thread: {split}" if split else "",
-                       terminal_note(step)))
+                       wakes, terminal_note(step)))
         row(f"Reply fully on screen after the server's last token, {rate:,} tokens/s",
             "≤ 50 ms" if real_pace else "≤ 100 ms",
             get(step, "last_token_to_on_screen_ms"), 50 if real_pace else 100, "ms")
@@ -969,6 +993,11 @@ def main():
     s.add_argument("--server-log", required=True)
     s.add_argument("--prefix", required=True)
     s.set_defaults(fn=cmd_count)
+
+    s = sub.add_parser("wake-floor")
+    s.add_argument("--count", type=int, default=200)
+    s.add_argument("--gap", type=float, default=0.02, help="seconds asleep each time")
+    s.set_defaults(fn=cmd_wake_floor)
 
     s = sub.add_parser("cli-time")
     s.add_argument("--bin", required=True)

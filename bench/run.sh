@@ -173,6 +173,9 @@ record session_100 "$("${PROBE[@]}" session --bin "$TOCK" --timeout 60 --send-co
     --send "stream#1000 many replies" --server-log "$SERVER_LOG")"
 rm -f "$TOCK_DB" "$TOCK_DB-wal" "$TOCK_DB-shm" "$WORK/large-seeded.db"
 
+log "the machine's floor: CPU time of a bare sleep-and-wake (200 × 20 ms)…"
+record wake_floor "$("${PROBE[@]}" wake-floor)"
+
 export TOCK_DB=$EMPTY
 for rate in $RATES; do
     log "session, empty database: a 4,000-token reply at $rate tokens/s…"
