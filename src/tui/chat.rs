@@ -222,14 +222,13 @@ impl Entry {
 
     /// Rendered lines (header, body, blank separator) for `width`.
     pub fn lines(&self, width: u16) -> Ref<'_, [Line<'static>]> {
-        if (!self.fresh(width) || self.dropped())
-            && !self.stream_on(width)
-            && !self.finish_stream(width)
-        {
+        if (!self.fresh(width) || self.dropped()) && !self.stream_on(width) {
+            let finished = self.finished_stream(width);
             let mut stable = self.stable.borrow_mut();
-            let (lines, code_blocks, tail_at) = match &self.card {
-                Some(card) => (render_card(card, width), Vec::new(), None),
-                None => render_message(self, width, &mut stable),
+            let (lines, code_blocks, tail_at) = match (&self.card, finished) {
+                (Some(card), _) => (render_card(card, width), Vec::new(), None),
+                (None, Some((lines, code_blocks))) => (lines, code_blocks, None),
+                (None, None) => render_message(self, width, &mut stable),
             };
             if self.msg.status != MessageStatus::Streaming {
                 *stable = None;
@@ -341,63 +340,43 @@ impl Entry {
         true
     }
 
-    /// A reply that streamed here and has just completed: its settled rows
-    /// stay, and only its head, tail and trailer are made again. Rendering a
-    /// long reply whole once more was the largest single cost of a reply's
-    /// frames (a 16 KB reply: about 60 million instructions, callgrind).
-    /// Returns whether it did so.
-    fn finish_stream(&self, width: u16) -> bool {
+    /// The rows and code blocks of a reply that streamed here and has just
+    /// completed: its settled rows are taken from the cache as they are, and
+    /// only its head, tail and trailer are made again. Rendering a long reply
+    /// whole once more was the largest single cost of a reply's frames (a
+    /// 16 KB reply: about 60 million instructions, callgrind). None when it
+    /// must be rendered whole; the cache is then left as it was.
+    fn finished_stream(&self, width: u16) -> Option<(Vec<Line<'static>>, Vec<CodeBlock>)> {
         let m = &self.msg;
         if m.status != MessageStatus::Complete || m.role != Role::Assistant || self.card.is_some() {
-            return false;
+            return None;
         }
         let mut cache = self.cache.borrow_mut();
-        let Some(c) = cache.as_mut().filter(|c| {
+        let c = cache.as_mut().filter(|c| {
             !c.dropped
                 && c.status == MessageStatus::Streaming
                 && c.card.is_none()
                 && c.width == width
                 && c.highlight == super::highlight::generation()
                 && m.content.len() >= c.content_len
-        }) else {
-            return false;
-        };
+        })?;
         let mut stable = self.stable.borrow_mut();
         let body_width = width.saturating_sub(2).max(1);
-        let Some(s) = stable.take_if(|s| s.width == body_width && s.highlight == c.highlight)
-        else {
-            return false;
-        };
-        let Some(tail_at) = c
+        let s = stable
+            .as_mut()
+            .filter(|s| s.width == body_width && s.highlight == c.highlight)?;
+        let tail_at = c
             .tail_at
-            .filter(|&at| s.body_at <= at && at <= c.lines.len())
-        else {
-            return false;
-        };
-        let Some(rest) = m.content.get(s.end..) else {
-            return false;
-        };
-        let tail = render_markdown_from(rest, body_width, s.blocks);
+            .filter(|&at| s.body_at <= at && at <= c.lines.len())?;
+        m.content.get(s.end..)?;
         let mut lines = head(self, width);
         lines.extend(c.lines.drain(s.body_at..tail_at));
-        append_block_rows(&mut lines, s.has_rows, tail.lines);
-        trailer(self, body_width, &mut lines);
-        c.code_blocks.truncate(s.blocks);
-        c.code_blocks.extend(tail.code_blocks);
-        let bytes = rows_bytes(&lines, &c.code_blocks);
-        ROW_BYTES.with(|b| b.set(b.get().saturating_sub(c.bytes) + bytes));
-        c.bytes = bytes;
-        c.rows = lines.len();
-        c.lines = lines;
-        c.tail_at = None;
-        c.status = m.status;
-        c.content_len = m.content.len();
-        c.version = self.version;
-        c.usage = self.usage.clone();
-        c.retry_hint = self.retry_hint;
-        c.earlier_attempts = self.earlier_attempts;
-        c.folded = self.folded;
-        true
+        let (tail, tail_blocks) = streaming_tail(self, body_width, s, lines.len());
+        lines.extend(tail);
+        let mut code_blocks = std::mem::take(&mut c.code_blocks);
+        code_blocks.truncate(s.blocks);
+        code_blocks.extend(tail_blocks);
+        Some((lines, code_blocks))
     }
 
     pub fn code_blocks(&self, width: u16) -> Vec<CodeBlock> {
@@ -1128,23 +1107,29 @@ Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
     fn a_completed_stream_keeps_its_settled_rows_and_equals_a_whole_render() {
         for sample in std::iter::once(SAMPLE).chain(FENCES) {
             for width in [30u16, 80] {
-                // Streamed in steps of a few bytes, as tokens come.
+                // Streamed in steps of a few bytes, as tokens come, twice:
+                // one reply is finished through `lines`, the other through
+                // the fast path alone, to see that it was taken.
                 let mut entry = Entry::new(message("", MessageStatus::Streaming));
+                let mut twin = Entry::new(message("", MessageStatus::Streaming));
                 let cuts: Vec<usize> = (1..=sample.len())
                     .filter(|i| sample.is_char_boundary(*i))
                     .step_by(7)
                     .chain(std::iter::once(sample.len()))
                     .collect();
                 for end in cuts {
-                    entry.msg.content = sample[..end].to_string();
-                    drop(entry.lines(width));
+                    for e in [&mut entry, &mut twin] {
+                        e.msg.content = sample[..end].to_string();
+                        drop(e.lines(width));
+                    }
                 }
-                entry.msg.status = MessageStatus::Complete;
-                entry.usage = Some("12 in · 34 out".into());
-                assert!(
-                    entry.finish_stream(width),
-                    "width {width}: the settled rows were kept"
-                );
+                for e in [&mut entry, &mut twin] {
+                    e.msg.status = MessageStatus::Complete;
+                    e.usage = Some("12 in · 34 out".into());
+                }
+                let (kept, kept_blocks) = twin
+                    .finished_stream(width)
+                    .unwrap_or_else(|| panic!("width {width}: the settled rows were kept"));
                 let finished = entry.lines(width).to_vec();
                 let fresh = Entry::new(entry.msg.clone());
                 let mut fresh = fresh;
@@ -1154,11 +1139,13 @@ Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
                     fresh.lines(width).to_vec(),
                     "width {width}: {sample:?}"
                 );
+                assert_eq!(kept, finished, "width {width}: {sample:?}");
                 assert_eq!(
                     entry.code_blocks(width),
                     fresh.code_blocks(width),
                     "width {width}"
                 );
+                assert_eq!(kept_blocks, fresh.code_blocks(width), "width {width}");
             }
         }
     }
