@@ -76,16 +76,9 @@ pub(crate) async fn read(
 ) -> Read {
     let started = Instant::now();
     let reply_deadline = started + limits.max_reply;
-    let mut text = String::new();
-    let mut saved = 0usize;
-    // The first text is saved at once (a reply cut by a crash shows that it
-    // had begun), then at most every `persist_every`.
-    let mut save_at = started;
+    let mut taken = Taken::new(started, limits.persist_every);
     let mut calls: Vec<ToolCall> = Vec::new();
     let mut usage: Option<Usage> = None;
-    let mut unsent = String::new();
-    // The first text goes out at once.
-    let mut hand_on_at = started;
     // Moved forward with each event; the timer that watches it is moved
     // only when it fires (a stream that makes progress never sees it fire
     // more than once per `stream_timeout`).
@@ -104,13 +97,11 @@ pub(crate) async fn read(
             }
             None => {
                 ready_in_a_row = 0;
-                let text_due = (!unsent.is_empty()).then_some(hand_on_at + HAND_ON_SLACK);
-                let save_due = (text.len() != saved).then_some(save_at + HAND_ON_SLACK);
                 let next = [
                     Some(progress_checked),
                     Some(reply_deadline),
-                    text_due,
-                    save_due,
+                    taken.hand_on_due().map(|at| at + HAND_ON_SLACK),
+                    taken.save_due().map(|at| at + HAND_ON_SLACK),
                 ]
                 .into_iter()
                 .flatten()
@@ -140,15 +131,7 @@ pub(crate) async fn read(
                             }
                             progress_checked = progress_by;
                         }
-                        if text_due.is_some_and(|at| now >= at) {
-                            hand_on(text.len() - unsent.len(), std::mem::take(&mut unsent));
-                            hand_on_at = now + HAND_ON_EVERY;
-                        }
-                        if save_due.is_some_and(|at| now >= at) {
-                            save_at = now + limits.persist_every;
-                            saved = text.len();
-                            save(&text);
-                        }
+                        taken.pass_on(now, HAND_ON_SLACK, &mut hand_on, &mut save);
                         continue;
                     }
                 }
@@ -158,17 +141,8 @@ pub(crate) async fn read(
             Some(Ok(StreamEvent::Text(t))) => {
                 let now = Instant::now();
                 progress_by = now + limits.stream_timeout;
-                text.push_str(&t);
-                unsent.push_str(&t);
-                if now >= hand_on_at {
-                    hand_on(text.len() - unsent.len(), std::mem::take(&mut unsent));
-                    hand_on_at = now + HAND_ON_EVERY;
-                }
-                if now >= save_at {
-                    save_at = now + limits.persist_every;
-                    saved = text.len();
-                    save(&text);
-                }
+                taken.push(&t);
+                taken.pass_on(now, Duration::ZERO, &mut hand_on, &mut save);
             }
             Some(Ok(StreamEvent::ToolCall(c))) => {
                 progress_by = Instant::now() + limits.stream_timeout;
@@ -185,14 +159,82 @@ pub(crate) async fn read(
         }
     };
     // What was read and not handed on yet goes out at once, whatever the end.
-    if !unsent.is_empty() {
-        hand_on(text.len() - unsent.len(), unsent);
+    if taken.hand_on_due().is_some() {
+        taken.hand_on(Instant::now(), &mut hand_on);
     }
     Read {
         end,
-        text,
+        text: taken.text,
         calls,
         usage,
+    }
+}
+
+/// The text read so far, and what of it the front ends and the store have
+/// not had yet, with when each is next due.
+struct Taken {
+    text: String,
+    /// The end of `text` not handed on yet.
+    unsent: String,
+    /// How much of `text` was saved last.
+    saved: usize,
+    hand_on_at: Instant,
+    save_at: Instant,
+    persist_every: Duration,
+}
+
+impl Taken {
+    /// The first text goes out and is saved at once (a reply cut by a crash
+    /// shows that it had begun), then text at most every [`HAND_ON_EVERY`]
+    /// and saves at most every `persist_every`.
+    fn new(started: Instant, persist_every: Duration) -> Self {
+        Self {
+            text: String::new(),
+            unsent: String::new(),
+            saved: 0,
+            hand_on_at: started,
+            save_at: started,
+            persist_every,
+        }
+    }
+
+    fn push(&mut self, t: &str) {
+        self.text.push_str(t);
+        self.unsent.push_str(t);
+    }
+
+    /// When text waiting to be handed on falls due; None when none waits.
+    fn hand_on_due(&self) -> Option<Instant> {
+        (!self.unsent.is_empty()).then_some(self.hand_on_at)
+    }
+
+    /// When text not saved yet falls due; None when all is saved.
+    fn save_due(&self) -> Option<Instant> {
+        (self.text.len() != self.saved).then_some(self.save_at)
+    }
+
+    /// Hands on and saves what is due at `now`, or was `late` ago.
+    fn pass_on(
+        &mut self,
+        now: Instant,
+        late: Duration,
+        hand_on: &mut impl FnMut(usize, String),
+        save: &mut impl FnMut(&str),
+    ) {
+        if self.hand_on_due().is_some_and(|at| now >= at + late) {
+            self.hand_on(now, hand_on);
+        }
+        if self.save_due().is_some_and(|at| now >= at + late) {
+            self.save_at = now + self.persist_every;
+            self.saved = self.text.len();
+            save(&self.text);
+        }
+    }
+
+    fn hand_on(&mut self, now: Instant, hand_on: &mut impl FnMut(usize, String)) {
+        let unsent = std::mem::take(&mut self.unsent);
+        hand_on(self.text.len() - unsent.len(), unsent);
+        self.hand_on_at = now + HAND_ON_EVERY;
     }
 }
 
