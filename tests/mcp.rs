@@ -21,7 +21,7 @@ use tock::engine::{Engine, ManualClock, Options};
 use tock::llm::{StreamEvent, ToolCall};
 use tock::mcp::{Manager, ServerState};
 use tock::store::{ApprovalStatus, MessageStatus, Role, Store};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 // ------------------------------------------------------------- helpers --
 
@@ -625,31 +625,8 @@ impl WireServer {
 }
 
 async fn read_body(sock: &mut tokio::net::TcpStream) -> Option<Value> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        let n = sock.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
-            let len: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0);
-            while buf.len() < end + 4 + len {
-                let n = sock.read(&mut chunk).await.ok()?;
-                if n == 0 {
-                    return None;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            return serde_json::from_slice(&buf[end + 4..end + 4 + len]).ok();
-        }
-    }
+    let req = common::read_http_request(sock).await?;
+    serde_json::from_slice(&req.body).ok()
 }
 
 async fn approve_and_deny_on(wire: Wire) {

@@ -2,6 +2,8 @@
 //! provider's wire format byte for byte (hand-written HTTP/1.1, chunked
 //! framing split at awkward places), and record what the client sent.
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -131,20 +133,8 @@ async fn serve(
 }
 
 async fn read_request(sock: &mut TcpStream) -> Option<Recorded> {
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 4096];
-    let head_end = loop {
-        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break p + 4;
-        }
-        let n = sock.read(&mut tmp).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-    };
-    let head = String::from_utf8(buf[..head_end].to_vec()).unwrap();
-    let mut lines = head.split("\r\n");
+    let req = common::read_http_request(sock).await?;
+    let mut lines = req.head.split("\r\n");
     let mut request_line = lines.next()?.split(' ');
     let method = request_line.next()?.to_string();
     let path = request_line.next()?.to_string();
@@ -153,19 +143,7 @@ async fn read_request(sock: &mut TcpStream) -> Option<Recorded> {
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    let len: usize = headers
-        .iter()
-        .find(|(k, _)| k == "content-length")
-        .map(|(_, v)| v.parse().unwrap())
-        .unwrap_or(0);
-    while buf.len() < head_end + len {
-        let n = sock.read(&mut tmp).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-    }
-    let raw_body = String::from_utf8(buf[head_end..head_end + len].to_vec()).unwrap();
+    let raw_body = String::from_utf8(req.body).unwrap();
     let body = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
     Some(Recorded {
         method,

@@ -5,13 +5,15 @@
 //! keep-alive and chunked framing, writing one OpenAI stream chunk per
 //! token; it either honours `Connection: close` or ignores it.
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 
@@ -114,28 +116,15 @@ async fn serve(mut sock: TcpStream, paces: Arc<Mutex<std::vec::IntoIter<Pace>>>,
     }
 }
 
-/// Reads one request (headers and a `Content-Length` body) and returns its
-/// head, lowercased; None at the end of the connection.
+/// Reads one request and returns its head, lowercased; None at the end of
+/// the connection.
 async fn read_request(sock: &mut TcpStream) -> Option<String> {
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 4096];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-            let len: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + len {
-                return Some(head);
-            }
-        }
-        match sock.read(&mut tmp).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => buf.extend_from_slice(&tmp[..n]),
-        }
-    }
+    Some(
+        common::read_http_request(sock)
+            .await?
+            .head
+            .to_ascii_lowercase(),
+    )
 }
 
 fn sse(delta: serde_json::Value, finish: Option<&str>) -> String {

@@ -16,7 +16,7 @@ use tock::config::{Config, ConfigSource, ModelConfig};
 use tock::engine::{Engine, Event, ManualClock, NoticeKind};
 use tock::llm::{ChatMessage, LlmError, ProviderKind};
 use tock::store::{Kind, MessageStatus, NewItem, Role, Status, Store};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 // ------------------------------------------------------------ the server --
@@ -82,29 +82,7 @@ impl Server {
 }
 
 async fn read_body(sock: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
-    let mut buf = Vec::new();
-    loop {
-        let mut chunk = [0u8; 4096];
-        let n = sock.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&buf).to_string();
-        if let Some(end) = text.find("\r\n\r\n") {
-            let len = text[..end]
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length:")
-                        .and_then(|v| v.trim().parse::<usize>().ok())
-                })
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + len {
-                return Some(buf[end + 4..end + 4 + len].to_vec());
-            }
-        }
-    }
+    Some(common::read_http_request(sock).await?.body)
 }
 
 const SSE: &str = "text/event-stream";

@@ -192,3 +192,39 @@ pub fn visible_cells(buf: &ratatui::buffer::Buffer, y: u16) -> Vec<&ratatui::buf
     }
     out
 }
+
+/// One request as a test HTTP server read it off its socket.
+pub struct HttpRequest {
+    /// Request line and headers, without the blank line that ends them.
+    pub head: String,
+    /// The body, `Content-Length` bytes of it.
+    pub body: Vec<u8>,
+}
+
+/// Reads one HTTP/1.1 request (its head and a `Content-Length` body) from a
+/// test server's socket; None when the connection ends first.
+pub async fn read_http_request(sock: &mut tokio::net::TcpStream) -> Option<HttpRequest> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+            let len: usize = head
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, v)| v.trim().parse().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                let body = buf[end + 4..end + 4 + len].to_vec();
+                return Some(HttpRequest { head, body });
+            }
+        }
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
