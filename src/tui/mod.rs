@@ -17,7 +17,7 @@ pub mod keymap;
 mod main_keys;
 pub mod markdown;
 pub mod model;
-pub mod put_line;
+mod put_line;
 pub mod scheduled;
 mod sending;
 pub mod terminal;
