@@ -1,14 +1,18 @@
 //! Syntax highlighting of code blocks with syntect, mapped to ratatui styles.
 //!
-//! syntect (with the pure-Rust regex engine) is slow: roughly 150–500 KB/s
-//! depending on the language, i.e. several microseconds per byte. Rendering
-//! happens again on every width change and, while a reply streams, on every
-//! frame for the growing tail, so results are memoized:
+//! syntect is slow: several microseconds per byte, depending on the
+//! language. It runs on Oniguruma, the regex engine its grammars are written
+//! for: the pure-Rust one (fancy-regex) backtracks in a VM and took twice as
+//! long (a streamed Rust line: 0.2 ms a frame against 0.1 ms), and its
+//! compiled patterns took 7 MB more. Rendering happens again on every width
+//! change and, while a reply streams, on every frame for the growing tail,
+//! so results are memoized:
 //!
-//! - A small process-wide cache keeps, per code block, the styles of its
-//!   complete lines and the parser state after them. A re-render of the same
-//!   block (another width) costs a copy; a block that grew (streaming) resumes
-//!   from the saved state, so each line is highlighted once.
+//! - A small cache on the drawing thread keeps, per code block, the styles
+//!   of its complete lines and the parser state after them (Oniguruma's
+//!   match regions in that state cannot move between threads). A re-render
+//!   of the same block (another width) costs a copy; a block that grew
+//!   (streaming) resumes from the saved state, so each line is highlighted once.
 //! - Only complete lines are cached: the result for a line depends only on
 //!   the lines before it, so the output never depends on what is cached, and
 //!   rendering stays a pure function of its input.
@@ -19,7 +23,7 @@
 //! The syntax and theme sets are loaded once, on a background thread, when
 //! the first code block is drawn (plain until then, for a frame or two):
 //! not at start, where they would add 1.6 MB to every session, code or not.
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,7 +51,7 @@ pub const MAX_HIGHLIGHT_BYTES: usize = 64 * 1024;
 /// (minified JSON, base64 blobs).
 const MAX_LINE_BYTES: usize = 2048;
 
-/// The most the cache takes, in bytes: code text, styled ranges and parser
+/// The most the cache takes (on each thread that draws), in bytes: code text, styled ranges and parser
 /// states (see `Entry::bytes`). Beyond it the least recently used blocks
 /// are forgotten (highlighted again when shown).
 pub const CACHE_BYTES: usize = 3 << 20;
@@ -74,7 +78,9 @@ fn highlighter(bg: Background) -> &'static Highlighter<'static> {
     &HIGHLIGHTERS[usize::from(bg == Background::Light)]
 }
 
-static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
+thread_local! {
+    static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+}
 
 // Deferred compiling, for the interactive UI: the first block in a language
 // costs 20–40 ms of regex compiling, which would stall a frame. On a thread
@@ -174,11 +180,10 @@ fn spawn_compile(lang: Option<String>) {
     }
 }
 
-/// Empties the highlight cache (for benchmarks of the uncached path).
+/// Empties this thread's highlight cache (for benchmarks of the uncached path).
 #[doc(hidden)]
 pub fn clear_cache() {
-    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-    *cache = Cache::default();
+    CACHE.with_borrow_mut(|cache| *cache = Cache::default());
 }
 
 /// Languages that the default syntax set lacks, mapped to a close relative,
@@ -259,31 +264,30 @@ pub fn highlight_block_from(
     let complete = target.rfind('\n').map_or(0, |i| i + 1);
     let partial = complete < limit;
     let bg = palette().background;
-    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-    cache.tick += 1;
-    let tick = cache.tick;
     let mut out = Highlighted::default();
     let mut state = Some(fresh_state(syntax, bg));
     let mut extend = None;
-    if let Some((i, covered)) = cache.lookup(lang, bg, &target[..complete]) {
-        let e = &mut cache.entries[i];
-        // A cached block longer than ours has no state for our partial
-        // line: then start afresh (rare: a block that shrank).
-        if covered == e.text.len() || !partial {
-            e.used = tick;
-            let n = e.ranges.partition_point(|r| r.1.start < covered);
-            let skip = e.ranges.partition_point(|r| r.1.start < from).min(n);
-            out.ranges.extend_from_slice(&e.ranges[skip..n]);
-            out.end = covered;
-            if covered == e.text.len() {
-                state = e.state.clone();
-                extend = Some(i);
+    CACHE.with_borrow_mut(|cache| {
+        cache.tick += 1;
+        let tick = cache.tick;
+        if let Some((i, covered)) = cache.lookup(lang, bg, &target[..complete]) {
+            let e = &mut cache.entries[i];
+            // A cached block longer than ours has no state for our partial
+            // line: then start afresh (rare: a block that shrank).
+            if covered == e.text.len() || !partial {
+                e.used = tick;
+                let n = e.ranges.partition_point(|r| r.1.start < covered);
+                let skip = e.ranges.partition_point(|r| r.1.start < from).min(n);
+                out.ranges.extend_from_slice(&e.ranges[skip..n]);
+                out.end = covered;
+                if covered == e.text.len() {
+                    state = e.state.clone();
+                    extend = Some(i);
+                }
             }
         }
-    }
+    });
     // Highlight the complete lines not cached yet, and remember them.
-    // The lock is not held while highlighting, which can take a while.
-    drop(cache);
     if out.end < complete
         && let Some(st) = state.take()
     {
@@ -292,15 +296,16 @@ pub fn highlight_block_from(
         let skip = ranges.partition_point(|r| r.1.start < from);
         out.ranges.extend_from_slice(&ranges[skip..]);
         out.end = reached;
-        let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-        cache.store(
-            extend,
-            (lang, bg),
-            &target[..reached],
-            start,
-            ranges,
-            after.clone(),
-        );
+        CACHE.with_borrow_mut(|cache| {
+            cache.store(
+                extend,
+                (lang, bg),
+                &target[..reached],
+                start,
+                ranges,
+                after.clone(),
+            )
+        });
         state = after;
     }
     // The partial last line (streaming), not cached.
@@ -668,7 +673,7 @@ mod tests {
             cache.lookup("rust", bg, &block(0)).is_none(),
             "the first block was forgotten"
         );
-        // The process-wide cache, filled the same way: the first block, then
+        // This thread's cache, filled the same way: the first block, then
         // enough others to push it out, then the first again.
         let h0 = highlight_block("rust", &block(0), &mut usize::MAX.clone());
         for i in 1..200 {
