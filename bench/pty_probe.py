@@ -909,6 +909,9 @@ def cmd_report(a):
         row("A keypress: a key typed into the composer, then the whole screen, 5,000-message conversation "
             "(criterion `key_frame/5000_messages`)", "< 2 ms",
             criterion_median_ms(root, "key_frame/5000_messages"), 2, "ms", fmt="{:.3f}")
+        row("Same, while the last reply streams (an open code block) and 1,000 items wait in the "
+            "conversation's outbox (criterion `key_frame/streaming_1000_pending`)", "< 2 ms",
+            criterion_median_ms(root, "key_frame/streaming_1000_pending"), 2, "ms", fmt="{:.3f}")
         big = "1,000,000 outbox history, 100,000 scheduled"
         for bench_id, label, target, limit in (
             ("scheduler/engine_pass/1m_rows_100k_scheduled_none_due",

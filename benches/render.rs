@@ -13,6 +13,10 @@
 //!   composer, status bar) of an `App` on a 5,000-message conversation.
 //! - `key_frame/5000_messages`: a key typed into the composer, then the
 //!   whole screen drawn, in the 5,000-message conversation.
+//!   `key_frame/streaming_1000_pending`: the same while the conversation's
+//!   last reply is streaming (an open code block) and 1,000 items wait in its
+//!   outbox (half queued behind the reply, half scheduled), shown in the
+//!   inline queue and counted in the strip and the status bar.
 //! - `stream_token/*`: one token appended to a streaming reply of 8–12 KB at
 //!   the end of the 5,000 messages, then a frame (chat alone, and the whole
 //!   screen through `App::on_engine(Event::Delta)`).
@@ -29,7 +33,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use tock::config::{Config, ConfigSource};
 use tock::engine::{Engine, Event, Options, SystemClock};
-use tock::store::{Message, MessageStatus, Role, Store};
+use tock::store::{Message, MessageStatus, NewItem, Role, Store};
 use tock::tui::app::App;
 use tock::tui::chat::{self, Entry, Scroll, Tail};
 use tock::tui::highlight::clear_cache;
@@ -211,8 +215,8 @@ fn bench_chat(c: &mut Criterion) {
 /// A database holding one conversation of `MESSAGES` messages (the last one
 /// streaming when `streaming`; bulk-inserted with rusqlite), and an `App`
 /// opened on it. Returns the app, the conversation id and the last message id.
-fn app(dir: &Path, streaming: bool) -> (App, i64, i64) {
-    let path = dir.join(format!("render-{streaming}.db"));
+fn app(dir: &Path, streaming: bool, pending: usize) -> (App, i64, i64) {
+    let path = dir.join(format!("render-{streaming}-{pending}.db"));
     drop(Store::open(&path).expect("store"));
     let mut conn = rusqlite::Connection::open(&path).expect("open");
     let tx = conn.transaction().expect("tx");
@@ -253,6 +257,13 @@ fn app(dir: &Path, streaming: bool) -> (App, i64, i64) {
         .expect("max id");
     drop(conn);
     let store = Store::open(&path).expect("store");
+    // Waiting items: queued (sent when the model is free) and scheduled.
+    for i in 0..pending {
+        let due = (i % 2 == 1).then_some(t0 + 86_400_000 + i as i64 * 60_000);
+        store
+            .enqueue(&NewItem::message(1, format!("follow-up {i}"), due), t0)
+            .expect("enqueue");
+    }
     let config = Arc::new(ConfigSource::from_config(Config::default()));
     let engine = Engine::new(
         store,
@@ -270,7 +281,7 @@ fn bench_view(c: &mut Criterion) {
     let mut term = Terminal::new(TestBackend::new(W + 28, H + 4)).expect("terminal");
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let (a, _, _) = app(dir.path(), false);
+    let (a, _, _) = app(dir.path(), false, 0);
     term.draw(|f| {
         view::draw(f, &a);
     })
@@ -299,9 +310,31 @@ fn bench_view(c: &mut Criterion) {
             view::draw(&mut f, &a);
         })
     });
+    let (mut busy, _, _) = app(dir.path(), true, 1_000);
+    assert_eq!(
+        busy.model.items.len(),
+        1_000,
+        "the waiting items are loaded"
+    );
+    term.draw(|f| {
+        view::draw(f, &busy);
+    })
+    .expect("draw");
+    let mut typed = 0usize;
+    g.bench_function("streaming_1000_pending", |b| {
+        b.iter(|| {
+            typed += 1;
+            if typed.is_multiple_of(200) {
+                busy.set_composer("");
+            }
+            busy.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+            let mut f = term.get_frame();
+            view::draw(&mut f, &busy);
+        })
+    });
     g.finish();
 
-    let (mut a, conv, msg) = app(dir.path(), true);
+    let (mut a, conv, msg) = app(dir.path(), true, 0);
     let base_len = a
         .model
         .entries
