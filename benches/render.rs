@@ -277,6 +277,20 @@ fn app(dir: &Path, streaming: bool, pending: usize) -> (App, i64, i64) {
     (App::new(engine).expect("app"), 1, last)
 }
 
+/// Types one character into the composer (emptied every 200 keys, so the
+/// draft stays short), then draws the whole screen. Inlined, as the
+/// closures it replaced were: called, it measured 10 µs slower.
+#[inline(always)]
+fn key_then_frame(a: &mut App, term: &mut Terminal<TestBackend>, typed: &mut usize) {
+    *typed += 1;
+    if typed.is_multiple_of(200) {
+        a.set_composer("");
+    }
+    a.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+    let mut f = term.get_frame();
+    view::draw(&mut f, a);
+}
+
 fn bench_view(c: &mut Criterion) {
     let mut term = Terminal::new(TestBackend::new(W + 28, H + 4)).expect("terminal");
 
@@ -300,15 +314,7 @@ fn bench_view(c: &mut Criterion) {
     let mut g = c.benchmark_group("key_frame");
     let mut typed = 0usize;
     g.bench_function("5000_messages", |b| {
-        b.iter(|| {
-            typed += 1;
-            if typed.is_multiple_of(200) {
-                a.set_composer("");
-            }
-            a.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
-            let mut f = term.get_frame();
-            view::draw(&mut f, &a);
-        })
+        b.iter(|| key_then_frame(&mut a, &mut term, &mut typed))
     });
     let (mut busy, _, _) = app(dir.path(), true, 1_000);
     assert_eq!(
@@ -320,17 +326,8 @@ fn bench_view(c: &mut Criterion) {
         view::draw(f, &busy);
     })
     .expect("draw");
-    let mut typed = 0usize;
     g.bench_function("streaming_1000_pending", |b| {
-        b.iter(|| {
-            typed += 1;
-            if typed.is_multiple_of(200) {
-                busy.set_composer("");
-            }
-            busy.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
-            let mut f = term.get_frame();
-            view::draw(&mut f, &busy);
-        })
+        b.iter(|| key_then_frame(&mut busy, &mut term, &mut typed))
     });
     g.finish();
 
