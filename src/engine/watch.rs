@@ -6,6 +6,7 @@ use std::time::Duration;
 use notify::{RecursiveMode, Watcher};
 
 use super::{Engine, Event};
+use crate::llm::quiet::QuietTimer;
 
 pub(crate) fn spawn(engine: Engine) {
     let path = engine.store().path().to_path_buf();
@@ -62,14 +63,30 @@ pub(crate) fn spawn(engine: Engine) {
     }
     tokio::spawn(async move {
         let _watcher = watcher; // dropping it stops the watch
+        let timer = QuietTimer::new();
         let mut last = engine.store().data_version().unwrap_or(0);
         while rx.recv().await.is_some() {
-            // Coalesce bursts (a stream writes often) into one check.
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            // Coalesce bursts into one check. The pause also lets a commit
+            // that inotify reported (its WAL write) become visible: SQLite
+            // updates the WAL index (`-shm`, not watched) just after.
+            coalesce(timer.as_ref()).await;
             while rx.try_recv().is_ok() {}
             check(&engine, &mut last);
         }
     });
+}
+
+const COALESCE: Duration = Duration::from_millis(50);
+
+/// Waits `COALESCE`: on a kernel timer where there is one, which wakes the
+/// engine's thread once, where tokio's timer wheel woke it twice for most
+/// such pauses (one that crosses a 64 ms block of the wheel is moved to a
+/// finer level on the way). Every save of a streaming reply pays this pause.
+async fn coalesce(timer: Option<&QuietTimer>) {
+    match timer {
+        Some(t) if t.arm(COALESCE) => t.fired().await,
+        _ => tokio::time::sleep(COALESCE).await,
+    }
 }
 
 fn check(engine: &Engine, last: &mut i64) {

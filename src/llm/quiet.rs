@@ -131,7 +131,8 @@ impl QuietSocket {
     }
 }
 
-/// The end of a quiet spell: a kernel timer in the runtime's reactor.
+/// The end of a quiet spell (and the database watcher's pause, in
+/// `engine::watch`): a kernel timer in the runtime's reactor.
 /// tokio's timer wheel wakes its thread an extra time for a deadline that
 /// crosses one of its 64 ms blocks (to move the timer to a finer level), so
 /// a 40 ms spell cost two wake-ups more often than not; a timerfd fires once.
