@@ -26,6 +26,10 @@ pub(crate) fn spawn(engine: Engine) {
     if name.is_empty() || name == ":memory:" {
         return;
     }
+    // The version to compare with is read before the watch starts, not when
+    // the task below first runs: a commit in between would otherwise become
+    // the baseline and never be reported.
+    let mut last = engine.store().data_version().unwrap_or(0);
     let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
     // Only the database and its WAL carry other processes' commits. Anything
     // else in the directory (a log file the daemon writes on every line, an
@@ -49,7 +53,7 @@ pub(crate) fn spawn(engine: Engine) {
             tracing::warn!(
                 "cannot watch the database ({e}); changes by other processes show on the 1 s fallback check"
             );
-            tokio::spawn(poll_fallback(engine));
+            tokio::spawn(poll_fallback(engine, last));
             return;
         }
     };
@@ -58,13 +62,12 @@ pub(crate) fn spawn(engine: Engine) {
             "cannot watch {} ({e}); using the 1 s fallback check",
             dir.display()
         );
-        tokio::spawn(poll_fallback(engine));
+        tokio::spawn(poll_fallback(engine, last));
         return;
     }
     tokio::spawn(async move {
         let _watcher = watcher; // dropping it stops the watch
         let timer = QuietTimer::new();
-        let mut last = engine.store().data_version().unwrap_or(0);
         while rx.recv().await.is_some() {
             // Coalesce bursts into one check. The pause also lets a commit
             // that inotify reported (its WAL write) become visible: SQLite
@@ -99,8 +102,7 @@ fn check(engine: &Engine, last: &mut i64) {
     }
 }
 
-async fn poll_fallback(engine: Engine) {
-    let mut last = engine.store().data_version().unwrap_or(0);
+async fn poll_fallback(engine: Engine, mut last: i64) {
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
         check(&engine, &mut last);
