@@ -471,8 +471,6 @@ fn indent(lines: Vec<Line<'static>>, dim: bool) -> Vec<Line<'static>> {
         .collect()
 }
 
-/// A message's rows and code blocks; for a streaming reply also where the
-/// rows a token can change begin (see `Entry::lines`).
 /// A message's first rows: who wrote it and when, its version, and its
 /// state (streaming, interrupted, failed) on the header row when it fits.
 fn head(e: &Entry, width: u16) -> Vec<Line<'static>> {
@@ -595,6 +593,8 @@ fn head(e: &Entry, width: u16) -> Vec<Line<'static>> {
     lines
 }
 
+/// A message's rows and code blocks; for a streaming reply also where the
+/// rows a token can change begin (see `Entry::lines`).
 fn render_message(
     e: &Entry,
     width: u16,
@@ -1131,8 +1131,7 @@ Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
                     .finished_stream(width)
                     .unwrap_or_else(|| panic!("width {width}: the settled rows were kept"));
                 let finished = entry.lines(width).to_vec();
-                let fresh = Entry::new(entry.msg.clone());
-                let mut fresh = fresh;
+                let mut fresh = Entry::new(entry.msg.clone());
                 fresh.usage = entry.usage.clone();
                 assert_eq!(
                     finished,

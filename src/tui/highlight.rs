@@ -51,9 +51,9 @@ pub const MAX_HIGHLIGHT_BYTES: usize = 64 * 1024;
 /// (minified JSON, base64 blobs).
 const MAX_LINE_BYTES: usize = 2048;
 
-/// The most the cache takes (on each thread that draws), in bytes: code text, styled ranges and parser
-/// states (see `Entry::bytes`). Beyond it the least recently used blocks
-/// are forgotten (highlighted again when shown).
+/// The most the cache takes (on each thread that draws), in bytes: code
+/// text, styled ranges and parser states (see `Entry::bytes`). Beyond it the
+/// least recently used blocks are forgotten (highlighted again when shown).
 pub const CACHE_BYTES: usize = 3 << 20;
 
 /// What a saved parser state takes, about (its context stacks; measured
@@ -83,7 +83,8 @@ thread_local! {
 }
 
 // Deferred compiling, for the interactive UI: the first block in a language
-// costs 20–40 ms of regex compiling, which would stall a frame. On a thread
+// costs milliseconds of regex compiling (about 5 ms for the bench reply's
+// languages), which would stall a frame. On a thread
 // that opted in (the UI thread), such a block is shown plain while a
 // background thread compiles the language, then `generation` moves on and the
 // UI is woken to render again. Other threads (tests, benches, export) always
