@@ -577,6 +577,11 @@ def big_reply(nbytes, marker):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"
+    # As the servers of real providers do (nginx and Go set TCP_NODELAY):
+    # each token leaves in a segment of its own at once. With Nagle's
+    # algorithm on, a token waits for the ACK of the one before, and how
+    # soon the client ACKs would decide how tokens bunch.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass

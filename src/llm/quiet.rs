@@ -115,12 +115,41 @@ impl QuietSocket {
         self.quiet
     }
 
-    /// Back to signalling every arrival; signals at once if data is waiting.
+    /// Back to signalling every arrival; signals at once if data is waiting,
+    /// which is then read without an ACK of its own (`delay_acks`).
     pub fn listen(&mut self) {
         if std::mem::take(&mut self.quiet) && self.is_ours() {
             self.set_lowat(1);
+            self.delay_acks();
         }
     }
+
+    /// Leave the ACK for what is read next to the kernel's delayed-ACK
+    /// timer. By default a read that empties the socket ACKs at once, from
+    /// inside the read: a stream that only receives then pays an ACK per
+    /// read (and, on loopback, the peer's handling of it too), where the
+    /// timer ACKs the same data a little later, fewer times. Nothing waits
+    /// on these ACKs: the peer sends regardless (real servers turn Nagle's
+    /// algorithm off), and a burst of full segments is ACKed at once still.
+    /// The kernel leaves this mode whenever its timer fires, so it is set
+    /// again before each read.
+    #[cfg(target_os = "linux")]
+    fn delay_acks(&self) {
+        let off: libc::c_int = 0;
+        // SAFETY: setsockopt with a pointer to a live int and its size.
+        unsafe {
+            libc::setsockopt(
+                self.fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_QUICKACK,
+                (&off as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn delay_acks(&self) {}
 
     /// Bytes waiting to be read (0 if that cannot be asked).
     pub fn waiting(&self) -> usize {
@@ -235,7 +264,7 @@ impl Drop for QuietSocket {
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-    use std::io::Write;
+    use std::io::{Read, Write};
     use std::net::{TcpListener, TcpStream};
     use std::os::fd::AsRawFd;
 
@@ -312,6 +341,47 @@ mod tests {
         socket.listen();
         assert_eq!(lowat(fd), 1);
         assert!(readable(fd), "listening again signals what waits");
+    }
+
+    fn quickack(fd: i32) -> libc::c_int {
+        let mut v: libc::c_int = -1;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt into a live int of the given size.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_QUICKACK,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0);
+        v
+    }
+
+    #[test]
+    fn what_is_read_after_a_quiet_spell_is_acked_by_the_timer_not_the_read() {
+        let (client, mut server) = pair();
+        let fd = client.as_raw_fd();
+        assert_eq!(quickack(fd), 1, "a new connection ACKs at once");
+        let mut socket = found(&client);
+        assert!(socket.quiet());
+        server.write_all(b"data: one token\n\n").unwrap();
+        settle();
+        socket.listen();
+        assert_eq!(
+            quickack(fd),
+            0,
+            "the read that follows leaves the ACK to the timer"
+        );
+        let mut buf = [0u8; 64];
+        let n = (&client).read(&mut buf).unwrap();
+        assert_eq!(
+            &buf[..n],
+            b"data: one token\n\n",
+            "and takes the data as ever"
+        );
     }
 
     #[test]
