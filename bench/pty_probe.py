@@ -223,6 +223,9 @@ def proc_threads(pid):
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
+FRAME_GAP = 0.008
+
+
 class Tui:
     """tock running in a pseudo-terminal of a fixed size."""
 
@@ -243,6 +246,9 @@ class Tui:
         self.raw = bytearray()
         self.alive = True
         self.read_at = None
+        # Frames: bursts of output at least FRAME_GAP apart (tock draws at
+        # most one frame per 16 ms; one frame may take several reads).
+        self.frames = 0
 
     def pump(self, timeout):
         """Read what is available within `timeout` s; True if anything came."""
@@ -251,7 +257,10 @@ class Tui:
             return False
         try:
             data = os.read(self.fd, 65536)
-            self.read_at = time.monotonic()
+            now = time.monotonic()
+            if self.read_at is None or now - self.read_at >= FRAME_GAP:
+                self.frames += 1
+            self.read_at = now
         except OSError:
             self.alive = False
             return False
@@ -308,9 +317,6 @@ class Tui:
 # ------------------------------------------------------------------ commands
 
 READY = "F2 scheduled"
-# The end of every frame ratatui's crossterm backend draws: colours and
-# attributes reset (foreground, background, underline colour, attributes).
-FRAME_END = b"\x1b[39m\x1b[49m\x1b[59m\x1b[0m"
 MARKER = "ZQXEND"  # + the last word of the message: the last token of a long reply
 
 
@@ -476,7 +482,7 @@ def cmd_session(a):
         nonce = os.urandom(4).hex()
         text = f"{a.send} {nonce}"
         c0, th0, (v0, i0) = proc_cpu_ticks(t.pid), thread_cpu_ticks(t.pid), proc_switches(t.pid)
-        written = len(t.raw)
+        written, frames = len(t.raw), t.frames
         t_enter = time.time()
         t.write(text + "\r")
         seen_mono = t.wait_for(MARKER + nonce, a.timeout)
@@ -484,10 +490,10 @@ def cmd_session(a):
         # Let the turn finish (final write to the database, last frame).
         t.drain(a.after)
         c1, th1, (v1, i1) = proc_cpu_ticks(t.pid), thread_cpu_ticks(t.pid), proc_switches(t.pid)
-        # What the reply cost the terminal: bytes, and frames (each of
-        # ratatui's draws ends by resetting the colours, once).
+        # What the reply cost the terminal: bytes, and frames (bursts of
+        # output).
         out["reply_bytes_written"] = len(t.raw) - written
-        out["reply_frames"] = t.raw.count(FRAME_END, written)
+        out["reply_frames"] = t.frames - frames
         out["rss_after_reply_kb"] = proc_rss_kb(t.pid)
         if a.send_count > 1:
             # More replies in the same session; only memory is reported.
