@@ -726,13 +726,41 @@ def cmd_wake_floor(a):
     sleeps `gap` seconds and does nothing else, `count` times. A reply
     streamed at a model's pace costs wake-ups (reads of the socket, frames),
     so this is the floor under each of them; on a virtual machine it can be
-    tens of microseconds."""
-    before = resource.getrusage(resource.RUSAGE_SELF)
-    for _ in range(a.count):
-        time.sleep(a.gap)
-    after = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(json.dumps({"wake_us": cpu / a.count * 1e6, "count": a.count, "gap_ms": a.gap * 1000}))
+    tens of microseconds. Also what a wake-up costs when another process
+    causes it (it writes a byte into a pipe every `gap`, the loop reads
+    it): the kernel then runs the woken reader on the writer's CPU, which is
+    awake already, so on a virtual machine it is far cheaper than waking
+    from a timer. A loopback server's tokens wake their reader that way; a
+    network card's interrupt does not."""
+    def cpu_us(fn):
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        fn()
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return cpu / a.count * 1e6
+
+    def sleeps():
+        for _ in range(a.count):
+            time.sleep(a.gap)
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        for _ in range(a.count):
+            time.sleep(a.gap)
+            os.write(w, b"x")
+        os._exit(0)
+    os.close(w)
+
+    def reads():
+        for _ in range(a.count):
+            os.read(r, 1)
+
+    woken = cpu_us(reads)
+    os.waitpid(pid, 0)
+    os.close(r)
+    print(json.dumps({"wake_us": cpu_us(sleeps), "woken_us": woken, "count": a.count, "gap_ms": a.gap * 1000}))
 
 
 def cmd_cli_time(a):
@@ -843,6 +871,10 @@ def cmd_report(a):
             if get(step, "first_token_to_on_screen_ms") is not None else "")
     row("CPU time of a bare sleep-and-wake on this machine (a loop that only sleeps 20 ms, 200 times)",
         "(none set: the floor under each wake-up below)", get("wake_floor", "wake_us"), None, "µs", fmt="{:.0f}")
+    row("CPU time of a wake-up caused by another process (a loop that only reads a byte another process "
+        "writes into a pipe every 20 ms, 200 times)",
+        "(none set: how a loopback server's token wakes its reader)", get("wake_floor", "woken_us"), None, "µs",
+        fmt="{:.0f}")
     for rate in (2000, 100, 30):
         step = f"session_paced_{rate}"
         if step not in res:
