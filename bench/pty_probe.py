@@ -26,6 +26,7 @@ import glob
 import http.server
 import json
 import os
+import random
 import re
 import resource
 import select
@@ -67,6 +68,9 @@ class Screen:
         self.rows, self.cols = rows, cols
         self.clear()
         self.y = self.x = 0
+        # The scroll region (DECSTBM): a line feed on its last row moves its
+        # rows up. tock scrolls the chat's rows that way while a reply streams.
+        self.top, self.bottom = 0, rows - 1
         self.dec = codecs.getincrementaldecoder("utf-8")("replace")
         self.pending = ""
         self.replies = b""  # answers to terminal queries, for the caller to write
@@ -91,7 +95,11 @@ class Screen:
             elif ctl == "\r":
                 self.x = 0
             elif ctl == "\n":
-                self.y = min(self.y + 1, self.rows - 1)
+                if self.y == self.bottom:
+                    del self.grid[self.top]
+                    self.grid.insert(self.bottom, [" "] * self.cols)
+                else:
+                    self.y = min(self.y + 1, self.rows - 1)
             elif ctl == "\b":
                 self.x = max(self.x - 1, 0)
 
@@ -151,7 +159,13 @@ class Screen:
             self.replies += b"\x1b[%d;%dR" % (self.y + 1, self.x + 1)
         elif final == "c" and not params:
             self.replies += b"\x1b[?62;22c"
-        # m (colours), h/l (modes), r, s, u, q ...: nothing to track.
+        elif final == "r" and not private:
+            top = nums[0] - 1 if nums and nums[0] else 0
+            bottom = nums[1] - 1 if len(nums) > 1 and nums[1] else self.rows - 1
+            if top < bottom < self.rows:
+                self.top, self.bottom = top, bottom
+            self.y = self.x = 0
+        # m (colours), h/l (modes), s, u, q ...: nothing to track.
 
 
 # ------------------------------------------------------------------ process
@@ -421,6 +435,52 @@ def cmd_f2(a):
     }
     if errors:
         out["error"] = "; ".join(errors)
+    print(json.dumps(out))
+
+
+def cmd_keys_streaming(a):
+    """Keys typed while a reply streams at a model's pace: ms from each key
+    to the frame that shows it in the composer. A stream's frames are
+    paced (ten a second); a key must not wait for that pace."""
+    t = Tui([a.bin], a.rows, a.cols)
+    if t.wait_for(READY, a.timeout) is None:
+        t.quit()
+        print(json.dumps({"error": "no first frame", "output": t.raw[-2000:].decode("utf-8", "replace")}))
+        sys.exit(1)
+    t.drain(a.settle)
+    nonce = os.urandom(4).hex()
+    t.write(f"{a.send} {nonce}\r")
+    out, keys = {}, []
+    # The reply has begun when the status line says so.
+    if t.wait_for("streaming", a.timeout) is None:
+        out["error"] = "the reply did not start"
+    else:
+        # A start no reply contains, so each key's text is found in the composer only.
+        typed = "QZXJ"
+        if frame_after(t, typed, text=typed, timeout=a.timeout) is None:
+            out["error"] = "typing does not show"
+        rng = random.Random(a.keys)
+        for i in range(a.keys):
+            # At random moments between the stream's frames.
+            t.drain(0.15 + rng.random() * 0.1)
+            key = "abcdefghijklmnopqrstuvwxyz"[i % 26]
+            typed += key
+            ms = frame_after(t, key, text=typed, timeout=a.timeout)
+            if ms is None:
+                out["error"] = f"key {i} not shown"
+                break
+            keys.append(ms)
+        if MARKER + nonce in t.screen.text():
+            out["error"] = "the reply ended before the last key"
+        out["streaming_to_the_end"] = t.wait_for(MARKER + nonce, a.timeout) is not None
+    t.quit()
+    keys.sort()
+    out.update(
+        keys=len(keys),
+        key_ms_median=statistics.median(keys) if keys else None,
+        key_ms_p95=percentile(keys, 95) if keys else None,
+        key_ms_max=keys[-1] if keys else None,
+    )
     print(json.dumps(out))
 
 
@@ -908,6 +968,14 @@ def cmd_report(a):
         row(f"Reply fully on screen after the server's last token, {rate:,} tokens/s",
             "≤ 50 ms" if real_pace else "≤ 100 ms",
             get(step, "last_token_to_on_screen_ms"), 50 if real_pace else 100, "ms")
+    keys = res.get("keys_streaming", {})
+    row(f"A key typed while a reply streams at 100 tokens/s: key to the frame that shows it in the composer, "
+        f"through the pty (the slowest of {keys.get('keys') or 0})",
+        "< 20 ms: not held to the stream's pace (ten frames a second), at most one 60 Hz frame gap",
+        get("keys_streaming", "key_ms_max"), 20, "ms",
+        note=notes(f"median {keys['key_ms_median']:.2f} ms" if keys.get("key_ms_median") is not None else "",
+                   f"p95 {keys['key_ms_p95']:.2f} ms" if keys.get("key_ms_p95") is not None else "",
+                   keys.get("error", "")))
     for step, label in (
         ("search_rare", "a word in one message"),
         ("search_common", "two words in 100,000 messages"),
@@ -1014,6 +1082,13 @@ def main():
     s.add_argument("--after", type=float, default=0.5, help="seconds after the marker before CPU/RSS")
     s.add_argument("--send-count", type=int, default=1, help="send it this many times (memory after all)")
     s.set_defaults(fn=cmd_session)
+
+    s = sub.add_parser("keys-streaming")
+    tui_args(s)
+    s.add_argument("--send", required=True, help="the message whose reply streams while keys are typed")
+    s.add_argument("--keys", type=int, default=40)
+    s.add_argument("--settle", type=float, default=1.0, help="seconds after the first frame")
+    s.set_defaults(fn=cmd_keys_streaming)
 
     s = sub.add_parser("f2")
     tui_args(s)

@@ -184,6 +184,10 @@ for rate in $RATES; do
         --send "stream@$rate paced" --server-log "$SERVER_LOG")"
 done
 
+log "keys typed while a reply streams at 100 tokens/s (40 keys)…"
+record keys_streaming "$("${PROBE[@]}" keys-streaming --bin "$TOCK" --timeout 60 --keys 40 \
+    --send "stream@100#1500 keys")"
+
 log "due-to-request latency: 100 items due over 10 s, tock daemon on the large database…"
 export TOCK_DB=$LARGE
 "$SEED" --db "$LARGE" --due 100 --due-start-ms 3000 --due-spread-ms 10000
