@@ -140,17 +140,22 @@ async fn event_loop(
     let mut dirty = true;
     // Something other than streamed text changed (a key, a tick, a resize).
     let mut urgent = true;
+    // Input is waiting to be shown: drawn at once, not after the gap that
+    // paces the other frames (a key typed just after a stream's frame would
+    // wait up to 16 ms for it).
+    let mut typed = false;
     let mut last_draw = Instant::now() - FRAME;
     let mut last_title: Option<String> = None;
     let mut frames = frames::Frames::new();
     loop {
-        if dirty && last_draw.elapsed() >= FRAME {
+        if dirty && (typed || last_draw.elapsed() >= FRAME) {
             flush_output(app, &mut last_title);
             let layout = frames.draw(term, app, !urgent)?;
             app.take_layout(layout);
             last_draw = Instant::now();
             dirty = false;
             urgent = false;
+            typed = false;
         }
         let frame_at = last_draw + FRAME;
         let tick = app.next_tick_at().map(|at| {
@@ -163,21 +168,35 @@ async fn event_loop(
         // frame). Keys still wake it at once.
         let hold_events = dirty && !urgent && Instant::now() < frame_at;
         tokio::select! {
-            ev = input.recv() => match ev {
-                Some(Ok(ev)) => {
-                    if let ratatui::crossterm::event::Event::Resize(width, height) = ev {
-                        terminal::resize(term, width, height)?;
-                        frames.forget();
+            ev = input.recv() => {
+                let Some(mut ev) = ev else { break };
+                // What else has arrived (a burst of keys, a held key, the
+                // mouse wheel) makes the same frame; a key that hands the
+                // terminal over (quit, suspend, the editor) ends the burst,
+                // so what follows it waits for the terminal's return.
+                loop {
+                    match ev {
+                        Ok(ev) => {
+                            if let ratatui::crossterm::event::Event::Resize(width, height) = ev {
+                                terminal::resize(term, width, height)?;
+                                frames.forget();
+                            }
+                            app.on_terminal(ev);
+                            dirty = true;
+                            urgent = true;
+                            typed = true;
+                        }
+                        Err(e) => tracing::warn!("terminal input: {e}"),
                     }
-                    app.on_terminal(ev);
-                    dirty = true;
-                    urgent = true;
+                    if app.quit || app.suspend || app.editor_request {
+                        break;
+                    }
+                    match input.try_recv() {
+                        Ok(next) => ev = next,
+                        Err(_) => break,
+                    }
                 }
-                Some(Err(e)) => {
-                    tracing::warn!("terminal input: {e}");
-                }
-                None => break,
-            },
+            }
             ev = events.recv(), if !hold_events => {
                 let mut only_text = matches!(ev, Ok(Event::Delta { .. }));
                 match ev {
