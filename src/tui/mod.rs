@@ -42,7 +42,8 @@ use crate::config::ConfigSource;
 use crate::engine::{Engine, Event, Options, SystemClock};
 use crate::store::Store;
 
-/// The shortest gap between frames (about 60 per second). Streamed text
+/// The shortest gap before a frame (about 60 per second), except one that
+/// shows input: that is drawn at once. Streamed text
 /// needs no longer one: the engine hands a stream's text on at most ten
 /// times a second (`engine::reading`), so a reply costs a frame per 100 ms
 /// at any pace, and waiting longer here would only put its text on screen later.
