@@ -283,21 +283,26 @@ mod tests {
             .expect("the socket is found by its addresses")
     }
 
-    fn lowat(fd: i32) -> i32 {
-        let mut v: libc::c_int = 0;
+    /// An int socket option's value.
+    fn option(fd: i32, level: libc::c_int, name: libc::c_int) -> libc::c_int {
+        let mut v: libc::c_int = -1;
         let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
         // SAFETY: getsockopt into a live int of the size given.
         let rc = unsafe {
             libc::getsockopt(
                 fd,
-                libc::SOL_SOCKET,
-                libc::SO_RCVLOWAT,
+                level,
+                name,
                 (&mut v as *mut libc::c_int).cast(),
                 &mut len,
             )
         };
         assert_eq!(rc, 0);
         v
+    }
+
+    fn lowat(fd: i32) -> i32 {
+        option(fd, libc::SOL_SOCKET, libc::SO_RCVLOWAT)
     }
 
     /// Whether poll(2) reports the socket readable now: what the runtime's
@@ -344,20 +349,7 @@ mod tests {
     }
 
     fn quickack(fd: i32) -> libc::c_int {
-        let mut v: libc::c_int = -1;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: getsockopt into a live int of the given size.
-        let rc = unsafe {
-            libc::getsockopt(
-                fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_QUICKACK,
-                (&mut v as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        assert_eq!(rc, 0);
-        v
+        option(fd, libc::IPPROTO_TCP, libc::TCP_QUICKACK)
     }
 
     #[test]
