@@ -389,16 +389,23 @@ def f2_scroll_note(f2):
     return "; ".join(parts)
 
 
-def cmd_f2(a):
-    """Open the scheduled pane (F2) `runs` times: ms from the key to its
-    title on screen; in it, ms from an arrow key to the end of its frame,
-    then from End (the list's last row) and Home to the end of theirs."""
+def started(a):
+    """tock in a pseudo-terminal, `settle` s after its first frame (the
+    process exits with an error if there is none)."""
     t = Tui([a.bin], a.rows, a.cols)
     if t.wait_for(READY, a.timeout) is None:
         t.quit()
         print(json.dumps({"error": "no first frame", "output": t.raw[-2000:].decode("utf-8", "replace")}))
         sys.exit(1)
     t.drain(a.settle)
+    return t
+
+
+def cmd_f2(a):
+    """Open the scheduled pane (F2) `runs` times: ms from the key to its
+    title on screen; in it, ms from an arrow key to the end of its frame,
+    then from End (the list's last row) and Home to the end of theirs."""
+    t = started(a)
     opens, keys, errors = [], [], []
     jumps = {"end": [], "home": []}
     for run in range(a.runs):
@@ -442,12 +449,7 @@ def cmd_keys_streaming(a):
     """Keys typed while a reply streams at a model's pace: ms from each key
     to the frame that shows it in the composer. A stream's frames are
     paced (ten a second); a key must not wait for that pace."""
-    t = Tui([a.bin], a.rows, a.cols)
-    if t.wait_for(READY, a.timeout) is None:
-        t.quit()
-        print(json.dumps({"error": "no first frame", "output": t.raw[-2000:].decode("utf-8", "replace")}))
-        sys.exit(1)
-    t.drain(a.settle)
+    t = started(a)
     nonce = os.urandom(4).hex()
     t.write(f"{a.send} {nonce}\r")
     out, keys = {}, []
