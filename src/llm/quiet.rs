@@ -128,9 +128,11 @@ impl QuietSocket {
     /// timer. By default a read that empties the socket ACKs at once, from
     /// inside the read: a stream that only receives then pays an ACK per
     /// read (and, on loopback, the peer's handling of it too), where the
-    /// timer ACKs the same data a little later, fewer times. Nothing waits
-    /// on these ACKs: the peer sends regardless (real servers turn Nagle's
-    /// algorithm off), and a burst of full segments is ACKed at once still.
+    /// timer ACKs the same data a little later, fewer times. Most servers
+    /// send regardless (Nagle's algorithm off); one that leaves it on holds
+    /// its next small segment until the timer's ACK, as it did while the
+    /// socket was quiet anyway (the timer is bounded by about a round trip,
+    /// 40 ms on loopback). A burst of full segments is still ACKed at once.
     /// The kernel leaves this mode whenever its timer fires, so it is set
     /// again before each read.
     #[cfg(target_os = "linux")]
