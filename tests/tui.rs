@@ -3889,3 +3889,58 @@ async fn snapshot_every_view_at_120x40_and_60x15() {
     gate.notify_one();
     ui.settle().await;
 }
+
+/// The event loop draws a frame only for input that `may_change_screen`
+/// says can change the screen (at once, even while a reply streams): the
+/// rest must indeed change nothing, and what it counts must be what acts.
+#[tokio::test(start_paused = true)]
+async fn input_that_cannot_change_the_screen_changes_nothing() {
+    use ratatui::crossterm::event::{KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("hello");
+    ui.settle().await;
+    let before = ui.render(80, 24).backend().buffer().clone();
+    let mouse = |kind| {
+        TermEvent::Mouse(MouseEvent {
+            kind,
+            column: 40,
+            row: 10,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    let inert = [
+        mouse(MouseEventKind::Moved),
+        mouse(MouseEventKind::Up(MouseButton::Left)),
+        mouse(MouseEventKind::Drag(MouseButton::Left)),
+        TermEvent::Key(KeyEvent::new_with_kind(
+            KeyCode::Char('a'),
+            KeyModifiers::NONE,
+            KeyEventKind::Release,
+        )),
+        TermEvent::FocusGained,
+        TermEvent::FocusLost,
+    ];
+    for ev in inert {
+        assert!(!App::may_change_screen(&ev), "{ev:?}");
+        ui.app.on_terminal(ev);
+    }
+    assert_eq!(ui.render(80, 24).backend().buffer(), &before);
+    let acting = [
+        TermEvent::Key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE)),
+        TermEvent::Paste("pasted".into()),
+        mouse(MouseEventKind::ScrollUp),
+        mouse(MouseEventKind::ScrollDown),
+        mouse(MouseEventKind::Down(MouseButton::Left)),
+        TermEvent::Resize(100, 30),
+    ];
+    for ev in acting {
+        assert!(App::may_change_screen(&ev), "{ev:?}");
+    }
+    // A key that is counted does act.
+    ui.app.on_terminal(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char('a'),
+        KeyModifiers::NONE,
+    )));
+    assert_ne!(ui.render(80, 24).backend().buffer(), &before);
+}

@@ -358,6 +358,22 @@ impl App {
 
     // ----- input -------------------------------------------------------------
 
+    /// Whether `ev` can change what is on screen: what [`Self::on_terminal`]
+    /// acts on, and a resize. The mouse moving over the window (reported
+    /// while the mouse is captured), a button let go or a key released
+    /// change nothing and cost no frame.
+    pub fn may_change_screen(ev: &TermEvent) -> bool {
+        match ev {
+            TermEvent::Key(k) => k.kind != KeyEventKind::Release,
+            TermEvent::Paste(_) | TermEvent::Resize(..) => true,
+            TermEvent::Mouse(m) => matches!(
+                m.kind,
+                MouseEventKind::ScrollUp | MouseEventKind::ScrollDown | MouseEventKind::Down(_)
+            ),
+            _ => false,
+        }
+    }
+
     pub fn on_terminal(&mut self, ev: TermEvent) {
         match ev {
             TermEvent::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k),

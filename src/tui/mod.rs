@@ -182,10 +182,11 @@ async fn event_loop(
                                 terminal::resize(term, width, height)?;
                                 frames.forget();
                             }
+                            let shows = app::App::may_change_screen(&ev);
                             app.on_terminal(ev);
-                            dirty = true;
-                            urgent = true;
-                            typed = true;
+                            dirty |= shows;
+                            urgent |= shows;
+                            typed |= shows;
                         }
                         Err(e) => tracing::warn!("terminal input: {e}"),
                     }
