@@ -401,6 +401,25 @@ def started(a):
     return t
 
 
+def cmd_mouse_motion(a):
+    """The mouse moved over the window `count` times, 10 ms apart (reported
+    as a terminal reports motion while the mouse is captured): what it
+    costs tock, and what it writes to the terminal (it changes nothing)."""
+    t = started(a)
+    c0, written = live_threads_cpu_ns(t.pid), len(t.raw)
+    for i in range(a.count):
+        t.write(f"\x1b[<35;{10 + i % 50};{5 + i % 10}M")
+        t.drain(0.01)
+    t.drain(0.3)
+    out = {
+        "motions": a.count,
+        "cpu_ms": (live_threads_cpu_ns(t.pid) - c0) / 1e6,
+        "bytes_written": len(t.raw) - written,
+    }
+    t.quit()
+    print(json.dumps(out))
+
+
 def cmd_f2(a):
     """Open the scheduled pane (F2) `runs` times: ms from the key to its
     title on screen; in it, ms from an arrow key to the end of its frame,
@@ -970,6 +989,11 @@ def cmd_report(a):
         row(f"Reply fully on screen after the server's last token, {rate:,} tokens/s",
             "≤ 50 ms" if real_pace else "≤ 100 ms",
             get(step, "last_token_to_on_screen_ms"), 50 if real_pace else 100, "ms")
+    motion = res.get("mouse_motion", {})
+    row(f"The mouse moved over the window {motion.get('motions') or 0} times in "
+        f"{(motion.get('motions') or 0) / 100:.0f} s (mouse captured): CPU, whole process",
+        "(none set: it changes nothing on screen, so it draws no frame)", get("mouse_motion", "cpu_ms"), None, "ms",
+        note=f"{motion['bytes_written']} bytes written to the terminal" if "bytes_written" in motion else "")
     keys = res.get("keys_streaming", {})
     row(f"A key typed while a reply streams at 100 tokens/s: key to the frame that shows it in the composer, "
         f"through the pty (the slowest of {keys.get('keys') or 0})",
@@ -1091,6 +1115,12 @@ def main():
     s.add_argument("--keys", type=int, default=40)
     s.add_argument("--settle", type=float, default=1.0, help="seconds after the first frame")
     s.set_defaults(fn=cmd_keys_streaming)
+
+    s = sub.add_parser("mouse-motion")
+    tui_args(s)
+    s.add_argument("--count", type=int, default=300)
+    s.add_argument("--settle", type=float, default=1.5, help="seconds after the first frame")
+    s.set_defaults(fn=cmd_mouse_motion)
 
     s = sub.add_parser("f2")
     tui_args(s)

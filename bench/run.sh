@@ -184,6 +184,9 @@ for rate in $RATES; do
         --send "stream@$rate paced" --server-log "$SERVER_LOG")"
 done
 
+log "the mouse moving over the window: 300 motions, 10 ms apart…"
+record mouse_motion "$("${PROBE[@]}" mouse-motion --bin "$TOCK")"
+
 log "keys typed while a reply streams at 100 tokens/s (40 keys)…"
 record keys_streaming "$("${PROBE[@]}" keys-streaming --bin "$TOCK" --timeout 60 --keys 40 \
     --send "stream@100#1500 keys")"
