@@ -92,18 +92,23 @@ impl QuietSocket {
         false
     }
 
-    fn set_lowat(&self, bytes: i32) -> bool {
+    /// Set an int socket option; false if refused.
+    fn set_option(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> bool {
         // SAFETY: setsockopt with a pointer to a live int and its size.
         let rc = unsafe {
             libc::setsockopt(
                 self.fd,
-                libc::SOL_SOCKET,
-                libc::SO_RCVLOWAT,
-                (&bytes as *const i32).cast(),
-                std::mem::size_of::<i32>() as libc::socklen_t,
+                level,
+                name,
+                (&value as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             )
         };
         rc == 0
+    }
+
+    fn set_lowat(&self, bytes: i32) -> bool {
+        self.set_option(libc::SOL_SOCKET, libc::SO_RCVLOWAT, bytes)
     }
 
     /// Stop arriving data from waking the reader. False if the socket is no
@@ -137,17 +142,7 @@ impl QuietSocket {
     /// again before each read.
     #[cfg(target_os = "linux")]
     fn delay_acks(&self) {
-        let off: libc::c_int = 0;
-        // SAFETY: setsockopt with a pointer to a live int and its size.
-        unsafe {
-            libc::setsockopt(
-                self.fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_QUICKACK,
-                (&off as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
+        self.set_option(libc::IPPROTO_TCP, libc::TCP_QUICKACK, 0);
     }
 
     #[cfg(not(target_os = "linux"))]
