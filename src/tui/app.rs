@@ -358,23 +358,11 @@ impl App {
 
     // ----- input -------------------------------------------------------------
 
-    /// Whether `ev` can change what is on screen: what [`Self::on_terminal`]
-    /// acts on, and a resize. The mouse moving over the window (reported
-    /// while the mouse is captured), a button let go or a key released
-    /// change nothing and cost no frame.
-    pub fn may_change_screen(ev: &TermEvent) -> bool {
-        match ev {
-            TermEvent::Key(k) => k.kind != KeyEventKind::Release,
-            TermEvent::Paste(_) | TermEvent::Resize(..) => true,
-            TermEvent::Mouse(m) => matches!(
-                m.kind,
-                MouseEventKind::ScrollUp | MouseEventKind::ScrollDown | MouseEventKind::Down(_)
-            ),
-            _ => false,
-        }
-    }
-
-    pub fn on_terminal(&mut self, ev: TermEvent) {
+    /// Act on terminal input. False for input it ignores, which changes
+    /// nothing on screen and so costs no frame: the mouse moving over the
+    /// window (reported while the mouse is captured), a button let go, a
+    /// key released. (A resize is the event loop's.)
+    pub fn on_terminal(&mut self, ev: TermEvent) -> bool {
         match ev {
             TermEvent::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k),
             TermEvent::Paste(s) => self.on_paste(&s),
@@ -406,10 +394,11 @@ impl App {
                         self.strip.click(id);
                     }
                 }
-                _ => {}
+                _ => return false,
             },
-            _ => {}
+            _ => return false,
         }
+        true
     }
 
     pub(super) fn cx(&self) -> Cx<'_> {

@@ -178,12 +178,13 @@ async fn event_loop(
                 loop {
                     match ev {
                         Ok(ev) => {
+                            let mut resized = false;
                             if let ratatui::crossterm::event::Event::Resize(width, height) = ev {
                                 terminal::resize(term, width, height)?;
                                 frames.forget();
+                                resized = true;
                             }
-                            let shows = app::App::may_change_screen(&ev);
-                            app.on_terminal(ev);
+                            let shows = app.on_terminal(ev) || resized;
                             dirty |= shows;
                             urgent |= shows;
                             typed |= shows;
