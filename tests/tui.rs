@@ -102,11 +102,12 @@ impl Ui {
         use tokio::sync::broadcast::error::TryRecvError;
         self.app.collect_writes();
         loop {
-            match self.rx.try_recv() {
-                Ok(e) => self.app.on_engine(e),
-                Err(TryRecvError::Lagged(_)) => self.app.on_engine(Event::External),
+            let ev = match self.rx.try_recv() {
+                Ok(e) => e,
+                Err(TryRecvError::Lagged(_)) => Event::External,
                 Err(_) => break,
-            }
+            };
+            self.app.on_engine(ev);
         }
     }
 
@@ -3942,4 +3943,43 @@ async fn input_that_cannot_change_the_screen_changes_nothing() {
         let shown = format!("{ev:?}");
         assert!(ui.app.on_terminal(ev), "{shown}");
     }
+}
+
+/// The text of a reply streaming in a conversation not on screen changes
+/// nothing there: no frame is drawn for it. Text of the reply on screen is.
+#[tokio::test(start_paused = true)]
+async fn the_text_of_a_reply_in_another_conversation_draws_nothing() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("streaming here")], gate)]);
+    ui.start().await;
+    ui.say("hello");
+    ui.settle().await;
+    let conv = ui.conv();
+    let reply = ui
+        .store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::Assistant)
+        .expect("a reply streams");
+    assert!(ui.screen(80, 24).contains("streaming here"));
+    let other = ui
+        .store()
+        .create_conversation(Some("other"), "user", T0)
+        .unwrap();
+    let before = ui.render(80, 24).backend().buffer().clone();
+    assert!(!ui.app.on_engine(Event::Delta {
+        conversation_id: other,
+        message_id: reply.id + 100,
+        offset: 0,
+        text: "elsewhere".into(),
+    }));
+    assert_eq!(ui.render(80, 24).backend().buffer(), &before);
+    assert!(ui.app.on_engine(Event::Delta {
+        conversation_id: conv,
+        message_id: reply.id,
+        offset: reply.content.len(),
+        text: " and more".into(),
+    }));
+    assert!(ui.screen(80, 24).contains("streaming here and more"));
 }

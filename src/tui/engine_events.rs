@@ -5,7 +5,9 @@ use super::app::App;
 use crate::engine::{Event, NoticeKind, Notification};
 
 impl App {
-    pub fn on_engine(&mut self, ev: Event) {
+    /// Apply an engine event; false when it changed nothing on screen (the
+    /// text of a reply in a conversation not shown), so no frame is drawn.
+    pub fn on_engine(&mut self, ev: Event) -> bool {
         let streamed_or_dispatch = matches!(ev, Event::Delta { .. } | Event::Dispatch(_));
         match ev {
             Event::Delta {
@@ -14,7 +16,10 @@ impl App {
                 offset,
                 text,
             } => {
-                if Some(conversation_id) == self.model.current {
+                if Some(conversation_id) != self.model.current {
+                    return false;
+                }
+                {
                     let shown = |app: &mut App| {
                         app.model
                             .entries
@@ -30,7 +35,7 @@ impl App {
                         shown(self);
                     }
                 }
-                return;
+                return true;
             }
             Event::Conversation(id)
             | Event::TurnFinished {
@@ -69,6 +74,7 @@ impl App {
         if !streamed_or_dispatch {
             self.sync_views();
         }
+        true
     }
 
     pub(super) fn on_notice(&mut self, n: Notification) {

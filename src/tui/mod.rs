@@ -202,19 +202,20 @@ async fn event_loop(
             }
             ev = events.recv(), if !hold_events => {
                 let mut only_text = matches!(ev, Ok(Event::Delta { .. }));
-                match ev {
+                let mut shows = match ev {
                     Ok(ev) => app.on_engine(ev),
                     // Fell behind a burst of events: reload everything from the database.
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => app.on_engine(crate::engine::Event::External),
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                }
+                };
                 // Drain what else is waiting, so a burst of tokens costs one frame.
                 while let Ok(ev) = events.try_recv() {
                     only_text &= matches!(ev, Event::Delta { .. });
-                    app.on_engine(ev);
+                    shows |= app.on_engine(ev);
                 }
-                dirty = true;
-                urgent |= !only_text;
+                // The text of a reply in another conversation draws nothing.
+                dirty |= shows;
+                urgent |= shows && !only_text;
             }
             _ = tokio::time::sleep_until(frame_at), if dirty => {}
             _ = async { if let Some(t) = tick { tokio::time::sleep_until(t).await } }, if tick.is_some() => {
