@@ -59,37 +59,51 @@ fn daemon_main(
         .enable_all()
         .build()?;
     rt.block_on(async move {
+        // Nothing here shows a reply's text as it streams.
         let engine = Engine::new(
             store,
             config.clone(),
             Arc::new(SystemClock),
-            Options::default(),
+            Options::headless(),
         );
-        let mut events = engine.subscribe();
+        let events = engine.subscribe();
         engine.start();
         tracing::info!(db = %engine.store().path().display(), "tock daemon started");
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
-        loop {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => break,
-                _ = term.recv() => break,
-                _ = hup.recv() => break,
-                ev = events.recv() => match ev {
-                    Ok(Event::Notice(n)) => {
-                        if let Some(cmd) = &config.get().notify_command {
-                            tock::notify::run_command(cmd, &n);
-                        }
-                    }
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                }
-            }
-        }
+        // Run on the engine's worker, not this thread: an event it is sent
+        // (a hand-over, an outbox change) then wakes no thread of its own.
+        let listen = tokio::spawn(daemon_loop(events, config));
+        let result = listen.await;
         tracing::info!("tock daemon stopping");
         engine.shutdown(Duration::from_millis(1500)).await;
-        Ok(())
+        result?
     })
+}
+
+/// Until a signal or the engine's end: runs `notify_command` for each notice.
+async fn daemon_loop(
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    config: Arc<tock::config::ConfigSource>,
+) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            _ = term.recv() => break,
+            _ = hup.recv() => break,
+            ev = events.recv() => match ev {
+                Ok(Event::Notice(n)) => {
+                    if let Some(cmd) = &config.get().notify_command {
+                        tock::notify::run_command(cmd, &n);
+                    }
+                }
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    }
+    Ok(())
 }
 
 /// clap's errors run to several lines with usage and tips; a script wants

@@ -256,6 +256,7 @@ fn simple_request() -> ChatRequest {
         system: Some("Be brief.".into()),
         messages: vec![user("Hi")],
         tools: vec![],
+        text_every: Duration::from_millis(100),
     }
 }
 
@@ -317,6 +318,7 @@ fn tool_result_request() -> ChatRequest {
             },
         ],
         tools: weather_tools(),
+        text_every: Duration::from_millis(100),
     }
 }
 
@@ -1538,6 +1540,7 @@ async fn echo_streams_the_user_text_word_by_word() {
         system: None,
         messages: vec![user("Hello there\nsecond line\n```rust\nfn main() {}\n```")],
         tools: vec![],
+        text_every: Duration::from_millis(100),
     };
     let out = run(&echo(), &req).await.unwrap();
     let text = out.text();
@@ -1568,6 +1571,7 @@ async fn echo_long_paste_is_not_streamed_word_by_word() {
             system: None,
             messages: vec![user(&paste)],
             tools: vec![],
+            text_every: Duration::from_millis(100),
         },
     )
     .await
@@ -1593,6 +1597,7 @@ async fn echo_schedules_reminders_when_offered_the_tool() {
             "Remind me in 1 minute to stretch my legs and drink water",
         )],
         tools: vec![schedule_tool()],
+        text_every: Duration::from_millis(100),
     };
     let out = run(&echo(), &req).await.unwrap();
     assert_eq!(out.text(), "I'll schedule that.");
@@ -1639,6 +1644,7 @@ async fn echo_answers_tool_results_and_fired_tasks() {
             },
         ],
         tools: vec![schedule_tool()],
+        text_every: Duration::from_millis(100),
     };
     let out = run(&echo(), &req).await.unwrap();
     assert_eq!(

@@ -150,6 +150,11 @@ fn provider(base: &str) -> OpenAi {
 }
 
 fn request() -> ChatRequest {
+    request_every(Duration::from_millis(100))
+}
+
+/// A request whose caller takes text every `text_every`.
+fn request_every(text_every: Duration) -> ChatRequest {
     ChatRequest {
         model: "m".into(),
         system: None,
@@ -158,13 +163,18 @@ fn request() -> ChatRequest {
             images: vec![],
         }],
         tools: vec![],
+        text_every,
     }
 }
 
 /// The texts of one reply, each with when the reader got it, and when the
 /// reply's Done came.
 async fn read_reply(p: &OpenAi) -> (Vec<(Instant, String)>, Instant) {
-    let mut stream = p.start(&request()).await.expect("the request is accepted");
+    read_reply_to(p, &request()).await
+}
+
+async fn read_reply_to(p: &OpenAi, req: &ChatRequest) -> (Vec<(Instant, String)>, Instant) {
+    let mut stream = p.start(req).await.expect("the request is accepted");
     let mut texts = Vec::new();
     while let Some(item) = stream.next().await {
         match item.expect("no error") {
@@ -299,6 +309,35 @@ async fn a_reply_whose_connection_closes_is_read_less_often_and_its_end_at_once(
     let n = reads(&texts);
     assert!(n <= 9, "{n} reads for 100 tokens over 0.5 s");
     // A spell over would be up to 100 ms after the end was written.
+    let ended = server.ended_at.lock().unwrap()[0];
+    assert!(
+        done - ended < Duration::from_millis(60),
+        "the end was read {:?} after it was written",
+        done - ended
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_caller_that_takes_text_seldom_has_a_closing_reply_read_that_seldom() {
+    // 100 tokens 10 ms apart (1 s), the end 5 ms after the last, from a
+    // server that closes: a caller that takes text every 500 ms (the daemon
+    // takes it once a second) has the socket left quiet that long between
+    // reads, and the end is still read when the close comes.
+    let pace = Pace {
+        tokens: 100,
+        gap: Duration::from_millis(10),
+        tail_after: Duration::from_millis(5),
+        ..Pace::default()
+    };
+    let server = Server::start_closing(vec![pace]).await;
+    let p = provider(&server.base);
+    let (texts, done) = read_reply_to(&p, &request_every(Duration::from_millis(500))).await;
+    assert_eq!(joined(&texts), expected(100));
+    // Over 1 s: the first token, then after a 500 ms spell, then the close
+    // (or one more spell); 100 ms spells make about 11.
+    let n = reads(&texts);
+    assert!(n <= 5, "{n} reads for 100 tokens over 1 s");
     let ended = server.ended_at.lock().unwrap()[0];
     assert!(
         done - ended < Duration::from_millis(60),

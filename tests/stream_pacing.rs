@@ -5,13 +5,13 @@
 
 mod common;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{T0, options, settle};
 use futures::future::BoxFuture;
 use tock::config::{Config, ConfigSource};
-use tock::engine::{Engine, Event, ManualClock};
+use tock::engine::{Engine, Event, ManualClock, Options};
 use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent};
 use tock::store::{MessageStatus, Role, Store};
 use tokio::time::Instant;
@@ -20,14 +20,17 @@ use tokio::time::Instant;
 struct Paced {
     tokens: usize,
     gap: Duration,
+    /// How often each request said its text is taken.
+    text_every: Arc<Mutex<Vec<Duration>>>,
 }
 
 impl Provider for Paced {
     fn name(&self) -> &'static str {
         "paced"
     }
-    fn start<'a>(&'a self, _req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
+    fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
         let (tokens, gap) = (self.tokens, self.gap);
+        self.text_every.lock().unwrap().push(req.text_every);
         Box::pin(async move {
             // Sent on a timeline of its own, as a server does: what arrives
             // while the engine is not reading waits in the channel, as it
@@ -66,15 +69,25 @@ struct Reply {
     e: Engine,
     events: tokio::sync::broadcast::Receiver<Event>,
     conv: i64,
+    text_every: Arc<Mutex<Vec<Duration>>>,
 }
 
 impl Reply {
     fn start(tokens: usize, gap: Duration) -> Self {
+        Self::start_with(tokens, gap, options())
+    }
+
+    fn start_with(tokens: usize, gap: Duration, options: Options) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("tock.db")).unwrap();
-        let provider = Arc::new(Paced { tokens, gap });
+        let text_every = Arc::default();
+        let provider = Arc::new(Paced {
+            tokens,
+            gap,
+            text_every: Arc::clone(&text_every),
+        });
         let config = Arc::new(ConfigSource::from_config(Config::default()).with_provider(provider));
-        let e = Engine::new(store, config, Arc::new(ManualClock::new(T0)), options());
+        let e = Engine::new(store, config, Arc::new(ManualClock::new(T0)), options);
         let events = e.subscribe();
         let conv = e
             .store()
@@ -87,6 +100,7 @@ impl Reply {
             e,
             events,
             conv,
+            text_every,
         }
     }
 
@@ -139,6 +153,11 @@ async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_100_ms_apart() {
 
     let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(joined, expected(tokens), "every token, once, in order");
+    assert_eq!(
+        *r.text_every.lock().unwrap(),
+        [Duration::from_millis(100)],
+        "the provider is told text is taken ten times a second"
+    );
     // 2 s of tokens: about 20 deltas (one per 100 ms), not 200.
     assert!(
         (15..=25).contains(&deltas.len()),
@@ -306,5 +325,68 @@ async fn the_first_text_is_saved_at_once_then_once_a_second() {
     assert!(
         later.len() > "t0 ".len() && expected(300).starts_with(&later),
         "stored again after a second: {later:?}"
+    );
+}
+
+/// A front end that shows no text as it streams (the daemon) takes it as
+/// seldom as it is saved: the provider is told so (it reads a trickling
+/// socket that seldom), text goes out at most once a second, the first and
+/// the last still at once, and the partial reply is still saved as it goes.
+#[tokio::test(start_paused = true)]
+async fn with_no_one_watching_text_is_taken_as_seldom_as_it_is_saved() {
+    let tokens = 300;
+    let gap = Duration::from_millis(10);
+    let start = Instant::now();
+    // As `tock daemon` runs the engine.
+    let opts = Options {
+        watch_db: false,
+        ..Options::headless()
+    };
+    assert_eq!(opts.persist_every, Duration::from_secs(1));
+    let mut r = Reply::start_with(tokens, gap, opts);
+    // What is stored 20 ms and 2 s in: the first text at once, and more
+    // within two seconds (saved with the first read after it is due).
+    let (e, conv) = (r.e.clone(), r.conv);
+    let stored = tokio::spawn(async move {
+        let reply = || {
+            e.store()
+                .messages(conv)
+                .unwrap()
+                .into_iter()
+                .find(|m| m.role == Role::Assistant)
+                .map(|m| m.content)
+                .unwrap_or_default()
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let first = reply();
+        tokio::time::sleep(Duration::from_millis(1980)).await;
+        (first, reply())
+    });
+    let deltas = deltas_until_done(&mut r).await;
+    let (first, later) = stored.await.unwrap();
+    assert_eq!(first, "t0 ");
+    assert!(
+        later.len() > "t0 ".len() && expected(tokens).starts_with(&later),
+        "stored again within two seconds: {later:?}"
+    );
+    assert_eq!(deltas[0].1, "t0 ");
+    let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(joined, expected(tokens), "every token, once, in order");
+    assert_eq!(*r.text_every.lock().unwrap(), [Duration::from_secs(1)]);
+    // 3 s of tokens: the first, then one a second, then the rest at the end.
+    assert!(
+        (3..=5).contains(&deltas.len()),
+        "{} deltas over 3 s",
+        deltas.len()
+    );
+    for pair in deltas[..deltas.len() - 1].windows(2) {
+        let apart = pair[1].0 - pair[0].0;
+        assert!(apart >= Duration::from_secs(1), "deltas {apart:?} apart");
+    }
+    let (last_at, _) = deltas.last().unwrap();
+    assert!(
+        *last_at - start <= gap * (tokens as u32 + 1) + Duration::from_millis(1),
+        "the last text went out {:?} after the start",
+        *last_at - start
     );
 }

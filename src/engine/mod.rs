@@ -113,6 +113,10 @@ pub struct Options {
     /// watchers of every tock process; a crash loses at most this much of a
     /// reply that is generated again anyway.
     pub persist_every: Duration,
+    /// How often a streaming reply's text is handed to the front ends at
+    /// most, and about how often a stream that trickles is read: ten times
+    /// a second where someone watches it stream (see [`Options::headless`]).
+    pub hand_on_every: Duration,
     /// Watch the database file for other processes' changes.
     pub watch_db: bool,
     /// The time zone recurring rules follow (tests pin one).
@@ -122,12 +126,26 @@ pub struct Options {
     pub mcp_restart_backoff: Duration,
 }
 
+impl Options {
+    /// For a front end that shows no reply as it streams (`tock daemon`; a
+    /// TUI open on the same database sees the reply through its saves):
+    /// text is taken as seldom as it is saved, a tenth of the wake-ups.
+    pub fn headless() -> Self {
+        let defaults = Self::default();
+        Self {
+            hand_on_every: defaults.persist_every,
+            ..defaults
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Self {
             clock_check: Duration::from_secs(30),
             lease_ttl: Duration::from_secs(75),
             persist_every: Duration::from_secs(1),
+            hand_on_every: reading::HAND_ON_EVERY,
             watch_db: true,
             zone: crate::recur::Zone::Local,
             mcp_restart_backoff: Duration::from_secs(1),

@@ -5,11 +5,12 @@
 //! front end a hand-over reaches (a frame each). So:
 //! - the stream is read as it arrives, in the wake-up its arrival causes
 //!   anyway (a read put off until later would be a wake-up of its own);
-//! - text is handed on at most every [`HAND_ON_EVERY`], the first text and
-//!   the last at once (time to first token; a finished reply is on screen
-//!   without waiting). Text that falls due waits for the next event to
-//!   arrive, which a steady stream brings within a token's gap, and only
-//!   past [`HAND_ON_SLACK`] for a timer of its own;
+//! - text is handed on at most every `hand_on_every` ([`HAND_ON_EVERY`]
+//!   where someone watches it stream), the first text and the last at once
+//!   (time to first token; a finished reply is on screen without waiting).
+//!   Text that falls due waits for the next event to arrive, which a steady
+//!   stream brings within a token's gap (or a read of the socket, which is
+//!   paced the same), and only past [`SLACK`] more for a timer of its own;
 //! - the deadlines (no progress, the longest reply, the next save) share one
 //!   timer that is moved only when the earliest of them changes, rather than
 //!   a timer per deadline set up again for every event.
@@ -26,15 +27,18 @@ use tokio::time::{Instant, Sleep};
 use super::StopReason;
 use crate::llm::{EventStream, LlmError, StreamEvent, ToolCall, Usage};
 
-/// How often streamed text is handed to the front ends at most: ten times a
-/// second is smooth to a reader, and a front end draws a frame per hand-over.
+/// How often streamed text is handed to a front end that shows it at most:
+/// ten times a second is smooth to a reader, and a front end draws a frame
+/// per hand-over.
 pub(crate) const HAND_ON_EVERY: Duration = Duration::from_millis(100);
-/// How long text that is due may wait for the next event before a timer
-/// hands it on by itself; the same for a save. Longer than the runtime
-/// timer wheel's 64 ms blocks plus a read's 40 ms: a timer is moved to a
-/// finer level (a wake-up) up to 64 ms before its deadline, and a stream
-/// that keeps coming resets it before that.
-pub(crate) const HAND_ON_SLACK: Duration = Duration::from_millis(120);
+/// How much longer than the pace of hand-overs text that is due may wait
+/// for the next event before a timer hands it on by itself; the same for a
+/// save. At ten hand-overs a second that is 120 ms: longer than the runtime
+/// timer wheel's 64 ms blocks plus a read's 40 ms (a timer is moved to a
+/// finer level, a wake-up, up to 64 ms before its deadline, and a stream
+/// that keeps coming resets it before that), and longer than the 100 ms
+/// between reads of a socket left quiet.
+const SLACK: Duration = Duration::from_millis(20);
 /// Stream events taken in a row without waiting, before the stop is looked
 /// at again.
 const MAX_READY_IN_A_ROW: usize = 256;
@@ -62,6 +66,8 @@ pub(crate) struct Limits<'a> {
     pub max_reply: Duration,
     /// How often the partial reply is saved.
     pub persist_every: Duration,
+    /// How often text is handed on at most.
+    pub hand_on_every: Duration,
 }
 
 /// Read `stream` to its end, a stop, or a limit. `hand_on` gets the text
@@ -76,7 +82,8 @@ pub(crate) async fn read(
 ) -> Read {
     let started = Instant::now();
     let reply_deadline = started + limits.max_reply;
-    let mut taken = Taken::new(started, limits.persist_every);
+    let mut taken = Taken::new(started, limits.persist_every, limits.hand_on_every);
+    let slack = limits.hand_on_every + SLACK;
     let mut calls: Vec<ToolCall> = Vec::new();
     let mut usage: Option<Usage> = None;
     // Moved forward with each event; the timer that watches it is moved
@@ -100,8 +107,8 @@ pub(crate) async fn read(
                 let next = [
                     Some(progress_checked),
                     Some(reply_deadline),
-                    taken.hand_on_due().map(|at| at + HAND_ON_SLACK),
-                    taken.save_due().map(|at| at + HAND_ON_SLACK),
+                    taken.hand_on_due().map(|at| at + slack),
+                    taken.save_due().map(|at| at + slack),
                 ]
                 .into_iter()
                 .flatten()
@@ -131,7 +138,7 @@ pub(crate) async fn read(
                             }
                             progress_checked = progress_by;
                         }
-                        taken.pass_on(now, HAND_ON_SLACK, &mut hand_on, &mut save);
+                        taken.pass_on(now, slack, &mut hand_on, &mut save);
                         continue;
                     }
                 }
@@ -181,13 +188,14 @@ struct Taken {
     hand_on_at: Instant,
     save_at: Instant,
     persist_every: Duration,
+    hand_on_every: Duration,
 }
 
 impl Taken {
     /// The first text goes out and is saved at once (a reply cut by a crash
-    /// shows that it had begun), then text at most every [`HAND_ON_EVERY`]
+    /// shows that it had begun), then text at most every `hand_on_every`
     /// and saves at most every `persist_every`.
-    fn new(started: Instant, persist_every: Duration) -> Self {
+    fn new(started: Instant, persist_every: Duration, hand_on_every: Duration) -> Self {
         Self {
             text: String::new(),
             unsent: String::new(),
@@ -195,6 +203,7 @@ impl Taken {
             hand_on_at: started,
             save_at: started,
             persist_every,
+            hand_on_every,
         }
     }
 
@@ -234,7 +243,7 @@ impl Taken {
     fn hand_on(&mut self, now: Instant, hand_on: &mut impl FnMut(usize, String)) {
         let unsent = std::mem::take(&mut self.unsent);
         hand_on(self.text.len() - unsent.len(), unsent);
-        self.hand_on_at = now + HAND_ON_EVERY;
+        self.hand_on_at = now + self.hand_on_every;
     }
 }
 

@@ -123,6 +123,7 @@ pub(crate) async fn run(
         )),
         messages: build_messages(&history, &item, resolved.vision),
         tools,
+        text_every: engine.inner.options.hand_on_every,
     };
 
     // Until the provider accepts, a stop means "not sent".
@@ -207,6 +208,7 @@ pub(crate) async fn run(
         stream_timeout: resolved.stream_timeout,
         max_reply: Duration::from_secs(cfg.turn.max_reply_secs.max(1)),
         persist_every: engine.inner.options.persist_every,
+        hand_on_every: engine.inner.options.hand_on_every,
     };
     let reading::Read {
         end,

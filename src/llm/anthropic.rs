@@ -63,7 +63,9 @@ impl Provider for Anthropic {
             headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
             self.http.add_key_header(&mut headers, "x-api-key", "")?;
             let resp = self.http.post(url, headers, &request_body(req)).await?;
-            Ok(self.http.stream(resp, AnthropicDecoder::default()))
+            Ok(self
+                .http
+                .stream(resp, AnthropicDecoder::default(), req.text_every))
         })
     }
 }

@@ -22,13 +22,14 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// read (see `quiet`): tokens that arrive meanwhile are read together, and
 /// the last one is on its way to the screen at most this late.
 const READ_EVERY: Duration = Duration::from_millis(40);
-/// The same when the server closes the connection after the response (which
-/// every streamed request asks for): the close wakes a quiet socket at once,
-/// so the end of a reply is never held back, and the pause only bounds how
-/// late text in the middle of it reaches the screen. The engine hands text
-/// on ten times a second, so a read every 100 ms makes one hand-over and one
-/// frame per wake-up, against two and a half wake-ups per frame at 40 ms.
-const READ_EVERY_UNTIL_CLOSE: Duration = Duration::from_millis(100);
+/// When the server closes the connection after the response (which every
+/// streamed request asks for), the close wakes a quiet socket at once, so
+/// the end of a reply is never held back, and the pause only bounds how
+/// late text in the middle of it is taken: as often as the caller takes
+/// text (`ChatRequest::text_every`). The engine hands text to a screen ten
+/// times a second, so a read every 100 ms makes one hand-over and one frame
+/// per wake-up, against two and a half wake-ups per frame at 40 ms. Never
+/// less than `READ_EVERY`.
 /// Upper bound on an honoured `Retry-After`, so a silly header cannot park a
 /// message for weeks.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
@@ -250,13 +251,19 @@ impl Http {
 
     /// Drives `decoder` over the body of an accepted response. Every gap
     /// between chunks is bounded by the idle timeout; the stream ends after
-    /// the first `Done` or error.
-    pub fn stream<D: Decoder>(&self, resp: reqwest::Response, decoder: D) -> EventStream {
+    /// the first `Done` or error. `text_every`: how often the caller takes
+    /// text, which paces the reads of a stream that trickles.
+    pub fn stream<D: Decoder>(
+        &self,
+        resp: reqwest::Response,
+        decoder: D,
+        text_every: Duration,
+    ) -> EventStream {
         // Both or neither: a socket is only left quiet with a timer to end it.
         let socket = super::quiet::QuietSocket::of(&resp)
             .and_then(|s| super::quiet::QuietTimer::new().map(|t| (s, t)));
         let read_every = if closes_after(&resp) {
-            READ_EVERY_UNTIL_CLOSE
+            text_every.max(READ_EVERY)
         } else {
             READ_EVERY
         };

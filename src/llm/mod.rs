@@ -74,6 +74,10 @@ pub struct ChatRequest {
     pub system: Option<String>,
     pub messages: Vec<ChatMessage>,
     pub tools: Vec<ToolSpec>,
+    /// How often the caller takes the reply's text as it streams: a stream
+    /// that trickles is left unread between reads about this long, where
+    /// the server's close will announce its end (see `http`).
+    pub text_every: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq)]

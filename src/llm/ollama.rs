@@ -75,7 +75,9 @@ impl Provider for Ollama {
             self.http
                 .add_key_header(&mut headers, AUTHORIZATION, "Bearer ")?;
             let resp = self.http.post(url, headers, &request_body(req)).await?;
-            Ok(self.http.stream(resp, OllamaDecoder::default()))
+            Ok(self
+                .http
+                .stream(resp, OllamaDecoder::default(), req.text_every))
         })
     }
 }

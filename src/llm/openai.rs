@@ -76,7 +76,9 @@ impl Provider for OpenAi {
                 }
                 r => r?,
             };
-            Ok(self.http.stream(resp, OpenAiDecoder::default()))
+            Ok(self
+                .http
+                .stream(resp, OpenAiDecoder::default(), req.text_every))
         })
     }
 }
