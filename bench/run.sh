@@ -5,7 +5,8 @@
 #   bench/run.sh [--quick] [--no-criterion]
 #
 #   --quick         3 first-frame runs instead of 10, 5 s idle windows instead of
-#                   30 s, no 100 and 30 tokens/s replies, 20 replies instead of 100
+#                   30 s, no 100 and 30 tokens/s replies (nor the daemon's), 20 replies
+#                   instead of 100
 #   --no-criterion  skip the criterion benches (frames, scheduler, TUI reloads)
 #
 # The large database: 1,000 conversations, 200,000 messages, 1,000,000
@@ -190,6 +191,12 @@ record mouse_motion "$("${PROBE[@]}" mouse-motion --bin "$TOCK")"
 log "keys typed while a reply streams at 100 tokens/s (40 keys)…"
 record keys_streaming "$("${PROBE[@]}" keys-streaming --bin "$TOCK" --timeout 60 --keys 40 \
     --send "stream@100#1500 keys")"
+
+if [ "$QUICK" = 0 ]; then
+    log "tock daemon, empty database: a 4,000-token reply at 100 tokens/s…"
+    record daemon_reply "$("${PROBE[@]}" daemon-reply --bin "$TOCK" --timeout 120 \
+        --send "stream@100 daemon" --server-log "$SERVER_LOG")"
+fi
 
 log "due-to-request latency: 100 items due over 10 s, tock daemon on the large database…"
 export TOCK_DB=$LARGE
