@@ -27,7 +27,7 @@ for arg in "$@"; do
         --quick) QUICK=1 ;;
         --no-criterion) CRITERION=0 ;;
         -h | --help)
-            sed -n "2,19p" "$0"
+            sed -n "2,20p" "$0"
             exit 0
             ;;
         *)
