@@ -162,6 +162,28 @@ for db in empty large; do
         --send "stream full speed ($db)" --server-log "$SERVER_LOG")"
 done
 
+# Idle with what could keep an engine busy configured: recurring series
+# (each waits for its next occurrence, hours away) and MCP servers (started
+# on the first turn that offers tools, so never while idle).
+log "session, 20 recurring series and two MCP servers configured: ${IDLE} s idle…"
+CONFIGURED_TOML=$WORK/configured.toml
+cat >"$CONFIGURED_TOML" <<TOML
+[mcp.files]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "$WORK"]
+
+[mcp.web]
+url = "http://127.0.0.1:9/mcp"
+TOML
+chmod 600 "$CONFIGURED_TOML"
+export TOCK_DB=$WORK/configured.db TOCK_CONFIG=$CONFIGURED_TOML
+for i in $(seq 20); do
+    every=("every 6h" "every 12h" "every 3d" "every 2w")
+    "$TOCK" send --new "series $i" --every "${every[i % 4]}" "a recurring task, number $i" >/dev/null
+done
+record session_configured "$("${PROBE[@]}" session --bin "$TOCK" --idle "$IDLE")"
+export TOCK_CONFIG=$WORK/no-config.toml
+
 log "session, large database as seeded: memory after a 1 MB reply…"
 export TOCK_DB=$WORK/large-copy.db
 cp "$WORK/large-seeded.db" "$TOCK_DB"
