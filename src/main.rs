@@ -59,13 +59,16 @@ fn daemon_main(
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        // Nothing here shows a reply's text as it streams.
         let engine = Engine::new(
             store,
             config.clone(),
             Arc::new(SystemClock),
-            Options::headless(),
+            Options::default(),
         );
+        // Nothing here shows a reply as it streams (a TUI open on the same
+        // database sees it through its saves): its text is taken once a
+        // second, not ten times.
+        engine.show(None);
         let events = engine.subscribe();
         engine.start();
         tracing::info!(db = %engine.store().path().display(), "tock daemon started");

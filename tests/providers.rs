@@ -19,7 +19,7 @@ use tock::llm::ollama::Ollama;
 use tock::llm::openai::OpenAi;
 use tock::llm::{
     ChatMessage, ChatRequest, ErrorKind, Image, LlmError, Provider, ProviderKind, ProviderSpec,
-    StreamEvent, ToolCall, ToolSpec, Usage,
+    StreamEvent, TextPace, ToolCall, ToolSpec, Usage,
 };
 
 /// A sentinel key: no error message may ever contain it.
@@ -256,7 +256,7 @@ fn simple_request() -> ChatRequest {
         system: Some("Be brief.".into()),
         messages: vec![user("Hi")],
         tools: vec![],
-        text_every: Duration::from_millis(100),
+        text_every: TextPace::new(Duration::from_millis(100)),
     }
 }
 
@@ -318,7 +318,7 @@ fn tool_result_request() -> ChatRequest {
             },
         ],
         tools: weather_tools(),
-        text_every: Duration::from_millis(100),
+        text_every: TextPace::new(Duration::from_millis(100)),
     }
 }
 
@@ -1540,7 +1540,7 @@ async fn echo_streams_the_user_text_word_by_word() {
         system: None,
         messages: vec![user("Hello there\nsecond line\n```rust\nfn main() {}\n```")],
         tools: vec![],
-        text_every: Duration::from_millis(100),
+        text_every: TextPace::new(Duration::from_millis(100)),
     };
     let out = run(&echo(), &req).await.unwrap();
     let text = out.text();
@@ -1571,7 +1571,7 @@ async fn echo_long_paste_is_not_streamed_word_by_word() {
             system: None,
             messages: vec![user(&paste)],
             tools: vec![],
-            text_every: Duration::from_millis(100),
+            text_every: TextPace::new(Duration::from_millis(100)),
         },
     )
     .await
@@ -1597,7 +1597,7 @@ async fn echo_schedules_reminders_when_offered_the_tool() {
             "Remind me in 1 minute to stretch my legs and drink water",
         )],
         tools: vec![schedule_tool()],
-        text_every: Duration::from_millis(100),
+        text_every: TextPace::new(Duration::from_millis(100)),
     };
     let out = run(&echo(), &req).await.unwrap();
     assert_eq!(out.text(), "I'll schedule that.");
@@ -1644,7 +1644,7 @@ async fn echo_answers_tool_results_and_fired_tasks() {
             },
         ],
         tools: vec![schedule_tool()],
-        text_every: Duration::from_millis(100),
+        text_every: TextPace::new(Duration::from_millis(100)),
     };
     let out = run(&echo(), &req).await.unwrap();
     assert_eq!(

@@ -18,7 +18,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 
 use tock::llm::openai::OpenAi;
-use tock::llm::{ChatMessage, ChatRequest, Provider, ProviderKind, ProviderSpec, StreamEvent};
+use tock::llm::{
+    ChatMessage, ChatRequest, Provider, ProviderKind, ProviderSpec, StreamEvent, TextPace,
+};
 
 /// How one response is paced: `tokens` texts `gap` apart, then (after
 /// `tail_after`) the finish chunk, `[DONE]` (unless `no_done_marker`, as
@@ -163,7 +165,7 @@ fn request_every(text_every: Duration) -> ChatRequest {
             images: vec![],
         }],
         tools: vec![],
-        text_every,
+        text_every: TextPace::new(text_every),
     }
 }
 
@@ -344,4 +346,51 @@ async fn a_caller_that_takes_text_seldom_has_a_closing_reply_read_that_seldom() 
         "the end was read {:?} after it was written",
         done - ended
     );
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_quiet_spell_ends_when_the_caller_starts_taking_text_sooner() {
+    // A closing server's 100 tokens 10 ms apart; the caller takes text once
+    // a second, then (300 ms in) every 100 ms, as when a front end turns to
+    // the reply's conversation: the spell under way ends at once rather
+    // than a second after it began, and the reads that follow are 100 ms
+    // apart.
+    let pace = Pace {
+        tokens: 100,
+        gap: Duration::from_millis(10),
+        tail_after: Duration::from_millis(5),
+        ..Pace::default()
+    };
+    let server = Server::start_closing(vec![pace]).await;
+    let p = provider(&server.base);
+    let req = request_every(Duration::from_secs(1));
+    let text_every = req.text_every.clone();
+    let start = Instant::now();
+    let sooner = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        text_every.set(Duration::from_millis(100));
+        Instant::now()
+    };
+    let ((texts, _), changed) = tokio::join!(read_reply_to(&p, &req), sooner);
+    assert_eq!(joined(&texts), expected(100));
+    let first_after = texts
+        .iter()
+        .map(|(at, _)| *at)
+        .find(|at| *at > changed)
+        .expect("text read after the change");
+    assert!(
+        first_after - changed < Duration::from_millis(60),
+        "read {:?} after the change (the spell began about {:?} before it)",
+        first_after - changed,
+        changed - start
+    );
+    // After the change: about 7 reads over 0.7 s; a second's spells, 1 or 2.
+    let after: Vec<_> = texts
+        .iter()
+        .filter(|(at, _)| *at > changed)
+        .cloned()
+        .collect();
+    let n = reads(&after);
+    assert!(n >= 5, "{n} reads in the 0.7 s after the change");
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 use common::{T0, options, settle};
 use futures::future::BoxFuture;
 use tock::config::{Config, ConfigSource};
-use tock::engine::{Engine, Event, ManualClock, Options};
-use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent};
+use tock::engine::{Engine, Event, ManualClock};
+use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent, TextPace};
 use tock::store::{MessageStatus, Role, Store};
 use tokio::time::Instant;
 
@@ -20,8 +20,8 @@ use tokio::time::Instant;
 struct Paced {
     tokens: usize,
     gap: Duration,
-    /// How often each request said its text is taken.
-    text_every: Arc<Mutex<Vec<Duration>>>,
+    /// How often each request says its text is taken (it may change).
+    text_every: Arc<Mutex<Vec<TextPace>>>,
 }
 
 impl Provider for Paced {
@@ -30,7 +30,7 @@ impl Provider for Paced {
     }
     fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
         let (tokens, gap) = (self.tokens, self.gap);
-        self.text_every.lock().unwrap().push(req.text_every);
+        self.text_every.lock().unwrap().push(req.text_every.clone());
         Box::pin(async move {
             // Sent on a timeline of its own, as a server does: what arrives
             // while the engine is not reading waits in the channel, as it
@@ -69,15 +69,17 @@ struct Reply {
     e: Engine,
     events: tokio::sync::broadcast::Receiver<Event>,
     conv: i64,
-    text_every: Arc<Mutex<Vec<Duration>>>,
+    text_every: Arc<Mutex<Vec<TextPace>>>,
 }
 
 impl Reply {
     fn start(tokens: usize, gap: Duration) -> Self {
-        Self::start_with(tokens, gap, options())
+        Self::start_with(tokens, gap, |_, _| {})
     }
 
-    fn start_with(tokens: usize, gap: Duration, options: Options) -> Self {
+    /// The same, after `before_start` (given the engine and the reply's
+    /// conversation) has run.
+    fn start_with(tokens: usize, gap: Duration, before_start: impl FnOnce(&Engine, i64)) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("tock.db")).unwrap();
         let text_every = Arc::default();
@@ -87,12 +89,13 @@ impl Reply {
             text_every: Arc::clone(&text_every),
         });
         let config = Arc::new(ConfigSource::from_config(Config::default()).with_provider(provider));
-        let e = Engine::new(store, config, Arc::new(ManualClock::new(T0)), options);
+        let e = Engine::new(store, config, Arc::new(ManualClock::new(T0)), options());
         let events = e.subscribe();
         let conv = e
             .store()
             .create_conversation(Some("c"), "user", T0)
             .unwrap();
+        before_start(&e, conv);
         e.start();
         e.send_text(conv, "go").unwrap();
         Self {
@@ -102,6 +105,11 @@ impl Reply {
             conv,
             text_every,
         }
+    }
+
+    /// The pace the provider was last told.
+    fn pace(&self) -> Duration {
+        self.text_every.lock().unwrap().last().unwrap().get()
     }
 
     /// Whether the reply is stored as no longer streaming.
@@ -154,8 +162,8 @@ async fn tokens_arriving_every_10_ms_reach_front_ends_in_deltas_100_ms_apart() {
     let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(joined, expected(tokens), "every token, once, in order");
     assert_eq!(
-        *r.text_every.lock().unwrap(),
-        [Duration::from_millis(100)],
+        r.pace(),
+        Duration::from_millis(100),
         "the provider is told text is taken ten times a second"
     );
     // 2 s of tokens: about 20 deltas (one per 100 ms), not 200.
@@ -328,22 +336,18 @@ async fn the_first_text_is_saved_at_once_then_once_a_second() {
     );
 }
 
-/// A front end that shows no text as it streams (the daemon) takes it as
-/// seldom as it is saved: the provider is told so (it reads a trickling
-/// socket that seldom), text goes out at most once a second, the first and
-/// the last still at once, and the partial reply is still saved as it goes.
+/// Where a front end shows no conversation (the daemon, which shows no
+/// reply as it streams) a reply's text is taken as seldom as it is saved:
+/// the provider is told so (it reads a trickling socket that seldom), text
+/// goes out at most once a second, the first and the last still at once,
+/// and the partial reply is still saved as it goes.
 #[tokio::test(start_paused = true)]
-async fn with_no_one_watching_text_is_taken_as_seldom_as_it_is_saved() {
+async fn with_no_conversation_shown_text_is_taken_as_seldom_as_it_is_saved() {
     let tokens = 300;
     let gap = Duration::from_millis(10);
     let start = Instant::now();
-    // As `tock daemon` runs the engine.
-    let opts = Options {
-        watch_db: false,
-        ..Options::headless()
-    };
-    assert_eq!(opts.persist_every, Duration::from_secs(1));
-    let mut r = Reply::start_with(tokens, gap, opts);
+    assert_eq!(options().persist_every, Duration::from_secs(1));
+    let mut r = Reply::start_with(tokens, gap, |e, _| e.show(None));
     // What is stored 20 ms and 2 s in: the first text at once, and more
     // within two seconds (saved with the first read after it is due).
     let (e, conv) = (r.e.clone(), r.conv);
@@ -372,7 +376,7 @@ async fn with_no_one_watching_text_is_taken_as_seldom_as_it_is_saved() {
     assert_eq!(deltas[0].1, "t0 ");
     let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(joined, expected(tokens), "every token, once, in order");
-    assert_eq!(*r.text_every.lock().unwrap(), [Duration::from_secs(1)]);
+    assert_eq!(r.pace(), Duration::from_secs(1));
     // 3 s of tokens: the first, then one a second, then the rest at the end.
     assert!(
         (3..=5).contains(&deltas.len()),
@@ -389,4 +393,75 @@ async fn with_no_one_watching_text_is_taken_as_seldom_as_it_is_saved() {
         "the last text went out {:?} after the start",
         *last_at - start
     );
+}
+
+/// A reply streaming in a conversation other than the one a front end
+/// shows is taken once a second; when the front end turns to it, what
+/// waits goes out at once, and the rest at a reader's pace (the provider
+/// is told too). Turning away slows it down again.
+#[tokio::test(start_paused = true)]
+async fn a_reply_is_taken_at_a_readers_pace_only_while_its_conversation_is_shown() {
+    let tokens = 450;
+    let gap = Duration::from_millis(10);
+    let start = Instant::now();
+    let mut r = Reply::start_with(tokens, gap, |e, conv| e.show(Some(conv + 1)));
+    let (e, conv) = (r.e.clone(), r.conv);
+    let turns = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        e.show(Some(conv));
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        e.show(Some(conv + 1));
+    });
+    // The pace the provider is told, sampled on the way.
+    let text_every = r.text_every.clone();
+    let sample = async move {
+        let mut paces = Vec::new();
+        for ms in [500, 750, 1000, 1500] {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            paces.push(text_every.lock().unwrap().last().unwrap().get());
+        }
+        paces
+    };
+    let (deltas, paces) = futures::join!(deltas_until_done(&mut r), sample);
+    turns.await.unwrap();
+    let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(joined, expected(tokens), "every token, once, in order");
+    let ms = |d: Duration| d.as_millis();
+    assert_eq!(
+        paces.iter().map(|p| ms(*p)).collect::<Vec<_>>(),
+        [1000, 1000, 100, 1000],
+        "the pace at 0.5, 1.25, 2.25 and 3.75 s"
+    );
+    let at = |d: &(Instant, String)| d.0 - start;
+    let before: Vec<_> = deltas
+        .iter()
+        .filter(|d| at(d) < Duration::from_millis(1500))
+        .collect();
+    let shown: Vec<_> = deltas
+        .iter()
+        .filter(|d| at(d) >= Duration::from_millis(1500) && at(d) < Duration::from_millis(3000))
+        .collect();
+    // Before: the first text, then once a second.
+    assert!(
+        (2..=3).contains(&before.len()),
+        "{} deltas in the first 1.5 s",
+        before.len()
+    );
+    // Shown: what waited goes out at once, then ten a second.
+    assert_eq!(
+        at(shown[0]),
+        Duration::from_millis(1500),
+        "the text that waited went out at once"
+    );
+    assert!(
+        (14..=17).contains(&shown.len()),
+        "{} deltas while shown",
+        shown.len()
+    );
+    // After: once a second again, and the end at once.
+    let after = deltas
+        .iter()
+        .filter(|d| at(d) >= Duration::from_millis(3000))
+        .count();
+    assert!((2..=4).contains(&after), "{after} deltas in the last 1.5 s");
 }

@@ -3983,3 +3983,27 @@ async fn the_text_of_a_reply_in_another_conversation_draws_nothing() {
     }));
     assert!(ui.screen(80, 24).contains("streaming here and more"));
 }
+
+/// The engine is told which conversation is on screen: the text of a reply
+/// streaming in another is taken once a second (the provider is told so),
+/// and at a reader's pace again when its conversation is shown.
+#[tokio::test(start_paused = true)]
+async fn a_reply_streaming_off_screen_is_taken_once_a_second() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("streaming here")], gate)]);
+    ui.start().await;
+    ui.say("hello");
+    ui.settle().await;
+    let conv = ui.conv();
+    let pace = |ui: &Ui| ui.h.provider.requests().pop().unwrap().text_every.get();
+    assert_eq!(pace(&ui), std::time::Duration::from_millis(100));
+    // A new conversation on screen.
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    ui.settle().await;
+    assert_ne!(ui.app.model.current, Some(conv));
+    assert_eq!(pace(&ui), std::time::Duration::from_secs(1));
+    // Back to the streaming one.
+    ui.app.model.open(conv);
+    ui.settle().await;
+    assert_eq!(pace(&ui), std::time::Duration::from_millis(100));
+}

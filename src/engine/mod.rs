@@ -6,6 +6,7 @@ pub mod clock;
 mod history;
 pub mod models;
 mod ops;
+mod pace;
 pub mod policy;
 pub(crate) mod reading;
 mod scheduler;
@@ -113,10 +114,6 @@ pub struct Options {
     /// watchers of every tock process; a crash loses at most this much of a
     /// reply that is generated again anyway.
     pub persist_every: Duration,
-    /// How often a streaming reply's text is handed to the front ends at
-    /// most, and about how often a stream that trickles is read: ten times
-    /// a second where someone watches it stream (see [`Options::headless`]).
-    pub hand_on_every: Duration,
     /// Watch the database file for other processes' changes.
     pub watch_db: bool,
     /// The time zone recurring rules follow (tests pin one).
@@ -126,26 +123,12 @@ pub struct Options {
     pub mcp_restart_backoff: Duration,
 }
 
-impl Options {
-    /// For a front end that shows no reply as it streams (`tock daemon`; a
-    /// TUI open on the same database sees the reply through its saves):
-    /// text is taken as seldom as it is saved, a tenth of the wake-ups.
-    pub fn headless() -> Self {
-        let defaults = Self::default();
-        Self {
-            hand_on_every: defaults.persist_every,
-            ..defaults
-        }
-    }
-}
-
 impl Default for Options {
     fn default() -> Self {
         Self {
             clock_check: Duration::from_secs(30),
             lease_ttl: Duration::from_secs(75),
             persist_every: Duration::from_secs(1),
-            hand_on_every: reading::HAND_ON_EVERY,
             watch_db: true,
             zone: crate::recur::Zone::Local,
             mcp_restart_backoff: Duration::from_secs(1),
@@ -183,6 +166,8 @@ struct Inner {
     mcp: crate::mcp::Manager,
     /// Approved MCP calls this process is running (by approval id).
     running_approvals: Mutex<std::collections::HashSet<i64>>,
+    /// What the front ends show, which paces streaming replies' text.
+    shown: tokio::sync::watch::Sender<pace::Shown>,
 }
 
 #[derive(Clone)]
@@ -229,6 +214,7 @@ impl Engine {
                 reader: std::sync::OnceLock::new(),
                 mcp,
                 running_approvals: Mutex::new(std::collections::HashSet::new()),
+                shown: tokio::sync::watch::channel(pace::Shown::default()).0,
             }),
         }
     }
@@ -308,6 +294,17 @@ impl Engine {
     }
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.inner.events.subscribe()
+    }
+    /// The conversation a front end shows now (None: none at all). A reply
+    /// streaming in any other has its text handed on, and its socket read,
+    /// as seldom as it is saved (once a second) instead of ten times a
+    /// second; the reply it shows, at once and then at a reader's pace.
+    /// Until a front end says, every reply is taken at a reader's pace.
+    pub fn show(&self, conversation: Option<i64>) {
+        self.inner.shown.send_if_modified(|shown| {
+            let now = pace::Shown::Conversation(conversation);
+            std::mem::replace(shown, now) != now
+        });
     }
     pub fn dispatch_state(&self) -> DispatchState {
         lock(&self.inner.dispatch).clone()

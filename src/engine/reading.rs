@@ -5,8 +5,8 @@
 //! front end a hand-over reaches (a frame each). So:
 //! - the stream is read as it arrives, in the wake-up its arrival causes
 //!   anyway (a read put off until later would be a wake-up of its own);
-//! - text is handed on at most every `hand_on_every` ([`HAND_ON_EVERY`]
-//!   where someone watches it stream), the first text and the last at once
+//! - text is handed on at most every [`HAND_ON_EVERY`] while a front end
+//!   shows the conversation (see `pace`), the first text and the last at once
 //!   (time to first token; a finished reply is on screen without waiting).
 //!   Text that falls due waits for the next event to arrive, which a steady
 //!   stream brings within a token's gap (or a read of the socket, which is
@@ -25,6 +25,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
 use super::StopReason;
+use super::pace::Pace;
 use crate::llm::{EventStream, LlmError, StreamEvent, ToolCall, Usage};
 
 /// How often streamed text is handed to a front end that shows it at most:
@@ -66,24 +67,22 @@ pub(crate) struct Limits<'a> {
     pub max_reply: Duration,
     /// How often the partial reply is saved.
     pub persist_every: Duration,
-    /// How often text is handed on at most.
-    pub hand_on_every: Duration,
 }
 
 /// Read `stream` to its end, a stop, or a limit. `hand_on` gets the text
-/// for the front ends and where it starts in the reply; `save` gets the
-/// whole text so far, to store.
+/// for the front ends and where it starts in the reply, as often as `pace`
+/// says; `save` gets the whole text so far, to store.
 pub(crate) async fn read(
     mut stream: EventStream,
     stop: &mut watch::Receiver<Option<StopReason>>,
     limits: Limits<'_>,
+    pace: &mut Pace,
     mut hand_on: impl FnMut(usize, String),
     mut save: impl FnMut(&str),
 ) -> Read {
     let started = Instant::now();
     let reply_deadline = started + limits.max_reply;
-    let mut taken = Taken::new(started, limits.persist_every, limits.hand_on_every);
-    let slack = limits.hand_on_every + SLACK;
+    let mut taken = Taken::new(started, limits.persist_every, pace.every());
     let mut calls: Vec<ToolCall> = Vec::new();
     let mut usage: Option<Usage> = None;
     // Moved forward with each event; the timer that watches it is moved
@@ -104,6 +103,7 @@ pub(crate) async fn read(
             }
             None => {
                 ready_in_a_row = 0;
+                let slack = taken.hand_on_every + SLACK;
                 let next = [
                     Some(progress_checked),
                     Some(reply_deadline),
@@ -119,6 +119,13 @@ pub(crate) async fn read(
                     biased;
                     _ = stop.changed() => break End::Stopped((*stop.borrow()).unwrap_or(StopReason::User)),
                     ev = stream.next() => ev,
+                    every = pace.changed() => {
+                        // Shown now: what waits goes out at once.
+                        let now = Instant::now();
+                        taken.set_every(now, every);
+                        taken.pass_on(now, Duration::ZERO, &mut hand_on, &mut save);
+                        continue;
+                    }
                     _ = &mut timer => {
                         let now = Instant::now();
                         if now >= reply_deadline {
@@ -205,6 +212,18 @@ impl Taken {
             persist_every,
             hand_on_every,
         }
+    }
+
+    /// Hand text on every `every` from now on. Sooner than before means a
+    /// front end has just begun to show the reply: what waits is handed on
+    /// and saved at once, so that the front end, which has just read the
+    /// reply from the database, finds the text before what it is handed.
+    fn set_every(&mut self, now: Instant, every: Duration) {
+        if every < self.hand_on_every {
+            self.hand_on_at = self.hand_on_at.min(now);
+            self.save_at = self.save_at.min(now);
+        }
+        self.hand_on_every = every;
     }
 
     fn push(&mut self, t: &str) {

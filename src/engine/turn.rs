@@ -114,6 +114,11 @@ pub(crate) async fn run(
     } else {
         Vec::new()
     };
+    let mut pace = super::pace::Pace::new(
+        conv_id,
+        engine.inner.options.persist_every,
+        engine.inner.shown.subscribe(),
+    );
     let req = ChatRequest {
         model: resolved.model.clone(),
         system: Some(system_prompt(
@@ -123,7 +128,7 @@ pub(crate) async fn run(
         )),
         messages: build_messages(&history, &item, resolved.vision),
         tools,
-        text_every: engine.inner.options.hand_on_every,
+        text_every: pace.text().clone(),
     };
 
     // Until the provider accepts, a stop means "not sent".
@@ -208,14 +213,13 @@ pub(crate) async fn run(
         stream_timeout: resolved.stream_timeout,
         max_reply: Duration::from_secs(cfg.turn.max_reply_secs.max(1)),
         persist_every: engine.inner.options.persist_every,
-        hand_on_every: engine.inner.options.hand_on_every,
     };
     let reading::Read {
         end,
         text,
         calls,
         usage,
-    } = reading::read(stream, &mut stop, limits, hand_on, save).await;
+    } = reading::read(stream, &mut stop, limits, &mut pace, hand_on, save).await;
     // Stored whatever the end: a cut or stopped reply was paid for too.
     if let Some(u) = &usage
         && let Err(e) = store.set_message_usage(reply_id, u)

@@ -65,7 +65,7 @@ impl Provider for Anthropic {
             let resp = self.http.post(url, headers, &request_body(req)).await?;
             Ok(self
                 .http
-                .stream(resp, AnthropicDecoder::default(), req.text_every))
+                .stream(resp, AnthropicDecoder::default(), &req.text_every))
         })
     }
 }

@@ -257,16 +257,12 @@ impl Http {
         &self,
         resp: reqwest::Response,
         decoder: D,
-        text_every: Duration,
+        text_every: &super::TextPace,
     ) -> EventStream {
         // Both or neither: a socket is only left quiet with a timer to end it.
         let socket = super::quiet::QuietSocket::of(&resp)
             .and_then(|s| super::quiet::QuietTimer::new().map(|t| (s, t)));
-        let read_every = if closes_after(&resp) {
-            text_every.max(READ_EVERY)
-        } else {
-            READ_EVERY
-        };
+        let read_every = closes_after(&resp).then(|| text_every.clone());
         let driver = Driver {
             label: self.label,
             key: self.key.clone(),
@@ -309,8 +305,9 @@ struct Driver<D> {
     /// The connection's socket, when it could be found, and the timer that
     /// ends its quiet spells (`quiet`).
     socket: Option<(super::quiet::QuietSocket, super::quiet::QuietTimer)>,
-    /// How long the socket is left quiet after a read.
-    read_every: Duration,
+    /// How long the socket is left quiet after a read: the caller's pace
+    /// when the server's close will announce the end, else `READ_EVERY`.
+    read_every: Option<super::TextPace>,
     pace: Pace,
     /// When data was last read, and whether it comes faster than
     /// `read_every` (then the socket is left quiet after each read).
@@ -329,6 +326,13 @@ enum Pace {
     /// Quiet until the timer fires; data read meanwhile (the peer closed, a
     /// burst) is taken as usual.
     Quiet,
+}
+
+/// How long the socket is left quiet after a read, now.
+fn quiet_for(read_every: &Option<super::TextPace>) -> Duration {
+    read_every
+        .as_ref()
+        .map_or(READ_EVERY, |pace| pace.get().max(READ_EVERY))
 }
 
 impl<D: Decoder> Driver<D> {
@@ -355,7 +359,7 @@ impl<D: Decoder> Driver<D> {
                         (self.pace, self.socket.as_mut())
                         && self.trickles
                         && std::mem::take(&mut self.read_since_listen)
-                        && timer.arm(self.read_every)
+                        && timer.arm(quiet_for(&self.read_every))
                         && socket.quiet()
                     {
                         self.pace = Pace::Quiet;
@@ -363,10 +367,18 @@ impl<D: Decoder> Driver<D> {
                     let quiet = self.pace == Pace::Quiet;
                     let timer = self.socket.as_ref().map(|(_, t)| t);
                     let idle_at = self.last_data + self.idle;
+                    // The caller's pace changing (its text now shown, or no
+                    // longer) ends the spell: the next follows the new pace.
+                    let paced = self.read_every.as_ref();
                     tokio::select! {
                         biased;
                         next = body.next() => Ok(next),
-                        _ = async { if let Some(t) = timer { t.fired().await } }, if quiet => {
+                        _ = async {
+                            tokio::select! {
+                                _ = async { if let Some(t) = timer { t.fired().await } } => {}
+                                _ = async { match paced { Some(p) => p.changed().await, None => std::future::pending().await } } => {}
+                            }
+                        }, if quiet => {
                             self.pace = Pace::Listening;
                             if let Some((socket, _)) = self.socket.as_mut() {
                                 // Nothing came while quiet: slower than the
@@ -393,9 +405,9 @@ impl<D: Decoder> Driver<D> {
                         self.got_bytes = true;
                         if self.pace == Pace::Listening {
                             // Two reads closer than the pause: it trickles.
-                            self.trickles |= self
-                                .last_read
-                                .is_some_and(|at| now.duration_since(at) < self.read_every);
+                            self.trickles |= self.last_read.is_some_and(|at| {
+                                now.duration_since(at) < quiet_for(&self.read_every)
+                            });
                             self.last_read = Some(now);
                             self.read_since_listen = true;
                         }

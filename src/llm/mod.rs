@@ -77,7 +77,61 @@ pub struct ChatRequest {
     /// How often the caller takes the reply's text as it streams: a stream
     /// that trickles is left unread between reads about this long, where
     /// the server's close will announce its end (see `http`).
-    pub text_every: Duration,
+    pub text_every: TextPace,
+}
+
+/// How often a reply's text is taken as it streams, which may change while
+/// it streams (a front end starts or stops showing its conversation): the
+/// engine sets it, the stream's reader reads it before each quiet spell and
+/// ends a spell early when it changes.
+#[derive(Clone, Debug)]
+pub struct TextPace(Arc<PaceCell>);
+
+#[derive(Debug)]
+struct PaceCell {
+    micros: std::sync::atomic::AtomicU64,
+    changed: tokio::sync::Notify,
+}
+
+impl TextPace {
+    pub fn new(every: Duration) -> Self {
+        Self(Arc::new(PaceCell {
+            micros: std::sync::atomic::AtomicU64::new(Self::micros(every)),
+            changed: tokio::sync::Notify::new(),
+        }))
+    }
+
+    fn micros(d: Duration) -> u64 {
+        u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+    }
+
+    pub fn get(&self) -> Duration {
+        Duration::from_micros(self.0.micros.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    pub fn set(&self, every: Duration) {
+        let new = Self::micros(every);
+        if self
+            .0
+            .micros
+            .swap(new, std::sync::atomic::Ordering::Relaxed)
+            != new
+        {
+            self.0.changed.notify_waiters();
+        }
+    }
+
+    /// Resolves at the next change (a future made before it sees it).
+    pub async fn changed(&self) {
+        self.0.changed.notified().await
+    }
+}
+
+/// Requests compare by the pace they ask for, not by who shares it.
+impl PartialEq for TextPace {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -77,7 +77,7 @@ impl Provider for Ollama {
             let resp = self.http.post(url, headers, &request_body(req)).await?;
             Ok(self
                 .http
-                .stream(resp, OllamaDecoder::default(), req.text_every))
+                .stream(resp, OllamaDecoder::default(), &req.text_every))
         })
     }
 }

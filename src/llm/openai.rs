@@ -78,7 +78,7 @@ impl Provider for OpenAi {
             };
             Ok(self
                 .http
-                .stream(resp, OpenAiDecoder::default(), req.text_every))
+                .stream(resp, OpenAiDecoder::default(), &req.text_every))
         })
     }
 }

@@ -121,7 +121,7 @@ impl App {
                         app.model.reload_convs();
                         app.model.reload_summaries();
                         if app.model.current == Some(id) {
-                            app.model.current = None;
+                            app.model.set_current(None);
                             app.composer = Composer::default();
                             app.open_other_or_new();
                         }

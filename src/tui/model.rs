@@ -141,6 +141,13 @@ impl Model {
         }
     }
 
+    /// The conversation on screen; the engine takes the text of replies
+    /// streaming in others less often.
+    pub fn set_current(&mut self, current: Option<i64>) {
+        self.current = current;
+        self.engine.show(current);
+    }
+
     /// Show conversation `id` (its history, items and approvals).
     pub fn open(&mut self, id: i64) {
         if self.current != Some(id) {
@@ -148,7 +155,7 @@ impl Model {
             self.browsing.clear();
             self.stepping = None;
         }
-        self.current = Some(id);
+        self.set_current(Some(id));
         self.unread.remove(&id);
         self.reload_messages();
         self.reload_items();
@@ -440,7 +447,7 @@ impl Model {
         if let Some(id) = self.current
             && !self.convs.iter().any(|c| c.id == id)
         {
-            self.current = None;
+            self.set_current(None);
             self.entries.clear();
         }
         self.reload_messages();

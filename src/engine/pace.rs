@@ -1,0 +1,72 @@
+//! How often a streaming reply's text is taken: at a reader's pace
+//! (`HAND_ON_EVERY`) while a front end shows its conversation, as seldom as
+//! it is saved while none does. A front end that never says what it shows
+//! (a test, the CLI) has every reply taken at a reader's pace.
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::reading::HAND_ON_EVERY;
+use crate::llm::TextPace;
+
+/// What the front ends of this process show, as far as they said.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Shown {
+    #[default]
+    Unsaid,
+    /// This conversation, or (None) no conversation at all (`tock daemon`).
+    Conversation(Option<i64>),
+}
+
+/// The pace of one reply's text, following what is shown.
+pub(crate) struct Pace {
+    conversation: i64,
+    /// While no front end shows the reply: how often it is saved.
+    unwatched: Duration,
+    shown: watch::Receiver<Shown>,
+    /// Shared with the provider, which paces its reads by it.
+    text: TextPace,
+}
+
+impl Pace {
+    pub fn new(conversation: i64, unwatched: Duration, mut shown: watch::Receiver<Shown>) -> Self {
+        shown.mark_unchanged();
+        let pace = Self {
+            conversation,
+            unwatched: unwatched.max(HAND_ON_EVERY),
+            shown,
+            text: TextPace::new(HAND_ON_EVERY),
+        };
+        pace.text.set(pace.every());
+        pace
+    }
+
+    /// Handed to the provider with the request.
+    pub fn text(&self) -> &TextPace {
+        &self.text
+    }
+
+    /// How often text is handed on now.
+    pub fn every(&self) -> Duration {
+        match *self.shown.borrow() {
+            Shown::Conversation(c) if c != Some(self.conversation) => self.unwatched,
+            _ => HAND_ON_EVERY,
+        }
+    }
+
+    /// Resolves with the new pace when it changes (never, once the engine
+    /// is gone).
+    pub async fn changed(&mut self) -> Duration {
+        loop {
+            if self.shown.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+            let every = self.every();
+            if every != self.text.get() {
+                self.text.set(every);
+                return every;
+            }
+        }
+    }
+}
