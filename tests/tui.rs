@@ -3945,16 +3945,23 @@ async fn input_that_cannot_change_the_screen_changes_nothing() {
     }
 }
 
-/// The text of a reply streaming in a conversation not on screen changes
-/// nothing there: no frame is drawn for it. Text of the reply on screen is.
-#[tokio::test(start_paused = true)]
-async fn the_text_of_a_reply_in_another_conversation_draws_nothing() {
+/// A UI whose first message's reply has streamed `first` and waits for
+/// more, with its conversation.
+async fn streaming(first: &str) -> (Ui, i64) {
     let gate = Arc::new(tokio::sync::Notify::new());
-    let mut ui = Ui::new(vec![Step::Hold(vec![text("streaming here")], gate)]);
+    let mut ui = Ui::new(vec![Step::Hold(vec![text(first)], gate)]);
     ui.start().await;
     ui.say("hello");
     ui.settle().await;
     let conv = ui.conv();
+    (ui, conv)
+}
+
+/// The text of a reply streaming in a conversation not on screen changes
+/// nothing there: no frame is drawn for it. Text of the reply on screen is.
+#[tokio::test(start_paused = true)]
+async fn the_text_of_a_reply_in_another_conversation_draws_nothing() {
+    let (mut ui, conv) = streaming("streaming here").await;
     let reply = ui
         .store()
         .messages(conv)
@@ -3989,12 +3996,7 @@ async fn the_text_of_a_reply_in_another_conversation_draws_nothing() {
 /// and at a reader's pace again when its conversation is shown.
 #[tokio::test(start_paused = true)]
 async fn a_reply_streaming_off_screen_is_taken_once_a_second() {
-    let gate = Arc::new(tokio::sync::Notify::new());
-    let mut ui = Ui::new(vec![Step::Hold(vec![text("streaming here")], gate)]);
-    ui.start().await;
-    ui.say("hello");
-    ui.settle().await;
-    let conv = ui.conv();
+    let (mut ui, conv) = streaming("streaming here").await;
     let pace = |ui: &Ui| ui.h.provider.requests().pop().unwrap().text_every.get();
     assert_eq!(pace(&ui), std::time::Duration::from_millis(100));
     // A new conversation on screen.
