@@ -198,6 +198,18 @@ fn reads(texts: &[(Instant, String)]) -> usize {
         + 1
 }
 
+/// A server that closes after a response of 100 tokens 10 ms apart, its
+/// end 5 ms after the last.
+async fn closing_second_of_tokens() -> Server {
+    Server::start_closing(vec![Pace {
+        tokens: 100,
+        gap: Duration::from_millis(10),
+        tail_after: Duration::from_millis(5),
+        ..Pace::default()
+    }])
+    .await
+}
+
 /// The end of the server's first response was read within 60 ms of being
 /// written (the close announced it; a quiet spell over would be later).
 fn end_read_at_once(server: &Server, done: Instant) {
@@ -332,13 +344,7 @@ async fn a_caller_that_takes_text_seldom_has_a_closing_reply_read_that_seldom() 
     // server that closes: a caller that takes text every 500 ms (the daemon
     // takes it once a second) has the socket left quiet that long between
     // reads, and the end is still read when the close comes.
-    let pace = Pace {
-        tokens: 100,
-        gap: Duration::from_millis(10),
-        tail_after: Duration::from_millis(5),
-        ..Pace::default()
-    };
-    let server = Server::start_closing(vec![pace]).await;
+    let server = closing_second_of_tokens().await;
     let p = provider(&server.base);
     let (texts, done) = read_reply_to(&p, &request_every(Duration::from_millis(500))).await;
     assert_eq!(joined(&texts), expected(100));
@@ -357,13 +363,7 @@ async fn a_quiet_spell_ends_when_the_caller_starts_taking_text_sooner() {
     // the reply's conversation: the spell under way ends at once rather
     // than a second after it began, and the reads that follow are 100 ms
     // apart.
-    let pace = Pace {
-        tokens: 100,
-        gap: Duration::from_millis(10),
-        tail_after: Duration::from_millis(5),
-        ..Pace::default()
-    };
-    let server = Server::start_closing(vec![pace]).await;
+    let server = closing_second_of_tokens().await;
     let p = provider(&server.base);
     let req = request_every(Duration::from_secs(1));
     let text_every = req.text_every.clone();
