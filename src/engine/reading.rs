@@ -38,7 +38,8 @@ pub(crate) const HAND_ON_EVERY: Duration = Duration::from_millis(100);
 /// timer wheel's 64 ms blocks plus a read's 40 ms (a timer is moved to a
 /// finer level, a wake-up, up to 64 ms before its deadline, and a stream
 /// that keeps coming resets it before that), and longer than the 100 ms
-/// between reads of a socket left quiet.
+/// between reads of a socket left quiet; at once a second, 1.02 s, for
+/// reads as far apart.
 const SLACK: Duration = Duration::from_millis(20);
 /// Stream events taken in a row without waiting, before the stop is looked
 /// at again.
@@ -120,7 +121,8 @@ pub(crate) async fn read(
                     _ = stop.changed() => break End::Stopped((*stop.borrow()).unwrap_or(StopReason::User)),
                     ev = stream.next() => ev,
                     every = pace.changed() => {
-                        // Shown now: what waits goes out at once.
+                        // Sooner than before: the reply has just come on
+                        // screen, and what waits goes out at once.
                         let now = Instant::now();
                         taken.set_every(now, every);
                         taken.pass_on(now, Duration::ZERO, &mut hand_on, &mut save);

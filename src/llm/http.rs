@@ -22,14 +22,6 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// read (see `quiet`): tokens that arrive meanwhile are read together, and
 /// the last one is on its way to the screen at most this late.
 const READ_EVERY: Duration = Duration::from_millis(40);
-/// When the server closes the connection after the response (which every
-/// streamed request asks for), the close wakes a quiet socket at once, so
-/// the end of a reply is never held back, and the pause only bounds how
-/// late text in the middle of it is taken: as often as the caller takes
-/// text (`ChatRequest::text_every`). The engine hands text to a screen ten
-/// times a second, so a read every 100 ms makes one hand-over and one frame
-/// per wake-up, against two and a half wake-ups per frame at 40 ms. Never
-/// less than `READ_EVERY`.
 /// Upper bound on an honoured `Retry-After`, so a silly header cannot park a
 /// message for weeks.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
@@ -328,7 +320,15 @@ enum Pace {
     Quiet,
 }
 
-/// How long the socket is left quiet after a read, now.
+/// How long the socket is left quiet after a read, now. When the server
+/// closes the connection after the response (which every streamed request
+/// asks for), the close wakes a quiet socket at once, so the end of a reply
+/// is never held back, and the pause only bounds how late text in the
+/// middle of it is taken: as often as the caller takes text
+/// (`ChatRequest::text_every`, never less than `READ_EVERY`). The engine
+/// hands text to a screen ten times a second, so a read every 100 ms makes
+/// one hand-over and one frame per wake-up, against two and a half wake-ups
+/// per frame at 40 ms. Otherwise `READ_EVERY`.
 fn quiet_for(read_every: &Option<super::TextPace>) -> Duration {
     read_every
         .as_ref()
