@@ -123,6 +123,17 @@ impl Reply {
     }
 }
 
+/// The reply's text as stored so far (empty before it is).
+fn stored_reply(e: &Engine, conv: i64) -> String {
+    e.store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::Assistant)
+        .map(|m| m.content)
+        .unwrap_or_default()
+}
+
 fn expected(tokens: usize) -> String {
     (0..tokens).map(|i| format!("t{i} ")).collect()
 }
@@ -307,15 +318,7 @@ async fn a_stream_with_everything_ready_is_read_without_pausing() {
 #[tokio::test(start_paused = true)]
 async fn the_first_text_is_saved_at_once_then_once_a_second() {
     let mut r = Reply::start(300, Duration::from_millis(10));
-    let stored = |r: &Reply| {
-        r.e.store()
-            .messages(r.conv)
-            .unwrap()
-            .into_iter()
-            .find(|m| m.role == Role::Assistant)
-            .map(|m| m.content)
-            .unwrap_or_default()
-    };
+    let stored = |r: &Reply| stored_reply(&r.e, r.conv);
     loop {
         if let Event::Delta { .. } = r.events.recv().await.unwrap() {
             break;
@@ -352,19 +355,10 @@ async fn with_no_conversation_shown_text_is_taken_as_seldom_as_it_is_saved() {
     // within two seconds (saved with the first read after it is due).
     let (e, conv) = (r.e.clone(), r.conv);
     let stored = tokio::spawn(async move {
-        let reply = || {
-            e.store()
-                .messages(conv)
-                .unwrap()
-                .into_iter()
-                .find(|m| m.role == Role::Assistant)
-                .map(|m| m.content)
-                .unwrap_or_default()
-        };
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let first = reply();
+        let first = stored_reply(&e, conv);
         tokio::time::sleep(Duration::from_millis(1980)).await;
-        (first, reply())
+        (first, stored_reply(&e, conv))
     });
     let deltas = deltas_until_done(&mut r).await;
     let (first, later) = stored.await.unwrap();

@@ -30,8 +30,8 @@ pub(crate) struct Pace {
 }
 
 impl Pace {
-    pub fn new(conversation: i64, unwatched: Duration, mut shown: watch::Receiver<Shown>) -> Self {
-        shown.mark_unchanged();
+    /// `shown`: a receiver that has seen the current value (a new one).
+    pub fn new(conversation: i64, unwatched: Duration, shown: watch::Receiver<Shown>) -> Self {
         let pace = Self {
             conversation,
             unwatched: unwatched.max(HAND_ON_EVERY),
