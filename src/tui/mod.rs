@@ -5,6 +5,7 @@
 //! coalesced (at most ~60/s), none when nothing changed.
 
 pub mod app;
+mod backend;
 pub mod chat;
 pub mod commands;
 pub mod composer;
