@@ -295,6 +295,33 @@ fn ctrl_q_quits_and_restores_the_terminal() {
     );
 }
 
+/// Keys typed while another process holds the database's write lock show at
+/// once. The engine, starting, waits for that lock (up to the store's busy
+/// timeout, again and again while it is held); the keyboard must not wait
+/// with it.
+#[test]
+fn keys_show_while_another_process_holds_the_write_lock() {
+    let t = Tock::new();
+    // A first run makes the conversation, so that starting again writes
+    // nothing before the first frame.
+    let mut first = start(&t);
+    first.write(b"\x11"); // Ctrl+Q
+    assert!(first.wait_exit(LONG), "tock did not exit on Ctrl+Q");
+    let lock = rusqlite::Connection::open(&t.db).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE; CREATE TABLE held_lock(x);")
+        .unwrap();
+    let mut pty = start(&t);
+    pty.type_text("typed under the lock");
+    // Well inside the 5 s the engine's first write waits for the lock.
+    let shown = pty.wait_for(Duration::from_secs(3), "the keys on screen", |s| {
+        s.contains("typed under the lock")
+    });
+    assert!(shown.contains("typed under the lock"));
+    lock.execute_batch("ROLLBACK").unwrap();
+    pty.write(b"\x11");
+    assert!(pty.wait_exit(LONG), "tock did not exit on Ctrl+Q");
+}
+
 #[test]
 fn kill9_with_a_queued_item_while_streaming_then_restart_delivers_once() {
     let server = MockServer::start();

@@ -26,10 +26,6 @@ pub(crate) fn spawn(engine: Engine) {
     if name.is_empty() || name == ":memory:" {
         return;
     }
-    // The version to compare with is read before the watch starts, not when
-    // the task below first runs: a commit in between would otherwise become
-    // the baseline and never be reported.
-    let mut last = engine.store().data_version().unwrap_or(0);
     let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
     // Only the database and its WAL carry other processes' commits. Anything
     // else in the directory (a log file the daemon writes on every line, an
@@ -53,7 +49,7 @@ pub(crate) fn spawn(engine: Engine) {
             tracing::warn!(
                 "cannot watch the database ({e}); changes by other processes show on the 1 s fallback check"
             );
-            tokio::spawn(poll_fallback(engine, last));
+            tokio::spawn(poll_fallback(engine));
             return;
         }
     };
@@ -62,19 +58,26 @@ pub(crate) fn spawn(engine: Engine) {
             "cannot watch {} ({e}); using the 1 s fallback check",
             dir.display()
         );
-        tokio::spawn(poll_fallback(engine, last));
+        tokio::spawn(poll_fallback(engine));
         return;
     }
     tokio::spawn(async move {
         let _watcher = watcher; // dropping it stops the watch
         let timer = QuietTimer::new();
+        // The version to compare with is read here, on the engine's worker,
+        // not by the caller of `spawn` (the TUI's thread): reading it waits
+        // for the engine's connection, which a write held up by another
+        // process's lock keeps meanwhile. A commit made after the watch
+        // started may already be in it, so the first change noticed is
+        // reported whatever the version says.
+        let mut last = Baseline::new(&engine);
         while rx.recv().await.is_some() {
             // Coalesce bursts into one check. The pause also lets a commit
             // that inotify reported (its WAL write) become visible: SQLite
             // updates the WAL index (`-shm`, not watched) just after.
             coalesce(timer.as_ref()).await;
             while rx.try_recv().is_ok() {}
-            check(&engine, &mut last);
+            last.check(&engine);
         }
     });
 }
@@ -92,19 +95,39 @@ async fn coalesce(timer: Option<&QuietTimer>) {
     }
 }
 
-fn check(engine: &Engine, last: &mut i64) {
-    if let Ok(v) = engine.store().data_version()
-        && v != *last
-    {
-        *last = v;
-        engine.emit(Event::External);
-        engine.wake();
+/// The database's version as last seen, and whether no change has been
+/// noticed since it was first read.
+struct Baseline {
+    version: i64,
+    first: bool,
+}
+
+impl Baseline {
+    fn new(engine: &Engine) -> Self {
+        Self {
+            version: engine.store().data_version().unwrap_or(0),
+            first: true,
+        }
+    }
+
+    /// Tell the front ends when another process committed: the version
+    /// moved, or this is the first change noticed (see `spawn`).
+    fn check(&mut self, engine: &Engine) {
+        if let Ok(v) = engine.store().data_version()
+            && (v != self.version || std::mem::take(&mut self.first))
+        {
+            self.version = v;
+            self.first = false;
+            engine.emit(Event::External);
+            engine.wake();
+        }
     }
 }
 
-async fn poll_fallback(engine: Engine, mut last: i64) {
+async fn poll_fallback(engine: Engine) {
+    let mut last = Baseline::new(&engine);
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        check(&engine, &mut last);
+        last.check(&engine);
     }
 }

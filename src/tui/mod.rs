@@ -134,10 +134,7 @@ async fn event_loop(
     mut highlight_ready: tokio::sync::mpsc::UnboundedReceiver<()>,
     (mut sigterm, mut sighup): (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
 ) -> anyhow::Result<()> {
-    let (mut input, input_task) = forward_input();
-    // Dropping the stream ends crossterm's reading thread, so that it does
-    // not take what is typed after tock has given the terminal back.
-    let _stop_input = AbortOnDrop(input_task);
+    let (mut input, _input_thread) = forward_input();
     let mut writes_done = app.model.writer.take_wake();
     let mut dirty = true;
     // Something other than streamed text changed (a key, a tick, a resize).
@@ -269,32 +266,69 @@ async fn event_loop(
     Ok(())
 }
 
-/// Terminal input, read by a task of its own and handed over through a
-/// channel. Polling crossterm's `EventStream` directly from the loop's
-/// `select!` would poll it on every wake-up (each frame, each engine event),
-/// and each such poll spins on the input reader's lock (about seven
-/// `sched_yield`s) while its waiting thread holds it.
+/// Terminal input, read on a thread of its own and handed over through a
+/// channel. Not by a task on the engine's worker: an engine call that waits
+/// for another process's write lock (up to the store's busy timeout, and
+/// again while the lock is held) held up every key typed meanwhile, and
+/// the screen showed them seconds later. Not by polling crossterm's
+/// `EventStream` from the loop's `select!` either: that would poll it on
+/// every wake-up (each frame, each engine event), and each such poll spins
+/// on the input reader's lock (about seven `sched_yield`s) while its
+/// waiting thread holds it.
 fn forward_input() -> (
     tokio::sync::mpsc::UnboundedReceiver<std::io::Result<ratatui::crossterm::event::Event>>,
-    tokio::task::JoinHandle<()>,
+    InputThread,
 ) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let task = tokio::spawn(async move {
-        let mut input = EventStream::new();
-        while let Some(ev) = input.next().await {
-            if tx.send(ev).is_err() {
-                break;
-            }
+    let (stop, mut stopped) = futures::channel::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("tock-input".into())
+        .spawn(move || {
+            futures::executor::block_on(async move {
+                let mut input = EventStream::new();
+                // Dropping the stream (on the way out) ends crossterm's
+                // reading thread too.
+                while let futures::future::Either::Left((Some(ev), _)) =
+                    futures::future::select(input.next(), &mut stopped).await
+                {
+                    if tx.send(ev).is_err() {
+                        break;
+                    }
+                }
+            })
+        });
+    let thread = match thread {
+        Ok(thread) => Some(thread),
+        Err(e) => {
+            tracing::warn!("terminal input: no thread to read it: {e}");
+            None
         }
-    });
-    (rx, task)
+    };
+    (
+        rx,
+        InputThread {
+            stop: Some(stop),
+            thread,
+        },
+    )
 }
 
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+/// The thread reading terminal input; stopped and waited for when dropped,
+/// so that it does not take what is typed after tock has given the
+/// terminal back.
+struct InputThread {
+    stop: Option<futures::channel::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
 
-impl Drop for AbortOnDrop {
+impl Drop for InputThread {
     fn drop(&mut self) {
-        self.0.abort();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
