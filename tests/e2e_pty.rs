@@ -538,6 +538,37 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_restores_the_terminal() {
     assert_eq!(draft.edit_of, None);
 }
 
+/// What is typed into the editor goes to the editor: tock does not read the
+/// terminal while it has handed it over.
+#[test]
+fn ctrl_g_keys_typed_in_the_editor_reach_the_editor() {
+    let mut t = Tock::new();
+    // An "editor" that, as a real one does, reads the terminal key by key
+    // (raw mode), and keeps the 19 keys of "typed in the editor".
+    let script = t.dir.path().join("raw-editor.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nstty raw -echo\nprintf 'EDITOR READY\\r\\n'\nhead -c 19 > \"$1\"\nstty sane\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    t.set_env("VISUAL", &script.display().to_string());
+    let pty = start(&t);
+    pty.write(b"\x07"); // Ctrl+G
+    pty.wait_text("EDITOR READY", LONG);
+    for c in "typed in the editor".chars() {
+        pty.type_text(&c.to_string());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let screen = pty.wait_for(LONG, "the keys back in the composer", |s| {
+        s.contains("typed in the editor") && !s.contains("EDITOR READY")
+    });
+    assert!(screen.contains("typed in the editor"));
+}
+
 #[test]
 fn theme_auto_asks_the_terminal_and_draws_the_light_palette_on_a_light_background() {
     let t = Tock::new();

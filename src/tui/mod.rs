@@ -134,7 +134,7 @@ async fn event_loop(
     mut highlight_ready: tokio::sync::mpsc::UnboundedReceiver<()>,
     (mut sigterm, mut sighup): (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
 ) -> anyhow::Result<()> {
-    let (mut input, _input_thread) = forward_input();
+    let (mut input, mut input_thread) = forward_input();
     let mut writes_done = app.model.writer.take_wake();
     let mut dirty = true;
     // Something other than streamed text changed (a key, a tick, a resize).
@@ -241,7 +241,12 @@ async fn event_loop(
         }
         if app.editor_request {
             app.editor_request = false;
-            match terminal::run_editor(term, &app.composer_text()) {
+            // The editor reads the terminal now, key by key: reading it here
+            // too took most of what was typed into it.
+            drop(input_thread);
+            let edited = terminal::run_editor(term, &app.composer_text());
+            (input, input_thread) = forward_input();
+            match edited {
                 Ok(Some(text)) => {
                     app.set_composer(&text);
                     app.save_draft();
