@@ -134,7 +134,7 @@ async fn event_loop(
     mut highlight_ready: tokio::sync::mpsc::UnboundedReceiver<()>,
     (mut sigterm, mut sighup): (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
 ) -> anyhow::Result<()> {
-    let (mut input, mut input_thread) = forward_input();
+    let (mut input, mut input_thread) = forward_input()?;
     let mut writes_done = app.model.writer.take_wake();
     let mut dirty = true;
     // Something other than streamed text changed (a key, a tick, a resize).
@@ -245,7 +245,7 @@ async fn event_loop(
             // too took most of what was typed into it.
             drop(input_thread);
             let edited = terminal::run_editor(term, &app.composer_text());
-            (input, input_thread) = forward_input();
+            (input, input_thread) = forward_input()?;
             match edited {
                 Ok(Some(text)) => {
                     app.set_composer(&text);
@@ -280,12 +280,14 @@ async fn event_loop(
 /// every wake-up (each frame, each engine event), and each such poll spins
 /// on the input reader's lock (about seven `sched_yield`s) while its
 /// waiting thread holds it.
-fn forward_input() -> (
+fn forward_input() -> std::io::Result<(
     tokio::sync::mpsc::UnboundedReceiver<std::io::Result<ratatui::crossterm::event::Event>>,
     InputThread,
-) {
+)> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let (stop, mut stopped) = futures::channel::oneshot::channel::<()>();
+    // A thread that cannot be made is an error: a TUI that reads no keys
+    // could not even be quit.
     let thread = std::thread::Builder::new()
         .name("tock-input".into())
         .spawn(move || {
@@ -301,21 +303,14 @@ fn forward_input() -> (
                     }
                 }
             })
-        });
-    let thread = match thread {
-        Ok(thread) => Some(thread),
-        Err(e) => {
-            tracing::warn!("terminal input: no thread to read it: {e}");
-            None
-        }
-    };
-    (
+        })?;
+    Ok((
         rx,
         InputThread {
             stop: Some(stop),
-            thread,
+            thread: Some(thread),
         },
-    )
+    ))
 }
 
 /// The thread reading terminal input; stopped and waited for when dropped,
