@@ -49,6 +49,16 @@ fn only_conv(t: &Tock) -> String {
     c[0]["id"].to_string()
 }
 
+/// `script`, written as an executable file named `name`, becomes the
+/// `$VISUAL` that Ctrl+G runs.
+fn use_editor(t: &mut Tock, name: &str, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = t.dir.path().join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    t.set_env("VISUAL", &path.display().to_string());
+}
+
 fn summary(msgs: &[Value]) -> Vec<(String, String)> {
     msgs.iter()
         .map(|m| {
@@ -511,17 +521,11 @@ fn a_fired_item_rings_and_emits_desktop_notification_escapes_outside_tmux() {
 fn ctrl_g_edits_the_draft_in_the_editor_and_restores_the_terminal() {
     let mut t = Tock::new();
     // An "editor" that appends a line to the file it is given, as a person would.
-    let script = t.dir.path().join("fake-editor.sh");
-    std::fs::write(
-        &script,
+    use_editor(
+        &mut t,
+        "fake-editor.sh",
         "#!/bin/sh\nprintf ' and more from the editor\\n' >> \"$1\"\n",
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    t.set_env("VISUAL", &script.display().to_string());
+    );
     let pty = start(&t);
     pty.type_text("a draft");
     pty.wait_text("a draft", LONG);
@@ -545,17 +549,11 @@ fn ctrl_g_keys_typed_in_the_editor_reach_the_editor() {
     let mut t = Tock::new();
     // An "editor" that, as a real one does, reads the terminal key by key
     // (raw mode), and keeps the 19 keys of "typed in the editor".
-    let script = t.dir.path().join("raw-editor.sh");
-    std::fs::write(
-        &script,
+    use_editor(
+        &mut t,
+        "raw-editor.sh",
         "#!/bin/sh\nstty raw -echo\nprintf 'EDITOR READY\\r\\n'\nhead -c 19 > \"$1\"\nstty sane\n",
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    t.set_env("VISUAL", &script.display().to_string());
+    );
     let pty = start(&t);
     pty.write(b"\x07"); // Ctrl+G
     pty.wait_text("EDITOR READY", LONG);

@@ -114,7 +114,7 @@ impl Baseline {
     /// moved, or this is the first change noticed (see `spawn`).
     fn check(&mut self, engine: &Engine) {
         if let Ok(v) = engine.store().data_version()
-            && (v != self.version || std::mem::take(&mut self.first))
+            && (v != self.version || self.first)
         {
             self.version = v;
             self.first = false;

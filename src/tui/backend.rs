@@ -53,6 +53,12 @@ impl<W: std::io::Write> ScrollRows for CrosstermBackend<W> {
     }
 }
 
+/// Whether a cell holds one printable ASCII character, one column wide on
+/// every terminal.
+pub(super) fn printable_ascii(c: &Cell) -> bool {
+    matches!(c.symbol().as_bytes(), [b' '..=b'~'])
+}
+
 /// `cells` with each run of printable ASCII cells that follow one another
 /// on a row in one style made a single cell holding their text. Only ASCII
 /// is joined: every terminal agrees it is one column wide, so the cursor
@@ -60,7 +66,6 @@ impl<W: std::io::Write> ScrollRows for CrosstermBackend<W> {
 /// character is written on its own, and the backend moves the cursor to
 /// the cell after it.
 fn runs(cells: &[(u16, u16, Cell)]) -> Vec<(u16, u16, Cell)> {
-    let ascii = |c: &Cell| matches!(c.symbol().as_bytes(), [b' '..=b'~']);
     let same_style = |a: &Cell, b: &Cell| {
         a.fg == b.fg
             && a.bg == b.bg
@@ -79,7 +84,7 @@ fn runs(cells: &[(u16, u16, Cell)]) -> Vec<(u16, u16, Cell)> {
         text.clear();
     };
     for (x, y, cell) in cells {
-        if ascii(cell)
+        if printable_ascii(cell)
             && !text.is_empty()
             && let Some((rx, ry, run)) = out.last()
             && *ry == *y
@@ -91,7 +96,7 @@ fn runs(cells: &[(u16, u16, Cell)]) -> Vec<(u16, u16, Cell)> {
         }
         flush(&mut out, &mut text);
         out.push((*x, *y, cell.clone()));
-        if ascii(cell) {
+        if printable_ascii(cell) {
             text.push_str(cell.symbol());
         }
     }

@@ -216,10 +216,10 @@ impl Frames {
             let sw = self.screen.area.width as usize;
             let (left, right) = (area.left() as usize, area.right() as usize);
             let blank = vec![Cell::EMPTY; sw];
+            let top = area.top() as usize;
             for y in area.top()..area.bottom() {
                 let from = y as usize + shift;
                 // Rows alike down to the one that moved here: nothing to put back.
-                let top = area.top() as usize;
                 if from < area.bottom() as usize
                     && self
                         .beside_alike
@@ -371,7 +371,7 @@ fn diff_row(
 // ratatui's diff still honours the deprecated `skip` flag, so this does too.
 #[allow(deprecated)]
 fn plain(c: &Cell) -> bool {
-    matches!(c.symbol().as_bytes(), [b' '..=b'~'])
+    super::backend::printable_ascii(c)
         && !c.skip
         && c.diff_option == ratatui::buffer::CellDiffOption::None
 }
