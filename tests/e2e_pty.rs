@@ -333,6 +333,31 @@ fn keys_show_while_another_process_holds_the_write_lock() {
 }
 
 #[test]
+fn a_first_start_waits_for_another_process_holding_the_write_lock_and_says_so() {
+    let t = Tock::new();
+    // The database exists (a command made it) but holds no conversation
+    // yet: the TUI's start must write one before its first frame.
+    assert_eq!(t.json(&["conversations", "--json"]), serde_json::json!([]));
+    let lock = rusqlite::Connection::open(&t.db).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE; CREATE TABLE held_lock(x);")
+        .unwrap();
+    let pty = Pty::spawn(&[], &t.env, ROWS, COLS);
+    // Said at once, well before the store's 5 s busy timeout would have
+    // ended the start with "database is locked".
+    pty.wait_for(Duration::from_secs(3), "the wait said", |s| {
+        s.contains("another process is writing to the database")
+    });
+    lock.execute_batch("ROLLBACK").unwrap();
+    let mut pty = pty;
+    pty.wait_text("Enter sends", LONG);
+    pty.type_text("typed after the wait");
+    pty.wait_text("typed after the wait", LONG);
+    pty.write(b"\x11");
+    assert!(pty.wait_exit(LONG), "tock did not exit on Ctrl+Q");
+    only_conv(&t);
+}
+
+#[test]
 fn kill9_with_a_queued_item_while_streaming_then_restart_delivers_once() {
     let server = MockServer::start();
     let t = Tock::with_openai(&server.base_url());

@@ -131,7 +131,7 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_URI;
         let open = |query: &str| -> rusqlite::Result<Connection> {
             let c = Connection::open_with_flags(format!("file:{}?{query}", uri_path(path)), flags)?;
-            c.busy_timeout(Duration::from_secs(5))?;
+            c.busy_timeout(BUSY_TIMEOUT)?;
             c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
             Ok(c)
         };
@@ -165,7 +165,7 @@ impl Store {
     }
 
     fn setup(mut conn: Connection, path: PathBuf, check_pages: bool) -> Result<Self> {
-        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // A corrupt or foreign file fails here, before anything is written to it.
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
             .map_err(|e| describe(e, &path))?;
@@ -189,7 +189,7 @@ impl Store {
             // SQLite answers SQLITE_BUSY at once (its busy handler is not
             // used) while another process is creating the same database: try
             // again for as long as the busy timeout.
-            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
             let mode: String = loop {
                 match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)) {
                     Err(e)
@@ -338,6 +338,9 @@ fn sqlite_line(e: &rusqlite::Error, path: &Path) -> String {
 }
 
 /// Whether a failure is another connection holding the lock (worth retrying).
+/// How long a write waits for another process's write lock before it fails.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
 pub fn is_busy(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<rusqlite::Error>().is_some_and(|e| {

@@ -154,7 +154,7 @@ impl App {
         let id = match open {
             Some(id) => id,
             None => {
-                let id = app.model.engine.create_conversation(None, "user")?;
+                let id = first_conversation(&app.model.engine)?;
                 app.model.reload_convs();
                 id
             }
@@ -572,5 +572,30 @@ pub(super) fn cx_of<'a>(model: &'a Model, keys: &'a Keymap, composer: &Composer)
         now_ms: model.now_ms(),
         composer_empty: composer.is_empty(),
         intents: Vec::new(),
+    }
+}
+
+/// The first conversation of a new database, made before the terminal is
+/// taken over. Another process that holds the write lock (`tock daemon`
+/// saving a reply, a `tock send`) is waited for as long as it takes, and the
+/// wait is said on stderr at once: giving up after the store's busy timeout
+/// would end the start with an error about a lock the user cannot see.
+fn first_conversation(engine: &Engine) -> anyhow::Result<i64> {
+    let store = engine.store();
+    store.set_busy_timeout(std::time::Duration::ZERO)?;
+    let first = engine.create_conversation(None, "user");
+    store.set_busy_timeout(crate::store::BUSY_TIMEOUT)?;
+    match first {
+        Err(e) if crate::store::is_busy(&e) => {}
+        done => return done,
+    }
+    eprintln!(
+        "tock: another process is writing to the database; waiting for it (Ctrl+C to give up)…"
+    );
+    loop {
+        match engine.create_conversation(None, "user") {
+            Err(e) if crate::store::is_busy(&e) => continue,
+            done => return done,
+        }
     }
 }
