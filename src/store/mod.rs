@@ -337,10 +337,10 @@ fn sqlite_line(e: &rusqlite::Error, path: &Path) -> String {
     }
 }
 
-/// Whether a failure is another connection holding the lock (worth retrying).
 /// How long a write waits for another process's write lock before it fails.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Whether a failure is another connection holding the lock (worth retrying).
 pub fn is_busy(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<rusqlite::Error>().is_some_and(|e| {
