@@ -211,6 +211,31 @@ fn syntax_for(token: &str) -> Option<&'static SyntaxReference> {
     if token.is_empty() || token.len() > 64 {
         return None;
     }
+    // `find_syntax_by_token` compares the token with every extension of
+    // every syntax, and a code block that streams asks on every frame:
+    // the answers are kept, per thread, for the few tokens a session sees.
+    SYNTAX_OF.with_borrow_mut(|known| {
+        if let Some((_, syntax)) = known.iter().find(|(t, _)| t == token) {
+            return *syntax;
+        }
+        let syntax = look_up_syntax(token);
+        if known.len() >= SYNTAX_OF_KEPT {
+            known.clear();
+        }
+        known.push((token.to_owned(), syntax));
+        syntax
+    })
+}
+
+/// How many fence tokens `syntax_for` keeps the answer for.
+const SYNTAX_OF_KEPT: usize = 32;
+
+thread_local! {
+    static SYNTAX_OF: RefCell<Vec<(String, Option<&'static SyntaxReference>)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+fn look_up_syntax(token: &str) -> Option<&'static SyntaxReference> {
     let lower = token.to_ascii_lowercase();
     let set: &'static SyntaxSet = &SYNTAXES;
     let syntax = set.find_syntax_by_token(alias(&lower))?;
@@ -592,6 +617,34 @@ mod tests {
         for unknown in ["", "nonsense-lang", "text", "txt", "plain"] {
             assert!(syntax_for(unknown).is_none(), "{unknown}");
         }
+    }
+
+    /// The answers kept per token are the answers a lookup gives, also for
+    /// tokens that differ only in case, and after more tokens than are kept.
+    #[test]
+    fn kept_answers_are_the_lookups() {
+        let mut tokens: Vec<String> = ["rust", "Rust", "RS", "py", "Python", "nope", "ts", "c++"]
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        tokens.extend((0..SYNTAX_OF_KEPT + 5).map(|i| format!("lang{i}")));
+        tokens.extend(
+            ["sh", "json", "rust", "nope", "go"]
+                .iter()
+                .map(|t| t.to_string()),
+        );
+        let name = |s: Option<&SyntaxReference>| s.map(|s| s.name.clone());
+        for round in 0..3 {
+            for t in &tokens {
+                assert_eq!(
+                    name(syntax_for(t)),
+                    name(look_up_syntax(t)),
+                    "{t} (round {round})"
+                );
+            }
+        }
+        assert_eq!(name(syntax_for("Rust")).as_deref(), Some("Rust"));
+        assert!(SYNTAX_OF.with_borrow(|known| known.len()) <= SYNTAX_OF_KEPT);
     }
 
     fn check_cover(h: &Highlighted) {
