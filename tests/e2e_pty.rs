@@ -341,14 +341,13 @@ fn a_first_start_waits_for_another_process_holding_the_write_lock_and_says_so() 
     let lock = rusqlite::Connection::open(&t.db).unwrap();
     lock.execute_batch("BEGIN IMMEDIATE; CREATE TABLE held_lock(x);")
         .unwrap();
-    let pty = Pty::spawn(&[], &t.env, ROWS, COLS);
+    let mut pty = Pty::spawn(&[], &t.env, ROWS, COLS);
     // Said at once, well before the store's 5 s busy timeout would have
     // ended the start with "database is locked".
     pty.wait_for(Duration::from_secs(3), "the wait said", |s| {
         s.contains("another process is writing to the database")
     });
     lock.execute_batch("ROLLBACK").unwrap();
-    let mut pty = pty;
     pty.wait_text("Enter sends", LONG);
     pty.type_text("typed after the wait");
     pty.wait_text("typed after the wait", LONG);
