@@ -136,13 +136,24 @@ pub fn chat_tail(app: &App, area: Rect) -> Tail {
     tail
 }
 
+/// Whether `draw_chat_overlays` draws anything over the chat's rows.
+pub fn chat_has_overlays(app: &App, tail: &Tail) -> bool {
+    shows_new_conversation_hint(app, tail) || scrolled_up(app)
+}
+
+fn shows_new_conversation_hint(app: &App, tail: &Tail) -> bool {
+    app.model.entries.is_empty() && tail.is_empty()
+}
+
+fn scrolled_up(app: &App) -> bool {
+    app.scroll.from_bottom.is_some_and(|n| n > 0)
+}
+
 /// What is drawn over the chat's rows: the new-conversation hint, or the
-/// "scrolled up" label. Whether there was any.
-pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) -> bool {
+/// "scrolled up" label.
+pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) {
     let model = &app.model;
-    let mut drawn = false;
-    if model.entries.is_empty() && tail.is_empty() {
-        drawn = true;
+    if shows_new_conversation_hint(app, tail) {
         let hint = vec![
             Line::styled(
                 "New conversation.",
@@ -169,10 +180,7 @@ pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) 
             .render(r, buf);
     }
     // Scrolled up: say so, and how to get back.
-    if let Some(n) = app.scroll.from_bottom
-        && n > 0
-    {
-        drawn = true;
+    if scrolled_up(app) {
         let label = if model.is_busy() {
             " ↓ new text below — End to jump to latest "
         } else {
@@ -193,7 +201,6 @@ pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) 
         ))
         .render(r, buf);
     }
-    drawn
 }
 
 fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
