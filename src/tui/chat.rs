@@ -1298,6 +1298,36 @@ Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
             "indented into the item"
         );
         assert_eq!(settled_until("para\n\n1. x\n"), 6);
+        // A closed fence settles at once; one still open, or closed by a
+        // line that may yet become something else, does not.
+        assert_eq!(settled_until("```\na\n```\n"), 10);
+        assert_eq!(settled_until("t\n\n~~~~ rust\na\n~~~~~\nmore"), 21);
+        assert_eq!(
+            settled_until("```\na\n```"),
+            0,
+            "\"```\" may become \"```x\""
+        );
+        assert_eq!(
+            settled_until("```\na\n    ```\n"),
+            0,
+            "indented into the code"
+        );
+        assert_eq!(
+            settled_until("````\na\n```\n"),
+            0,
+            "shorter than the opening"
+        );
+        assert_eq!(settled_until("```\n```x\n"), 0, "not a closing fence");
+        assert_eq!(
+            settled_until("    ```\n    a\n    ```\n"),
+            0,
+            "indented code, not a fence"
+        );
+        assert_eq!(
+            settled_until("- a\n  ```\n  b\n  ```\n"),
+            0,
+            "inside a list item"
+        );
         // Paragraphs that begin with a space, as streamed tokens often do.
         assert_eq!(settled_until(" one two\n\n three\n"), 11);
         assert_eq!(settled_until("- a\n- b\n\n after\n"), 10);

@@ -265,6 +265,20 @@ pub fn settled_until(text: &str) -> usize {
                 }
                 depth += 1;
             }
+            // A top-level fence closed by a complete line: nothing after it
+            // can change it, so it need not wait for the next block's first
+            // line (highlighting it again on every token until then was a
+            // sixth of a streaming frame after each code block).
+            Event::End(TagEnd::CodeBlock) if depth == 1 && closed_fence(&text[range.clone()]) => {
+                depth = 0;
+                let rest = &text[range.end..];
+                if let Some(after) = rest
+                    .strip_prefix('\n')
+                    .or_else(|| rest.strip_prefix("\r\n"))
+                {
+                    best = text.len() - after.len();
+                }
+            }
             Event::End(_) => depth = depth.saturating_sub(1),
             // A rule has no start and end of its own.
             Event::Rule if depth == 0 && settles_at(range.start) => best = range.start,
@@ -272,6 +286,32 @@ pub fn settled_until(text: &str) -> usize {
         }
     }
     best
+}
+
+/// Whether `block`, a code block as the parser reports it (up to the end of
+/// its last line, without the line break), is a fenced one closed by its
+/// last line: at least as many of the opening fence's character.
+fn closed_fence(block: &str) -> bool {
+    let Some((first, rest)) = block.split_once('\n') else {
+        return false;
+    };
+    // Four spaces of indentation make a line code, not a fence.
+    fn fence(line: &str) -> Option<&str> {
+        let rest = line.trim_start_matches(' ');
+        (line.len() - rest.len() <= 3).then_some(rest)
+    }
+    let Some(opening) = fence(first) else {
+        return false;
+    };
+    let Some(c) = opening.chars().next().filter(|c| matches!(c, '`' | '~')) else {
+        return false;
+    };
+    let n = opening.chars().take_while(|&x| x == c).count();
+    let Some(last) = fence(rest.rsplit('\n').next().unwrap_or(rest)) else {
+        return false;
+    };
+    let last = last.trim_end_matches([' ', '\t', '\r']);
+    n >= 3 && last.len() >= n && last.chars().all(|x| x == c)
 }
 
 /// Whether `before` ends with a blank line (spaces or tabs at most), maybe
