@@ -168,6 +168,12 @@ struct Inner {
     running_approvals: Mutex<std::collections::HashSet<i64>>,
     /// What the front ends show, which paces streaming replies' text.
     shown: tokio::sync::watch::Sender<pace::Shown>,
+    /// Told each time a reply's text is handed on: work that can wait for
+    /// a wake-up the engine makes anyway is done then (`watch`).
+    handed_over: Notify,
+    /// The database watcher's checks so far: made along with a hand-over,
+    /// and made on a timer of their own.
+    watch_checks: [std::sync::atomic::AtomicU64; 2],
 }
 
 #[derive(Clone)]
@@ -215,6 +221,8 @@ impl Engine {
                 mcp,
                 running_approvals: Mutex::new(std::collections::HashSet::new()),
                 shown: tokio::sync::watch::channel(pace::Shown::default()).0,
+                handed_over: Notify::new(),
+                watch_checks: Default::default(),
             }),
         }
     }
@@ -315,6 +323,34 @@ impl Engine {
     }
     pub fn is_busy(&self, conversation_id: i64) -> bool {
         lock(&self.inner.busy).contains_key(&conversation_id)
+    }
+
+    /// The database watcher's checks so far: `(made along with a reply's
+    /// hand-over, made on a timer of their own)`.
+    pub fn watch_checks(&self) -> (u64, u64) {
+        let [along, timer] = &self.inner.watch_checks;
+        let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        (get(along), get(timer))
+    }
+
+    pub(crate) fn count_watch_check(&self, along_with_a_hand_over: bool) {
+        let i = if along_with_a_hand_over { 0 } else { 1 };
+        self.inner.watch_checks[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a reply is being read (a turn is in flight).
+    pub(crate) fn is_reading(&self) -> bool {
+        !lock(&self.inner.busy).is_empty()
+    }
+
+    /// Resolves at the next hand-over of a reply's text.
+    pub(crate) fn hand_over(&self) -> tokio::sync::futures::Notified<'_> {
+        self.inner.handed_over.notified()
+    }
+
+    /// A reply's text was handed on (see `hand_over`).
+    pub(crate) fn handed_over(&self) {
+        self.inner.handed_over.notify_waiters();
     }
 
     pub(crate) fn emit(&self, e: Event) {

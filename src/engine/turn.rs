@@ -204,7 +204,8 @@ pub(crate) async fn run(
             message_id: reply_id,
             offset,
             text,
-        })
+        });
+        engine.handed_over();
     };
     let limits = reading::Limits {
         provider: resolved.provider.name(),

@@ -1,9 +1,18 @@
 //! Notice other processes' writes to the database without polling: a file
 //! watch on the database's directory, confirmed by SQLite's `data_version`.
+//!
+//! Every write to the database or its WAL is reported, this process's own
+//! included (the partial reply's save once a second while a reply streams),
+//! so what a report costs matters more than how fast it is handled:
+//! - on Linux the watch is an inotify descriptor in the runtime's own
+//!   reactor, so a report of this process's own write, which comes while its
+//!   thread is awake, wakes nothing (the notify crate read it on a thread of
+//!   its own, woken for every write);
+//! - the check after a report waits for a wake-up the engine makes anyway
+//!   while a reply streams (its text handed on, ten times a second) rather
+//!   than for a timer of its own, with a timer only in case none comes.
 
 use std::time::Duration;
-
-use notify::{RecursiveMode, Watcher};
 
 use super::{Engine, Event};
 use crate::llm::quiet::QuietTimer;
@@ -26,72 +35,89 @@ pub(crate) fn spawn(engine: Engine) {
     if name.is_empty() || name == ":memory:" {
         return;
     }
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
     // Only the database and its WAL carry other processes' commits. Anything
     // else in the directory (a log file the daemon writes on every line, an
     // editor's swap file) must not wake us: each wake-up can log a line.
     let wal = format!("{name}-wal");
-    let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if let Ok(ev) = res {
-            let ours = ev.paths.iter().any(|p| {
-                p.file_name()
-                    .map(|f| f.to_string_lossy())
-                    .is_some_and(|f| f == name.as_str() || f == wal.as_str())
-            });
-            if ours && ev.kind.is_modify() {
-                let _ = tx.try_send(());
-            }
+    let ours = move |file: &std::ffi::OsStr| {
+        let file = file.to_string_lossy();
+        file == name.as_str() || file == wal.as_str()
+    };
+    match Reports::watch(dir, ours) {
+        Ok(reports) => {
+            tokio::spawn(run(engine, reports));
         }
-    });
-    let mut watcher = match watcher {
-        Ok(w) => w,
         Err(e) => {
             tracing::warn!(
-                "cannot watch the database ({e}); changes by other processes show on the 1 s fallback check"
+                "cannot watch {} ({e}); changes by other processes show on the 1 s fallback check",
+                dir.display()
             );
             tokio::spawn(poll_fallback(engine));
-            return;
         }
-    };
-    if let Err(e) = watcher.watch(dir, RecursiveMode::NonRecursive) {
-        tracing::warn!(
-            "cannot watch {} ({e}); using the 1 s fallback check",
-            dir.display()
-        );
-        tokio::spawn(poll_fallback(engine));
-        return;
     }
-    tokio::spawn(async move {
-        let _watcher = watcher; // dropping it stops the watch
-        let timer = QuietTimer::new();
-        // The version to compare with is read here, on the engine's worker,
-        // not by the caller of `spawn` (the TUI's thread): reading it waits
-        // for the engine's connection, which a write held up by another
-        // process's lock keeps meanwhile. A commit made after the watch
-        // started may already be in it, so the first change noticed is
-        // reported whatever the version says.
-        let mut last = Baseline::new(&engine);
-        while rx.recv().await.is_some() {
-            // Coalesce bursts into one check. The pause also lets a commit
-            // that inotify reported (its WAL write) become visible: SQLite
-            // updates the WAL index (`-shm`, not watched) just after.
-            coalesce(timer.as_ref()).await;
-            while rx.try_recv().is_ok() {}
-            last.check(&engine);
-        }
-    });
 }
 
-const COALESCE: Duration = Duration::from_millis(50);
+async fn run(engine: Engine, mut reports: Reports) {
+    let timer = QuietTimer::new();
+    // The version to compare with is read here, on the engine's worker,
+    // not by the caller of `spawn` (the TUI's thread): reading it waits
+    // for the engine's connection, which a write held up by another
+    // process's lock keeps meanwhile. A commit made after the watch
+    // started may already be in it, so the first change noticed is
+    // reported whatever the version says.
+    let mut last = Baseline::new(&engine);
+    while reports.next().await {
+        pause(&engine, timer.as_ref()).await;
+        // What came during the pause is covered by this check.
+        reports.drain();
+        last.check(&engine);
+    }
+}
 
-/// Waits `COALESCE`: on a kernel timer where there is one, which wakes the
-/// engine's thread once, where tokio's timer wheel woke it twice for most
-/// such pauses (one that crosses a 64 ms block of the wheel is moved to a
-/// finer level on the way). Every save of a streaming reply pays this pause.
-async fn coalesce(timer: Option<&QuietTimer>) {
-    match timer {
-        Some(t) if t.arm(COALESCE) => t.fired().await,
-        _ => tokio::time::sleep(COALESCE).await,
+/// At least this long between a report and its check. It coalesces bursts
+/// into one check, and lets a commit that was reported (its WAL write)
+/// become visible: SQLite updates the WAL index (`-shm`, not watched) just
+/// after.
+const COALESCE: Duration = Duration::from_millis(50);
+/// While a reply is read, the check waits up to this long for the reading's
+/// next hand-over (due within 100 ms while its conversation is on screen).
+const ALONG_WITH_A_READ: Duration = Duration::from_millis(250);
+
+/// Waits until the check is due: `COALESCE` after the report, at the next
+/// hand-over of a reply being read (a wake-up the engine makes anyway), or
+/// when the timer fires, whichever comes first. The timer is a kernel one
+/// where there is one, which wakes the engine's thread once, where tokio's
+/// timer wheel woke it twice for most such pauses (one that crosses a 64 ms
+/// block of the wheel is moved to a finer level on the way).
+async fn pause(engine: &Engine, timer: Option<&QuietTimer>) {
+    let reported = tokio::time::Instant::now();
+    let reading = engine.is_reading();
+    let wait = if reading { ALONG_WITH_A_READ } else { COALESCE };
+    let armed = timer.filter(|t| t.arm(wait));
+    let fired = async {
+        match armed {
+            Some(t) => t.fired().await,
+            None => tokio::time::sleep(wait).await,
+        }
+    };
+    tokio::pin!(fired);
+    loop {
+        tokio::select! {
+            biased;
+            () = &mut fired => {
+                engine.count_watch_check(false);
+                return;
+            }
+            () = engine.hand_over(), if reading => {
+                if reported.elapsed() >= COALESCE {
+                    if let Some(t) = armed {
+                        t.disarm();
+                    }
+                    engine.count_watch_check(true);
+                    return;
+                }
+            }
+        }
     }
 }
 
@@ -111,7 +137,7 @@ impl Baseline {
     }
 
     /// Tell the front ends when another process committed: the version
-    /// moved, or this is the first change noticed (see `spawn`).
+    /// moved, or this is the first change noticed (see `run`).
     fn check(&mut self, engine: &Engine) {
         if let Ok(v) = engine.store().data_version()
             && (v != self.version || self.first)
@@ -129,5 +155,125 @@ async fn poll_fallback(engine: Engine) {
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
         last.check(&engine);
+    }
+}
+
+/// Reports of writes to the database's files.
+#[cfg(target_os = "linux")]
+struct Reports {
+    fd: tokio::io::unix::AsyncFd<inotify::Inotify>,
+    ours: Box<dyn Fn(&std::ffi::OsStr) -> bool + Send>,
+    buffer: Vec<u8>,
+}
+
+#[cfg(target_os = "linux")]
+impl Reports {
+    fn watch(
+        dir: &std::path::Path,
+        ours: impl Fn(&std::ffi::OsStr) -> bool + Send + 'static,
+    ) -> std::io::Result<Self> {
+        use inotify::{Inotify, WatchMask};
+        // Non-blocking and close-on-exec.
+        let inotify = Inotify::init()?;
+        // What the notify crate reported as a modification: data, metadata,
+        // and a file moved in or out (a database put back from a copy).
+        inotify.watches().add(
+            dir,
+            WatchMask::MODIFY | WatchMask::ATTRIB | WatchMask::MOVED_FROM | WatchMask::MOVED_TO,
+        )?;
+        // SAFETY: the Inotify keeps its descriptor open, and the same, for
+        // as long as the AsyncFd that owns it (the watch handle that shared
+        // it is gone).
+        let fd = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(inotify, tokio::io::Interest::READABLE)
+        }?;
+        Ok(Self {
+            fd,
+            ours: Box::new(ours),
+            buffer: vec![0; 4096],
+        })
+    }
+
+    /// Waits for a write to one of the database's files; false when the
+    /// watch has ended.
+    async fn next(&mut self) -> bool {
+        loop {
+            let Self { fd, ours, buffer } = &mut *self;
+            let Ok(mut ready) = fd.readable_mut().await else {
+                return false;
+            };
+            match ready.try_io(|fd| Self::read(fd.get_mut(), buffer, &**ours)) {
+                Ok(Ok(true)) => return true,
+                Ok(Ok(false)) | Err(_) => continue,
+                Ok(Err(e)) => {
+                    tracing::warn!(
+                        "the database watch ended ({e}); other processes' changes show when tock restarts"
+                    );
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Reads what is queued without waiting.
+    fn drain(&mut self) {
+        let Self { fd, buffer, ours } = self;
+        while Self::read(fd.get_mut(), buffer, &**ours).is_ok() {}
+    }
+
+    /// Whether the reports queued name one of the database's files (or were
+    /// too many to keep, which may hide one); `WouldBlock` when none are.
+    fn read(
+        inotify: &mut inotify::Inotify,
+        buffer: &mut [u8],
+        ours: &dyn Fn(&std::ffi::OsStr) -> bool,
+    ) -> std::io::Result<bool> {
+        let events = inotify.read_events(buffer)?;
+        let mut any = false;
+        for ev in events {
+            any |= ev.mask.contains(inotify::EventMask::Q_OVERFLOW)
+                || ev.name.is_some_and(ours);
+        }
+        Ok(any)
+    }
+}
+
+/// Reports of writes to the database's files.
+#[cfg(not(target_os = "linux"))]
+struct Reports {
+    rx: tokio::sync::mpsc::Receiver<()>,
+    _watcher: notify::RecommendedWatcher,
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Reports {
+    fn watch(
+        dir: &std::path::Path,
+        ours: impl Fn(&std::ffi::OsStr) -> bool + Send + 'static,
+    ) -> notify::Result<Self> {
+        use notify::{RecursiveMode, Watcher};
+        let (tx, rx) = tokio::sync::mpsc::channel::<()>(1);
+        let mut watcher =
+            notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+                if let Ok(ev) = res
+                    && ev.kind.is_modify()
+                    && ev.paths.iter().any(|p| p.file_name().is_some_and(&ours))
+                {
+                    let _ = tx.try_send(());
+                }
+            })?;
+        watcher.watch(dir, RecursiveMode::NonRecursive)?;
+        Ok(Self {
+            rx,
+            _watcher: watcher,
+        })
+    }
+
+    async fn next(&mut self) -> bool {
+        self.rx.recv().await.is_some()
+    }
+
+    fn drain(&mut self) {
+        while self.rx.try_recv().is_ok() {}
     }
 }

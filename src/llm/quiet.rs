@@ -226,6 +226,26 @@ impl QuietTimer {
         false
     }
 
+    /// Stop the timer without its firing.
+    #[cfg(target_os = "linux")]
+    pub fn disarm(&self) {
+        use std::os::fd::AsRawFd;
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let spec = libc::itimerspec {
+            it_interval: zero,
+            it_value: zero,
+        };
+        // SAFETY: a valid timer descriptor and a pointer to a live itimerspec.
+        // Failing leaves the timer to fire once, which wakes for nothing.
+        unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn disarm(&self) {}
+
     /// Resolves when the timer has fired.
     pub async fn fired(&self) {
         use std::os::fd::AsRawFd;
