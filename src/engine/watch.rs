@@ -231,8 +231,7 @@ impl Reports {
         let events = inotify.read_events(buffer)?;
         let mut any = false;
         for ev in events {
-            any |= ev.mask.contains(inotify::EventMask::Q_OVERFLOW)
-                || ev.name.is_some_and(ours);
+            any |= ev.mask.contains(inotify::EventMask::Q_OVERFLOW) || ev.name.is_some_and(ours);
         }
         Ok(any)
     }
