@@ -243,7 +243,7 @@ if [ "$CRITERION" = 1 ]; then
     export TOCK_BENCH_DB_DIR=${TOCK_BENCH_DB_DIR:-$TARGET/bench-db}
     log "criterion: frame benches (cargo bench --bench render -- --quick)…"
     cargo bench --locked --bench render -- --quick \
-        'chat_5000/(warm|warm_top|cold)$|view_5000/warm|stream_token/view|key_frame/(5000_messages|streaming_1000_pending)' >&2
+        'chat_5000/(warm|warm_top|cold)$|view_5000/warm|stream_token/view|stream_reply/|key_frame/(5000_messages|streaming_1000_pending)' >&2
     log "criterion: scheduler pass on 1,000,000 outbox rows / 100,000 scheduled (cargo bench --bench scheduler -- --quick)…"
     cargo bench --locked --bench scheduler -- --quick \
         'engine_pass/|pass/1m_rows_100k|tick/1m_rows_100k_scheduled$' >&2

@@ -20,22 +20,32 @@
 //! - `stream_token/*`: one token appended to a streaming reply of 8–12 KB at
 //!   the end of the 5,000 messages, then a frame (chat alone, and the whole
 //!   screen through `App::on_engine(Event::Delta)`).
+//! - `stream_reply/chat_only_120x40`: what a reply streamed at a model's
+//!   pace costs per frame as the TUI draws it: ten tokens of prose, lists
+//!   and code handed on, then the chat-only frame (`Frames`) written through
+//!   the crossterm backend (its bytes go nowhere) at 120×40, the screen
+//!   scrolling as the reply grows. Its turn is real (a model that never
+//!   answers keeps the conversation busy), so the frames are the ones a
+//!   streaming reply gets.
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use futures::future::BoxFuture;
+use ratatui::backend::{CrosstermBackend, TestBackend};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
+use ratatui::{Terminal, TerminalOptions, Viewport};
 use tock::config::{Config, ConfigSource};
 use tock::engine::{Engine, Event, Options, SystemClock};
+use tock::llm::{ChatRequest, EventStream, LlmError, Provider};
 use tock::store::{Message, MessageStatus, NewItem, Role, Store};
 use tock::tui::app::App;
 use tock::tui::chat::{self, Entry, Scroll, Tail};
+use tock::tui::frames::Frames;
 use tock::tui::highlight::clear_cache;
 use tock::tui::view;
 
@@ -374,5 +384,178 @@ fn bench_view(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_chat, bench_view);
+/// A model that starts a reply and never sends a word: its turn keeps the
+/// conversation busy while the bench hands on the reply's text itself.
+struct Silent;
+
+impl Provider for Silent {
+    fn name(&self) -> &'static str {
+        "silent"
+    }
+    fn start<'a>(&'a self, _req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
+        Box::pin(async { Ok(Box::pin(futures::stream::pending()) as EventStream) })
+    }
+}
+
+/// A reply as a model streams it, a token (about four bytes) at a time:
+/// prose, a list, a code block.
+fn reply_token(n: usize) -> &'static str {
+    const TOKENS: &[&str] = &[
+        " The",
+        " reader",
+        " hands",
+        " out",
+        " one",
+        " line",
+        " at",
+        " a",
+        " time,",
+        " so",
+        " memory",
+        " stays",
+        " flat",
+        " however",
+        " large",
+        " the",
+        " file",
+        " is;",
+        " errors",
+        " are",
+        " reported",
+        " per",
+        " line,",
+        " which",
+        " is",
+        " why",
+        " the",
+        " loop",
+        " uses",
+        " a",
+        " question",
+        " mark",
+        " inside.",
+        "\n\n",
+        "- item",
+        " one",
+        ":",
+        " a",
+        " short",
+        " note\n",
+        "- item",
+        " two",
+        ":",
+        " another",
+        " note\n\n",
+        "```rust\n",
+        "fn",
+        " count",
+        "(path",
+        ": &str)",
+        " ->",
+        " usize",
+        " {\n",
+        "    let",
+        " n",
+        " =",
+        " 0;\n",
+        "    n\n",
+        "}\n",
+        "```\n\n",
+    ];
+    TOKENS[n % TOKENS.len()]
+}
+
+fn bench_stream_reply(c: &mut Criterion) {
+    const TOKENS_PER_FRAME: usize = 10;
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let _entered = rt.enter();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The 5,000 messages, reopened with a model that keeps a turn going.
+    let (a, conv, _) = app(dir.path(), false, 0);
+    let path = a.model.engine.store().path().to_path_buf();
+    drop(a);
+    let mut cfg = Config::default();
+    cfg.turn.stream_timeout_secs = 24 * 3600;
+    let config = Arc::new(ConfigSource::from_config(cfg).with_provider(Arc::new(Silent)));
+    let engine = Engine::new(
+        Store::open(&path).expect("store"),
+        config,
+        Arc::new(SystemClock),
+        Options {
+            watch_db: false,
+            ..Options::default()
+        },
+    );
+    let _scheduler = engine.start();
+    engine.send_text(conv, "stream a reply").expect("send");
+    let started = Instant::now();
+    while !engine.is_busy(conv)
+        || engine.store().messages(conv).map_or(0, |m| m.len()) < MESSAGES + 2
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the reply did not start"
+        );
+        rt.block_on(tokio::time::sleep(Duration::from_millis(5)));
+    }
+    let mut a = App::new(engine).expect("app");
+    a.in_tmux = false;
+    let reply = a.model.entries.last().map(|e| e.msg.id).expect("the reply");
+    let backend = CrosstermBackend::new(std::io::sink());
+    let mut term = Terminal::with_options(
+        backend,
+        TerminalOptions {
+            viewport: Viewport::Fixed(Rect::new(0, 0, 120, 40)),
+        },
+    )
+    .expect("terminal");
+    let mut frames = Frames::new();
+    let mut n = 0;
+    let mut hand_on = |a: &mut App, tokens: usize| {
+        for _ in 0..tokens {
+            let offset = a.model.entries.last().map_or(0, |e| e.msg.content.len());
+            a.on_engine(Event::Delta {
+                conversation_id: conv,
+                message_id: reply,
+                offset,
+                text: reply_token(n).to_string(),
+            });
+            n += 1;
+        }
+    };
+    // A screenful of the reply first, so that every frame scrolls.
+    hand_on(&mut a, 1_000);
+    let layout = frames.draw(&mut term, &a, false).expect("frame");
+    a.take_layout(layout);
+    let base_len = a.model.entries.last().map_or(0, |e| e.msg.content.len());
+    let mut g = c.benchmark_group("stream_reply");
+    g.bench_function("chat_only_120x40", |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                let mut cut = false;
+                if let Some(e) = a.model.entries.last_mut() {
+                    cut = trim_reply(&mut e.msg.content, base_len);
+                }
+                let start = Instant::now();
+                hand_on(&mut a, TOKENS_PER_FRAME);
+                let layout = frames.draw(&mut term, &a, !cut).expect("frame");
+                a.take_layout(layout);
+                if !cut {
+                    timed += start.elapsed();
+                }
+            }
+            timed
+        })
+    });
+    g.finish();
+    assert!(
+        frames.chat_only > frames.whole,
+        "the frames were chat-only ({} of {})",
+        frames.chat_only,
+        frames.chat_only + frames.whole
+    );
+}
+
+criterion_group!(benches, bench_chat, bench_view, bench_stream_reply);
 criterion_main!(benches);
