@@ -16,6 +16,19 @@ use tock::engine::{Engine, Event, ManualClock, Options};
 use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent};
 use tock::store::Store;
 
+/// An engine on `store` that watches the database file.
+fn watching(store: Store, config: ConfigSource) -> Engine {
+    Engine::new(
+        store,
+        Arc::new(config),
+        Arc::new(ManualClock::new(T0)),
+        Options {
+            watch_db: true,
+            ..Options::default()
+        },
+    )
+}
+
 /// A commit by another connection to the database at `path`.
 fn commit_elsewhere(path: &std::path::Path, round: usize) {
     let other = rusqlite::Connection::open(path).unwrap();
@@ -86,15 +99,9 @@ async fn a_commit_by_another_process_is_noticed_while_a_reply_streams() {
     let provider = Arc::new(Trickle {
         stop: Arc::clone(&stop),
     });
-    let config = Arc::new(ConfigSource::from_config(Config::default()).with_provider(provider));
-    let engine = Engine::new(
+    let engine = watching(
         store,
-        config,
-        Arc::new(ManualClock::new(T0)),
-        Options {
-            watch_db: true,
-            ..Options::default()
-        },
+        ConfigSource::from_config(Config::default()).with_provider(provider),
     );
     let mut events = engine.subscribe();
     let conv = engine
@@ -135,16 +142,7 @@ async fn a_commit_by_another_process_is_noticed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tock.db");
     let store = Store::open(&path).unwrap();
-    let config = Arc::new(ConfigSource::from_config(Config::default()));
-    let engine = Engine::new(
-        store,
-        config,
-        Arc::new(ManualClock::new(T0)),
-        Options {
-            watch_db: true,
-            ..Options::default()
-        },
-    );
+    let engine = watching(store, ConfigSource::from_config(Config::default()));
     let mut events = engine.subscribe();
     let _scheduler = engine.start();
 

@@ -162,12 +162,12 @@ impl Frames {
         // sidebar) showed, are written.
         let scroll = shift > 0 && self.scroll_region && moved * 2 >= h;
         let backend = term.backend_mut();
-        let shown = |top: usize, y: usize| ring_row(top, y, w, h);
+        let ring = |top: usize, y: usize| ring_row(top, y, w, h);
         if scroll {
             backend.scroll_rows_up(area.top()..area.bottom(), shift as u16)?;
             self.chat_top = (self.chat_top + shift) % h.max(1);
             for y in h.saturating_sub(shift)..h {
-                self.chat.content[shown(self.chat_top, y)].fill(Cell::EMPTY);
+                self.chat.content[ring(self.chat_top, y)].fill(Cell::EMPTY);
             }
         }
         let mut kept = Vec::with_capacity(rows.len());
@@ -184,7 +184,7 @@ impl Frames {
                 if shift > 0 && !scroll {
                     *changed = true;
                     if y + shift < h {
-                        let from = shown(self.chat_top, y + shift);
+                        let from = ring(self.chat_top, y + shift);
                         self.next.content[cells].clone_from_slice(&self.chat.content[from]);
                     } else {
                         self.next.content[cells].fill(Cell::EMPTY);
@@ -211,7 +211,7 @@ impl Frames {
         // line, and the overlay needs the rows it covers as they show.
         if view::chat_has_overlays(app, &tail) {
             for (y, _) in changed.iter().enumerate().filter(|(_, c)| !**c) {
-                let from = shown(self.chat_top, y);
+                let from = ring(self.chat_top, y);
                 self.next.content[y * w..(y + 1) * w].clone_from_slice(&self.chat.content[from]);
             }
             view::draw_chat_overlays(&mut self.next, app, area, &tail);
@@ -223,7 +223,7 @@ impl Frames {
         let mut writes = Vec::new();
         for (y, _) in changed.iter().enumerate().filter(|(_, c)| **c) {
             let next = y * w..(y + 1) * w;
-            let shown = shown(self.chat_top, y);
+            let shown = ring(self.chat_top, y);
             let row = area.y + y as u16;
             if diff_row(
                 &self.chat.content[shown.clone()],

@@ -143,12 +143,8 @@ impl OpenFence {
         let block = &r.code_blocks[o.block];
         let rest = text.get(o.fence_at..)?;
         let (fence_line, code) = rest.split_once('\n')?;
-        let c = fence_line
-            .chars()
-            .next()
-            .filter(|c| matches!(c, '`' | '~'))?;
-        let n = fence_line.chars().take_while(|&x| x == c).count();
-        if n < 3 || code != block.code {
+        let (c, n) = fence_marker(fence_line)?;
+        if code != block.code {
             return None;
         }
         // The unfinished line is what follows the source's last line break.
@@ -267,8 +263,7 @@ pub fn settled_until(text: &str) -> usize {
             }
             // A top-level fence closed by a complete line: nothing after it
             // can change it, so it need not wait for the next block's first
-            // line (highlighting it again on every token until then was a
-            // sixth of a streaming frame after each code block).
+            // line (until then it was laid out again on every frame).
             Event::End(TagEnd::CodeBlock) if depth == 1 && closed_fence(&text[range.clone()]) => {
                 depth = 0;
                 let rest = &text[range.end..];
@@ -300,18 +295,22 @@ fn closed_fence(block: &str) -> bool {
         let rest = line.trim_start_matches(' ');
         (line.len() - rest.len() <= 3).then_some(rest)
     }
-    let Some(opening) = fence(first) else {
+    let Some((c, n)) = fence(first).and_then(fence_marker) else {
         return false;
     };
-    let Some(c) = opening.chars().next().filter(|c| matches!(c, '`' | '~')) else {
-        return false;
-    };
-    let n = opening.chars().take_while(|&x| x == c).count();
     let Some(last) = fence(rest.rsplit('\n').next().unwrap_or(rest)) else {
         return false;
     };
     let last = last.trim_end_matches([' ', '\t', '\r']);
-    n >= 3 && last.len() >= n && last.chars().all(|x| x == c)
+    last.len() >= n && last.chars().all(|x| x == c)
+}
+
+/// The character and length of the fence `line` starts with: at least
+/// three backticks or tildes.
+fn fence_marker(line: &str) -> Option<(char, usize)> {
+    let c = line.chars().next().filter(|c| matches!(c, '`' | '~'))?;
+    let n = line.chars().take_while(|&x| x == c).count();
+    (n >= 3).then_some((c, n))
 }
 
 /// Whether `before` ends with a blank line (spaces or tabs at most), maybe
