@@ -372,6 +372,7 @@ fn bench_view(c: &mut Criterion) {
                     offset,
                     text: token(n).to_string(),
                 });
+                while a.reveal_step() {}
                 let mut f = term.get_frame();
                 view::draw(&mut f, &a);
                 if !cut {
@@ -520,6 +521,8 @@ fn bench_stream_reply(c: &mut Criterion) {
                 offset,
                 text: reply_token(n).to_string(),
             });
+            // All of it on screen, not a frame's share.
+            while a.reveal_step() {}
             n += 1;
         }
     };

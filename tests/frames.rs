@@ -192,14 +192,19 @@ async fn chat_only_frames_leave_the_screen_as_a_whole_frame_would() {
         frames.scroll_region = scroll_region;
         let layout = frames.draw(&mut term, &app, false).unwrap();
         app.take_layout(layout);
+        let mut offset = app.model.entries.last().unwrap().msg.content.len();
         for i in 0..300 {
-            let offset = app.model.entries.last().unwrap().msg.content.len();
+            let text = chunk(i);
+            let len = text.len();
             app.on_engine(Event::Delta {
                 conversation_id,
                 message_id,
                 offset,
-                text: chunk(i),
+                text,
             });
+            offset += len;
+            // Every share of it on screen before the frame.
+            while app.reveal_step() {}
             // Now and then something else changes: a key in the composer,
             // scrolling up and back down.
             let key = match i {

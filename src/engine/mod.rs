@@ -121,6 +121,11 @@ pub struct Options {
     /// The first wait before an MCP server that stopped is started again
     /// (doubling with each stop in a row).
     pub mcp_restart_backoff: Duration,
+    /// How often the text of a reply a front end shows is handed to it:
+    /// ten times a second by default. A front end that spreads each
+    /// hand-over over its own frames (the TUI) asks for fewer: each is a
+    /// wake-up of the engine and of the front end.
+    pub shown_text_every: Duration,
 }
 
 impl Default for Options {
@@ -132,6 +137,7 @@ impl Default for Options {
             watch_db: true,
             zone: crate::recur::Zone::Local,
             mcp_restart_backoff: Duration::from_secs(1),
+            shown_text_every: reading::HAND_ON_EVERY,
         }
     }
 }
@@ -308,6 +314,14 @@ impl Engine {
     /// as seldom as it is saved (once a second) instead of ten times a
     /// second; the reply it shows, at once and then at a reader's pace.
     /// Until a front end says, every reply is taken at a reader's pace.
+    /// How often the text of a reply shown is handed on (`Options`).
+    pub fn shown_text_every(&self) -> Duration {
+        self.inner
+            .options
+            .shown_text_every
+            .max(reading::HAND_ON_EVERY)
+    }
+
     pub fn show(&self, conversation: Option<i64>) {
         self.inner.shown.send_if_modified(|shown| {
             let now = pace::Shown::Conversation(conversation);

@@ -24,6 +24,8 @@ pub(crate) struct Pace {
     conversation: i64,
     /// While no front end shows the reply: how often it is saved.
     unwatched: Duration,
+    /// While one does (or none said): how often the front ends want text.
+    watched: Duration,
     shown: watch::Receiver<Shown>,
     /// Shared with the provider, which paces its reads by it.
     text: TextPace,
@@ -31,12 +33,19 @@ pub(crate) struct Pace {
 
 impl Pace {
     /// `shown`: a receiver that has seen the current value (a new one).
-    pub fn new(conversation: i64, unwatched: Duration, shown: watch::Receiver<Shown>) -> Self {
+    pub fn new(
+        conversation: i64,
+        unwatched: Duration,
+        watched: Duration,
+        shown: watch::Receiver<Shown>,
+    ) -> Self {
+        let watched = watched.max(HAND_ON_EVERY);
         let pace = Self {
             conversation,
-            unwatched: unwatched.max(HAND_ON_EVERY),
+            unwatched: unwatched.max(watched),
+            watched,
             shown,
-            text: TextPace::new(HAND_ON_EVERY),
+            text: TextPace::new(watched),
         };
         pace.text.set(pace.every());
         pace
@@ -51,7 +60,7 @@ impl Pace {
     pub fn every(&self) -> Duration {
         match *self.shown.borrow() {
             Shown::Conversation(c) if c != Some(self.conversation) => self.unwatched,
-            _ => HAND_ON_EVERY,
+            _ => self.watched,
         }
     }
 

@@ -117,6 +117,7 @@ pub(crate) async fn run(
     let mut pace = super::pace::Pace::new(
         conv_id,
         engine.inner.options.persist_every,
+        engine.shown_text_every(),
         engine.inner.shown.subscribe(),
     );
     let req = ChatRequest {

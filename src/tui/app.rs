@@ -97,6 +97,8 @@ pub struct App {
     pub theme: ThemeChoice,
     /// The configuration the theme was last taken from (a reload replaces it).
     theme_config: Arc<crate::config::Config>,
+    /// Streamed text handed over and not on screen yet.
+    pub reveal: super::reveal::Reveal,
 }
 
 impl App {
@@ -131,6 +133,7 @@ impl App {
             max_width: cfg.ui.max_width,
             theme,
             theme_config: cfg.clone(),
+            reveal: Default::default(),
         };
         let mut errors: Vec<String> = theme_error.into_iter().collect();
         errors.extend(app.apply_theme());

@@ -2,6 +2,7 @@
 //! status line, the notices list, the bell and desktop notifications).
 
 use super::app::App;
+use super::reveal::Streamed;
 use crate::engine::{Event, NoticeKind, Notification};
 
 impl App {
@@ -19,23 +20,34 @@ impl App {
                 if Some(conversation_id) != self.model.current {
                     return false;
                 }
-                {
-                    let shown = |app: &mut App| {
-                        app.model
-                            .entries
-                            .iter_mut()
-                            .rev()
-                            .find(|e| e.msg.id == message_id)
-                            .map(|e| append_streamed(&mut e.msg.content, offset, &text))
-                    };
-                    // Not shown yet, or text before this is missing (events
-                    // were lost to a lag): what the database has, then this.
-                    if shown(self) != Some(true) {
-                        self.model.reload_messages();
-                        shown(self);
-                    }
+                let handed = Streamed {
+                    conversation_id,
+                    message_id,
+                    offset,
+                    text,
+                };
+                // Shown over as many frames as fit before the next is due
+                // (at once where hand-overs come as often as frames).
+                let every = self.model.engine.shown_text_every();
+                let steps = (every.as_millis() / super::REVEAL_EVERY.as_millis()).max(1) as u32;
+                if let Some(earlier) = self.reveal.hold(handed, steps) {
+                    self.show_streamed(earlier);
+                }
+                if let Some(step) = self.reveal.step() {
+                    self.show_streamed(step);
                 }
                 return true;
+            }
+            Event::TurnFinished {
+                conversation_id: id,
+            } if Some(id) == self.model.current => {
+                // The end of a reply is on screen at once.
+                if let Some(rest) = self.reveal.all() {
+                    self.show_streamed(rest);
+                }
+                self.model.reload_messages();
+                self.model.reload_items();
+                self.model.reload_convs();
             }
             Event::Conversation(id)
             | Event::TurnFinished {
@@ -75,6 +87,39 @@ impl App {
             self.sync_views();
         }
         true
+    }
+
+    /// The next frame's share of the streamed text held back; false when
+    /// none is held.
+    pub fn reveal_step(&mut self) -> bool {
+        match self.reveal.step() {
+            Some(step) => {
+                self.show_streamed(step);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Put streamed text on screen, if its conversation still is.
+    fn show_streamed(&mut self, s: Streamed) {
+        if Some(s.conversation_id) != self.model.current {
+            return;
+        }
+        let shown = |app: &mut App| {
+            app.model
+                .entries
+                .iter_mut()
+                .rev()
+                .find(|e| e.msg.id == s.message_id)
+                .map(|e| append_streamed(&mut e.msg.content, s.offset, &s.text))
+        };
+        // Not shown yet, or text before this is missing (events were lost
+        // to a lag): what the database has, then this.
+        if shown(self) != Some(true) {
+            self.model.reload_messages();
+            shown(self);
+        }
     }
 
     pub(super) fn on_notice(&mut self, n: Notification) {

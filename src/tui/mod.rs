@@ -19,6 +19,7 @@ mod main_keys;
 pub mod markdown;
 pub mod model;
 mod put_line;
+pub mod reveal;
 pub mod scheduled;
 mod sending;
 pub mod terminal;
@@ -44,11 +45,15 @@ use crate::engine::{Engine, Event, Options, SystemClock};
 use crate::store::Store;
 
 /// The shortest gap before a frame (about 60 per second), except one that
-/// shows input: that is drawn at once. Streamed text
-/// needs no longer one: the engine hands a stream's text on at most ten
-/// times a second (`engine::reading`), so a reply costs a frame per 100 ms
-/// at any pace, and waiting longer here would only put its text on screen later.
+/// shows input: that is drawn at once.
 const FRAME: Duration = Duration::from_millis(16);
+/// How often the engine hands this screen a reply's text. Each hand-over
+/// is a wake-up of the engine's worker and of this thread: at two and a
+/// half a second instead of ten, a reply at 30 tokens/s cost the process
+/// a fifth less CPU (`reveal` spreads each over the frames until the next).
+const SHOWN_TEXT_EVERY: Duration = Duration::from_millis(400);
+/// How often held streamed text is shown (`reveal`): ten frames a second.
+const REVEAL_EVERY: Duration = Duration::from_millis(100);
 
 /// Run the TUI until the user quits or a signal arrives.
 pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
@@ -57,13 +62,30 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
     // waits on the network and SQLite) but cost a wake-up of the idle worker
     // for much of what the busy one was woken for: 11,600 context switches
     // for a reply at 100 tokens/s instead of 6,600.
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let engine_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()?;
-    rt.block_on(async move {
-        let engine = Engine::new(store, config, Arc::new(SystemClock), Options::default());
-        let mut app = app::App::new(engine.clone())?;
+    // The drawing thread keeps its own timers and I/O: on the engine's
+    // runtime each of its timers (a frame's, a share of streamed text's)
+    // woke the worker first, which then woke this thread.
+    let ui_rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let on_engine = engine_rt.handle().clone();
+    ui_rt.block_on(async move {
+        // What the engine spawns (the scheduler, turns, the writer's work)
+        // runs on its worker, not on this thread.
+        let (engine, mut app) = {
+            let _engine = on_engine.enter();
+            let options = Options {
+                shown_text_every: SHOWN_TEXT_EVERY,
+                ..Options::default()
+            };
+            let engine = Engine::new(store, config, Arc::new(SystemClock), options);
+            let app = app::App::new(engine.clone())?;
+            (engine, app)
+        };
         // Shown in the status bar: a warning printed to stderr would vanish behind the UI.
         let cfg = engine.config();
         if let Some(w) = cfg.path().and_then(|p| cfg.get().permission_warning(p)) {
@@ -102,7 +124,10 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         let result = match term.draw(|f| layout = view::draw(f, &app)) {
             Ok(_) => {
                 app.take_layout(layout);
-                engine.start();
+                {
+                    let _engine = on_engine.enter();
+                    engine.start();
+                }
                 event_loop(&mut term, &mut app, events, highlight_rx, signals).await
             }
             Err(e) => Err(e.into()),
@@ -146,6 +171,18 @@ async fn event_loop(
     let mut last_draw = Instant::now() - FRAME;
     let mut last_title: Option<String> = None;
     let mut frames = frames::Frames::new();
+    // When the next share of held streamed text is shown. A kernel timer
+    // where there is one: the runtime's own timers are kept by the engine's
+    // worker, which a 100 ms one woke twice (the timer wheel moves it to a
+    // finer level first) before it woke this thread.
+    let mut reveal_at: Option<Instant> = None;
+    let reveal_timer = crate::llm::quiet::QuietTimer::new();
+    let arm_reveal = |timer: &Option<crate::llm::quiet::QuietTimer>| {
+        if let Some(t) = timer {
+            t.arm(REVEAL_EVERY);
+        }
+        Some(Instant::now() + REVEAL_EVERY)
+    };
     loop {
         if dirty && (typed || last_draw.elapsed() >= FRAME) {
             flush_output(app, &mut last_title);
@@ -207,15 +244,39 @@ async fn event_loop(
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                 };
                 // Drain what else is waiting, so a burst of tokens costs one frame.
+                let mut handed = only_text;
                 while let Ok(ev) = events.try_recv() {
-                    only_text &= matches!(ev, Event::Delta { .. });
+                    let delta = matches!(ev, Event::Delta { .. });
+                    only_text &= delta;
+                    handed |= delta;
                     shows |= app.on_engine(ev);
+                }
+                // The rest of what was handed over is shown frame by frame
+                // from now until the next hand-over.
+                if handed {
+                    reveal_at = None;
+                    if app.reveal.is_holding() {
+                        reveal_at = arm_reveal(&reveal_timer);
+                    }
                 }
                 // The text of a reply in another conversation draws nothing.
                 dirty |= shows;
                 urgent |= shows && !only_text;
             }
             _ = tokio::time::sleep_until(frame_at), if dirty => {}
+            _ = async {
+                match (&reveal_timer, reveal_at) {
+                    (Some(t), _) => t.fired().await,
+                    (None, Some(at)) => tokio::time::sleep_until(at).await,
+                    (None, None) => std::future::pending().await,
+                }
+            }, if reveal_at.is_some() => {
+                dirty |= app.reveal_step();
+                reveal_at = None;
+                if app.reveal.is_holding() {
+                    reveal_at = arm_reveal(&reveal_timer);
+                }
+            }
             _ = async { if let Some(t) = tick { tokio::time::sleep_until(t).await } }, if tick.is_some() => {
                 app.on_tick();
                 dirty = true;
