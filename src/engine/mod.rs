@@ -309,11 +309,6 @@ impl Engine {
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.inner.events.subscribe()
     }
-    /// The conversation a front end shows now (None: none at all). A reply
-    /// streaming in any other has its text handed on, and its socket read,
-    /// as seldom as it is saved (once a second) instead of ten times a
-    /// second; the reply it shows, at once and then at a reader's pace.
-    /// Until a front end says, every reply is taken at a reader's pace.
     /// How often the text of a reply shown is handed on (`Options`).
     pub fn shown_text_every(&self) -> Duration {
         self.inner
@@ -321,7 +316,11 @@ impl Engine {
             .shown_text_every
             .max(reading::HAND_ON_EVERY)
     }
-
+    /// The conversation a front end shows now (None: none at all). A reply
+    /// streaming in any other has its text handed on, and its socket read,
+    /// as seldom as it is saved (once a second) instead of ten times a
+    /// second; the reply it shows, at once and then at a reader's pace.
+    /// Until a front end says, every reply is taken at a reader's pace.
     pub fn show(&self, conversation: Option<i64>) {
         self.inner.shown.send_if_modified(|shown| {
             let now = pace::Shown::Conversation(conversation);

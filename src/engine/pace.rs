@@ -1,5 +1,6 @@
 //! How often a streaming reply's text is taken: at a reader's pace
-//! (`HAND_ON_EVERY`) while a front end shows its conversation, as seldom as
+//! (`HAND_ON_EVERY`, or the slower `Options::shown_text_every` a front end
+//! asked for) while a front end shows its conversation, as seldom as
 //! it is saved while none does. A front end that never says what it shows
 //! (a test, the CLI) has every reply taken at a reader's pace.
 

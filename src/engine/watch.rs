@@ -80,7 +80,8 @@ async fn run(engine: Engine, mut reports: Reports) {
 /// after.
 const COALESCE: Duration = Duration::from_millis(50);
 /// While a reply is read, the check waits up to this long for the reading's
-/// next hand-over (due within 100 ms while its conversation is on screen).
+/// next hand-over (due within 100 ms while its conversation is on screen,
+/// by default; the TUI takes text every 400 ms, so there this comes first).
 const ALONG_WITH_A_READ: Duration = Duration::from_millis(250);
 
 /// Waits until the check is due: `COALESCE` after the report, at the next

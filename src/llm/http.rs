@@ -326,9 +326,9 @@ enum Pace {
 /// is never held back, and the pause only bounds how late text in the
 /// middle of it is taken: as often as the caller takes text
 /// (`ChatRequest::text_every`, never less than `READ_EVERY`). The engine
-/// hands text to a screen ten times a second, so a read every 100 ms makes
-/// one hand-over and one frame per wake-up, against two and a half wake-ups
-/// per frame at 40 ms. Otherwise `READ_EVERY`.
+/// hands text to a screen at most ten times a second (the TUI asks for
+/// fewer), so a read at that pace makes one hand-over per wake-up, against
+/// two and a half wake-ups per hand-over at 40 ms. Otherwise `READ_EVERY`.
 fn quiet_for(read_every: &Option<super::TextPace>) -> Duration {
     read_every
         .as_ref()

@@ -10,6 +10,7 @@ impl App {
     /// text of a reply in a conversation not shown), so no frame is drawn.
     pub fn on_engine(&mut self, ev: Event) -> bool {
         let streamed_or_dispatch = matches!(ev, Event::Delta { .. } | Event::Dispatch(_));
+        let finished = matches!(ev, Event::TurnFinished { .. });
         match ev {
             Event::Delta {
                 conversation_id,
@@ -38,22 +39,17 @@ impl App {
                 }
                 return true;
             }
-            Event::TurnFinished {
-                conversation_id: id,
-            } if Some(id) == self.model.current => {
-                // The end of a reply is on screen at once.
-                if let Some(rest) = self.reveal.all() {
-                    self.show_streamed(rest);
-                }
-                self.model.reload_messages();
-                self.model.reload_items();
-                self.model.reload_convs();
-            }
             Event::Conversation(id)
             | Event::TurnFinished {
                 conversation_id: id,
             } => {
                 if Some(id) == self.model.current {
+                    // The end of a reply is on screen at once: the reply
+                    // was saved whole before it was announced, so what is
+                    // still held is in what the reload reads.
+                    if finished {
+                        self.reveal.all();
+                    }
                     self.model.reload_messages();
                     self.model.reload_items();
                 }

@@ -78,8 +78,10 @@ impl Reveal {
         let rest = held.text.split_off(take);
         let shown = std::mem::replace(&mut held.text, rest);
         let step = Streamed {
+            conversation_id: held.conversation_id,
+            message_id: held.message_id,
+            offset: held.offset,
             text: shown,
-            ..held.clone_without_text()
         };
         held.offset += take;
         Some(step)
@@ -93,17 +95,6 @@ impl Reveal {
 
     pub fn is_holding(&self) -> bool {
         self.held.is_some()
-    }
-}
-
-impl Streamed {
-    fn clone_without_text(&self) -> Self {
-        Self {
-            conversation_id: self.conversation_id,
-            message_id: self.message_id,
-            offset: self.offset,
-            text: String::new(),
-        }
     }
 }
 
