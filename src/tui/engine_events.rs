@@ -27,11 +27,10 @@ impl App {
                     offset,
                     text,
                 };
-                // Shown over as many frames as fit before the next is due
-                // (at once where hand-overs come as often as frames).
+                // Shown over the frames until the next is due (at once
+                // where hand-overs come as often as frames).
                 let every = self.model.engine.shown_text_every();
-                let steps = (every.as_millis() / super::REVEAL_EVERY.as_millis()).max(1) as u32;
-                if let Some(earlier) = self.reveal.hold(handed, steps) {
+                if let Some(earlier) = self.reveal.hold(handed, every) {
                     self.show_streamed(earlier);
                 }
                 if let Some(step) = self.reveal.step() {

@@ -53,8 +53,6 @@ const FRAME: Duration = Duration::from_millis(16);
 /// reply at 30 tokens/s cost the process 86–91 ms of CPU per 30 s instead
 /// of 105–110 (`reveal` spreads each over the frames until the next).
 const SHOWN_TEXT_EVERY: Duration = Duration::from_millis(400);
-/// How often held streamed text is shown (`reveal`): ten frames a second.
-const REVEAL_EVERY: Duration = Duration::from_millis(100);
 
 /// Run the TUI until the user quits or a signal arrives.
 pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
@@ -177,12 +175,13 @@ async fn event_loop(
     // for a 100 ms timer (it moves it to a finer level first).
     let mut reveal_at: Option<Instant> = None;
     let reveal_timer = crate::llm::quiet::QuietTimer::new();
-    let next_reveal = |holding: bool, timer: &Option<crate::llm::quiet::QuietTimer>| {
-        holding.then(|| {
+    let next_reveal = |reveal: &reveal::Reveal, timer: &Option<crate::llm::quiet::QuietTimer>| {
+        reveal.is_holding().then(|| {
+            let gap = reveal.gap();
             if let Some(t) = timer {
-                t.arm(REVEAL_EVERY);
+                t.arm(gap);
             }
-            Instant::now() + REVEAL_EVERY
+            Instant::now() + gap
         })
     };
     loop {
@@ -256,7 +255,7 @@ async fn event_loop(
                 // The rest of what was handed over is shown frame by frame
                 // from now until the next hand-over.
                 if handed {
-                    reveal_at = next_reveal(app.reveal.is_holding(), &reveal_timer);
+                    reveal_at = next_reveal(&app.reveal, &reveal_timer);
                 }
                 // The text of a reply in another conversation draws nothing.
                 dirty |= shows;
@@ -271,7 +270,7 @@ async fn event_loop(
                 }
             }, if reveal_at.is_some() => {
                 dirty |= app.reveal_step();
-                reveal_at = next_reveal(app.reveal.is_holding(), &reveal_timer);
+                reveal_at = next_reveal(&app.reveal, &reveal_timer);
             }
             _ = async { if let Some(t) = tick { tokio::time::sleep_until(t).await } }, if tick.is_some() => {
                 app.on_tick();
