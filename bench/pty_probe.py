@@ -1024,13 +1024,6 @@ def cmd_report(a):
         # speed (empty DB), both; and the last token on screen within 50 ms.
         real_pace = rate <= 150
         full = get("session_empty", "reply_cpu_ms")
-        if not real_pace:
-            target, limit = "(none set; ≤ 200 ms is for full speed)", None
-        elif full is None:
-            target, limit = "≤ 300 ms and ≤ 2× the reply at full speed (not measured)", 300
-        else:
-            target = f"≤ 300 ms and ≤ 2× the reply at full speed, empty DB (2 × {full:.0f} = {2 * full:.0f} ms)"
-            limit = min(300, 2 * full)
         switches = (res.get(step, {}).get("reply_switches") or [None])[0]
         floor = get("wake_floor", "wake_us")
         wakes = ""
@@ -1038,10 +1031,18 @@ def cmd_report(a):
             wakes = f"{switches:,} wake-ups ({switches / (srv / 1000):.0f} a second)"
             if floor is not None:
                 wakes += f", {switches * floor / 1000:.0f} ms of it at a bare wake-up's {floor:.0f} µs"
-        row(f"CPU time for a 4,000-token reply at {rate:,} tokens/s, empty DB", target,
-            get(step, "reply_cpu_ms"), limit, "ms",
+        cpu = get(step, "reply_cpu_ms")
+        row(f"CPU time for a 4,000-token reply at {rate:,} tokens/s, empty DB",
+            "≤ 300 ms" if real_pace else "(none set; ≤ 200 ms is for full speed)",
+            cpu, 300 if real_pace else None, "ms",
             note=notes(f"over {srv / 1000:.1f} s" if srv is not None else "", f"by thread: {split}" if split else "",
                        wakes, terminal_note(step)))
+        if real_pace:
+            # The same reply against itself at full speed, as a ratio: the
+            # two halves of one target, shown apart so each verdict is clear.
+            ratio = None if cpu is None or not full else cpu / full
+            row(f"Same, against the reply at full speed, empty DB ({full or 0:.0f} ms)", "≤ 2×",
+                ratio, 2, "×", note="" if full else "full speed not measured")
         row(f"Reply fully on screen after the server's last token, {rate:,} tokens/s",
             "≤ 50 ms" if real_pace else "≤ 100 ms",
             get(step, "last_token_to_on_screen_ms"), 50 if real_pace else 100, "ms")
@@ -1062,7 +1063,7 @@ def cmd_report(a):
     keys = res.get("keys_streaming", {})
     row(f"A key typed while a reply streams at 100 tokens/s: key to the frame that shows it in the composer, "
         f"through the pty (the slowest of {keys.get('keys') or 0})",
-        "< 20 ms: not held to the stream's pace (ten frames a second), at most one 60 Hz frame gap",
+        "< 20 ms: not held to the stream's pace (five to ten frames a second), at most one 60 Hz frame gap",
         get("keys_streaming", "key_ms_max"), 20, "ms",
         note=notes(f"median {keys['key_ms_median']:.2f} ms" if keys.get("key_ms_median") is not None else "",
                    f"p95 {keys['key_ms_p95']:.2f} ms" if keys.get("key_ms_p95") is not None else "",
