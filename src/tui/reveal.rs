@@ -11,10 +11,10 @@
 //!
 //! How many frames: one for every few words held ([`SHARE`]), at most ten
 //! a second and at least five. A fast stream moves ten times a second; a
-//! slow one (30 tokens/s, five or six words a frame at ten) a phrase at a
+//! slow one (30 tokens/s: two words a frame at ten a second) a phrase at a
 //! time, five times a second, which reads as well and halves its frames:
 //! each is a wake-up and a draw, most of what such a reply costs
-//! (4,000 tokens at 30/s: 450 → 250 ms of CPU).
+//! (4,000 tokens at 30/s: 450 → 250–290 ms of CPU).
 
 use std::time::Duration;
 
