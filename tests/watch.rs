@@ -137,6 +137,61 @@ async fn a_commit_by_another_process_is_noticed_while_a_reply_streams() {
     engine.shutdown(Duration::from_secs(1)).await;
 }
 
+/// The reply's own saves are reported too (each writes the WAL); their
+/// checks go with the reply's next hand-over however far apart hand-overs
+/// are (the TUI's, 400 ms), not on a timer of their own that would wake
+/// the engine once more per save.
+#[tokio::test]
+async fn a_reply_s_own_saves_are_checked_along_with_its_hand_overs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tock.db");
+    let store = Store::open(&path).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let provider = Arc::new(Trickle {
+        stop: Arc::clone(&stop),
+    });
+    let engine = Engine::new(
+        store,
+        Arc::new(ConfigSource::from_config(Config::default()).with_provider(provider)),
+        Arc::new(ManualClock::new(T0)),
+        Options {
+            watch_db: true,
+            // As the TUI asks; saved as often, so a save comes every
+            // hand-over and this test takes about a second and a half.
+            shown_text_every: Duration::from_millis(400),
+            persist_every: Duration::from_millis(400),
+            ..Options::default()
+        },
+    );
+    let conv = engine
+        .store()
+        .create_conversation(Some("c"), "user", T0)
+        .unwrap();
+    engine.show(Some(conv));
+    let _scheduler = engine.start();
+    engine.send_text(conv, "go").unwrap();
+    let checked = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let (along, on_timer) = engine.watch_checks();
+            if along + on_timer >= 3 {
+                return (along, on_timer);
+            }
+        }
+    })
+    .await;
+    let Ok((along, on_timer)) = checked else {
+        panic!("the saves were not checked: {:?}", engine.watch_checks());
+    };
+    assert!(
+        along >= 2 && along > on_timer,
+        "{along} checks along with a hand-over, {on_timer} on a timer"
+    );
+    assert!(engine.is_busy(conv), "the reply streamed all along");
+    stop.store(true, Ordering::Relaxed);
+    engine.shutdown(Duration::from_secs(1)).await;
+}
+
 #[tokio::test]
 async fn a_commit_by_another_process_is_noticed() {
     let dir = tempfile::tempdir().unwrap();

@@ -316,6 +316,13 @@ impl Engine {
             .shown_text_every
             .max(reading::HAND_ON_EVERY)
     }
+    /// The longest a reply being read goes between hand-overs while it
+    /// streams: the pace of one shown, or of one no front end shows (as
+    /// often as it is saved).
+    pub(crate) fn slowest_hand_over(&self) -> Duration {
+        self.shown_text_every()
+            .max(self.inner.options.persist_every)
+    }
     /// The conversation a front end shows now (None: none at all). A reply
     /// streaming in any other has its text handed on, and its socket read,
     /// as seldom as it is saved (once a second) instead of ten times a

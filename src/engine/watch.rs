@@ -9,8 +9,10 @@
 //!   thread is awake, wakes nothing (the notify crate read it on a thread of
 //!   its own, woken for every write);
 //! - the check after a report waits for a wake-up the engine makes anyway
-//!   while a reply streams (its text handed on, ten times a second) rather
-//!   than for a timer of its own, with a timer only in case none comes.
+//!   while a reply streams (its text handed on, up to ten times a second)
+//!   rather than for a timer of its own, with a timer only in case none
+//!   comes. That is what the save's own report waits for: a save is made
+//!   as text is handed on, and the check goes with the next hand-over.
 
 use std::time::Duration;
 
@@ -79,10 +81,18 @@ async fn run(engine: Engine, mut reports: Reports) {
 /// become visible: SQLite updates the WAL index (`-shm`, not watched) just
 /// after.
 const COALESCE: Duration = Duration::from_millis(50);
-/// While a reply is read, the check waits up to this long for the reading's
-/// next hand-over (due within 100 ms while its conversation is on screen,
-/// by default; the TUI takes text every 400 ms, so there this comes first).
-const ALONG_WITH_A_READ: Duration = Duration::from_millis(250);
+/// While a reply is read, the check waits for the reading's next hand-over:
+/// up to the slowest pace text is handed on at (`Engine::slowest_hand_over`:
+/// 100 ms by default while its conversation is shown, 400 ms in the TUI,
+/// once a second while none shows it), at most [`ALONG_WITH_A_READ_MOST`],
+/// and this much longer, for a hand-over a little late. A fixed 250 ms came
+/// before the TUI's hand-overs 400 ms apart: after each save, a wake-up of
+/// its own (about one a second while a reply streams).
+const ALONG_WITH_A_READ_SLACK: Duration = Duration::from_millis(150);
+/// The longest a check waits for a hand-over (however seldom the partial
+/// reply is saved): how late another process's commit may show while a
+/// reply streams and hands nothing over (a stalled model).
+const ALONG_WITH_A_READ_MOST: Duration = Duration::from_secs(1);
 
 /// Waits until the check is due: `COALESCE` after the report, at the next
 /// hand-over of a reply being read (a wake-up the engine makes anyway), or
@@ -93,7 +103,11 @@ const ALONG_WITH_A_READ: Duration = Duration::from_millis(250);
 async fn pause(engine: &Engine, timer: Option<&QuietTimer>) {
     let reported = tokio::time::Instant::now();
     let reading = engine.is_reading();
-    let wait = if reading { ALONG_WITH_A_READ } else { COALESCE };
+    let wait = if reading {
+        engine.slowest_hand_over().min(ALONG_WITH_A_READ_MOST) + ALONG_WITH_A_READ_SLACK
+    } else {
+        COALESCE
+    };
     let armed = timer.filter(|t| t.arm(wait));
     let fired = async {
         match armed {
