@@ -89,10 +89,12 @@ const COALESCE: Duration = Duration::from_millis(50);
 /// before the TUI's hand-overs 400 ms apart: after each save, a wake-up of
 /// its own (about one a second while a reply streams).
 const ALONG_WITH_A_READ_SLACK: Duration = Duration::from_millis(150);
-/// The longest a check waits for a hand-over (however seldom the partial
-/// reply is saved): how late another process's commit may show while a
-/// reply streams and hands nothing over (a stalled model).
-const ALONG_WITH_A_READ_MOST: Duration = Duration::from_secs(1);
+/// The longest a check waits for a hand-over: with the slack, how late
+/// another process's commit may be noticed while a reply is read (an item
+/// `tock send` queued, for `tock daemon` while it streams a reply). A reply
+/// no front end shows hands its text on once a second; its saves' checks
+/// come on the timer instead, as they did before.
+const ALONG_WITH_A_READ_MOST: Duration = Duration::from_millis(500);
 
 /// Waits until the check is due: `COALESCE` after the report, at the next
 /// hand-over of a reply being read (a wake-up the engine makes anyway), or
