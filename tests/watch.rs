@@ -17,14 +17,14 @@ use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent};
 use tock::store::Store;
 
 /// An engine on `store` that watches the database file.
-fn watching(store: Store, config: ConfigSource) -> Engine {
+fn watching(store: Store, config: ConfigSource, options: Options) -> Engine {
     Engine::new(
         store,
         Arc::new(config),
         Arc::new(ManualClock::new(T0)),
         Options {
             watch_db: true,
-            ..Options::default()
+            ..options
         },
     )
 }
@@ -87,11 +87,16 @@ impl Provider for Trickle {
     }
 }
 
-/// While a reply streams, another process's commit is still noticed, and
-/// the check waits for the reply's next hand-over (a wake-up the engine
-/// makes anyway) rather than a timer of its own.
-#[tokio::test]
-async fn a_commit_by_another_process_is_noticed_while_a_reply_streams() {
+/// A watching engine on a database file of its own whose model trickles a
+/// reply until `stop` is set.
+struct Trickling {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    engine: Engine,
+    stop: Arc<AtomicBool>,
+}
+
+fn trickling(options: Options) -> Trickling {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tock.db");
     let store = Store::open(&path).unwrap();
@@ -102,7 +107,27 @@ async fn a_commit_by_another_process_is_noticed_while_a_reply_streams() {
     let engine = watching(
         store,
         ConfigSource::from_config(Config::default()).with_provider(provider),
+        options,
     );
+    Trickling {
+        _dir: dir,
+        path,
+        engine,
+        stop,
+    }
+}
+
+/// While a reply streams, another process's commit is still noticed, and
+/// the check waits for the reply's next hand-over (a wake-up the engine
+/// makes anyway) rather than a timer of its own.
+#[tokio::test]
+async fn a_commit_by_another_process_is_noticed_while_a_reply_streams() {
+    let Trickling {
+        _dir,
+        path,
+        engine,
+        stop,
+    } = trickling(Options::default());
     let mut events = engine.subscribe();
     let conv = engine
         .store()
@@ -143,26 +168,15 @@ async fn a_commit_by_another_process_is_noticed_while_a_reply_streams() {
 /// the engine once more per save.
 #[tokio::test]
 async fn a_reply_s_own_saves_are_checked_along_with_its_hand_overs() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tock.db");
-    let store = Store::open(&path).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let provider = Arc::new(Trickle {
-        stop: Arc::clone(&stop),
+    let Trickling {
+        _dir, engine, stop, ..
+    } = trickling(Options {
+        // As the TUI asks; saved as often, so a save comes every
+        // hand-over and this test takes about a second and a half.
+        shown_text_every: Duration::from_millis(400),
+        persist_every: Duration::from_millis(400),
+        ..Options::default()
     });
-    let engine = Engine::new(
-        store,
-        Arc::new(ConfigSource::from_config(Config::default()).with_provider(provider)),
-        Arc::new(ManualClock::new(T0)),
-        Options {
-            watch_db: true,
-            // As the TUI asks; saved as often, so a save comes every
-            // hand-over and this test takes about a second and a half.
-            shown_text_every: Duration::from_millis(400),
-            persist_every: Duration::from_millis(400),
-            ..Options::default()
-        },
-    );
     let conv = engine
         .store()
         .create_conversation(Some("c"), "user", T0)
@@ -197,7 +211,11 @@ async fn a_commit_by_another_process_is_noticed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tock.db");
     let store = Store::open(&path).unwrap();
-    let engine = watching(store, ConfigSource::from_config(Config::default()));
+    let engine = watching(
+        store,
+        ConfigSource::from_config(Config::default()),
+        Options::default(),
+    );
     let mut events = engine.subscribe();
     let _scheduler = engine.start();
 

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::reading::HAND_ON_EVERY;
 use crate::llm::TextPace;
 
 /// What the front ends of this process show, as far as they said.
@@ -34,13 +33,14 @@ pub(crate) struct Pace {
 
 impl Pace {
     /// `shown`: a receiver that has seen the current value (a new one).
+    /// `watched`: as `Engine::shown_text_every` gives it, never more often
+    /// than `HAND_ON_EVERY`.
     pub fn new(
         conversation: i64,
         unwatched: Duration,
         watched: Duration,
         shown: watch::Receiver<Shown>,
     ) -> Self {
-        let watched = watched.max(HAND_ON_EVERY);
         let pace = Self {
             conversation,
             unwatched: unwatched.max(watched),
