@@ -395,3 +395,41 @@ async fn a_quiet_spell_ends_when_the_caller_starts_taking_text_sooner() {
     let n = reads(&after);
     assert!(n >= 5, "{n} reads in the 0.7 s after the change");
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_first_quiet_spell_at_a_pace_is_as_long_as_the_callers_first_gap() {
+    // A closing server's 100 tokens 10 ms apart; the caller takes text every
+    // 400 ms, the first gap 200 ms (the TUI's pace for a reply on screen):
+    // after the first tokens the socket is left quiet for 200 ms, not 400,
+    // then for 400 ms at a time.
+    let server = closing_second_of_tokens().await;
+    let p = provider(&server.base);
+    let req = request_every(Duration::from_millis(400));
+    req.text_every
+        .set_with_first(Duration::from_millis(400), Duration::from_millis(200));
+    let (texts, _) = read_reply_to(&p, &req).await;
+    assert_eq!(joined(&texts), expected(100));
+    let first = texts[0].0;
+    // The reads that follow the first tokens (which come 10 ms apart, before
+    // the socket is found to trickle).
+    let later: Vec<Duration> = texts
+        .iter()
+        .map(|(at, _)| *at - first)
+        .filter(|since| *since > Duration::from_millis(100))
+        .collect();
+    let second = later[0];
+    assert!(
+        second < Duration::from_millis(300),
+        "the first spell ended {second:?} after the first text"
+    );
+    let next = later
+        .iter()
+        .find(|since| **since > second + Duration::from_millis(2))
+        .expect("a read after the first spell's");
+    assert!(
+        *next - second >= Duration::from_millis(350),
+        "the next read {:?} later",
+        *next - second
+    );
+}

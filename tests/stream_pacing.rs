@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::{T0, options, settle};
 use futures::future::BoxFuture;
 use tock::config::{Config, ConfigSource};
-use tock::engine::{Engine, Event, ManualClock};
+use tock::engine::{Engine, Event, ManualClock, Options};
 use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent, TextPace};
 use tock::store::{MessageStatus, Role, Store};
 use tokio::time::Instant;
@@ -80,6 +80,16 @@ impl Reply {
     /// The same, after `before_start` (given the engine and the reply's
     /// conversation) has run.
     fn start_with(tokens: usize, gap: Duration, before_start: impl FnOnce(&Engine, i64)) -> Self {
+        Self::start_with_options(tokens, gap, options(), before_start)
+    }
+
+    /// The same, with the engine's `options`.
+    fn start_with_options(
+        tokens: usize,
+        gap: Duration,
+        options: Options,
+        before_start: impl FnOnce(&Engine, i64),
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("tock.db")).unwrap();
         let text_every = Arc::default();
@@ -89,7 +99,7 @@ impl Reply {
             text_every: Arc::clone(&text_every),
         });
         let config = Arc::new(ConfigSource::from_config(Config::default()).with_provider(provider));
-        let e = Engine::new(store, config, Arc::new(ManualClock::new(T0)), options());
+        let e = Engine::new(store, config, Arc::new(ManualClock::new(T0)), options);
         let events = e.subscribe();
         let conv = e
             .store()
@@ -110,6 +120,11 @@ impl Reply {
     /// The pace the provider was last told.
     fn pace(&self) -> Duration {
         self.text_every.lock().unwrap().last().unwrap().get()
+    }
+
+    /// The first gap at that pace the provider was told.
+    fn first_gap(&self) -> Duration {
+        self.text_every.lock().unwrap().last().unwrap().first()
     }
 
     /// Whether the reply is stored as no longer streaming.
@@ -458,4 +473,42 @@ async fn a_reply_is_taken_at_a_readers_pace_only_while_its_conversation_is_shown
         .filter(|d| at(d) >= Duration::from_millis(3000))
         .count();
     assert!((2..=4).contains(&after), "{after} deltas in the last 1.5 s");
+}
+
+/// Where the front end showing a reply asks for its text seldom (the TUI:
+/// every 400 ms, shown over frames of its own), the reply does not stand
+/// still after its first words for a whole gap: the second text goes out
+/// half a gap after the first (with the first token to arrive then), the
+/// rest a gap apart. The provider is told both, for the reads of its socket.
+#[tokio::test(start_paused = true)]
+async fn at_a_slow_pace_the_second_text_of_a_shown_reply_comes_after_half_a_gap() {
+    let tokens = 60;
+    let gap = Duration::from_millis(33);
+    let every = Duration::from_millis(400);
+    let start = Instant::now();
+    let shown = Options {
+        shown_text_every: every,
+        ..options()
+    };
+    let mut r = Reply::start_with_options(tokens, gap, shown, |e, conv| e.show(Some(conv)));
+    let deltas = deltas_until_done(&mut r).await;
+    let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(joined, expected(tokens), "every token, once, in order");
+    assert_eq!((r.pace(), r.first_gap()), (every, every / 2));
+    let at: Vec<Duration> = deltas.iter().map(|(at, _)| *at - start).collect();
+    assert_eq!(at[0], gap, "the first text at once");
+    let second = at[1] - at[0];
+    assert!(
+        second >= every / 2 && second <= every / 2 + gap,
+        "the second text {second:?} after the first"
+    );
+    // Then a gap apart, the end (with Done) at once.
+    for pair in at[1..at.len() - 1].windows(2) {
+        assert!(
+            pair[1] - pair[0] >= every,
+            "texts {:?} apart",
+            pair[1] - pair[0]
+        );
+    }
+    assert!(*at.last().unwrap() <= gap * (tokens as u32 + 1) + Duration::from_millis(1));
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::reading::HAND_ON_EVERY;
 use crate::llm::TextPace;
 
 /// What the front ends of this process show, as far as they said.
@@ -48,7 +49,7 @@ impl Pace {
             shown,
             text: TextPace::new(watched),
         };
-        pace.text.set(pace.every());
+        pace.text.set_with_first(pace.every(), pace.first());
         pace
     }
 
@@ -59,9 +60,28 @@ impl Pace {
 
     /// How often text is handed on now.
     pub fn every(&self) -> Duration {
-        match *self.shown.borrow() {
-            Shown::Conversation(c) if c != Some(self.conversation) => self.unwatched,
-            _ => self.watched,
+        if self.is_watched() {
+            self.watched
+        } else {
+            self.unwatched
+        }
+    }
+
+    /// Whether a front end shows the reply (or none said what it shows).
+    fn is_watched(&self) -> bool {
+        !matches!(*self.shown.borrow(), Shown::Conversation(c) if c != Some(self.conversation))
+    }
+
+    /// The first gap at the pace now: half of it while the reply is shown
+    /// (never under `HAND_ON_EVERY`), so that a reply that has just come on
+    /// screen, its first words at once, moves on soon after them rather
+    /// than standing still for a whole gap; the pace itself where none
+    /// shows it.
+    pub fn first(&self) -> Duration {
+        if self.is_watched() {
+            (self.watched / 2).max(HAND_ON_EVERY).min(self.watched)
+        } else {
+            self.unwatched
         }
     }
 
@@ -74,7 +94,7 @@ impl Pace {
             }
             let every = self.every();
             if every != self.text.get() {
-                self.text.set(every);
+                self.text.set_with_first(every, self.first());
                 return every;
             }
         }

@@ -7,7 +7,8 @@
 //!   anyway (a read put off until later would be a wake-up of its own);
 //! - text is handed on at most every [`HAND_ON_EVERY`] while a front end
 //!   shows the conversation (see `pace`), the first text and the last at once
-//!   (time to first token; a finished reply is on screen without waiting).
+//!   (time to first token; a finished reply is on screen without waiting),
+//!   the second sooner than the rest where the pace is slow (`Pace::first`).
 //!   Text that falls due waits for the next event to arrive, which a steady
 //!   stream brings within a token's gap (or a read of the socket, which is
 //!   paced the same), and only past [`SLACK`] more for a timer of its own;
@@ -83,7 +84,7 @@ pub(crate) async fn read(
 ) -> Read {
     let started = Instant::now();
     let reply_deadline = started + limits.max_reply;
-    let mut taken = Taken::new(started, limits.persist_every, pace.every());
+    let mut taken = Taken::new(started, limits.persist_every, pace.every(), pace.first());
     let mut calls: Vec<ToolCall> = Vec::new();
     let mut usage: Option<Usage> = None;
     // Moved forward with each event; the timer that watches it is moved
@@ -124,7 +125,7 @@ pub(crate) async fn read(
                         // Sooner than before: the reply has just come on
                         // screen, and what waits goes out at once.
                         let now = Instant::now();
-                        taken.set_every(now, every);
+                        taken.set_every(now, every, pace.first());
                         taken.pass_on(now, Duration::ZERO, &mut hand_on, &mut save);
                         continue;
                     }
@@ -198,13 +199,21 @@ struct Taken {
     save_at: Instant,
     persist_every: Duration,
     hand_on_every: Duration,
+    /// The gap after the next hand-over, when it is the first at this pace.
+    first_gap: Option<Duration>,
 }
 
 impl Taken {
     /// The first text goes out and is saved at once (a reply cut by a crash
-    /// shows that it had begun), then text at most every `hand_on_every`
-    /// and saves at most every `persist_every`.
-    fn new(started: Instant, persist_every: Duration, hand_on_every: Duration) -> Self {
+    /// shows that it had begun), then text `first_gap` later and at most
+    /// every `hand_on_every` after that, and saves at most every
+    /// `persist_every`.
+    fn new(
+        started: Instant,
+        persist_every: Duration,
+        hand_on_every: Duration,
+        first_gap: Duration,
+    ) -> Self {
         Self {
             text: String::new(),
             unsent: String::new(),
@@ -213,19 +222,22 @@ impl Taken {
             save_at: started,
             persist_every,
             hand_on_every,
+            first_gap: Some(first_gap),
         }
     }
 
-    /// Hand text on every `every` from now on. Sooner than before means a
-    /// front end has just begun to show the reply: what waits is handed on
-    /// and saved at once, so that the front end, which has just read the
-    /// reply from the database, finds the text before what it is handed.
-    fn set_every(&mut self, now: Instant, every: Duration) {
+    /// Hand text on every `every` from now on, `first` after the next
+    /// hand-over. Sooner than before means a front end has just begun to
+    /// show the reply: what waits is handed on and saved at once, so that
+    /// the front end, which has just read the reply from the database, finds
+    /// the text before what it is handed.
+    fn set_every(&mut self, now: Instant, every: Duration, first: Duration) {
         if every < self.hand_on_every {
             self.hand_on_at = self.hand_on_at.min(now);
             self.save_at = self.save_at.min(now);
         }
         self.hand_on_every = every;
+        self.first_gap = Some(first);
     }
 
     fn push(&mut self, t: &str) {
@@ -264,7 +276,7 @@ impl Taken {
     fn hand_on(&mut self, now: Instant, hand_on: &mut impl FnMut(usize, String)) {
         let unsent = std::mem::take(&mut self.unsent);
         hand_on(self.text.len() - unsent.len(), unsent);
-        self.hand_on_at = now + self.hand_on_every;
+        self.hand_on_at = now + self.first_gap.take().unwrap_or(self.hand_on_every);
     }
 }
 

@@ -266,6 +266,7 @@ impl Http {
             ended: false,
             socket,
             read_every,
+            spell_at: None,
             pace: Pace::Listening,
             last_read: None,
             trickles: false,
@@ -300,6 +301,9 @@ struct Driver<D> {
     /// How long the socket is left quiet after a read: the caller's pace
     /// when the server's close will announce the end, else `READ_EVERY`.
     read_every: Option<super::TextPace>,
+    /// The caller's pace at the last quiet spell: a spell at a new pace is
+    /// the first at it, as long as `TextPace::first`.
+    spell_at: Option<Duration>,
     pace: Pace,
     /// When data was last read, and whether it comes faster than
     /// `read_every` (then the socket is left quiet after each read).
@@ -335,6 +339,23 @@ fn quiet_for(read_every: &Option<super::TextPace>) -> Duration {
         .map_or(READ_EVERY, |pace| pace.get().max(READ_EVERY))
 }
 
+/// How long the next quiet spell lasts: `quiet_for`, or the caller's first
+/// gap at a pace where the last spell (`spell_at`) was at another (its text
+/// has just come on screen, and its second hand-over is due sooner than the
+/// rest).
+fn spell(read_every: &Option<super::TextPace>, spell_at: &mut Option<Duration>) -> Duration {
+    let Some(pace) = read_every else {
+        return READ_EVERY;
+    };
+    let every = pace.get();
+    let spell = if spell_at.replace(every) == Some(every) {
+        every
+    } else {
+        pace.first()
+    };
+    spell.max(READ_EVERY)
+}
+
 impl<D: Decoder> Driver<D> {
     async fn next_item(&mut self) -> Option<Item> {
         loop {
@@ -359,7 +380,7 @@ impl<D: Decoder> Driver<D> {
                         (self.pace, self.socket.as_mut())
                         && self.trickles
                         && std::mem::take(&mut self.read_since_listen)
-                        && timer.arm(quiet_for(&self.read_every))
+                        && timer.arm(spell(&self.read_every, &mut self.spell_at))
                         && socket.quiet()
                     {
                         self.pace = Pace::Quiet;

@@ -17,6 +17,7 @@ pub mod sse;
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::Stream;
@@ -83,20 +84,24 @@ pub struct ChatRequest {
 /// How often a reply's text is taken as it streams, which may change while
 /// it streams (a front end starts or stops showing its conversation): the
 /// engine sets it, the stream's reader reads it before each quiet spell and
-/// ends a spell early when it changes.
+/// ends a spell early when it changes. The first gap at a pace may be
+/// shorter (`first`): a reply that has just come on screen moves on soon
+/// after its first words, then at the pace.
 #[derive(Clone, Debug)]
 pub struct TextPace(Arc<PaceCell>);
 
 #[derive(Debug)]
 struct PaceCell {
-    micros: std::sync::atomic::AtomicU64,
+    micros: AtomicU64,
+    first_micros: AtomicU64,
     changed: tokio::sync::Notify,
 }
 
 impl TextPace {
     pub fn new(every: Duration) -> Self {
         Self(Arc::new(PaceCell {
-            micros: std::sync::atomic::AtomicU64::new(Self::micros(every)),
+            micros: AtomicU64::new(Self::micros(every)),
+            first_micros: AtomicU64::new(Self::micros(every)),
             changed: tokio::sync::Notify::new(),
         }))
     }
@@ -106,17 +111,26 @@ impl TextPace {
     }
 
     pub fn get(&self) -> Duration {
-        Duration::from_micros(self.0.micros.load(std::sync::atomic::Ordering::Relaxed))
+        Duration::from_micros(self.0.micros.load(Ordering::Relaxed))
     }
 
+    /// The first gap at the current pace (never longer than the pace).
+    pub fn first(&self) -> Duration {
+        Duration::from_micros(self.0.first_micros.load(Ordering::Relaxed)).min(self.get())
+    }
+
+    /// Every gap `every`, the first too.
     pub fn set(&self, every: Duration) {
+        self.set_with_first(every, every);
+    }
+
+    /// Every gap `every`, the first `first`.
+    pub fn set_with_first(&self, every: Duration, first: Duration) {
+        self.0
+            .first_micros
+            .store(Self::micros(first), Ordering::Relaxed);
         let new = Self::micros(every);
-        if self
-            .0
-            .micros
-            .swap(new, std::sync::atomic::Ordering::Relaxed)
-            != new
-        {
+        if self.0.micros.swap(new, Ordering::Relaxed) != new {
             self.0.changed.notify_waiters();
         }
     }
