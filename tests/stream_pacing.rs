@@ -16,10 +16,31 @@ use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent, TextP
 use tock::store::{MessageStatus, Role, Store};
 use tokio::time::Instant;
 
-/// Streams `tokens` texts ("t0 ", "t1 ", …), one every `gap`, then Done.
-struct Paced {
+/// What the provider streams: `lead` at once (empty: nothing), then
+/// `tokens` texts ("t0 ", "t1 ", …), `burst` at a time `gap` apart, then
+/// Done.
+#[derive(Clone, Copy)]
+struct Stream {
+    lead: &'static str,
     tokens: usize,
     gap: Duration,
+    burst: usize,
+}
+
+impl Stream {
+    /// Each token on its own.
+    fn new(tokens: usize, gap: Duration) -> Self {
+        Self {
+            lead: "",
+            tokens,
+            gap,
+            burst: 1,
+        }
+    }
+}
+
+struct Paced {
+    stream: Stream,
     /// How often each request says its text is taken (it may change).
     text_every: Arc<Mutex<Vec<TextPace>>>,
 }
@@ -29,17 +50,25 @@ impl Provider for Paced {
         "paced"
     }
     fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
-        let (tokens, gap) = (self.tokens, self.gap);
+        let Stream {
+            lead,
+            tokens,
+            gap,
+            burst,
+        } = self.stream;
         self.text_every.lock().unwrap().push(req.text_every.clone());
         Box::pin(async move {
             // Sent on a timeline of its own, as a server does: what arrives
             // while the engine is not reading waits in the channel, as it
             // would in a socket.
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            if !lead.is_empty() {
+                let _ = tx.send(Ok(StreamEvent::Text(lead.to_string())));
+            }
             tokio::spawn(async move {
                 for i in 0..=tokens {
                     // No gap: all of it is there at once (a backlog).
-                    if !gap.is_zero() {
+                    if !gap.is_zero() && i % burst.max(1) == 0 {
                         tokio::time::sleep(gap).await;
                     }
                     let ev = if i == tokens {
@@ -80,22 +109,16 @@ impl Reply {
     /// The same, after `before_start` (given the engine and the reply's
     /// conversation) has run.
     fn start_with(tokens: usize, gap: Duration, before_start: impl FnOnce(&Engine, i64)) -> Self {
-        Self::start_with_options(tokens, gap, options(), before_start)
+        Self::of(Stream::new(tokens, gap), options(), before_start)
     }
 
-    /// The same, with the engine's `options`.
-    fn start_with_options(
-        tokens: usize,
-        gap: Duration,
-        options: Options,
-        before_start: impl FnOnce(&Engine, i64),
-    ) -> Self {
+    /// The provider streaming `stream`, the engine with `options`.
+    fn of(stream: Stream, options: Options, before_start: impl FnOnce(&Engine, i64)) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("tock.db")).unwrap();
         let text_every = Arc::default();
         let provider = Arc::new(Paced {
-            tokens,
-            gap,
+            stream,
             text_every: Arc::clone(&text_every),
         });
         let config = Arc::new(ConfigSource::from_config(Config::default()).with_provider(provider));
@@ -490,7 +513,9 @@ async fn at_a_slow_pace_the_second_text_of_a_shown_reply_comes_after_half_a_gap(
         shown_text_every: every,
         ..options()
     };
-    let mut r = Reply::start_with_options(tokens, gap, shown, |e, conv| e.show(Some(conv)));
+    let mut r = Reply::of(Stream::new(tokens, gap), shown, |e, conv| {
+        e.show(Some(conv))
+    });
     let deltas = deltas_until_done(&mut r).await;
     let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(joined, expected(tokens), "every token, once, in order");
@@ -511,4 +536,58 @@ async fn at_a_slow_pace_the_second_text_of_a_shown_reply_comes_after_half_a_gap(
         );
     }
     assert!(*at.last().unwrap() <= gap * (tokens as u32 + 1) + Duration::from_millis(1));
+}
+
+/// A reply that begins with whitespace (a newline, a space: some models
+/// send one first) has its first word go out at once with it, and the
+/// second text half a gap after that word: whitespace alone shows nothing,
+/// so it is not what starts the clock (nor worth a frame of its own).
+#[tokio::test(start_paused = true)]
+async fn whitespace_before_the_first_word_waits_for_it_and_the_word_goes_out_at_once() {
+    let tokens = 30;
+    let gap = Duration::from_millis(33);
+    let every = Duration::from_millis(400);
+    let start = Instant::now();
+    let shown = Options {
+        shown_text_every: every,
+        ..options()
+    };
+    let stream = Stream {
+        lead: "\n ",
+        ..Stream::new(tokens, gap)
+    };
+    let mut r = Reply::of(stream, shown, |e, conv| e.show(Some(conv)));
+    let deltas = deltas_until_done(&mut r).await;
+    let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(joined, format!("\n {}", expected(tokens)));
+    assert_eq!(
+        (deltas[0].0 - start, deltas[0].1.as_str()),
+        (gap, "\n t0 "),
+        "the first word at once, with the whitespace before it"
+    );
+    let second = deltas[1].0 - deltas[0].0;
+    assert!(
+        second >= every / 2 && second <= every / 2 + gap,
+        "the second text {second:?} after the first word"
+    );
+}
+
+/// Text that arrives together (a read of a socket brings several tokens)
+/// goes out together: a hand-over falling due with the first of them would
+/// leave the rest waiting a whole gap for the next.
+#[tokio::test(start_paused = true)]
+async fn tokens_that_arrive_together_go_out_together() {
+    // Bursts of five tokens 150 ms apart: each burst's first token finds a
+    // hand-over due (100 ms after the last).
+    let stream = Stream {
+        burst: 5,
+        ..Stream::new(50, Duration::from_millis(150))
+    };
+    let mut r = Reply::of(stream, options(), |_, _| {});
+    let deltas = deltas_until_done(&mut r).await;
+    let texts: Vec<&str> = deltas.iter().map(|(_, t)| t.as_str()).collect();
+    let bursts: Vec<String> = (0..10)
+        .map(|b| (b * 5..b * 5 + 5).map(|i| format!("t{i} ")).collect())
+        .collect();
+    assert_eq!(texts, bursts, "one delta per burst, whole");
 }

@@ -6,12 +6,14 @@
 //! - the stream is read as it arrives, in the wake-up its arrival causes
 //!   anyway (a read put off until later would be a wake-up of its own);
 //! - text is handed on at most every [`HAND_ON_EVERY`] while a front end
-//!   shows the conversation (see `pace`), the first text and the last at once
-//!   (time to first token; a finished reply is on screen without waiting),
+//!   shows the conversation (see `pace`), the first word (with any
+//!   whitespace before it) and the last text at once (time to first token;
+//!   a finished reply is on screen without waiting),
 //!   the second sooner than the rest where the pace is slow (`Pace::first`).
-//!   Text that falls due waits for the next event to arrive, which a steady
-//!   stream brings within a token's gap (or a read of the socket, which is
-//!   paced the same), and only past [`SLACK`] more for a timer of its own;
+//!   Text that falls due waits for the next read to bring more, which a
+//!   steady stream does within a token's gap (or a read of the socket,
+//!   which is paced the same), and goes out with all that read brought,
+//!   only past [`SLACK`] more for a timer of its own;
 //! - the deadlines (no progress, the longest reply, the next save) share one
 //!   timer that is moved only when the earliest of them changes, rather than
 //!   a timer per deadline set up again for every event.
@@ -105,6 +107,10 @@ pub(crate) async fn read(
             }
             None => {
                 ready_in_a_row = 0;
+                // What the read brought goes out together, once it has all
+                // been taken: handed on with its first event, the rest would
+                // wait a whole gap for the next hand-over.
+                taken.pass_on(Instant::now(), Duration::ZERO, &mut hand_on, &mut save);
                 let slack = taken.hand_on_every + SLACK;
                 let next = [
                     Some(progress_checked),
@@ -156,10 +162,8 @@ pub(crate) async fn read(
         };
         match ev {
             Some(Ok(StreamEvent::Text(t))) => {
-                let now = Instant::now();
-                progress_by = now + limits.stream_timeout;
+                progress_by = Instant::now() + limits.stream_timeout;
                 taken.push(&t);
-                taken.pass_on(now, Duration::ZERO, &mut hand_on, &mut save);
             }
             Some(Ok(StreamEvent::ToolCall(c))) => {
                 progress_by = Instant::now() + limits.stream_timeout;
@@ -176,7 +180,7 @@ pub(crate) async fn read(
         }
     };
     // What was read and not handed on yet goes out at once, whatever the end.
-    if taken.hand_on_due().is_some() {
+    if !taken.unsent.is_empty() {
         taken.hand_on(Instant::now(), &mut hand_on);
     }
     Read {
@@ -201,6 +205,10 @@ struct Taken {
     hand_on_every: Duration,
     /// The gap after the next hand-over, when it is the first at this pace.
     first_gap: Option<Duration>,
+    /// Whether `text` has more than whitespace: whitespace before the first
+    /// word shows nothing, so it waits for the word (which goes out at
+    /// once) rather than take the first hand-over.
+    has_word: bool,
 }
 
 impl Taken {
@@ -223,6 +231,7 @@ impl Taken {
             persist_every,
             hand_on_every,
             first_gap: Some(first_gap),
+            has_word: false,
         }
     }
 
@@ -241,13 +250,15 @@ impl Taken {
     }
 
     fn push(&mut self, t: &str) {
+        self.has_word = self.has_word || t.chars().any(|c| !c.is_whitespace());
         self.text.push_str(t);
         self.unsent.push_str(t);
     }
 
-    /// When text waiting to be handed on falls due; None when none waits.
+    /// When text waiting to be handed on falls due; None when none waits,
+    /// or only whitespace before the first word.
     fn hand_on_due(&self) -> Option<Instant> {
-        (!self.unsent.is_empty()).then_some(self.hand_on_at)
+        (self.has_word && !self.unsent.is_empty()).then_some(self.hand_on_at)
     }
 
     /// When text not saved yet falls due; None when all is saved.
