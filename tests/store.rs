@@ -415,3 +415,64 @@ fn outbox_queries_use_their_indexes_and_select_what_they_did() {
     let p = plan("SELECT 1 FROM messages WHERE outbox_id = 5 AND role = 'user'");
     assert!(p.contains("messages_outbox"), "{p}");
 }
+
+/// The user answers the last approval of a turn while the turn is still
+/// recording its other calls' outcomes (an allowed MCP call can take
+/// seconds; with none, the turn records an empty set right after asking):
+/// the model is asked to continue once. Both records found no approval
+/// still waiting, and each queued a continuation: the model was asked
+/// twice, the second time with nothing new.
+#[test]
+fn an_approval_answered_before_the_turn_records_its_own_outcomes_queues_one_continuation() {
+    use tock::store::ApprovalStatus;
+    use tock::store::approvals::{ApprovalAnswer, ToolOutcome};
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("t.db")).unwrap();
+    let conv = s.create_conversation(Some("c"), "user", 1).unwrap();
+    let outcome = |call: &str, result: &str| ToolOutcome {
+        call_id: call.into(),
+        tool: "schedule_task".into(),
+        result: result.into(),
+        task: None,
+        cancel: None,
+        series: None,
+        end_series: None,
+        images: Vec::new(),
+    };
+    let approval = s
+        .add_approval(conv, 0, "call_1", "schedule_task", "{}", "{}", 2)
+        .unwrap();
+    // The answer comes first...
+    s.record_tool_outcomes(
+        conv,
+        0,
+        Some(&ApprovalAnswer {
+            id: approval,
+            from: ApprovalStatus::Waiting,
+            approved: false,
+            allow_always: None,
+        }),
+        &[outcome("call_1", "declined")],
+        3,
+    )
+    .unwrap();
+    // ...then the turn records the outcome of the call it ran itself.
+    s.record_tool_outcomes(conv, 0, None, &[outcome("call_2", "ran")], 4)
+        .unwrap();
+    let continuations: i64 = rusqlite::Connection::open(dir.path().join("t.db"))
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM outbox WHERE kind = 'regenerate' AND status = 'pending'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(continuations, 1);
+    let tool_messages = s
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == tock::store::Role::Tool)
+        .count();
+    assert_eq!(tool_messages, 2, "both outcomes are recorded");
+}

@@ -323,9 +323,14 @@ impl Store {
                 now,
             )?;
         }
+        // No continuation while an approval of the turn waits, nor a second
+        // one: the user's answer and the turn's own record of its other
+        // calls can each be the last (an answer can come while the turn's
+        // allowed calls run), and each would queue one.
         let still_waiting: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status IN ('waiting', 'executing'))",
-            [message_id],
+            "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status IN ('waiting', 'executing'))
+                 OR EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?2 AND kind = 'regenerate' AND status IN ('pending','sending'))",
+            params![message_id, conversation_id],
             |r| r.get(0),
         )?;
         if let Some(note) = end_note {
