@@ -164,15 +164,16 @@ async fn a_commit_by_another_process_is_noticed_while_a_reply_streams() {
 
 /// The reply's own saves are reported too (each writes the WAL); their
 /// checks go with the reply's next hand-over however far apart hand-overs
-/// are (the TUI's, 400 ms), not on a timer of their own that would wake
-/// the engine once more per save.
+/// are (400 ms here; the TUI's are 600 ms), not on a timer of their own
+/// that would wake the engine once more per save.
 #[tokio::test]
 async fn a_reply_s_own_saves_are_checked_along_with_its_hand_overs() {
     let Trickling {
         _dir, engine, stop, ..
     } = trickling(Options {
-        // As the TUI asks; saved as often, so a save comes every
-        // hand-over and this test takes about a second and a half.
+        // Slower than the default, as the TUI asks; saved as often, so a
+        // save comes every hand-over and this test takes about a second and
+        // a half.
         shown_text_every: Duration::from_millis(400),
         persist_every: Duration::from_millis(400),
         ..Options::default()

@@ -83,11 +83,11 @@ async fn run(engine: Engine, mut reports: Reports) {
 const COALESCE: Duration = Duration::from_millis(50);
 /// While a reply is read, the check waits for the reading's next hand-over:
 /// up to the slowest pace text is handed on at (`Engine::slowest_hand_over`:
-/// 100 ms by default while its conversation is shown, 400 ms in the TUI,
+/// 100 ms by default while its conversation is shown, 600 ms in the TUI,
 /// once a second while none shows it), at most [`ALONG_WITH_A_READ_MOST`],
 /// and this much longer, for a hand-over a little late. A fixed 250 ms came
-/// before the TUI's hand-overs 400 ms apart: after each save, a wake-up of
-/// its own (about one a second while a reply streams).
+/// before the TUI's hand-overs (then 400 ms apart): after each save, a
+/// wake-up of its own (about one a second while a reply streams).
 const ALONG_WITH_A_READ_SLACK: Duration = Duration::from_millis(150);
 /// The longest a check waits for a hand-over: with the slack, how late
 /// another process's commit may be noticed while a reply is read (an item

@@ -133,7 +133,7 @@ impl Reveal {
 mod tests {
     use super::*;
 
-    /// The hand-over pace the TUI asks the engine for.
+    /// A hand-over pace slower than frames (the TUI asks for 600 ms).
     const EVERY: Duration = Duration::from_millis(400);
 
     /// `text` held, to be shown over `steps` frames.
