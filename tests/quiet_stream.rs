@@ -400,7 +400,7 @@ async fn a_quiet_spell_ends_when_the_caller_starts_taking_text_sooner() {
 #[tokio::test]
 async fn the_first_quiet_spell_at_a_pace_is_as_long_as_the_callers_first_gap() {
     // A closing server's 100 tokens 10 ms apart; the caller takes text every
-    // 400 ms, the first gap 200 ms (the TUI's pace for a reply on screen):
+    // 400 ms, the first gap 200 ms (as the TUI paces a reply on screen):
     // after the first tokens the socket is left quiet for 200 ms, not 400,
     // then for 400 ms at a time.
     let server = closing_second_of_tokens().await;

@@ -498,8 +498,30 @@ async fn a_reply_is_taken_at_a_readers_pace_only_while_its_conversation_is_shown
     assert!((2..=4).contains(&after), "{after} deltas in the last 1.5 s");
 }
 
-/// Where the front end showing a reply asks for its text seldom (the TUI:
-/// every 400 ms, shown over frames of its own), the reply does not stand
+/// The engine's options with a shown reply's text taken every `every`.
+fn shown_every(every: Duration) -> Options {
+    Options {
+        shown_text_every: every,
+        ..options()
+    }
+}
+
+/// The second delta went out half a gap of `every` after the first, with
+/// the first token to arrive then (tokens `token_gap` apart).
+fn assert_second_after_half_a_gap(
+    deltas: &[(Instant, String)],
+    every: Duration,
+    token_gap: Duration,
+) {
+    let second = deltas[1].0 - deltas[0].0;
+    assert!(
+        second >= every / 2 && second <= every / 2 + token_gap,
+        "the second text {second:?} after the first"
+    );
+}
+
+/// Where the front end showing a reply asks for its text seldom (as the
+/// TUI does, showing it over frames of its own), the reply does not stand
 /// still after its first words for a whole gap: the second text goes out
 /// half a gap after the first (with the first token to arrive then), the
 /// rest a gap apart. The provider is told both, for the reads of its socket.
@@ -509,11 +531,7 @@ async fn at_a_slow_pace_the_second_text_of_a_shown_reply_comes_after_half_a_gap(
     let gap = Duration::from_millis(33);
     let every = Duration::from_millis(400);
     let start = Instant::now();
-    let shown = Options {
-        shown_text_every: every,
-        ..options()
-    };
-    let mut r = Reply::of(Stream::new(tokens, gap), shown, |e, conv| {
+    let mut r = Reply::of(Stream::new(tokens, gap), shown_every(every), |e, conv| {
         e.show(Some(conv))
     });
     let deltas = deltas_until_done(&mut r).await;
@@ -522,11 +540,7 @@ async fn at_a_slow_pace_the_second_text_of_a_shown_reply_comes_after_half_a_gap(
     assert_eq!((r.pace(), r.first_gap()), (every, every / 2));
     let at: Vec<Duration> = deltas.iter().map(|(at, _)| *at - start).collect();
     assert_eq!(at[0], gap, "the first text at once");
-    let second = at[1] - at[0];
-    assert!(
-        second >= every / 2 && second <= every / 2 + gap,
-        "the second text {second:?} after the first"
-    );
+    assert_second_after_half_a_gap(&deltas, every, gap);
     // Then a gap apart, the end (with Done) at once.
     for pair in at[1..at.len() - 1].windows(2) {
         assert!(
@@ -548,15 +562,11 @@ async fn whitespace_before_the_first_word_waits_for_it_and_the_word_goes_out_at_
     let gap = Duration::from_millis(33);
     let every = Duration::from_millis(400);
     let start = Instant::now();
-    let shown = Options {
-        shown_text_every: every,
-        ..options()
-    };
     let stream = Stream {
         lead: "\n ",
         ..Stream::new(tokens, gap)
     };
-    let mut r = Reply::of(stream, shown, |e, conv| e.show(Some(conv)));
+    let mut r = Reply::of(stream, shown_every(every), |e, conv| e.show(Some(conv)));
     let deltas = deltas_until_done(&mut r).await;
     let joined: String = deltas.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(joined, format!("\n {}", expected(tokens)));
@@ -565,11 +575,7 @@ async fn whitespace_before_the_first_word_waits_for_it_and_the_word_goes_out_at_
         (gap, "\n t0 "),
         "the first word at once, with the whitespace before it"
     );
-    let second = deltas[1].0 - deltas[0].0;
-    assert!(
-        second >= every / 2 && second <= every / 2 + gap,
-        "the second text {second:?} after the first word"
-    );
+    assert_second_after_half_a_gap(&deltas, every, gap);
 }
 
 /// Text that arrives together (a read of a socket brings several tokens)
