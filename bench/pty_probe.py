@@ -288,13 +288,18 @@ class Tui:
             self.screen.replies = b""
         return True
 
-    def wait_for(self, text, timeout):
-        """Monotonic time at which the bytes that put `text` on screen were
-        read (before this script spent any time parsing them), or None."""
+    def wait_for(self, text, timeout, after=None):
+        """Monotonic time at which the bytes that put `text` on screen (below
+        the last `after` on it, if given) were read (before this script spent
+        any time parsing them), or None."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.alive:
             if self.pump(min(0.05, max(deadline - time.monotonic(), 0))):
-                if text in self.screen.text():
+                screen = self.screen.text()
+                if after is not None:
+                    at = screen.rfind(after)
+                    screen = screen[at:] if at >= 0 else ""
+                if text in screen:
                     return self.read_at
         return None
 
@@ -574,10 +579,9 @@ def cmd_session(a):
         c0, th0, (v0, i0) = proc_cpu_ticks(t.pid), thread_cpu_ticks(t.pid), proc_switches(t.pid)
         written, frames = len(t.raw), t.frames
         t_enter = time.time()
-        # The first word is looked for only where nothing on screen has it yet.
-        first_visible = FIRST_WORD not in t.screen.text()
         t.write(text + "\r")
-        first_mono = t.wait_for(FIRST_WORD, a.timeout) if first_visible else None
+        # Below the message (earlier replies on screen have the word too).
+        first_mono = t.wait_for(FIRST_WORD, a.timeout, after=nonce)
         first_wall = time.time() - (time.monotonic() - first_mono) if first_mono else None
         seen_mono = t.wait_for(MARKER + nonce, a.timeout)
         seen_wall = time.time() - (time.monotonic() - seen_mono) if seen_mono else None
