@@ -4,7 +4,7 @@ use anyhow::{Result, anyhow};
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::messages::{NewMessage, Role, insert_message};
-use super::outbox::{Kind, NewItem, insert_item};
+use super::outbox::{NewItem, continue_after_tools, insert_item};
 use super::{Store, sql_enum};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -323,16 +323,6 @@ impl Store {
                 now,
             )?;
         }
-        // No continuation while an approval of the turn waits, nor a second
-        // one: the user's answer and the turn's own record of its other
-        // calls can each be the last (an answer can come while the turn's
-        // allowed calls run), and each would queue one.
-        let still_waiting: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status IN ('waiting', 'executing'))
-                 OR EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?2 AND kind = 'regenerate' AND status IN ('pending','sending'))",
-            params![message_id, conversation_id],
-            |r| r.get(0),
-        )?;
         if let Some(note) = end_note {
             insert_message(
                 &tx,
@@ -344,10 +334,9 @@ impl Store {
                 },
                 now,
             )?;
-        } else if !still_waiting {
-            let mut item = NewItem::new(conversation_id, Kind::Regenerate, "");
-            item.priority = 1;
-            insert_item(&tx, &item, now)?;
+        } else {
+            // The answer can come while the turn's allowed calls still run.
+            continue_after_tools(&tx, conversation_id, message_id, now)?;
         }
         tx.commit()?;
         Ok(task_ids)

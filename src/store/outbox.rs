@@ -292,6 +292,33 @@ pub struct Recovery {
     pub unanswered_calls: Vec<String>,
 }
 
+/// Lets the model continue after the tool calls of assistant message
+/// `message_id` have outcomes: a regeneration first in the conversation's
+/// queue, unless an approval of those calls still waits or runs, or a
+/// continuation is already queued or being sent. Whoever records the last
+/// outcome calls this (the user's answer, the turn's own calls, start-up
+/// recovery), and two of them can each find themselves last: the model is
+/// asked once.
+pub(crate) fn continue_after_tools(
+    conn: &rusqlite::Connection,
+    conversation_id: i64,
+    message_id: i64,
+    now: i64,
+) -> rusqlite::Result<()> {
+    let waiting: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status IN ('waiting', 'executing'))
+             OR EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?2 AND kind = 'regenerate' AND status IN ('pending','sending'))",
+        params![message_id, conversation_id],
+        |r| r.get(0),
+    )?;
+    if !waiting {
+        let mut item = NewItem::new(conversation_id, Kind::Regenerate, "");
+        item.priority = 1;
+        insert_item(conn, &item, now)?;
+    }
+    Ok(())
+}
+
 pub(crate) fn insert_item(
     conn: &rusqlite::Connection,
     item: &NewItem,
@@ -381,17 +408,7 @@ fn recover_unanswered_calls(
             }
         }
         if answered_any_now {
-            let waiting: bool = tx.query_row(
-                "SELECT EXISTS(SELECT 1 FROM approvals WHERE message_id = ?1 AND status IN ('waiting', 'executing'))
-                     OR EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?2 AND kind = 'regenerate' AND status IN ('pending','sending'))",
-                params![msg, conv],
-                |r| r.get(0),
-            )?;
-            if !waiting {
-                let mut item = NewItem::new(conv, Kind::Regenerate, "");
-                item.priority = 1;
-                insert_item(tx, &item, now)?;
-            }
+            continue_after_tools(tx, conv, msg, now)?;
         }
     }
     Ok(())
