@@ -109,8 +109,10 @@ pub(crate) async fn read(
                 ready_in_a_row = 0;
                 // What the read brought goes out together, once it has all
                 // been taken: handed on with its first event, the rest would
-                // wait a whole gap for the next hand-over.
-                taken.pass_on(Instant::now(), Duration::ZERO, &mut hand_on, &mut save);
+                // wait a whole gap for the next hand-over. Every wake-up
+                // (a timer's, a change of pace) comes back here before it
+                // waits again, so this is the one place text goes out.
+                taken.pass_on(Instant::now(), &mut hand_on, &mut save);
                 let slack = taken.hand_on_every + SLACK;
                 let next = [
                     Some(progress_checked),
@@ -129,10 +131,8 @@ pub(crate) async fn read(
                     ev = stream.next() => ev,
                     every = pace.changed() => {
                         // Sooner than before: the reply has just come on
-                        // screen, and what waits goes out at once.
-                        let now = Instant::now();
-                        taken.set_every(now, every, pace.first());
-                        taken.pass_on(now, Duration::ZERO, &mut hand_on, &mut save);
+                        // screen, and what waits goes out at once (above).
+                        taken.set_every(Instant::now(), every, pace.first());
                         continue;
                     }
                     _ = &mut timer => {
@@ -154,7 +154,6 @@ pub(crate) async fn read(
                             }
                             progress_checked = progress_by;
                         }
-                        taken.pass_on(now, slack, &mut hand_on, &mut save);
                         continue;
                     }
                 }
@@ -266,18 +265,17 @@ impl Taken {
         (self.text.len() != self.saved).then_some(self.save_at)
     }
 
-    /// Hands on and saves what is due at `now`, or was `late` ago.
+    /// Hands on and saves what is due at `now`.
     fn pass_on(
         &mut self,
         now: Instant,
-        late: Duration,
         hand_on: &mut impl FnMut(usize, String),
         save: &mut impl FnMut(&str),
     ) {
-        if self.hand_on_due().is_some_and(|at| now >= at + late) {
+        if self.hand_on_due().is_some_and(|at| now >= at) {
             self.hand_on(now, hand_on);
         }
-        if self.save_due().is_some_and(|at| now >= at + late) {
+        if self.save_due().is_some_and(|at| now >= at) {
             self.save_at = now + self.persist_every;
             self.saved = self.text.len();
             save(&self.text);
