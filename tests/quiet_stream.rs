@@ -39,6 +39,8 @@ struct Server {
     connections: Arc<AtomicUsize>,
     /// When the server wrote the end of each response.
     ended_at: Arc<Mutex<Vec<Instant>>>,
+    /// When the server wrote each token of its first response.
+    first_tokens_at: Arc<Mutex<Vec<Instant>>>,
     /// The head of each request, lowercased.
     requests: Arc<Mutex<Vec<String>>>,
     /// Whether a request's `Connection: close` is honoured (said in the
@@ -88,6 +90,7 @@ async fn serve(mut sock: TcpStream, paces: Arc<Mutex<std::vec::IntoIter<Pace>>>,
         let Some(pace) = paces.lock().unwrap().next() else {
             return;
         };
+        let first = server.ended_at.lock().unwrap().is_empty();
         let head = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n{}\r\n",
             if close { "Connection: close\r\n" } else { "" }
@@ -98,6 +101,10 @@ async fn serve(mut sock: TcpStream, paces: Arc<Mutex<std::vec::IntoIter<Pace>>>,
         for i in 0..pace.tokens {
             tokio::time::sleep(pace.gap).await;
             let data = chunk(&sse(json!({"content": format!("t{i} ")}), None));
+            // Taken before the write, so never after the reader could have it.
+            if first {
+                server.first_tokens_at.lock().unwrap().push(Instant::now());
+            }
             if sock.write_all(&data).await.is_err() {
                 return;
             }
@@ -188,12 +195,24 @@ async fn read_reply_to(p: &OpenAi, req: &ChatRequest) -> (Vec<(Instant, String)>
     panic!("the stream ended without Done");
 }
 
-/// Groups of texts the reader got together (within 2 ms of each other):
-/// one per read of the socket.
-fn reads(texts: &[(Instant, String)]) -> usize {
+/// How many reads of the socket brought the texts of the server's first
+/// response. A text starts a new read when the reader got it more than 2 ms
+/// after the one before *and* the server wrote it after the reader got that
+/// one: a text already written then was in the socket's buffer, so the same
+/// read took it, even if a preempted thread handed it on late.
+fn reads(texts: &[(Instant, String)], server: &Server) -> usize {
+    let written = server.first_tokens_at.lock().unwrap().clone();
+    let written_at = |text: &str| {
+        let i: usize = text
+            .trim()
+            .strip_prefix('t')
+            .and_then(|n| n.parse().ok())
+            .expect("a token text");
+        written[i]
+    };
     texts
         .windows(2)
-        .filter(|w| w[1].0 - w[0].0 > Duration::from_millis(2))
+        .filter(|w| w[1].0 - w[0].0 > Duration::from_millis(2) && written_at(&w[1].1) > w[0].0)
         .count()
         + 1
 }
@@ -243,7 +262,7 @@ async fn a_trickling_reply_is_read_in_batches_and_loses_nothing() {
     assert_eq!(joined(&texts), expected(100), "every token, once, in order");
     // Read as each token arrives, that is about 100 reads; left quiet for
     // 40 ms after each read, about 13.
-    let n = reads(&texts);
+    let n = reads(&texts, &server);
     assert!(n <= 30, "{n} reads for 100 tokens over 0.5 s");
 }
 
@@ -258,7 +277,7 @@ async fn a_slow_reply_is_read_as_each_token_arrives() {
     let server = Server::start(vec![pace]).await;
     let (texts, _) = read_reply(&provider(&server.base)).await;
     assert_eq!(joined(&texts), expected(8));
-    assert_eq!(reads(&texts), 8, "one read per token");
+    assert_eq!(reads(&texts, &server), 8, "one read per token");
 }
 
 #[tokio::test]
@@ -331,7 +350,7 @@ async fn a_reply_whose_connection_closes_is_read_less_often_and_its_end_at_once(
     let (texts, done) = read_reply(&provider(&server.base)).await;
     assert_eq!(joined(&texts), expected(100));
     // About 13 reads with 40 ms quiet spells; 5 or 6 with 100 ms ones.
-    let n = reads(&texts);
+    let n = reads(&texts, &server);
     assert!(n <= 9, "{n} reads for 100 tokens over 0.5 s");
     // A spell over would be up to 100 ms after the end was written.
     end_read_at_once(&server, done);
@@ -350,7 +369,7 @@ async fn a_caller_that_takes_text_seldom_has_a_closing_reply_read_that_seldom() 
     assert_eq!(joined(&texts), expected(100));
     // Over 1 s: the first token, then after a 500 ms spell, then the close
     // (or one more spell); 100 ms spells make about 11.
-    let n = reads(&texts);
+    let n = reads(&texts, &server);
     assert!(n <= 5, "{n} reads for 100 tokens over 1 s");
     end_read_at_once(&server, done);
 }
@@ -392,7 +411,7 @@ async fn a_quiet_spell_ends_when_the_caller_starts_taking_text_sooner() {
         .filter(|(at, _)| *at > changed)
         .cloned()
         .collect();
-    let n = reads(&after);
+    let n = reads(&after, &server);
     assert!(n >= 5, "{n} reads in the 0.7 s after the change");
 }
 
