@@ -3,7 +3,6 @@
 //! headless; the TUI, `tock daemon` and the CLI subcommands are front ends.
 
 pub mod cli;
-mod cli_tools;
 pub mod config;
 pub mod engine;
 pub mod files;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use serde_json::json;
 
+use super::{local, rfc3339};
 use crate::engine::Engine;
 use crate::engine::policy::{SAVED_RULES_KEY, parse_saved};
 use crate::mcp::ServerState;
@@ -13,7 +14,7 @@ use crate::store::Store;
 
 /// `tock tools [--json]`: every configured server with its state and tools.
 /// Servers not running are started to list them, then stopped again.
-pub(crate) fn tools(engine: &Engine, as_json: bool) -> Result<()> {
+pub(super) fn tools(engine: &Engine, as_json: bool) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -71,7 +72,7 @@ pub(crate) fn tools(engine: &Engine, as_json: bool) -> Result<()> {
 }
 
 /// `tock approvals --rules [--json]`: the tools allowed with `--always`.
-pub(crate) fn saved_rules(store: &Store, as_json: bool) -> Result<()> {
+pub(super) fn saved_rules(store: &Store, as_json: bool) -> Result<()> {
     let rules = parse_saved(store.setting(SAVED_RULES_KEY)?.as_deref());
     if as_json {
         println!("{}", serde_json::to_string_pretty(&rules)?);
@@ -86,7 +87,7 @@ pub(crate) fn saved_rules(store: &Store, as_json: bool) -> Result<()> {
 }
 
 /// `tock approve --forget TOOL`: remove a saved `allow` rule.
-pub(crate) fn forget_rule(store: &Store, rule: &str) -> Result<()> {
+pub(super) fn forget_rule(store: &Store, rule: &str) -> Result<()> {
     let mut rules = parse_saved(store.setting(SAVED_RULES_KEY)?.as_deref());
     let before = rules.len();
     rules.retain(|r| r != rule);
@@ -101,5 +102,79 @@ pub(crate) fn forget_rule(store: &Store, rule: &str) -> Result<()> {
         "forgot {}; it asks again",
         crate::sanitize::sanitize_line(rule)
     );
+    Ok(())
+}
+
+/// `tock approvals [--json]`: the tool calls waiting for an answer, oldest first.
+pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
+    let waiting = store.waiting_approvals()?;
+    let line = |s: &str| crate::sanitize::sanitize_line(s).into_owned();
+    if as_json {
+        let arr: Vec<_> = waiting
+            .iter()
+            .map(|a| {
+                json!({
+                    "id": a.id,
+                    "conversation_id": a.conversation_id,
+                    "tool": a.tool,
+                    "summary": line(&a.summary),
+                    "created_at": rfc3339(Some(a.created_at)),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&arr)?);
+    } else if waiting.is_empty() {
+        println!("no tool call waits for approval");
+    } else {
+        println!(
+            "{:>5}  {:>5}  {:<16} {:<20} SUMMARY",
+            "ID", "CONV", "CREATED", "TOOL"
+        );
+        for a in &waiting {
+            let summary: String = line(&a.summary).chars().take(80).collect();
+            println!(
+                "{:>5}  {:>5}  {:<16} {:<20} {summary}",
+                a.id,
+                a.conversation_id,
+                local(a.created_at),
+                line(&a.tool)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `tock approve ID [--always]`: the conversation continues.
+pub(super) fn approve(engine: &Engine, id: i64, always: bool) -> Result<()> {
+    let a = engine.answer_approval_with(id, &crate::engine::tools::Answer::Approve { always })?;
+    let tool = crate::sanitize::sanitize_line(&a.tool).into_owned();
+    if !always {
+        println!("approved {id} ({tool})");
+    } else {
+        use crate::engine::policy::Source;
+        match engine.approval_policy().explain(&a.tool) {
+            (crate::config::Decision::Allow, _) => {
+                println!("approved {id}; {tool} is allowed from now on")
+            }
+            (d, Source::Config(rule)) => println!(
+                "approved {id}; {tool} saved as allowed, but the config rule \"{}\" = \"{}\" decides it first",
+                crate::sanitize::sanitize_line(&rule),
+                d.as_str()
+            ),
+            (d, _) => println!("approved {id}; {tool} still decides {}", d.as_str()),
+        }
+    }
+    Ok(())
+}
+
+/// `tock deny ID [--reason TEXT]`: the model is told.
+pub(super) fn deny(engine: &Engine, id: i64, reason: Option<&str>) -> Result<()> {
+    let a = engine.answer_approval_with(
+        id,
+        &crate::engine::tools::Answer::Deny {
+            reason: reason.map(str::to_owned),
+        },
+    )?;
+    println!("denied {id} ({})", crate::sanitize::sanitize_line(&a.tool));
     Ok(())
 }

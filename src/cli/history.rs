@@ -1,0 +1,225 @@
+//! `tock conversations`, `show`, `fork` and `search`: conversations and
+//! their history, read from the command line.
+
+use anyhow::{Result, anyhow};
+use serde_json::json;
+
+use super::{local, rfc3339};
+use crate::engine::Engine;
+use crate::store::Store;
+
+/// `tock conversations [--json]`.
+pub(super) fn conversations(store: &Store, json: bool) -> Result<()> {
+    let convs = store.conversations()?;
+    if json {
+        let arr: Vec<_> = convs
+            .iter()
+            .map(|c| json!({"id": c.id, "title": c.title, "updated_at": rfc3339(Some(c.updated_at))}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&arr)?);
+    } else {
+        for c in convs {
+            println!(
+                "{:>5}  {}  {}",
+                c.id,
+                local(c.updated_at),
+                c.display_title()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `tock show CONV [--json]`: every message, its attachments and tokens.
+pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Result<()> {
+    let c = store
+        .find_conversation(conv)?
+        .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+    let msgs = store.messages(c.id)?;
+    let collapsed = crate::store::collapse_attempts(&msgs);
+    let usage = engine.usage(c.id)?;
+    let by_message: std::collections::HashMap<i64, &crate::engine::ReplyUsage> =
+        usage.replies.iter().map(|u| (u.message_id, u)).collect();
+    if json {
+        // Every message is listed (scripts audit them); `hidden` marks
+        // an earlier attempt at a reply that the views collapse.
+        let arr: Vec<_> = msgs
+            .iter()
+            .map(|m| {
+                let usage = by_message.get(&m.id).map(|u| usage_json(&u.usage, u.cost));
+                json!({"id": m.id, "role": m.role.as_str(), "content": m.content,
+                       "status": m.status.as_str(), "created_at": rfc3339(Some(m.created_at)),
+                       "error": m.error, "hidden": collapsed.is_hidden(m.id),
+                       "attachments": crate::files::attachment_infos(m.parts_json.as_deref()),
+                       "usage": usage})
+            })
+            .collect();
+        let mut total = usage_json(&usage.total, usage.cost);
+        total["context_used"] = json!(usage.context_used);
+        total["context_tokens"] = json!(usage.context_tokens);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"id": c.id, "title": c.title, "messages": arr, "usage": total})
+            )?
+        );
+    } else {
+        println!("# {}\n", c.display_title());
+        for m in msgs.iter().filter(|m| !collapsed.is_hidden(m.id)) {
+            let mut status = if m.status == crate::store::MessageStatus::Complete {
+                String::new()
+            } else {
+                format!(" ({})", m.status.as_str())
+            };
+            if let Some(n) = collapsed.earlier.get(&m.id) {
+                status.push_str(&format!(" (after {n} earlier interrupted attempts)"));
+            }
+            println!("## {}{status} — {}\n", m.role.as_str(), local(m.created_at));
+            println!("{}\n", crate::sanitize::sanitize(&m.content));
+            for a in crate::files::attachment_infos(m.parts_json.as_deref()) {
+                println!(
+                    "[attached: {} ({}, {} bytes)]",
+                    crate::sanitize::sanitize_line(&a.name),
+                    crate::sanitize::sanitize_line(&a.mime),
+                    a.bytes
+                );
+            }
+            if let Some(u) = by_message.get(&m.id) {
+                println!("[{}]\n", usage_line(&u.usage, u.cost));
+            }
+            if m.status != crate::store::MessageStatus::Complete
+                && let Some(e) = &m.error
+            {
+                println!("[{}]\n", crate::sanitize::sanitize_line(e));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `tock fork CONV [--at MESSAGE_ID] [--json]`: prints the new conversation's id.
+pub(super) fn fork(
+    store: &Store,
+    engine: &Engine,
+    conv: &str,
+    at: Option<i64>,
+    json: bool,
+) -> Result<()> {
+    let c = store
+        .find_conversation(conv)?
+        .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+    let at = match at {
+        Some(m) => m,
+        None => store
+            .messages(c.id)?
+            .iter()
+            .rev()
+            .find(|m| {
+                !matches!(
+                    m.status,
+                    crate::store::MessageStatus::Superseded
+                        | crate::store::MessageStatus::Streaming
+                )
+            })
+            .map(|m| m.id)
+            .ok_or_else(|| anyhow!("conversation {} has no message to fork", c.id))?,
+    };
+    let id = engine.fork_conversation(c.id, at)?;
+    if json {
+        let fork = store.conversation(id)?;
+        let copied = store.messages(id)?.len();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "id": id,
+                "title": fork.and_then(|f| f.title),
+                "forked_from": c.id,
+                "up_to_message_id": at,
+                "messages": copied,
+            }))?
+        );
+    } else {
+        println!("{id}");
+    }
+    Ok(())
+}
+
+/// Token counts as `show --json` prints them.
+fn usage_json(u: &crate::llm::Usage, cost: Option<f64>) -> serde_json::Value {
+    json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+           "cached_tokens": u.cached_tokens, "cost": cost})
+}
+
+/// "120 tokens in (100 cached), 7 out, cost 0.0004".
+fn usage_line(u: &crate::llm::Usage, cost: Option<f64>) -> String {
+    let mut parts = Vec::new();
+    if let Some(p) = u.prompt_tokens {
+        match u.cached_tokens.filter(|&c| c > 0) {
+            Some(c) => parts.push(format!("{p} tokens in ({c} cached)")),
+            None => parts.push(format!("{p} tokens in")),
+        }
+    }
+    if let Some(c) = u.completion_tokens {
+        parts.push(format!("{c} out"));
+    }
+    if let Some(c) = cost {
+        parts.push(format!("cost {c:.4}"));
+    }
+    parts.join(", ")
+}
+
+/// `tock search TEXT [--limit N] [--json]`.
+pub(super) fn search(engine: &Engine, text: &str, limit: usize, as_json: bool) -> Result<()> {
+    let hits = engine.search(text, limit)?;
+    if as_json {
+        let arr: Vec<_> = hits
+            .iter()
+            .map(|h| {
+                json!({
+                    "conversation_id": h.conversation_id,
+                    "conversation_title": h.conversation_title,
+                    "message_id": h.message_id,
+                    "role": h.role.as_str(),
+                    "created_at": rfc3339(Some(h.created_at)),
+                    "snippet": h.snippet,
+                    "highlights": h.highlights.iter().map(|r| [r.start, r.end]).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&arr)?);
+        return Ok(());
+    }
+    if hits.is_empty() {
+        eprintln!("no message matches");
+        return Ok(());
+    }
+    // Bold matches only on a terminal; a pipe gets plain text.
+    let bold = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    for h in &hits {
+        let title = match &h.conversation_title {
+            Some(t) if !t.trim().is_empty() => crate::sanitize::sanitize_line(t).into_owned(),
+            _ => format!("Conversation {}", h.conversation_id),
+        };
+        println!(
+            "#{} {title} · {} · message {} ({})",
+            h.conversation_id,
+            local(h.created_at),
+            h.message_id,
+            h.role.as_str()
+        );
+        let mut line = String::new();
+        let mut at = 0;
+        for r in &h.highlights {
+            line.push_str(&h.snippet[at..r.start]);
+            if bold {
+                line.push_str(&format!("\x1b[1m{}\x1b[0m", &h.snippet[r.clone()]));
+            } else {
+                line.push_str(&h.snippet[r.clone()]);
+            }
+            at = r.end;
+        }
+        line.push_str(&h.snippet[at..]);
+        println!("    {line}");
+    }
+    Ok(())
+}

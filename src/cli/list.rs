@@ -1,0 +1,186 @@
+//! `tock list`: the outbox's items and the recurring series, as a table or JSON.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::{local, rfc3339};
+use crate::config::ConfigSource;
+use crate::engine::{Engine, ItemState, SeriesView};
+use crate::store::{OutboxItem, Store, Waiting};
+use crate::when;
+
+/// An item as `list --json` prints it: the documented fields, plus `state`
+/// (what every view shows), `next_attempt_at` (back-off) and `waiting` (why a
+/// pending item has not gone out yet, one line; null otherwise).
+pub fn item_json(
+    i: &OutboxItem,
+    state: &ItemState,
+    waiting: Option<&Waiting>,
+    now: i64,
+) -> serde_json::Value {
+    let mut v = json!({
+        "id": i.id,
+        "conversation_id": i.conversation_id,
+        "kind": i.kind.as_str(),
+        "text": i.text,
+        "status": i.status.as_str(),
+        "state": state.label(),
+        "due_at": rfc3339(i.due_at),
+        "attempts": i.attempts,
+        "last_error": i.last_error,
+        "created_at": rfc3339(Some(i.created_at)),
+        "sent_at": rfc3339(i.sent_at),
+        "next_attempt_at": rfc3339(i.next_attempt_at),
+        "waiting": waiting.map(|w| w.describe(now)),
+    });
+    // Only occurrences of a recurring series carry the extra field.
+    if let (Some(series), Some(obj)) = (i.series_id, v.as_object_mut()) {
+        obj.insert("series_id".into(), json!(series));
+    }
+    v
+}
+
+/// A recurring series in `list --json`: the item fields plus the series'.
+pub fn series_json(v: &SeriesView) -> serde_json::Value {
+    let s = &v.series;
+    json!({
+        "id": s.id,
+        "conversation_id": s.conversation_id,
+        "kind": "recurring",
+        "text": s.text,
+        "status": s.status.as_str(),
+        "state": s.status.as_str(),
+        "due_at": rfc3339(s.next_due_at),
+        "attempts": 0,
+        "last_error": null,
+        "created_at": rfc3339(Some(s.created_at)),
+        "sent_at": null,
+        "next_attempt_at": null,
+        "waiting": null,
+        "rule": v.description,
+        "expression": s.rule,
+        "next_due_at": rfc3339(s.next_due_at),
+        "upcoming": v.upcoming.iter().map(|t| rfc3339(Some(*t))).collect::<Vec<_>>(),
+        "occurrences": s.occurrences,
+        "skipped": s.skipped,
+        "remaining": s.remaining,
+        "until_at": rfc3339(s.until_at),
+        "occurrence_kind": s.kind.as_str(),
+    })
+}
+
+/// `tock list [--all] [--json]`.
+pub(super) fn list(
+    store: &Store,
+    engine: &Engine,
+    config: &ConfigSource,
+    now: i64,
+    all: bool,
+    json: bool,
+) -> Result<()> {
+    let items = store.list_items(all)?;
+    let mut waiting = store.waiting(now)?;
+    if !config.get().outbox.enabled {
+        waiting.values_mut().for_each(|w| *w = Waiting::Disabled);
+    }
+    let series = engine.list_series(all)?;
+    let gates = crate::engine::state::gates(store)?;
+    let state_of = |i: &OutboxItem| {
+        let gate = i
+            .conversation_id
+            .and_then(|c| gates.get(&c).copied())
+            .unwrap_or_default();
+        crate::engine::item_state(i, now, gate)
+    };
+    if json {
+        // One list in due order; series by their next occurrence.
+        let mut rows: Vec<(i64, serde_json::Value)> = items
+            .iter()
+            .map(|i| {
+                (
+                    i.due_at.unwrap_or(i.created_at),
+                    item_json(i, &state_of(i), waiting.get(&i.id), now),
+                )
+            })
+            .chain(series.iter().map(|v| {
+                (
+                    v.series.next_due_at.unwrap_or(v.series.updated_at),
+                    series_json(v),
+                )
+            }))
+            .collect();
+        rows.sort_by_key(|(t, _)| *t);
+        let arr: Vec<_> = rows.into_iter().map(|(_, v)| v).collect();
+        println!("{}", serde_json::to_string_pretty(&arr)?);
+    } else if items.is_empty() && series.is_empty() {
+        println!("nothing scheduled or pending (tock send --in 10m TEXT schedules a message)");
+    } else {
+        println!(
+            "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  TEXT",
+            "ID", "DUE", "CONV", "KIND", "STATE", "TRY"
+        );
+        for i in &items {
+            let due = match i.due_at {
+                Some(d) => format!("{} ({})", local(d), when::relative(d, now)),
+                None => "asap".into(),
+            };
+            let text: String = crate::sanitize::sanitize_line(&i.text)
+                .chars()
+                .take(50)
+                .collect();
+            let conv = i
+                .conversation_id
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "-".into());
+            let mut err = i
+                .last_error
+                .as_deref()
+                .map(|e| format!("  [{}]", crate::sanitize::sanitize_line(e)))
+                .unwrap_or_default();
+            // The DUE column already says when a scheduled item goes.
+            if let Some(w) = waiting
+                .get(&i.id)
+                .filter(|w| !matches!(w, Waiting::Ready | Waiting::Due { .. }))
+            {
+                err.push_str(&format!("  ({})", w.describe(now)));
+            }
+            println!(
+                "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}{err}",
+                i.id,
+                due,
+                conv,
+                i.kind.as_str(),
+                state_of(i).label(),
+                i.attempts
+            );
+        }
+        for v in &series {
+            let s = &v.series;
+            let due = match s.next_due_at {
+                Some(d) if s.status == crate::store::SeriesStatus::Active => {
+                    format!("{} ({})", local(d), when::relative(d, now))
+                }
+                _ => "-".into(),
+            };
+            let text: String = crate::sanitize::sanitize_line(&s.text)
+                .chars()
+                .take(50)
+                .collect();
+            let conv = s
+                .conversation_id
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "-".into());
+            println!(
+                "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}  [{}]",
+                s.id,
+                due,
+                conv,
+                "recurring",
+                s.status.as_str(),
+                s.occurrences,
+                crate::sanitize::sanitize_line(&v.description)
+            );
+        }
+    }
+    Ok(())
+}

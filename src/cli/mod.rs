@@ -1,0 +1,380 @@
+//! The scriptable front end: `tock send|list|cancel|…` on the same database
+//! and rules. One module per group of commands; this one parses the command
+//! line and hands each command to its function.
+
+mod history;
+mod list;
+mod send;
+mod status;
+mod tools;
+
+pub use send::SendArgs;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Parser, Subcommand};
+use serde_json::json;
+
+use crate::config::ConfigSource;
+use crate::engine::{Clock, Engine, Options, SystemClock};
+use crate::store::Store;
+use crate::when::{self, Mode};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tock",
+    version,
+    about = "A terminal chat client for LLMs: messages are never lost and are sent when you said"
+)]
+pub struct Cli {
+    /// Database file [default: the platform data dir]
+    #[arg(long, global = true, env = "TOCK_DB")]
+    pub db: Option<PathBuf>,
+    /// Config file [default: the platform config dir]
+    #[arg(long, global = true, env = "TOCK_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Model to use (a name from the config, or a model id)
+    #[arg(long, global = true, env = "TOCK_MODEL")]
+    pub model: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Queue or schedule a message; prints the new item's id
+    Send(SendArgs),
+    /// List outbox items (pending, scheduled, failed, expired) and recurring series
+    List {
+        /// Include finished (sent, canceled) items and ended series
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel an item, or end a recurring series
+    Cancel { id: i64 },
+    /// Pause a recurring series
+    Pause { id: i64 },
+    /// Resume a paused series at its next occurrence
+    Resume { id: i64 },
+    /// Give an item a new time, or a series a new rule
+    Reschedule {
+        id: i64,
+        #[arg(required = true, num_args = 1..)]
+        time: Vec<String>,
+    },
+    /// Change an item's or a series' text
+    Edit {
+        id: i64,
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Retry a failed or expired item, or generate again the cut reply of a sent one
+    Retry { id: i64 },
+    /// Generate the conversation's last reply again
+    Regenerate {
+        /// Conversation id or exact title
+        conv: String,
+    },
+    /// List conversations
+    Conversations {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a conversation's history
+    Show {
+        /// Conversation: exact title, #ID, or an id that is not also a title
+        conv: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search the text of every conversation; newest matches first
+    Search {
+        /// Words to find (all must occur; the last also as a prefix); "quotes" for a phrase
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+        /// At most this many matches
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a new conversation with a copy of another's history; prints its id
+    Fork {
+        /// Conversation: exact title, #ID, or an id that is not also a title
+        conv: String,
+        /// Copy up to and including this message [default: the last one shown]
+        #[arg(long, value_name = "MESSAGE_ID")]
+        at: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the models the provider's server offers (of --model, or the default model)
+    Models {
+        #[arg(long)]
+        json: bool,
+    },
+    /// List tool calls waiting for your approval
+    Approvals {
+        #[arg(long)]
+        json: bool,
+        /// List the tools allowed with `approve --always` instead
+        #[arg(long)]
+        rules: bool,
+    },
+    /// Approve a waiting tool call; the conversation continues
+    Approve {
+        #[arg(required_unless_present = "forget")]
+        id: Option<i64>,
+        /// Also allow this tool from now on (saved in the database, not the config file)
+        #[arg(long, conflicts_with = "forget")]
+        always: bool,
+        /// Remove a rule saved with --always (asks again from now on)
+        #[arg(long, value_name = "TOOL", conflicts_with = "id")]
+        forget: Option<String>,
+    },
+    /// MCP servers with their state and tools (starts the servers to list them)
+    Tools {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decline a waiting tool call; the model is told
+    Deny {
+        id: i64,
+        /// Why, passed to the model with the refusal
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// Run the engine headless (no UI)
+    Daemon,
+    /// Delete finished outbox rows
+    Prune {
+        #[arg(long, value_name = "DUR", default_value = "30d")]
+        older_than: String,
+    },
+    /// Dispatcher, counts by state, next due item, provider
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+impl Command {
+    /// Commands that never write to the database.
+    pub fn only_reads(&self) -> bool {
+        matches!(
+            self,
+            Command::List { .. }
+                | Command::Show { .. }
+                | Command::Conversations { .. }
+                | Command::Status { .. }
+                | Command::Approvals { .. }
+                | Command::Search { .. }
+                | Command::Tools { .. }
+                | Command::Models { .. }
+        )
+    }
+}
+
+fn rfc3339(ms: Option<i64>) -> serde_json::Value {
+    ms.and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|d| json!(d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
+        .unwrap_or(serde_json::Value::Null)
+}
+
+fn local(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| {
+            d.with_timezone(&chrono::Local)
+                .format("%a %d %b %H:%M")
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+fn now_local() -> chrono::DateTime<chrono::Local> {
+    chrono::Local::now()
+}
+
+/// Run one non-interactive subcommand.
+pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
+    let now = SystemClock.now_ms();
+    let Some(cmd) = &cli.command else {
+        bail!("no command")
+    };
+    // CLI writes go through the same engine API as the TUI (no scheduler is started here).
+    let engine = Engine::new(
+        store.clone(),
+        config.clone(),
+        Arc::new(SystemClock),
+        Options::default(),
+    );
+    match cmd {
+        Command::Send(args) => send::send(args, cli.model.as_deref(), store, &engine)?,
+        Command::List { all, json } => list::list(store, &engine, &config, now, *all, *json)?,
+        Command::Cancel { id } => {
+            if store.item(*id)?.is_none() && store.series(*id)?.is_some() {
+                engine.end_series(*id)?;
+                println!("ended series {id}");
+            } else {
+                engine.cancel(*id)?;
+                println!("canceled {id}");
+            }
+        }
+        Command::Pause { id } => {
+            require_series(store, *id)?;
+            engine.pause_series(*id)?;
+            println!("paused series {id}");
+        }
+        Command::Resume { id } => {
+            require_series(store, *id)?;
+            engine.resume_series(*id)?;
+            let next = store.series(*id)?.and_then(|s| s.next_due_at);
+            match next {
+                Some(t) => println!("resumed series {id}; next {}", local(t)),
+                None => println!("resumed series {id}"),
+            }
+        }
+        Command::Reschedule { id, time } if store.series(*id)?.is_some() => {
+            engine.edit_series_rule(*id, &time.join(" "))?;
+            let v = engine
+                .series_view(*id)?
+                .ok_or_else(|| anyhow!("no series {id}"))?;
+            println!("series {id} now {}", v.description);
+        }
+        Command::Edit { id, text } if store.series(*id)?.is_some() => {
+            engine.edit_series_text(*id, &text.join(" "))?;
+            println!("edited series {id}");
+        }
+        Command::Reschedule { id, time } => {
+            let expr = time.join(" ");
+            let due = send::parse_due(&expr, Mode::At)?;
+            engine.reschedule(*id, due.timestamp_millis())?;
+            println!("{id} now due {}", when::preview(due, &now_local()));
+        }
+        Command::Edit { id, text } => {
+            engine.edit(*id, &text.join(" "))?;
+            println!("edited {id}");
+        }
+        Command::Approvals { json, rules: true } => tools::saved_rules(store, *json)?,
+        Command::Approvals { json, .. } => tools::approvals(store, *json)?,
+        Command::Tools { json } => tools::tools(&engine, *json)?,
+        Command::Approve {
+            forget: Some(rule), ..
+        } => tools::forget_rule(store, rule)?,
+        Command::Approve { id: None, .. } => bail!("give the approval's id"),
+        Command::Approve {
+            id: Some(id),
+            always,
+            ..
+        } => tools::approve(&engine, *id, *always)?,
+        Command::Deny { id, reason } => tools::deny(&engine, *id, reason.as_deref())?,
+        Command::Retry { id } => {
+            engine.retry(*id)?;
+            println!("{id} will be retried");
+        }
+        Command::Regenerate { conv } => {
+            let c = store
+                .find_conversation(conv)?
+                .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+            let id = engine.regenerate(c.id)?;
+            println!("{id}");
+        }
+        Command::Conversations { json } => history::conversations(store, *json)?,
+        Command::Show { conv, json } => history::show(store, &engine, conv, *json)?,
+        Command::Prune { older_than } => {
+            // "0s" means every finished row; durations elsewhere must be positive.
+            let ms = match when::parse_duration(older_than) {
+                Ok(d) => d.num_milliseconds(),
+                Err(_) if is_zero_duration(older_than) => 0,
+                Err(e) => return Err(e.into()),
+            };
+            let n = store.prune(now - ms)?;
+            println!("pruned {n} finished item(s) and ended series");
+        }
+        Command::Status { json } => status::status(store, &config, now, *json)?,
+        Command::Fork { conv, at, json } => history::fork(store, &engine, conv, *at, *json)?,
+        Command::Models { json } => status::models(&engine, cli.model.as_deref(), *json)?,
+        Command::Search { text, limit, json } => {
+            history::search(&engine, &text.join(" "), *limit, *json)?
+        }
+        Command::Daemon => bail!("daemon is not a one-shot command"),
+    }
+    Ok(())
+}
+
+/// Pause and resume act on series only: say so for an item id.
+fn require_series(store: &Store, id: i64) -> Result<()> {
+    if store.series(id)?.is_some() {
+        return Ok(());
+    }
+    if store.item(id)?.is_some() {
+        bail!(
+            "{id} is not a recurring series (pause and resume act on series; cancel or reschedule an item)"
+        );
+    }
+    bail!("no series {id}")
+}
+
+/// "0", "0s", "0 days", ...
+fn is_zero_duration(expr: &str) -> bool {
+    let num = expr
+        .trim()
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic() || c.is_whitespace());
+    !num.is_empty() && num.chars().all(|c| c == '0')
+}
+
+/// Open the store and config the way every front end does.
+pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
+    let db = cli
+        .db
+        .clone()
+        .unwrap_or_else(crate::config::default_db_path);
+    // The default data dir is tock's own: make it private (a --db path's
+    // directory may be shared, so only the database files are tightened).
+    if cli.db.is_none()
+        && let Some(dir) = db.parent()
+        && let Ok(Some(n)) = crate::files::tighten(dir)
+    {
+        tracing::info!("{n}");
+        eprintln!("tock: {n}");
+    }
+    let store = match Store::open(&db) {
+        Ok(s) => s,
+        // Looking must keep working on a full disk or in a read-only
+        // directory, where SQLite cannot create the WAL's files.
+        Err(e) if cli.command.as_ref().is_some_and(Command::only_reads) && db.is_file() => {
+            match Store::open_read_only(&db) {
+                Ok(s) => {
+                    eprintln!("tock: {e:#} — showing it read-only");
+                    s
+                }
+                Err(_) => return Err(e),
+            }
+        }
+        Err(e) => return Err(e),
+    };
+    for n in store.notices().iter().filter(|_| !store.is_read_only()) {
+        eprintln!("tock: {n}");
+    }
+    let cfg_path = cli
+        .config
+        .clone()
+        .or_else(crate::config::default_config_path);
+    let config = ConfigSource::new(cfg_path.clone(), cli.model.clone())
+        .context("loading the configuration")?;
+    if let Some(e) = config.error()
+        && cli.command.is_some()
+    {
+        eprintln!("warning: {}", crate::sanitize::sanitize_line(&e));
+    }
+    if let Some(p) = &cfg_path
+        && let Some(w) = config.get().permission_warning(p)
+    {
+        eprintln!("warning: {w}");
+    }
+    Ok((store, Arc::new(config)))
+}

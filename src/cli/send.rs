@@ -1,0 +1,177 @@
+//! `tock send`: queue, schedule or repeat a message from the command line.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+
+use super::now_local;
+use crate::engine::Engine;
+use crate::store::{Kind, NewItem, Store};
+use crate::when::{self, Mode};
+
+#[derive(Args, Debug)]
+pub struct SendArgs {
+    /// Conversation: exact title, #ID, or an id that is not also a title
+    #[arg(long, conflicts_with_all = ["new", "conv_id"])]
+    pub conv: Option<String>,
+    /// Conversation by id only
+    #[arg(long, conflicts_with = "new")]
+    pub conv_id: Option<i64>,
+    /// Read the message from this file (UTF-8 text)
+    #[arg(long, value_name = "PATH", conflicts_with = "text")]
+    pub file: Option<PathBuf>,
+    /// Start a new conversation with this title
+    #[arg(long)]
+    pub new: Option<String>,
+    /// Send after this long, e.g. 10m, 1h30m
+    #[arg(long = "in", value_name = "DUR", conflicts_with = "at")]
+    pub in_: Option<String>,
+    /// Send at this time, e.g. 9am, "tomorrow 14:30", "2026-12-01 09:00"
+    #[arg(long, conflicts_with = "every")]
+    pub at: Option<String>,
+    /// Repeat: "every weekday 9am", "every 2h", "cron '0 9 * * 1-5'"; prints the series id
+    #[arg(long, value_name = "EXPR", conflicts_with = "in_")]
+    pub every: Option<String>,
+    /// With --every: the last day or instant, e.g. "dec 24", 2026-12-31
+    #[arg(long, value_name = "DATE", requires = "every")]
+    pub until: Option<String>,
+    /// The message (several words are joined); `-` reads it from stdin
+    #[arg(required_unless_present = "file", num_args = 1..)]
+    pub text: Vec<String>,
+}
+
+/// Queue or schedule the message (prints the item's id), or start a series
+/// with `--every` (prints the series' id).
+pub(super) fn send(
+    args: &SendArgs,
+    model: Option<&str>,
+    store: &Store,
+    engine: &Engine,
+) -> Result<()> {
+    let SendArgs {
+        conv,
+        conv_id,
+        new,
+        in_,
+        at,
+        every,
+        until,
+        ..
+    } = args;
+    let text = message_text(&args.text, args.file.as_deref())?;
+    if text.trim().is_empty() {
+        bail!("the message is empty");
+    }
+    let schedule = match every {
+        Some(e) => {
+            let expr = match until {
+                Some(u) => format!("{e} until {u}"),
+                None => e.clone(),
+            };
+            Some(crate::recur::parse(&expr, &now_local())?)
+        }
+        None => None,
+    };
+    let due = match (in_, at) {
+        (Some(d), _) => Some(parse_due(d, Mode::Later)?.timestamp_millis()),
+        (_, Some(t)) => Some(parse_due(t, Mode::At)?.timestamp_millis()),
+        _ => None,
+    };
+    let conv_id = match (conv, conv_id, new) {
+        (Some(key), _, _) => {
+            store
+                .find_conversation(key)?
+                .ok_or_else(|| anyhow!("no conversation \"{key}\""))?
+                .id
+        }
+        (None, Some(id), _) => {
+            store
+                .conversation(*id)?
+                .ok_or_else(|| anyhow!("no conversation #{id}"))?
+                .id
+        }
+        (None, None, Some(title)) => engine.create_conversation(Some(title), "cli")?,
+        (None, None, None) => engine.create_conversation(None, "cli")?,
+    };
+    if let Some(schedule) = schedule {
+        let mut series = engine.new_series(conv_id, Kind::Message, &text, &schedule)?;
+        series.model_override = model.map(str::to_owned);
+        let id = engine.submit_series(&series)?;
+        println!("{id}");
+        return Ok(());
+    }
+    let mut item = NewItem::message(conv_id, text, due);
+    item.model_override = model.map(str::to_owned);
+    let id = engine.submit(item)?;
+    println!("{id}");
+    Ok(())
+}
+
+/// Largest message text `send` takes from stdin or a file.
+const MAX_TEXT_BYTES: u64 = 20 * 1024 * 1024;
+
+/// How far ahead `send` and `reschedule` may schedule.
+const MAX_AHEAD_DAYS: i64 = 3653;
+
+/// A time expression from the command line, with the CLI's extra rules:
+/// not beyond ten years, and a clear word about years and months.
+pub(super) fn parse_due(expr: &str, mode: Mode) -> Result<chrono::DateTime<chrono::Utc>> {
+    let now = now_local();
+    let due = when::parse_time(expr, &now, mode).map_err(|e| {
+        if says_years_or_months(expr) {
+            anyhow!(
+                "years and months are not durations (their length varies); give a date instead, e.g. --at \"2030-01-15 09:00\""
+            )
+        } else {
+            e.into()
+        }
+    })?;
+    when::check_not_too_far(
+        due,
+        now.with_timezone(&chrono::Utc),
+        chrono::Duration::days(MAX_AHEAD_DAYS),
+    )?;
+    Ok(due)
+}
+
+/// `1000y`, `in 2 years`, `3 months`, `6mo`.
+fn says_years_or_months(expr: &str) -> bool {
+    let e = expr.trim().to_ascii_lowercase();
+    let e = e.strip_prefix("in ").unwrap_or(&e).trim();
+    let digits = e
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(e.len());
+    if digits == 0 {
+        return false;
+    }
+    let unit = e[digits..].trim();
+    ["y", "yr", "yrs", "year", "years", "mo", "month", "months"].contains(&unit)
+}
+
+/// The message text of `send`: the words, or stdin for `-`, or a file.
+fn message_text(text: &[String], file: Option<&std::path::Path>) -> Result<String> {
+    let bytes = match (file, text) {
+        (Some(p), _) => {
+            crate::files::read_regular(p, MAX_TEXT_BYTES).map_err(|e| anyhow!("{e}"))?
+        }
+        (None, [dash]) if dash == "-" => {
+            use std::io::Read;
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .lock()
+                .take(MAX_TEXT_BYTES + 1)
+                .read_to_end(&mut buf)
+                .context("reading the message from stdin")?;
+            if buf.len() as u64 > MAX_TEXT_BYTES {
+                bail!(
+                    "the message on stdin is over {} MB",
+                    MAX_TEXT_BYTES / 1024 / 1024
+                );
+            }
+            buf
+        }
+        (None, words) => return Ok(words.join(" ")),
+    };
+    String::from_utf8(bytes).map_err(|_| anyhow!("the message is not UTF-8 text"))
+}

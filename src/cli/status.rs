@@ -1,0 +1,234 @@
+//! `tock status` and `tock models`: the dispatcher, the outbox's counts and
+//! the provider, as the command line reports them.
+
+use anyhow::{Result, anyhow};
+use serde_json::json;
+
+use super::list::item_json;
+use super::{local, rfc3339};
+use crate::config::ConfigSource;
+use crate::engine::Engine;
+use crate::store::{Store, Waiting};
+use crate::when;
+
+/// `tock status [--json]`.
+pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Result<()> {
+    let lease = store
+        .lease_holder()?
+        .filter(|l| l.expires_at >= now && crate::store::process_alive(l.pid));
+    let counts = store.counts()?;
+    let next = store
+        .list_items(false)?
+        .into_iter()
+        .filter(|i| i.status.as_str() == "pending")
+        .min_by_key(|i| i.due_at.unwrap_or(0));
+    let model = config.resolve(None);
+    let (model_name, provider) = match &model {
+        Ok(m) => (m.name.clone(), format!("{:?}", m.kind).to_lowercase()),
+        Err(e) => (String::new(), format!("error: {e}")),
+    };
+    let reachable = match &model {
+        Ok(m) if !m.base_url.is_empty() => reachability(&m.base_url),
+        Ok(_) => "offline model: no network needed".to_string(),
+        Err(_) => "no provider".to_string(),
+    };
+    let enabled = config.get().outbox.enabled;
+    // What holds each conversation that has items waiting: the most telling
+    // reason of its pending items (an approval or a busy reply first).
+    let waiting = store.waiting(now)?;
+    let rank = |w: &Waiting| match w {
+        Waiting::Approval { .. } => 0,
+        Waiting::Behind { .. } => 1,
+        Waiting::ReplyRetry { .. } => 2,
+        Waiting::Backoff { .. } => 3,
+        Waiting::QueuePaused => 1,
+        Waiting::Ready => 4,
+        Waiting::Due { .. } => 5,
+        Waiting::Disabled => 6,
+    };
+    let mut blocked: std::collections::BTreeMap<i64, (i64, Waiting)> = Default::default();
+    for i in store.list_items(false)? {
+        let (Some(c), Some(w)) = (i.conversation_id, waiting.get(&i.id)) else {
+            continue;
+        };
+        match blocked.get(&c) {
+            Some((_, cur)) if rank(cur) <= rank(w) => {}
+            _ => {
+                blocked.insert(c, (i.id, w.clone()));
+            }
+        }
+    }
+    let describe = |w: &Waiting| {
+        if enabled {
+            w.describe(now)
+        } else {
+            Waiting::Disabled.describe(now)
+        }
+    };
+    let series = store.list_series(false)?;
+    let active = series
+        .iter()
+        .filter(|s| s.status == crate::store::SeriesStatus::Active)
+        .count();
+    let next_series = series
+        .iter()
+        .filter(|s| s.status == crate::store::SeriesStatus::Active)
+        .filter_map(|s| s.next_due_at)
+        .min();
+    if as_json {
+        let b: Vec<_> = blocked
+            .iter()
+            .map(|(c, (id, w))| json!({"conversation_id": c, "item": id, "waiting": describe(w)}))
+            .collect();
+        let c: Vec<_> = counts
+            .iter()
+            .map(|(k, s, n)| json!({"kind": k, "status": s, "count": n}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "dispatcher": lease.as_ref().map(|l| json!({"pid": l.pid, "lease_expires_at": rfc3339(Some(l.expires_at))})),
+                "outbox_enabled": enabled,
+                "counts": c,
+                "next": next.as_ref().map(|i| item_json(i, &crate::engine::item_state(i, now, Default::default()), waiting.get(&i.id), now)),
+                "conversations": b,
+                "series": {"active": active, "paused": series.len() - active, "next_due_at": rfc3339(next_series)},
+                "model": model_name,
+                "provider": provider,
+                "reachability": reachable,
+            }))?
+        );
+        return Ok(());
+    }
+    match &lease {
+        Some(l) => println!(
+            "dispatcher: pid {} (lease until {})",
+            l.pid,
+            local(l.expires_at)
+        ),
+        None => {
+            println!("dispatcher: none running — start `tock` or `tock daemon` to send due items")
+        }
+    }
+    if !enabled {
+        println!("outbox: disabled in the config (items are kept, nothing is sent)");
+    }
+    let mut by_status: std::collections::BTreeMap<String, i64> = Default::default();
+    for (_, s, n) in &counts {
+        *by_status.entry(s.clone()).or_default() += n;
+    }
+    let line: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    println!(
+        "items: {}",
+        if line.is_empty() {
+            "none".into()
+        } else {
+            line.join(", ")
+        }
+    );
+    if let Some(n) = next {
+        let due = n
+            .due_at
+            .map(|d| format!("{} ({})", local(d), when::relative(d, now)))
+            .unwrap_or_else(|| "asap".into());
+        println!(
+            "next: #{} {due}: {}",
+            n.id,
+            crate::sanitize::sanitize_line(&n.text)
+                .chars()
+                .take(60)
+                .collect::<String>()
+        );
+    }
+    for (c, (id, w)) in &blocked {
+        let title = store
+            .conversation(*c)?
+            .map(|c| c.display_title())
+            .unwrap_or_default();
+        println!(
+            "conversation #{c} “{}”: {} (item #{id})",
+            crate::sanitize::sanitize_line(&title),
+            describe(w)
+        );
+    }
+    if !series.is_empty() {
+        let next = next_series
+            .map(|d| format!("; next {} ({})", local(d), when::relative(d, now)))
+            .unwrap_or_default();
+        println!(
+            "recurring: {active} active, {} paused{next}",
+            series.len() - active
+        );
+    }
+    println!(
+        "model: {model_name} ({provider}){}",
+        if provider == "echo" {
+            " — offline"
+        } else {
+            ""
+        }
+    );
+    println!("provider: {reachable}");
+    Ok(())
+}
+
+/// Can we open a TCP connection to the provider? (No request is sent, no key used.)
+fn reachability(base_url: &str) -> String {
+    use std::net::ToSocketAddrs;
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return format!("bad base_url {}", crate::sanitize::sanitize_line(base_url));
+    };
+    let host = url.host_str().unwrap_or_default().to_string();
+    let Some(port) = url.port_or_known_default() else {
+        return format!("no port in {}", url.as_str());
+    };
+    let addrs = match (host.as_str(), port).to_socket_addrs() {
+        Ok(a) => a.collect::<Vec<_>>(),
+        Err(e) => return format!("{host}: cannot resolve ({e})"),
+    };
+    let start = std::time::Instant::now();
+    for a in &addrs {
+        if std::net::TcpStream::connect_timeout(a, std::time::Duration::from_secs(2)).is_ok() {
+            return format!(
+                "{host}:{port} reachable ({} ms)",
+                start.elapsed().as_millis()
+            );
+        }
+    }
+    format!("{host}:{port} NOT reachable")
+}
+
+/// `tock models [--json]`: the server's list, fetched now.
+pub(super) fn models(engine: &Engine, model: Option<&str>, as_json: bool) -> Result<()> {
+    let resolved = engine.config().resolve(model).map_err(|e| anyhow!(e))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let list = rt.block_on(engine.fetch_models(model))?;
+    if as_json {
+        let arr: Vec<_> = list
+            .iter()
+            .map(|m| json!({"id": m.id, "display_name": m.display_name}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "provider": resolved.kind.label(),
+                "base_url": resolved.base_url,
+                "models": arr,
+            }))?
+        );
+        return Ok(());
+    }
+    if list.is_empty() {
+        eprintln!("{} lists no models", resolved.kind.label());
+    }
+    for m in list.iter() {
+        let id = crate::sanitize::sanitize_line(&m.id);
+        match &m.display_name {
+            Some(d) => println!("{id}  ({})", crate::sanitize::sanitize_line(d)),
+            None => println!("{id}"),
+        }
+    }
+    Ok(())
+}
