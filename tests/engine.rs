@@ -430,6 +430,48 @@ async fn stop_keeps_partial_and_frees_the_conversation() {
     );
 }
 
+/// A front end tells the stream to stop at once and writes the pause later
+/// (the TUI writes on its writer thread, behind the drafts it saves): the
+/// turn itself pauses the queue before it ends, so what was queued behind
+/// the stopped reply never goes out in the gap.
+#[tokio::test(start_paused = true)]
+async fn a_stopped_turn_pauses_its_queue_before_the_next_item_can_go() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![
+        Step::Hold(vec![text("partial")], gate),
+        Step::Reply(vec![text("ok"), done()]),
+    ]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "q").unwrap();
+    settle().await;
+    let queued = h.engine.send_text(conv, "queued behind it").unwrap();
+    settle().await;
+    // Only the first half of a stop; nobody writes the pause.
+    assert!(h.engine.interrupt(conv));
+    settle().await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    settle().await;
+    assert!(!h.engine.is_busy(conv));
+    assert_eq!(
+        status(&h, queued),
+        Status::Pending,
+        "it went out after the stop"
+    );
+    assert_eq!(h.provider.count(), 1);
+    assert!(
+        h.engine
+            .store()
+            .paused_conversations()
+            .unwrap()
+            .contains(&conv)
+    );
+    // Resumed, it goes.
+    assert!(h.engine.resume_queue(conv).unwrap());
+    settle().await;
+    assert_eq!(status(&h, queued), Status::Sent);
+}
+
 #[tokio::test(start_paused = true)]
 async fn wall_clock_jumps_never_fire_early_or_twice() {
     let h = harness(vec![]);

@@ -544,6 +544,9 @@ impl Engine {
 
     /// The first half of [`Engine::stop`]: tell the reply streaming in the
     /// conversation to stop (no database work). False if none is streaming.
+    /// A turn that sees the stop pauses the queue itself before it ends;
+    /// the second half covers a turn already past its reading (finishing,
+    /// or running its tool calls) when the stop came.
     pub fn interrupt(&self, conversation_id: i64) -> bool {
         match lock(&self.inner.busy).get(&conversation_id) {
             Some(tx) => {

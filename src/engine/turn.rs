@@ -298,6 +298,10 @@ pub(crate) async fn run(
             engine.emit(Event::OutboxRows(vec![item.id]));
         }
         End::Stopped(StopReason::User) => {
+            // Paused before the turn ends, so the dispatcher cannot take
+            // what was queued behind this reply in the meantime (a front
+            // end's own pause write may come later).
+            engine.pause_after_stop(conv_id);
             let _ = store.finish_message(
                 reply_id,
                 &text,
@@ -323,7 +327,12 @@ pub(crate) async fn run(
 /// shutdown leaves it to be sent by the next start.
 fn not_sent(engine: &Engine, item: &OutboxItem, owner: &str, reason: Option<StopReason>) {
     match reason {
-        Some(StopReason::User) => fail(engine, item, owner, "stopped before it was sent"),
+        Some(StopReason::User) => {
+            if let Some(conv) = item.conversation_id {
+                engine.pause_after_stop(conv);
+            }
+            fail(engine, item, owner, "stopped before it was sent")
+        }
         _ => {
             let _ = engine
                 .store()

@@ -94,7 +94,9 @@ impl App {
     }
 
     /// Stop the reply streaming in `conv`, if one is: the stream is told at
-    /// once; pausing the queue is a write, done on the writer thread.
+    /// once (its turn pauses the queue before it ends, so nothing queued
+    /// slips out first); the pause is written here too, on the writer
+    /// thread, for a turn already past its reading.
     pub(super) fn stop_reply(&mut self, conv: i64) -> bool {
         if !self.engine().interrupt(conv) {
             return false;
