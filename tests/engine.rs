@@ -464,12 +464,64 @@ async fn a_stopped_turn_pauses_its_queue_before_the_next_item_can_go() {
             .store()
             .paused_conversations()
             .unwrap()
-            .contains(&conv)
+            .contains_key(&conv)
     );
     // Resumed, it goes.
     assert!(h.engine.resume_queue(conv).unwrap());
     settle().await;
     assert_eq!(status(&h, queued), Status::Sent);
+}
+
+/// A stop holds what was waiting to go behind the stopped reply, not what
+/// comes due or is added after it: a message scheduled for later (before or
+/// after the stop) goes at its time; a new message to go now, from any
+/// front end, resumes the queue, and what was held goes first.
+#[tokio::test(start_paused = true)]
+async fn a_stop_holds_what_was_queued_then_not_what_comes_due_or_is_added_since() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let ok = || Step::Reply(vec![text("ok"), done()]);
+    let h = harness(vec![
+        Step::Hold(vec![text("partial")], gate),
+        ok(),
+        ok(),
+        ok(),
+        ok(),
+    ]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "q").unwrap();
+    settle().await;
+    let queued = h.engine.send_text(conv, "queued").unwrap();
+    let before = scheduled(&h, conv, "scheduled before", T0 + 60_000);
+    settle().await;
+    assert!(h.engine.stop(conv));
+    settle().await;
+    let after = scheduled(&h, conv, "scheduled after", T0 + 30_000);
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    settle().await;
+    assert_eq!(status(&h, after), Status::Sent, "scheduled after the stop");
+    assert_eq!(status(&h, before), Status::Sent, "due after the stop");
+    assert_eq!(status(&h, queued), Status::Pending, "held by the stop");
+    let it = h.engine.store().item(queued).unwrap().unwrap();
+    let gates = tock::engine::state::gates(h.engine.store()).unwrap();
+    assert_eq!(
+        tock::engine::item_state(&it, T0 + 61_000, gates[&conv]),
+        tock::engine::ItemState::Paused
+    );
+    let waiting = h.engine.store().waiting(T0 + 61_000).unwrap();
+    assert_eq!(
+        waiting.get(&queued),
+        Some(&tock::store::Waiting::QueuePaused)
+    );
+    // A message to go now (as `tock send` makes it) resumes the queue.
+    h.engine.send_text(conv, "now").unwrap();
+    settle().await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    settle().await;
+    assert_eq!(
+        user_texts(&h, conv),
+        vec!["q", "scheduled after", "scheduled before", "queued", "now"]
+    );
 }
 
 #[tokio::test(start_paused = true)]

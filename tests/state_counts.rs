@@ -31,11 +31,14 @@ async fn counts_follow_due_times_and_back_offs_without_a_reload() {
             .release_for_retry(retry, "test", "503", T0 + 30_000, T0)
             .unwrap()
     );
-    // Due in a minute in a conversation whose queue is paused.
-    let mut it = NewItem::new(paused, Kind::Message, "held");
-    it.due_at = Some(T0 + MIN);
-    store.enqueue(&it, T0).unwrap();
-    store.set_queue_paused(paused, Some(T0)).unwrap();
+    // In a conversation whose queue a stop at T0 + 1 min paused: due then
+    // (held by the pause), and due a minute after it (not held).
+    for (text, due) in [("held", T0 + MIN), ("not held", T0 + 2 * MIN)] {
+        let mut it = NewItem::new(paused, Kind::Message, text);
+        it.due_at = Some(due);
+        store.enqueue(&it, T0).unwrap();
+    }
+    store.set_queue_paused(paused, Some(T0 + MIN)).unwrap();
 
     let mut m = Model::new(h.engine.clone());
     m.reload_summaries();
@@ -46,24 +49,28 @@ async fn counts_follow_due_times_and_back_offs_without_a_reload() {
         failed: 0,
         waiting,
     };
-    assert_eq!(m.state_counts(), counts(0, 1, 4, 0));
+    assert_eq!(m.state_counts(), counts(0, 1, 5, 0));
     assert_eq!(m.pending_by_conv.get(&conv), Some(&4));
-    assert_eq!(m.pending_by_conv.get(&paused), Some(&1));
+    assert_eq!(m.pending_by_conv.get(&paused), Some(&2));
     h.clock.jump(30_000);
-    assert_eq!(m.state_counts(), counts(1, 0, 4, 0), "the back-off ended");
+    assert_eq!(m.state_counts(), counts(1, 0, 5, 0), "the back-off ended");
     h.clock.jump(30_000);
     assert_eq!(
         m.state_counts(),
-        counts(2, 0, 2, 1),
-        "one due in each conversation"
+        counts(2, 0, 3, 1),
+        "one due in each conversation, the paused one's held"
     );
     h.clock.jump(MIN);
-    assert_eq!(m.state_counts(), counts(3, 0, 1, 1));
+    assert_eq!(
+        m.state_counts(),
+        counts(4, 0, 1, 1),
+        "one more due in each; the paused one's came due after the stop"
+    );
     // A row added: counted from the reload its change brings.
     store
         .enqueue(&NewItem::new(conv, Kind::Queued, "now"), T0 + 2 * MIN)
         .unwrap();
     m.reload_summaries();
-    assert_eq!(m.state_counts(), counts(4, 0, 1, 1));
+    assert_eq!(m.state_counts(), counts(5, 0, 1, 1));
     assert_eq!(m.pending_by_conv.get(&conv), Some(&5));
 }

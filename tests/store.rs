@@ -296,7 +296,8 @@ fn outbox_queries_use_their_indexes_and_select_what_they_did() {
     for c in 1..=7 {
         conn.execute(
             "INSERT INTO conversations (id, title, created_at, updated_at, queue_paused_at) VALUES (?1, 't', 0, 0, ?2)",
-            rusqlite::params![c, (c == 7).then_some(1)],
+            // A stop at 1,000 holds conversation 7's rows placed before it.
+            rusqlite::params![c, (c == 7).then_some(1_000)],
         )
         .unwrap();
     }
@@ -338,7 +339,7 @@ fn outbox_queries_use_their_indexes_and_select_what_they_did() {
         let plain = ids(
             "SELECT id FROM outbox o WHERE status = 'pending' AND (due_at IS NULL OR due_at <= ?1)
                AND (conversation_id IS NULL OR NOT EXISTS (SELECT 1 FROM conversations c
-                    WHERE c.id = o.conversation_id AND c.queue_paused_at IS NOT NULL))
+                    WHERE c.id = o.conversation_id AND COALESCE(o.due_at, o.created_at) <= c.queue_paused_at))
              ORDER BY conversation_id, priority DESC, COALESCE(due_at, created_at), id",
             now,
         );

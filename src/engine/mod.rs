@@ -420,9 +420,24 @@ impl Engine {
         {
             return Err(anyhow!("no conversation {conv}"));
         }
+        self.resume_for(&item)?;
         let id = self.store().enqueue(&item, self.now_ms())?;
         self.changed_row(id);
         Ok(id)
+    }
+
+    /// A new message to go now is the user's resume of a queue a stop
+    /// paused, from any front end: what was held goes first, then it.
+    /// (Resumed before the row is added, which a pause would not hold, so
+    /// it cannot go ahead of them.) Scheduled rows leave the pause alone.
+    fn resume_for(&self, item: &NewItem) -> Result<()> {
+        if item.kind == Kind::Queued
+            && item.due_at.is_none()
+            && let Some(conv) = item.conversation_id
+        {
+            self.resume_queue(conv)?;
+        }
+        Ok(())
     }
 
     /// Accept a send typed in a conversation's composer: the row is enqueued
@@ -438,6 +453,7 @@ impl Engine {
         if self.store().conversation(conv)?.is_none() {
             return Err(anyhow!("no conversation {conv}"));
         }
+        self.resume_for(&item)?;
         let id = self.store().enqueue_clearing_draft(&item, self.now_ms())?;
         self.changed_row(id);
         Ok(id)

@@ -7,8 +7,9 @@ use crate::store::{ItemSummary, OutboxItem, Status};
 /// What holds up a conversation's items, beyond their own rows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConversationGate {
-    /// The user stopped a reply: the queue waits until resumed.
-    pub paused: bool,
+    /// When the user stopped a reply: what was waiting to go then waits
+    /// until the queue is resumed.
+    pub paused_at: Option<i64>,
     /// A tool call waits for the user's answer.
     pub awaiting_approval: bool,
     /// An approved tool call is running (its reply goes on when it is done).
@@ -67,11 +68,26 @@ impl ItemState {
     }
 }
 
+impl ConversationGate {
+    /// The user stopped a reply and has not resumed the queue.
+    pub fn paused(&self) -> bool {
+        self.paused_at.is_some()
+    }
+
+    /// Whether the pause holds a row whose place in the queue is `place`
+    /// (`due_at`, else `created_at`): it was waiting to go when the reply
+    /// was stopped. A row due later, or added since, is not held.
+    pub fn holds(&self, place: i64) -> bool {
+        self.paused_at.is_some_and(|stopped| place <= stopped)
+    }
+}
+
 /// The state of `item` at `now`, given what holds up its conversation.
 pub fn item_state(item: &OutboxItem, now: i64, gate: ConversationGate) -> ItemState {
     derive(
         item.status,
         item.due_at,
+        item.created_at,
         item.next_attempt_at,
         item.last_error.as_deref(),
         now,
@@ -81,13 +97,22 @@ pub fn item_state(item: &OutboxItem, now: i64, gate: ConversationGate) -> ItemSt
 
 /// The same for an item's summary (the counts in the status bar).
 pub fn summary_state(s: &ItemSummary, now: i64, gate: ConversationGate) -> ItemState {
-    derive(s.status, s.due_at, s.next_attempt_at, None, now, gate)
+    derive(
+        s.status,
+        s.due_at,
+        s.created_at,
+        s.next_attempt_at,
+        None,
+        now,
+        gate,
+    )
 }
 
 /// The one derivation, from the columns that decide it.
 fn derive(
     status: Status,
     due_at: Option<i64>,
+    created_at: i64,
     next_attempt_at: Option<i64>,
     last_error: Option<&str>,
     now: i64,
@@ -112,7 +137,7 @@ fn derive(
                 ItemState::AwaitingApproval
             } else if gate.running_tool {
                 ItemState::RunningTool
-            } else if gate.paused {
+            } else if gate.holds(due_at.unwrap_or(created_at)) {
                 ItemState::Paused
             } else {
                 ItemState::Queued
@@ -126,10 +151,10 @@ pub fn gates(
     store: &crate::store::Store,
 ) -> anyhow::Result<std::collections::HashMap<i64, ConversationGate>> {
     let mut map = std::collections::HashMap::new();
-    for id in store.paused_conversations()? {
+    for (id, at) in store.paused_conversations()? {
         map.entry(id)
             .or_insert_with(ConversationGate::default)
-            .paused = true;
+            .paused_at = Some(at);
     }
     for a in store.waiting_approvals()? {
         map.entry(a.conversation_id)
@@ -196,13 +221,20 @@ mod tests {
             }
         );
         let paused = ConversationGate {
-            paused: true,
+            paused_at: Some(5),
             ..Default::default()
         };
         assert_eq!(
             item_state(&item(Status::Pending), 10, paused),
             ItemState::Paused
         );
+        // What was added after the stop, or came due after it, is not held.
+        let mut added_since = item(Status::Pending);
+        added_since.created_at = 6;
+        assert_eq!(item_state(&added_since, 10, paused), ItemState::Queued);
+        let mut due_since = item(Status::Pending);
+        due_since.due_at = Some(7);
+        assert_eq!(item_state(&due_since, 10, paused), ItemState::Queued);
         // A paused queue does not hide that an item is still waiting for its time.
         let mut later = item(Status::Pending);
         later.due_at = Some(99);
@@ -211,7 +243,7 @@ mod tests {
             ItemState::Scheduled { at: 99 }
         );
         let approval = ConversationGate {
-            paused: true,
+            paused_at: Some(5),
             awaiting_approval: true,
             ..Default::default()
         };

@@ -1,5 +1,7 @@
 //! The `conversations` table.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 use rusqlite::{OptionalExtension, Row, params};
 
@@ -236,12 +238,13 @@ impl Store {
         Ok(n == 1)
     }
 
-    /// Conversations whose queue the user paused.
-    pub fn paused_conversations(&self) -> Result<Vec<i64>> {
+    /// Conversations whose queue the user paused, with when.
+    pub fn paused_conversations(&self) -> Result<HashMap<i64, i64>> {
         let conn = self.conn();
-        let mut st =
-            conn.prepare_cached("SELECT id FROM conversations WHERE queue_paused_at IS NOT NULL")?;
-        let rows = st.query_map([], |r| r.get(0))?;
+        let mut st = conn.prepare_cached(
+            "SELECT id, queue_paused_at FROM conversations WHERE queue_paused_at IS NOT NULL",
+        )?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

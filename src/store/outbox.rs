@@ -147,9 +147,11 @@ pub struct ItemSummary {
     pub status: Status,
     pub due_at: Option<i64>,
     pub next_attempt_at: Option<i64>,
+    pub created_at: i64,
 }
 
-const SUMMARY_COLUMNS: &str = "id, conversation_id, kind, status, due_at, next_attempt_at";
+const SUMMARY_COLUMNS: &str =
+    "id, conversation_id, kind, status, due_at, next_attempt_at, created_at";
 /// The rows the lists show as unfinished (regenerations are shown as their reply).
 const UNFINISHED: &str =
     "status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'";
@@ -162,6 +164,7 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemSummary> {
         status: r.get(3)?,
         due_at: r.get(4)?,
         next_attempt_at: r.get(5)?,
+        created_at: r.get(6)?,
     })
 }
 
@@ -231,6 +234,9 @@ pub struct PendingAt {
     pub retrying: i64,
     /// Ready rows by conversation (None: rows of no conversation).
     pub ready: Vec<(Option<i64>, i64)>,
+    /// Of those, the rows a stop holds (waiting to go when the user
+    /// stopped a reply), by conversation.
+    pub held: Vec<(i64, i64)>,
     /// When one of these counts next changes by itself (a row's due time
     /// or back-off passes), if ever.
     pub until: Option<i64>,
@@ -647,6 +653,20 @@ impl Store {
             at.ready = st
                 .query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<_>>()?;
+            // Paused conversations are few: their rows are read through
+            // `outbox_conversation`.
+            let mut st = conn.prepare_cached(
+                "SELECT o.conversation_id, count(*) FROM conversations c
+                 JOIN outbox o ON o.conversation_id = c.id AND o.status = 'pending'
+                 WHERE c.queue_paused_at IS NOT NULL
+                   AND MAX(COALESCE(o.due_at, 0), COALESCE(o.next_attempt_at, 0)) <= ?1
+                   AND o.kind != 'regenerate'
+                   AND COALESCE(o.due_at, o.created_at) <= c.queue_paused_at
+                 GROUP BY o.conversation_id",
+            )?;
+            at.held = st
+                .query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
             let mut st = conn.prepare_cached(
                 "SELECT count(*), MIN(next_attempt_at) FROM outbox INDEXED BY outbox_pending_backoff
                  WHERE status = 'pending' AND next_attempt_at > ?1 AND kind != 'regenerate'",
@@ -723,6 +743,9 @@ impl Store {
 
     /// For each conversation, the first pending row that is due, if its back-off has
     /// passed. Rows of one conversation go in order: a head in back-off blocks the rest.
+    /// A stop holds the rows whose place in the queue (`COALESCE(due_at,
+    /// created_at)`) was at or before it: those waiting behind the stopped
+    /// reply. Rows due later, or added since, go as usual.
     pub fn dispatchable(&self, now: i64) -> Result<Vec<OutboxItem>> {
         // The due rows are found through `outbox_status_due` in two ranges
         // (as soon as possible, due by now); written as one `OR`, SQLite
@@ -733,7 +756,8 @@ impl Store {
                AND (conversation_id IS NULL OR NOT EXISTS (
                     SELECT 1 FROM approvals a WHERE a.conversation_id = outbox.conversation_id AND a.status IN ('waiting', 'executing')))
                AND (conversation_id IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM conversations c WHERE c.id = outbox.conversation_id AND c.queue_paused_at IS NOT NULL))
+                    SELECT 1 FROM conversations c WHERE c.id = outbox.conversation_id
+                       AND COALESCE(outbox.due_at, outbox.created_at) <= c.queue_paused_at))
              ORDER BY conversation_id, priority DESC, COALESCE(due_at, created_at), id",
             [now],
         )?;

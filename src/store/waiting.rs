@@ -79,10 +79,12 @@ impl Store {
             Option<i64>,
             Option<i64>,
             Option<i64>,
+            i64,
         );
         let rows: Vec<Row> = {
             let mut st = conn.prepare_cached(
-                "SELECT id, conversation_id, status, due_at, next_attempt_at, sent_at FROM outbox
+                "SELECT id, conversation_id, status, due_at, next_attempt_at, sent_at,
+                        COALESCE(due_at, created_at) FROM outbox
                  WHERE status IN ('pending', 'sending')
                  ORDER BY conversation_id, CASE status WHEN 'sending' THEN 0 ELSE 1 END,
                           priority DESC, COALESCE(due_at, created_at), id",
@@ -95,14 +97,18 @@ impl Store {
                     r.get(3)?,
                     r.get(4)?,
                     r.get(5)?,
+                    r.get(6)?,
                 ))
             })?
             .collect::<rusqlite::Result<_>>()?
         };
-        let paused: std::collections::HashSet<i64> = {
-            let mut st = conn
-                .prepare_cached("SELECT id FROM conversations WHERE queue_paused_at IS NOT NULL")?;
-            st.query_map([], |r| r.get(0))?
+        // When each paused queue was stopped: it holds the rows whose place
+        // in it was at or before then (as `dispatchable` does).
+        let paused: HashMap<i64, i64> = {
+            let mut st = conn.prepare_cached(
+                "SELECT id, queue_paused_at FROM conversations WHERE queue_paused_at IS NOT NULL",
+            )?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<_>>()?
         };
         let mut out = HashMap::new();
@@ -116,7 +122,7 @@ impl Store {
             st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<_>>()?
         };
-        for (id, conv, status, due, next, sent) in rows {
+        for (id, conv, status, due, next, sent, place) in rows {
             if status == "sending" {
                 if let Some(c) = conv {
                     head.entry(c).or_insert(id);
@@ -127,7 +133,10 @@ impl Store {
                 Waiting::Due { at }
             } else if let Some(a) = conv.and_then(|c| approvals.get(&c)) {
                 Waiting::Approval { approval_id: *a }
-            } else if conv.is_some_and(|c| paused.contains(&c)) {
+            } else if conv
+                .and_then(|c| paused.get(&c))
+                .is_some_and(|stopped| place <= *stopped)
+            {
                 Waiting::QueuePaused
             } else if let Some(h) = conv.and_then(|c| head.get(&c)) {
                 Waiting::Behind { item_id: *h }

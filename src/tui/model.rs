@@ -360,19 +360,31 @@ impl Model {
             count(at.retrying),
         );
         let mut ready = 0;
+        let held: HashMap<i64, i64> = at.held.iter().copied().collect();
         for (conversation, n) in &at.ready {
             ready += n;
-            // A ready row: pending, with no time ahead of it.
-            let row = crate::store::ItemSummary {
-                id: 0,
-                conversation_id: *conversation,
-                kind: crate::store::Kind::Message,
-                status: Status::Pending,
-                due_at: None,
-                next_attempt_at: None,
-            };
-            let state = crate::engine::state::summary_state(&row, now, self.gate(*conversation));
-            c.add(&state, count(*n));
+            let held = conversation
+                .and_then(|c| held.get(&c))
+                .copied()
+                .unwrap_or(0);
+            // Ready rows: pending, with no time ahead of them; those a stop
+            // holds were in the queue before it, the others after.
+            for (n, place) in [(held, i64::MIN), (n - held, i64::MAX)] {
+                let row = crate::store::ItemSummary {
+                    id: 0,
+                    conversation_id: *conversation,
+                    kind: crate::store::Kind::Message,
+                    status: Status::Pending,
+                    due_at: None,
+                    next_attempt_at: None,
+                    created_at: place,
+                };
+                let gate = self.gate(*conversation);
+                c.add(
+                    &crate::engine::state::summary_state(&row, now, gate),
+                    count(n),
+                );
+            }
         }
         c.add(
             &ItemState::Scheduled { at: now },
@@ -471,7 +483,7 @@ impl Model {
     }
 
     pub fn paused(&self) -> bool {
-        self.gate(self.current).paused
+        self.gate(self.current).paused()
     }
 
     /// Items shown in the strip (sending ones are shown as bubbles in the history).

@@ -120,13 +120,11 @@ impl App {
         let resume = paused && due.is_none() && editing.is_none();
         self.write(
             move |e| {
+                // A message to go now resumes a paused queue (the engine's rule).
                 let id = match (editing, &restore) {
                     (Some(message_id), Some(r)) => e.edit_and_resend(conv, message_id, item, r)?,
                     _ => e.submit_clearing_draft(item)?,
                 };
-                if resume {
-                    let _ = e.resume_queue(conv);
-                }
                 anyhow::Ok(id)
             },
             move |app, r| {

@@ -146,7 +146,7 @@ impl Sidebar {
             let selected = focused && i == sel;
             let busy = model.engine.is_busy(c.id);
             let awaiting = model.awaiting.contains(&c.id);
-            let paused = model.gate(Some(c.id)).paused;
+            let paused = model.gate(Some(c.id)).paused();
             let pending = model.pending_by_conv.get(&c.id).copied().unwrap_or(0);
             let mut style = if current {
                 Style::new().add_modifier(Modifier::BOLD)
