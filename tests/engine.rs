@@ -524,6 +524,47 @@ async fn a_stop_holds_what_was_queued_then_not_what_comes_due_or_is_added_since(
     );
 }
 
+/// Regenerating while the reply streams stops it and generates it again at
+/// once, ahead of what is queued, instead of letting it run on and adding
+/// a second reply after it.
+#[tokio::test(start_paused = true)]
+async fn regenerating_a_streaming_reply_stops_it_and_asks_again() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![
+        Step::Hold(vec![text("partial")], gate.clone()),
+        Step::Reply(vec![text("again"), done()]),
+        Step::Reply(vec![text("ok"), done()]),
+    ]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let q = h.engine.send_text(conv, "q").unwrap();
+    settle().await;
+    let queued = h.engine.send_text(conv, "queued").unwrap();
+    settle().await;
+    assert_eq!(h.engine.regenerate(conv).unwrap(), q);
+    settle().await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    settle().await;
+    gate.notify_waiters();
+    let msgs = h.engine.store().messages(conv).unwrap();
+    let replies: Vec<_> = msgs
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .map(|m| (m.content.as_str(), m.status))
+        .collect();
+    assert_eq!(
+        replies,
+        vec![
+            ("partial", MessageStatus::Interrupted),
+            ("again", MessageStatus::Complete),
+            ("ok", MessageStatus::Complete),
+        ]
+    );
+    assert_eq!(user_texts(&h, conv), vec!["q", "queued"]);
+    assert_eq!(status(&h, queued), Status::Sent, "the queue was not paused");
+    assert_eq!(h.provider.count(), 3);
+}
+
 #[tokio::test(start_paused = true)]
 async fn wall_clock_jumps_never_fire_early_or_twice() {
     let h = harness(vec![]);

@@ -147,6 +147,9 @@ impl Default for Options {
 pub enum StopReason {
     /// The user pressed Esc: keep the partial reply, marked interrupted.
     User,
+    /// The user asked for the reply again while it streamed: keep the
+    /// partial reply, marked interrupted, and generate it again at once.
+    Regenerate,
     /// The process is shutting down: the turn is resumed by the next start.
     Shutdown,
 }
@@ -511,6 +514,21 @@ impl Engine {
     /// Generate the last reply again (after an interruption or a stop, or to
     /// get another answer). Resumes a queue paused by a stop.
     pub fn regenerate(&self, conversation_id: i64) -> Result<i64> {
+        // Streaming here: the turn stops and queues its reply again itself
+        // (its row is the one that goes, first in the queue).
+        if let Some(row) = self.store().streaming_reply_item(conversation_id)? {
+            if self.signal_stop(conversation_id, StopReason::Regenerate) {
+                return Ok(row);
+            }
+            return Err(anyhow!(
+                "a reply is streaming from another tock on this database; stop it there first"
+            ));
+        }
+        if self.is_busy(conversation_id) {
+            return Err(anyhow!(
+                "a message is on its way and its reply has not started; stop it first (Esc)"
+            ));
+        }
         if self.store().owes_reply(conversation_id)? {
             return Err(anyhow!("a reply is already on its way"));
         }
@@ -564,9 +582,15 @@ impl Engine {
     /// the second half covers a turn already past its reading (finishing,
     /// or running its tool calls) when the stop came.
     pub fn interrupt(&self, conversation_id: i64) -> bool {
+        self.signal_stop(conversation_id, StopReason::User)
+    }
+
+    /// Tell the turn running in the conversation to stop, and why. False if
+    /// none runs in this process.
+    fn signal_stop(&self, conversation_id: i64, why: StopReason) -> bool {
         match lock(&self.inner.busy).get(&conversation_id) {
             Some(tx) => {
-                let _ = tx.send(Some(StopReason::User));
+                let _ = tx.send(Some(why));
                 true
             }
             None => false,

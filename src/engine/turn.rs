@@ -311,6 +311,23 @@ pub(crate) async fn run(
                 now,
             );
         }
+        End::Stopped(StopReason::Regenerate) => {
+            // The queue is not paused: the user asked for this reply again,
+            // and its row goes first (`retry_reply`), before what is queued.
+            let _ = store.finish_message(
+                reply_id,
+                &text,
+                MessageStatus::Interrupted,
+                Some("stopped for a new reply"),
+                None,
+                now,
+            );
+            if let Err(e) = store.retry_reply(item.id, now) {
+                tracing::warn!("generating reply {reply_id} again: {e:#}");
+            }
+            engine.emit(Event::OutboxRows(vec![item.id]));
+            engine.wake();
+        }
         End::Stopped(StopReason::Shutdown) => {
             // Leave it as a crash would: the next start marks it interrupted and regenerates it.
             let _ = store.update_streaming(reply_id, &text);

@@ -1221,6 +1221,20 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The outbox row whose reply is streaming in the conversation, if one is.
+    pub fn streaming_reply_item(&self, conversation_id: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT outbox_id FROM messages INDEXED BY messages_streaming
+                 WHERE status = 'streaming' AND conversation_id = ?1 AND outbox_id IS NOT NULL
+                 ORDER BY id DESC LIMIT 1",
+                [conversation_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     /// Whether the conversation has a reply on its way: an unfinished
     /// regeneration, or an accepted item whose reply is being retried.
     pub fn owes_reply(&self, conversation_id: i64) -> Result<bool> {
