@@ -493,10 +493,18 @@ async fn snapshot_help_popup() {
     ui.press(KeyCode::PageUp);
     assert!(ui.screen(80, 24).contains("more ╯"));
     assert!(ui.app.popup() == Some(ViewKind::Help));
-    // Any other key closes it.
+    // Any other key closes it, and a character is not lost: it is typed.
     ui.ch('a');
     assert!(ui.app.popup().is_none());
-    assert_eq!(ui.app.composer_text(), "", "the closing key is not typed");
+    assert_eq!(ui.app.composer_text(), "a", "the closing key is typed");
+    // `?` (which opens help on an empty composer) and Esc only close it.
+    ui.press(KeyCode::F(1));
+    ui.ch('?');
+    assert!(ui.app.popup().is_none());
+    ui.press(KeyCode::F(1));
+    ui.press(KeyCode::Esc);
+    assert!(ui.app.popup().is_none());
+    assert_eq!(ui.app.composer_text(), "a");
 }
 
 #[tokio::test(start_paused = true)]
@@ -2155,6 +2163,12 @@ async fn f3_shows_the_notification_history() {
     assert!(s.contains("401 Unauthorized"), "{s}");
     ui.press(KeyCode::Char('q'));
     assert!(ui.app.popup().is_none());
+    // A command typed at the popup closes it and reaches the composer whole,
+    // so it runs as a command instead of going to the model as text.
+    ui.press(KeyCode::F(3));
+    ui.typ("/tools");
+    assert!(ui.app.popup().is_none());
+    assert_eq!(ui.app.composer_text(), "q/tools");
 }
 
 #[tokio::test(start_paused = true)]

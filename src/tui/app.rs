@@ -416,10 +416,13 @@ impl App {
             let mut cx = self.cx();
             let outcome = top.handle_paste(&clean, &mut cx);
             let intents = std::mem::take(&mut cx.intents);
-            if outcome != Outcome::Done {
+            if !matches!(outcome, Outcome::Done | Outcome::Dismissed) {
                 self.views.push(top);
             }
             self.apply(intents);
+            if outcome == Outcome::Dismissed {
+                return self.on_paste(s);
+            }
             if outcome != Outcome::Ignored || self.views.last().is_some_and(|v| v.is_modal()) {
                 return;
             }

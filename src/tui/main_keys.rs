@@ -32,10 +32,15 @@ impl App {
             let outcome = top.handle_key(key, &mut cx);
             let intents = std::mem::take(&mut cx.intents);
             let modal = top.is_modal();
-            if outcome != Outcome::Done {
+            if !matches!(outcome, Outcome::Done | Outcome::Dismissed) {
                 self.views.push(top);
             }
             self.apply(intents);
+            if outcome == Outcome::Dismissed {
+                // Closed without using the key: it goes on as if the view
+                // had not been there.
+                return self.on_key(key);
+            }
             if outcome != Outcome::Ignored || modal {
                 return;
             }

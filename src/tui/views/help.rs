@@ -97,11 +97,15 @@ impl View for Help {
             Some(Action::Down) => 1,
             Some(Action::PageUpList) => -page,
             Some(Action::PageDownList) => page,
-            // Any other key closes it, as before.
-            _ => return Outcome::Done,
+            // Any other key closes it (and a character goes on to the composer).
+            _ => return super::dismiss(&key),
         };
         self.scroll = (i32::from(self.scroll) + delta).clamp(0, i32::from(self.max.get())) as u16;
         Outcome::Consumed
+    }
+
+    fn handle_paste(&mut self, _text: &str, _cx: &mut Cx<'_>) -> Outcome {
+        Outcome::Dismissed
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, cx: &RenderCx<'_>) {

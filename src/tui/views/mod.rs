@@ -34,6 +34,21 @@ pub enum Outcome {
     Consumed,
     /// Handled, and the view is finished: the app takes it off the stack.
     Done,
+    /// The view is finished without using the key: the app takes it off
+    /// the stack and passes the key on (a character typed at a popup that
+    /// only shows something goes to the composer, not nowhere).
+    Dismissed,
+}
+
+/// How a popup that only shows something (help, notifications) answers a
+/// key it has no use for: Esc, Enter, a function key and `?` (which would
+/// open help again) close it; any other key closes it and goes on.
+pub fn dismiss(key: &KeyEvent) -> Outcome {
+    use ratatui::crossterm::event::KeyCode;
+    match key.code {
+        KeyCode::Esc | KeyCode::Enter | KeyCode::F(_) | KeyCode::Char('?') => Outcome::Done,
+        _ => Outcome::Dismissed,
+    }
 }
 
 /// A change a view asks the app to make.

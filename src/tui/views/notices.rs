@@ -20,8 +20,12 @@ impl View for Notices {
         ViewKind::Notices
     }
 
-    fn handle_key(&mut self, _key: KeyEvent, _cx: &mut Cx<'_>) -> Outcome {
-        Outcome::Done
+    fn handle_key(&mut self, key: KeyEvent, _cx: &mut Cx<'_>) -> Outcome {
+        super::dismiss(&key)
+    }
+
+    fn handle_paste(&mut self, _text: &str, _cx: &mut Cx<'_>) -> Outcome {
+        Outcome::Dismissed
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, _cx: &RenderCx<'_>) {
