@@ -2209,6 +2209,49 @@ async fn pastes_reach_the_f2_prompt_and_the_time_picker() {
     );
 }
 
+/// Ctrl+U kills to the start of the line in the time prompts too, as in the
+/// composer (the textarea alone made it an undo: one character went).
+#[tokio::test(start_paused = true)]
+async fn ctrl_u_clears_the_f2_time_prompt_and_the_picker_input() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let t0 = ui.h.engine.now_ms();
+    ui.say("/later 1h first");
+    ui.settle().await;
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::F(2));
+    ui.ch('r');
+    ui.typ("abc def");
+    ui.ctrl('u');
+    ui.typ("2h");
+    ui.enter();
+    ui.settle().await;
+    let due = ui.store().item(id).unwrap().unwrap().due_at.unwrap();
+    assert!(
+        (due - (t0 + 2 * 3_600_000)).abs() < 1_000,
+        "the prompt held only \"2h\": {}",
+        due - t0
+    );
+    ui.press(KeyCode::Esc);
+    ui.typ("second");
+    ui.ctrl('t');
+    ui.ch('5'); // "custom…"
+    ui.typ("xyz");
+    ui.ctrl('u');
+    ui.typ("in 3h");
+    ui.enter();
+    ui.settle().await;
+    let second = ui
+        .rows()
+        .into_iter()
+        .find(|r| r.text == "second")
+        .expect("scheduled from the picker");
+    assert!(
+        (second.due_at.unwrap() - (t0 + 3 * 3_600_000)).abs() < 1_000,
+        "the picker held only \"in 3h\""
+    );
+}
+
 // ----- the behaviours a user relies on (each asserts the database) ------------------
 
 #[tokio::test(start_paused = true)]

@@ -1,6 +1,19 @@
 //! Small text helpers shared by the panes.
 
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::TextArea;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// A key into a one-line input, as in the composer: readline's Ctrl+U kills
+/// to the start of the line (the textarea alone makes it undo, so one
+/// character seemed to go). True if the text changed.
+pub fn edit_line(input: &mut TextArea<'_>, key: KeyEvent) -> bool {
+    if key.code == KeyCode::Char('u') && key.modifiers.contains(KeyModifiers::CONTROL) {
+        input.delete_line_by_head()
+    } else {
+        input.input(key)
+    }
+}
 
 /// `s` cut to `width` terminal cells, ending in `…` when cut.
 pub fn elide(s: &str, width: usize) -> String {

@@ -65,7 +65,7 @@ impl TimeInput {
         if newline {
             return false;
         }
-        let changed = self.area.input(key);
+        let changed = crate::tui::text::edit_line(&mut self.area, key);
         if changed {
             self.error = None;
         }

@@ -276,11 +276,7 @@ impl ScheduledPane {
                 )
             }
             _ => {
-                if key.code == KeyCode::Char('u') && key.modifiers.contains(KeyModifiers::CONTROL) {
-                    input.delete_line_by_head();
-                } else {
-                    input.input(key);
-                }
+                crate::tui::text::edit_line(&mut input, key);
                 let preview = rule_preview(engine, &input.lines().join(" "));
                 self.mode = Mode::Rule { id, input, preview };
                 PaneAction::None
@@ -388,12 +384,7 @@ impl ScheduledPane {
                 },
             );
         }
-        // Readline: Ctrl+U kills to the start of the line (the textarea makes it undo).
-        let changed = if key.code == KeyCode::Char('u') && m.contains(KeyModifiers::CONTROL) {
-            editor.delete_line_by_head()
-        } else {
-            editor.input(key)
-        };
+        let changed = crate::tui::text::edit_line(&mut editor, key);
         self.mode = Mode::Edit {
             id,
             seen,

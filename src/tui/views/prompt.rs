@@ -191,14 +191,8 @@ impl View for Prompt {
             }
             Some(Action::Accept) => self.accept(cx),
             _ => {
-                if key.code == ratatui::crossterm::event::KeyCode::Char('u')
-                    && key
-                        .modifiers
-                        .contains(ratatui::crossterm::event::KeyModifiers::CONTROL)
-                {
-                    self.input.delete_line_by_head();
-                } else if key.code != ratatui::crossterm::event::KeyCode::Enter {
-                    self.input.input(key);
+                if key.code != ratatui::crossterm::event::KeyCode::Enter {
+                    crate::tui::text::edit_line(&mut self.input, key);
                 }
                 self.error = None;
                 if matches!(self.kind, Kind::Filter) {

@@ -184,10 +184,9 @@ impl View for Search {
                 None => Outcome::Consumed,
             },
             _ => {
-                use ratatui::crossterm::event::{KeyCode, KeyModifiers};
-                if key.code == KeyCode::Char('u') && key.modifiers.contains(KeyModifiers::CONTROL) {
-                    self.input.delete_line_by_head();
-                } else if key.code == KeyCode::Enter || !self.input.input(key) {
+                use ratatui::crossterm::event::KeyCode;
+                if key.code == KeyCode::Enter || !crate::tui::text::edit_line(&mut self.input, key)
+                {
                     return Outcome::Consumed;
                 }
                 self.run(cx.model);
