@@ -113,9 +113,11 @@ fn the_cli_lists_approves_denies_with_a_reason_and_refuses_a_second_answer() {
     );
     let human = t.ok(&["approvals"]);
     assert!(
-        human.contains("schedule_task") && human.contains("stretch"),
+        human.contains("schedule_task") && human.contains("\"stretch\" at "),
         "{human}"
     );
+    // The time in words, not the epoch milliseconds the JSON carries.
+    assert!(!human.contains("due_at"), "{human}");
 
     let out = t.ok(&["approve", &first.to_string(), "--always"]);
     assert!(out.contains("allowed from now on"), "{out}");

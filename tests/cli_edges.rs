@@ -328,3 +328,26 @@ fn a_reader_that_goes_away_ends_the_command_quietly() {
         done.status
     );
 }
+
+/// A read-only command pointed at a database that is not there (a mistyped
+/// --db or TOCK_DB) says so, instead of reading as if the items were gone.
+#[test]
+fn a_read_only_command_on_a_missing_database_says_it_was_not_there() {
+    let t = Tock::new();
+    let first = t.run(&["list"]);
+    assert!(first.status.success(), "{}", first.stderr);
+    assert!(
+        first.stderr.contains("there was no database at")
+            && first.stderr.contains(&t.db.display().to_string()),
+        "{}",
+        first.stderr
+    );
+    assert_eq!(first.stderr.lines().count(), 1, "{}", first.stderr);
+    // Once it exists, nothing more is said.
+    let again = t.run(&["list"]);
+    assert!(!again.stderr.contains("no database"), "{}", again.stderr);
+    // A command that writes makes the database without a word about it.
+    let t = Tock::new();
+    let sent = t.run(&["send", "--in", "1h", "x"]);
+    assert!(!sent.stderr.contains("no database"), "{}", sent.stderr);
+}

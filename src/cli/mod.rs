@@ -342,6 +342,9 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
         tracing::info!("{n}");
         eprintln!("tock: {n}");
     }
+    // A mistyped --db (or TOCK_DB) must not look like an empty outbox
+    // without a word: a command that only reads says it found nothing there.
+    let created = cli.db.is_some() && !db.exists();
     let store = match Store::open(&db) {
         Ok(s) => s,
         // Looking must keep working on a full disk or in a read-only
@@ -359,6 +362,12 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
     };
     for n in store.notices().iter().filter(|_| !store.is_read_only()) {
         eprintln!("tock: {n}");
+    }
+    if created && cli.command.as_ref().is_some_and(Command::only_reads) {
+        eprintln!(
+            "tock: there was no database at {}; a new, empty one was made (check --db or TOCK_DB if you expected your items)",
+            db.display()
+        );
     }
     let cfg_path = cli
         .config

@@ -131,7 +131,10 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
             "ID", "CONV", "CREATED", "TOOL"
         );
         for a in &waiting {
-            let summary: String = line(&a.summary).chars().take(80).collect();
+            let summary: String = line(&readable_summary(&a.summary))
+                .chars()
+                .take(80)
+                .collect();
             println!(
                 "{:>5}  {:>5}  {:<16} {:<20} {summary}",
                 a.id,
@@ -142,6 +145,31 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// An approval's summary for a reader: tock's own scheduling calls say what
+/// and when in words (their stored summary is JSON with epoch times, for
+/// the approval card and `--json`); any other tool's arguments as they are.
+fn readable_summary(summary: &str) -> String {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(summary) else {
+        return summary.to_string();
+    };
+    if let (Some(what), Some(due)) = (v["instruction"].as_str(), v["due_at"].as_i64()) {
+        let repeat = v["repeat"]
+            .as_str()
+            .map(|r| format!(", repeating {r}"))
+            .unwrap_or_default();
+        return format!("\"{what}\" at {}{repeat}", local(due));
+    }
+    if let (Some(job), Some(text)) = (v["job_id"].as_i64(), v["text"].as_str()) {
+        let what = if v["recurring"].as_bool() == Some(true) {
+            "end series"
+        } else {
+            "cancel"
+        };
+        return format!("{what} #{job} \"{text}\"");
+    }
+    summary.to_string()
 }
 
 /// `tock approve ID [--always]`: the conversation continues.
