@@ -615,6 +615,11 @@ fn duration_ms(words: &[&str]) -> Result<i64, PErr> {
         if seen.contains(&canon) {
             return Err(PErr::NoMatch);
         }
+        // Largest unit first, as people write them ("1h 30m"): in "/later
+        // 1h 3 days until release" the "3 days" belongs to the message.
+        if last_unit.is_some_and(|last| per >= last) {
+            return Err(PErr::NoMatch);
+        }
         seen.push(canon);
         i += 1;
         total += amount * per / 1000;
@@ -1169,6 +1174,21 @@ mod word_amount_tests {
         assert_eq!(rest, "a minute of silence");
         let (_, rest) = split_time_prefix("10m an hour", &now, Mode::Later).unwrap();
         assert_eq!(rest, "an hour");
+        // A number and a unit larger than the one before belong to the
+        // message too: durations are written largest unit first.
+        for (input, secs, text) in [
+            ("1h 3 days until release", 3600, "3 days until release"),
+            ("10m 2 hours review", 600, "2 hours review"),
+            ("20m 1d of work remaining", 1200, "1d of work remaining"),
+            ("1h 30m 2 weeks left", 5400, "2 weeks left"),
+        ] {
+            let (due, rest) = split_time_prefix(input, &now, Mode::Later).unwrap();
+            assert_eq!(
+                ((due - now.with_timezone(&Utc)).num_seconds(), rest.as_str()),
+                (secs, text),
+                "{input}"
+            );
+        }
         // A leading word amount still works.
         assert_eq!(
             parse_duration("an hour and a half").unwrap().num_minutes(),
