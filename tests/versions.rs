@@ -187,3 +187,58 @@ async fn edited_messages_keep_their_earlier_texts_to_look_at() {
         .collect();
     assert_eq!(shown, ["draft three", "reply three"]);
 }
+
+/// An edit of the last message, sent while a follow-up waits in the queue a
+/// stop paused, goes before that follow-up: it replaces the message the
+/// follow-up was written after.
+#[tokio::test(start_paused = true)]
+async fn an_edit_sent_while_a_follow_up_is_held_goes_before_it() {
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![
+        Step::Hold(vec![text("partial")], gate),
+        Step::Reply(vec![text("to the edit"), done()]),
+        Step::Reply(vec![text("to the follow-up"), done()]),
+    ]);
+    let conv = h
+        .engine
+        .store()
+        .create_conversation(Some("c"), "user", T0)
+        .unwrap();
+    h.engine.start();
+    h.engine.send_text(conv, "first").unwrap();
+    settle().await;
+    h.engine.send_text(conv, "follow-up").unwrap();
+    settle().await;
+    assert!(h.engine.stop(conv));
+    settle().await;
+    let first = id_of(&h, conv, "first");
+    h.engine
+        .edit_and_resend(
+            conv,
+            first,
+            NewItem::new(conv, Kind::Queued, "first, edited"),
+            &Draft::default(),
+        )
+        .unwrap();
+    settle().await;
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    settle().await;
+    let shown: Vec<String> = h
+        .engine
+        .store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.status != MessageStatus::Superseded)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "first, edited",
+            "to the edit",
+            "follow-up",
+            "to the follow-up"
+        ]
+    );
+}

@@ -89,9 +89,12 @@ impl Engine {
         &self,
         conversation_id: i64,
         message_id: i64,
-        item: NewItem,
+        mut item: NewItem,
         restore: &Draft,
     ) -> Result<i64> {
+        // First in its conversation's queue: what was queued after the
+        // message it replaces was written after it, and goes after it.
+        item.priority = 1;
         if self.is_busy(conversation_id) {
             return Err(anyhow!("a reply is streaming in this conversation"));
         }
