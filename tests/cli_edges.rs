@@ -351,3 +351,22 @@ fn a_read_only_command_on_a_missing_database_says_it_was_not_there() {
     let sent = t.run(&["send", "--in", "1h", "x"]);
     assert!(!sent.stderr.contains("no database"), "{}", sent.stderr);
 }
+
+/// What a stop holds waits for the user: `status` does not call it next,
+/// and `list` says it is paused.
+#[test]
+fn status_does_not_call_an_item_a_stop_holds_next() {
+    let t = Tock::new();
+    let held = t.send(&["--new", "held", "queued before the stop"]);
+    let conv = t.item(held)["conversation_id"].as_i64().unwrap();
+    let later = t.send(&["--new", "other", "--in", "1h", "later"]);
+    let store = tock::store::Store::open(&t.db).unwrap();
+    let now = chrono::Utc::now().timestamp_millis();
+    store.set_queue_paused(conv, Some(now + 1_000)).unwrap();
+    drop(store);
+    assert_eq!(t.item(held)["state"], "paused");
+    let st = t.ok(&["status"]);
+    assert!(st.contains(&format!("next: #{later} ")), "{st}");
+    let sj = t.json(&["status", "--json"]);
+    assert_eq!(sj["next"]["id"], later, "{sj}");
+}

@@ -2800,6 +2800,27 @@ async fn the_exit_line_says_what_is_still_pending() {
         line.contains("the next `tock` or `tock daemon` sends them"),
         "{line}"
     );
+    assert!(
+        !line.contains("queued") && !line.contains("waiting"),
+        "{line}"
+    );
+    // What a stop holds is not counted as queued: the next start does not send it.
+    let conv = ui.conv();
+    ui.h.engine
+        .store()
+        .enqueue(
+            &tock::store::NewItem::new(conv, tock::store::Kind::Queued, "held"),
+            ui.h.engine.now_ms(),
+        )
+        .unwrap();
+    ui.h.engine
+        .store()
+        .set_queue_paused(conv, Some(ui.h.engine.now_ms()))
+        .unwrap();
+    ui.app.model.reload_all();
+    let line = ui.app.exit_line().unwrap();
+    assert!(line.contains("1 waiting for you"), "{line}");
+    assert!(!line.contains("queued"), "{line}");
 }
 
 /// Advance the clock to `at` and tick there, as the app's loop does.

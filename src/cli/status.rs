@@ -17,10 +17,26 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         .lease_holder()?
         .filter(|l| l.expires_at >= now && crate::store::process_alive(l.pid));
     let counts = store.counts()?;
+    // The next to go by itself: what waits for the user (a queue paused
+    // by a stop, an approval) is not next.
+    let gates = crate::engine::state::gates(store)?;
+    let state_of = |i: &crate::store::OutboxItem| {
+        let gate = i
+            .conversation_id
+            .and_then(|c| gates.get(&c).copied())
+            .unwrap_or_default();
+        crate::engine::item_state(i, now, gate)
+    };
     let next = store
         .list_items(false)?
         .into_iter()
         .filter(|i| i.status.as_str() == "pending")
+        .filter(|i| {
+            !matches!(
+                state_of(i),
+                crate::engine::ItemState::Paused | crate::engine::ItemState::AwaitingApproval
+            )
+        })
         .min_by_key(|i| i.due_at.unwrap_or(0));
     let model = config.resolve(None);
     let (model_name, provider) = match &model {
@@ -90,7 +106,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
                 "dispatcher": lease.as_ref().map(|l| json!({"pid": l.pid, "lease_expires_at": rfc3339(Some(l.expires_at))})),
                 "outbox_enabled": enabled,
                 "counts": c,
-                "next": next.as_ref().map(|i| item_json(i, &crate::engine::item_state(i, now, Default::default()), waiting.get(&i.id), now)),
+                "next": next.as_ref().map(|i| item_json(i, &state_of(i), waiting.get(&i.id), now)),
                 "conversations": b,
                 "series": {"active": active, "paused": series.len() - active, "next_due_at": rfc3339(next_series)},
                 "model": model_name,

@@ -540,8 +540,8 @@ impl App {
             return None;
         }
         let c = self.model.state_counts();
-        let (scheduled, failed) = (c.scheduled, c.failed);
-        let queued = open.saturating_sub(scheduled + failed);
+        let (scheduled, failed, waiting) = (c.scheduled, c.failed, c.waiting);
+        let queued = open.saturating_sub(scheduled + failed + waiting);
         let mut parts = Vec::new();
         if scheduled > 0 {
             let next = self.model.next_due().unwrap_or(now);
@@ -556,6 +556,12 @@ impl App {
         }
         if queued > 0 {
             parts.push(format!("{queued} queued"));
+        }
+        if waiting > 0 {
+            // Not sent by the next start either: they wait for the user.
+            parts.push(format!(
+                "{waiting} waiting for you (a queue paused by a stop, or a tool call to approve)"
+            ));
         }
         if failed > 0 {
             parts.push(format!("{failed} failed or expired (tock list)"));
