@@ -278,6 +278,10 @@ pub fn countdown(due_ms: i64, at_ms: i64) -> String {
     format!("in {}", compact_span(secs))
 }
 
+/// How far ahead a user may schedule anything: ten years. Further is more
+/// likely a typo (`/every 99999h`) than a plan.
+pub const MAX_AHEAD_DAYS: i64 = 3650;
+
 /// Refuse instants more than `max` ahead of `now_utc` (used for
 /// model-scheduled tasks, with a one-year limit). Exactly `max` is allowed.
 pub fn check_not_too_far(

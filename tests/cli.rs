@@ -811,6 +811,12 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
         text.contains("recurring") && text.contains("every weekday at 09:00"),
         "{text}"
     );
+    // A series has no attempts of its own: its TRY column says so.
+    let row = text
+        .lines()
+        .find(|l| l.contains("every weekday at 09:00"))
+        .unwrap_or_default();
+    assert!(row.contains(" recurring active      -  "), "{row}");
 
     assert!(t.ok(&["pause", &id.to_string()]).contains("paused series"));
     assert_eq!(

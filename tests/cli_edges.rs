@@ -67,6 +67,9 @@ fn far_dates_and_years_are_refused_with_a_reason() {
         (vec!["send", "--in", "1000y", "x"], "years"),
         (vec!["send", "--in", "2 years", "x"], "give a date"),
         (vec!["send", "--in", "3mo", "x"], "months"),
+        // A series whose first time is beyond ten years (the engine's rule,
+        // so /every in the TUI says the same).
+        (vec!["send", "--every", "every 99999h", "x"], "too far"),
     ] {
         let line = t.fails(&args);
         assert!(line.contains(mention), "{args:?}: {line}");

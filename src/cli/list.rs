@@ -170,14 +170,20 @@ pub(super) fn list(
                 .conversation_id
                 .map(|c| c.to_string())
                 .unwrap_or_else(|| "-".into());
+            // TRY is an item's attempts; a series has none of its own (its
+            // occurrences are items), so it says how many went instead.
+            let sent = match s.occurrences {
+                0 => String::new(),
+                n => format!("; {n} so far"),
+            };
             println!(
-                "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}  [{}]",
+                "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}  [{}{sent}]",
                 s.id,
                 due,
                 conv,
                 "recurring",
                 s.status.as_str(),
-                s.occurrences,
+                "-",
                 crate::sanitize::sanitize_line(&v.description)
             );
         }

@@ -51,6 +51,7 @@ pub enum Command {
         /// Include finished (sent, canceled) items and ended series
         #[arg(long)]
         all: bool,
+        /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
     },
@@ -81,6 +82,7 @@ pub enum Command {
     },
     /// List conversations
     Conversations {
+        /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
     },
@@ -88,6 +90,7 @@ pub enum Command {
     Show {
         /// Conversation: exact title, #ID, or an id that is not also a title
         conv: String,
+        /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
     },
@@ -99,6 +102,7 @@ pub enum Command {
         /// At most this many matches
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
     },
@@ -109,16 +113,19 @@ pub enum Command {
         /// Copy up to and including this message [default: the last one shown]
         #[arg(long, value_name = "MESSAGE_ID")]
         at: Option<i64>,
+        /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
     },
     /// List the models the provider's server offers (of --model, or the default model)
     Models {
+        /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
     },
     /// List tool calls waiting for your approval
     Approvals {
+        /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
         /// List the tools allowed with `approve --always` instead
@@ -138,6 +145,7 @@ pub enum Command {
     },
     /// MCP servers with their state and tools (starts the servers to list them)
     Tools {
+        /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
     },
@@ -157,6 +165,7 @@ pub enum Command {
     },
     /// Dispatcher, counts by state, next due item, provider
     Status {
+        /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
     },

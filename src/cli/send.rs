@@ -111,9 +111,6 @@ pub(super) fn send(
 /// Largest message text `send` takes from stdin or a file.
 const MAX_TEXT_BYTES: u64 = 20 * 1024 * 1024;
 
-/// How far ahead `send` and `reschedule` may schedule.
-const MAX_AHEAD_DAYS: i64 = 3653;
-
 /// A time expression from the command line, with the CLI's extra rules:
 /// not beyond ten years, and a clear word about years and months.
 pub(super) fn parse_due(expr: &str, mode: Mode) -> Result<chrono::DateTime<chrono::Utc>> {
@@ -130,7 +127,7 @@ pub(super) fn parse_due(expr: &str, mode: Mode) -> Result<chrono::DateTime<chron
     when::check_not_too_far(
         due,
         now.with_timezone(&chrono::Utc),
-        chrono::Duration::days(MAX_AHEAD_DAYS),
+        chrono::Duration::days(when::MAX_AHEAD_DAYS),
     )?;
     Ok(due)
 }

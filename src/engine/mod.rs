@@ -423,10 +423,27 @@ impl Engine {
         {
             return Err(anyhow!("no conversation {conv}"));
         }
+        self.check_not_too_far(item.due_at)?;
         self.resume_for(&item)?;
         let id = self.store().enqueue(&item, self.now_ms())?;
         self.changed_row(id);
         Ok(id)
+    }
+
+    /// Nothing is scheduled more than ten years ahead, from any front end.
+    pub(crate) fn check_not_too_far(&self, due_at: Option<i64>) -> Result<()> {
+        let (Some(due), Some(now)) = (
+            due_at.and_then(chrono::DateTime::from_timestamp_millis),
+            chrono::DateTime::from_timestamp_millis(self.now_ms()),
+        ) else {
+            return Ok(());
+        };
+        crate::when::check_not_too_far(
+            due,
+            now,
+            chrono::Duration::days(crate::when::MAX_AHEAD_DAYS),
+        )?;
+        Ok(())
     }
 
     /// A new message to go now is the user's resume of a queue a stop
@@ -456,6 +473,7 @@ impl Engine {
         if self.store().conversation(conv)?.is_none() {
             return Err(anyhow!("no conversation {conv}"));
         }
+        self.check_not_too_far(item.due_at)?;
         self.resume_for(&item)?;
         let id = self.store().enqueue_clearing_draft(&item, self.now_ms())?;
         self.changed_row(id);
@@ -477,6 +495,7 @@ impl Engine {
         if due_at <= now {
             return Err(anyhow!("that time is in the past"));
         }
+        self.check_not_too_far(Some(due_at))?;
         self.store().reschedule_item(id, due_at, now)?;
         self.changed_row(id);
         Ok(())

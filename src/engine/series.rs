@@ -96,6 +96,8 @@ impl Engine {
         if schedule.until.is_some_and(|u| u < first) {
             return Err(anyhow!("this rule ends before it starts"));
         }
+        self.check_not_too_far(Some(first))
+            .map_err(|e| anyhow!("its first time is {e}"))?;
         Ok(NewSeries {
             conversation_id,
             kind,

@@ -247,19 +247,36 @@ pub struct Candidates<'a> {
 /// command that takes a model, a role or a path. Returns the new line, or
 /// None when nothing (or nothing more) completes.
 pub fn complete(line: &str, c: &Candidates<'_>) -> Option<String> {
+    if let Some((name, arg)) = line.split_once(' ')
+        && let Some(spec) = COMMANDS.iter().find(|s| s.names.contains(&name))
+        && matches!(spec.arg, Arg::Path)
+    {
+        return complete_path(arg).map(|p| format!("{name} {p}"));
+    }
+    let (head, typed, names) = matching(line, c)?;
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let one = names.len() == 1;
+    extend(typed, &refs).map(|done| format!("{head}{done}{}", if one { " " } else { "" }))
+}
+
+/// What Tab could complete the line to, when it cannot go further alone:
+/// the command names, or the argument's values, that start with what is
+/// typed (`/mo` → `/model`, `/mouse`).
+pub fn choices(line: &str, c: &Candidates<'_>) -> Vec<String> {
+    matching(line, c).map(|(_, _, n)| n).unwrap_or_default()
+}
+
+/// The word Tab completes: what comes before it, what of it is typed, and
+/// the candidates that start with that. None for a path or free text.
+fn matching<'a>(line: &'a str, c: &Candidates<'_>) -> Option<(&'a str, &'a str, Vec<String>)> {
     let Some((name, arg)) = line.split_once(' ') else {
-        let names: Vec<&str> = COMMANDS
+        let names = COMMANDS
             .iter()
             .flat_map(|s| s.names.iter().copied())
             .filter(|n| n.starts_with(line))
+            .map(String::from)
             .collect();
-        return extend(line, &names).map(|done| {
-            if names.len() == 1 {
-                format!("{done} ")
-            } else {
-                done
-            }
-        });
+        return Some(("", line, names));
     };
     let spec = COMMANDS.iter().find(|s| s.names.contains(&name))?;
     let pool: Vec<String> = match spec.arg {
@@ -270,21 +287,15 @@ pub fn complete(line: &str, c: &Candidates<'_>) -> Option<String> {
             .cloned()
             .chain(["none".to_string()])
             .collect(),
-        Arg::Path => return complete_path(arg).map(|p| format!("{name} {p}")),
         Arg::Theme => ["auto", "dark", "light"].map(String::from).to_vec(),
-        Arg::None | Arg::Text => return None,
+        Arg::Path | Arg::None | Arg::Text => return None,
     };
     // Only the first word after the command (`/with MODEL TEXT`).
     if arg.contains(' ') {
         return None;
     }
-    let names: Vec<&str> = pool
-        .iter()
-        .map(String::as_str)
-        .filter(|n| n.starts_with(arg))
-        .collect();
-    let one = names.len() == 1;
-    extend(arg, &names).map(|done| format!("{name} {done}{}", if one { " " } else { "" }))
+    let names = pool.into_iter().filter(|n| n.starts_with(arg)).collect();
+    Some((&line[..name.len() + 1], arg, names))
 }
 
 /// The longest common extension of `prefix` among `names`, if longer than it.
@@ -408,6 +419,15 @@ mod tests {
             None,
             "rename, retry, regen, resume share only /re"
         );
+        // Then Tab shows what it could be.
+        let re = choices("/re", &c);
+        assert!(
+            re.len() >= 4 && re.iter().all(|n| n.starts_with("/re")),
+            "{re:?}"
+        );
+        assert_eq!(choices("/mo", &c), ["/model", "/mouse"]);
+        assert_eq!(choices("/model gpt", &c), ["gpt-4o", "gpt-4o-mini"]);
+        assert!(choices("/later 1", &c).is_empty());
         assert_eq!(complete("/model g", &c).as_deref(), Some("/model gpt-4o"));
         assert_eq!(complete("/model e", &c).as_deref(), Some("/model echo "));
         assert_eq!(complete("/role p", &c).as_deref(), Some("/role pirate "));

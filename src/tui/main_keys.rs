@@ -158,7 +158,10 @@ impl App {
                 };
                 match commands::complete(&line, &c) {
                     Some(done) => self.composer.set_text(&done, now),
-                    None => self.info("nothing (more) to complete"),
+                    None => match commands::choices(&line, &c).as_slice() {
+                        [] | [_] => self.info("nothing (more) to complete"),
+                        many => self.info(many.join("  ")),
+                    },
                 }
             }
             Action::KillToStart => self.composer.input(key, now),
