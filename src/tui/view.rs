@@ -40,8 +40,14 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         enhanced_keys: app.enhanced_keys,
         chat: Rect::default(),
     };
-    let [main, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
-    layout.sidebar_visible = app.sidebar_shown(main.width);
+    let sidebar_visible = app.sidebar_shown(area.width);
+    let status_lines = status_lines(app, area.width, sidebar_visible);
+    let [main, status] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(status_lines.len() as u16),
+    ])
+    .areas(area);
+    layout.sidebar_visible = sidebar_visible;
     let (side, right) = if layout.sidebar_visible {
         let [s, r] = Layout::horizontal([Constraint::Length(SIDEBAR_WIDTH), Constraint::Min(20)])
             .areas(main);
@@ -87,7 +93,7 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }
     draw_composer(f, app, composer_area);
-    draw_status(f, app, status);
+    f.render_widget(Paragraph::new(status_lines), status);
     for v in &app.views {
         v.render(area, f.buffer_mut(), &rcx);
     }
@@ -239,29 +245,90 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
         .render(area, f.buffer_mut(), title, focused, inactive);
 }
 
-fn draw_status(f: &mut Frame, app: &App, area: Rect) {
+/// The status bar: the model, the conversation (when the sidebar that would
+/// name it is hidden), the counts by state, then the last message. Where
+/// that does not fit, the labels give way to short forms, and a message
+/// that still does not fit wraps onto lines of its own below, so it is
+/// never cut off.
+fn status_lines(app: &App, width: u16, sidebar_shown: bool) -> Vec<Line<'static>> {
+    let width = width as usize;
+    let full = status_spans(app, sidebar_shown, false);
+    let message = status_message(app);
+    let help = Span::styled(" F1 help · F2 scheduled ", dim());
+    let full_width: usize = full.iter().chain(&message).map(Span::width).sum();
+    if full_width + help.width() <= width {
+        let pad = width - full_width - help.width();
+        let mut spans = full;
+        spans.extend(message);
+        spans.push(Span::raw(" ".repeat(pad)));
+        spans.push(help);
+        return vec![Line::from(spans)];
+    }
+    if full_width <= width {
+        let mut spans = full;
+        spans.extend(message);
+        return vec![Line::from(spans)];
+    }
+    let short = status_spans(app, sidebar_shown, true);
+    let short_width: usize = short.iter().chain(&message).map(Span::width).sum();
+    if short_width <= width || message.is_empty() {
+        let mut spans = short;
+        spans.extend(message);
+        return vec![Line::from(spans)];
+    }
+    // The message on lines of its own (at most three), word-wrapped.
+    let mut lines = vec![Line::from(short)];
+    if let Some(text) = message.last() {
+        let style = text.style;
+        let wrapped = super::chat::wrap_words(text.content.trim(), width.saturating_sub(2).max(10));
+        for (i, part) in wrapped.iter().take(3).enumerate() {
+            let part = if i == 2 && wrapped.len() > 3 {
+                elide(&format!("{part} …"), width.saturating_sub(2))
+            } else {
+                part.to_string()
+            };
+            lines.push(Line::from(Span::styled(format!(" {part}"), style)));
+        }
+    }
+    lines
+}
+
+/// The status bar's left part; `short` keeps only what identifies the
+/// state (the model's name, the conversation, the counts as icons).
+fn status_spans(app: &App, sidebar_shown: bool, short: bool) -> Vec<Span<'static>> {
     let model = &app.model;
     let (name, provider) = model.model_label();
     let mut spans = vec![Span::styled(
-        format!(" {} ", sanitize_line(&name)),
+        format!(
+            " {} ",
+            sanitize_line(&if short { elide(&name, 14) } else { name })
+        ),
         Style::new()
             .fg(palette().on(palette().accent))
             .bg(palette().accent),
     )];
     if provider == "echo" {
         spans.push(Span::styled(
-            " offline ",
+            if short { " off " } else { " offline " },
             Style::new()
                 .fg(palette().on(palette().highlight))
                 .bg(palette().highlight),
         ));
-    } else {
+    } else if !short {
         spans.push(Span::styled(
             format!(" {} ", sanitize_line(&provider)),
             dim(),
         ));
     }
-    if let Some(role) = model.current_conv().and_then(|c| c.role.as_deref()) {
+    // Which conversation this is, where the sidebar does not say it.
+    if !sidebar_shown && let Some(c) = model.current_conv() {
+        let title = sanitize_line(&c.display_title()).into_owned();
+        spans.push(Span::styled(
+            format!(" {} ", elide(&title, if short { 16 } else { 24 })),
+            Style::new().add_modifier(Modifier::BOLD),
+        ));
+    }
+    if !short && let Some(role) = model.current_conv().and_then(|c| c.role.as_deref()) {
         spans.push(Span::styled(format!(" role: {} ", elide(role, 16)), dim()));
     }
     let dispatch = app.engine().dispatch_state();
@@ -284,68 +351,54 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     if !dstate.is_empty() {
         spans.push(Span::styled(format!(" {dstate} "), dstyle));
     }
-    // Counts by the one item state, the same the strip and F2 show.
+    // Counts by the one item state, the same the strip and F2 show; what
+    // needs the user first.
     let c = model.state_counts();
-    let (queued, retrying, scheduled, failed, waiting) =
-        (c.queued, c.retrying, c.scheduled, c.failed, c.waiting);
     let approvals = model.awaiting.len();
     let counts = [
-        (
-            approvals,
-            format!(" ?{approvals} to approve "),
-            palette().warning,
-        ),
-        (
-            retrying,
-            format!(" ↻{retrying} retrying "),
-            palette().warning,
-        ),
-        (queued, format!(" ⏳{queued} queued "), palette().info),
-        (waiting, format!(" ⏸{waiting} paused "), palette().warning),
-        (
-            scheduled,
-            format!(" ⏰{scheduled} scheduled "),
-            palette().accent,
-        ),
+        (c.failed, "✗", "need attention (F2)", palette().error),
+        (approvals, "?", "to approve", palette().warning),
+        (c.retrying, "↻", "retrying", palette().warning),
+        (c.queued, "⏳", "queued", palette().info),
+        (c.waiting, "⏸", "paused", palette().warning),
+        (c.scheduled, "⏰", "scheduled", palette().accent),
         (
             model.active_series as usize,
-            format!(" ↻{} recurring ", model.active_series),
+            "↻",
+            "recurring",
             palette().accent,
         ),
-        (
-            failed,
-            format!(" ✗{failed} need attention (F2) "),
-            palette().error,
-        ),
     ];
-    for (n, text, color) in counts {
+    for (n, icon, label, color) in counts {
         if n > 0 {
+            let text = if short {
+                format!(" {icon}{n}")
+            } else {
+                format!(" {icon}{n} {label} ")
+            };
             spans.push(Span::styled(text, Style::new().fg(color)));
         }
     }
-    if let Some(u) = model.usage_summary() {
+    if !short && let Some(u) = model.usage_summary() {
         spans.push(Span::styled(format!(" {u} "), dim()));
     }
-    if let Some(st) = &app.status {
-        spans.push(Span::styled(" │ ", dim()));
-        spans.push(Span::styled(
+    spans
+}
+
+/// The last message for the status bar, after its separator.
+fn status_message(app: &App) -> Vec<Span<'static>> {
+    let Some(st) = &app.status else {
+        return Vec::new();
+    };
+    vec![
+        Span::styled(" │ ", dim()),
+        Span::styled(
             sanitize_line(&st.text).into_owned(),
             if st.error {
                 Style::new().fg(palette().error)
             } else {
                 Style::new()
             },
-        ));
-    }
-    let left = Line::from(spans);
-    let help = Span::styled(" F1 help · F2 scheduled ", dim());
-    // The key hint gives way when the status needs the room (a message must not be cut off).
-    if left.width() + help.width() > area.width as usize {
-        f.render_widget(Paragraph::new(left), area);
-        return;
-    }
-    let [l, r] = Layout::horizontal([Constraint::Min(10), Constraint::Length(help.width() as u16)])
-        .areas(area);
-    f.render_widget(Paragraph::new(left), l);
-    f.render_widget(Paragraph::new(help), r);
+        ),
+    ]
 }
