@@ -1247,6 +1247,12 @@ async fn attach_a_text_file_then_send() {
         format!("{:?}", req.messages).contains("remember the milk"),
         "the model gets the file"
     );
+    // The sent message keeps its chip in the conversation.
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("see the attached notes") && s.contains("📎 notes.txt · text · 18 B"),
+        "{s}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -3473,6 +3479,16 @@ async fn an_at_path_mention_attaches_the_file_and_tab_completes_it() {
         rows[0].text.contains("@nobody"),
         "a mention that is no file stays text"
     );
+    // What the mention attached is shown with the message, and said at once.
+    assert!(
+        ui.status_line().contains("meeting-notes.txt"),
+        "{}",
+        ui.status_line()
+    );
+    ui.start().await;
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(s.contains("📎 meeting-notes.txt · text · 9 B"), "{s}");
 }
 
 // ----- themes -----------------------------------------------------------------

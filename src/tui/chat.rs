@@ -615,6 +615,16 @@ fn render_message(
             folded,
             m.status == MessageStatus::Superseded,
         ));
+        // What went with it (`/attach`, `@path`): one chip per file, as the
+        // composer showed them before sending.
+        let parts: Vec<crate::engine::Part> = m
+            .parts_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default();
+        for chip in super::composer::chips(&parts) {
+            lines.push(Line::from(vec![Span::raw(" "), chip]));
+        }
     } else if m.content.is_empty() && m.status == MessageStatus::Streaming {
         lines.push(Line::from(Span::styled(
             "  …",

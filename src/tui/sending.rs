@@ -91,6 +91,13 @@ impl App {
         if !self.composer.attachments.is_empty() {
             item.parts_json = serde_json::to_string(&self.composer.attachments).ok();
         }
+        // Named in the notice, so an `@path` that attached a file says so.
+        let attached: Vec<String> = self
+            .composer
+            .attachments
+            .iter()
+            .map(|p| super::composer::describe(p).0)
+            .collect();
         let busy = self.model.is_busy();
         let paused = self.model.paused();
         // Resending an edit: the old exchange is marked replaced in the same transaction.
@@ -131,20 +138,29 @@ impl App {
                 match r {
                     Ok(_) => {
                         app.sent(conv, seq);
-                        if editing.is_some() {
-                            app.info("resent; the old exchange is marked replaced");
+                        let note = if editing.is_some() {
+                            Some("resent; the old exchange is marked replaced".to_string())
                         } else if let Some(d) = due {
-                            app.info(format!(
+                            Some(format!(
                                 "scheduled: {}",
                                 when::preview(
                                     chrono::DateTime::from_timestamp_millis(d).unwrap_or_default(),
                                     &local(app.now())
                                 )
-                            ));
+                            ))
                         } else if resume {
-                            app.info("queue resumed with your message");
+                            Some("queue resumed with your message".to_string())
                         } else if busy {
-                            app.info("queued: it goes as soon as this reply finishes");
+                            Some("queued: it goes as soon as this reply finishes".to_string())
+                        } else {
+                            None
+                        };
+                        let files = attached.join(", ");
+                        match (note, attached.is_empty()) {
+                            (Some(n), true) => app.info(n),
+                            (Some(n), false) => app.info(format!("{n} · 📎 {files}")),
+                            (None, false) => app.info(format!("sent with 📎 {files}")),
+                            (None, true) => {}
                         }
                     }
                     Err(e) => {
