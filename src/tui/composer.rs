@@ -269,8 +269,19 @@ impl Composer {
         let mut inner = block.inner(area);
         block.render(area, buf);
         if self.edit.is_some() && inner.height > 1 {
-            Paragraph::new(Line::styled(
+            // The longest wording that fits: never cut mid-word.
+            let banner = [
                 "✎ editing your last message — Enter resends it (the old exchange is marked replaced) · Esc keeps the old one",
+                "✎ editing your last message — Enter resends it · Esc keeps the old one",
+                "✎ editing — Enter resends · Esc keeps the old one",
+                "✎ editing — Enter resends · Esc keeps it",
+                "✎ editing",
+            ]
+            .into_iter()
+            .find(|b| unicode_width::UnicodeWidthStr::width(*b) <= inner.width as usize)
+            .unwrap_or("✎");
+            Paragraph::new(Line::styled(
+                banner,
                 Style::new().fg(palette().on(palette().highlight)).bg(palette().highlight),
             ))
             .render(Rect { height: 1, ..inner }, buf);
