@@ -2703,6 +2703,9 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     assert!(s.contains("every day at 09:00"), "the rule in words:\n{s}");
     assert!(s.contains("0 sent, 0 skipped"), "{s}");
     insta::assert_snapshot!("f2_with_a_series_110x30", s);
+    // A series' own keys are on its detail line even at 60 columns.
+    let narrow = ui.screen(60, 15);
+    assert!(narrow.contains("p pause · n skip · r rule"), "{narrow}");
     let status = |ui: &Ui| ui.h.engine.series_view(id).unwrap().unwrap().series.status;
     // p pauses, p resumes.
     ui.ch('p');

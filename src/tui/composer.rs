@@ -282,7 +282,9 @@ impl Composer {
             .unwrap_or("✎");
             Paragraph::new(Line::styled(
                 banner,
-                Style::new().fg(palette().on(palette().highlight)).bg(palette().highlight),
+                Style::new()
+                    .fg(palette().on(palette().highlight))
+                    .bg(palette().highlight),
             ))
             .render(Rect { height: 1, ..inner }, buf);
             inner.y += 1;

@@ -78,7 +78,7 @@ impl ScheduledPane {
         if self.list.is_empty() {
             self.render_empty(body, buf);
         } else {
-            self.render_table(body, buf, &now);
+            self.render_table(body, buf, &now, keys);
         }
 
         match &self.mode {
@@ -109,7 +109,13 @@ impl ScheduledPane {
             .render(text, buf);
     }
 
-    fn render_table(&self, area: Rect, buf: &mut Buffer, now: &DateTime<FixedOffset>) {
+    fn render_table(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        now: &DateTime<FixedOffset>,
+        keys: &Keymap,
+    ) {
         let now_ms = now.timestamp_millis();
         // The detail lines (full text, state in words, last error) need a rule
         // and two rows; on very short terminals the list gets them instead.
@@ -240,6 +246,7 @@ impl ScheduledPane {
                     (None, None) => return,
                 },
                 now,
+                keys,
             );
         }
     }
@@ -252,6 +259,7 @@ impl ScheduledPane {
         row: &Row,
         c: &Cells,
         now: &DateTime<FixedOffset>,
+        keys: &Keymap,
     ) {
         let w = area.width as usize;
         let it = &row.item;
@@ -278,9 +286,27 @@ impl ScheduledPane {
                 .first()
                 .map(|t| format!(" · next {}", views::preview(*t, now)))
                 .unwrap_or_default();
+            // The series' own keys first: at 60 columns the rest is cut.
+            let k = |a: Action| {
+                keys.label(Scope::Scheduled, a)
+                    .split(" / ")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let pause = if v.series.status == crate::store::SeriesStatus::Paused {
+                "resume"
+            } else {
+                "pause"
+            };
             format!(
-                "{}{next} · {} sent, {} skipped · p pause · n skip · r rule",
-                v.description, v.series.occurrences, v.series.skipped
+                "{} {pause} · {} skip · {} rule · {}{next} · {} sent, {} skipped",
+                k(Action::PauseSeries),
+                k(Action::SkipNext),
+                k(Action::RescheduleItem),
+                v.description,
+                v.series.occurrences,
+                v.series.skipped
             )
         });
         let text = match c.state {
