@@ -3167,6 +3167,27 @@ fn reply_step(s: &str) -> Step {
     Step::Reply(vec![text(s), done()])
 }
 
+/// At 60 columns a match deep in its snippet is still on screen: the row
+/// starts nearer it.
+#[tokio::test(start_paused = true)]
+async fn a_search_match_far_into_its_snippet_is_shown_at_60_columns() {
+    let mut ui = Ui::new(vec![reply_step("Noted.")]);
+    ui.start().await;
+    ui.say(
+        "before you can talk to a real model you configure a provider, and then we talk penguins",
+    );
+    ui.settle().await;
+    ui.ctrl('f');
+    ui.typ("penguins");
+    let s = ui.screen(60, 15);
+    // The excerpt's row (below the message's first line) shows the match.
+    assert!(
+        s.lines()
+            .any(|l| l.contains("    …") && l.contains("talk penguins")),
+        "{s}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn ctrl_f_searches_every_conversation_and_enter_opens_the_message() {
     let mut ui = Ui::new(vec![

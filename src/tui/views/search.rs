@@ -114,6 +114,32 @@ fn snippet_line(hit: &SearchHit, width: usize) -> Line<'static> {
     let text = &hit.snippet;
     let mut spans = vec![Span::raw("    ")];
     let mut at = 0;
+    // A first match beyond the width: start nearer it (a third of the row
+    // before it), so the word searched for is on screen.
+    if let Some(first) = hit.highlights.first()
+        && let Some(upto) = text.get(..first.end)
+        && unicode_width::UnicodeWidthStr::width(upto) + 4 > width
+    {
+        let keep = width / 3;
+        let mut used = 0;
+        let mut start = first.start;
+        for (i, ch) in text[..first.start].char_indices().rev() {
+            used += unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+            if used > keep {
+                break;
+            }
+            start = i;
+        }
+        // From the start of a word.
+        if let Some(space) = text[start..first.start].find(' ')
+            && start > 0
+            && !text[..start].ends_with(' ')
+        {
+            start += space + 1;
+        }
+        spans.push(Span::raw("…"));
+        at = start;
+    }
     let mark = Style::new()
         .fg(palette().warning)
         .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
