@@ -3414,6 +3414,17 @@ async fn snapshot_tools_view_without_servers() {
     insta::assert_snapshot!("tools_120x40", ui.render(120, 40).backend());
     insta::assert_snapshot!("tools_60x15", ui.render(60, 15).backend());
     assert!(ui.screen(100, 30).contains("No MCP servers"));
+    // At 60 columns the descriptions wrap, and scrolling reaches their end.
+    ui.render(60, 15);
+    for _ in 0..40 {
+        ui.press(KeyCode::Down);
+    }
+    let s = ui.screen(60, 15);
+    assert!(s.contains("No MCP servers"), "{s}");
+    ui.press(KeyCode::Up);
+    ui.press(KeyCode::Up);
+    let s = ui.screen(60, 15);
+    assert!(s.contains("series. The user may have to"), "{s}");
 }
 
 #[tokio::test(start_paused = true)]

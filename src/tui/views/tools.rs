@@ -24,6 +24,43 @@ pub struct Tools {
     lines: Vec<Line<'static>>,
     scroll: usize,
     page: Cell<usize>,
+    /// Rows the lines took at the last frame's width (they wrap).
+    rows: Cell<usize>,
+}
+
+/// A line folded to `width`: what fits, then the rest word-wrapped on rows
+/// of its own, indented under the tool's name, so a long description is
+/// read whole at 60 columns instead of cut off.
+fn fold(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
+    use unicode_width::UnicodeWidthStr;
+    if line.width() <= width || width < 16 {
+        return vec![line.clone()];
+    }
+    let mut head = Vec::new();
+    let mut used = 0;
+    let mut rest = String::new();
+    let mut rest_style = Style::new();
+    for span in &line.spans {
+        let w = span.content.width();
+        if rest.is_empty() && used + w <= width {
+            used += w;
+            head.push(span.clone());
+        } else {
+            if rest.is_empty() {
+                rest_style = span.style;
+            }
+            rest.push_str(&span.content);
+        }
+    }
+    let indent = 6;
+    let mut out = vec![Line::from(head)];
+    for row in crate::tui::chat::wrap_words(rest.trim(), width - indent) {
+        out.push(Line::from(Span::styled(
+            format!("{}{row}", " ".repeat(indent)),
+            rest_style,
+        )));
+    }
+    out
 }
 
 fn decision(d: Decision) -> Span<'static> {
@@ -125,6 +162,7 @@ impl Tools {
             lines: build(model),
             scroll: 0,
             page: Cell::new(10),
+            rows: Cell::new(0),
         }
     }
 
@@ -149,7 +187,7 @@ impl View for Tools {
 
     fn handle_key(&mut self, key: KeyEvent, cx: &mut Cx<'_>) -> Outcome {
         let page = self.page.get().max(1);
-        let max = self.lines.len().saturating_sub(page);
+        let max = self.rows.get().max(self.lines.len()).saturating_sub(page);
         match cx.keys.action(Scope::Help, &key) {
             Some(Action::Back) => return Outcome::Done,
             Some(Action::Up) => self.scroll = self.scroll.saturating_sub(1),
@@ -166,8 +204,15 @@ impl View for Tools {
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, cx: &RenderCx<'_>) {
-        let h = (self.lines.len() as u16 + 2).min(area.height.saturating_sub(2));
-        let r = super::help::centered(area, area.width.saturating_sub(4).min(110), h.max(5));
+        let width = area.width.saturating_sub(4).min(110);
+        let folded: Vec<Line<'static>> = self
+            .lines
+            .iter()
+            .flat_map(|l| fold(l, width.saturating_sub(2) as usize))
+            .collect();
+        self.rows.set(folded.len());
+        let h = (folded.len() as u16 + 2).min(area.height.saturating_sub(2));
+        let r = super::help::centered(area, width, h.max(5));
         Clear.render(r, buf);
         let close = cx.keys.label(Scope::Help, Action::Back);
         let block = Block::bordered()
@@ -178,7 +223,7 @@ impl View for Tools {
         let inner = block.inner(r);
         block.render(r, buf);
         self.page.set(inner.height as usize);
-        let shown: Vec<Line<'static>> = self.lines.iter().skip(self.scroll).cloned().collect();
+        let shown: Vec<Line<'static>> = folded.into_iter().skip(self.scroll).collect();
         Paragraph::new(shown).render(inner, buf);
     }
 }
