@@ -22,13 +22,6 @@ fn user_texts(h: &Harness, conv: i64) -> Vec<String> {
         .collect()
 }
 
-fn new_conv(h: &Harness) -> i64 {
-    h.engine
-        .store()
-        .create_conversation(Some("c"), "user", h.engine.now_ms())
-        .unwrap()
-}
-
 fn scheduled(h: &Harness, conv: i64, text: &str, due: i64) -> i64 {
     let mut it = NewItem::new(conv, Kind::Message, text);
     it.due_at = Some(due);

@@ -612,13 +612,6 @@ fn status(h: &Harness, id: i64) -> Status {
     h.engine.store().item(id).unwrap().unwrap().status
 }
 
-fn new_conv(h: &Harness) -> i64 {
-    h.engine
-        .store()
-        .create_conversation(Some("c"), "user", h.engine.now_ms())
-        .unwrap()
-}
-
 #[tokio::test(start_paused = true)]
 async fn permanent_failure_after_acceptance_stops_with_the_reason() {
     let h = harness(vec![Step::Cut(

@@ -2177,8 +2177,10 @@ async fn f3_shows_the_notification_history() {
     assert_eq!(ui.app.composer_text(), "q/tools");
 }
 
-#[tokio::test(start_paused = true)]
-async fn pastes_reach_the_f2_prompt_and_the_time_picker() {
+/// Reschedules a `/later 1h` item from F2 with what `f2_input` types into
+/// its prompt, then schedules "second" from the Ctrl+T picker with what
+/// `picker_input` types there: both must read as 2 h and 3 h from now.
+async fn time_inputs_read_2h_and_3h(f2_input: impl Fn(&mut Ui), picker_input: impl Fn(&mut Ui)) {
     let mut ui = Ui::new(vec![]);
     ui.start().await;
     let t0 = ui.h.engine.now_ms();
@@ -2187,7 +2189,7 @@ async fn pastes_reach_the_f2_prompt_and_the_time_picker() {
     let id = ui.rows()[0].id;
     ui.press(KeyCode::F(2));
     ui.ch('r');
-    ui.app.on_terminal(TermEvent::Paste("2h".into()));
+    f2_input(&mut ui);
     ui.enter();
     ui.settle().await;
     let due = ui.store().item(id).unwrap().unwrap().due_at.unwrap();
@@ -2199,7 +2201,7 @@ async fn pastes_reach_the_f2_prompt_and_the_time_picker() {
     ui.press(KeyCode::Esc);
     ui.typ("second");
     ui.ctrl('t');
-    ui.app.on_terminal(TermEvent::Paste("in 3h".into()));
+    picker_input(&mut ui);
     ui.enter();
     ui.settle().await;
     let second = ui
@@ -2215,47 +2217,37 @@ async fn pastes_reach_the_f2_prompt_and_the_time_picker() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn pastes_reach_the_f2_prompt_and_the_time_picker() {
+    time_inputs_read_2h_and_3h(
+        |ui| {
+            ui.app.on_terminal(TermEvent::Paste("2h".into()));
+        },
+        |ui| {
+            ui.app.on_terminal(TermEvent::Paste("in 3h".into()));
+        },
+    )
+    .await;
+}
+
 /// Ctrl+U kills to the start of the line in the time prompts too, as in the
 /// composer (the textarea alone made it an undo: one character went).
 #[tokio::test(start_paused = true)]
 async fn ctrl_u_clears_the_f2_time_prompt_and_the_picker_input() {
-    let mut ui = Ui::new(vec![]);
-    ui.start().await;
-    let t0 = ui.h.engine.now_ms();
-    ui.say("/later 1h first");
-    ui.settle().await;
-    let id = ui.rows()[0].id;
-    ui.press(KeyCode::F(2));
-    ui.ch('r');
-    ui.typ("abc def");
-    ui.ctrl('u');
-    ui.typ("2h");
-    ui.enter();
-    ui.settle().await;
-    let due = ui.store().item(id).unwrap().unwrap().due_at.unwrap();
-    assert!(
-        (due - (t0 + 2 * 3_600_000)).abs() < 1_000,
-        "the prompt held only \"2h\": {}",
-        due - t0
-    );
-    ui.press(KeyCode::Esc);
-    ui.typ("second");
-    ui.ctrl('t');
-    ui.ch('5'); // "custom…"
-    ui.typ("xyz");
-    ui.ctrl('u');
-    ui.typ("in 3h");
-    ui.enter();
-    ui.settle().await;
-    let second = ui
-        .rows()
-        .into_iter()
-        .find(|r| r.text == "second")
-        .expect("scheduled from the picker");
-    assert!(
-        (second.due_at.unwrap() - (t0 + 3 * 3_600_000)).abs() < 1_000,
-        "the picker held only \"in 3h\""
-    );
+    time_inputs_read_2h_and_3h(
+        |ui| {
+            ui.typ("abc def");
+            ui.ctrl('u');
+            ui.typ("2h");
+        },
+        |ui| {
+            ui.ch('5'); // "custom…"
+            ui.typ("xyz");
+            ui.ctrl('u');
+            ui.typ("in 3h");
+        },
+    )
+    .await;
 }
 
 // ----- the behaviours a user relies on (each asserts the database) ------------------

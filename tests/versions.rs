@@ -50,11 +50,7 @@ async fn regenerated_replies_are_versions_one_can_bring_back() {
         Step::Reply(vec![text("after"), done()]),
         Step::Reply(vec![text("fourth"), done()]),
     ]);
-    let conv = h
-        .engine
-        .store()
-        .create_conversation(Some("c"), "user", T0)
-        .unwrap();
+    let conv = new_conv(&h);
     h.engine.start();
     h.engine.send_text(conv, "question").unwrap();
     settle().await;
@@ -140,11 +136,7 @@ async fn edited_messages_keep_their_earlier_texts_to_look_at() {
         Step::Reply(vec![text("reply two"), done()]),
         Step::Reply(vec![text("reply three"), done()]),
     ]);
-    let conv = h
-        .engine
-        .store()
-        .create_conversation(Some("c"), "user", T0)
-        .unwrap();
+    let conv = new_conv(&h);
     h.engine.start();
     h.engine.send_text(conv, "draft one").unwrap();
     settle().await;
@@ -199,11 +191,7 @@ async fn an_edit_sent_while_a_follow_up_is_held_goes_before_it() {
         Step::Reply(vec![text("to the edit"), done()]),
         Step::Reply(vec![text("to the follow-up"), done()]),
     ]);
-    let conv = h
-        .engine
-        .store()
-        .create_conversation(Some("c"), "user", T0)
-        .unwrap();
+    let conv = new_conv(&h);
     h.engine.start();
     h.engine.send_text(conv, "first").unwrap();
     settle().await;

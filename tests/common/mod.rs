@@ -134,6 +134,14 @@ pub fn engine_on(
     }
 }
 
+/// A new conversation titled "c", created now.
+pub fn new_conv(h: &Harness) -> i64 {
+    h.engine
+        .store()
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap()
+}
+
 pub fn harness(steps: Vec<Step>) -> Harness {
     harness_with(Scripted::new(steps), Config::default())
 }
