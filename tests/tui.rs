@@ -2652,6 +2652,11 @@ async fn every_creates_a_series_with_a_live_preview() {
     assert!(ui.app.status_pair().1);
     assert_eq!(ui.app.composer_text(), "/every blursday 9am x");
     assert_eq!(ui.h.engine.list_series(false).unwrap().len(), 1);
+    // A rule the send would refuse is refused by the preview as you type.
+    ui.ctrl('u');
+    ui.typ("/every 99999h x");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("✗ its first time is too far ahead"), "{s}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -79,6 +79,21 @@ impl Engine {
         self.inner.options.zone.absolute(ms, self.now_ms())
     }
 
+    /// Whether a series on `schedule`, started now, can be made (it fires,
+    /// ends after it starts, and first fires within ten years): its first
+    /// time. The composer's preview asks the same as the send does.
+    pub fn check_schedule(&self, schedule: &Schedule) -> Result<i64> {
+        let now = self.now_ms();
+        let first = in_zone!(&self.inner.options.zone, tz => schedule.rule.first(tz, now))
+            .ok_or_else(|| anyhow!("this rule never fires"))?;
+        if schedule.until.is_some_and(|u| u < first) {
+            return Err(anyhow!("this rule ends before it starts"));
+        }
+        self.check_not_too_far(Some(first))
+            .map_err(|e| anyhow!("its first time is {e}"))?;
+        Ok(first)
+    }
+
     /// The row for a new series starting now.
     pub fn new_series(
         &self,
@@ -90,14 +105,7 @@ impl Engine {
         if text.trim().is_empty() {
             return Err(anyhow!("nothing to send: the message is empty"));
         }
-        let now = self.now_ms();
-        let first = in_zone!(&self.inner.options.zone, tz => schedule.rule.first(tz, now))
-            .ok_or_else(|| anyhow!("this rule never fires"))?;
-        if schedule.until.is_some_and(|u| u < first) {
-            return Err(anyhow!("this rule ends before it starts"));
-        }
-        self.check_not_too_far(Some(first))
-            .map_err(|e| anyhow!("its first time is {e}"))?;
+        let first = self.check_schedule(schedule)?;
         Ok(NewSeries {
             conversation_id,
             kind,

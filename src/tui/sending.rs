@@ -25,6 +25,7 @@ impl App {
             }
             let engine = self.engine();
             return Some(match engine.split_schedule(rest) {
+                Ok((s, _)) if let Err(e) = engine.check_schedule(&s) => Err(e.to_string()),
                 Ok((s, _)) => Ok(format!(
                     "{} — {}",
                     engine.describe_schedule(&s),
