@@ -240,12 +240,7 @@ impl Store {
 
     /// Conversations whose queue the user paused, with when.
     pub fn paused_conversations(&self) -> Result<HashMap<i64, i64>> {
-        let conn = self.conn();
-        let mut st = conn.prepare_cached(
-            "SELECT id, queue_paused_at FROM conversations WHERE queue_paused_at IS NOT NULL",
-        )?;
-        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(paused_queues(&self.conn())?)
     }
 
     pub fn set_conversation_role(&self, id: i64, role: Option<&str>) -> Result<()> {
@@ -287,6 +282,16 @@ impl Store {
         )?;
         Ok(())
     }
+}
+
+/// Conversations whose queue a stop paused, with when: on a connection a
+/// caller already holds (`Store::waiting` reads it with the outbox rows).
+pub(crate) fn paused_queues(conn: &rusqlite::Connection) -> rusqlite::Result<HashMap<i64, i64>> {
+    let mut st = conn.prepare_cached(
+        "SELECT id, queue_paused_at FROM conversations WHERE queue_paused_at IS NOT NULL",
+    )?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
 }
 
 #[cfg(test)]

@@ -104,13 +104,7 @@ impl Store {
         };
         // When each paused queue was stopped: it holds the rows whose place
         // in it was at or before then (as `dispatchable` does).
-        let paused: HashMap<i64, i64> = {
-            let mut st = conn.prepare_cached(
-                "SELECT id, queue_paused_at FROM conversations WHERE queue_paused_at IS NOT NULL",
-            )?;
-            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()?
-        };
+        let paused = super::conversations::paused_queues(&conn)?;
         let mut out = HashMap::new();
         // The row that holds each conversation: a reply streaming (its row is
         // already `sent`), a row in flight, or its first due row.

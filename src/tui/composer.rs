@@ -90,8 +90,6 @@ impl Composer {
     pub fn input(&mut self, key: KeyEvent, now: i64) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let modified = match key.code {
-            // Readline: Ctrl+U kills to the start of the line (the textarea makes it undo).
-            KeyCode::Char('u') if ctrl => self.text.delete_line_by_head(),
             // The textarea has no bindings for these readline keys on every layout.
             KeyCode::Char('a') if ctrl => {
                 self.text.move_cursor(CursorMove::Head);
@@ -101,7 +99,8 @@ impl Composer {
                 self.text.move_cursor(CursorMove::End);
                 false
             }
-            _ => self.text.input(key),
+            // Ctrl+U as in every one-line input.
+            _ => crate::tui::text::edit_line(&mut self.text, key),
         };
         if modified {
             self.history_pos = None;

@@ -369,6 +369,7 @@ impl Model {
                 .unwrap_or(0);
             // Ready rows: pending, with no time ahead of them; those a stop
             // holds were in the queue before it, the others after.
+            let gate = self.gate(*conversation);
             for (n, place) in [(held, i64::MIN), (n - held, i64::MAX)] {
                 let row = crate::store::ItemSummary {
                     id: 0,
@@ -379,7 +380,6 @@ impl Model {
                     next_attempt_at: None,
                     created_at: place,
                 };
-                let gate = self.gate(*conversation);
                 c.add(
                     &crate::engine::state::summary_state(&row, now, gate),
                     count(n),
