@@ -47,7 +47,7 @@
 //! `/at 9am`. The small rule grammar on top is a table of word shapes; the
 //! evaluation, the hard part, is `croner`'s.
 
-use chrono::{DateTime, NaiveTime, TimeZone, Timelike, Utc, Weekday};
+use chrono::{DateTime, Datelike, NaiveTime, TimeZone, Timelike, Utc, Weekday};
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
 
@@ -928,7 +928,8 @@ impl Schedule {
 
 /// `next Mon 1 Dec 09:00, then Tue 09:00, Wed 09:00`: later entries drop
 /// what they share with the one before (same day: the time only; within a
-/// week: weekday and time).
+/// week: weekday and time). A date in another year than `now`'s names the
+/// year, as [`when::absolute`] does for the first.
 pub fn preview_times<Tz: TimeZone>(times: &[DateTime<Utc>], now: &DateTime<Tz>) -> String {
     let tz = now.timezone();
     let Some(first) = times.first() else {
@@ -942,8 +943,10 @@ pub fn preview_times<Tz: TimeZone>(times: &[DateTime<Utc>], now: &DateTime<Tz>) 
             "%H:%M"
         } else if (local.date() - first.with_timezone(&tz).date_naive()).num_days() < 7 {
             "%a %H:%M"
-        } else {
+        } else if local.year() == now.naive_local().year() {
             "%a %-d %b %H:%M"
+        } else {
+            "%a %-d %b %Y %H:%M"
         };
         out.push_str(if i == 1 { ", then " } else { ", " });
         out.push_str(&local.format(fmt).to_string());

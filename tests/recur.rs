@@ -473,7 +473,14 @@ fn preview_names_the_next_three() {
     let s = recur::parse("every year dec 24 18:00", &now).unwrap();
     assert_eq!(
         s.preview(&now, 2),
-        "next Thu 24 Dec 18:00, then Fri 24 Dec 18:00"
+        "next Thu 24 Dec 18:00, then Fri 24 Dec 2027 18:00"
+    );
+    // Far dates name their year, each of them (an interval series starts
+    // one interval from now: 400 days after 30 Nov 2026 is 4 Jan 2028).
+    let s = recur::parse("every 400 days", &now).unwrap();
+    assert_eq!(
+        s.preview(&now, 3),
+        "next Tue 4 Jan 2028 08:00, then Wed 7 Feb 2029 08:00, Thu 14 Mar 2030 08:00"
     );
 }
 
