@@ -2789,6 +2789,39 @@ async fn a_pending_approval_is_listed_in_f2_and_marked_in_the_sidebar() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_status_line_goes_when_what_it_describes_has_changed() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    let approval = ui.app.model.waiting_approval().expect("asked").id;
+    assert!(
+        ui.status_line().contains("approval"),
+        "{}",
+        ui.status_line()
+    );
+    // Answered elsewhere (as `tock approve` does): the line is stale.
+    ui.h.engine.answer_approval(approval, true).unwrap();
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_none());
+    assert_eq!(ui.status_line(), "", "the approval notice went with it");
+    // A line about what you did here goes when you go elsewhere.
+    ui.say("/later blah check again");
+    assert!(ui.status_line().contains("blah"), "{}", ui.status_line());
+    let here = ui.conv();
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    ui.pump();
+    assert_ne!(ui.conv(), here);
+    assert_eq!(ui.status_line(), "");
+    // What a switch itself reports stays.
+    ui.say("/delete");
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.conv(), here, "the other conversation is shown");
+    assert_eq!(ui.status_line(), "conversation deleted");
+}
+
+#[tokio::test(start_paused = true)]
 async fn the_exit_line_says_what_is_still_pending() {
     let mut ui = Ui::new(vec![]);
     assert_eq!(ui.app.exit_line(), None, "nothing pending: nothing to say");

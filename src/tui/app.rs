@@ -36,11 +36,15 @@ pub struct Output {
     pub mouse: Option<bool>,
 }
 
-/// A status-bar line, until it expires.
+/// A status-bar line, until it expires, you leave the conversation it was
+/// said in, or what it describes has changed.
 pub struct Status {
     pub text: String,
     pub error: bool,
     pub until: i64,
+    /// An approval waiting in this conversation: answered (here, from the
+    /// CLI or by another process), the line is stale.
+    pub approval_in: Option<i64>,
 }
 
 /// What the last frame laid out, for clicks and paging.
@@ -180,6 +184,7 @@ impl App {
             text: s.into(),
             error: false,
             until: self.now() + 10_000,
+            approval_in: None,
         });
     }
 
@@ -217,6 +222,7 @@ impl App {
             text: line,
             error: true,
             until: self.now() + 20_000,
+            approval_in: None,
         });
     }
 
@@ -262,6 +268,12 @@ impl App {
     pub fn open(&mut self, id: i64) {
         if self.model.current != Some(id) {
             self.save_draft();
+            // What the status line said was about where you were (the
+            // notices list keeps the engine's notices); at start-up, what
+            // it says is about the start.
+            if self.model.current.is_some() {
+                self.status = None;
+            }
         }
         self.model.open(id);
         self.scroll = Scroll::default();

@@ -80,8 +80,22 @@ impl App {
         // (F2 reloads its whole list) are brought up to date on the rest.
         if !streamed_or_dispatch {
             self.sync_views();
+            self.drop_answered_approval_status();
         }
         true
+    }
+
+    /// An approval notice goes once nothing waits for approval in its
+    /// conversation any more, wherever it was answered.
+    fn drop_answered_approval_status(&mut self) {
+        if self
+            .status
+            .as_ref()
+            .and_then(|s| s.approval_in)
+            .is_some_and(|c| !self.model.awaiting.contains(&c))
+        {
+            self.status = None;
+        }
     }
 
     /// The next frame's share of the streamed text held back; false when
@@ -146,6 +160,11 @@ impl App {
             self.error(format!("{text}{hint}"));
         } else {
             self.info(format!("{text}{hint}"));
+        }
+        if n.kind == NoticeKind::Approval
+            && let Some(s) = self.status.as_mut()
+        {
+            s.approval_in = n.conversation_id;
         }
         if n.kind == NoticeKind::Info {
             return;
