@@ -117,12 +117,24 @@ impl ScheduledPane {
         keys: &Keymap,
     ) {
         let now_ms = now.timestamp_millis();
+        let selected = self.selected_index().unwrap_or(0);
+        // The selected row's cells and its state in words, for the details.
+        let selected_row = self.list.get(selected).map(|r| (r, cells(r, now, now_ms)));
+        let state = selected_row
+            .as_ref()
+            .map(|(r, c)| self.state_text(r, c, now, keys))
+            .unwrap_or_default();
         // The detail lines (full text, state in words, last error) need a rule
-        // and two rows; on very short terminals the list gets them instead.
-        let detail_rows: u16 = if area.height >= 8 { 3 } else { 0 };
+        // and two rows, three when the state does not fit on one and there
+        // is room; on very short terminals the list gets them instead.
+        let state_rows: u16 = if state.width() > area.width as usize && area.height >= 12 {
+            2
+        } else {
+            1
+        };
+        let detail_rows: u16 = if area.height >= 8 { 2 + state_rows } else { 0 };
         let list_height = area.height.saturating_sub(1 + detail_rows) as usize;
 
-        let selected = self.selected_index().unwrap_or(0);
         let offset = scroll_offset(self.offset.get(), selected, list_height, self.list.len());
         self.offset.set(offset);
         self.page.set(list_height);
@@ -136,10 +148,6 @@ impl ScheduledPane {
             .collect();
         let cell =
             |i: usize| -> Option<&Cells> { i.checked_sub(offset).and_then(|k| window.get(k)) };
-        let selected_cells = match self.list.get(selected) {
-            Some(r) if cell(selected).is_none() => Some(cells(r, now, now_ms)),
-            _ => None,
-        };
         // Each column as wide as its widest cell on screen.
         let widest = |cell: fn(&Cells) -> &str| {
             window.iter().map(|c| cell(c).width()).max().unwrap_or(0) as u16
@@ -226,7 +234,7 @@ impl ScheduledPane {
         // of them peeking out around it would only be noise.
         if detail_rows > 0
             && matches!(self.mode, Mode::List)
-            && let Some(row) = self.selected_row()
+            && let Some((row, c)) = &selected_row
         {
             let y = area.y + area.height - detail_rows;
             buf.set_stringn(
@@ -237,30 +245,18 @@ impl ScheduledPane {
                 Style::default().fg(palette().dim),
             );
             self.render_detail(
-                Rect::new(area.x, y + 1, area.width, 2),
+                Rect::new(area.x, y + 1, area.width, 1 + state_rows),
                 buf,
                 row,
-                match (cell(selected), &selected_cells) {
-                    (Some(c), _) => c,
-                    (None, Some(c)) => c,
-                    (None, None) => return,
-                },
-                now,
-                keys,
+                c,
+                &state,
             );
         }
     }
 
-    /// Two lines about the selected item: its whole text, and its state in words.
-    fn render_detail(
-        &self,
-        area: Rect,
-        buf: &mut Buffer,
-        row: &Row,
-        c: &Cells,
-        now: &DateTime<FixedOffset>,
-        keys: &Keymap,
-    ) {
+    /// Lines about the selected item: its whole text, then its state in
+    /// words, wrapped over the rows left.
+    fn render_detail(&self, area: Rect, buf: &mut Buffer, row: &Row, c: &Cells, state: &str) {
         let w = area.width as usize;
         let it = &row.item;
         let kind = if row.series.is_some() {
@@ -270,13 +266,41 @@ impl ScheduledPane {
         } else {
             row_kind(it.kind)
         };
-        let head = format!("#{} {kind} in {}: ", c.id, c.conv);
+        // The conversation's title gives way to the item's own text, down
+        // to a third of the row.
+        let fixed = format!("#{} {kind} in : ", c.id).width();
+        let room = w.saturating_sub(fixed + row.summary.width());
+        let conv = elide(&c.conv, room.max(w / 3).max(12));
+        let head = format!("#{} {kind} in {conv}: ", c.id);
         let line = Line::from(vec![
             Span::styled(head.clone(), Style::default().fg(palette().dim)),
             Span::raw(elide(&row.summary, w.saturating_sub(head.width()))),
         ]);
         buf.set_line(area.x, area.y, &line, area.width);
 
+        let rows = area.height.saturating_sub(1) as usize;
+        let mut lines = crate::tui::chat::wrap_words(state, w.max(1));
+        if lines.len() > rows {
+            // What does not fit ends the last row with an ellipsis.
+            let rest = lines.split_off(rows.saturating_sub(1)).join(" ");
+            lines.push(elide(&rest, w));
+        }
+        let style = c.state.style().remove_modifier(Modifier::DIM);
+        for (i, l) in lines.iter().take(rows).enumerate() {
+            buf.set_stringn(area.x, area.y + 1 + i as u16, l, w, style);
+        }
+    }
+
+    /// The selected item's state in words: what it waits for, what failed,
+    /// and the key that helps.
+    fn state_text(
+        &self,
+        row: &Row,
+        c: &Cells,
+        now: &DateTime<FixedOffset>,
+        keys: &Keymap,
+    ) -> String {
+        let it = &row.item;
         let now_ms = now.timestamp_millis();
         let err = row.error.as_deref().unwrap_or("no reason recorded");
         let plural = |n: i64| if n == 1 { "" } else { "s" };
@@ -309,7 +333,7 @@ impl ScheduledPane {
                 v.series.skipped
             )
         });
-        let text = match c.state {
+        match c.state {
             _ if series_line.is_some() => series_line.unwrap_or_default(),
             State::Scheduled => format!(
                 "scheduled: sends {}",
@@ -346,14 +370,7 @@ impl ScheduledPane {
                 Some(e) => format!("canceled: {e}"),
                 None => "canceled".to_string(),
             },
-        };
-        buf.set_stringn(
-            area.x,
-            area.y + 1,
-            elide(&text, w),
-            w,
-            c.state.style().remove_modifier(Modifier::DIM),
-        );
+        }
     }
 
     fn footer(&self, width: u16, keys: &Keymap) -> Line<'static> {
