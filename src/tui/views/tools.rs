@@ -52,8 +52,13 @@ fn fold(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
             rest.push_str(&span.content);
         }
     }
-    let indent = 6;
-    let mut out = vec![Line::from(head)];
+    // Under a head (a tool's name), the description is indented; a line
+    // that is all one span (a sentence) wraps flush.
+    let (indent, mut out) = if head.is_empty() {
+        (0, Vec::new())
+    } else {
+        (6, vec![Line::from(head)])
+    };
     for row in crate::tui::chat::wrap_words(rest.trim(), width - indent) {
         out.push(Line::from(Span::styled(
             format!("{}{row}", " ".repeat(indent)),
@@ -225,5 +230,40 @@ impl View for Tools {
         self.page.set(inner.height as usize);
         let shown: Vec<Line<'static>> = folded.into_iter().skip(self.scroll).collect();
         Paragraph::new(shown).render(inner, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Line<'static>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn a_sentence_wraps_flush_and_a_description_under_its_tool_is_indented() {
+        let sentence = Line::from("No MCP servers: add [mcp.NAME] with command to the config.");
+        assert_eq!(
+            texts(&fold(&sentence, 30)),
+            [
+                "No MCP servers: add [mcp.NAME]",
+                "with command to the config."
+            ]
+        );
+        let tool = Line::from(vec![
+            Span::raw("  asks    "),
+            Span::raw("schedule_task "),
+            Span::raw("Schedule a follow-up task in this conversation."),
+        ]);
+        assert_eq!(
+            texts(&fold(&tool, 30)),
+            [
+                "  asks    schedule_task ",
+                "      Schedule a follow-up",
+                "      task in this",
+                "      conversation."
+            ]
+        );
     }
 }
