@@ -90,7 +90,14 @@ fn the_cli_lists_approves_denies_with_a_reason_and_refuses_a_second_answer() {
             .unwrap_or_default();
         assert_eq!(
             keys,
-            ["conversation_id", "created_at", "id", "summary", "tool"],
+            [
+                "conversation_id",
+                "created_at",
+                "details",
+                "id",
+                "summary",
+                "tool"
+            ],
             "{a:#}"
         );
         assert_eq!(a["tool"], "schedule_task");
@@ -100,17 +107,19 @@ fn the_cli_lists_approves_denies_with_a_reason_and_refuses_a_second_answer() {
             "{created}"
         );
         assert!(!a["summary"].as_str().unwrap_or("\n").contains('\n'));
+        // Times in the details are RFC 3339, as everywhere else in --json.
+        let due = a["details"]["due_at"].as_str().unwrap_or_default();
+        assert!(chrono::DateTime::parse_from_rfc3339(due).is_ok(), "{a:#}");
+        assert!(a["details"]["instruction"].is_string(), "{a:#}");
     }
     let (first, second) = (
         list[0]["id"].as_i64().unwrap(),
         list[1]["id"].as_i64().unwrap(),
     );
-    assert!(
-        list[0]["summary"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("stretch")
-    );
+    // The summary is in words, as the table says it (no epoch ms).
+    let summary = list[0]["summary"].as_str().unwrap_or_default();
+    assert!(summary.starts_with("\"stretch\" at "), "{summary}");
+    assert!(!summary.contains("due_at"), "{summary}");
     let human = t.ok(&["approvals"]);
     assert!(
         human.contains("schedule_task") && human.contains("\"stretch\" at "),

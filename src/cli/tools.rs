@@ -117,7 +117,8 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
                     "id": a.id,
                     "conversation_id": a.conversation_id,
                     "tool": a.tool,
-                    "summary": line(&a.summary),
+                    "summary": line(&readable_summary(&a.summary)),
+                    "details": machine_details(&a.summary),
                     "created_at": rfc3339(Some(a.created_at)),
                 })
             })
@@ -170,6 +171,32 @@ fn readable_summary(summary: &str) -> String {
         return format!("{what} #{job} \"{text}\"");
     }
     summary.to_string()
+}
+
+/// An approval's stored summary for a program: the same JSON object, with
+/// its times (`due_at`, `until_at`, the `next` occurrences: epoch ms as
+/// stored) in RFC 3339 like every other time `--json` prints.
+fn machine_details(summary: &str) -> serde_json::Value {
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(summary) else {
+        return json!(summary);
+    };
+    if let Some(o) = v.as_object_mut() {
+        for key in ["due_at", "until_at"] {
+            if let Some(t) = o.get_mut(key)
+                && let Some(ms) = t.as_i64()
+            {
+                *t = rfc3339(Some(ms));
+            }
+        }
+        if let Some(next) = o.get_mut("next").and_then(|n| n.as_array_mut()) {
+            for t in next {
+                if let Some(ms) = t.as_i64() {
+                    *t = rfc3339(Some(ms));
+                }
+            }
+        }
+    }
+    v
 }
 
 /// `tock approve ID [--always]`: the conversation continues.
