@@ -130,11 +130,24 @@ const MAX_PREFIX_WORDS: usize = 6;
 /// Longest piece of user text quoted back in an error message.
 const MAX_QUOTED_CHARS: usize = 40;
 
-/// Parse a whole expression into a UTC instant strictly after `now`.
+/// Parse a whole expression into a UTC instant strictly after `now` and at
+/// most [`MAX_AHEAD_DAYS`] ahead (every front end's previews then agree
+/// with what sending accepts).
 ///
 /// The expression is resolved in `now`'s time zone. See the module docs for
 /// the grammar.
 pub fn parse_time<Tz: TimeZone>(
+    expr: &str,
+    now: &DateTime<Tz>,
+    mode: Mode,
+) -> Result<DateTime<Utc>, WhenError> {
+    let due = parse_any_time(expr, now, mode)?;
+    check_not_too_far(due, now.with_timezone(&Utc), Duration::days(MAX_AHEAD_DAYS))?;
+    Ok(due)
+}
+
+/// [`parse_time`] without the limit on how far ahead.
+fn parse_any_time<Tz: TimeZone>(
     expr: &str,
     now: &DateTime<Tz>,
     mode: Mode,
@@ -310,7 +323,7 @@ pub fn parse_until<Tz: TimeZone>(
     let date = match parse_date(&words, today) {
         Ok(d) => d,
         Err(PErr::Fail(e)) => return Err(e),
-        Err(PErr::NoMatch) => return parse_time(trimmed, now, Mode::At),
+        Err(PErr::NoMatch) => return parse_any_time(trimmed, now, Mode::At),
     };
     let plus = |n: i64| {
         today
@@ -1438,6 +1451,23 @@ mod tests {
             Err(WhenError::OutOfRange)
         );
         assert!(parse_duration("999999999w").is_ok());
+        // Ten years ahead is the most anything may be scheduled: the parser
+        // refuses beyond it, so a preview never shows what sending refuses.
+        let ten_years = WhenError::TooFar("10 years".into());
+        assert_eq!(
+            parse_time("99999h", &now_p1(), Mode::Later),
+            Err(ten_years.clone())
+        );
+        assert_eq!(
+            parse_time("2040-01-01 09:00", &now_p1(), Mode::At),
+            Err(ten_years.clone())
+        );
+        assert_eq!(
+            split_time_prefix("99999h check", &now_p1(), Mode::Later),
+            Err(ten_years)
+        );
+        assert!(parse_time("3650d", &now_p1(), Mode::Later).is_ok());
+        assert!(parse_time("3651d", &now_p1(), Mode::Later).is_err());
     }
 
     // ---- absolute times ---------------------------------------------------

@@ -2217,6 +2217,34 @@ async fn time_inputs_read_2h_and_3h(f2_input: impl Fn(&mut Ui), picker_input: im
     );
 }
 
+/// More than ten years ahead is refused by every time input as you type,
+/// as sending would refuse it (the previews said "sends Sun 2 May 2038").
+#[tokio::test(start_paused = true)]
+async fn every_time_input_refuses_more_than_ten_years_ahead_as_you_type() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.typ("/later 99999h check");
+    let preview = ui.app.composer_preview();
+    assert_eq!(
+        preview,
+        Some(Err("too far ahead (more than 10 years)".into())),
+        "{preview:?}"
+    );
+    ui.app.set_composer("");
+    ui.typ("check the build");
+    ui.ctrl('t');
+    ui.ch('5');
+    ui.typ("99999h");
+    let s = ui.screen(60, 15);
+    assert!(s.contains("too far ahead (more than 10 years)"), "{s}");
+    ui.enter();
+    assert_eq!(ui.app.top(), Some(ViewKind::Picker), "the picker stays");
+    assert!(ui.rows().is_empty(), "nothing scheduled");
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.composer_text(), "check the build");
+}
+
 #[tokio::test(start_paused = true)]
 async fn pastes_reach_the_f2_prompt_and_the_time_picker() {
     time_inputs_read_2h_and_3h(
