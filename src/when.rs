@@ -88,6 +88,10 @@ pub enum WhenError {
     /// `Mode::Later` was given a point in time.
     #[error("{0:?} is a point in time, not a duration — use /at for that, or e.g. /later 1h30m")]
     TimeNotDuration(String),
+    /// A day and a bare hour (`fri 5`, `tomorrow 9`): morning or evening?
+    /// Carries the hour as typed.
+    #[error("{0:?} alone could be morning or evening — say {0}am or {0}pm")]
+    AmbiguousHour(String),
     /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
     #[error("no such date or time: {0:?}")]
     NoSuchTime(String),
@@ -179,7 +183,10 @@ fn parse_any_time<Tz: TimeZone>(
         },
         Mode::At => parse_absolute(trimmed, &words, now).map_err(|e| match e {
             PErr::Fail(e) => e,
-            PErr::NoMatch => WhenError::Unrecognised(quoted(trimmed)),
+            PErr::NoMatch => match ambiguous_hour(&words, now) {
+                Some(hour) => WhenError::AmbiguousHour(hour.to_string()),
+                None => WhenError::Unrecognised(quoted(trimmed)),
+            },
         }),
     }
 }
@@ -386,11 +393,25 @@ enum PErr {
 }
 
 /// Errors that mean "recognised, but refused" (as opposed to "not a time").
+/// An ambiguous hour is not one of them: in `/at fri 5 apples` the time may
+/// well be `fri` and the text "5 apples".
 fn is_specific(e: &WhenError) -> bool {
     !matches!(
         e,
-        WhenError::Empty | WhenError::Unrecognised(_) | WhenError::NotADuration(_)
+        WhenError::Empty
+            | WhenError::Unrecognised(_)
+            | WhenError::NotADuration(_)
+            | WhenError::AmbiguousHour(_)
     )
+}
+
+/// `fri 5`, `tomorrow 9`, `next monday 10`: a day that reads on its own followed by
+/// a bare hour (1–12, where am and pm both make sense); the hour, if so.
+fn ambiguous_hour<'a, Tz: TimeZone>(words: &[&'a str], now: &DateTime<Tz>) -> Option<&'a str> {
+    let (hour, day) = words.split_last()?;
+    let h: u32 = hour.parse().ok()?;
+    let day_reads = !day.is_empty() && parse_date(day, now.date_naive()).is_ok();
+    ((1..=12).contains(&h) && hour.len() <= 2 && day_reads).then_some(*hour)
 }
 
 /// User text quoted back in an error, shortened to one manageable line.
@@ -1703,10 +1724,31 @@ mod tests {
         let now = now_p1();
         assert_eq!(err("", &now, Mode::At), WhenError::Empty);
         assert_eq!(err(" \t ", &now, Mode::Later), WhenError::Empty);
+        // A day and a bare hour asks which one was meant.
+        for (bad, hour) in [
+            ("tomorrow 9", "9"),
+            ("fri 5", "5"),
+            ("next monday 10", "10"),
+        ] {
+            assert_eq!(
+                err(bad, &now, Mode::At),
+                WhenError::AmbiguousHour(hour.into()),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            WhenError::AmbiguousHour("5".into()).to_string(),
+            "\"5\" alone could be morning or evening — say 5am or 5pm"
+        );
+        // In a message, the day alone is the time and the number is text.
+        let (due, rest) = split_time_prefix("fri 5 apples", &now, Mode::At).unwrap();
+        assert_eq!(
+            (due, rest.as_str()),
+            (ok("fri", &now, Mode::At), "5 apples")
+        );
         for bad in [
             "blah",
             "9",
-            "tomorrow 9",
             "1.5",
             "in",
             "next",
