@@ -900,6 +900,31 @@ async fn strip_edit_changes_the_text() {
     assert!(ui.screen(80, 24).contains("original text and more"));
 }
 
+/// The item went out while it was being edited: the edit cannot apply, and
+/// what was typed waits in the composer instead of being dropped.
+#[tokio::test(start_paused = true)]
+async fn a_strip_edit_of_an_item_sent_meanwhile_lands_in_the_composer() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("orignal text");
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::Tab);
+    ui.ch('e');
+    ui.erase(20);
+    ui.typ("original text, edited");
+    ui.start().await;
+    assert_eq!(ui.row(id).status, Status::Sent, "it went meanwhile");
+    ui.enter();
+    ui.pump();
+    assert_eq!(ui.user_texts(), vec!["orignal text"]);
+    assert_eq!(ui.app.composer_text(), "original text, edited");
+    assert_eq!(ui.app.focus, Focus::Composer);
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(
+        is_err && msg.ends_with("your edit is in the composer"),
+        "{msg}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn esc_stops_a_streaming_reply() {
     let gate = Arc::new(tokio::sync::Notify::new());

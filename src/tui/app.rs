@@ -257,6 +257,18 @@ impl App {
         self.composer.set_text(text, now);
     }
 
+    /// Text that could not be used where it was typed: into the composer,
+    /// after what it holds, so nothing typed is lost.
+    pub(super) fn keep_in_composer(&mut self, text: &str) {
+        let text = if self.composer.is_empty() {
+            text.to_string()
+        } else {
+            format!("{}\n{text}", self.composer.text())
+        };
+        self.set_composer(&text);
+        self.focus = Focus::Composer;
+    }
+
     /// Whether the sidebar is drawn in a window `width` columns wide.
     pub fn sidebar_shown(&self, width: u16) -> bool {
         width >= 60 && self.sidebar_pref.unwrap_or(width >= 100)

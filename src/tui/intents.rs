@@ -36,11 +36,22 @@ impl App {
                     ),
                     ItemAction::Edit(_) => "edited".into(),
                 };
+                let edited = match &action {
+                    ItemAction::Edit(text) => Some(text.clone()),
+                    _ => None,
+                };
                 self.write(
                     move |e| e.act_on_item(id, seen, action),
-                    move |app, r| match r {
-                        Ok(()) => app.info(done),
-                        Err(e) => app.error(e),
+                    move |app, r| match (r, edited) {
+                        (Ok(()), _) => app.info(done),
+                        // The item went (or changed) while it was being
+                        // edited: what was typed is not lost, it waits in
+                        // the composer.
+                        (Err(e), Some(text)) => {
+                            app.keep_in_composer(&text);
+                            app.error(format!("{e} — your edit is in the composer"));
+                        }
+                        (Err(e), None) => app.error(e),
                     },
                 );
             }
