@@ -1892,6 +1892,8 @@ async fn quit_suspend_and_ctrl_c() {
     assert!(!ui.app.quit);
     assert!(ui.status_line().contains("press Ctrl+C again to quit"));
     tokio::time::advance(std::time::Duration::from_secs(3)).await;
+    ui.app.on_tick();
+    assert_eq!(ui.status_line(), "", "the warning goes with its window");
     ui.ctrl('c');
     assert!(!ui.app.quit, "too late: this press warns again");
     ui.ctrl('c');
@@ -2240,6 +2242,34 @@ async fn time_inputs_read_2h_and_3h(f2_input: impl Fn(&mut Ui), picker_input: im
         "picked about now+3h: {}",
         due - t0
     );
+}
+
+/// Ctrl+T schedules messages, never commands: `/rename Foo` is refused as
+/// Enter would refuse to send it, and `//` sends a literal slash later too.
+#[tokio::test(start_paused = true)]
+async fn ctrl_t_refuses_a_command_and_unescapes_a_literal_slash() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.typ("/rename Foo");
+    ui.ctrl('t');
+    assert_eq!(ui.app.top(), None, "no picker for a command");
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(
+        is_err && msg.contains("a command is not sent later"),
+        "{msg}"
+    );
+    assert_eq!(ui.app.composer_text(), "/rename Foo", "the text stays");
+    ui.app.set_composer("");
+    ui.typ("//etc/hosts is the file");
+    ui.ctrl('t');
+    assert_eq!(ui.app.top(), Some(ViewKind::Picker));
+    ui.ch('1');
+    ui.enter();
+    ui.pump();
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].text, "/etc/hosts is the file");
+    assert!(rows[0].due_at.is_some());
 }
 
 /// More than ten years ahead is refused by every time input as you type,
@@ -3330,6 +3360,12 @@ async fn fork_copies_the_history_up_to_the_last_message_on_screen() {
     let mut ui = Ui::new(vec![reply_step("one"), reply_step("two")]);
     ui.start().await;
     let original = ui.conv();
+    // Nothing to fork yet: refused, and the command stays to be fixed.
+    ui.say("/fork");
+    assert_eq!(ui.conv(), original);
+    assert_eq!(ui.app.composer_text(), "/fork");
+    assert!(ui.status_line().contains("nothing to fork"));
+    ui.app.set_composer("");
     ui.say("first question");
     ui.settle().await;
     ui.say("second question");
@@ -3343,8 +3379,12 @@ async fn fork_copies_the_history_up_to_the_last_message_on_screen() {
     let texts: Vec<String> = ui.messages().into_iter().map(|m| m.content).collect();
     assert_eq!(texts.len(), 4, "{texts:?}");
     assert!(ui.status_line().contains("forked"), "{}", ui.status_line());
-    // The original is untouched.
+    // The original is untouched, and "/fork" is not left as its draft.
     assert_eq!(ui.store().messages(original).unwrap().len(), 4);
+    assert_eq!(ui.app.composer_text(), "");
+    ui.app.open(original);
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "", "the command is not the draft");
 }
 
 #[tokio::test(start_paused = true)]

@@ -157,7 +157,7 @@ impl App {
             ),
             Intent::ScheduleComposer(due) => {
                 let text = self.composer.text();
-                self.schedule(text.trim(), due);
+                self.schedule(super::sending::unescape_slash(text.trim()), due);
             }
             Intent::Filter(s) => {
                 self.sidebar.filter = s;

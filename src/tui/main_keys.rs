@@ -99,8 +99,13 @@ impl App {
             Action::Submit => self.submit(),
             Action::Newline => self.composer.newline(now),
             Action::TimePicker => {
-                if self.composer.text().trim().is_empty() {
+                let text = self.composer.text();
+                if text.trim().is_empty() {
                     self.error("type the message first, then Ctrl+T to choose when it is sent");
+                } else if super::sending::is_command(text.trim()) {
+                    self.error(
+                        "a command is not sent later; Ctrl+T schedules a message (start with // to send a literal /)",
+                    );
                 } else {
                     self.views.push(Box::new(TimePicker::new()));
                 }
@@ -302,6 +307,10 @@ impl App {
         } else {
             self.quit_armed = Some(now);
             self.info("press Ctrl+C again to quit");
+            // Said only while it is true.
+            if let Some(s) = self.status.as_mut() {
+                s.until = now + QUIT_WINDOW_MS;
+            }
         }
     }
 

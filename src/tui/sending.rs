@@ -60,16 +60,11 @@ impl App {
         if trimmed.is_empty() && self.composer.attachments.is_empty() {
             return;
         }
-        if trimmed.starts_with('/') && !trimmed.starts_with("//") {
+        if is_command(trimmed) {
             self.command(trimmed.to_string());
             return;
         }
-        // "//" escapes a message that starts with a slash.
-        let body = trimmed
-            .strip_prefix('/')
-            .filter(|_| trimmed.starts_with("//"))
-            .unwrap_or(trimmed)
-            .to_string();
+        let body = unescape_slash(trimmed).to_string();
         // `@path` attaches that file (the mention stays in the text).
         let before = self.composer.attachments.len();
         for path in commands::mentioned_files(&body) {
@@ -498,8 +493,14 @@ impl App {
                 self.views.push(Box::new(view));
             }
             Command::Fork => {
-                if self.fork_here() {
-                    done(self);
+                // Cleared first: the fork opens the new conversation, which
+                // saves the draft of the one left (at once when the write
+                // is quick), and "/fork" is not that draft.
+                let typed = self.composer.draft();
+                done(self);
+                if !self.fork_here() {
+                    let history = std::mem::take(&mut self.composer.history);
+                    self.composer.load(&typed, history);
                 }
             }
             Command::Sidebar => {
@@ -597,4 +598,17 @@ pub fn osc52(text: &str) -> String {
         "\x1b]52;c;{}\x07",
         base64::engine::general_purpose::STANDARD.encode(text)
     )
+}
+
+/// Whether composer text is a command (`/help`), not a message (`//help`
+/// sends "/help").
+pub(super) fn is_command(text: &str) -> bool {
+    text.starts_with('/') && !text.starts_with("//")
+}
+
+/// A message's text as sent: "//" escapes one that starts with a slash.
+pub(super) fn unescape_slash(text: &str) -> &str {
+    text.strip_prefix('/')
+        .filter(|_| text.starts_with("//"))
+        .unwrap_or(text)
 }
