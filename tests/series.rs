@@ -447,6 +447,15 @@ async fn operations_pause_resume_skip_edit_end_send_now() {
         r.store.series(id).unwrap().unwrap().status,
         SeriesStatus::Paused
     );
+    // Resumed before the skipped occurrence: the skip holds (resuming had
+    // brought back the occurrence skipped, still counted as skipped).
+    r.engine.resume_series(id).unwrap();
+    let s = r.store.series(id).unwrap().unwrap();
+    assert_eq!(
+        (s.status, s.next_due_at, s.skipped),
+        (SeriesStatus::Active, Some(berlin_ms(2026, 12, 1, 9, 0)), 1)
+    );
+    r.engine.pause_series(id).unwrap();
     // Three days later: resuming does not send what the pause held back.
     r.clock.jump(3 * 86_400_000);
     r.engine.resume_series(id).unwrap();
@@ -489,8 +498,13 @@ async fn operations_pause_resume_skip_edit_end_send_now() {
     assert!(r.engine.send_series_now(id).is_err());
     assert!(r.engine.list_series(false).unwrap().is_empty());
     assert_eq!(r.engine.list_series(true).unwrap().len(), 1);
-    // send_text, skip, pause, resume, edit text, edit rule, send now, end.
-    assert_eq!(outbox_events(&mut ev), 8, "every operation tells the views");
+    // send_text, skip, pause, resume, pause, resume, edit text, edit rule,
+    // send now, end.
+    assert_eq!(
+        outbox_events(&mut ev),
+        10,
+        "every operation tells the views"
+    );
     assert!(
         r.engine
             .pause_series(999)

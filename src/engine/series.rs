@@ -164,7 +164,8 @@ impl Engine {
         Ok(())
     }
 
-    /// Resume at the next occurrence after now (those during the pause are not sent).
+    /// Resume at the next occurrence after now (those during the pause are
+    /// not sent), or later where occurrences still to come were skipped.
     pub fn resume_series(&self, id: i64) -> Result<()> {
         let now = self.now_ms();
         let zone = self.inner.options.zone.clone();
@@ -175,6 +176,12 @@ impl Engine {
                 SeriesStatus::Ended => return Err(anyhow!("series {id} has ended")),
             }
             let next = in_zone!(&zone, tz => rule.next_after(tz, s.anchor_at, now));
+            // The series' own next is past every occurrence skipped; one
+            // still ahead of the next after now means those were skipped.
+            let next = match (next, s.next_due_at) {
+                (Some(after_now), Some(own)) if own > after_now => Some(own),
+                (next, _) => next,
+            };
             s.status = SeriesStatus::Active;
             set_next(s, next);
             Ok(())
