@@ -149,6 +149,8 @@ impl Ui {
     }
 
     fn render(&mut self, w: u16, h: u16) -> Terminal<TestBackend> {
+        // As the app's loop does before each frame.
+        self.app.hold_scroll();
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
         let mut layout = Default::default();
         t.draw(|f| layout = tock::tui::view::draw(f, &self.app))
@@ -923,6 +925,57 @@ async fn a_strip_edit_of_an_item_sent_meanwhile_lands_in_the_composer() {
         is_err && msg.ends_with("your edit is in the composer"),
         "{msg}"
     );
+}
+
+/// Scrolled up while a reply streams, the view stays where it is: the rows
+/// arriving below do not move it (they did, a row for each row).
+#[tokio::test(start_paused = true)]
+async fn a_scrolled_up_view_stays_put_while_a_reply_streams() {
+    let long: String = (0..40).map(|i| format!("earlier line {i}\n\n")).collect();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text(&long), done()]),
+        Step::Hold(vec![text("the start\n\n")], gate.clone()),
+    ]);
+    ui.start().await;
+    ui.say("first");
+    ui.settle().await;
+    ui.say("second");
+    ui.settle().await;
+    assert!(ui.app.model.is_busy());
+    ui.screen(80, 24);
+    ui.press(KeyCode::PageUp);
+    let chat = |s: &str| s.lines().take(12).map(str::to_string).collect::<Vec<_>>();
+    let before = chat(&ui.screen(80, 24));
+    assert!(
+        before.iter().any(|l| l.contains("earlier line")),
+        "{before:#?}"
+    );
+    // More of the reply arrives, as the engine hands it on.
+    for i in 0..5 {
+        let (id, offset) = ui
+            .app
+            .model
+            .entries
+            .last()
+            .map(|e| (e.msg.id, e.msg.content.len()))
+            .unwrap();
+        ui.app.on_engine(Event::Delta {
+            conversation_id: ui.conv(),
+            message_id: id,
+            offset,
+            text: format!("new paragraph {i}\n\n"),
+        });
+        while ui.app.reveal_step() {}
+        assert_eq!(chat(&ui.screen(80, 24)), before, "the view moved");
+    }
+    let shown = &ui.app.model.entries.last().unwrap().msg.content;
+    assert!(shown.ends_with("new paragraph 4\n\n"), "{shown}");
+    // End jumps to the latest, which is below.
+    ui.press(KeyCode::End);
+    assert!(ui.screen(80, 24).contains("new paragraph 4"));
+    gate.notify_one();
+    ui.settle().await;
 }
 
 #[tokio::test(start_paused = true)]

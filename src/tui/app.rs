@@ -73,6 +73,8 @@ pub struct App {
     pub views: Vec<Box<dyn View>>,
     pub focus: Focus,
     pub scroll: Scroll,
+    /// Where a scrolled-up view is held while text arrives below it.
+    pub(super) scroll_anchor: Option<super::scroll_hold::ScrollAnchor>,
     /// The user's choice for the sidebar; None = shown when the window is wide enough.
     pub sidebar_pref: Option<bool>,
     pub status: Option<Status>,
@@ -119,6 +121,7 @@ impl App {
             views: Vec::new(),
             focus: Focus::Composer,
             scroll: Scroll::default(),
+            scroll_anchor: None,
             sidebar_pref: None,
             status: None,
             notices: Vec::new(),
@@ -519,6 +522,7 @@ impl App {
             self.focus = Focus::Composer;
         }
         self.layout = layout;
+        self.anchor_scroll();
     }
 
     /// Scroll so that message `id` starts at the top of the chat (as far as

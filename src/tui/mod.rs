@@ -21,6 +21,7 @@ pub mod model;
 mod put_line;
 pub mod reveal;
 pub mod scheduled;
+mod scroll_hold;
 mod sending;
 pub mod terminal;
 pub mod text;
@@ -190,6 +191,7 @@ async fn event_loop(
     loop {
         if dirty && (typed || last_draw.elapsed() >= FRAME) {
             flush_output(app, &mut last_title);
+            app.hold_scroll();
             let layout = frames.draw(term, app, !urgent)?;
             app.take_layout(layout);
             last_draw = Instant::now();
