@@ -1210,17 +1210,24 @@ async fn huge_paste_with_control_characters_lands_clean() {
     ui.app.on_terminal(TermEvent::Paste(paste));
     let text = ui.app.composer_text();
     assert!(
-        text.chars().all(|c| c == '\n' || !c.is_control()),
+        text.chars()
+            .all(|c| c == '\n' || c == '\t' || !c.is_control()),
         "control characters in the composer"
     );
     assert_eq!(text.matches('\n').count(), 10_000);
+    assert!(text.starts_with("line 0\t"), "tabs stay tabs");
     assert!(text.contains("line 9999"));
     assert!(text.contains("␛[31mred"), "escapes are visible, not active");
     let s = ui.screen(80, 24);
     assert!(s.contains("╭") && s.contains(" echo "), "{s}");
-    // It can be sent like any message.
+    assert!(
+        !s.contains('\t'),
+        "a tab is drawn as spaces, not written raw"
+    );
+    // It can be sent like any message, tabs and all.
     ui.enter();
     assert_eq!(ui.rows().len(), 1);
+    assert!(ui.rows()[0].text.starts_with("line 0\t"));
 }
 
 #[tokio::test(start_paused = true)]

@@ -455,7 +455,11 @@ impl App {
             }
         }
         self.focus = Focus::Composer;
-        self.composer.insert(&clean, self.now());
+        // The message is sent as pasted: tabs stay tabs (a Makefile recipe,
+        // a TSV row), shown by the composer at its tab stops.
+        let kept = s.replace("\r\n", "\n").replace('\r', "\n");
+        let kept = crate::sanitize::sanitize_keep_tabs(&kept);
+        self.composer.insert(&kept, self.now());
     }
 
     pub(super) fn scroll_by(&mut self, rows: isize) {
