@@ -8,7 +8,7 @@ pub fn kind_label(k: &NoticeKind) -> &'static str {
     match k {
         NoticeKind::Fired => "fired",
         NoticeKind::ReplyFinished => "reply",
-        NoticeKind::Failed => "failed",
+        NoticeKind::Failed | NoticeKind::RegenerateFailed => "failed",
         NoticeKind::Expired => "expired",
         NoticeKind::Approval => "approval",
         NoticeKind::Info => "info",

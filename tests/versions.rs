@@ -230,3 +230,51 @@ async fn an_edit_sent_while_a_follow_up_is_held_goes_before_it() {
         ]
     );
 }
+
+/// A regeneration that fails before it starts gives the reply it put aside
+/// back (the question had been left unanswered, and the failed row is not
+/// listed anywhere to retry); the next Ctrl+R makes it a version as usual.
+#[tokio::test(start_paused = true)]
+async fn a_failed_regeneration_gives_the_earlier_reply_back() {
+    let h = harness(vec![
+        Step::Reply(vec![text("first"), done()]),
+        Step::Fail(tock::llm::LlmError::permanent("401 Unauthorized: bad key")),
+        Step::Reply(vec![text("second"), done()]),
+    ]);
+    let mut events = h.engine.subscribe();
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "question").unwrap();
+    settle().await;
+    let row = h.engine.regenerate(conv).unwrap();
+    settle().await;
+    assert_eq!(
+        h.engine.store().item(row).unwrap().unwrap().status,
+        tock::store::Status::Failed
+    );
+    assert_eq!(
+        replies(&h, conv),
+        [("first".to_string(), MessageStatus::Complete)]
+    );
+    let mut said = None;
+    while let Ok(ev) = events.try_recv() {
+        if let tock::engine::Event::Notice(n) = ev
+            && n.kind == tock::engine::NoticeKind::RegenerateFailed
+        {
+            said = Some(n.text);
+        }
+    }
+    let said = said.expect("a notice says so");
+    assert!(
+        said.contains("401 Unauthorized") && said.contains("earlier reply is kept"),
+        "{said}"
+    );
+    // Again, and it works: the two replies are versions of one another.
+    h.engine.regenerate(conv).unwrap();
+    settle().await;
+    let (a, b) = (id_of(&h, conv, "first"), id_of(&h, conv, "second"));
+    let g = h.engine.alternates(conv).unwrap().of(b).cloned().unwrap();
+    assert_eq!((g.versions, g.shown), (vec![a, b], Some(1)));
+    let req = h.provider.requests().last().cloned().unwrap();
+    assert_eq!(sent_texts(&req), ["user: question"]);
+}

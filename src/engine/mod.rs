@@ -75,6 +75,9 @@ pub enum NoticeKind {
     /// A reply finished (front ends skip the conversation in view).
     ReplyFinished,
     Failed,
+    /// Generating a reply again failed before it started; the reply it was
+    /// to replace is the conversation's answer again.
+    RegenerateFailed,
     Expired,
     /// A tool call waits for the user's approval.
     Approval,

@@ -1013,12 +1013,29 @@ impl Store {
         Ok(n == 1)
     }
 
+    /// Failed before the provider accepted it. A regeneration that fails so
+    /// gives the conversation back the reply it put aside (it is still the
+    /// last word), so a failed Ctrl+R never leaves a question unanswered.
     pub fn mark_failed(&self, id: i64, owner: &str, error: &str, now: i64) -> Result<bool> {
-        let n = self.conn().execute(
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let n = tx.execute(
             "UPDATE outbox SET status = 'failed', claimed_by = NULL, last_error = ?3, next_attempt_at = NULL, updated_at = ?4
              WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
             params![id, owner, error, now],
         )?;
+        if n == 1 {
+            tx.execute(
+                "UPDATE messages SET status = 'complete'
+                 WHERE id = (SELECT replaces_message_id FROM outbox WHERE id = ?1 AND kind = 'regenerate')
+                   AND status = 'superseded'
+                   AND NOT EXISTS (SELECT 1 FROM messages l
+                       WHERE l.conversation_id = messages.conversation_id AND l.id > messages.id
+                         AND l.role != 'notice' AND NOT (l.role = 'assistant' AND l.status = 'superseded'))",
+                [id],
+            )?;
+        }
+        tx.commit()?;
         Ok(n == 1)
     }
 

@@ -149,10 +149,14 @@ impl App {
         if self.notices.len() > 100 {
             self.notices.remove(0);
         }
-        let is_err = matches!(n.kind, NoticeKind::Failed | NoticeKind::Expired);
+        let is_err = matches!(
+            n.kind,
+            NoticeKind::Failed | NoticeKind::RegenerateFailed | NoticeKind::Expired
+        );
         // The engine says what happened; here we add which key helps.
         let hint = match n.kind {
             NoticeKind::Failed | NoticeKind::Expired => " — F2 to retry",
+            NoticeKind::RegenerateFailed => " — Ctrl+R tries again",
             NoticeKind::Approval if !in_view => " — Alt+↑/↓ or F2 to go there",
             _ => "",
         };
