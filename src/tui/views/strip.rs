@@ -327,12 +327,20 @@ fn pack_hints(
     w: usize,
     wrap: bool,
 ) -> Vec<Line<'static>> {
+    // A note after the title ("paused after stop — …") is set off from the
+    // hints that follow it on its row.
+    let after_note = title.len() > 1;
     let mut rows: Vec<Vec<Span<'static>>> = vec![title];
     let mut used: usize = rows[0].iter().map(|s| s.width()).sum();
     let mut row = String::new();
     for h in hints {
         let hw = unicode_width::UnicodeWidthStr::width(h.as_str());
-        let need = if row.is_empty() { hw } else { 3 + hw };
+        let lead = |row: &str, on_title: bool| match (row.is_empty(), on_title && after_note) {
+            (false, _) => " · ",
+            (true, true) => "· ",
+            (true, false) => "",
+        };
+        let need = unicode_width::UnicodeWidthStr::width(lead(&row, rows.len() == 1)) + hw;
         if used + unicode_width::UnicodeWidthStr::width(row.as_str()) + need > w {
             if !wrap {
                 break;
@@ -345,9 +353,7 @@ fn pack_hints(
             rows.push(vec![Span::raw("  ")]);
             used = 2;
         }
-        if !row.is_empty() {
-            row.push_str(" · ");
-        }
+        row.push_str(lead(&row, rows.len() == 1));
         row.push_str(&h);
     }
     if !row.is_empty()
