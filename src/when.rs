@@ -88,6 +88,11 @@ pub enum WhenError {
     /// `Mode::Later` was given a point in time.
     #[error("{0:?} is a point in time, not a duration — use /at for that, or e.g. /later 1h30m")]
     TimeNotDuration(String),
+    /// `2 years`, `6mo`: not durations, their length varies.
+    #[error(
+        "years and months are not durations (their length varies); give a date instead, e.g. 2030-01-15 09:00"
+    )]
+    YearsOrMonths,
     /// A day and a bare hour (`fri 5`, `tomorrow 9`): morning or evening?
     /// Carries the hour as typed.
     #[error("{0:?} alone could be morning or evening — say {0}am or {0}pm")]
@@ -171,6 +176,9 @@ fn parse_any_time<Tz: TimeZone>(
                 .ok_or(WhenError::OutOfRange);
         }
         Err(PErr::Fail(e)) => return Err(e),
+        Err(PErr::NoMatch) if says_years_or_months(trimmed) => {
+            return Err(WhenError::YearsOrMonths);
+        }
         Err(PErr::NoMatch) => {}
     }
 
@@ -403,6 +411,20 @@ fn is_specific(e: &WhenError) -> bool {
             | WhenError::NotADuration(_)
             | WhenError::AmbiguousHour(_)
     )
+}
+
+/// `1000y`, `in 2 years`, `3 months`, `6mo`.
+fn says_years_or_months(expr: &str) -> bool {
+    let e = expr.trim().to_ascii_lowercase();
+    let e = e.strip_prefix("in ").unwrap_or(&e).trim();
+    let digits = e
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(e.len());
+    if digits == 0 {
+        return false;
+    }
+    let unit = e[digits..].trim();
+    ["y", "yr", "yrs", "year", "years", "mo", "month", "months"].contains(&unit)
 }
 
 /// `fri 5`, `tomorrow 9`, `next monday 10`: a day that reads on its own followed by
@@ -1724,6 +1746,18 @@ mod tests {
         let now = now_p1();
         assert_eq!(err("", &now, Mode::At), WhenError::Empty);
         assert_eq!(err(" \t ", &now, Mode::Later), WhenError::Empty);
+        // Years and months are refused with the reason, also in a message.
+        for bad in ["11y", "2 months", "in 3 years", "6mo"] {
+            assert_eq!(
+                err(bad, &now, Mode::Later),
+                WhenError::YearsOrMonths,
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            split_time_prefix("2 months renew the domain", &now, Mode::Later),
+            Err(WhenError::YearsOrMonths)
+        );
         // A day and a bare hour asks which one was meant.
         for (bad, hour) in [
             ("tomorrow 9", "9"),

@@ -111,39 +111,10 @@ pub(super) fn send(
 /// Largest message text `send` takes from stdin or a file.
 const MAX_TEXT_BYTES: u64 = 20 * 1024 * 1024;
 
-/// A time expression from the command line, with the CLI's extra rules:
-/// not beyond ten years, and a clear word about years and months.
+/// A time expression from the command line (the parser refuses more than
+/// ten years ahead, and years and months with the reason).
 pub(super) fn parse_due(expr: &str, mode: Mode) -> Result<chrono::DateTime<chrono::Utc>> {
-    let now = now_local();
-    let due = when::parse_time(expr, &now, mode).map_err(|e| {
-        if says_years_or_months(expr) {
-            anyhow!(
-                "years and months are not durations (their length varies); give a date instead, e.g. --at \"2030-01-15 09:00\""
-            )
-        } else {
-            e.into()
-        }
-    })?;
-    when::check_not_too_far(
-        due,
-        now.with_timezone(&chrono::Utc),
-        chrono::Duration::days(when::MAX_AHEAD_DAYS),
-    )?;
-    Ok(due)
-}
-
-/// `1000y`, `in 2 years`, `3 months`, `6mo`.
-fn says_years_or_months(expr: &str) -> bool {
-    let e = expr.trim().to_ascii_lowercase();
-    let e = e.strip_prefix("in ").unwrap_or(&e).trim();
-    let digits = e
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(e.len());
-    if digits == 0 {
-        return false;
-    }
-    let unit = e[digits..].trim();
-    ["y", "yr", "yrs", "year", "years", "mo", "month", "months"].contains(&unit)
+    Ok(when::parse_time(expr, &now_local(), mode)?)
 }
 
 /// The message text of `send`: the words, or stdin for `-`, or a file.
