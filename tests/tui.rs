@@ -2621,9 +2621,20 @@ async fn typed_text_never_answers_an_approval_and_is_kept() {
     assert_eq!(ui.app.composer_text(), "apple");
     insta::assert_snapshot!("approval_pending_60x15", ui.screen(60, 15));
     insta::assert_snapshot!("approval_pending_120x40", ui.screen(120, 40));
-    // A deliberate choice answers it.
+    // A deliberate choice answers it; the hint to choose goes with the key.
     ui.app.composer.clear(0);
-    ui.approve();
+    assert!(
+        ui.status_line().starts_with("choose Approve or Deny first"),
+        "{}",
+        ui.status_line()
+    );
+    ui.press(KeyCode::Left);
+    assert_eq!(
+        ui.status_line(),
+        "",
+        "the hint is stale once a choice is made"
+    );
+    ui.enter();
     ui.settle().await;
     assert!(ui.app.model.waiting_approval().is_none());
     assert!(ui.rows().iter().any(|r| r.kind == Kind::Task));
@@ -2962,6 +2973,13 @@ async fn a_status_line_goes_when_what_it_describes_has_changed() {
     ui.pump();
     assert_eq!(ui.conv(), here, "the other conversation is shown");
     assert_eq!(ui.status_line(), "conversation deleted");
+    // Sending a message moves on from what the line said before.
+    ui.say("/later blah check again");
+    assert!(ui.status_line().contains("blah"));
+    ui.app.set_composer("");
+    ui.say("check again");
+    assert_eq!(ui.status_line(), "");
+    assert!(ui.rows().iter().any(|r| r.text == "check again"));
 }
 
 #[tokio::test(start_paused = true)]

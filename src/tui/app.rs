@@ -45,6 +45,8 @@ pub struct Status {
     /// An approval waiting in this conversation: answered (here, from the
     /// CLI or by another process), the line is stale.
     pub approval_in: Option<i64>,
+    /// About the key just pressed: the next key makes it stale.
+    pub until_key: bool,
 }
 
 /// What the last frame laid out, for clicks and paging.
@@ -188,6 +190,7 @@ impl App {
             error: false,
             until: self.now() + 10_000,
             approval_in: None,
+            until_key: false,
         });
     }
 
@@ -226,6 +229,7 @@ impl App {
             error: true,
             until: self.now() + 20_000,
             approval_in: None,
+            until_key: false,
         });
     }
 

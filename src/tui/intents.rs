@@ -22,6 +22,12 @@ impl App {
         match intent {
             Intent::Info(s) => self.info(s),
             Intent::Error(s) => self.error(s),
+            Intent::KeyError(s) => {
+                self.error(s);
+                if let Some(st) = self.status.as_mut() {
+                    st.until_key = true;
+                }
+            }
             Intent::Item { id, seen, action } => {
                 let done = match &action {
                     ItemAction::Cancel => "canceled".to_string(),

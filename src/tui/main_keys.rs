@@ -22,6 +22,9 @@ impl App {
         if key.code == KeyCode::Enter && key.modifiers.contains(KeyModifiers::SHIFT) {
             self.enhanced_keys = true;
         }
+        if self.status.as_ref().is_some_and(|s| s.until_key) {
+            self.status = None;
+        }
         let is_interrupt = self.keys.action(Scope::Main, &key) == Some(Action::Interrupt);
         if !is_interrupt {
             self.quit_armed = None;

@@ -74,6 +74,8 @@ impl App {
                 return self.error(format!("{e} (the message was not sent)"));
             }
         }
+        // What the status line said was about before this message.
+        self.status = None;
         self.send(&body, None);
     }
 

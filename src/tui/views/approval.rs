@@ -196,7 +196,7 @@ impl View for ApprovalCard {
                     });
                     return Outcome::Done;
                 }
-                None => cx.push(Intent::Error(format!(
+                None => cx.push(Intent::KeyError(format!(
                     "choose Approve or Deny first ({} / {}), then {}",
                     cx.keys.first(Scope::Approval, Action::Left),
                     cx.keys.first(Scope::Approval, Action::Right),

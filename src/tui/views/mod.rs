@@ -56,6 +56,8 @@ pub enum Intent {
     /// One line for the status bar.
     Info(String),
     Error(String),
+    /// An error about the key just pressed ("choose first"): gone with the next key.
+    KeyError(String),
     /// Act on an item as it was shown (`seen` = its `updated_at` then).
     Item {
         id: i64,
