@@ -978,6 +978,47 @@ async fn a_scrolled_up_view_stays_put_while_a_reply_streams() {
     ui.settle().await;
 }
 
+/// A reply another tock on the same database streams cannot be stopped
+/// from here: Esc and Ctrl+C say so (they did nothing, or only armed a quit).
+#[tokio::test(start_paused = true)]
+async fn esc_and_ctrl_c_explain_a_reply_streaming_from_another_tock() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    let new = |role, content, status| tock::store::NewMessage {
+        role: Some(role),
+        content,
+        status: Some(status),
+        ..Default::default()
+    };
+    ui.store()
+        .insert_message(
+            conv,
+            &new(Role::User, "question", MessageStatus::Complete),
+            1,
+        )
+        .unwrap();
+    ui.store()
+        .insert_message(
+            conv,
+            &new(Role::Assistant, "half an ans", MessageStatus::Streaming),
+            2,
+        )
+        .unwrap();
+    ui.app.on_engine(Event::External);
+    ui.press(KeyCode::Esc);
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(is_err && msg.contains("streams from another tock"), "{msg}");
+    ui.ctrl('c');
+    assert!(!ui.app.quit);
+    let (msg, _) = ui.app.status_pair();
+    assert!(
+        msg.contains("another tock") && msg.ends_with("press Ctrl+C again to quit"),
+        "{msg}"
+    );
+    ui.ctrl('c');
+    assert!(ui.app.quit, "quitting still works");
+}
+
 #[tokio::test(start_paused = true)]
 async fn esc_stops_a_streaming_reply() {
     let gate = Arc::new(tokio::sync::Notify::new());

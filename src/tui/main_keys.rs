@@ -14,6 +14,9 @@ use super::scheduled::ScheduledPane;
 use super::time_picker::TimePicker;
 use super::views::{self, Intent, Outcome, ViewKind};
 
+/// Why Esc and Ctrl+C do not stop a reply another tock streams.
+const STREAMING_ELSEWHERE: &str =
+    "this reply streams from another tock on this database; stop it there";
 impl App {
     pub fn on_key(&mut self, key: KeyEvent) {
         if key.kind == KeyEventKind::Release {
@@ -252,6 +255,8 @@ impl App {
                     self.info("edit abandoned; your draft is back");
                 } else if conv.is_some_and(|c| self.stop_reply(c)) {
                     self.info("stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates");
+                } else if self.streaming_elsewhere() {
+                    self.error(STREAMING_ELSEWHERE);
                 } else if !self.sidebar.filter.is_empty() {
                     self.sidebar.filter.clear();
                 }
@@ -309,12 +314,25 @@ impl App {
             self.quit = true;
         } else {
             self.quit_armed = Some(now);
-            self.info("press Ctrl+C again to quit");
+            if self.streaming_elsewhere() {
+                self.error(format!("{STREAMING_ELSEWHERE}; press Ctrl+C again to quit"));
+            } else {
+                self.info("press Ctrl+C again to quit");
+            }
             // Said only while it is true.
             if let Some(s) = self.status.as_mut() {
                 s.until = now + QUIT_WINDOW_MS;
             }
         }
+    }
+
+    /// The reply on screen streams, but from another process on this
+    /// database: a stop here cannot reach it.
+    fn streaming_elsewhere(&self) -> bool {
+        self.model
+            .entries
+            .last()
+            .is_some_and(|e| e.msg.status == crate::store::MessageStatus::Streaming)
     }
 
     pub(super) fn toggle_sidebar(&mut self) {
