@@ -3062,6 +3062,25 @@ async fn the_exit_line_says_what_is_still_pending() {
     let line = ui.app.exit_line().unwrap();
     assert!(line.contains("1 waiting for you"), "{line}");
     assert!(!line.contains("queued"), "{line}");
+    // Another tock dispatching sends them, not the next start.
+    ui.app.model.dispatch = tock::engine::DispatchState::Standby { pid: 4242 };
+    let line = ui.app.exit_line().unwrap();
+    assert!(
+        line.ends_with("the tock running as pid 4242 sends them."),
+        "{line}"
+    );
+    // Only what waits for the user (or failed): nothing says it will be sent.
+    for r in ui.rows() {
+        if r.status == Status::Pending && r.due_at.is_some() {
+            ui.h.engine.cancel(r.id).unwrap();
+        }
+    }
+    for s in ui.h.engine.list_series(false).unwrap() {
+        ui.h.engine.end_series(s.series.id).unwrap();
+    }
+    ui.app.model.reload_all();
+    let line = ui.app.exit_line().unwrap();
+    assert!(line.ends_with("kept in the database."), "{line}");
 }
 
 /// Advance the clock to `at` and tick there, as the app's loop does.

@@ -600,13 +600,24 @@ impl App {
             ));
         }
         if failed > 0 {
-            parts.push(format!("{failed} failed or expired (tock list)"));
+            parts.push(format!(
+                "{failed} failed or expired (not sent again unless you retry them: tock list)"
+            ));
         }
         if series > 0 {
             parts.push(format!("{series} recurring series"));
         }
+        // Who sends what is still to go, if anything is.
+        let to_go = scheduled + queued + series > 0;
+        let who = match &self.model.dispatch {
+            _ if !to_go => String::new(),
+            crate::engine::DispatchState::Standby { pid } => {
+                format!("; the tock running as pid {pid} sends them")
+            }
+            _ => "; the next `tock` or `tock daemon` sends them".to_string(),
+        };
         Some(format!(
-            "tock: {} — kept in the database; the next `tock` or `tock daemon` sends them.",
+            "tock: {} — kept in the database{who}.",
             parts.join(", ")
         ))
     }
