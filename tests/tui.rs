@@ -4082,13 +4082,21 @@ async fn slash_theme_switches_the_palette_for_the_session_and_bad_colours_say_so
 /// badges and the status bar's counts by state.
 fn assert_summaries_match(ui: &Ui, when: &str) {
     let rows = ui.store().item_summaries().unwrap();
-    let mut per_conv = std::collections::HashMap::new();
-    for c in rows.iter().filter_map(|s| s.conversation_id) {
-        *per_conv.entry(c).or_insert(0usize) += 1;
+    let (mut per_conv, mut failed_per_conv) = Default::default();
+    for s in &rows {
+        let Some(c) = s.conversation_id else { continue };
+        let map: &mut std::collections::HashMap<i64, usize> =
+            if matches!(s.status, Status::Failed | Status::Expired) {
+                &mut failed_per_conv
+            } else {
+                &mut per_conv
+            };
+        *map.entry(c).or_insert(0) += 1;
     }
     assert_eq!(
-        ui.app.model.pending_by_conv, per_conv,
-        "{when}: sidebar badges"
+        (&ui.app.model.pending_by_conv, &ui.app.model.failed_by_conv),
+        (&per_conv, &failed_per_conv),
+        "{when}: sidebar badges (pending, failed)"
     );
     let now = ui.app.model.now_ms();
     let mut by_state = tock::tui::model::StateCounts::default();

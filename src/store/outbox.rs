@@ -218,6 +218,22 @@ pub struct OpenCounts {
     /// Every unfinished row of each conversation, by conversation id (rows
     /// of none are left out).
     pub by_conversation: Vec<(i64, i64)>,
+    /// Of those, the failed or expired ones (not sent unless retried).
+    pub failed_by_conversation: Vec<(i64, i64)>,
+}
+
+/// Each status's rows come by conversation; a conversation with rows of
+/// several statuses is summed into one.
+fn sum_by_conversation(mut counts: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    counts.sort_unstable();
+    counts.dedup_by(|next, kept| {
+        let same = next.0 == kept.0;
+        if same {
+            kept.1 += next.1;
+        }
+        same
+    });
+    counts
 }
 
 impl OpenCounts {
@@ -610,6 +626,7 @@ impl Store {
         })?;
         let mut c = OpenCounts::default();
         let mut by_conversation = Vec::new();
+        let mut failed_by_conversation = Vec::new();
         for row in rows {
             let (status, conversation, n) = row?;
             match status {
@@ -621,19 +638,13 @@ impl Store {
             }
             if conversation != 0 {
                 by_conversation.push((conversation, n));
+                if matches!(status, Status::Failed | Status::Expired) {
+                    failed_by_conversation.push((conversation, n));
+                }
             }
         }
-        // Each status's rows come by conversation; a conversation with rows
-        // of several statuses is summed into one.
-        by_conversation.sort_unstable();
-        by_conversation.dedup_by(|next, kept| {
-            let same = next.0 == kept.0;
-            if same {
-                kept.1 += next.1;
-            }
-            same
-        });
-        c.by_conversation = by_conversation;
+        c.by_conversation = sum_by_conversation(by_conversation);
+        c.failed_by_conversation = sum_by_conversation(failed_by_conversation);
         Ok(c)
     }
 

@@ -41,6 +41,8 @@ pub struct Model {
     pub unfolded: bool,
     /// Unfinished items per conversation (sidebar badges), from `unfinished`.
     pub pending_by_conv: HashMap<i64, usize>,
+    /// Failed or expired items by conversation (not in `pending_by_conv`).
+    pub failed_by_conv: HashMap<i64, usize>,
     /// Active recurring series, for the status bar.
     pub active_series: i64,
     /// The status bar's counts, with the span of time they hold for: from
@@ -117,6 +119,7 @@ impl Model {
             usage: Default::default(),
             active_series: 0,
             pending_by_conv: HashMap::new(),
+            failed_by_conv: HashMap::new(),
             counts: std::cell::Cell::new(None),
             load_error: None,
         }
@@ -402,12 +405,21 @@ impl Model {
             Ok(o) => self.unfinished = o,
             Err(e) => self.fail("pending items", e),
         }
-        self.pending_by_conv = self
-            .unfinished
-            .by_conversation
-            .iter()
-            .map(|(c, n)| (*c, usize::try_from(*n).unwrap_or(0)))
-            .collect();
+        let by_conv = |counts: &[(i64, i64)]| -> HashMap<i64, usize> {
+            counts
+                .iter()
+                .map(|(c, n)| (*c, usize::try_from(*n).unwrap_or(0)))
+                .collect()
+        };
+        self.failed_by_conv = by_conv(&self.unfinished.failed_by_conversation);
+        self.pending_by_conv = by_conv(&self.unfinished.by_conversation);
+        // Pending: what is still to go; the failed are counted apart.
+        for (c, failed) in &self.failed_by_conv {
+            if let Some(n) = self.pending_by_conv.get_mut(c) {
+                *n = n.saturating_sub(*failed);
+            }
+        }
+        self.pending_by_conv.retain(|_, n| *n > 0);
         self.reload_gates();
     }
 

@@ -192,6 +192,9 @@ impl Sidebar {
             if pending > 0 {
                 meta.push_str(&format!(" · {pending} pending"));
             }
+            if let Some(failed) = model.failed_by_conv.get(&c.id).filter(|n| **n > 0) {
+                meta.push_str(&format!(" · {failed} failed"));
+            }
             if awaiting {
                 meta.push_str(" · needs approval");
             } else if unread {
