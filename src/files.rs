@@ -190,9 +190,10 @@ pub fn image_mime(path: &Path) -> Option<&'static str> {
 }
 
 /// Refuse, before anything is read, an image for a model that does not
-/// take images (`vision` false), naming the file and the model.
+/// take images (`vision` false), naming the file and the model. A path
+/// that names no file is left to the read, which says so.
 pub fn refuse_image_without_vision(path: &Path, model: &str, vision: bool) -> Result<(), String> {
-    if vision || image_mime(path).is_none() {
+    if vision || image_mime(path).is_none() || std::fs::metadata(path).is_err() {
         return Ok(());
     }
     let name = path

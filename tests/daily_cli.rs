@@ -346,8 +346,12 @@ fn an_image_is_refused_for_a_model_without_vision() {
         Arc::new(SystemClock),
         Options::default(),
     );
-    // The file does not even exist: the refusal comes from the name alone.
+    // A missing file is left to the read, which says it is missing.
     let img = dir.path().join("Cat.PNG");
+    assert!(engine.check_attachment(Some("text-only"), &img).is_ok());
+    // The refusal comes from the name alone: nothing is read (the file is
+    // not even an image).
+    std::fs::write(&img, b"not read").unwrap();
     let e = engine
         .check_attachment(Some("text-only"), &img)
         .unwrap_err()
