@@ -345,10 +345,38 @@ fn cron_rule(pattern: &str) -> Result<Rule, RecurError> {
             when::quoted(&pattern)
         )));
     }
-    let cron = cron_parser(false)
-        .parse(&pattern)
-        .map_err(|e| RecurError::BadCron(format!("{:?}: {e}", when::quoted(&pattern))))?;
+    let cron = cron_parser(false).parse(&pattern).map_err(|e| {
+        let why = bad_cron_field(&pattern).unwrap_or_else(|| e.to_string());
+        RecurError::BadCron(format!("{:?}: {why}", when::quoted(&pattern)))
+    })?;
     Ok(Rule::Cron { pattern, cron })
+}
+
+/// Which field of a five-field pattern the parser refuses, in words:
+/// croner says only "Number out of bounds". Each field is tried alone,
+/// the others left as `*`.
+fn bad_cron_field(pattern: &str) -> Option<String> {
+    const FIELDS: [(&str, &str); 5] = [
+        ("minute", "0-59"),
+        ("hour", "0-23"),
+        ("day of month", "1-31"),
+        ("month", "1-12 or jan-dec"),
+        ("day of week", "0-7 or sun-sat"),
+    ];
+    let fields: Vec<&str> = pattern.split(' ').collect();
+    fields.iter().enumerate().find_map(|(i, field)| {
+        let alone: Vec<&str> = (0..5).map(|j| if j == i { *field } else { "*" }).collect();
+        let (name, range) = FIELDS.get(i)?;
+        cron_parser(false)
+            .parse(&alone.join(" "))
+            .is_err()
+            .then(|| {
+                format!(
+                    "the {name} field {:?} is not valid ({range})",
+                    when::quoted(field)
+                )
+            })
+    })
 }
 
 enum End<'a> {

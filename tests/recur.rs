@@ -336,7 +336,14 @@ fn refusals_are_one_line_reasons() {
         ("every second", "more often than once a minute"),
         ("cron \"0 0 30 2 *\"", "never fires"),
         ("cron \"0 9 * *\"", "cron"),
-        ("cron \"61 9 * * *\"", "cron"),
+        (
+            "cron \"61 9 * * *\"",
+            "cron \"61 9 * * *\": the minute field \"61\" is not valid (0-59)",
+        ),
+        (
+            "cron \"0 9 * 13 *\"",
+            "the month field \"13\" is not valid (1-12 or jan-dec)",
+        ),
         ("every day at 9am for 0 times", "never fires: 0 times"),
         ("every year feb 30", "no such date or time"),
         ("every month on the 32nd", "no such date or time"),
