@@ -373,3 +373,46 @@ fn status_does_not_call_an_item_a_stop_holds_next() {
     let sj = t.json(&["status", "--json"]);
     assert_eq!(sj["next"]["id"], later, "{sj}");
 }
+
+/// `tock list` keeps its columns whatever the DUE cells say: an overdue
+/// item's "(1m 12s ago)" is wider than "(in 5m)", and "recurring" is wider
+/// than the other kinds (both pushed the rest of their row out of line).
+#[test]
+fn the_list_table_stays_in_columns() {
+    let t = Tock::new();
+    t.ok(&["send", "--new", "Columns", "--in", "5m", "soon"]);
+    t.ok(&[
+        "send",
+        "--conv",
+        "Columns",
+        "--every",
+        "day at 9am",
+        "daily",
+    ]);
+    let store = tock::store::Store::open(&t.db).unwrap();
+    let conv = store.conversations().unwrap()[0].id;
+    let now = support::now_ms();
+    store
+        .enqueue(
+            &tock::store::NewItem::message(conv, "overdue", Some(now - 72_000)),
+            now,
+        )
+        .unwrap();
+    let out = t.ok(&["list"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(out.contains("ago)"), "{out}");
+    let kind_at = lines[0].find("KIND").unwrap();
+    for l in &lines[1..] {
+        let at = [" message ", " recurring "]
+            .iter()
+            .filter_map(|k| l.find(k))
+            .min()
+            .unwrap_or(0)
+            + 1;
+        assert_eq!(at, kind_at, "{out}");
+        let state = lines[0].find("STATE").unwrap();
+        let b = l.as_bytes();
+        assert!(b[state - 1] == b' ' && b[state] != b' ', "{out}");
+    }
+}

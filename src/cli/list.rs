@@ -115,10 +115,9 @@ pub(super) fn list(
     } else if items.is_empty() && series.is_empty() {
         println!("nothing scheduled or pending (tock send --in 10m TEXT schedules a message)");
     } else {
-        println!(
-            "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  TEXT",
-            "ID", "DUE", "CONV", "KIND", "STATE", "TRY"
-        );
+        // Rows first: the DUE column is as wide as its widest cell ("(1m
+        // 12s ago)" is wider than "(in 5m)").
+        let mut rows: Vec<[String; 7]> = Vec::new();
         for i in &items {
             let due = match i.due_at {
                 Some(d) => format!("{} ({})", local(d), when::relative(d, now)),
@@ -144,21 +143,26 @@ pub(super) fn list(
             {
                 err.push_str(&format!("  ({})", w.describe(now)));
             }
-            println!(
-                "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}{err}",
-                i.id,
+            rows.push([
+                i.id.to_string(),
                 due,
                 conv,
-                i.kind.as_str(),
-                state_of(i).label(),
-                i.attempts
-            );
+                i.kind.as_str().to_string(),
+                state_of(i).label().to_string(),
+                i.attempts.to_string(),
+                format!("{text}{err}"),
+            ]);
         }
         for v in &series {
             let s = &v.series;
             let due = match s.next_due_at {
                 Some(d) if s.status == crate::store::SeriesStatus::Active => {
                     format!("{} ({})", local(d), when::relative(d, now))
+                }
+                // Where it would go on: resuming goes on from there (or
+                // from now, if that has passed).
+                Some(d) if s.status == crate::store::SeriesStatus::Paused => {
+                    format!("{} (paused)", local(d))
                 }
                 _ => "-".into(),
             };
@@ -176,16 +180,31 @@ pub(super) fn list(
                 0 => String::new(),
                 n => format!("; {n} so far"),
             };
-            println!(
-                "{:>5}  {:<28} {:>5}  {:<8} {:<9} {:>3}  {text}  [{}{sent}]",
-                s.id,
+            rows.push([
+                s.id.to_string(),
                 due,
                 conv,
-                "recurring",
-                s.status.as_str(),
-                "-",
-                crate::sanitize::sanitize_line(&v.description)
-            );
+                "recurring".to_string(),
+                s.status.as_str().to_string(),
+                "-".to_string(),
+                format!(
+                    "{text}  [{}{sent}]",
+                    crate::sanitize::sanitize_line(&v.description)
+                ),
+            ]);
+        }
+        let due_w = rows
+            .iter()
+            .map(|r| r[1].chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(3);
+        println!(
+            "{:>5}  {:<due_w$} {:>5}  {:<9} {:<9} {:>3}  TEXT",
+            "ID", "DUE", "CONV", "KIND", "STATE", "TRY"
+        );
+        for [id, due, conv, kind, state, tries, rest] in &rows {
+            println!("{id:>5}  {due:<due_w$} {conv:>5}  {kind:<9} {state:<9} {tries:>3}  {rest}");
         }
     }
     Ok(())
