@@ -2834,6 +2834,14 @@ async fn every_creates_a_series_with_a_live_preview() {
         "{s}"
     );
     insta::assert_snapshot!("every_preview_120x40", s);
+    // Where rule and times do not both fit, the times stay (the rule is
+    // what was just typed).
+    ui.app.sidebar_pref = None;
+    let narrow = ui.screen(60, 15);
+    assert!(
+        narrow.contains("⏰ next Mon 30 Nov 09:00, then Tue 09:00"),
+        "{narrow}"
+    );
     ui.enter();
     assert_eq!(ui.app.composer_text(), "", "{}", ui.status_line());
     let series = ui.h.engine.list_series(false).unwrap();
@@ -2896,6 +2904,7 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     assert!(s.contains("0 sent, 0 skipped"), "{s}");
     insta::assert_snapshot!("f2_with_a_series_110x30", s);
     // A series' own keys are on its detail line even at 60 columns.
+    ui.app.sidebar_pref = None;
     let narrow = ui.screen(60, 15);
     assert!(narrow.contains("p pause · n skip · r rule"), "{narrow}");
     let status = |ui: &Ui| ui.h.engine.series_view(id).unwrap().unwrap().series.status;

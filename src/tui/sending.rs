@@ -14,8 +14,8 @@ use crate::store::{Kind, NewItem, Role};
 use crate::when::{self, Mode};
 
 impl App {
-    /// The live preview for `/later` and `/at` while typing.
-    pub fn composer_preview(&self) -> Option<Result<String, String>> {
+    /// The live preview for `/later`, `/at` and `/every` while typing.
+    pub fn composer_preview(&self) -> Option<Result<Preview, String>> {
         let text = self.composer.text();
         if let Some(rest) = text.strip_prefix("/every ") {
             if rest.trim().is_empty() {
@@ -26,11 +26,10 @@ impl App {
             let engine = self.engine();
             return Some(match engine.split_schedule(rest) {
                 Ok((s, _)) if let Err(e) = engine.check_schedule(&s) => Err(e.to_string()),
-                Ok((s, _)) => Ok(format!(
-                    "{} — {}",
-                    engine.describe_schedule(&s),
-                    engine.preview_schedule(&s, 3)
-                )),
+                Ok((s, _)) => Ok(Preview {
+                    rule: Some(engine.describe_schedule(&s)),
+                    times: engine.preview_schedule(&s, 3),
+                }),
                 Err(e) => Err(e.to_string()),
             });
         }
@@ -49,7 +48,10 @@ impl App {
         }
         let now = self.model.now();
         Some(match when::split_time_prefix(rest, &now, mode) {
-            Ok((due, _)) => Ok(format!("sends {}", when::preview(due, &now))),
+            Ok((due, _)) => Ok(Preview {
+                rule: None,
+                times: format!("sends {}", when::preview(due, &now)),
+            }),
             Err(e) => Err(e.to_string()),
         })
     }
@@ -613,4 +615,28 @@ pub(super) fn unescape_slash(text: &str) -> &str {
     text.strip_prefix('/')
         .filter(|_| text.starts_with("//"))
         .unwrap_or(text)
+}
+
+/// What a `/later`, `/at` or `/every` line will do, as it is typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preview {
+    /// The rule in words, for `/every` (it echoes what was typed: the first
+    /// to go where there is no room).
+    pub rule: Option<String>,
+    /// When it sends.
+    pub times: String,
+}
+
+impl Preview {
+    /// One line of at most `width` cells: the rule and its times, or the
+    /// times alone (cut) when both do not fit.
+    pub fn line(&self, width: usize) -> String {
+        use unicode_width::UnicodeWidthStr;
+        match &self.rule {
+            Some(rule) if rule.width() + 3 + self.times.width() <= width => {
+                format!("{rule} — {}", self.times)
+            }
+            _ => super::text::elide(&self.times, width),
+        }
+    }
 }

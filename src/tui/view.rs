@@ -214,8 +214,8 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
     let focused = app.focus == Focus::Composer && app.views.iter().all(|v| !v.is_modal());
     let mut title: Vec<Span<'static>> = Vec::new();
     match app.composer_preview() {
-        Some(Ok(s)) => title.push(Span::styled(
-            format!(" ⏰ {s} "),
+        Some(Ok(p)) => title.push(Span::styled(
+            format!(" ⏰ {} ", p.line(area.width.saturating_sub(8) as usize)),
             Style::new().fg(palette().accent),
         )),
         Some(Err(e)) => title.push(Span::styled(
