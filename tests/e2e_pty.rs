@@ -504,6 +504,12 @@ fn a_tui_next_to_a_daemon_stands_by_and_still_sees_every_change() {
     assert_eq!(msgs.len(), 4);
     assert!(msgs.iter().all(|m| m["status"] == "complete"));
     assert_eq!(server.count(), 2);
+    // At 60 columns the note is short, and the counts after it still show.
+    t.send(&["--conv", &conv, "--in", "1h", "later on"]);
+    let small = Pty::spawn(&[], &t.env, 15, 60);
+    let screen = small.wait_text(&format!("sent by pid {pid}"), LONG);
+    assert!(!screen.contains("another tock"), "{screen}");
+    small.wait_text("⏰1", LONG);
 }
 
 #[test]

@@ -335,6 +335,11 @@ fn status_spans(app: &App, sidebar_shown: bool, short: bool) -> Vec<Span<'static
     let (dstate, dstyle) = match &dispatch {
         DispatchState::Dispatching => (String::new(), dim()),
         DispatchState::Starting => ("starting".to_string(), dim()),
+        // Short: the counts after it must still show.
+        DispatchState::Standby { pid } if short => (
+            format!("sent by pid {pid}"),
+            Style::new().fg(palette().warning),
+        ),
         DispatchState::Standby { pid } => (
             format!("another tock (pid {pid}) is dispatching"),
             Style::new().fg(palette().warning),
