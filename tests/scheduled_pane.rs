@@ -1012,3 +1012,36 @@ fn picker_selection_clamps() {
         PickerAction::Pick(utc(T0 + 5 * MIN))
     );
 }
+
+/// A failure whose reason already counts the attempts ("… (after 2
+/// attempts)", as a transient error that ran out of tries says) is not
+/// told "failed after 2 attempts" a second time.
+#[tokio::test(start_paused = true)]
+async fn a_failure_that_counts_its_attempts_says_so_once() {
+    let h = harness(vec![]);
+    let store = h.engine.store();
+    let c = conv(store, "Build");
+    let id = add(store, Some(c), Kind::Message, "check the build", None, T0);
+    fail_transiently(store, id, 1, "cannot connect", T0, T0);
+    assert!(store.claim(id, "test", T0).unwrap());
+    assert!(
+        store
+            .mark_failed(id, "test", "openai: cannot connect (after 2 attempts)", T0)
+            .unwrap()
+    );
+    let mut pane = pane_on(store);
+    select(&mut pane, &h, id);
+    let t = draw(&pane, 120, 24);
+    let screen: String = t
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert_eq!(screen.matches("attempts").count(), 1, "{screen}");
+    assert!(
+        screen.contains("failed: openai: cannot connect (after 2 attempts) · R retries"),
+        "{screen}"
+    );
+}

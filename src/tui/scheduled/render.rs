@@ -354,6 +354,8 @@ impl ScheduledPane {
                     .unwrap_or_default()
             ),
             State::Sending => format!("sending now (attempt {})", it.attempts.max(1)),
+            // A reason that already counts the attempts is not told twice.
+            State::Failed if err.ends_with("attempts)") => format!("failed: {err} · R retries"),
             State::Failed => format!(
                 "failed after {} attempt{}: {err} · R retries",
                 it.attempts,
