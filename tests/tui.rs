@@ -1019,6 +1019,39 @@ async fn esc_and_ctrl_c_explain_a_reply_streaming_from_another_tock() {
     assert!(ui.app.quit, "quitting still works");
 }
 
+/// A Ctrl+R whose request fails: the earlier reply is back on screen at
+/// once (the database had it back, the open view still said "replaced").
+#[tokio::test(start_paused = true)]
+async fn a_failed_ctrl_r_shows_the_earlier_reply_again() {
+    // Unreachable, try after try, until the tries run out.
+    let mut steps = vec![Step::Reply(vec![text("the first answer"), done()])];
+    steps.extend((0..10).map(|_| Step::Fail(LlmError::transient("cannot connect"))));
+    let mut ui = Ui::new(steps);
+    ui.start().await;
+    ui.say("question");
+    ui.settle().await;
+    ui.ctrl('r');
+    ui.settle().await;
+    assert!(
+        ui.screen(80, 24).contains("(replaced)"),
+        "while it is retried"
+    );
+    for _ in 0..40 {
+        tokio::time::advance(std::time::Duration::from_secs(10)).await;
+        ui.settle().await;
+    }
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("the first answer") && !s.contains("(replaced)"),
+        "{s}"
+    );
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(
+        is_err && msg.ends_with("the earlier reply is kept — Ctrl+R tries again"),
+        "{msg}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn esc_stops_a_streaming_reply() {
     let gate = Arc::new(tokio::sync::Notify::new());

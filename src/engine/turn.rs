@@ -365,11 +365,17 @@ fn fail(engine: &Engine, item: &OutboxItem, owner: &str, reason: &str) {
         .store()
         .mark_failed(item.id, owner, &reason, engine.now_ms())
     {
-        Ok(_) if item.kind == Kind::Regenerate => engine.notify(
-            NoticeKind::RegenerateFailed,
-            item.conversation_id,
-            format!("generating the reply again failed: {reason}; the earlier reply is kept"),
-        ),
+        Ok(_) if item.kind == Kind::Regenerate => {
+            // The reply it put aside is back: the history changed.
+            if let Some(conv) = item.conversation_id {
+                engine.emit(Event::Conversation(conv));
+            }
+            engine.notify(
+                NoticeKind::RegenerateFailed,
+                item.conversation_id,
+                format!("generating the reply again failed: {reason}; the earlier reply is kept"),
+            )
+        }
         Ok(_) => engine.notify(
             NoticeKind::Failed,
             item.conversation_id,
