@@ -3037,6 +3037,18 @@ async fn a_status_line_goes_when_what_it_describes_has_changed() {
         "{}",
         ui.status_line()
     );
+    // The notice can come before the events that reload the gates (the
+    // engine tells it right after saving the approval): it stays.
+    ui.app.model.awaiting.clear();
+    ui.app.on_engine(Event::Notice(tock::engine::Notification {
+        kind: tock::engine::NoticeKind::Approval,
+        conversation_id: Some(ui.conv()),
+        text: "schedule_task waits for your approval".into(),
+    }));
+    assert!(
+        ui.status_line().contains("approval"),
+        "it stays until answered"
+    );
     // Answered elsewhere (as `tock approve` does): the line is stale.
     ui.h.engine.answer_approval(approval, true).unwrap();
     ui.settle().await;

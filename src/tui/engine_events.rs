@@ -168,6 +168,10 @@ impl App {
         if n.kind == NoticeKind::Approval
             && let Some(s) = self.status.as_mut()
         {
+            // Told before the events that reload the gates: read them now
+            // (the approval is saved first), or the line would look
+            // answered at once.
+            self.model.reload_summaries();
             s.approval_in = n.conversation_id;
         }
         if n.kind == NoticeKind::Info {
