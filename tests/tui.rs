@@ -1753,6 +1753,17 @@ async fn scrolled_up_during_a_stream_says_new_text_is_below() {
     ui.press(KeyCode::PageUp);
     let s = ui.screen(80, 24);
     assert!(s.contains("new text below — End to jump to latest"), "{s}");
+    // The label's row holds nothing else: no fragment of the text under it.
+    let row = s
+        .lines()
+        .find(|l| l.contains("new text below"))
+        .unwrap_or_default();
+    let chat_part = row.split('│').nth(1).unwrap_or_default();
+    assert_eq!(
+        chat_part.trim(),
+        "↓ new text below — End to jump to latest",
+        "{s}"
+    );
     gate.notify_one();
     ui.settle().await;
 }

@@ -193,9 +193,20 @@ pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) 
             " ↓ End: jump to latest "
         };
         let w = label.chars().count() as u16;
+        let y = area.y + area.height.saturating_sub(1);
+        // The whole row: the label over part of a line of text left
+        // fragments of it on both sides.
+        ratatui::widgets::Clear.render(
+            Rect {
+                y,
+                height: 1,
+                ..area
+            },
+            buf,
+        );
         let r = Rect {
             x: area.x + area.width.saturating_sub(w + 1),
-            y: area.y + area.height.saturating_sub(1),
+            y,
             width: w.min(area.width),
             height: 1,
         };
