@@ -64,19 +64,29 @@ fn assert_counts_match(s: &Store, conn: &rusqlite::Connection, when: &str) {
         ));
         assert_eq!(got, want, "{when}: {status}");
     }
-    let mut st = conn
-        .prepare(&format!(
-            "SELECT conversation_id, count(*) FROM outbox
-             WHERE {UNFINISHED} AND kind != 'regenerate' AND conversation_id IS NOT NULL
-             GROUP BY conversation_id ORDER BY conversation_id"
-        ))
-        .unwrap();
-    let want: Vec<(i64, i64)> = st
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
-    assert_eq!(c.by_conversation, want, "{when}: by conversation");
+    let by_conversation = |statuses: &str| -> Vec<(i64, i64)> {
+        let mut st = conn
+            .prepare(&format!(
+                "SELECT conversation_id, count(*) FROM outbox
+                 WHERE status IN ({statuses}) AND kind != 'regenerate' AND conversation_id IS NOT NULL
+                 GROUP BY conversation_id ORDER BY conversation_id"
+            ))
+            .unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    assert_eq!(
+        c.pending_by_conversation,
+        by_conversation("'pending', 'sending'"),
+        "{when}: pending by conversation"
+    );
+    assert_eq!(
+        c.failed_by_conversation,
+        by_conversation("'failed', 'expired'"),
+        "{when}: failed by conversation"
+    );
     let listed = (
         s.list_items(false).unwrap().len() as i64,
         (s.list_items(true).unwrap().len() - s.list_items(false).unwrap().len()) as i64,

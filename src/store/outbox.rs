@@ -55,6 +55,11 @@ impl Status {
     pub fn is_finished(self) -> bool {
         matches!(self, Status::Sent | Status::Canceled)
     }
+
+    /// Failed or expired: unfinished, but sent only if retried.
+    pub fn gave_up(self) -> bool {
+        matches!(self, Status::Failed | Status::Expired)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -215,10 +220,10 @@ pub struct OpenCounts {
     pub sending: i64,
     pub failed: i64,
     pub expired: i64,
-    /// Every unfinished row of each conversation, by conversation id (rows
-    /// of none are left out).
-    pub by_conversation: Vec<(i64, i64)>,
-    /// Of those, the failed or expired ones (not sent unless retried).
+    /// The pending or sending rows of each conversation, by conversation id
+    /// (rows of none are left out).
+    pub pending_by_conversation: Vec<(i64, i64)>,
+    /// The failed or expired rows of each conversation, likewise.
     pub failed_by_conversation: Vec<(i64, i64)>,
 }
 
@@ -625,8 +630,7 @@ impl Store {
             ))
         })?;
         let mut c = OpenCounts::default();
-        let mut by_conversation = Vec::new();
-        let mut failed_by_conversation = Vec::new();
+        let (mut pending_by_conversation, mut failed_by_conversation) = (Vec::new(), Vec::new());
         for row in rows {
             let (status, conversation, n) = row?;
             match status {
@@ -637,13 +641,14 @@ impl Store {
                 Status::Sent | Status::Canceled => {}
             }
             if conversation != 0 {
-                by_conversation.push((conversation, n));
-                if matches!(status, Status::Failed | Status::Expired) {
+                if status.gave_up() {
                     failed_by_conversation.push((conversation, n));
+                } else {
+                    pending_by_conversation.push((conversation, n));
                 }
             }
         }
-        c.by_conversation = sum_by_conversation(by_conversation);
+        c.pending_by_conversation = sum_by_conversation(pending_by_conversation);
         c.failed_by_conversation = sum_by_conversation(failed_by_conversation);
         Ok(c)
     }

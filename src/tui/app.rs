@@ -49,6 +49,18 @@ pub struct Status {
     pub until_key: bool,
 }
 
+impl Status {
+    fn new(text: String, error: bool, until: i64) -> Self {
+        Self {
+            text,
+            error,
+            until,
+            approval_in: None,
+            until_key: false,
+        }
+    }
+}
+
 /// What the last frame laid out, for clicks and paging.
 #[derive(Clone, Debug, Default)]
 pub struct FrameLayout {
@@ -185,13 +197,7 @@ impl App {
     }
 
     pub fn info(&mut self, s: impl Into<String>) {
-        self.status = Some(Status {
-            text: s.into(),
-            error: false,
-            until: self.now() + 10_000,
-            approval_in: None,
-            until_key: false,
-        });
+        self.status = Some(Status::new(s.into(), false, self.now() + 10_000));
     }
 
     /// Draw with the palette `self.theme` chooses; returns one line per bad
@@ -224,13 +230,7 @@ impl App {
 
     pub fn error(&mut self, s: impl std::fmt::Display) {
         let line = crate::sanitize::sanitize_line(&s.to_string()).into_owned();
-        self.status = Some(Status {
-            text: line,
-            error: true,
-            until: self.now() + 20_000,
-            approval_in: None,
-            until_key: false,
-        });
+        self.status = Some(Status::new(line, true, self.now() + 20_000));
     }
 
     /// The view on top of the stack, if it is of this kind.
@@ -441,8 +441,8 @@ impl App {
 
     pub(super) fn on_paste(&mut self, s: &str) {
         // Pastes go into whatever input has focus; control characters are made visible.
-        let clean: String = s.replace("\r\n", "\n").replace('\r', "\n");
-        let clean = crate::sanitize::sanitize(&clean).into_owned();
+        let lines = s.replace("\r\n", "\n").replace('\r', "\n");
+        let clean = crate::sanitize::sanitize(&lines).into_owned();
         if let Some(mut top) = self.views.pop() {
             let mut cx = self.cx();
             let outcome = top.handle_paste(&clean, &mut cx);
@@ -461,8 +461,7 @@ impl App {
         self.focus = Focus::Composer;
         // The message is sent as pasted: tabs stay tabs (a Makefile recipe,
         // a TSV row), shown by the composer at its tab stops.
-        let kept = s.replace("\r\n", "\n").replace('\r', "\n");
-        let kept = crate::sanitize::sanitize_keep_tabs(&kept);
+        let kept = crate::sanitize::sanitize_keep_tabs(&lines);
         self.composer.insert(&kept, self.now());
     }
 

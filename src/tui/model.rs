@@ -39,7 +39,7 @@ pub struct Model {
     pub dispatch: DispatchState,
     /// Long messages of yours are shown whole (Ctrl+O) instead of folded.
     pub unfolded: bool,
-    /// Unfinished items per conversation (sidebar badges), from `unfinished`.
+    /// Pending items per conversation (sidebar badges), from `unfinished`.
     pub pending_by_conv: HashMap<i64, usize>,
     /// Failed or expired items by conversation (not in `pending_by_conv`).
     pub failed_by_conv: HashMap<i64, usize>,
@@ -411,15 +411,8 @@ impl Model {
                 .map(|(c, n)| (*c, usize::try_from(*n).unwrap_or(0)))
                 .collect()
         };
+        self.pending_by_conv = by_conv(&self.unfinished.pending_by_conversation);
         self.failed_by_conv = by_conv(&self.unfinished.failed_by_conversation);
-        self.pending_by_conv = by_conv(&self.unfinished.by_conversation);
-        // Pending: what is still to go; the failed are counted apart.
-        for (c, failed) in &self.failed_by_conv {
-            if let Some(n) = self.pending_by_conv.get_mut(c) {
-                *n = n.saturating_sub(*failed);
-            }
-        }
-        self.pending_by_conv.retain(|_, n| *n > 0);
         self.reload_gates();
     }
 

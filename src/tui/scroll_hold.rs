@@ -57,13 +57,9 @@ impl App {
         for e in self.model.entries.iter().rev() {
             let rows = e.row_count(a.width);
             if e.msg.id == a.message {
+                // The anchor itself is taken again after the frame.
                 if a.row < rows {
-                    let n = below + rows - 1 - a.row;
-                    self.scroll.from_bottom = Some(n);
-                    self.scroll_anchor = Some(ScrollAnchor {
-                        from_bottom: n,
-                        ..a
-                    });
+                    self.scroll.from_bottom = Some(below + rows - 1 - a.row);
                 }
                 return;
             }

@@ -14,7 +14,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::{Cx, Intent, Outcome, RenderCx};
 use crate::engine::{ItemAction, ItemState};
 use crate::sanitize::sanitize_line;
-use crate::store::{OutboxItem, Status};
+use crate::store::OutboxItem;
 use crate::tui::keymap::{Action, Scope};
 use crate::tui::model::local;
 use crate::tui::text::elide;
@@ -193,10 +193,7 @@ impl Strip {
             return (Vec::new(), item_lines);
         }
         // Failed and expired items are not pending: they go only if retried.
-        let failed = items
-            .iter()
-            .filter(|i| matches!(i.status, Status::Failed | Status::Expired))
-            .count();
+        let failed = items.iter().filter(|i| i.status.gave_up()).count();
         let title = match (items.len() - failed, failed) {
             (pending, 0) => format!("─ pending ({pending}) "),
             (0, failed) => format!("─ failed ({failed}) "),
