@@ -434,6 +434,57 @@ async fn snapshot_failed_item() {
     insta::assert_snapshot!("failed_80x24", ui.render(80, 24).backend());
 }
 
+/// A Ctrl+R whose request cannot reach the provider shows where its reply
+/// will be, counting down to the next try; Esc calls it off and the
+/// earlier reply is the answer again.
+#[tokio::test(start_paused = true)]
+async fn a_regeneration_retrying_shows_in_the_chat_and_esc_calls_it_off() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text("the first answer"), done()]),
+        Step::Fail(LlmError::transient("connection refused")),
+        Step::Reply(vec![text("never asked for"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("ping");
+    ui.settle().await;
+    ui.ctrl('r');
+    ui.settle().await;
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("new reply  ↻ retrying in 5s: connection refused"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Esc calls it off and keeps the earlier reply"),
+        "{s}"
+    );
+    insta::assert_snapshot!("regeneration_retrying_80x24", ui.render(80, 24).backend());
+    // At 60 columns the reason gives way to the countdown.
+    let narrow = ui.screen(60, 15);
+    assert!(narrow.contains("new reply  ↻ retrying in 5s"), "{narrow}");
+    // The countdown follows the clock.
+    tokio::time::advance(std::time::Duration::from_secs(2)).await;
+    assert!(ui.screen(80, 24).contains("↻ retrying in 3s"));
+    let now = ui.app.model.now_ms();
+    assert!(ui.app.next_tick_at().is_some_and(|t| t <= now + 1000));
+    // Esc: called off; the earlier reply is back, and nothing more is sent.
+    ui.press(KeyCode::Esc);
+    ui.settle().await;
+    assert!(
+        ui.status_line().contains("regeneration called off"),
+        "{}",
+        ui.status_line()
+    );
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("new reply"), "{s}");
+    assert!(!s.contains("(replaced)"), "{s}");
+    assert!(s.contains("the first answer"), "{s}");
+    tokio::time::advance(std::time::Duration::from_secs(30)).await;
+    ui.settle().await;
+    assert!(!ui.screen(80, 24).contains("never asked for"));
+    assert_eq!(ui.h.provider.requests().len(), 2);
+}
+
 #[tokio::test(start_paused = true)]
 async fn snapshot_scheduled_item() {
     let mut ui = Ui::new(vec![]);

@@ -278,3 +278,44 @@ async fn a_failed_regeneration_gives_the_earlier_reply_back() {
     let req = h.provider.requests().last().cloned().unwrap();
     assert_eq!(sent_texts(&req), ["user: question"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_regeneration_waiting_to_retry_can_be_called_off() {
+    let h = harness(vec![
+        Step::Reply(vec![text("first"), done()]),
+        Step::Fail(tock::llm::LlmError::transient("connection refused")),
+        Step::Reply(vec![text("second"), done()]),
+    ]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "question").unwrap();
+    settle().await;
+    let row = h.engine.regenerate(conv).unwrap();
+    settle().await;
+    // Waiting to retry: the row is there for the chat, the reply put aside.
+    let waiting = h.engine.store().regeneration(conv).unwrap().unwrap();
+    assert_eq!(waiting.id, row);
+    assert_eq!(waiting.status, tock::store::Status::Pending);
+    assert!(waiting.next_attempt_at.is_some(), "in back-off");
+    assert_eq!(
+        replies(&h, conv),
+        [("first".to_string(), MessageStatus::Superseded)]
+    );
+    assert!(h.engine.cancel_regeneration(conv).unwrap());
+    assert_eq!(
+        h.engine.store().item(row).unwrap().unwrap().status,
+        tock::store::Status::Canceled
+    );
+    assert_eq!(h.engine.store().regeneration(conv).unwrap(), None);
+    assert_eq!(
+        replies(&h, conv),
+        [("first".to_string(), MessageStatus::Complete)]
+    );
+    // Nothing waits now; and the next Ctrl+R works as usual.
+    assert!(!h.engine.cancel_regeneration(conv).unwrap());
+    h.engine.regenerate(conv).unwrap();
+    settle().await;
+    let (a, b) = (id_of(&h, conv, "first"), id_of(&h, conv, "second"));
+    let g = h.engine.alternates(conv).unwrap().of(b).cloned().unwrap();
+    assert_eq!((g.versions, g.shown), (vec![a, b], Some(1)));
+}

@@ -493,6 +493,19 @@ impl Engine {
         self.changed_row(id);
         Ok(())
     }
+    /// Call off a regeneration that has not started (queued, or waiting to
+    /// retry): the reply it put aside comes back. False if none waits.
+    pub fn cancel_regeneration(&self, conversation_id: i64) -> Result<bool> {
+        let Some(id) = self
+            .store()
+            .cancel_regeneration(conversation_id, self.now_ms())?
+        else {
+            return Ok(false);
+        };
+        self.changed_row(id);
+        self.emit(Event::Conversation(conversation_id));
+        Ok(true)
+    }
     pub fn reschedule(&self, id: i64, due_at: i64) -> Result<()> {
         let now = self.now_ms();
         if due_at <= now {

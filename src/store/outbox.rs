@@ -1041,18 +1041,50 @@ impl Store {
             params![id, owner, error, now],
         )?;
         if n == 1 {
-            tx.execute(
-                "UPDATE messages SET status = 'complete'
-                 WHERE id = (SELECT replaces_message_id FROM outbox WHERE id = ?1 AND kind = 'regenerate')
-                   AND status = 'superseded'
-                   AND NOT EXISTS (SELECT 1 FROM messages l
-                       WHERE l.conversation_id = messages.conversation_id AND l.id > messages.id
-                         AND l.role != 'notice' AND NOT (l.role = 'assistant' AND l.status = 'superseded'))",
-                [id],
-            )?;
+            restore_replaced_reply(&tx, id)?;
         }
         tx.commit()?;
         Ok(n == 1)
+    }
+
+    /// The conversation's regeneration still on its way (pending, or being
+    /// sent), if any: it is not an item of the lists, but the chat shows it.
+    pub fn regeneration(&self, conversation_id: i64) -> Result<Option<OutboxItem>> {
+        Ok(self
+            .query_items(
+                "WHERE conversation_id = ?1 AND kind = 'regenerate' AND status IN ('pending', 'sending')
+                 ORDER BY id DESC LIMIT 1",
+                [conversation_id],
+            )?
+            .pop())
+    }
+
+    /// Call off the conversation's regeneration that waits (queued, or in
+    /// back-off), giving back the reply it put aside if that is still the
+    /// last word. The row called off, or None if none waits (one being
+    /// sent is stopped instead).
+    pub fn cancel_regeneration(&self, conversation_id: i64, now: i64) -> Result<Option<i64>> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let id: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM outbox
+                 WHERE conversation_id = ?1 AND kind = 'regenerate' AND status = 'pending'
+                 ORDER BY id DESC LIMIT 1",
+                [conversation_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = id {
+            tx.execute(
+                "UPDATE outbox SET status = 'canceled', claimed_by = NULL, next_attempt_at = NULL, updated_at = ?2
+                 WHERE id = ?1",
+                params![id, now],
+            )?;
+            restore_replaced_reply(&tx, id)?;
+        }
+        tx.commit()?;
+        Ok(id)
     }
 
     fn user_update(
@@ -1278,4 +1310,20 @@ impl Store {
             |r| r.get(0),
         )?)
     }
+}
+
+/// A regeneration that went no further gives the conversation back the
+/// reply it put aside, if that is still the last word: nothing but notices
+/// and other put-aside replies came after it.
+fn restore_replaced_reply(tx: &rusqlite::Transaction, regeneration: i64) -> Result<()> {
+    tx.execute(
+        "UPDATE messages SET status = 'complete'
+         WHERE id = (SELECT replaces_message_id FROM outbox WHERE id = ?1 AND kind = 'regenerate')
+           AND status = 'superseded'
+           AND NOT EXISTS (SELECT 1 FROM messages l
+               WHERE l.conversation_id = messages.conversation_id AND l.id > messages.id
+                 AND l.role != 'notice' AND NOT (l.role = 'assistant' AND l.status = 'superseded'))",
+        [regeneration],
+    )?;
+    Ok(())
 }

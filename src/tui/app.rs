@@ -489,6 +489,12 @@ impl App {
         if let Some(t) = self.strip.next_change(&self.model, now) {
             at.push(t);
         }
+        // The chat counts down a regeneration's retry like the strip.
+        if let Some(r) = self.model.waiting_regeneration()
+            && let crate::engine::ItemState::Retrying { at: due, .. } = self.model.state_of(r, now)
+        {
+            at.extend(views::label_change(due, now));
+        }
         for v in &self.views {
             if let Some(t) = v.next_change(now) {
                 at.push(t);

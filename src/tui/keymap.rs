@@ -470,7 +470,7 @@ fn defaults() -> Vec<Binding> {
             Ac::Stop,
             "stop",
             vec![k(K::Esc, N)],
-            "stop the reply (kept, marked interrupted) and pause the queue",
+            "stop the reply (kept, marked interrupted) and pause the queue; call off a regeneration not yet started",
         ),
         b(
             Main,

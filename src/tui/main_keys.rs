@@ -255,6 +255,8 @@ impl App {
                     self.info("edit abandoned; your draft is back");
                 } else if conv.is_some_and(|c| self.stop_reply(c)) {
                     self.info("stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates");
+                } else if self.call_off_regeneration() {
+                    // Its outcome is said when the write is done.
                 } else if self.streaming_elsewhere() {
                     self.error(STREAMING_ELSEWHERE);
                 } else if !self.sidebar.filter.is_empty() {
@@ -300,6 +302,8 @@ impl App {
             self.info(
                 "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates",
             );
+        } else if self.call_off_regeneration() {
+            // Its outcome is said when the write is done.
         } else if self.composer.abandon_edit(now) {
             self.info("edit abandoned; your draft is back");
         } else if !self.composer.is_blank() {

@@ -25,6 +25,9 @@ pub struct Model {
     pub entries: Vec<Entry>,
     /// Unfinished items of the current conversation (strip + sending bubbles).
     pub items: Vec<OutboxItem>,
+    /// The current conversation's regeneration on its way (Ctrl+R): no item
+    /// of the strip, but the chat shows it until its reply starts.
+    pub regeneration: Option<OutboxItem>,
     /// Approvals of the current conversation.
     pub approvals: Vec<Approval>,
     /// Task rows referenced by task cards in the current conversation.
@@ -105,6 +108,7 @@ impl Model {
             current: None,
             entries: Vec::new(),
             items: Vec::new(),
+            regeneration: None,
             approvals: Vec::new(),
             tasks: HashMap::new(),
             unfinished: OpenCounts::default(),
@@ -285,6 +289,7 @@ impl Model {
             .items
             .iter()
             .any(|i| i.accepted() && matches!(i.status, Status::Pending | Status::Sending))
+            || self.regeneration.is_some()
             || self.is_busy();
         let last = self
             .entries
@@ -303,6 +308,10 @@ impl Model {
         let Some(id) = self.current else { return };
         match self.engine.reader().conversation_items(id) {
             Ok(items) => self.items = items,
+            Err(e) => self.fail("pending items", e),
+        }
+        match self.engine.reader().regeneration(id) {
+            Ok(r) => self.regeneration = r,
             Err(e) => self.fail("pending items", e),
         }
         self.apply_retry_hints();
@@ -494,6 +503,14 @@ impl Model {
     /// Items shown in the strip (sending ones are shown as bubbles in the history).
     pub fn strip_items(&self) -> impl Iterator<Item = &OutboxItem> {
         self.items.iter().filter(|i| i.status != Status::Sending)
+    }
+
+    /// The regeneration while the chat shows it: until its reply starts
+    /// (then the reply streams in its place).
+    pub fn waiting_regeneration(&self) -> Option<&OutboxItem> {
+        self.regeneration
+            .as_ref()
+            .filter(|r| r.status == Status::Pending || !r.accepted())
     }
 
     pub fn state_of(&self, item: &OutboxItem, now: i64) -> ItemState {

@@ -133,6 +133,41 @@ pub fn chat_tail(app: &App, area: Rect) -> Tail {
         }
         tail.push(Line::default());
     }
+    // A regeneration (Ctrl+R) shows where its reply will be, in the state
+    // it waits in (queued, retrying in 12s: why), until the reply starts.
+    if let Some(r) = model.waiting_regeneration() {
+        let now = model.now_ms();
+        let width = area.width.saturating_sub(2) as usize;
+        let lead = "new reply  ";
+        let state = model.state_of(r, now);
+        // The reason goes first where the whole line does not fit.
+        let (mut badge, mut style) = super::views::strip::badge(&state, now, false);
+        if unicode_width::UnicodeWidthStr::width(badge.as_str()) + lead.len() > width {
+            (badge, style) = super::views::strip::badge(&state, now, true);
+        }
+        tail.push(Line::from(vec![
+            Span::styled("▌ ", Style::new().fg(palette().success)),
+            Span::styled(
+                lead.trim_end().to_string(),
+                Style::new()
+                    .fg(palette().success)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::raw("  "),
+            Span::styled(
+                super::text::elide(&badge, width.saturating_sub(lead.len())),
+                style,
+            ),
+        ]));
+        tail.push(Line::styled(
+            format!(
+                "  {}",
+                elide("Esc calls it off and keeps the earlier reply", width)
+            ),
+            dim(),
+        ));
+        tail.push(Line::default());
+    }
     // Room at the foot for the approval card (at most 8 rows), drawn over it.
     if app.views.iter().any(|v| v.kind() == ViewKind::Approval) {
         for _ in 0..8 {

@@ -105,6 +105,27 @@ impl App {
         true
     }
 
+    /// Esc or Ctrl+C while a regeneration waits to start (queued, or
+    /// retrying): call it off, so the earlier reply is the answer again.
+    /// False if none waits.
+    pub(super) fn call_off_regeneration(&mut self) -> bool {
+        let Some(conv) = self.model.current else {
+            return false;
+        };
+        if self.model.waiting_regeneration().is_none() || self.model.is_busy() {
+            return false;
+        }
+        self.write(
+            move |e| e.cancel_regeneration(conv),
+            |app, r| match r {
+                Ok(true) => app.info("regeneration called off; the earlier reply is kept"),
+                Ok(false) => app.info("the new reply has already started"),
+                Err(e) => app.error(e),
+            },
+        );
+        true
+    }
+
     /// Apply the results of writes that finished after their key returned.
     pub fn collect_writes(&mut self) {
         for (later, result) in self.model.writer.take_ready() {
