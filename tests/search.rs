@@ -326,6 +326,173 @@ fn migration_builds_the_index_for_an_existing_database() {
     assert_eq!(ids(&s, "aardvark"), [4, 3, 1]);
 }
 
+/// Chinese and Japanese have no spaces between words: a word inside a
+/// sentence is found, and only where its characters stand together.
+#[test]
+fn finds_words_inside_chinese_and_japanese_text() {
+    let (_d, s) = open();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let zh = s
+        .insert_message(
+            c,
+            &msg(
+                Role::User,
+                "今天天气很好，我们去公园吧",
+                MessageStatus::Complete,
+            ),
+            1,
+        )
+        .unwrap();
+    let ja = s
+        .insert_message(
+            c,
+            &msg(
+                Role::Assistant,
+                "東京の天気は晴れです",
+                MessageStatus::Complete,
+            ),
+            2,
+        )
+        .unwrap();
+    let mixed = s
+        .insert_message(
+            c,
+            &msg(Role::User, "我在用GPT模型写代码", MessageStatus::Complete),
+            3,
+        )
+        .unwrap();
+    assert_eq!(ids(&s, "天气"), [zh]);
+    assert_eq!(ids(&s, "公园"), [zh]);
+    assert_eq!(ids(&s, "天気"), [ja]);
+    assert_eq!(ids(&s, "晴れ"), [ja]);
+    assert_eq!(ids(&s, "天"), [ja, zh]);
+    assert_eq!(ids(&s, "模型"), [mixed]);
+    assert_eq!(ids(&s, "gpt 代码"), [mixed]);
+    assert_eq!(ids(&s, "GPT模型"), [mixed]);
+    // The characters must stand together, in order.
+    assert!(ids(&s, "气天").is_empty());
+    assert!(ids(&s, "今好").is_empty());
+    // Highlighted as one word, and only where the word is.
+    let hit = s.search("天气", 5).unwrap().remove(0);
+    let marked: Vec<&str> = hit
+        .highlights
+        .iter()
+        .map(|r| &hit.snippet[r.clone()])
+        .collect();
+    assert_eq!(marked, ["天气"]);
+    // Words of other languages are searched as before.
+    s.insert_message(
+        c,
+        &msg(Role::User, "plain english words", MessageStatus::Complete),
+        4,
+    )
+    .unwrap();
+    assert_eq!(ids(&s, "english").len(), 1);
+}
+
+#[test]
+fn the_unspaced_index_follows_streaming_supersede_edit_and_delete() {
+    let (_d, s) = open();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let reply = s
+        .insert_message(c, &msg(Role::Assistant, "", MessageStatus::Streaming), 1)
+        .unwrap();
+    s.update_streaming(reply, "部分的回答").unwrap();
+    assert!(
+        ids(&s, "回答").is_empty(),
+        "a streaming reply is not indexed yet"
+    );
+    s.finish_message(reply, "最后的回答", MessageStatus::Complete, None, None, 2)
+        .unwrap();
+    assert!(
+        ids(&s, "部分").is_empty(),
+        "the partial text is not left behind"
+    );
+    assert_eq!(ids(&s, "回答"), [reply]);
+    s.set_message_status(reply, MessageStatus::Superseded, None)
+        .unwrap();
+    assert!(ids(&s, "回答").is_empty());
+    s.set_message_status(reply, MessageStatus::Complete, None)
+        .unwrap();
+    assert_eq!(ids(&s, "回答"), [reply]);
+    s.delete_conversation(c, 5).unwrap();
+    assert!(ids(&s, "回答").is_empty());
+    let conn = rusqlite::Connection::open(s.path()).unwrap();
+    let left: i64 = conn
+        .query_row("SELECT count(*) FROM messages_unspaced_pending", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(left, 0, "every noted change was indexed");
+}
+
+/// The triggers are plain SQL: a connection that knows nothing of tock
+/// (as a tock built before this index, still running) writes messages
+/// unharmed, and the next search finds them.
+#[test]
+fn messages_written_by_any_connection_are_found() {
+    let (_d, s) = open();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let conn = rusqlite::Connection::open(s.path()).unwrap();
+    conn.execute(
+        "INSERT INTO messages (conversation_id, role, content, status, created_at)
+         VALUES (?1, 'user', '明天下午开会', 'complete', 5)",
+        [c],
+    )
+    .unwrap();
+    assert_eq!(ids(&s, "开会").len(), 1);
+    conn.execute(
+        "UPDATE messages SET content = '明天上午休息' WHERE conversation_id = ?1",
+        [c],
+    )
+    .unwrap();
+    assert!(ids(&s, "开会").is_empty());
+    assert_eq!(ids(&s, "休息").len(), 1);
+}
+
+#[test]
+fn migration_indexes_unspaced_text_an_existing_database_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);",
+        )
+        .unwrap();
+        for (v, sql) in [
+            (1, include_str!("../migrations/0001_init.sql")),
+            (2, include_str!("../migrations/0002_outbox.sql")),
+            (3, include_str!("../migrations/0003_approvals.sql")),
+            (4, include_str!("../migrations/0004_drafts_and_pause.sql")),
+            (5, include_str!("../migrations/0005_series.sql")),
+            (6, include_str!("../migrations/0006_search.sql")),
+            (7, include_str!("../migrations/0007_usage_and_versions.sql")),
+            (8, include_str!("../migrations/0008_approval_runs.sql")),
+            (9, include_str!("../migrations/0009_scale_indexes.sql")),
+            (10, include_str!("../migrations/0010_listed_counts.sql")),
+        ] {
+            conn.execute_batch(sql).unwrap();
+            conn.execute(
+                "INSERT INTO schema_migrations VALUES (?1, ?2, 0)",
+                rusqlite::params![v, format!("m{v}")],
+            )
+            .unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (1, 'Old', 1, 1);
+             INSERT INTO messages (id, conversation_id, role, content, status, created_at) VALUES
+               (1, 1, 'user', '请问数据库在哪里', 'complete', 1),
+               (2, 1, 'assistant', '数据库的旧回答', 'superseded', 2),
+               (3, 1, 'assistant', '数据库在这里', 'complete', 3),
+               (4, 1, 'notice', '数据库通知', 'complete', 4);",
+        )
+        .unwrap();
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(ids(&s, "数据库"), [3, 1]);
+}
+
 /// A fork cut between a tool call and its answer carries no unanswered
 /// call: reopening the database must not answer it and generate a reply in
 /// the fork.

@@ -61,6 +61,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0010_listed_counts",
         include_str!("../../migrations/0010_listed_counts.sql"),
     ),
+    (
+        11,
+        "0011_search_unspaced",
+        include_str!("../../migrations/0011_search_unspaced.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

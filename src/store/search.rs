@@ -1,12 +1,24 @@
 //! Full-text search over the messages conversations show (the FTS5 index
 //! `messages_fts`, kept in step with `messages` by the triggers of migration
-//! 0006).
+//! 0011).
 //!
 //! What the user types is never handed to FTS5 as query syntax: it is split
 //! into words (and `"quoted phrases"`), each reduced to the letters and
 //! digits FTS5's tokenizer would see, and every word must occur. The last
 //! word also matches as a prefix while it is still being typed, so results
 //! can follow the keyboard.
+//!
+//! Chinese and Japanese are written without spaces, and FTS5's unicode61
+//! tokenizer makes one token of a whole run of them, so a word inside a
+//! sentence could not be found. Messages holding such text are also in a
+//! second index (`messages_unspaced_fts`, migration 0011), given to it with
+//! each of those characters a word of its own ([`index_text`]); a query
+//! with such characters is answered from it, its runs made the phrases of
+//! their characters: a substring search for those scripts. The triggers
+//! only note which messages changed; tock indexes them before such a
+//! search ([`Store::index_unspaced`]). (FTS5's `trigram` tokenizer cannot
+//! find the two-character words those languages are full of, and no crate
+//! offers a tokenizer for SQLite that does this.)
 
 use std::ops::Range;
 
@@ -39,7 +51,8 @@ pub struct SearchQuery {
     /// The FTS5 MATCH expression: only quoted phrases of plain tokens, and
     /// at most one trailing `*`.
     pub expression: String,
-    terms: Vec<Term>,
+    /// The phrases every match is made of, for highlighting.
+    phrases: Vec<Vec<Term>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,7 +97,7 @@ impl SearchQuery {
         let typing = !input.ends_with(char::is_whitespace) && !input.ends_with('"');
         let last = groups.len() - 1;
         let mut expression = String::new();
-        let mut terms = Vec::new();
+        let mut phrases = Vec::new();
         for (i, (tokens, quoted)) in groups.iter().enumerate() {
             let prefix = i == last && typing && !quoted;
             if !expression.is_empty() {
@@ -98,27 +111,87 @@ impl SearchQuery {
                 expression.push('*');
             }
             let n = tokens.len();
-            for (j, t) in tokens.iter().enumerate() {
-                terms.push(Term {
-                    text: fold(t),
-                    // In a phrase, FTS5 applies `*` to its last token.
-                    prefix: prefix && j == n - 1,
-                });
-            }
+            phrases.push(
+                tokens
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| Term {
+                        text: fold(t),
+                        // In a phrase, FTS5 applies `*` to its last token.
+                        prefix: prefix && j == n - 1,
+                    })
+                    .collect(),
+            );
         }
-        Some(Self { expression, terms })
-    }
-
-    fn matches(&self, word: &str) -> bool {
-        let word = fold(word);
-        self.terms.iter().any(|t| {
-            if t.prefix {
-                word.starts_with(&t.text)
-            } else {
-                word == t.text
-            }
+        Some(Self {
+            expression,
+            phrases,
         })
     }
+
+    /// The tokens of `text` (byte ranges) that make up a match of one of
+    /// the phrases: each phrase's words in a row, as FTS5 matches them.
+    fn matched(&self, text: &str) -> Vec<Range<usize>> {
+        let words: Vec<(Range<usize>, String)> =
+            tokens(text).map(|r| (r.clone(), fold(&text[r]))).collect();
+        let mut hit = vec![false; words.len()];
+        for phrase in &self.phrases {
+            for start in 0..words.len().saturating_sub(phrase.len() - 1) {
+                let here = phrase.iter().zip(&words[start..]).all(|(t, (_, w))| {
+                    if t.prefix {
+                        w.starts_with(&t.text)
+                    } else {
+                        *w == t.text
+                    }
+                });
+                if here {
+                    hit[start..start + phrase.len()].fill(true);
+                }
+            }
+        }
+        // Characters matched one by one (Chinese, Japanese) are one range.
+        let mut ranges: Vec<Range<usize>> = Vec::new();
+        for ((r, _), _) in words.into_iter().zip(hit).filter(|(_, h)| *h) {
+            match ranges.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => ranges.push(r),
+            }
+        }
+        ranges
+    }
+}
+
+/// Text as the second index is given it: each character of a script
+/// written without spaces (Chinese, Japanese) set apart as a word of its
+/// own; anything else as it is.
+fn index_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unspaced) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + text.len() / 2);
+    for c in text.chars() {
+        if is_unspaced(c) {
+            out.push(' ');
+            out.push(c);
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Letters of the scripts written without spaces between words: Han
+/// (Chinese characters, kanji), hiragana and katakana. The triggers of
+/// migration 0011 test the same set with `GLOB`.
+fn is_unspaced(c: char) -> bool {
+    matches!(c as u32,
+        0x2E80..=0x2FDF // CJK radicals
+        | 0x3005 | 0x3007 | 0x3021..=0x3029 | 0x3038..=0x303B // 々 〇 and numerals
+        | 0x3041..=0x309F // hiragana
+        | 0x30A0..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F // katakana
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF // Han
+        | 0x20000..=0x323AF)
 }
 
 /// A word as the index compares it: lower case, without diacritics (the
@@ -132,14 +205,18 @@ fn fold(word: &str) -> String {
 }
 
 /// Byte ranges of the words of `text` as FTS5's unicode61 tokenizer splits
-/// them (runs of letters, digits and combining marks).
+/// its [`index_text`] (runs of letters, digits and combining marks; each
+/// character of a script written without spaces alone).
 fn tokens(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut chars = text.char_indices().peekable();
     std::iter::from_fn(move || {
-        let (start, _) = chars.find(|(_, c)| is_token_char(*c))?;
+        let (start, first) = chars.find(|(_, c)| is_token_char(*c))?;
         let mut end = text.len();
+        if is_unspaced(first) {
+            return Some(start..start + first.len_utf8());
+        }
         while let Some(&(i, c)) = chars.peek() {
-            if !is_token_char(c) {
+            if !is_token_char(c) || is_unspaced(c) {
                 end = i;
                 break;
             }
@@ -167,9 +244,7 @@ const SNIPPET_BYTES: usize = 200;
 /// A one-line excerpt of `content` around the first match of `query`, and
 /// the byte ranges of the matched words in it.
 pub fn snippet(content: &str, query: &SearchQuery) -> (String, Vec<Range<usize>>) {
-    let matched: Vec<Range<usize>> = tokens(content)
-        .filter(|r| query.matches(&content[r.clone()]))
-        .collect();
+    let matched = query.matched(content);
     let first = matched.first().map_or(0, |r| r.start);
     // Start at a word boundary LEAD bytes before the first match.
     let mut start = floor_char(content, first.saturating_sub(LEAD));
@@ -270,19 +345,29 @@ impl Store {
         let Some(q) = SearchQuery::parse(query) else {
             return Ok(Vec::new());
         };
+        // Text written without spaces is found in the second index.
+        let index = if query.chars().any(is_unspaced) {
+            if let Err(e) = self.index_unspaced() {
+                // A read-only database: what is indexed already is searched.
+                tracing::warn!("indexing for search: {e:#}");
+            }
+            "messages_unspaced_fts"
+        } else {
+            "messages_fts"
+        };
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let conn = self.conn();
         // Newest first: FTS5 walks its index in rowid order, so a common
         // word costs no more than a rare one (ranking every match would).
-        let mut st = conn.prepare_cached(
+        let mut st = conn.prepare_cached(&format!(
             "SELECT m.id, m.conversation_id, c.title, m.role, m.created_at, m.content
-             FROM messages_fts f
+             FROM {index} f
              JOIN messages m ON m.id = f.rowid
              JOIN conversations c ON c.id = m.conversation_id
-             WHERE messages_fts MATCH ?1 AND (?3 IS NULL OR m.conversation_id = ?3)
+             WHERE {index} MATCH ?1 AND (?3 IS NULL OR m.conversation_id = ?3)
              ORDER BY f.rowid DESC
-             LIMIT ?2",
-        )?;
+             LIMIT ?2"
+        ))?;
         let rows = st.query_map(params![q.expression, limit, conversation_id], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
@@ -308,6 +393,57 @@ impl Store {
             });
         }
         Ok(hits)
+    }
+}
+
+impl Store {
+    /// Bring the index of text written without spaces up to date: the
+    /// messages the triggers noted are indexed again (or taken out), a
+    /// batch per transaction so a long first run never holds the database.
+    pub fn index_unspaced(&self) -> Result<()> {
+        const BATCH: i64 = 2000;
+        loop {
+            let mut conn = self.conn();
+            let pending: bool = conn.query_row(
+                "SELECT EXISTS(SELECT 1 FROM messages_unspaced_pending)",
+                [],
+                |r| r.get(0),
+            )?;
+            if !pending {
+                return Ok(());
+            }
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let rows: Vec<(i64, Option<String>)> = {
+                // The content only of messages the search shows.
+                let mut st = tx.prepare_cached(
+                    "SELECT p.message_id, m.content FROM messages_unspaced_pending p
+                     LEFT JOIN messages m ON m.id = p.message_id
+                          AND m.role IN ('user', 'assistant')
+                          AND m.status NOT IN ('streaming', 'superseded')
+                     ORDER BY p.message_id LIMIT ?1",
+                )?;
+                st.query_map([BATCH], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?
+            };
+            {
+                let mut out =
+                    tx.prepare_cached("DELETE FROM messages_unspaced_fts WHERE rowid = ?1")?;
+                let mut put = tx.prepare_cached(
+                    "INSERT INTO messages_unspaced_fts (rowid, content) VALUES (?1, ?2)",
+                )?;
+                let mut done = tx.prepare_cached(
+                    "DELETE FROM messages_unspaced_pending WHERE message_id = ?1",
+                )?;
+                for (id, content) in &rows {
+                    out.execute([id])?;
+                    if let Some(text) = content.as_deref().filter(|t| t.chars().any(is_unspaced)) {
+                        put.execute(params![id, index_text(text)])?;
+                    }
+                    done.execute([id])?;
+                }
+            }
+            tx.commit()?;
+        }
     }
 }
 
@@ -376,6 +512,49 @@ mod tests {
         // A prefix does not highlight a longer word when not typing it.
         let (_, r) = snippet("needles", &q);
         assert!(r.is_empty());
+    }
+
+    /// The triggers of migration 0011 note the messages whose text has
+    /// the characters `is_unspaced` sets apart, tested by a GLOB: both
+    /// must hold the same set.
+    #[test]
+    fn the_triggers_glob_is_the_set_of_unspaced_characters() {
+        let sql = include_str!("../../migrations/0011_search_unspaced.sql");
+        let globs: Vec<&str> = sql
+            .match_indices("GLOB '")
+            .map(|(i, m)| {
+                let rest = &sql[i + m.len()..];
+                &rest[..rest.find('\'').unwrap_or(0)]
+            })
+            .collect();
+        assert_eq!(globs.len(), 5);
+        assert!(globs.iter().all(|g| *g == globs[0]), "{globs:?}");
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let mut st = conn.prepare("SELECT ?1 GLOB ?2").unwrap();
+        let probe = (0x2000u32..0x3500)
+            .chain(0x4D00..0x4F00)
+            .chain(0x9F00..0xA100)
+            .chain(0xF800..0xFB00)
+            .chain(0xFF00..0xFFF0)
+            .chain([0x1FFFF, 0x20000, 0x2A6DF, 0x323AF, 0x323B0]);
+        for c in probe.filter_map(char::from_u32) {
+            let by_glob: bool = st
+                .query_row(rusqlite::params![format!("a{c}b"), globs[0]], |r| r.get(0))
+                .unwrap();
+            assert_eq!(by_glob, is_unspaced(c), "U+{:04X} {c}", c as u32);
+        }
+    }
+
+    #[test]
+    fn runs_without_spaces_are_words_of_one_character() {
+        assert_eq!(expr("天气"), Some(r#""天 气"*"#.into()));
+        assert_eq!(expr("GPT模型 "), Some(r#""gpt 模 型""#.into()));
+        assert_eq!(index_text("用GPT模型"), " 用 GPT 模  型 ");
+        assert_eq!(index_text("plain"), "plain");
+        let q = SearchQuery::parse("天气 ").unwrap();
+        let (snip, ranges) = snippet("今天天气很好，天也蓝", &q);
+        let marked: Vec<&str> = ranges.iter().map(|r| &snip[r.clone()]).collect();
+        assert_eq!(marked, ["天气"]);
     }
 
     #[test]
