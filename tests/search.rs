@@ -485,12 +485,28 @@ fn migration_indexes_unspaced_text_an_existing_database_holds() {
                (1, 1, 'user', '请问数据库在哪里', 'complete', 1),
                (2, 1, 'assistant', '数据库的旧回答', 'superseded', 2),
                (3, 1, 'assistant', '数据库在这里', 'complete', 3),
-               (4, 1, 'notice', '数据库通知', 'complete', 4);",
+               (4, 1, 'notice', '数据库通知', 'complete', 4),
+               (5, 1, 'user', 'un café — merci', 'complete', 5);",
         )
         .unwrap();
     }
     let s = Store::open(&path).unwrap();
     assert_eq!(ids(&s, "数据库"), [3, 1]);
+    assert_eq!(ids(&s, "café"), [5]);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (pending, indexed): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM messages_unspaced_pending),
+                    (SELECT count(*) FROM messages_unspaced_fts)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (pending, indexed),
+        (0, 2),
+        "only the Chinese text is in the second index"
+    );
 }
 
 /// A fork cut between a tool call and its answer carries no unanswered

@@ -527,7 +527,7 @@ mod tests {
                 &rest[..rest.find('\'').unwrap_or(0)]
             })
             .collect();
-        assert_eq!(globs.len(), 5);
+        assert_eq!(globs.len(), 4);
         assert!(globs.iter().all(|g| *g == globs[0]), "{globs:?}");
         let conn = rusqlite::Connection::open_in_memory().unwrap();
         let mut st = conn.prepare("SELECT ?1 GLOB ?2").unwrap();
