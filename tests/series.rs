@@ -514,6 +514,59 @@ async fn operations_pause_resume_skip_edit_end_send_now() {
     );
 }
 
+/// F2's `r` offers the whole schedule, its ends too: saving it as it is
+/// changes nothing (the ends and a skip stay), and it reads back the same.
+#[tokio::test(start_paused = true)]
+async fn a_series_schedule_reads_back_whole_and_saving_it_unchanged_keeps_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = berlin_ms(2026, 11, 30, 8, 0); // Monday
+    let r = rig(&dir.path().join("t.db"), start, Scripted::new(vec![]));
+    let c = conv(&r);
+    for (typed, expr) in [
+        (
+            "every 3h for 5 times until dec 20",
+            "every 3 hours for 4 times until 2026-12-20", // the skip used one
+        ),
+        (
+            "every weekday 9am until dec 20 5pm",
+            "every weekday at 09:00 until 2026-12-20 17:00",
+        ),
+        ("every day at 18:00", "every day at 18:00"),
+    ] {
+        let s = r.engine.parse_schedule(typed).unwrap();
+        let id = r.engine.create_series(c, Kind::Message, "x", &s).unwrap();
+        r.engine.skip_next(id).unwrap();
+        let before = r.store.series(id).unwrap().unwrap();
+        let shown = r.engine.series_expression(&before);
+        assert_eq!(shown, expr);
+        let again = r.engine.parse_schedule(&shown).unwrap();
+        assert_eq!(
+            (again.until, again.count.map(i64::from)),
+            (before.until_at, before.remaining),
+            "{shown}"
+        );
+        r.engine.edit_series_rule(id, &shown).unwrap();
+        let after = r.store.series(id).unwrap().unwrap();
+        assert_eq!(
+            (
+                after.rule,
+                after.next_due_at,
+                after.until_at,
+                after.remaining,
+                after.skipped
+            ),
+            (
+                before.rule,
+                before.next_due_at,
+                before.until_at,
+                before.remaining,
+                before.skipped
+            ),
+            "{shown}"
+        );
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_series_whose_conversation_was_deleted_gets_one_new_conversation() {
     let dir = tempfile::tempdir().unwrap();

@@ -3060,6 +3060,35 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     assert!(s.contains("↳ water the plants"), "{s}");
 }
 
+/// `r` on a series offers its whole schedule, ends included: Enter on it
+/// as it is keeps the end, the count and a skip (they were dropped).
+#[tokio::test(start_paused = true)]
+async fn f2_rule_prompt_offers_the_whole_schedule_and_enter_keeps_it() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/every 3h for 5 times for 2 weeks ping");
+    let id = ui.h.engine.list_series(false).unwrap()[0].series.id;
+    ui.pump();
+    ui.press(KeyCode::F(2));
+    ui.ch('n');
+    let before = ui.store().series(id).unwrap().unwrap();
+    assert_eq!(before.remaining, Some(4));
+    assert!(before.until_at.is_some());
+    ui.ch('r');
+    let s = ui.screen(110, 30);
+    let expr = ui.h.engine.series_expression(&before);
+    assert!(
+        expr.starts_with("every 3 hours for 4 times until 20"),
+        "{expr}"
+    );
+    assert!(s.contains(&expr), "{s}");
+    ui.enter();
+    let after = ui.store().series(id).unwrap().unwrap();
+    assert_eq!(
+        (after.next_due_at, after.until_at, after.remaining),
+        (before.next_due_at, before.until_at, before.remaining)
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_pending_approval_is_listed_in_f2_and_marked_in_the_sidebar() {
     let mut ui = Ui::new(task_steps());

@@ -74,6 +74,34 @@ impl Engine {
         self.now_in_zone(|z| z.preview(s, n))
     }
 
+    /// A series' whole schedule as one can type it again: the rule, then
+    /// its ends (`every 3 hours for 5 times until 2026-12-20`), read back
+    /// by [`Engine::parse_schedule`] to the same rule, count and end.
+    pub fn series_expression(&self, s: &crate::store::Series) -> String {
+        let mut expr = s.rule.clone();
+        if let Some(n) = s.remaining {
+            expr.push_str(&format!(" for {n} times"));
+        }
+        if let Some(until) = s.until_at {
+            let at = DateTime::<Utc>::from_timestamp_millis(until).unwrap_or_default();
+            let end = in_zone!(&self.inner.options.zone, tz => {
+                let local = at.with_timezone(tz);
+                // The end of a day (what `until DATE` means) is the date alone.
+                let day_end = (at + chrono::Duration::milliseconds(1))
+                    .with_timezone(tz)
+                    .time()
+                    == chrono::NaiveTime::MIN;
+                if day_end {
+                    local.format("%Y-%m-%d").to_string()
+                } else {
+                    local.format("%Y-%m-%d %H:%M").to_string()
+                }
+            });
+            expr.push_str(&format!(" until {end}"));
+        }
+        expr
+    }
+
     /// The instant as the user reads it (`Mon 30 Nov 09:00`).
     pub fn show_time(&self, ms: i64) -> String {
         self.inner.options.zone.absolute(ms, self.now_ms())
@@ -229,10 +257,24 @@ impl Engine {
             if s.status == SeriesStatus::Ended {
                 return Err(anyhow!("series {id} has ended"));
             }
+            // The end as shown again (to the minute) is the end it had.
+            let until = match (s.until_at, schedule.until) {
+                (Some(had), Some(end)) if had.div_euclid(60_000) == end.div_euclid(60_000) => {
+                    Some(had)
+                }
+                (_, end) => end,
+            };
+            // The same schedule: the series keeps its place (a skip stays).
+            if s.rule == schedule.rule.expression()
+                && s.until_at == until
+                && s.remaining == schedule.count.map(i64::from)
+            {
+                return Ok(());
+            }
             s.rule = schedule.rule.expression();
             s.anchor_at = first;
             s.next_due_at = Some(first);
-            s.until_at = schedule.until;
+            s.until_at = until;
             s.remaining = schedule.count.map(i64::from);
             Ok(())
         })?;

@@ -214,10 +214,12 @@ impl ScheduledPane {
                 PaneAction::None
             }
             'r' => {
-                let mut input = TextArea::new(vec![sanitize(&v.series.rule).into_owned()]);
+                // The whole schedule, its ends too: Enter on it changes nothing.
+                let expr = engine.series_expression(&v.series);
+                let mut input = TextArea::new(vec![sanitize(&expr).into_owned()]);
                 input.set_cursor_line_style(Style::default());
                 input.move_cursor(ratatui_textarea::CursorMove::End);
-                let preview = rule_preview(engine, &v.series.rule);
+                let preview = rule_preview(engine, &expr);
                 self.mode = Mode::Rule {
                     id,
                     input: Box::new(input),
