@@ -81,7 +81,8 @@ pub enum RecurError {
     EndsBeforeStart { first: String, end: String },
     #[error("cron {0}")]
     BadCron(String),
-    #[error("{0}")]
+    // Transparent: shown once, not again as its own cause (`{:#}`).
+    #[error(transparent)]
     Time(#[from] WhenError),
     #[error("nothing to send after the rule")]
     NothingToSend,
@@ -238,12 +239,23 @@ pub fn split_prefix<Tz: TimeZone>(
     let input = input.trim_start();
     let ends = prefix_ends(input);
     let mut last_err = RecurError::Empty;
-    for &end in ends.iter().rev() {
+    for (i, &end) in ends.iter().enumerate().rev() {
         match parse(&input[..end], now) {
             Ok(s) => {
                 let rest = input[end..].trim();
                 if rest.is_empty() {
                     return Err(RecurError::NothingToSend);
+                }
+                // `until` right after a rule is its end, even one that
+                // cannot be read: not the first word of the message.
+                if rest
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.eq_ignore_ascii_case("until"))
+                    && let Some(&with_end) = ends.get(i + 2)
+                    && let Err(e) = parse(&input[..with_end], now)
+                {
+                    return Err(e);
                 }
                 return Ok((s, rest.to_string()));
             }

@@ -916,7 +916,15 @@ fn bad_recurring_input_exits_non_zero_with_one_line() {
         let line = t.fails(args);
         assert!(line.contains(mention), "{args:?}: {line}");
         assert!(line.len() < 400, "{args:?}: {line}");
+        // Said once, not again as its own cause.
+        assert_eq!(line.matches(mention).count(), 1, "{args:?}: {line}");
     }
+    let line = t.fails(&["send", "--every", "daily 18:00 until yesterday", "x"]);
+    assert_eq!(
+        line.matches("can't read \"yesterday\"").count(),
+        1,
+        "{line}"
+    );
     // Option conflicts are refused by the argument parser.
     for args in [
         &["send", "--until", "dec 24", "x"][..],

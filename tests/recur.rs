@@ -543,6 +543,18 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
         recur::split_prefix("every 10 seconds ping", &now).unwrap_err(),
         RecurError::TooOften
     );
+    // An end that cannot be read is refused, not sent as the message's
+    // first words (the series would never end).
+    let e = recur::split_prefix("daily 18:00 until yesterday ping", &now).unwrap_err();
+    assert!(e.to_string().contains("yesterday"), "{e}");
+    let e = recur::split_prefix("every day 9am until blursday ping", &now).unwrap_err();
+    assert!(e.to_string().contains("blursday"), "{e}");
+    let (s, rest) = recur::split_prefix("daily 18:00 until dec 24 ping", &now).unwrap();
+    assert!(s.until.is_some());
+    assert_eq!(rest, "ping");
+    // `for` is as common in a message as in a rule: read as the text.
+    let (s, rest) = recur::split_prefix("daily 18:00 for the team: stand-up", &now).unwrap();
+    assert_eq!((s.until, rest.as_str()), (None, "for the team: stand-up"));
 }
 
 #[test]
