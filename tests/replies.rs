@@ -640,6 +640,114 @@ async fn permanent_failure_after_acceptance_stops_with_the_reason() {
     assert_eq!(msgs.last().unwrap().status, MessageStatus::Complete);
 }
 
+/// A reply that fails for good leaves its message unanswered in the
+/// conversation: what was queued behind it is held (as after a stop), and
+/// retrying it once a later message went would answer that one instead, so
+/// it is refused with the reason (it doubled a reply to the later message).
+#[tokio::test(start_paused = true)]
+async fn a_failed_reply_holds_the_queue_and_is_not_retried_once_the_conversation_moved_on() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 2;
+    cfg.outbox.backoff_base_secs = 1;
+    let cut = || Step::Cut(vec![text("part ")], LlmError::transient("connection reset"));
+    let h = harness_with(
+        Scripted::new(vec![
+            cut(),
+            Step::Fail(LlmError::transient("connection refused")),
+            Step::Reply(vec![text("answer to the follow-up"), done()]),
+            Step::Reply(vec![text("answer to the first"), done()]),
+        ]),
+        cfg,
+    );
+    let c = new_conv(&h);
+    h.engine.start();
+    let first = h.engine.send_text(c, "first question").unwrap();
+    let behind = h.engine.send_text(c, "follow-up").unwrap();
+    run_for(60).await;
+    assert_eq!(status(&h, first), Status::Failed);
+    assert_eq!(
+        status(&h, behind),
+        Status::Pending,
+        "held behind the failed reply"
+    );
+    assert!(
+        h.engine
+            .store()
+            .conversation(c)
+            .unwrap()
+            .unwrap()
+            .queue_paused_at
+            .is_some()
+    );
+    assert_eq!(h.provider.count(), 2);
+    // Resumed by the user: the follow-up goes; the first is then not the
+    // last word any more, and its reply is not asked for.
+    h.engine.resume_queue(c).unwrap();
+    run_for(5).await;
+    assert_eq!(status(&h, behind), Status::Sent);
+    let e = h.engine.retry(first).unwrap_err().to_string();
+    assert!(e.contains("moved on"), "{e}");
+    run_for(5).await;
+    assert_eq!(h.provider.count(), 3, "nothing more was asked");
+    let replies: Vec<String> = h
+        .engine
+        .store()
+        .messages(c)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Complete)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(replies, ["answer to the follow-up"]);
+}
+
+/// Retried while it is still the last word, the failed reply is generated
+/// and what waited behind it goes after.
+#[tokio::test(start_paused = true)]
+async fn a_failed_reply_retried_while_last_lets_the_queue_go_after_it() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 1;
+    let h = harness_with(
+        Scripted::new(vec![
+            Step::Cut(vec![text("part ")], LlmError::transient("connection reset")),
+            Step::Reply(vec![text("answer to the first"), done()]),
+            Step::Reply(vec![text("answer to the follow-up"), done()]),
+        ]),
+        cfg,
+    );
+    let c = new_conv(&h);
+    h.engine.start();
+    let first = h.engine.send_text(c, "first question").unwrap();
+    let behind = h.engine.send_text(c, "follow-up").unwrap();
+    run_for(30).await;
+    assert_eq!(status(&h, first), Status::Failed);
+    assert_eq!(status(&h, behind), Status::Pending);
+    h.engine.retry(first).unwrap();
+    run_for(10).await;
+    assert_eq!(
+        (status(&h, first), status(&h, behind)),
+        (Status::Sent, Status::Sent)
+    );
+    let texts: Vec<String> = h
+        .engine
+        .store()
+        .messages(c)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.status == MessageStatus::Complete)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "first question",
+            "answer to the first",
+            "follow-up",
+            "answer to the follow-up"
+        ]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_attempt_budget_covers_both_sides_of_acceptance() {
     let mut cfg = Config::default();

@@ -434,6 +434,23 @@ async fn snapshot_failed_item() {
     insta::assert_snapshot!("failed_80x24", ui.render(80, 24).backend());
 }
 
+/// A reply that fails for good holds what was queued behind its message,
+/// and the strip says why the queue is paused.
+#[tokio::test(start_paused = true)]
+async fn a_reply_failed_for_good_says_the_queue_behind_it_is_paused() {
+    let mut ui = Ui::new(vec![Step::Cut(
+        vec![text("half ")],
+        LlmError::permanent("malformed stream event"),
+    )]);
+    ui.start().await;
+    ui.say("first");
+    ui.say("second");
+    ui.settle().await;
+    let s = ui.screen(100, 24);
+    assert!(s.contains("⏸ paused after a failed reply"), "{s}");
+    assert!(s.contains("second"), "{s}");
+}
+
 /// A Ctrl+R whose request cannot reach the provider shows where its reply
 /// will be, counting down to the next try; Esc calls it off and the
 /// earlier reply is the answer again.

@@ -521,12 +521,17 @@ impl Engine {
         self.changed_row(id);
         Ok(())
     }
-    /// Retry a failed or expired item; for a sent item whose reply was cut
-    /// or stopped, generate that reply again.
+    /// Retry a failed or expired item; for an item whose message is in its
+    /// conversation and whose reply was cut, stopped or failed, generate
+    /// that reply again (refused once the conversation moved on: the reply
+    /// would answer a later message).
     pub fn retry(&self, id: i64) -> Result<()> {
         let now = self.now_ms();
         match self.store().item(id)? {
-            Some(it) if it.status == crate::store::Status::Sent => {
+            Some(it)
+                if it.status == crate::store::Status::Sent
+                    || (it.accepted() && it.kind != Kind::Regenerate) =>
+            {
                 self.store().retry_reply(id, now)?;
                 if let Some(c) = it.conversation_id {
                     // Asking for the reply again is the user's resume of a

@@ -289,11 +289,14 @@ pub(crate) async fn run(
                         ),
                     );
                 }
-                None => engine.notify(
-                    NoticeKind::Failed,
-                    Some(conv_id),
-                    format!("reply in “{title}” failed: {error}"),
-                ),
+                None => {
+                    hold_queue_behind_unanswered(engine, Some(conv_id));
+                    engine.notify(
+                        NoticeKind::Failed,
+                        Some(conv_id),
+                        format!("reply in “{title}” failed: {error}"),
+                    )
+                }
             }
             engine.emit(Event::OutboxRows(vec![item.id]));
         }
@@ -361,6 +364,9 @@ fn not_sent(engine: &Engine, item: &OutboxItem, owner: &str, reason: Option<Stop
 
 fn fail(engine: &Engine, item: &OutboxItem, owner: &str, reason: &str) {
     let reason = crate::sanitize::sanitize_line(reason).into_owned();
+    if item.accepted() && item.kind != Kind::Regenerate {
+        hold_queue_behind_unanswered(engine, item.conversation_id);
+    }
     match engine
         .store()
         .mark_failed(item.id, owner, &reason, engine.now_ms())
@@ -384,6 +390,16 @@ fn fail(engine: &Engine, item: &OutboxItem, owner: &str, reason: &str) {
         Err(e) => tracing::error!("marking {} failed: {e:#}", item.id),
     }
     engine.emit(Event::OutboxRows(vec![item.id]));
+}
+
+/// A message of the conversation whose reply failed for good is left
+/// unanswered: what was queued behind it is held, as after a stop, rather
+/// than sent into a context missing that answer (retrying the reply, or
+/// resuming, lets it go).
+fn hold_queue_behind_unanswered(engine: &Engine, conversation_id: Option<i64>) {
+    if let Some(conv) = conversation_id {
+        engine.pause_after_stop(conv);
+    }
 }
 
 /// A transient failure before acceptance: back-off, or failed after max attempts.

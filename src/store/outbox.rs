@@ -986,9 +986,20 @@ impl Store {
         match last {
             Some((Some(o), role, st))
                 if o == id && (role == "user" || (role == "assistant" && st != "complete")) => {}
+            _ if tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM messages
+                     WHERE outbox_id = ?1 AND role = 'assistant' AND status IN ('complete', 'superseded'))",
+                [id],
+                |r| r.get::<_, bool>(0),
+            )? =>
+            {
+                return Err(anyhow!(
+                    "item {id} was answered; regenerate the conversation for another answer"
+                ));
+            }
             _ => {
                 return Err(anyhow!(
-                    "item {id} was answered, or its conversation has moved on; regenerate the conversation for another answer"
+                    "item {id}'s conversation has moved on since (a later message came after it), so its reply would answer that one; send its text again as a new message"
                 ));
             }
         }

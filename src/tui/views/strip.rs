@@ -212,8 +212,14 @@ impl Strip {
         if cx.model.paused() {
             let resume = cx.keys.label(Scope::Strip, Action::Resume);
             let send = cx.keys.label(Scope::Strip, Action::SendNow);
+            // A reply that failed for good holds the queue as a stop does.
+            let why = if items.iter().any(|i| i.accepted() && i.status.gave_up()) {
+                "a failed reply"
+            } else {
+                "stop"
+            };
             head.push(Span::styled(
-                format!("⏸ paused after stop — {resume} or {send} resumes "),
+                format!("⏸ paused after {why} — {resume} or {send} resumes "),
                 Style::new().fg(palette().warning),
             ));
         }
