@@ -3077,6 +3077,55 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     assert!(s.contains("↳ water the plants"), "{s}");
 }
 
+/// After x y in F2 the ended series has left and nothing is selected (so
+/// a stray key cannot act on the row that took its place): no row is
+/// marked, a key says why it does nothing, and a move selects again. The
+/// first row had looked selected while keys did nothing, silently.
+#[tokio::test(start_paused = true)]
+async fn f2_after_ending_a_series_no_row_looks_selected_and_keys_say_why() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/every day at 9am first series");
+    ui.say("/every day at 10am second series");
+    ui.pump();
+    ui.press(KeyCode::F(2));
+    assert!(ui.screen(110, 30).contains("› "));
+    ui.ch('x');
+    ui.ch('y');
+    let left = ui.h.engine.list_series(false).unwrap();
+    assert_eq!(left.len(), 1, "one series ended");
+    let s = ui.screen(110, 30);
+    assert!(!s.contains("›"), "no row is marked:\n{s}");
+    ui.ch('p');
+    assert!(
+        ui.status_line().contains("no item is selected"),
+        "{}",
+        ui.status_line()
+    );
+    assert_eq!(
+        ui.h.engine
+            .series_view(left[0].series.id)
+            .unwrap()
+            .unwrap()
+            .series
+            .status,
+        tock::store::SeriesStatus::Active,
+        "the stray key did nothing"
+    );
+    // A move selects (and marks) a row; keys act on it.
+    ui.press(KeyCode::Down);
+    assert!(ui.screen(110, 30).contains("› "));
+    ui.ch('p');
+    assert_eq!(
+        ui.h.engine
+            .series_view(left[0].series.id)
+            .unwrap()
+            .unwrap()
+            .series
+            .status,
+        tock::store::SeriesStatus::Paused
+    );
+}
+
 /// `r` on a series offers its whole schedule, ends included: Enter on it
 /// as it is keeps the end, the count and a skip (they were dropped).
 #[tokio::test(start_paused = true)]

@@ -112,7 +112,11 @@ impl ScheduledPane {
     /// The keys that act on the selected item.
     fn item_key(&mut self, c: char, engine: &Engine) -> PaneAction {
         let Some(row) = self.selected_row() else {
-            return PaneAction::None;
+            return PaneAction::Info(if self.list.is_empty() {
+                "nothing is scheduled".to_string()
+            } else {
+                "no item is selected (the one selected has gone): ↑/↓ chooses one".to_string()
+            });
         };
         if let Some(v) = &row.series {
             return self.series_key(c, engine, v.clone());

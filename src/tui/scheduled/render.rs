@@ -117,9 +117,14 @@ impl ScheduledPane {
         keys: &Keymap,
     ) {
         let now_ms = now.timestamp_millis();
-        let selected = self.selected_index().unwrap_or(0);
+        // An item that left the list is not selected any more (no key acts
+        // on the row that took its place): no row is marked then.
+        let chosen = self.selected_index();
+        let selected = chosen.unwrap_or(0);
         // The selected row's cells and its state in words, for the details.
-        let selected_row = self.list.get(selected).map(|r| (r, cells(r, now, now_ms)));
+        let selected_row = chosen
+            .and_then(|i| self.list.get(i))
+            .map(|r| (r, cells(r, now, now_ms)));
         let state = selected_row
             .as_ref()
             .map(|(r, c)| self.state_text(r, c, now, keys))
@@ -178,7 +183,7 @@ impl ScheduledPane {
             let y = area.y + 1 + line as u16;
             let Some(row) = self.list.get(i) else { break };
             let Some(c) = cell(i) else { break };
-            let is_sel = i == selected;
+            let is_sel = Some(i) == chosen;
             if is_sel {
                 buf.set_style(
                     Rect::new(area.x, y, area.width, 1),
