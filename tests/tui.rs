@@ -3023,7 +3023,17 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     // p pauses, p resumes.
     ui.ch('p');
     assert_eq!(status(&ui), tock::store::SeriesStatus::Paused);
-    assert!(ui.screen(110, 30).contains("paused"));
+    // Paused, it has no time counting down (it looked about to fire).
+    let s = ui.screen(110, 30);
+    let row = s.lines().find(|l| l.contains("water the plants")).unwrap();
+    assert!(
+        row.contains("paused") && !row.contains(" in ") && !row.contains("09:00"),
+        "{row}"
+    );
+    assert!(
+        s.contains("paused: nothing is sent until it is resumed"),
+        "{s}"
+    );
     ui.ch('p');
     assert_eq!(status(&ui), tock::store::SeriesStatus::Active);
     // n skips the next occurrence: 09:00 today becomes 09:00 tomorrow.

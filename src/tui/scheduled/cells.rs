@@ -196,7 +196,14 @@ pub(super) struct Cells {
 
 pub(super) fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
     let it = &row.item;
+    let paused = row
+        .series
+        .as_ref()
+        .is_some_and(|v| v.series.status == crate::store::SeriesStatus::Paused);
     let (due, rel) = match it.due_at {
+        // A paused series sends nothing at its next time (resuming goes
+        // from the next one after then): no time that counts down.
+        Some(_) if paused => ("—".to_string(), String::new()),
         Some(d) => (absolute(utc(d), now), views::countdown(d, now_ms)),
         // A series with no next occurrence has ended; an approval has no time.
         None if row.series.is_some() || row.approval.is_some() => ("—".to_string(), String::new()),

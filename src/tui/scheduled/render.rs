@@ -310,11 +310,15 @@ impl ScheduledPane {
         let err = row.error.as_deref().unwrap_or("no reason recorded");
         let plural = |n: i64| if n == 1 { "" } else { "s" };
         let series_line = row.series.as_ref().map(|v| {
-            let next = v
-                .upcoming
-                .first()
-                .map(|t| format!(" · next {}", views::preview(*t, now)))
-                .unwrap_or_default();
+            let next = if v.series.status == crate::store::SeriesStatus::Paused {
+                " · paused: nothing is sent until it is resumed, then from the next time after that"
+                    .to_string()
+            } else {
+                v.upcoming
+                    .first()
+                    .map(|t| format!(" · next {}", views::preview(*t, now)))
+                    .unwrap_or_default()
+            };
             // The series' own keys first: at 60 columns the rest is cut.
             let k = |a: Action| {
                 keys.label(Scope::Scheduled, a)
