@@ -2946,14 +2946,24 @@ async fn every_creates_a_series_with_a_live_preview() {
         "{s}"
     );
     insta::assert_snapshot!("every_preview_120x40", s);
-    // Where rule and times do not both fit, the times stay (the rule is
-    // what was just typed).
+    // Where rule and times do not both fit, the rule and its next time.
     ui.app.sidebar_pref = None;
     let narrow = ui.screen(60, 15);
     assert!(
-        narrow.contains("⏰ next Mon 30 Nov 09:00, then Tue 09:00"),
+        narrow.contains("⏰ every weekday at 09:00 — next Mon 30 Nov 09:00 "),
         "{narrow}"
     );
+    // Where even that does not fit, the end (what a typo would lose) and
+    // the next time: the end understood is always shown.
+    ui.ctrl('u');
+    ui.typ("/every mon,wed,fri 8:30 until 2027-01-31 team sync");
+    let narrow = ui.screen(60, 15);
+    assert!(
+        narrow.contains("⏰ until Sun 31 Jan 2027 23:59 — next Mon 30 Nov 08:30"),
+        "{narrow}"
+    );
+    ui.ctrl('u');
+    ui.typ("/every weekday 9am stand-up notes");
     ui.enter();
     assert_eq!(ui.app.composer_text(), "", "{}", ui.status_line());
     let series = ui.h.engine.list_series(false).unwrap();

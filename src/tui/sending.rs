@@ -26,10 +26,20 @@ impl App {
             let engine = self.engine();
             return Some(match engine.split_schedule(rest) {
                 Ok((s, _)) if let Err(e) = engine.check_schedule(&s) => Err(e.to_string()),
-                Ok((s, _)) => Ok(Preview {
-                    rule: Some(engine.describe_schedule(&s)),
-                    times: engine.preview_schedule(&s, 3),
-                }),
+                Ok((s, _)) => {
+                    let rule = engine.describe_schedule(&s);
+                    // `, 5 times, until Sun 20 Dec 23:59` after the rule alone.
+                    let end = rule
+                        .strip_prefix(&s.rule.describe())
+                        .map(|e| e.trim_start_matches(", ").to_string())
+                        .filter(|e| !e.is_empty());
+                    Ok(Preview {
+                        rule: Some(rule),
+                        end,
+                        times: engine.preview_schedule(&s, 3),
+                        next: engine.preview_schedule(&s, 1),
+                    })
+                }
                 Err(e) => Err(e.to_string()),
             });
         }
@@ -48,10 +58,15 @@ impl App {
         }
         let now = self.model.now();
         Some(match when::split_time_prefix(rest, &now, mode) {
-            Ok((due, _)) => Ok(Preview {
-                rule: None,
-                times: format!("sends {}", when::preview(due, &now)),
-            }),
+            Ok((due, _)) => {
+                let times = format!("sends {}", when::preview(due, &now));
+                Ok(Preview {
+                    rule: None,
+                    end: None,
+                    next: times.clone(),
+                    times,
+                })
+            }
             Err(e) => Err(e.to_string()),
         })
     }
@@ -620,22 +635,29 @@ pub(super) fn unescape_slash(text: &str) -> &str {
 /// What a `/later`, `/at` or `/every` line will do, as it is typed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Preview {
-    /// The rule in words, for `/every` (it echoes what was typed: the first
-    /// to go where there is no room).
+    /// The rule in words with its end, for `/every`.
     pub rule: Option<String>,
-    /// When it sends.
+    /// Its end alone (`5 times, until Sun 20 Dec 23:59`): where the rule
+    /// does not fit, what shows that the end was understood.
+    pub end: Option<String>,
+    /// When it sends (for a rule, its next three times).
     pub times: String,
+    /// Its next time alone.
+    pub next: String,
 }
 
 impl Preview {
-    /// One line of at most `width` cells: the rule and its times, or the
-    /// times alone (cut) when both do not fit.
+    /// One line of at most `width` cells: the rule and its times; where
+    /// that does not fit, the rule and its next time, then its end and its
+    /// next time (the rule echoes what was typed; the end is what a typo
+    /// would lose); else the times, cut.
     pub fn line(&self, width: usize) -> String {
         use unicode_width::UnicodeWidthStr;
-        match &self.rule {
-            Some(rule) if rule.width() + 3 + self.times.width() <= width => {
-                format!("{rule} — {}", self.times)
-            }
+        let fits = |a: &str, b: &str| a.width() + 3 + b.width() <= width;
+        match (&self.rule, &self.end) {
+            (Some(rule), _) if fits(rule, &self.times) => format!("{rule} — {}", self.times),
+            (Some(rule), _) if fits(rule, &self.next) => format!("{rule} — {}", self.next),
+            (Some(_), Some(end)) if fits(end, &self.next) => format!("{end} — {}", self.next),
             _ => super::text::elide(&self.times, width),
         }
     }
