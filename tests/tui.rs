@@ -1509,6 +1509,7 @@ async fn delete_a_conversation_from_the_sidebar() {
     let doomed = ui.conv();
     ui.say("/rename Doomed");
     ui.say("/later 1h never sent");
+    ui.say("/every day at 9am water the plants");
     ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
     let keeper = ui.conv();
     ui.say("/rename Keeper");
@@ -1532,6 +1533,11 @@ async fn delete_a_conversation_from_the_sidebar() {
     let s = ui.screen(80, 24);
     assert!(s.contains("Delete “Doomed”"), "{s}");
     assert!(s.contains("Its 1 pending message(s) will be"), "{s}");
+    // What goes on without it is said too (it had not been).
+    assert!(
+        s.contains("Its 1 recurring series goes on, in a new conversation (F2 ends"),
+        "{s}"
+    );
     assert!(
         s.contains("y / n"),
         "the question must show its answers:\n{s}"

@@ -727,6 +727,16 @@ impl Store {
         )?)
     }
 
+    /// A conversation's tasks still to fire (they outlive its deletion).
+    pub fn open_tasks_of(&self, conversation_id: i64) -> Result<i64> {
+        Ok(self.conn().query_row(
+            "SELECT count(*) FROM outbox
+             WHERE conversation_id = ?1 AND status IN ('pending', 'sending') AND kind = 'task'",
+            [conversation_id],
+            |r| r.get(0),
+        )?)
+    }
+
     /// How many items [`Store::list_items`]`(false)` lists.
     pub fn unfinished_count(&self) -> Result<i64> {
         Ok(self.conn().query_row(

@@ -447,6 +447,23 @@ impl Model {
         }
     }
 
+    /// What of a conversation goes on after it is deleted: its recurring
+    /// series (not ended) and its tasks still to fire.
+    pub fn outliving_deletion(&self, id: i64) -> (usize, usize) {
+        let reader = self.engine.reader();
+        let series = reader.conversation_series(id).map(|s| s.len());
+        let tasks = reader
+            .open_tasks_of(id)
+            .map(|n| usize::try_from(n).unwrap_or(0));
+        match (series, tasks) {
+            (Ok(s), Ok(t)) => (s, t),
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::warn!("counting a conversation's series and tasks: {e:#}");
+                (0, 0)
+            }
+        }
+    }
+
     /// The recurring-series count and each conversation's gate (paused,
     /// awaiting approval): small, read whole on every change.
     fn reload_gates(&mut self) {

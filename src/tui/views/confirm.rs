@@ -34,14 +34,34 @@ impl Confirm {
     }
 
     /// Asks before deleting a conversation, saying how many of its messages
-    /// would be canceled (its tasks stay and fire into a new conversation).
+    /// would be canceled, and what goes on without it: its recurring series
+    /// and tasks fire into a new conversation each (F2 ends them).
     pub fn delete_conversation(model: &crate::tui::model::Model, id: i64, title: &str) -> Self {
         let pending = model.open_messages_of(id);
-        let extra = if pending > 0 {
+        let mut extra = if pending > 0 {
             format!(" Its {pending} pending message(s) will be canceled.")
         } else {
             String::new()
         };
+        let (series, tasks) = model.outliving_deletion(id);
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let going_on: Vec<String> = [
+            (series > 0).then(|| plural(series, "recurring series", "recurring series")),
+            (tasks > 0).then(|| plural(tasks, "scheduled task", "scheduled tasks")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !going_on.is_empty() {
+            let n = series + tasks;
+            extra.push_str(&format!(
+                " Its {} {} on, in a new conversation (F2 ends {}).",
+                going_on.join(" and "),
+                if n == 1 { "goes" } else { "go" },
+                if n == 1 { "it" } else { "them" },
+            ));
+        }
         Self {
             what: What::DeleteConversation(id),
             question: format!("Delete “{}” and its history?{extra}", sanitize_line(title)),
