@@ -212,6 +212,54 @@ fn a_reply_cut_after_acceptance_is_generated_again_and_retry_and_regenerate_work
     assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
 }
 
+/// A reply the daemon streams is stopped from another process (`tock
+/// stop`, as Esc in a TUI does): the daemon stops it as its own Esc would,
+/// the partial is kept, and what was queued behind it waits (it could not be
+/// stopped from anywhere but the process streaming it).
+#[test]
+fn a_reply_streaming_in_the_daemon_is_stopped_from_another_process() {
+    let server = MockServer::start();
+    server.push(Reply::slow(&"word ".repeat(400), Duration::from_millis(50)));
+    server.respond_with(|_| Reply::text("ok END"));
+    let t = Tock::with_openai(&server.base_url());
+    t.send(&["--new", "long", "tell me a long story"]);
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(20), "the reply streaming", || {
+        let v = t.show("long");
+        let m = v["messages"].as_array().cloned().unwrap_or_default();
+        (m.len() == 2 && m[1]["status"] == "streaming").then_some(())
+    });
+    let behind = t.send(&["--conv", "long", "and then?"]);
+    let line = t.ok(&["stop", "long"]);
+    assert!(line.contains("asked the tock streaming"), "{line}");
+    let stopped = wait_until(Duration::from_secs(10), "the reply stopped", || {
+        let v = t.show("long");
+        let m = v["messages"].as_array().cloned().unwrap_or_default();
+        (m.len() == 2 && m[1]["status"] == "interrupted").then_some(m)
+    });
+    assert!(
+        stopped[1]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("stopped by you"),
+        "{stopped:?}"
+    );
+    let partial = stopped[1]["content"].as_str().unwrap_or("").len();
+    assert!(
+        partial > 0 && partial < 2000,
+        "a partial reply is kept: {partial}"
+    );
+    // What was queued behind it waits; nothing more was asked of the model.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(t.item(behind)["status"], "pending");
+    assert_eq!(server.count(), 1);
+    // Nothing streams now: asked again, it says so.
+    let line = t.fails(&["stop", "long"]);
+    assert!(line.contains("no reply is streaming"), "{line}");
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
+}
+
 #[test]
 fn database_log_and_data_dir_are_private_whatever_the_umask() {
     let mut t = Tock::new();

@@ -1046,10 +1046,13 @@ async fn a_scrolled_up_view_stays_put_while_a_reply_streams() {
     ui.settle().await;
 }
 
-/// A reply another tock on the same database streams cannot be stopped
-/// from here: Esc and Ctrl+C say so (they did nothing, or only armed a quit).
+/// A reply another tock on the same database streams (a daemon, a second
+/// TUI) is stopped from here: Esc asks that process, through the database,
+/// and pauses the queue (it could only say "stop it there"); a second
+/// Ctrl+C still quits. The process streaming it is tested stopping in
+/// `tests/cli_edges.rs`.
 #[tokio::test(start_paused = true)]
-async fn esc_and_ctrl_c_explain_a_reply_streaming_from_another_tock() {
+async fn esc_asks_another_tock_to_stop_the_reply_it_streams() {
     let mut ui = Ui::new(vec![]);
     let conv = ui.conv();
     let new = |role, content, status| tock::store::NewMessage {
@@ -1073,15 +1076,34 @@ async fn esc_and_ctrl_c_explain_a_reply_streaming_from_another_tock() {
         )
         .unwrap();
     ui.app.on_engine(Event::External);
+    let s = ui.screen(100, 24);
+    assert!(s.contains("answering… Enter queues · Esc stops"), "{s}");
     ui.press(KeyCode::Esc);
+    ui.pump();
     let (msg, is_err) = ui.app.status_pair();
-    assert!(is_err && msg.contains("streams from another tock"), "{msg}");
+    assert!(
+        !is_err && msg.contains("asked the tock streaming this reply to stop"),
+        "{msg}"
+    );
+    assert!(
+        ui.store()
+            .conversation(conv)
+            .unwrap()
+            .unwrap()
+            .queue_paused_at
+            .is_some(),
+        "the queue is paused at once"
+    );
+    // The request is noted for the process streaming it.
+    assert!(ui.store().take_stop_request(conv).unwrap());
+    // Asked once: Ctrl+C goes on to arm a quit, and a second one quits.
     ui.ctrl('c');
     assert!(!ui.app.quit);
-    let (msg, _) = ui.app.status_pair();
     assert!(
-        msg.contains("another tock") && msg.ends_with("press Ctrl+C again to quit"),
-        "{msg}"
+        ui.app
+            .status_pair()
+            .0
+            .ends_with("press Ctrl+C again to quit")
     );
     ui.ctrl('c');
     assert!(ui.app.quit, "quitting still works");

@@ -75,6 +75,12 @@ pub enum Command {
     },
     /// Retry a failed or expired item, or generate again the cut reply of a sent one
     Retry { id: i64 },
+    /// Stop the reply streaming in a conversation, from whichever tock
+    /// streams it (a daemon, a TUI), and pause the conversation's queue
+    Stop {
+        /// Conversation id or exact title
+        conv: String,
+    },
     /// Generate the conversation's last reply again
     Regenerate {
         /// Conversation id or exact title
@@ -284,6 +290,18 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         Command::Retry { id } => {
             engine.retry(*id)?;
             println!("{id} will be retried");
+        }
+        Command::Stop { conv } => {
+            let c = store
+                .find_conversation(conv)?
+                .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+            if !engine.stop_elsewhere(c.id)? {
+                bail!("no reply is streaming in “{}”", c.display_title());
+            }
+            println!(
+                "asked the tock streaming “{}” to stop its reply; its queue is paused until a message is sent there",
+                c.display_title()
+            );
         }
         Command::Regenerate { conv } => {
             let c = store

@@ -561,7 +561,7 @@ impl Engine {
                 return Ok(row);
             }
             return Err(anyhow!(
-                "a reply is streaming from another tock on this database; stop it there first"
+                "a reply is streaming from another tock on this database; stop it first (Esc, or tock stop), then ask again"
             ));
         }
         if self.is_busy(conversation_id) {
@@ -614,6 +614,37 @@ impl Engine {
             self.pause_after_stop(conversation_id);
         }
         running
+    }
+
+    /// Stop a reply another process on this database streams (a daemon, a
+    /// second TUI): noted on its conversation for that process, which stops
+    /// it as its own Esc would, and the queue paused here at once. False if
+    /// no reply streams there.
+    pub fn stop_elsewhere(&self, conversation_id: i64) -> Result<bool> {
+        let Some(message) = self.store().streaming_message(conversation_id)? else {
+            return Ok(false);
+        };
+        if !self.store().request_stop(conversation_id, message)? {
+            return Ok(false);
+        }
+        self.pause_after_stop(conversation_id);
+        Ok(true)
+    }
+
+    /// Stop the replies this process streams that another process asked to
+    /// stop ([`Engine::stop_elsewhere`]); run when another process wrote.
+    pub(crate) fn take_stop_requests(&self) {
+        let busy: Vec<i64> = lock(&self.inner.busy).keys().copied().collect();
+        for conv in busy {
+            match self.store().take_stop_request(conv) {
+                Ok(true) => {
+                    tracing::info!(conversation = conv, "reply stopped from another process");
+                    self.signal_stop(conv, StopReason::User);
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!("reading stop requests: {e:#}"),
+            }
+        }
     }
 
     /// The first half of [`Engine::stop`]: tell the reply streaming in the

@@ -161,6 +161,7 @@ impl Baseline {
         {
             self.version = v;
             self.first = false;
+            engine.take_stop_requests();
             engine.emit(Event::External);
             engine.wake();
         }

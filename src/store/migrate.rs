@@ -66,6 +66,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0011_search_unspaced",
         include_str!("../../migrations/0011_search_unspaced.sql"),
     ),
+    (
+        12,
+        "0012_stop_requests",
+        include_str!("../../migrations/0012_stop_requests.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

@@ -96,6 +96,9 @@ pub struct App {
     pub quit: bool,
     /// Ctrl+C pressed once on an empty composer, at this time.
     pub quit_armed: Option<i64>,
+    /// The reply streaming in another process that Esc or Ctrl+C asked to
+    /// stop (its message id): asked once; the next Ctrl+C goes on to quit.
+    pub stop_asked: Option<i64>,
     pub suspend: bool,
     /// Ctrl+G: the loop hands the terminal to `$VISUAL` / `$EDITOR` on the draft.
     pub editor_request: bool,
@@ -141,6 +144,7 @@ impl App {
             notices: Vec::new(),
             quit: false,
             quit_armed: None,
+            stop_asked: None,
             suspend: false,
             editor_request: false,
             output: Output::default(),

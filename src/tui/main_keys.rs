@@ -14,9 +14,6 @@ use super::scheduled::ScheduledPane;
 use super::time_picker::TimePicker;
 use super::views::{self, Intent, Outcome, ViewKind};
 
-/// Why Esc and Ctrl+C do not stop a reply another tock streams.
-const STREAMING_ELSEWHERE: &str =
-    "this reply streams from another tock on this database; stop it there";
 impl App {
     pub fn on_key(&mut self, key: KeyEvent) {
         if key.kind == KeyEventKind::Release {
@@ -255,10 +252,8 @@ impl App {
                     self.info("edit abandoned; your draft is back");
                 } else if conv.is_some_and(|c| self.stop_reply(c)) {
                     self.info("stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates");
-                } else if self.call_off_regeneration() {
+                } else if self.call_off_regeneration() || self.stop_elsewhere() {
                     // Its outcome is said when the write is done.
-                } else if self.streaming_elsewhere() {
-                    self.error(STREAMING_ELSEWHERE);
                 } else if !self.sidebar.filter.is_empty() {
                     self.sidebar.filter.clear();
                 }
@@ -302,7 +297,7 @@ impl App {
             self.info(
                 "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates",
             );
-        } else if self.call_off_regeneration() {
+        } else if self.call_off_regeneration() || self.stop_elsewhere() {
             // Its outcome is said when the write is done.
         } else if self.composer.abandon_edit(now) {
             self.info("edit abandoned; your draft is back");
@@ -318,11 +313,7 @@ impl App {
             self.quit = true;
         } else {
             self.quit_armed = Some(now);
-            if self.streaming_elsewhere() {
-                self.error(format!("{STREAMING_ELSEWHERE}; press Ctrl+C again to quit"));
-            } else {
-                self.info("press Ctrl+C again to quit");
-            }
+            self.info("press Ctrl+C again to quit");
             // Said only while it is true.
             if let Some(s) = self.status.as_mut() {
                 s.until = now + QUIT_WINDOW_MS;
@@ -331,12 +322,40 @@ impl App {
     }
 
     /// The reply on screen streams, but from another process on this
-    /// database: a stop here cannot reach it.
-    fn streaming_elsewhere(&self) -> bool {
+    /// database (a daemon, a second TUI): its message id.
+    pub(super) fn streaming_elsewhere(&self) -> Option<i64> {
+        if self.model.is_busy() {
+            return None;
+        }
         self.model
             .entries
             .last()
-            .is_some_and(|e| e.msg.status == crate::store::MessageStatus::Streaming)
+            .filter(|e| e.msg.status == crate::store::MessageStatus::Streaming)
+            .map(|e| e.msg.id)
+    }
+
+    /// Esc or Ctrl+C on a reply another process streams: ask that process
+    /// to stop it (it does within a moment, as its own Esc would), once per
+    /// reply. False if no such reply, or it was asked already.
+    fn stop_elsewhere(&mut self) -> bool {
+        let (Some(conv), Some(reply)) = (self.model.current, self.streaming_elsewhere()) else {
+            return false;
+        };
+        if self.stop_asked == Some(reply) {
+            return false;
+        }
+        self.stop_asked = Some(reply);
+        self.write(
+            move |e| e.stop_elsewhere(conv),
+            |app, r| match r {
+                Ok(true) => app.info(
+                    "asked the tock streaming this reply to stop it — the queue is paused (Enter in the strip or /resume)",
+                ),
+                Ok(false) => app.info("the reply had already ended"),
+                Err(e) => app.error(e),
+            },
+        );
+        true
     }
 
     pub(super) fn toggle_sidebar(&mut self) {

@@ -274,7 +274,7 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
                     " a tool call waits for your answer above ",
                     Style::new().fg(palette().warning),
                 ));
-            } else if app.model.is_busy() {
+            } else if app.model.is_busy() || app.streaming_elsewhere().is_some() {
                 title.push(Span::styled(
                     " answering… Enter queues · Esc stops ",
                     Style::new().fg(palette().warning),
