@@ -29,6 +29,39 @@ fn ids(store: &Store, q: &str) -> Vec<i64> {
         .collect()
 }
 
+/// A database as a tock of schema `upto` left it: its migrations applied
+/// and recorded, as they were then.
+fn old_database(path: &std::path::Path, upto: i64) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);",
+    )
+    .unwrap();
+    for (v, sql) in [
+        (1, include_str!("../migrations/0001_init.sql")),
+        (2, include_str!("../migrations/0002_outbox.sql")),
+        (3, include_str!("../migrations/0003_approvals.sql")),
+        (4, include_str!("../migrations/0004_drafts_and_pause.sql")),
+        (5, include_str!("../migrations/0005_series.sql")),
+        (6, include_str!("../migrations/0006_search.sql")),
+        (7, include_str!("../migrations/0007_usage_and_versions.sql")),
+        (8, include_str!("../migrations/0008_approval_runs.sql")),
+        (9, include_str!("../migrations/0009_scale_indexes.sql")),
+        (10, include_str!("../migrations/0010_listed_counts.sql")),
+    ] {
+        if v > upto {
+            break;
+        }
+        conn.execute_batch(sql).unwrap();
+        conn.execute(
+            "INSERT INTO schema_migrations VALUES (?1, ?2, 0)",
+            rusqlite::params![v, format!("m{v}")],
+        )
+        .unwrap();
+    }
+    conn
+}
+
 #[test]
 fn finds_user_and_assistant_text_newest_first_with_conversation_and_snippet() {
     let (_d, s) = open();
@@ -281,25 +314,7 @@ fn migration_builds_the_index_for_an_existing_database() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
     {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);",
-        )
-        .unwrap();
-        for (v, sql) in [
-            (1, include_str!("../migrations/0001_init.sql")),
-            (2, include_str!("../migrations/0002_outbox.sql")),
-            (3, include_str!("../migrations/0003_approvals.sql")),
-            (4, include_str!("../migrations/0004_drafts_and_pause.sql")),
-            (5, include_str!("../migrations/0005_series.sql")),
-        ] {
-            conn.execute_batch(sql).unwrap();
-            conn.execute(
-                "INSERT INTO schema_migrations VALUES (?1, ?2, 0)",
-                rusqlite::params![v, format!("m{v}")],
-            )
-            .unwrap();
-        }
+        let conn = old_database(&path, 5);
         conn.execute_batch(
             "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (1, 'Old', 1, 1);
              INSERT INTO messages (id, conversation_id, role, content, status, created_at) VALUES
@@ -455,30 +470,7 @@ fn migration_indexes_unspaced_text_an_existing_database_holds() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
     {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);",
-        )
-        .unwrap();
-        for (v, sql) in [
-            (1, include_str!("../migrations/0001_init.sql")),
-            (2, include_str!("../migrations/0002_outbox.sql")),
-            (3, include_str!("../migrations/0003_approvals.sql")),
-            (4, include_str!("../migrations/0004_drafts_and_pause.sql")),
-            (5, include_str!("../migrations/0005_series.sql")),
-            (6, include_str!("../migrations/0006_search.sql")),
-            (7, include_str!("../migrations/0007_usage_and_versions.sql")),
-            (8, include_str!("../migrations/0008_approval_runs.sql")),
-            (9, include_str!("../migrations/0009_scale_indexes.sql")),
-            (10, include_str!("../migrations/0010_listed_counts.sql")),
-        ] {
-            conn.execute_batch(sql).unwrap();
-            conn.execute(
-                "INSERT INTO schema_migrations VALUES (?1, ?2, 0)",
-                rusqlite::params![v, format!("m{v}")],
-            )
-            .unwrap();
-        }
+        let conn = old_database(&path, 10);
         conn.execute_batch(
             "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (1, 'Old', 1, 1);
              INSERT INTO messages (id, conversation_id, role, content, status, created_at) VALUES
