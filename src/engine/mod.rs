@@ -621,10 +621,7 @@ impl Engine {
     /// it as its own Esc would, and the queue paused here at once. False if
     /// no reply streams there.
     pub fn stop_elsewhere(&self, conversation_id: i64) -> Result<bool> {
-        let Some(message) = self.store().streaming_message(conversation_id)? else {
-            return Ok(false);
-        };
-        if !self.store().request_stop(conversation_id, message)? {
+        if !self.store().request_stop(conversation_id)? {
             return Ok(false);
         }
         self.pause_after_stop(conversation_id);

@@ -238,62 +238,46 @@ impl Store {
         Ok(n == 1)
     }
 
-    /// The reply streaming in a conversation (by whichever process): its
-    /// message id.
-    pub fn streaming_message(&self, conversation_id: i64) -> Result<Option<i64>> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT id FROM messages INDEXED BY messages_streaming
-                 WHERE status = 'streaming' AND conversation_id = ?1
-                 ORDER BY id DESC LIMIT 1",
-                [conversation_id],
-                |r| r.get(0),
-            )
-            .optional()?)
-    }
-
-    /// Ask whichever process streams reply `message_id` to stop it. False
-    /// if it is not streaming any more.
-    pub fn request_stop(&self, conversation_id: i64, message_id: i64) -> Result<bool> {
+    /// Ask whichever process streams the conversation's reply to stop it
+    /// (the reply is named, so a request outliving it stops no other).
+    /// False if no reply streams there.
+    pub fn request_stop(&self, conversation_id: i64) -> Result<bool> {
         let n = self.conn().execute(
-            "UPDATE conversations SET stop_reply_id = ?2
-             WHERE id = ?1 AND EXISTS (SELECT 1 FROM messages
-                 WHERE id = ?2 AND conversation_id = ?1 AND status = 'streaming')",
-            params![conversation_id, message_id],
+            "UPDATE conversations SET stop_reply_id = (
+                 SELECT id FROM messages INDEXED BY messages_streaming
+                 WHERE status = 'streaming' AND conversation_id = ?1
+                 ORDER BY id DESC LIMIT 1)
+             WHERE id = ?1 AND EXISTS (SELECT 1 FROM messages INDEXED BY messages_streaming
+                 WHERE status = 'streaming' AND conversation_id = ?1)",
+            [conversation_id],
         )?;
         Ok(n == 1)
     }
 
     /// Take a request to stop the conversation's reply: true if one was
     /// made for the reply streaming now (a request for a reply that ended
-    /// meanwhile is dropped).
+    /// meanwhile is dropped). Run on every other process's commit while a
+    /// reply streams here, so it only reads unless a request is there.
     pub fn take_stop_request(&self, conversation_id: i64) -> Result<bool> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        // (RETURNING would give the column's new value, NULL.)
-        let asked: Option<i64> = tx
+        let conn = self.conn();
+        let asked: Option<(i64, bool)> = conn
             .query_row(
-                "SELECT stop_reply_id FROM conversations WHERE id = ?1",
+                "SELECT c.stop_reply_id, EXISTS (SELECT 1 FROM messages m
+                     WHERE m.id = c.stop_reply_id AND m.status = 'streaming')
+                 FROM conversations c WHERE c.id = ?1 AND c.stop_reply_id IS NOT NULL",
                 [conversation_id],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .optional()?
-            .flatten();
-        let Some(message) = asked else {
+            .optional()?;
+        let Some((message, streaming)) = asked else {
             return Ok(false);
         };
-        tx.execute(
-            "UPDATE conversations SET stop_reply_id = NULL WHERE id = ?1",
-            [conversation_id],
-        )?;
-        let streaming: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM messages WHERE id = ?1 AND status = 'streaming')",
-            [message],
-            |r| r.get(0),
-        )?;
-        tx.commit()?;
-        Ok(streaming)
+        // Taken once: by whoever clears this very request.
+        let taken = conn.execute(
+            "UPDATE conversations SET stop_reply_id = NULL WHERE id = ?1 AND stop_reply_id = ?2",
+            params![conversation_id, message],
+        )? == 1;
+        Ok(taken && streaming)
     }
 
     /// Conversations whose queue the user paused, with when.

@@ -1,6 +1,6 @@
 //! Full-text search over the messages conversations show (the FTS5 index
 //! `messages_fts`, kept in step with `messages` by the triggers of migration
-//! 0011).
+//! 0006).
 //!
 //! What the user types is never handed to FTS5 as query syntax: it is split
 //! into words (and `"quoted phrases"`), each reduced to the letters and
