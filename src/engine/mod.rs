@@ -672,10 +672,13 @@ impl Engine {
             .store()
             .set_queue_paused(conversation_id, Some(self.now_ms()))
         {
-            Ok(_) => {
+            // Already paused (a stop whose row then fails, a front end's
+            // own pause after the turn's): nothing changed to announce.
+            Ok(true) => {
                 self.emit(Event::Conversations);
                 self.emit(Event::Outbox);
             }
+            Ok(false) => {}
             Err(e) => tracing::warn!("pausing the queue after a stop: {e:#}"),
         }
     }
