@@ -597,10 +597,7 @@ impl Rule {
                 format!("{d} at {t}")
             }
             Rule::Cron { pattern, cron } => {
-                format!(
-                    "cron \"{pattern}\" ({})",
-                    cron.describe().trim_end_matches('.')
-                )
+                format!("cron \"{pattern}\" ({})", cron_words(&cron.describe()))
             }
         }
     }
@@ -856,6 +853,20 @@ fn parse_days(words: &[&str]) -> Option<Result<Days, RecurError>> {
         2 if set == [Weekday::Sat, Weekday::Sun] => Days::Weekend,
         _ => Days::Set(set),
     }))
+}
+
+/// croner's sentence inside a phrase: `At every 5 minutes.` reads
+/// `every 5 minutes`, `At 09:00, Monday through Friday.` reads
+/// `at 09:00, Monday through Friday`.
+fn cron_words(sentence: &str) -> String {
+    let s = sentence.trim().trim_end_matches('.');
+    if let Some(rest) = s.strip_prefix("At every ") {
+        return format!("every {rest}");
+    }
+    match s.strip_prefix("At ") {
+        Some(rest) => format!("at {rest}"),
+        None => s.to_string(),
+    }
 }
 
 fn describe_interval(ms: i64) -> String {

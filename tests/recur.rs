@@ -261,7 +261,7 @@ fn every_form_in_utc() {
         ),
         (
             "cron \"0 9 * * 1-5\"",
-            "cron \"0 9 * * 1-5\" (At 09:00, on Monday, Tuesday, Wednesday, Thursday, and Friday)",
+            "cron \"0 9 * * 1-5\" (at 09:00, on Monday, Tuesday, Wednesday, Thursday, and Friday)",
             [
                 "Wed 2026-12-02 09:00",
                 "Thu 2026-12-03 09:00",
@@ -270,7 +270,7 @@ fn every_form_in_utc() {
         ),
         (
             "cron '*/15 * * * *'",
-            "",
+            "cron \"*/15 * * * *\" (every 15 minutes)",
             [
                 "Tue 2026-12-01 10:15",
                 "Tue 2026-12-01 10:30",
@@ -522,7 +522,7 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
         ),
         (
             "cron \"0 9 * * 1-5\" morning report",
-            "cron \"0 9 * * 1-5\" (At 09:00, on Monday, Tuesday, Wednesday, Thursday, and Friday)",
+            "cron \"0 9 * * 1-5\" (at 09:00, on Monday, Tuesday, Wednesday, Thursday, and Friday)",
             "morning report",
         ),
         ("every 1 minute ping", "every minute", "ping"),

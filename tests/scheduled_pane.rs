@@ -612,6 +612,31 @@ async fn edit_esc_discards() {
     assert_eq!(item(&h, f.scheduled).text, "check the build");
 }
 
+/// The item is canceled elsewhere while its edit is open: saving cannot
+/// change it, and what was typed goes to the composer instead of being lost
+/// with the editor.
+#[tokio::test(start_paused = true)]
+async fn edit_of_an_item_gone_meanwhile_keeps_the_text() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('e')]);
+    type_str(&mut pane, &h, " and the docs");
+    h.engine.store().cancel_item(f.scheduled, T0).unwrap();
+    let a = pane.handle_key(key(KeyCode::Enter), &h.engine, now());
+    match a {
+        PaneAction::KeepInComposer { text, error } => {
+            assert_eq!(text, "check the build and the docs");
+            assert!(!error.is_empty());
+        }
+        other => panic!("expected the text kept for the composer, got {other:?}"),
+    }
+    assert_eq!(item(&h, f.scheduled).text, "check the build");
+    // The editor closed: keys act on the list again.
+    assert!(!pane.is_editing());
+}
+
 #[tokio::test(start_paused = true)]
 async fn edit_to_empty_is_refused_and_stays_open() {
     let h = harness(vec![]);

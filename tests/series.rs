@@ -248,6 +248,14 @@ async fn a_week_of_downtime_gives_one_catch_up_and_six_skipped() {
     assert_eq!(skipped.len(), 1, "{told:?}");
     assert_eq!(skipped[0].kind, NoticeKind::Expired);
     assert_eq!(skipped[0].conversation_id, Some(c));
+    // Named by what it sends, not by an id the chat never shows.
+    assert!(
+        skipped[0]
+            .text
+            .starts_with("recurring \"summarise my notes\": "),
+        "{}",
+        skipped[0].text
+    );
     assert!(
         !skipped[0].text.contains("press"),
         "no key hints in engine text"

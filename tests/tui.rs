@@ -847,6 +847,27 @@ async fn later_with_an_unreadable_time_creates_nothing_and_keeps_the_text() {
     ui.say("/at yesterday 9am x");
     assert!(ui.rows().is_empty(), "nothing for a past time");
     assert_eq!(ui.app.composer_text(), "/at yesterday 9am x");
+    // Alone, each scheduling command says how it is used, with an example.
+    for (cmd, usage) in [
+        (
+            "/later",
+            "usage: /later DURATION TEXT — e.g. /later 1h30m check the build",
+        ),
+        (
+            "/at ",
+            "usage: /at TIME TEXT — e.g. /at tomorrow 9am stand-up notes",
+        ),
+        (
+            "/every",
+            "usage: /every EXPR TEXT — e.g. /every weekday 9am stand-up notes",
+        ),
+    ] {
+        ui.app.set_composer("");
+        ui.say(cmd);
+        let (msg, is_err) = ui.app.status_pair();
+        assert!(is_err && msg == usage, "{cmd}: {msg}");
+    }
+    assert!(ui.rows().is_empty());
     ui.settle().await;
     assert_eq!(ui.h.provider.count(), 0);
 }
@@ -993,6 +1014,34 @@ async fn a_strip_edit_of_an_item_sent_meanwhile_lands_in_the_composer() {
         is_err && msg.ends_with("your edit is in the composer"),
         "{msg}"
     );
+}
+
+/// The same in F2: an item sent while its edit was open. Esc there would
+/// have dropped what was typed with the editor; saving puts it in the
+/// composer instead.
+#[tokio::test(start_paused = true)]
+async fn an_f2_edit_of_an_item_sent_meanwhile_lands_in_the_composer() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("orignal text");
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::F(2));
+    ui.ch('e');
+    ui.erase(20);
+    ui.typ("original text, edited");
+    ui.start().await;
+    assert_eq!(ui.row(id).status, Status::Sent, "it went meanwhile");
+    ui.enter();
+    ui.pump();
+    assert_eq!(ui.user_texts(), vec!["orignal text"]);
+    assert_eq!(ui.app.composer_text(), "original text, edited");
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(
+        is_err && msg.ends_with("your edit is in the composer"),
+        "{msg}"
+    );
+    // The pane is back on its list: Esc closes it, and the text stays.
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.composer_text(), "original text, edited");
 }
 
 /// Scrolled up while a reply streams, the view stays where it is: the rows
@@ -3115,8 +3164,13 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
         ui.h.engine.series_view(id).unwrap().unwrap().series.text,
         "water the ferns"
     );
-    // x then y ends it.
+    // x then y ends it: the question says it is a series that ends.
     ui.ch('x');
+    let s = ui.screen(110, 30);
+    assert!(
+        s.contains(&format!("End recurring series #{id}? y/n")) && s.contains("y end it"),
+        "{s}"
+    );
     ui.ch('y');
     assert_eq!(status(&ui), tock::store::SeriesStatus::Ended);
     // Finished occurrences are listed under their series with `a`.

@@ -509,7 +509,14 @@ pub(crate) fn advance(engine: &Engine, now: i64, grace_ms: i64) -> bool {
                     NoticeKind::Info
                 },
                 a.conversation_id,
-                format!("recurring series {}: {}", a.series_id, parts.join(", ")),
+                format!(
+                    "recurring \"{}\": {}",
+                    crate::sanitize::sanitize_line(&a.text)
+                        .chars()
+                        .take(60)
+                        .collect::<String>(),
+                    parts.join(", ")
+                ),
             );
         }
     }

@@ -117,6 +117,8 @@ pub struct SeriesStep {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Advanced {
     pub series_id: i64,
+    /// The series' message, to name it in what is said about it.
+    pub text: String,
     pub conversation_id: Option<i64>,
     /// The outbox row created for the occurrence.
     pub fired: Option<i64>,
@@ -353,6 +355,7 @@ impl Store {
             let step = plan(&s);
             let mut adv = Advanced {
                 series_id: s.id,
+                text: s.text.clone(),
                 conversation_id: s.conversation_id,
                 fired: None,
                 missed: step.skipped,

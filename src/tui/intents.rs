@@ -53,13 +53,17 @@ impl App {
                         // The item went (or changed) while it was being
                         // edited: what was typed is not lost, it waits in
                         // the composer.
-                        (Err(e), Some(text)) => {
-                            app.keep_in_composer(&text);
-                            app.error(format!("{e} — your edit is in the composer"));
-                        }
+                        (Err(e), Some(text)) => app.apply_one(Intent::KeepInComposer {
+                            text,
+                            error: e.to_string(),
+                        }),
                         (Err(e), None) => app.error(e),
                     },
                 );
+            }
+            Intent::KeepInComposer { text, error } => {
+                self.keep_in_composer(&text);
+                self.error(format!("{error} — your edit is in the composer"));
             }
             Intent::PullBack { id, seen } => {
                 if !self.composer.is_blank() {

@@ -283,6 +283,18 @@ impl App {
                 app.composer.clear(app.now());
             }
         };
+        // A scheduling command alone: say how it is used, with an example
+        // (the parser's "empty time" tells a new user nothing).
+        if matches!(spec.command, Command::Later | Command::At | Command::Every)
+            && arg.trim().is_empty()
+        {
+            let example = spec
+                .help
+                .split_once(": ")
+                .and_then(|(_, e)| e.split(", ").next())
+                .unwrap_or_default();
+            return self.error(format!("usage: {} — e.g. {example}", spec.usage));
+        }
         match spec.command {
             Command::Later | Command::At => {
                 let mode = if spec.command == Command::Later {

@@ -227,7 +227,13 @@ pub(super) fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cell
             Some(crate::store::SeriesStatus::Ended) => State::Ended,
             None => State::of(it, now_ms, row.gate),
         },
-        tries: it.attempts.to_string(),
+        // A series is never tried itself (its occurrences are): as in
+        // `tock list`, a dash rather than a count that reads as failures.
+        tries: if row.series.is_some() {
+            "-".to_string()
+        } else {
+            it.attempts.to_string()
+        },
     }
 }
 

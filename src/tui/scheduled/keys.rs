@@ -365,6 +365,7 @@ impl ScheduledPane {
         if save {
             // The store refuses an empty text; the editor stays open either way.
             let text = editor.lines().join("\n");
+            let typed = text.clone();
             let series = self.is_series(id);
             return self.write(
                 engine,
@@ -377,7 +378,8 @@ impl ScheduledPane {
                 },
                 move |pane, engine, r| match r {
                     Ok(()) => pane.reload(engine, format!("#{id} saved")),
-                    Err(e) => {
+                    // Nothing typed to lose: the editor stays for another try.
+                    Err(e) if typed.trim().is_empty() => {
                         let line = error_line(&e);
                         pane.mode = Mode::Edit {
                             id,
@@ -386,6 +388,19 @@ impl ScheduledPane {
                             error: Some(line.clone()),
                         };
                         PaneAction::Error(line)
+                    }
+                    // The item went or changed meanwhile (sent, canceled,
+                    // edited elsewhere): what was typed waits in the
+                    // composer, as the queue strip's edit does.
+                    Err(e) => {
+                        let error = error_line(&e);
+                        match pane.refresh_with(engine) {
+                            Ok(()) => PaneAction::KeepInComposer { text: typed, error },
+                            Err(reload) => PaneAction::KeepInComposer {
+                                text: typed,
+                                error: format!("{error}; {}", error_line(&reload)),
+                            },
+                        }
                     }
                 },
             );

@@ -52,6 +52,12 @@ pub enum PaneAction {
     Info(String),
     /// A one-line error for the status bar.
     Error(String),
+    /// An edit that could not be saved: its text goes to the composer
+    /// rather than being lost, and the error is said.
+    KeepInComposer {
+        text: String,
+        error: String,
+    },
 }
 
 impl PaneAction {
@@ -69,6 +75,10 @@ impl PaneAction {
             PaneAction::Jump(conv) => (Some(Intent::Open(conv)), Outcome::Done),
             PaneAction::Info(s) => (Some(Intent::Info(s)), Outcome::Consumed),
             PaneAction::Error(s) => (Some(Intent::Error(s)), Outcome::Consumed),
+            PaneAction::KeepInComposer { text, error } => (
+                Some(Intent::KeepInComposer { text, error }),
+                Outcome::Consumed,
+            ),
         }
     }
 }
@@ -270,6 +280,11 @@ impl ScheduledPane {
     /// `a` are not counted), for the title and the status bar.
     pub fn count(&self) -> usize {
         self.list.unfinished()
+    }
+
+    /// Whether an item's text editor is open.
+    pub fn is_editing(&self) -> bool {
+        matches!(self.mode, Mode::Edit { .. })
     }
 
     /// The selected item's id, if any.

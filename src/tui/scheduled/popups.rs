@@ -160,16 +160,20 @@ impl ScheduledPane {
 
     pub(super) fn render_confirm(&self, area: Rect, buf: &mut Buffer, id: i64) {
         let popup = above_footer(area, area.width.saturating_sub(4).min(60), 5);
-        let inner = popup_frame(popup, buf, " Cancel ", palette().error);
+        // A series is ended (nothing more is sent), an item canceled.
+        let series = self.is_series(id);
+        let (title, question, yes) = if series {
+            (" End ", format!("End recurring series #{id}? "), "end it")
+        } else {
+            (" Cancel ", format!("Cancel item #{id}? "), "cancel it")
+        };
+        let inner = popup_frame(popup, buf, title, palette().error);
         if inner.height < 1 {
             return;
         }
         let w = inner.width as usize;
         let q = Line::from(vec![
-            Span::styled(
-                format!("Cancel item {id}? "),
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
+            Span::styled(question, Style::default().add_modifier(Modifier::BOLD)),
             Span::styled(
                 "y/n",
                 Style::default()
@@ -190,7 +194,7 @@ impl ScheduledPane {
             );
         }
         if inner.height >= 3 {
-            let footer = footer_line(&[("y", "cancel it"), ("n/Esc", "keep it")], POPUP_SEP);
+            let footer = footer_line(&[("y", yes), ("n/Esc", "keep it")], POPUP_SEP);
             buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
         }
     }

@@ -64,6 +64,12 @@ pub enum Intent {
         seen: i64,
         action: ItemAction,
     },
+    /// Text that could not be saved where it was typed: it goes to the
+    /// composer, and `error` says why.
+    KeepInComposer {
+        text: String,
+        error: String,
+    },
     /// Take an item back into the composer.
     PullBack {
         id: i64,
