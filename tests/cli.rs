@@ -797,6 +797,18 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
     assert_time(&p["until_at"], "until_at");
     // The plain one-off item has exactly the spec fields.
     assert!(item(rows, once).unwrap().get("rule").is_none());
+    // The table is in due order too: the series due in 2 h between the
+    // items due in 1 h and 3 h (series were listed after every item).
+    let late = t.send(&["--conv", "Mornings", "--in", "3h", "the late one"]);
+    let table = t.ok(&["list"]);
+    let at = |needle: &str| {
+        table
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle}:\n{table}"))
+    };
+    assert!(at("one-off") < at("check the queue"), "{table}");
+    assert!(at("check the queue") < at("the late one"), "{table}");
+    t.ok(&["cancel", &late.to_string()]);
 
     let st = t.json(&["status", "--json"]);
     assert_eq!(st["series"]["active"], 2, "{st:#}");

@@ -260,6 +260,62 @@ fn a_reply_streaming_in_the_daemon_is_stopped_from_another_process() {
     assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
 }
 
+/// A reply on its way has no item left in the outbox (its message was
+/// sent), so `status` and `list` said nothing of it: they now name it, and
+/// once its tock is killed they say it was cut off and will be asked again.
+#[test]
+fn status_and_list_name_a_reply_streaming_and_one_cut_off() {
+    let server = MockServer::start();
+    server.push(Reply::slow(&"word ".repeat(400), Duration::from_millis(50)));
+    server.respond_with(|_| Reply::text("ok END"));
+    let t = Tock::with_openai(&server.base_url());
+    t.send(&["--new", "long", "tell me a long story"]);
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(20), "the reply streaming", || {
+        let v = t.show("long");
+        let m = v["messages"].as_array().cloned().unwrap_or_default();
+        (m.len() == 2 && m[1]["status"] == "streaming").then_some(())
+    });
+    let status = t.ok(&["status"]);
+    assert!(
+        status.contains("“long”: a reply is streaming since")
+            && status.contains("`tock stop 1` stops it"),
+        "{status}"
+    );
+    let list = t.ok(&["list"]);
+    assert!(
+        list.contains("nothing scheduled or pending")
+            && list.contains("“long”: a reply is streaming since"),
+        "{list}"
+    );
+    let json = t.json(&["status", "--json"]);
+    let replies = json["replies_streaming"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(replies.len(), 1, "{json:#}");
+    assert_eq!(replies[0]["conversation_id"], 1);
+    assert_eq!(replies[0]["live"], true);
+    d.kill9();
+    let status = t.ok(&["status"]);
+    assert!(
+        status.contains("a reply was cut off when its tock stopped"),
+        "{status}"
+    );
+    // The next daemon asks for it again; then nothing is on its way.
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(20), "the reply asked for again", || {
+        let v = t.show("long");
+        let m = v["messages"].as_array().cloned().unwrap_or_default();
+        m.last()
+            .is_some_and(|x| x["status"] == "complete")
+            .then_some(())
+    });
+    assert!(!t.ok(&["status"]).contains("a reply"));
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
+}
+
 #[test]
 fn database_log_and_data_dir_are_private_whatever_the_umask() {
     let mut t = Tock::new();

@@ -114,10 +114,12 @@ pub(super) fn list(
         println!("{}", serde_json::to_string_pretty(&arr)?);
     } else if items.is_empty() && series.is_empty() {
         println!("nothing scheduled or pending (tock send --in 10m TEXT schedules a message)");
+        streaming_lines(store, now)?;
     } else {
         // Rows first: the DUE column is as wide as its widest cell ("(1m
         // 12s ago)" is wider than "(in 5m)").
-        let mut rows: Vec<[String; 7]> = Vec::new();
+        // In due order, as in --json: series by their next occurrence.
+        let mut rows: Vec<(i64, [String; 7])> = Vec::new();
         for i in &items {
             let due = match i.due_at {
                 Some(d) => format!("{} ({})", local(d), when::relative(d, now)),
@@ -143,15 +145,18 @@ pub(super) fn list(
             {
                 err.push_str(&format!("  ({})", w.describe(now)));
             }
-            rows.push([
-                i.id.to_string(),
-                due,
-                conv,
-                i.kind.as_str().to_string(),
-                state_of(i).label().to_string(),
-                i.attempts.to_string(),
-                format!("{text}{err}"),
-            ]);
+            rows.push((
+                i.due_at.unwrap_or(i.created_at),
+                [
+                    i.id.to_string(),
+                    due,
+                    conv,
+                    i.kind.as_str().to_string(),
+                    state_of(i).label().to_string(),
+                    i.attempts.to_string(),
+                    format!("{text}{err}"),
+                ],
+            ));
         }
         for v in &series {
             let s = &v.series;
@@ -180,22 +185,26 @@ pub(super) fn list(
                 0 => String::new(),
                 n => format!("; {n} so far"),
             };
-            rows.push([
-                s.id.to_string(),
-                due,
-                conv,
-                "recurring".to_string(),
-                s.status.as_str().to_string(),
-                "-".to_string(),
-                format!(
-                    "{text}  [{}{sent}]",
-                    crate::sanitize::sanitize_line(&v.description)
-                ),
-            ]);
+            rows.push((
+                s.next_due_at.unwrap_or(s.updated_at),
+                [
+                    s.id.to_string(),
+                    due,
+                    conv,
+                    "recurring".to_string(),
+                    s.status.as_str().to_string(),
+                    "-".to_string(),
+                    format!(
+                        "{text}  [{}{sent}]",
+                        crate::sanitize::sanitize_line(&v.description)
+                    ),
+                ],
+            ));
         }
+        rows.sort_by_key(|(t, _)| *t);
         let due_w = rows
             .iter()
-            .map(|r| r[1].chars().count())
+            .map(|(_, r)| r[1].chars().count())
             .max()
             .unwrap_or(0)
             .max(3);
@@ -203,9 +212,24 @@ pub(super) fn list(
             "{:>5}  {:<due_w$} {:>5}  {:<9} {:<9} {:>3}  TEXT",
             "ID", "DUE", "CONV", "KIND", "STATE", "TRY"
         );
-        for [id, due, conv, kind, state, tries, rest] in &rows {
+        for (_, [id, due, conv, kind, state, tries, rest]) in &rows {
             println!("{id:>5}  {due:<due_w$} {conv:>5}  {kind:<9} {state:<9} {tries:>3}  {rest}");
         }
+        streaming_lines(store, now)?;
+    }
+    Ok(())
+}
+
+/// Under the table: replies whose messages have left the outbox (sent)
+/// but whose answers are still on their way.
+fn streaming_lines(store: &Store, now: i64) -> Result<()> {
+    let replies = store.streaming_replies()?;
+    if replies.is_empty() {
+        return Ok(());
+    }
+    let live = super::status::live_dispatcher(store, now)?;
+    for line in super::status::reply_lines(store, &replies, live)? {
+        println!("{line}");
     }
     Ok(())
 }

@@ -81,6 +81,10 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             Waiting::Disabled.describe(now)
         }
     };
+    // A reply being written now, or left half-written by a tock that died
+    // (the next start asks for it again).
+    let replies = store.streaming_replies()?;
+    let live = lease.is_some();
     let series = store.list_series(false)?;
     let active = series
         .iter()
@@ -108,6 +112,13 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
                 "counts": c,
                 "next": next.as_ref().map(|i| item_json(i, &state_of(i), waiting.get(&i.id), now)),
                 "conversations": b,
+                "replies_streaming": replies.iter().map(|r| json!({
+                    "conversation_id": r.conversation_id,
+                    "message_id": r.message_id,
+                    "characters": r.characters,
+                    "started_at": rfc3339(Some(r.started_at)),
+                    "live": live,
+                })).collect::<Vec<_>>(),
                 "series": {"active": active, "paused": series.len() - active, "next_due_at": rfc3339(next_series)},
                 "model": model_name,
                 "provider": provider,
@@ -167,6 +178,9 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             describe(w)
         );
     }
+    for line in reply_lines(store, &replies, live)? {
+        println!("{line}");
+    }
     if !series.is_empty() {
         let next = next_series
             .map(|d| format!("; next {} ({})", local(d), when::relative(d, now)))
@@ -186,6 +200,47 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     );
     println!("provider: {reachable}");
     Ok(())
+}
+
+/// One line per reply stored as streaming: its message has left the
+/// outbox, so no item shows it, yet its answer is still on its way — being
+/// written by the live dispatcher, or cut off by one that died.
+pub(super) fn reply_lines(
+    store: &Store,
+    replies: &[crate::store::StreamingReply],
+    live: bool,
+) -> Result<Vec<String>> {
+    let mut lines = Vec::with_capacity(replies.len());
+    for r in replies {
+        let title = store
+            .conversation(r.conversation_id)?
+            .map(|c| c.display_title())
+            .unwrap_or_default();
+        let what = if live {
+            format!(
+                "a reply is streaming since {} ({} characters so far; `tock stop {}` stops it)",
+                local(r.started_at),
+                r.characters,
+                r.conversation_id
+            )
+        } else {
+            "a reply was cut off when its tock stopped; the next `tock` or `tock daemon` asks for it again"
+                .to_string()
+        };
+        lines.push(format!(
+            "conversation #{} “{}”: {what}",
+            r.conversation_id,
+            crate::sanitize::sanitize_line(&title)
+        ));
+    }
+    Ok(lines)
+}
+
+/// Whether a live process holds the dispatcher's lease.
+pub(super) fn live_dispatcher(store: &Store, now: i64) -> Result<bool> {
+    Ok(store
+        .lease_holder()?
+        .is_some_and(|l| l.expires_at >= now && crate::store::process_alive(l.pid)))
 }
 
 /// Can we open a TCP connection to the provider? (No request is sent, no key used.)

@@ -30,7 +30,7 @@ pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Collapsed, Message, MessageStatus, NewMessage, Role, collapse_attempts};
 pub use outbox::{
     ItemSummary, Kind, ListCursor, ListFilter, ListFrom, NewItem, OpenCounts, OutboxItem,
-    PendingAt, Status,
+    PendingAt, Status, StreamingReply,
 };
 pub use search::{SearchHit, SearchQuery};
 pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};

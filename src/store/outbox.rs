@@ -1321,6 +1321,26 @@ impl Store {
             .optional()?)
     }
 
+    /// Every reply stored as streaming, oldest first: being written by a
+    /// live tock, or left so by one that died (the next start sends its
+    /// message again).
+    pub fn streaming_replies(&self) -> Result<Vec<StreamingReply>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT id, conversation_id, length(content), created_at FROM messages
+             INDEXED BY messages_streaming WHERE status = 'streaming' ORDER BY id",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(StreamingReply {
+                message_id: r.get(0)?,
+                conversation_id: r.get(1)?,
+                characters: r.get(2)?,
+                started_at: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Whether the conversation has a reply on its way: an unfinished
     /// regeneration, or an accepted item whose reply is being retried.
     pub fn owes_reply(&self, conversation_id: i64) -> Result<bool> {
@@ -1331,6 +1351,16 @@ impl Store {
             |r| r.get(0),
         )?)
     }
+}
+
+/// A reply stored as streaming ([`Store::streaming_replies`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamingReply {
+    pub message_id: i64,
+    pub conversation_id: i64,
+    /// What is stored of it so far (written every few hundred ms).
+    pub characters: i64,
+    pub started_at: i64,
 }
 
 /// A regeneration that went no further gives the conversation back the
