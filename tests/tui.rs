@@ -3351,7 +3351,7 @@ async fn the_exit_line_says_what_is_still_pending() {
     );
     assert!(line.contains("1 recurring series"), "{line}");
     assert!(
-        line.contains("the next `tock` or `tock daemon` sends them"),
+        line.contains("a `tock daemon` already running, or the next `tock` started, sends them"),
         "{line}"
     );
     assert!(

@@ -623,7 +623,10 @@ impl App {
             crate::engine::DispatchState::Standby { pid } => {
                 format!("; the tock running as pid {pid} sends them")
             }
-            _ => "; the next `tock` or `tock daemon` sends them".to_string(),
+            // A daemon waiting in standby takes the lease over once this
+            // tock lets it go.
+            _ => "; a `tock daemon` already running, or the next `tock` started, sends them"
+                .to_string(),
         };
         Some(format!(
             "tock: {} — kept in the database{who}.",
