@@ -834,6 +834,30 @@ async fn later_creates_a_scheduled_message_row() {
     assert_eq!(due, T0 - 53 * 60_000 - 20_000 + 9 * 3_600_000);
 }
 
+/// The strip's reschedule prompt at 60 columns: an error wraps rather than
+/// losing its end (the advice on what to type is at its end).
+#[tokio::test(start_paused = true)]
+async fn the_reschedule_prompt_error_is_whole_at_60_columns() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 2h x");
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    ui.ch('r');
+    assert_eq!(ui.app.top(), Some(ViewKind::Prompt));
+    ui.typ("next blursday");
+    let s = ui.screen(60, 15);
+    let flat: String = s
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == ' ' || c == '│'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("✗ "), "{s}");
+    assert!(
+        flat.contains("fri 5pm"),
+        "the error's advice is on screen:\n{s}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn later_with_an_unreadable_time_creates_nothing_and_keeps_the_text() {
     let mut ui = Ui::new(vec![]);
@@ -1990,7 +2014,12 @@ async fn clicking_an_item_in_the_pending_strip_chooses_it_for_the_strips_keys() 
 async fn sidebar_search_and_rename() {
     init_env();
     let h = harness(vec![]);
-    for t in ["Trip to Lisbon", "Rust lifetimes", "Lisp macros"] {
+    for t in [
+        "Trip to Lisbon",
+        "Rust lifetimes",
+        "Lisp macros",
+        "Café in São Paulo",
+    ] {
         h.engine
             .store()
             .create_conversation(Some(t), "user", T0)
@@ -2023,7 +2052,22 @@ async fn sidebar_search_and_rename() {
     ui.ch('/');
     ui.press(KeyCode::Esc);
     assert_eq!(ui.app.sidebar.filter, "", "Esc clears the filter");
-    assert_eq!(ui.app.sidebar.visible(&ui.app.model).len(), 3);
+    assert_eq!(ui.app.sidebar.visible(&ui.app.model).len(), 4);
+    // Accents aside, as search does: "cafe sao" finds "Café in São Paulo",
+    // and "CAFÉ" too.
+    for q in ["cafe", "sao paulo", "CAFÉ"] {
+        ui.ch('/');
+        ui.typ(q);
+        let titles: Vec<String> = ui
+            .app
+            .sidebar
+            .visible(&ui.app.model)
+            .iter()
+            .map(|c| c.display_title())
+            .collect();
+        assert_eq!(titles, vec!["Café in São Paulo"], "{q}");
+        ui.press(KeyCode::Esc);
+    }
     // Rename the selected one.
     let target = ui.app.sidebar.visible(&ui.app.model)[ui.sidebar_sel()].id;
     ui.ch('r');
@@ -4588,6 +4632,19 @@ async fn snapshot_every_view_at_120x40_and_60x15() {
     ui.ch('r');
     assert_eq!(ui.app.top(), Some(ViewKind::Prompt));
     both(&mut ui, "rename_prompt");
+    ui.press(KeyCode::Esc);
+    // The filter prompt: its title gives way to a short one at 60 columns
+    // (the long one lost its end there).
+    ui.ch('/');
+    assert_eq!(ui.app.top(), Some(ViewKind::Prompt));
+    ui.typ("plan");
+    both(&mut ui, "filter_prompt");
+    assert!(
+        ui.screen(60, 15)
+            .contains("Filter (Enter opens, Esc clears)"),
+        "{}",
+        ui.screen(60, 15)
+    );
     ui.press(KeyCode::Esc);
     ui.press(KeyCode::Esc);
     ui.app.sidebar_pref = None;

@@ -32,7 +32,7 @@ pub use outbox::{
     ItemSummary, Kind, ListCursor, ListFilter, ListFrom, NewItem, OpenCounts, OutboxItem,
     PendingAt, Status, StreamingReply,
 };
-pub use search::{SearchHit, SearchQuery};
+pub use search::{SearchHit, SearchQuery, fold_for_matching};
 pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};
 pub use usage::{MessageUsage, by_message as usage_by_message};
 pub use waiting::Waiting;

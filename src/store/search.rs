@@ -116,7 +116,7 @@ impl SearchQuery {
                     .iter()
                     .enumerate()
                     .map(|(j, t)| Term {
-                        text: fold(t),
+                        text: fold_for_matching(t),
                         // In a phrase, FTS5 applies `*` to its last token.
                         prefix: prefix && j == n - 1,
                     })
@@ -132,8 +132,9 @@ impl SearchQuery {
     /// The tokens of `text` (byte ranges) that make up a match of one of
     /// the phrases: each phrase's words in a row, as FTS5 matches them.
     fn matched(&self, text: &str) -> Vec<Range<usize>> {
-        let words: Vec<(Range<usize>, String)> =
-            tokens(text).map(|r| (r.clone(), fold(&text[r]))).collect();
+        let words: Vec<(Range<usize>, String)> = tokens(text)
+            .map(|r| (r.clone(), fold_for_matching(&text[r])))
+            .collect();
         let mut hit = vec![false; words.len()];
         for phrase in &self.phrases {
             for start in 0..words.len().saturating_sub(phrase.len() - 1) {
@@ -196,7 +197,7 @@ fn is_unspaced(c: char) -> bool {
 
 /// A word as the index compares it: lower case, without diacritics (the
 /// tokenizer's `remove_diacritics`), so "cafe" highlights "Café" and back.
-fn fold(word: &str) -> String {
+pub fn fold_for_matching(word: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     word.nfd()
         .filter(|c| !is_mark(*c))

@@ -33,6 +33,8 @@ enum Kind {
 pub struct Prompt {
     kind: Kind,
     title: &'static str,
+    /// The title where the whole one does not fit (60 columns).
+    short_title: &'static str,
     input: TextArea<'static>,
     error: Option<String>,
 }
@@ -46,10 +48,11 @@ fn input(initial: &str) -> TextArea<'static> {
 }
 
 impl Prompt {
-    fn new(kind: Kind, title: &'static str, initial: &str) -> Self {
+    fn new(kind: Kind, (title, short_title): (&'static str, &'static str), initial: &str) -> Self {
         Self {
             kind,
             title,
+            short_title,
             input: input(initial),
             error: None,
         }
@@ -57,28 +60,40 @@ impl Prompt {
     pub fn rename(id: i64, title: &str) -> Self {
         Self::new(
             Kind::Rename(id),
-            " Rename conversation (Enter saves, Esc cancels) ",
+            (
+                " Rename conversation (Enter saves, Esc cancels) ",
+                " Rename (Enter saves, Esc cancels) ",
+            ),
             title,
         )
     }
     pub fn filter(current: &str) -> Self {
         Self::new(
             Kind::Filter,
-            " Filter conversations (Enter opens the first, Esc clears) ",
+            (
+                " Filter conversations (Enter opens the first, Esc clears) ",
+                " Filter (Enter opens, Esc clears) ",
+            ),
             current,
         )
     }
     pub fn reschedule(id: i64, seen: i64, due: Option<i64>) -> Self {
         Self::new(
             Kind::Reschedule { id, seen, due },
-            " Reschedule to (e.g. 10m, 9am, tomorrow 14:30) ",
+            (
+                " Reschedule to (e.g. 10m, 9am, tomorrow 14:30) ",
+                " Reschedule to (10m, 9am, tomorrow) ",
+            ),
             "",
         )
     }
     pub fn edit_item(id: i64, seen: i64, text: &str) -> Self {
         Self::new(
             Kind::EditItem { id, seen },
-            " Edit (Enter saves, Alt+Enter newline, Esc cancels) ",
+            (
+                " Edit (Enter saves, Alt+Enter newline, Esc cancels) ",
+                " Edit (Enter saves, Esc cancels) ",
+            ),
             text,
         )
     }
@@ -220,14 +235,25 @@ impl View for Prompt {
     fn render(&self, area: Rect, buf: &mut Buffer, cx: &RenderCx<'_>) {
         let h = if self.multiline() { 10 } else { 3 };
         let note = self.note(cx.now_ms);
-        let extra = u16::from(note.is_some());
-        let r = super::help::centered(area, area.width.saturating_sub(8).min(72), h + extra);
+        let width = area.width.saturating_sub(8).min(72);
+        // The note wraps rather than losing its end (an error's advice is
+        // at its end), up to three lines.
+        let extra = note.as_ref().map_or(0, |n| {
+            let w = usize::from(width.max(1));
+            u16::try_from(n.width().div_ceil(w).clamp(1, 3)).unwrap_or(3)
+        });
+        let r = super::help::centered(area, width, h + extra);
         Clear.render(r, buf);
         let [input_r, note_r] =
             Layout::vertical([Constraint::Length(h), Constraint::Length(extra)]).areas(r);
+        let title = if self.title.chars().count() + 2 > usize::from(r.width) {
+            self.short_title
+        } else {
+            self.title
+        };
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
-            .title(self.title)
+            .title(title)
             .border_style(Style::new().fg(palette().accent));
         let inner = block.inner(input_r);
         block.render(input_r, buf);
@@ -236,6 +262,7 @@ impl View for Prompt {
             Clear.render(note_r, buf);
             Paragraph::new(n)
                 .style(Style::new().bg(palette().popup))
+                .wrap(ratatui::widgets::Wrap { trim: false })
                 .render(note_r, buf);
         }
     }

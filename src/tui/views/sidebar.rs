@@ -28,11 +28,14 @@ fn dim() -> Style {
 
 impl Sidebar {
     pub fn visible<'a>(&self, model: &'a Model) -> Vec<&'a Conversation> {
-        let q = self.filter.to_lowercase();
+        // Case and accents aside, as search matches: "cafe" finds "Café".
+        let q = crate::store::fold_for_matching(&self.filter);
         model
             .convs
             .iter()
-            .filter(|c| q.is_empty() || c.display_title().to_lowercase().contains(&q))
+            .filter(|c| {
+                q.is_empty() || crate::store::fold_for_matching(&c.display_title()).contains(&q)
+            })
             .collect()
     }
 
