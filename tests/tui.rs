@@ -834,6 +834,35 @@ async fn later_creates_a_scheduled_message_row() {
     assert_eq!(due, T0 - 53 * 60_000 - 20_000 + 9 * 3_600_000);
 }
 
+/// A composer taller than its box says how much is out of sight, above
+/// and below the cursor (nothing told of the hidden lines).
+#[tokio::test(start_paused = true)]
+async fn a_tall_composer_says_how_many_lines_are_hidden() {
+    let mut ui = Ui::new(vec![]);
+    ui.app.set_composer(
+        &(1..=30)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    // The cursor at the end: the first lines are above.
+    let s = ui.screen(60, 15);
+    assert!(s.contains("line 30"), "{s}");
+    let hidden = s.lines().find(|l| l.contains("more")).unwrap_or_default();
+    assert!(hidden.contains("↑") && !hidden.contains("↓"), "{s}");
+    // At the top, the rest is below.
+    for _ in 0..40 {
+        ui.press(KeyCode::Up);
+    }
+    let s = ui.screen(60, 15);
+    assert!(s.contains("line 1 "), "{s}");
+    let hidden = s.lines().find(|l| l.contains("more")).unwrap_or_default();
+    assert!(hidden.contains("↓") && !hidden.contains("↑"), "{s}");
+    // Short text: no such line.
+    ui.app.set_composer("short");
+    assert!(!ui.screen(60, 15).contains("more "));
+}
+
 /// The strip's reschedule prompt at 60 columns: an error wraps rather than
 /// losing its end (the advice on what to type is at its end).
 #[tokio::test(start_paused = true)]

@@ -325,6 +325,23 @@ impl Composer {
             t.set_style(Style::new().fg(palette().dim));
         }
         (&t).render(inner, buf);
+        // Taller than the box (it stops growing at a share of the screen):
+        // say how much is out of sight, on the bottom border's right.
+        let total = self.rows(inner.width);
+        if total > inner.height && area.height >= 3 {
+            let above = t.scroll_offset().0;
+            let below = total.saturating_sub(above.saturating_add(inner.height));
+            let label = match (above, below) {
+                (0, 0) => String::new(),
+                (a, 0) => format!(" ↑ {a} more "),
+                (0, b) => format!(" ↓ {b} more "),
+                (a, b) => format!(" ↑ {a} · ↓ {b} more "),
+            };
+            let w = unicode_width::UnicodeWidthStr::width(label.as_str()) as u16;
+            if !label.is_empty() && area.width >= w + 4 {
+                buf.set_string(area.right() - 2 - w, area.bottom() - 1, label, border);
+            }
+        }
     }
 }
 
