@@ -413,11 +413,11 @@ async fn snapshot_retrying_item() {
     assert_eq!((row.status, row.attempts), (Status::Pending, 1));
     assert!(row.next_attempt_at.is_some());
     let s = ui.screen(80, 24);
-    assert!(s.contains("↻ retrying in 5s: connection refused"), "{s}");
+    assert!(s.contains("↯ retrying in 5s: connection refused"), "{s}");
     insta::assert_snapshot!("retrying_80x24", ui.render(80, 24).backend());
     // The countdown follows the clock.
     tokio::time::advance(std::time::Duration::from_secs(2)).await;
-    assert!(ui.screen(80, 24).contains("↻ retrying in 3s"));
+    assert!(ui.screen(80, 24).contains("↯ retrying in 3s"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -468,7 +468,7 @@ async fn a_regeneration_retrying_shows_in_the_chat_and_esc_calls_it_off() {
     ui.settle().await;
     let s = ui.screen(80, 24);
     assert!(
-        s.contains("new reply  ↻ retrying in 5s: connection refused"),
+        s.contains("new reply  ↯ retrying in 5s: connection refused"),
         "{s}"
     );
     assert!(
@@ -478,10 +478,10 @@ async fn a_regeneration_retrying_shows_in_the_chat_and_esc_calls_it_off() {
     insta::assert_snapshot!("regeneration_retrying_80x24", ui.render(80, 24).backend());
     // At 60 columns the reason gives way to the countdown.
     let narrow = ui.screen(60, 15);
-    assert!(narrow.contains("new reply  ↻ retrying in 5s"), "{narrow}");
+    assert!(narrow.contains("new reply  ↯ retrying in 5s"), "{narrow}");
     // The countdown follows the clock.
     tokio::time::advance(std::time::Duration::from_secs(2)).await;
-    assert!(ui.screen(80, 24).contains("↻ retrying in 3s"));
+    assert!(ui.screen(80, 24).contains("↯ retrying in 3s"));
     let now = ui.app.model.now_ms();
     assert!(ui.app.next_tick_at().is_some_and(|t| t <= now + 1000));
     // Esc: called off; the earlier reply is back, and nothing more is sent.
@@ -694,7 +694,7 @@ async fn snapshot_interrupted_reply() {
     );
     assert!(!s.contains("Ctrl+R retries"), "{s}");
     assert!(
-        s.contains("↻ reply again in 5s · to “What is a monad?”"),
+        s.contains("↯ reply again in 5s · to “What is a monad?”"),
         "{s}"
     );
     insta::assert_snapshot!("interrupted_80x24", ui.render(80, 24).backend());

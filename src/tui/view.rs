@@ -406,10 +406,12 @@ fn status_spans(app: &App, sidebar_shown: bool, short: bool) -> Vec<Span<'static
     // needs the user first.
     let c = model.state_counts();
     let approvals = model.awaiting.len();
+    // Each state its own sign, so the short form (`↯1 ↻2`) reads alone:
+    // ↯ an item failing and tried again, ↻ a series that repeats.
     let counts = [
         (c.failed, "✗", "need attention (F2)", palette().error),
         (approvals, "?", "to approve", palette().warning),
-        (c.retrying, "↻", "retrying", palette().warning),
+        (c.retrying, "↯", "retrying", palette().warning),
         (c.queued, "⏳", "queued", palette().info),
         (c.waiting, "⏸", "paused", palette().warning),
         (c.scheduled, "⏰", "scheduled", palette().accent),

@@ -55,7 +55,7 @@ pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
                 format!(": {}", elide(&sanitize_line(reason), 30))
             };
             (
-                format!("↻ retrying in {secs}s{why}"),
+                format!("↯ retrying in {secs}s{why}"),
                 Style::new().fg(palette().warning),
             )
         }
@@ -264,7 +264,7 @@ impl Strip {
             let (badge, style) = match &state {
                 // Already in the conversation: its reply is being generated again.
                 ItemState::Retrying { at, .. } if it.accepted() => (
-                    format!("↻ reply again in {}s", ((at - cx.now_ms) + 999) / 1000),
+                    format!("↯ reply again in {}s", ((at - cx.now_ms) + 999) / 1000),
                     Style::new().fg(palette().warning),
                 ),
                 _ => badge(&state, cx.now_ms, compact),
