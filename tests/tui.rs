@@ -1671,6 +1671,21 @@ async fn delete_a_conversation_from_the_sidebar() {
         ui.store().conversation(doomed).unwrap().is_some(),
         "n keeps it"
     );
+    // Two of them: each goes on in a conversation of its own (it read as
+    // if they shared one).
+    let weekly = ui.h.engine.parse_schedule("every monday 9am").unwrap();
+    ui.h.engine
+        .create_series(doomed, Kind::Message, "stand-up notes", &weekly)
+        .unwrap();
+    ui.pump();
+    ui.ch('d');
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("Its 2 recurring series go on, each in a new conversation of its")
+            && s.contains("own (F2 ends them)"),
+        "{s}"
+    );
+    ui.ch('n');
     ui.ch('d');
     ui.ch('y');
     ui.pump();

@@ -55,10 +55,16 @@ impl Confirm {
         .collect();
         if !going_on.is_empty() {
             let n = series + tasks;
+            // Each series and task makes its own conversation when it next
+            // fires (a task's has its title).
             extra.push_str(&format!(
-                " Its {} {} on, in a new conversation (F2 ends {}).",
+                " Its {} {} (F2 ends {}).",
                 going_on.join(" and "),
-                if n == 1 { "goes" } else { "go" },
+                if n == 1 {
+                    "goes on, in a new conversation"
+                } else {
+                    "go on, each in a new conversation of its own"
+                },
                 if n == 1 { "it" } else { "them" },
             ));
         }
