@@ -139,10 +139,13 @@ impl Collapsed {
 /// Collapse repeated interrupted attempts (see [`Collapsed`]). Notices and
 /// superseded replies do not break a run; a user or tool message, or a
 /// complete reply, ends it. The latest partial stays visible even after a
-/// complete reply follows it.
+/// complete reply follows it; attempts that stored no text at all (cut
+/// before their first word, as by a kill just after sending) are not shown
+/// once a complete reply follows them: they would stand as empty replies.
 pub fn collapse_attempts(history: &[Message]) -> Collapsed {
     let mut out = Collapsed::default();
     let mut run: Vec<i64> = Vec::new();
+    let mut empty: Vec<i64> = Vec::new();
     let close = |run: &mut Vec<i64>, out: &mut Collapsed| {
         if let Some((last, earlier)) = run.split_last()
             && !earlier.is_empty()
@@ -155,10 +158,28 @@ pub fn collapse_attempts(history: &[Message]) -> Collapsed {
     for m in history {
         match (m.role, m.status) {
             (Role::Notice, _) | (_, MessageStatus::Superseded) => {}
-            (Role::Assistant, MessageStatus::Interrupted | MessageStatus::Error) => run.push(m.id),
-            _ => close(&mut run, &mut out),
+            (Role::Assistant, MessageStatus::Interrupted | MessageStatus::Error) => {
+                if m.content.trim().is_empty() && m.parts_json.is_none() {
+                    empty.push(m.id);
+                } else {
+                    run.push(m.id);
+                }
+            }
+            (Role::Assistant, MessageStatus::Complete) => {
+                out.hidden.extend(empty.drain(..));
+                close(&mut run, &mut out);
+            }
+            _ => {
+                // Not answered after all: the empty attempts stay (with the
+                // partials, collapsed to the latest), saying so.
+                run.append(&mut empty);
+                run.sort_unstable();
+                close(&mut run, &mut out);
+            }
         }
     }
+    run.append(&mut empty);
+    run.sort_unstable();
     close(&mut run, &mut out);
     out
 }
@@ -253,5 +274,75 @@ impl Store {
         Ok(self
             .conn()
             .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(id: i64, role: Role, status: MessageStatus, content: &str) -> Message {
+        Message {
+            id,
+            conversation_id: 1,
+            role,
+            content: content.to_string(),
+            status,
+            model: None,
+            outbox_id: None,
+            parts_json: None,
+            tool_calls_json: None,
+            tool_call_id: None,
+            error: None,
+            created_at: 0,
+        }
+    }
+
+    use MessageStatus::{Complete, Interrupted};
+    use Role::{Assistant, Notice, User};
+
+    /// Killed just after sending: an attempt with no text, then the answer.
+    /// The empty attempt is not shown; a partial with text still is.
+    #[test]
+    fn an_empty_attempt_answered_after_all_is_hidden() {
+        let h = [
+            msg(1, User, Complete, "q"),
+            msg(2, Assistant, Interrupted, ""),
+            msg(3, Notice, Complete, "recovered"),
+            msg(4, Assistant, Complete, "the answer"),
+        ];
+        let c = collapse_attempts(&h);
+        assert!(c.is_hidden(2));
+        assert!(!c.is_hidden(4) && c.earlier.is_empty());
+
+        let h = [
+            msg(1, User, Complete, "q"),
+            msg(2, Assistant, Interrupted, ""),
+            msg(3, Assistant, Interrupted, "a first half"),
+            msg(4, Assistant, Complete, "the answer"),
+        ];
+        let c = collapse_attempts(&h);
+        assert!(c.is_hidden(2) && !c.is_hidden(3), "{c:?}");
+        assert!(c.earlier.is_empty(), "{c:?}");
+    }
+
+    /// Not answered (the last word, or a new question after it): the empty
+    /// attempts stay, collapsed to the latest as any run is.
+    #[test]
+    fn an_empty_attempt_not_answered_stays() {
+        let h = [
+            msg(1, User, Complete, "q"),
+            msg(2, Assistant, Interrupted, ""),
+        ];
+        assert!(!collapse_attempts(&h).is_hidden(2));
+        let h = [
+            msg(1, User, Complete, "q"),
+            msg(2, Assistant, Interrupted, ""),
+            msg(3, Assistant, Interrupted, ""),
+            msg(4, User, Complete, "hello?"),
+        ];
+        let c = collapse_attempts(&h);
+        assert!(c.is_hidden(2) && !c.is_hidden(3), "{c:?}");
+        assert_eq!(c.earlier.get(&3), Some(&1));
     }
 }
