@@ -808,6 +808,9 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
     };
     assert!(at("one-off") < at("check the queue"), "{table}");
     assert!(at("check the queue") < at("the late one"), "{table}");
+    // Counting down as F2 does (whole units left, not rounded up): the
+    // item sent --in 1h a moment ago is due in 59m and some seconds.
+    assert!(table.contains("(in 59m "), "{table}");
     t.ok(&["cancel", &late.to_string()]);
 
     let st = t.json(&["status", "--json"]);

@@ -122,7 +122,7 @@ pub(super) fn list(
         let mut rows: Vec<(i64, [String; 7])> = Vec::new();
         for i in &items {
             let due = match i.due_at {
-                Some(d) => format!("{} ({})", local(d), when::relative(d, now)),
+                Some(d) => format!("{} ({})", local(d), when::countdown(d, now)),
                 None => "asap".into(),
             };
             let text: String = crate::sanitize::sanitize_line(&i.text)
@@ -162,7 +162,7 @@ pub(super) fn list(
             let s = &v.series;
             let due = match s.next_due_at {
                 Some(d) if s.status == crate::store::SeriesStatus::Active => {
-                    format!("{} ({})", local(d), when::relative(d, now))
+                    format!("{} ({})", local(d), when::countdown(d, now))
                 }
                 // Where it would go on: resuming goes on from there (or
                 // from now, if that has passed).

@@ -156,7 +156,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     if let Some(n) = next {
         let due = n
             .due_at
-            .map(|d| format!("{} ({})", local(d), when::relative(d, now)))
+            .map(|d| format!("{} ({})", local(d), when::countdown(d, now)))
             .unwrap_or_else(|| "asap".into());
         println!(
             "next: #{} {due}: {}",
@@ -183,7 +183,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     }
     if !series.is_empty() {
         let next = next_series
-            .map(|d| format!("; next {} ({})", local(d), when::relative(d, now)))
+            .map(|d| format!("; next {} ({})", local(d), when::countdown(d, now)))
             .unwrap_or_default();
         println!(
             "recurring: {active} active, {} paused{next}",
