@@ -48,6 +48,8 @@ fn old_database(path: &std::path::Path, upto: i64) -> rusqlite::Connection {
         (8, include_str!("../migrations/0008_approval_runs.sql")),
         (9, include_str!("../migrations/0009_scale_indexes.sql")),
         (10, include_str!("../migrations/0010_listed_counts.sql")),
+        (11, include_str!("../migrations/0011_search_unspaced.sql")),
+        (12, include_str!("../migrations/0012_stop_requests.sql")),
     ] {
         if v > upto {
             break;
@@ -499,6 +501,74 @@ fn migration_indexes_unspaced_text_an_existing_database_holds() {
         (0, 2),
         "only the Chinese text is in the second index"
     );
+}
+
+/// Emoji were separators to the index: searching 🚀 found nothing. Each
+/// is now a word: found alone, with words, as a phrase, whatever its
+/// presentation selector (❤️ and ❤), and highlighted.
+#[test]
+fn finds_emoji_and_pictographs() {
+    let (_d, s) = open();
+    let c = s.create_conversation(None, "user", 1).unwrap();
+    let add = |role, text: &str, at| {
+        s.insert_message(c, &msg(role, text, MessageStatus::Complete), at)
+            .unwrap()
+    };
+    let ship = add(Role::User, "ship it 🚀 today", 1);
+    let love = add(Role::Assistant, "I ❤️ Rust ✅", 2);
+    let plain_heart = add(Role::User, "also ❤ here", 3);
+    let family = add(Role::User, "the 👨‍👩‍👧 emoji and 👍🏽", 4);
+    let stars = add(Role::User, "⭐⭐⭐ review", 5);
+    assert_eq!(ids(&s, "🚀"), [ship]);
+    assert_eq!(ids(&s, "🚀 today"), [ship]);
+    assert_eq!(ids(&s, "ship 🚀"), [ship]);
+    assert!(ids(&s, "🚀 rust").is_empty());
+    assert_eq!(ids(&s, "❤️"), [plain_heart, love]);
+    assert_eq!(ids(&s, "❤"), [plain_heart, love]);
+    assert_eq!(ids(&s, "✅"), [love]);
+    assert_eq!(ids(&s, "👩"), [family]);
+    assert_eq!(ids(&s, "👍"), [family]);
+    assert_eq!(ids(&s, "⭐⭐"), [stars]);
+    assert!(ids(&s, "🎉").is_empty());
+    // Highlighted where it is.
+    let hit = s.search("🚀", 5).unwrap().remove(0);
+    let marked: Vec<&str> = hit
+        .highlights
+        .iter()
+        .map(|r| &hit.snippet[r.clone()])
+        .collect();
+    assert_eq!(marked, ["🚀"]);
+    // Words in messages with emoji are found as before, from either index.
+    assert_eq!(ids(&s, "review"), [stars]);
+}
+
+/// A database from before (schema 12, its Chinese text indexed already):
+/// the emoji it holds are found after the upgrade, and the Chinese still.
+#[test]
+fn migration_indexes_emoji_an_existing_database_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        let conn = old_database(&path, 12);
+        conn.execute_batch(
+            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (1, 'Old', 1, 1);
+             INSERT INTO messages (id, conversation_id, role, content, status, created_at) VALUES
+               (1, 1, 'user', '数据库 🚀', 'complete', 1),
+               (2, 1, 'assistant', 'launched 🚀', 'complete', 2),
+               (3, 1, 'user', 'no emoji — only a dash', 'complete', 3);",
+        )
+        .unwrap();
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(ids(&s, "🚀"), [2, 1]);
+    assert_eq!(ids(&s, "数据库"), [1]);
+    assert_eq!(ids(&s, "dash"), [3]);
+    // And what is written after the upgrade too.
+    let c = 1;
+    let new = s
+        .insert_message(c, &msg(Role::User, "party 🎉", MessageStatus::Complete), 4)
+        .unwrap();
+    assert_eq!(ids(&s, "🎉"), [new]);
 }
 
 /// A fork cut between a tool call and its answer carries no unanswered

@@ -71,6 +71,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0012_stop_requests",
         include_str!("../../migrations/0012_stop_requests.sql"),
     ),
+    (
+        13,
+        "0013_search_symbols",
+        include_str!("../../migrations/0013_search_symbols.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

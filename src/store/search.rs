@@ -19,6 +19,11 @@
 //! search ([`Store::index_unspaced`]). (FTS5's `trigram` tokenizer cannot
 //! find the two-character words those languages are full of, and no crate
 //! offers a tokenizer for SQLite that does this.)
+//!
+//! Emoji and other pictographs are separators to the tokenizer, so no index
+//! held them. The second index holds them too (migration 0013), each as a
+//! word of letters and digits that names its code point ([`symbol_word`]),
+//! and a query with them is answered there the same way.
 
 use std::ops::Range;
 
@@ -103,9 +108,17 @@ impl SearchQuery {
             if !expression.is_empty() {
                 expression.push(' ');
             }
-            // Tokens are letters and digits only: nothing to escape inside the quotes.
+            // Tokens are letters and digits only (a pictograph as the word
+            // the index holds for it): nothing to escape inside the quotes.
             expression.push('"');
-            expression.push_str(&tokens.join(" "));
+            let words: Vec<String> = tokens
+                .iter()
+                .map(|t| match t.chars().next() {
+                    Some(c) if is_symbol(c) => symbol_word(c),
+                    _ => t.clone(),
+                })
+                .collect();
+            expression.push_str(&words.join(" "));
             expression.push('"');
             if prefix {
                 expression.push('*');
@@ -164,28 +177,56 @@ impl SearchQuery {
 
 /// Text as the second index is given it: each character of a script
 /// written without spaces (Chinese, Japanese) set apart as a word of its
-/// own; anything else as it is.
+/// own, each pictograph as the word naming it; anything else as it is.
 fn index_text(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(is_unspaced) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + text.len() / 2);
     for c in text.chars() {
-        if is_unspaced(c) {
+        if is_symbol(c) {
+            out.push(' ');
+            out.push_str(&symbol_word(c));
+            out.push(' ');
+        } else if is_unspaced(c) {
             out.push(' ');
             out.push(c);
             out.push(' ');
-        } else {
+        } else if !is_joiner(c) {
             out.push(c);
         }
     }
     std::borrow::Cow::Owned(out)
 }
 
-/// Letters of the scripts written without spaces between words: Han
+/// A pictograph as a word the tokenizer keeps: `🚀` is `emoji01f680`
+/// (fixed width, so one never starts another).
+fn symbol_word(c: char) -> String {
+    format!("emoji{:06x}", c as u32)
+}
+
+/// The emoji presentation selectors and the zero-width joiner between the
+/// parts of an emoji: left out, so `❤️` and `❤` are one word.
+fn is_joiner(c: char) -> bool {
+    matches!(c, '\u{FE0E}' | '\u{FE0F}' | '\u{200D}')
+}
+
+/// Characters the second index holds one by one: [`is_symbol`] and the
+/// letters of the scripts written without spaces between words: Han
 /// (Chinese characters, kanji), hiragana and katakana. The triggers of
-/// migration 0011 test the same set with `GLOB`.
+/// migration 0013 test the same set with `GLOB`.
 fn is_unspaced(c: char) -> bool {
+    is_symbol(c) || is_unspaced_letter(c)
+}
+
+/// Emoji and pictographs: miscellaneous technical, miscellaneous symbols
+/// and dingbats, symbols and arrows, and U+1F000–1FAFF (tiles, cards,
+/// enclosed supplements, emoticons, transport, pictographs).
+fn is_symbol(c: char) -> bool {
+    matches!(c as u32, 0x2300..=0x23FF | 0x2600..=0x27BF | 0x2B00..=0x2BFF | 0x1F000..=0x1FAFF)
+}
+
+fn is_unspaced_letter(c: char) -> bool {
     matches!(c as u32,
         0x2E80..=0x2FDF // CJK radicals
         | 0x3005 | 0x3007 | 0x3021..=0x3029 | 0x3038..=0x303B // 々 〇 and numerals
@@ -211,7 +252,7 @@ pub fn fold_for_matching(word: &str) -> String {
 fn tokens(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut chars = text.char_indices().peekable();
     std::iter::from_fn(move || {
-        let (start, first) = chars.find(|(_, c)| is_token_char(*c))?;
+        let (start, first) = chars.find(|(_, c)| is_token_char(*c) || is_symbol(*c))?;
         let mut end = text.len();
         if is_unspaced(first) {
             return Some(start..start + first.len_utf8());
@@ -515,12 +556,12 @@ mod tests {
         assert!(r.is_empty());
     }
 
-    /// The triggers of migration 0011 note the messages whose text has
-    /// the characters `is_unspaced` sets apart, tested by a GLOB: both
-    /// must hold the same set.
+    /// The triggers of migration 0013 (0011's, extended) note the messages
+    /// whose text has the characters `is_unspaced` sets apart, tested by a
+    /// GLOB: both must hold the same set.
     #[test]
     fn the_triggers_glob_is_the_set_of_unspaced_characters() {
-        let sql = include_str!("../../migrations/0011_search_unspaced.sql");
+        let sql = include_str!("../../migrations/0013_search_symbols.sql");
         let globs: Vec<&str> = sql
             .match_indices("GLOB '")
             .map(|(i, m)| {
@@ -533,6 +574,7 @@ mod tests {
         let conn = rusqlite::Connection::open_in_memory().unwrap();
         let mut st = conn.prepare("SELECT ?1 GLOB ?2").unwrap();
         let probe = (0x2000u32..0x3500)
+            .chain(0x1EF00..0x1FC00)
             .chain(0x4D00..0x4F00)
             .chain(0x9F00..0xA100)
             .chain(0xF800..0xFB00)
@@ -556,6 +598,24 @@ mod tests {
         let (snip, ranges) = snippet("今天天气很好，天也蓝", &q);
         let marked: Vec<&str> = ranges.iter().map(|r| &snip[r.clone()]).collect();
         assert_eq!(marked, ["天气"]);
+    }
+
+    #[test]
+    fn pictographs_are_words_named_by_their_code_point() {
+        assert_eq!(expr("🚀"), Some(r#""emoji01f680"*"#.into()));
+        assert_eq!(expr("ship 🚀 "), Some(r#""ship" "emoji01f680""#.into()));
+        // Presentation selectors and joiners are left out.
+        assert_eq!(expr("❤️ "), Some(r#""emoji002764""#.into()));
+        assert_eq!(index_text("I ❤️ it"), "I  emoji002764  it");
+        assert_eq!(
+            index_text("👨‍👩"),
+            " emoji01f468  emoji01f469 ",
+            "a joined sequence is its parts"
+        );
+        let q = SearchQuery::parse("❤ ").unwrap();
+        let (snip, ranges) = snippet("I ❤️ Rust", &q);
+        let marked: Vec<&str> = ranges.iter().map(|r| &snip[r.clone()]).collect();
+        assert_eq!(marked, ["❤"]);
     }
 
     #[test]
