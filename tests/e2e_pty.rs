@@ -356,6 +356,30 @@ fn a_first_start_waits_for_another_process_holding_the_write_lock_and_says_so() 
     only_conv(&t);
 }
 
+/// Text arriving in one burst, larger than one read (a paste without
+/// bracketed-paste markers, a text expander, tmux send-keys), Enter last:
+/// all of it is taken and the Enter acted on at once. Only the first 1 KB
+/// reads were taken before, and the rest, Enter included, waited for the
+/// next key (crossterm's mio source waits for an edge that never comes
+/// while unread input remains).
+#[test]
+fn a_burst_larger_than_one_read_is_taken_whole_and_its_enter_sends() {
+    let t = Tock::new();
+    let pty = start(&t);
+    let text: String = (0..600).map(|i| format!("{i:04},")).collect();
+    assert_eq!(text.len(), 3000);
+    let mut burst = text.clone().into_bytes();
+    burst.push(b'\r');
+    pty.write(&burst);
+    let conv = only_conv(&t);
+    let sent = wait_until(LONG, "the burst sent as one message", || {
+        messages(&t, &conv)
+            .first()
+            .and_then(|m| m["content"].as_str().map(str::to_string))
+    });
+    assert_eq!(sent, text);
+}
+
 #[test]
 fn kill9_with_a_queued_item_while_streaming_then_restart_delivers_once() {
     let server = MockServer::start();
