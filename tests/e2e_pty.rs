@@ -380,6 +380,38 @@ fn a_burst_larger_than_one_read_is_taken_whole_and_its_enter_sends() {
     assert_eq!(sent, text);
 }
 
+/// Lines pasted where the terminal does not mark pastes arrive as keys,
+/// each line break an Enter: one message with its line breaks, not one
+/// message per line (200 lines made 200 queued messages). Enter typed on
+/// its own still sends.
+#[test]
+fn lines_pasted_without_paste_markers_make_one_message() {
+    let t = Tock::new();
+    let pty = start(&t);
+    pty.write(b"line one\rline two\rline three\r");
+    let conv = only_conv(&t);
+    let sent = wait_until(LONG, "the pasted lines sent", || {
+        messages(&t, &conv)
+            .first()
+            .and_then(|m| m["content"].as_str().map(str::to_string))
+    });
+    assert_eq!(sent, "line one\nline two\nline three");
+    reply_complete(&t, &conv);
+    // Typed, not pasted: the text, a pause, then Enter sends it.
+    pty.type_text("typed");
+    pty.wait_text("typed", LONG);
+    pty.enter();
+    let users = wait_until(LONG, "the typed message sent", || {
+        let users: Vec<String> = messages(&t, &conv)
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .filter_map(|m| m["content"].as_str().map(str::to_string))
+            .collect();
+        (users.len() == 2).then_some(users)
+    });
+    assert_eq!(users[1], "typed");
+}
+
 #[test]
 fn kill9_with_a_queued_item_while_streaming_then_restart_delivers_once() {
     let server = MockServer::start();

@@ -48,6 +48,45 @@ use crate::store::Store;
 /// The shortest gap before a frame (about 60 per second), except one that
 /// shows input: that is drawn at once.
 const FRAME: Duration = Duration::from_millis(16);
+
+/// Telling pasted line breaks from Enter where the terminal does not mark
+/// pastes (no bracketed paste): a burst of keys is a paste.
+mod paste {
+    use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+    use std::time::Duration;
+
+    /// Keys that arrive closer than this came in one read of the terminal
+    /// (its parser hands them over microseconds apart); keys typed, even
+    /// by a script, come milliseconds apart.
+    pub const SAME_READ: Duration = Duration::from_millis(1);
+    /// How long an Enter inside a burst waits for the rest of it (a burst
+    /// split between two reads).
+    pub const GAP: Duration = Duration::from_millis(3);
+
+    pub fn is_plain_enter(ev: &std::io::Result<Event>) -> bool {
+        matches!(ev, Ok(Event::Key(KeyEvent { code: KeyCode::Enter, modifiers, kind: KeyEventKind::Press, .. })) if modifiers.is_empty())
+    }
+
+    /// Typing that goes on: a character, a line break or a paste.
+    pub fn continues_text(ev: &std::io::Result<Event>) -> bool {
+        match ev {
+            Ok(Event::Key(k)) if k.kind == KeyEventKind::Press => match k.code {
+                KeyCode::Char(_) => !k
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT),
+                KeyCode::Enter | KeyCode::Tab => k.modifiers.is_empty(),
+                _ => false,
+            },
+            Ok(Event::Paste(_)) => true,
+            _ => false,
+        }
+    }
+
+    /// A line break where it is typed (the composer, an editor).
+    pub fn line_break() -> Event {
+        Event::Paste("\n".to_string())
+    }
+}
 /// How often the engine hands this screen a reply's text. Each hand-over
 /// is a wake-up of the engine's worker and of this thread: at two and a
 /// half a second instead of ten (with this thread's timers its own), a
@@ -163,6 +202,8 @@ async fn event_loop(
     (mut sigterm, mut sighup): (tokio::signal::unix::Signal, tokio::signal::unix::Signal),
 ) -> anyhow::Result<()> {
     let (mut input, mut input_thread) = forward_input()?;
+    // When the last input arrived, and whether it was text.
+    let mut last_input: Option<(Instant, bool)> = None;
     let mut writes_done = app.model.writer.take_wake();
     let mut dirty = true;
     // Something other than streamed text changed (a key, a tick, a resize).
@@ -211,12 +252,33 @@ async fn event_loop(
         let hold_events = dirty && !urgent && Instant::now() < frame_at;
         tokio::select! {
             ev = input.recv() => {
-                let Some(mut ev) = ev else { break };
+                let Some((mut at, mut ev)) = ev else { break };
                 // What else has arrived (a burst of keys, a held key, the
                 // mouse wheel) makes the same frame; a key that hands the
                 // terminal over (quit, suspend, the editor) ends the burst,
                 // so what follows it waits for the terminal's return.
                 loop {
+                    // Text pasted where the terminal does not mark pastes
+                    // arrives as keys, its line breaks as Enter: an Enter
+                    // read in one go with text before and after it is a
+                    // line break, not one message sent per line. (Read in
+                    // one go, not merely waiting together here: keys typed
+                    // while a frame was drawn wait together too.)
+                    let mut behind = None;
+                    if paste::is_plain_enter(&ev)
+                        && last_input.is_some_and(|(t, text)| text && at.duration_since(t) < paste::SAME_READ)
+                    {
+                        behind = match input.try_recv() {
+                            Ok(next) => Some(next),
+                            Err(_) => tokio::time::timeout(paste::GAP, input.recv()).await.ok().flatten(),
+                        };
+                        if behind.as_ref().is_some_and(|(t, next)| {
+                            paste::continues_text(next) && t.duration_since(at) < paste::SAME_READ
+                        }) {
+                            ev = Ok(paste::line_break());
+                        }
+                    }
+                    last_input = Some((at, paste::continues_text(&ev)));
                     match ev {
                         Ok(ev) => {
                             let mut resized = false;
@@ -233,11 +295,17 @@ async fn event_loop(
                         Err(e) => tracing::warn!("terminal input: {e}"),
                     }
                     if app.quit || app.suspend || app.editor_request {
+                        // What was taken to look behind an Enter is not lost.
+                        if let Some((_, Ok(next))) = behind
+                            && !app.quit
+                        {
+                            app.on_terminal(next);
+                        }
                         break;
                     }
-                    match input.try_recv() {
-                        Ok(next) => ev = next,
-                        Err(_) => break,
+                    match behind.map_or_else(|| input.try_recv().ok(), Some) {
+                        Some((next_at, next)) => (at, ev) = (next_at, next),
+                        None => break,
                     }
                 }
             }
@@ -332,6 +400,9 @@ async fn event_loop(
     Ok(())
 }
 
+/// A terminal event and when the input thread received it.
+type TimedInput = (Instant, std::io::Result<ratatui::crossterm::event::Event>);
+
 /// Terminal input, read on a thread of its own and handed over through a
 /// channel. Not by a task on the engine's worker: an engine call that waits
 /// for another process's write lock (up to the store's busy timeout, and
@@ -342,7 +413,7 @@ async fn event_loop(
 /// on the input reader's lock (about seven `sched_yield`s) while its
 /// waiting thread holds it.
 fn forward_input() -> std::io::Result<(
-    tokio::sync::mpsc::UnboundedReceiver<std::io::Result<ratatui::crossterm::event::Event>>,
+    tokio::sync::mpsc::UnboundedReceiver<TimedInput>,
     InputThread,
 )> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -359,7 +430,7 @@ fn forward_input() -> std::io::Result<(
                 while let futures::future::Either::Left((Some(ev), _)) =
                     futures::future::select(input.next(), &mut stopped).await
                 {
-                    if tx.send(ev).is_err() {
+                    if tx.send((Instant::now(), ev)).is_err() {
                         break;
                     }
                 }
