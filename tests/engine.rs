@@ -479,6 +479,7 @@ async fn a_stop_holds_what_was_queued_then_not_what_comes_due_or_is_added_since(
         ok(),
         ok(),
         ok(),
+        ok(),
     ]);
     let conv = new_conv(&h);
     h.engine.start();
@@ -486,12 +487,18 @@ async fn a_stop_holds_what_was_queued_then_not_what_comes_due_or_is_added_since(
     settle().await;
     let queued = h.engine.send_text(conv, "queued").unwrap();
     let before = scheduled(&h, conv, "scheduled before", T0 + 60_000);
+    // Due while the reply streams: it waits behind it, and is not held by
+    // the stop (it was, with no end, while later items went).
+    let came_due = scheduled(&h, conv, "came due while streaming", T0 + 1_000);
+    tokio::time::sleep(Duration::from_secs(2)).await;
     settle().await;
+    assert_eq!(status(&h, came_due), Status::Pending, "behind the reply");
     assert!(h.engine.stop(conv));
     settle().await;
     let after = scheduled(&h, conv, "scheduled after", T0 + 30_000);
     tokio::time::sleep(Duration::from_secs(61)).await;
     settle().await;
+    assert_eq!(status(&h, came_due), Status::Sent, "due before the stop");
     assert_eq!(status(&h, after), Status::Sent, "scheduled after the stop");
     assert_eq!(status(&h, before), Status::Sent, "due after the stop");
     assert_eq!(status(&h, queued), Status::Pending, "held by the stop");
@@ -513,7 +520,14 @@ async fn a_stop_holds_what_was_queued_then_not_what_comes_due_or_is_added_since(
     settle().await;
     assert_eq!(
         user_texts(&h, conv),
-        vec!["q", "scheduled after", "scheduled before", "queued", "now"]
+        vec![
+            "q",
+            "came due while streaming",
+            "scheduled after",
+            "scheduled before",
+            "queued",
+            "now"
+        ]
     );
 }
 

@@ -74,11 +74,13 @@ impl ConversationGate {
         self.paused_at.is_some()
     }
 
-    /// Whether the pause holds a row whose place in the queue is `place`
-    /// (`due_at`, else `created_at`): it was waiting to go when the reply
-    /// was stopped. A row due later, or added since, is not held.
-    pub fn holds(&self, place: i64) -> bool {
-        self.paused_at.is_some_and(|stopped| place <= stopped)
+    /// Whether the pause holds a row: one queued to go as soon as it could
+    /// (no `due_at`) before the reply was stopped. A row added since is not
+    /// held, nor one with a time of its own (scheduled, a task, a series'
+    /// occurrence): it goes at its time, also when that time came while
+    /// it waited behind the stopped reply.
+    pub fn holds(&self, due_at: Option<i64>, created_at: i64) -> bool {
+        due_at.is_none() && self.paused_at.is_some_and(|stopped| created_at <= stopped)
     }
 }
 
@@ -137,7 +139,7 @@ fn derive(
                 ItemState::AwaitingApproval
             } else if gate.running_tool {
                 ItemState::RunningTool
-            } else if gate.holds(due_at.unwrap_or(created_at)) {
+            } else if gate.holds(due_at, created_at) {
                 ItemState::Paused
             } else {
                 ItemState::Queued
@@ -235,6 +237,11 @@ mod tests {
         let mut due_since = item(Status::Pending);
         due_since.due_at = Some(7);
         assert_eq!(item_state(&due_since, 10, paused), ItemState::Queued);
+        // Nor what has a time of its own, come before the stop: it goes at
+        // its time (it was waiting behind the stopped reply).
+        let mut due_before = item(Status::Pending);
+        due_before.due_at = Some(3);
+        assert_eq!(item_state(&due_before, 10, paused), ItemState::Queued);
         // A paused queue does not hide that an item is still waiting for its time.
         let mut later = item(Status::Pending);
         later.due_at = Some(99);

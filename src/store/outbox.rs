@@ -677,7 +677,7 @@ impl Store {
                  WHERE c.queue_paused_at IS NOT NULL
                    AND MAX(COALESCE(o.due_at, 0), COALESCE(o.next_attempt_at, 0)) <= ?1
                    AND o.kind != 'regenerate'
-                   AND COALESCE(o.due_at, o.created_at) <= c.queue_paused_at
+                   AND o.due_at IS NULL AND o.created_at <= c.queue_paused_at
                  GROUP BY o.conversation_id",
             )?;
             at.held = st
@@ -783,7 +783,7 @@ impl Store {
                     SELECT 1 FROM approvals a WHERE a.conversation_id = outbox.conversation_id AND a.status IN ('waiting', 'executing')))
                AND (conversation_id IS NULL OR NOT EXISTS (
                     SELECT 1 FROM conversations c WHERE c.id = outbox.conversation_id
-                       AND COALESCE(outbox.due_at, outbox.created_at) <= c.queue_paused_at))
+                       AND outbox.due_at IS NULL AND outbox.created_at <= c.queue_paused_at))
              ORDER BY conversation_id, priority DESC, COALESCE(due_at, created_at), id",
             [now],
         )?;

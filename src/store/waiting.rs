@@ -102,8 +102,8 @@ impl Store {
             })?
             .collect::<rusqlite::Result<_>>()?
         };
-        // When each paused queue was stopped: it holds the rows whose place
-        // in it was at or before then (as `dispatchable` does).
+        // When each paused queue was stopped: it holds the rows queued
+        // without a time of their own by then (as `dispatchable` does).
         let paused = super::conversations::paused_queues(&conn)?;
         let mut out = HashMap::new();
         // The row that holds each conversation: a reply streaming (its row is
@@ -129,7 +129,7 @@ impl Store {
                 Waiting::Approval { approval_id: *a }
             } else if conv
                 .and_then(|c| paused.get(&c))
-                .is_some_and(|stopped| place <= *stopped)
+                .is_some_and(|stopped| due.is_none() && place <= *stopped)
             {
                 Waiting::QueuePaused
             } else if let Some(h) = conv.and_then(|c| head.get(&c)) {
