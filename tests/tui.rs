@@ -2086,11 +2086,16 @@ async fn sidebar_search_and_rename() {
     let s = ui.screen(80, 24);
     assert!(!s.contains("Rust lifetimes") && s.contains("/lis"), "{s}");
     ui.enter();
-    assert_eq!(ui.app.sidebar.filter, "lis");
-    // Enter opened the first match.
+    // Enter opened the first match, and the list is whole again: Alt+↓
+    // moves on to a conversation the filter had hidden.
     let opened = ui.app.model.current_conv().unwrap().display_title();
     assert!(opened.to_lowercase().contains("lis"), "{opened}");
     assert_eq!(ui.app.focus, Focus::Composer);
+    assert_eq!(ui.app.sidebar.filter, "");
+    assert_eq!(ui.app.sidebar.visible(&ui.app.model).len(), 4);
+    let before = ui.app.model.current;
+    ui.key(KeyCode::Down, KeyModifiers::ALT);
+    assert_ne!(ui.app.model.current, before, "Alt+↓ moved on");
     ui.press(KeyCode::Tab);
     assert_eq!(ui.app.focus, Focus::Sidebar);
     ui.ch('/');

@@ -177,6 +177,11 @@ impl App {
                 if let Some(id) = self.sidebar.visible(&self.model).first().map(|c| c.id) {
                     self.open(id);
                     self.focus = Focus::Composer;
+                    // Used: the list is whole again, so Alt+↑/↓ and the
+                    // sidebar reach every conversation (a filter left on hid
+                    // them, and Alt+↓ silently did nothing).
+                    self.sidebar.filter.clear();
+                    self.sidebar.selected = Some(id);
                 }
             }
             Intent::Push(v) => self.views.push(v),

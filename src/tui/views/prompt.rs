@@ -71,7 +71,7 @@ impl Prompt {
         Self::new(
             Kind::Filter,
             (
-                " Filter conversations (Enter opens the first, Esc clears) ",
+                " Filter conversations (Enter opens the first match, Esc clears) ",
                 " Filter (Enter opens, Esc clears) ",
             ),
             current,
