@@ -412,6 +412,25 @@ fn lines_pasted_without_paste_markers_make_one_message() {
     assert_eq!(users[1], "typed");
 }
 
+/// Ctrl+L clears the terminal and draws the whole screen again (a wide
+/// character the terminal measured otherwise left stray glyphs that no
+/// frame repaired: frames write only what changed).
+#[test]
+fn ctrl_l_clears_the_terminal_and_redraws_everything() {
+    let t = Tock::new();
+    let pty = start(&t);
+    pty.wait_text("offline", LONG);
+    let before = pty.raw().len();
+    pty.write(b"\x0c");
+    wait_until(LONG, "a clear, then the whole screen again", || {
+        let raw = pty.raw();
+        let after = &raw[before..];
+        let cleared = after.windows(4).position(|w| w == b"\x1b[2J")?;
+        let drawn = &after[cleared..];
+        (contains_bytes(drawn, b"Enter sends") && contains_bytes(drawn, b"offline")).then_some(())
+    });
+}
+
 #[test]
 fn kill9_with_a_queued_item_while_streaming_then_restart_delivers_once() {
     let server = MockServer::start();

@@ -100,6 +100,8 @@ pub struct App {
     /// stop (its message id): asked once; the next Ctrl+C goes on to quit.
     pub stop_asked: Option<i64>,
     pub suspend: bool,
+    /// Ctrl+L: the next frame clears the terminal and draws every cell.
+    pub redraw: bool,
     /// Ctrl+G: the loop hands the terminal to `$VISUAL` / `$EDITOR` on the draft.
     pub editor_request: bool,
     pub output: Output,
@@ -146,6 +148,7 @@ impl App {
             quit_armed: None,
             stop_asked: None,
             suspend: false,
+            redraw: false,
             editor_request: false,
             output: Output::default(),
             layout: FrameLayout::default(),

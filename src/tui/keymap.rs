@@ -81,6 +81,7 @@ pub enum Action {
     Quit,
     Interrupt,
     Suspend,
+    Redraw,
     Help,
     Notices,
     ScheduledPane,
@@ -436,6 +437,13 @@ fn defaults() -> Vec<Binding> {
             "suspend",
             vec![ctrl('z')],
             "suspend (fg to come back)",
+        ),
+        b(
+            Main,
+            Ac::Redraw,
+            "redraw",
+            vec![ctrl('l')],
+            "redraw the whole screen (after another program wrote over it)",
         ),
         b(
             Main,

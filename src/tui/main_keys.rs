@@ -190,6 +190,7 @@ impl App {
             Action::Quit => self.quit = true,
             Action::Interrupt => self.interrupt(),
             Action::Suspend => self.suspend = true,
+            Action::Redraw => self.redraw = true,
             Action::Help => self.views.push(Box::new(views::help::Help::default())),
             Action::Notices => self.views.push(Box::new(views::notices::Notices {
                 lines: self.notices.clone(),

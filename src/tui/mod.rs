@@ -388,6 +388,16 @@ async fn event_loop(
             dirty = true;
             urgent = true;
         }
+        if app.redraw {
+            app.redraw = false;
+            // What the terminal shows may not be what was drawn (a wide
+            // character the terminal measured otherwise, another program's
+            // output): clear it, and draw every cell again.
+            terminal::redraw(term)?;
+            frames.forget();
+            dirty = true;
+            urgent = true;
+        }
         if app.suspend {
             app.suspend = false;
             terminal::suspend(term)?;

@@ -119,6 +119,16 @@ pub fn suspend(t: &mut Term) -> Result<()> {
     Ok(())
 }
 
+/// Ctrl+L: clear the screen; a fresh Terminal draws every cell on the next
+/// frame. (Not `Terminal::clear()`, which asks the terminal for the cursor
+/// position and waits for the answer.)
+pub fn redraw(t: &mut Term) -> Result<()> {
+    use ratatui::crossterm::terminal::{Clear, ClearType};
+    execute!(stdout(), Clear(ClearType::All))?;
+    *t = new_term()?;
+    Ok(())
+}
+
 /// Ctrl+G: hand the terminal to `$VISUAL` (or `$EDITOR`) on `text`, and
 /// take it back. Returns the edited text, or None when neither is set.
 pub fn run_editor(t: &mut Term, text: &str) -> Result<Option<String>> {
