@@ -112,6 +112,10 @@ fn claim_is_a_compare_and_swap() {
     assert!(s.accept(&it, "a", "m", 3).unwrap().is_some());
     assert_eq!(s.item(id).unwrap().unwrap().status, Status::Sent);
     assert_eq!(s.messages(c).unwrap().len(), 2);
+    // Sent, it cannot be edited, and the reason says so (it said its reply
+    // was being retried, of any sent item).
+    let e = s.edit_item(id, "y", 4).unwrap_err().to_string();
+    assert!(e.contains("was sent") && !e.contains("retried"), "{e}");
 }
 
 #[test]

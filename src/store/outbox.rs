@@ -1166,10 +1166,14 @@ impl Store {
         if text.trim().is_empty() {
             return Err(anyhow!("the text is empty"));
         }
-        if self.item(id)?.is_some_and(|i| i.accepted()) {
-            return Err(anyhow!(
-                "item {id} is already in its conversation; only its reply is being retried"
-            ));
+        // Accepted: its text is in the conversation already. Pending or
+        // failed, only its reply is still owed; else it is simply sent.
+        if let Some(i) = self.item(id)?.filter(|i| i.accepted()) {
+            return Err(if matches!(i.status, Status::Sent) {
+                anyhow!("item {id} was sent; its text is in its conversation and cannot be changed")
+            } else {
+                anyhow!("item {id} is already in its conversation; only its reply is being retried")
+            });
         }
         self.user_update(
             id,
