@@ -235,8 +235,19 @@ fn approve_always_is_saved_in_the_database_and_says_when_a_config_rule_wins() {
     let t = Tock::new();
     let config_before = "[approvals]\nrules = { \"schedule_task\" = \"ask\" }\n";
     t.write_config(config_before);
-    let (_, id) = seed_approval(&t, "stretch");
+    let (conv, id) = seed_approval(&t, "stretch");
+    // Waiting, it is what holds its conversation: status says so.
+    let status = t.ok(&["status"]);
+    assert!(
+        status.contains(&format!(
+            "approvals: 1 tool call waiting for your answer, holding conversation #{conv} (tock approvals)"
+        )),
+        "{status}"
+    );
+    let json = t.json(&["status", "--json"]);
+    assert_eq!(json["approvals_waiting"][0]["id"], id);
     let out = t.ok(&["approve", &id.to_string(), "--always"]);
+    assert!(!t.ok(&["status"]).contains("approvals:"));
     assert!(
         out.contains("the config rule \"schedule_task\" = \"ask\" decides it first"),
         "{out}"

@@ -716,6 +716,24 @@ fn a_broken_config_file_warns_and_runs_on_the_defaults() {
     assert_eq!(t.items().len(), 1);
 }
 
+/// `status`'s "next:" line names what goes first by itself, a series'
+/// occurrence too (it named the item due later).
+#[test]
+fn status_next_is_a_series_when_it_comes_first() {
+    let t = Tock::new();
+    let tick = t.send(&["--new", "Ticks", "--every", "30m", "tick"]);
+    t.send(&["--conv", "Ticks", "--in", "2h", "the later item"]);
+    let status = t.ok(&["status"]);
+    let next = status
+        .lines()
+        .find(|l| l.starts_with("next:"))
+        .unwrap_or("");
+    assert!(
+        next.starts_with(&format!("next: recurring #{tick} ")) && next.ends_with(": tick"),
+        "{status}"
+    );
+}
+
 #[test]
 fn recurring_series_from_the_cli_list_pause_resume_cancel() {
     let t = Tock::new();

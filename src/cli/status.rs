@@ -84,6 +84,8 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     // A reply being written now, or left half-written by a tock that died
     // (the next start asks for it again).
     let replies = store.streaming_replies()?;
+    // Tool calls waiting for the user: they hold their conversations.
+    let approvals = store.waiting_approvals()?;
     let live = lease.is_some();
     let series = store.list_series(false)?;
     let active = series
@@ -112,6 +114,11 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
                 "counts": c,
                 "next": next.as_ref().map(|i| item_json(i, &state_of(i), waiting.get(&i.id), now)),
                 "conversations": b,
+                "approvals_waiting": approvals.iter().map(|a| json!({
+                    "id": a.id,
+                    "conversation_id": a.conversation_id,
+                    "tool": a.tool,
+                })).collect::<Vec<_>>(),
                 "replies_streaming": replies.iter().map(|r| json!({
                     "conversation_id": r.conversation_id,
                     "message_id": r.message_id,
@@ -153,7 +160,28 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             line.join(", ")
         }
     );
-    if let Some(n) = next {
+    // The next to go by itself: an item, or a series' next occurrence if
+    // that comes first.
+    let first_series = series
+        .iter()
+        .filter(|s| s.status == crate::store::SeriesStatus::Active)
+        .filter_map(|s| s.next_due_at.map(|d| (d, s)))
+        .min_by_key(|(d, _)| *d);
+    let item_at = next.as_ref().map(|n| n.due_at.unwrap_or(now));
+    if let Some((d, s)) = first_series
+        && item_at.is_none_or(|at| d < at)
+    {
+        println!(
+            "next: recurring #{} {} ({}): {}",
+            s.id,
+            local(d),
+            when::countdown(d, now),
+            crate::sanitize::sanitize_line(&s.text)
+                .chars()
+                .take(60)
+                .collect::<String>()
+        );
+    } else if let Some(n) = next {
         let due = n
             .due_at
             .map(|d| format!("{} ({})", local(d), when::countdown(d, now)))
@@ -176,6 +204,19 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             "conversation #{c} “{}”: {} (item #{id})",
             crate::sanitize::sanitize_line(&title),
             describe(w)
+        );
+    }
+    if !approvals.is_empty() {
+        let mut convs: Vec<i64> = approvals.iter().map(|a| a.conversation_id).collect();
+        convs.sort_unstable();
+        convs.dedup();
+        let list: Vec<String> = convs.iter().map(|c| format!("#{c}")).collect();
+        println!(
+            "approvals: {} tool call{} waiting for your answer, holding conversation{} {} (tock approvals)",
+            approvals.len(),
+            if approvals.len() == 1 { "" } else { "s" },
+            if convs.len() == 1 { "" } else { "s" },
+            list.join(", ")
         );
     }
     for line in reply_lines(store, &replies, live)? {
