@@ -1177,6 +1177,10 @@ async fn esc_asks_another_tock_to_stop_the_reply_it_streams() {
             2,
         )
         .unwrap();
+    // Something queued behind it, for the stop to hold.
+    ui.store()
+        .enqueue(&NewItem::new(conv, Kind::Queued, "and then?"), 3)
+        .unwrap();
     ui.app.on_engine(Event::External);
     let s = ui.screen(100, 24);
     assert!(s.contains("answering… Enter queues · Esc stops"), "{s}");
@@ -1184,7 +1188,8 @@ async fn esc_asks_another_tock_to_stop_the_reply_it_streams() {
     ui.pump();
     let (msg, is_err) = ui.app.status_pair();
     assert!(
-        !is_err && msg.contains("asked the tock streaming this reply to stop"),
+        !is_err
+            && msg.contains("asked the tock streaming this reply to stop it — the queue is paused"),
         "{msg}"
     );
     assert!(
@@ -2841,6 +2846,39 @@ async fn pulling_an_item_back_never_overwrites_a_draft() {
         ui.store().draft(ui.conv()).unwrap().text,
         "do 30 minutes of reading"
     );
+}
+
+/// Nothing queued behind the stopped reply: nothing to hold, so no pause
+/// ("pending (0) ⏸ paused" stayed on screen with nothing in it).
+#[tokio::test(start_paused = true)]
+async fn esc_with_nothing_queued_stops_without_a_pause() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![
+        Step::Hold(vec![text("Once upon a time")], gate.clone()),
+        Step::Reply(vec![text("pong"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("slow-story");
+    ui.settle().await;
+    ui.press(KeyCode::Esc);
+    ui.settle().await;
+    let (msg, _) = ui.app.status_pair();
+    assert_eq!(msg, "stopped; Ctrl+R regenerates");
+    let conv = ui.conv();
+    assert!(
+        ui.store()
+            .conversation(conv)
+            .unwrap()
+            .unwrap()
+            .queue_paused_at
+            .is_none()
+    );
+    let s = ui.screen(100, 30);
+    assert!(!s.contains("pending (0)") && !s.contains("paused"), "{s}");
+    // The next message goes at once.
+    ui.say("ping");
+    ui.settle().await;
+    assert_eq!(ui.user_texts(), vec!["slow-story", "ping"]);
 }
 
 #[tokio::test(start_paused = true)]

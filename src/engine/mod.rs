@@ -667,11 +667,19 @@ impl Engine {
 
     /// The second half of [`Engine::stop`]: pause the conversation's queue,
     /// so nothing queued goes out into the context the user aborted.
+    /// Nothing queued (to go at once) means nothing to hold: no pause, so
+    /// no "paused" state with nothing in it (what is added later, or has a
+    /// time of its own, is not held anyway).
     pub fn pause_after_stop(&self, conversation_id: i64) {
-        match self
-            .store()
-            .set_queue_paused(conversation_id, Some(self.now_ms()))
-        {
+        let result = self.store().has_queued(conversation_id).and_then(|queued| {
+            if queued {
+                self.store()
+                    .set_queue_paused(conversation_id, Some(self.now_ms()))
+            } else {
+                Ok(false)
+            }
+        });
+        match result {
             // Already paused (a stop whose row then fails, a front end's
             // own pause after the turn's): nothing changed to announce.
             Ok(true) => {

@@ -1345,6 +1345,17 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Whether the conversation has rows queued to go as soon as they can
+    /// (pending, with no time of their own): what a stop would hold.
+    pub fn has_queued(&self, conversation_id: i64) -> Result<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?1 AND status = 'pending'
+                             AND due_at IS NULL AND kind != 'regenerate')",
+            [conversation_id],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Whether the conversation has a reply on its way: an unfinished
     /// regeneration, or an accepted item whose reply is being retried.
     pub fn owes_reply(&self, conversation_id: i64) -> Result<bool> {

@@ -252,7 +252,7 @@ impl App {
                 if self.composer.abandon_edit(self.now()) {
                     self.info("edit abandoned; your draft is back");
                 } else if conv.is_some_and(|c| self.stop_reply(c)) {
-                    self.info("stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates");
+                    self.info(self.stopped_line());
                 } else if self.call_off_regeneration() || self.stop_elsewhere() {
                     // Its outcome is said when the write is done.
                 } else if !self.sidebar.filter.is_empty() {
@@ -290,14 +290,30 @@ impl App {
         }
     }
 
+    /// What a stop says: the queue is paused only when something waits in
+    /// it to go at once.
+    fn stopped_line(&self) -> &'static str {
+        if self.queued_here() {
+            "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates"
+        } else {
+            "stopped; Ctrl+R regenerates"
+        }
+    }
+
+    /// Whether the conversation shown has items queued to go at once (what
+    /// a stop holds).
+    fn queued_here(&self) -> bool {
+        self.model
+            .strip_items()
+            .any(|i| i.status == crate::store::Status::Pending && i.due_at.is_none())
+    }
+
     /// Ctrl+C: stop the reply; else leave an edit; else clear the composer;
     /// else quit — only when pressed twice within two seconds.
     pub(super) fn interrupt(&mut self) {
         let now = self.now();
         if self.model.current.is_some_and(|c| self.stop_reply(c)) {
-            self.info(
-                "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates",
-            );
+            self.info(self.stopped_line());
         } else if self.call_off_regeneration() || self.stop_elsewhere() {
             // Its outcome is said when the write is done.
         } else if self.composer.abandon_edit(now) {
@@ -346,12 +362,14 @@ impl App {
             return false;
         }
         self.stop_asked = Some(reply);
+        let queued = self.queued_here();
         self.write(
             move |e| e.stop_elsewhere(conv),
-            |app, r| match r {
-                Ok(true) => app.info(
+            move |app, r| match r {
+                Ok(true) if queued => app.info(
                     "asked the tock streaming this reply to stop it — the queue is paused (Enter in the strip or /resume)",
                 ),
+                Ok(true) => app.info("asked the tock streaming this reply to stop it"),
                 Ok(false) => app.info("the reply had already ended"),
                 Err(e) => app.error(e),
             },
