@@ -47,7 +47,7 @@
 //! `/at 9am`. The small rule grammar on top is a table of word shapes; the
 //! evaluation, the hard part, is `croner`'s.
 
-use chrono::{DateTime, Datelike, NaiveTime, TimeZone, Timelike, Utc, Weekday};
+use chrono::{DateTime, NaiveTime, TimeZone, Timelike, Utc, Weekday};
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
 
@@ -977,30 +977,38 @@ impl Schedule {
     }
 }
 
-/// `next Mon 1 Dec 09:00, then Tue 09:00, Wed 09:00`: later entries drop
-/// what they share with the one before (same day: the time only; within a
-/// week: weekday and time). A date in another year than `now`'s names the
-/// year, as [`when::absolute`] does for the first.
+/// `next Mon 1 Dec 09:00, then Tue, Wed`: later entries drop what they
+/// share with the first (so three fit in the composer's border): the time
+/// when it is the same, the date when it is the same day as the entry
+/// before, the day of the month within a week of the first; the year only
+/// for a date more than 300 days away (the first names its year as
+/// [`when::absolute`] does).
 pub fn preview_times<Tz: TimeZone>(times: &[DateTime<Utc>], now: &DateTime<Tz>) -> String {
     let tz = now.timezone();
     let Some(first) = times.first() else {
         return "no further occurrences".into();
     };
     let mut out = format!("next {}", when::absolute(*first, now));
-    let mut prev = first.with_timezone(&tz).naive_local();
+    let first = first.with_timezone(&tz).naive_local();
+    let today = now.naive_local().date();
+    let mut prev = first;
     for (i, t) in times.iter().enumerate().skip(1) {
         let local = t.with_timezone(&tz).naive_local();
-        let fmt = if local.date() == prev.date() {
-            "%H:%M"
-        } else if (local.date() - first.with_timezone(&tz).date_naive()).num_days() < 7 {
-            "%a %H:%M"
-        } else if local.year() == now.naive_local().year() {
-            "%a %-d %b %H:%M"
+        let time = (local.time() != first.time()).then(|| local.format(" %H:%M").to_string());
+        let text = if local.date() == prev.date() {
+            local.format("%H:%M").to_string()
         } else {
-            "%a %-d %b %Y %H:%M"
+            let day = if (local.date() - first.date()).num_days() < 7 {
+                "%a"
+            } else if (local.date() - today).num_days() <= 300 {
+                "%a %-d %b"
+            } else {
+                "%a %-d %b %Y"
+            };
+            format!("{}{}", local.format(day), time.unwrap_or_default())
         };
         out.push_str(if i == 1 { ", then " } else { ", " });
-        out.push_str(&local.format(fmt).to_string());
+        out.push_str(&text);
         prev = local;
     }
     out

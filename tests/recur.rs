@@ -463,10 +463,7 @@ fn new_york_repeated_0130_fires_once() {
 fn preview_names_the_next_three() {
     let now = Berlin.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
     let s = recur::parse("every day at 9am", &now).unwrap();
-    assert_eq!(
-        s.preview(&now, 3),
-        "next Mon 30 Nov 09:00, then Tue 09:00, Wed 09:00"
-    );
+    assert_eq!(s.preview(&now, 3), "next Mon 30 Nov 09:00, then Tue, Wed");
     let s = recur::parse("every 2h", &now).unwrap();
     assert_eq!(
         s.preview(&now, 3),
@@ -475,19 +472,32 @@ fn preview_names_the_next_three() {
     let s = recur::parse("every monday 10:00", &now).unwrap();
     assert_eq!(
         s.preview(&now, 3),
-        "next Mon 30 Nov 10:00, then Mon 7 Dec 10:00, Mon 14 Dec 10:00"
+        "next Mon 30 Nov 10:00, then Mon 7 Dec, Mon 14 Dec"
     );
     let s = recur::parse("every year dec 24 18:00", &now).unwrap();
     assert_eq!(
         s.preview(&now, 2),
-        "next Thu 24 Dec 18:00, then Fri 24 Dec 2027 18:00"
+        "next Thu 24 Dec 18:00, then Fri 24 Dec 2027"
+    );
+    // A month's last days: the months without a 31st are seen skipped; a
+    // date within the coming months needs no year.
+    let s = recur::parse("every month on the 31st 9am", &now).unwrap();
+    assert_eq!(
+        s.preview(&now, 3),
+        "next Thu 31 Dec 09:00, then Sun 31 Jan, Wed 31 Mar"
+    );
+    // A time that differs from the first's is named.
+    let s = recur::parse("every 25h", &now).unwrap();
+    assert_eq!(
+        s.preview(&now, 3),
+        "next Tue 1 Dec 09:00, then Wed 10:00, Thu 11:00"
     );
     // Far dates name their year, each of them (an interval series starts
     // one interval from now: 400 days after 30 Nov 2026 is 4 Jan 2028).
     let s = recur::parse("every 400 days", &now).unwrap();
     assert_eq!(
         s.preview(&now, 3),
-        "next Tue 4 Jan 2028 08:00, then Wed 7 Feb 2029 08:00, Thu 14 Mar 2030 08:00"
+        "next Tue 4 Jan 2028 08:00, then Wed 7 Feb 2029, Thu 14 Mar 2030"
     );
 }
 

@@ -343,7 +343,7 @@ fn outbox_queries_use_their_indexes_and_select_what_they_did() {
         let plain = ids(
             "SELECT id FROM outbox o WHERE status = 'pending' AND (due_at IS NULL OR due_at <= ?1)
                AND (conversation_id IS NULL OR NOT EXISTS (SELECT 1 FROM conversations c
-                    WHERE c.id = o.conversation_id AND COALESCE(o.due_at, o.created_at) <= c.queue_paused_at))
+                    WHERE c.id = o.conversation_id AND o.due_at IS NULL AND o.created_at <= c.queue_paused_at))
              ORDER BY conversation_id, priority DESC, COALESCE(due_at, created_at), id",
             now,
         );
