@@ -3527,6 +3527,41 @@ async fn the_exit_line_says_what_is_still_pending() {
     assert!(line.ends_with("kept in the database."), "{line}");
 }
 
+/// What tock sent at its time is marked in the chat: a scheduled message
+/// and a series' occurrence (they read like messages just typed).
+#[tokio::test(start_paused = true)]
+async fn messages_sent_at_their_time_are_marked_in_the_chat() {
+    let ok = || Step::Reply(vec![text("ok"), done()]);
+    let mut ui = Ui::new(vec![ok(), ok(), ok()]);
+    ui.start().await;
+    ui.say("typed now");
+    ui.settle().await;
+    ui.say("/later 1m check the build");
+    ui.say("/every 2 minutes tick");
+    for _ in 0..5 {
+        tokio::time::advance(std::time::Duration::from_secs(30)).await;
+        ui.settle().await;
+    }
+    assert_eq!(
+        ui.user_texts(),
+        vec!["typed now", "check the build", "tick"]
+    );
+    ui.app.model.reload_messages();
+    let s = ui.screen(100, 30);
+    let header = |text: &str| {
+        let lines: Vec<&str> = s.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("{text}:\n{s}"));
+        lines[at - 1].to_string()
+    };
+    assert!(header("check the build").contains("⏰ scheduled"), "{s}");
+    assert!(header("  tick").contains("↻ recurring"), "{s}");
+    let typed = header("typed now");
+    assert!(!typed.contains("⏰") && !typed.contains("↻"), "{s}");
+}
+
 /// Advance the clock to `at` and tick there, as the app's loop does.
 async fn tick_at(ui: &mut Ui, at: i64) {
     let now = ui.h.engine.now_ms();

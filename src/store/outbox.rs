@@ -1345,6 +1345,22 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The conversation's sent rows that went at a time of their own: a
+    /// scheduled message (false) or a series' occurrence (true), by id —
+    /// for the chat to mark the messages tock sent for the user.
+    pub fn scheduled_sends(
+        &self,
+        conversation_id: i64,
+    ) -> Result<std::collections::HashMap<i64, bool>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT id, series_id IS NOT NULL FROM outbox INDEXED BY outbox_conversation
+             WHERE conversation_id = ?1 AND status = 'sent' AND (kind = 'message' OR series_id IS NOT NULL)",
+        )?;
+        let rows = st.query_map([conversation_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Whether the conversation has rows queued to go as soon as they can
     /// (pending, with no time of their own): what a stop would hold.
     pub fn has_queued(&self, conversation_id: i64) -> Result<bool> {

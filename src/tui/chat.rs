@@ -16,6 +16,15 @@ use crate::sanitize::sanitize_line;
 use crate::store::{Message, MessageStatus, Role};
 
 /// One message with its rendered form.
+/// How a message of yours came to be sent, when not as you typed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendOrigin {
+    /// At the time you gave (`/later`, `/at`, `tock send --in`).
+    Scheduled,
+    /// An occurrence of a recurring series.
+    Recurring,
+}
+
 pub struct Entry {
     pub msg: Message,
     /// For a `schedule_task` result: the live state of its task (set on reload and each minute).
@@ -32,6 +41,9 @@ pub struct Entry {
     pub version: Option<Version>,
     /// A reply's tokens (and cost), shown discreetly under it.
     pub usage: Option<String>,
+    /// A message of yours that tock sent at its time (set when loaded; it
+    /// never changes, so the cache does not compare it).
+    pub origin: Option<SendOrigin>,
     /// Rendered lines: a cache filled while drawing (drawing reads `&App`).
     cache: RefCell<Option<Cached>>,
     /// While a reply streams: where its settled beginning ends (see `markdown::settled_until`).
@@ -173,6 +185,7 @@ impl Entry {
             earlier_attempts: 0,
             version: None,
             usage: None,
+            origin: None,
             cache: RefCell::new(None),
             stable: RefCell::new(None),
         }
@@ -516,6 +529,16 @@ fn head(e: &Entry, width: u16) -> Vec<Line<'static>> {
     if m.role == Role::User && m.content.starts_with("[Scheduled task]") {
         header.push(Span::styled(
             "  ⏰ fired by schedule",
+            Style::new().fg(palette().accent),
+        ));
+    } else if m.role == Role::User
+        && let Some(origin) = e.origin
+    {
+        header.push(Span::styled(
+            match origin {
+                SendOrigin::Scheduled => "  ⏰ scheduled",
+                SendOrigin::Recurring => "  ↻ recurring",
+            },
             Style::new().fg(palette().accent),
         ));
     }

@@ -240,6 +240,7 @@ impl Model {
                 let hidden = self.hidden_versions(&msgs);
                 // Repeated interrupted attempts at one reply show as the latest.
                 let collapsed = crate::store::collapse_attempts(&msgs);
+                let sends = self.engine.reader().scheduled_sends(id).unwrap_or_default();
                 let mut old: HashMap<i64, Entry> =
                     self.entries.drain(..).map(|e| (e.msg.id, e)).collect();
                 self.entries = msgs
@@ -256,6 +257,17 @@ impl Model {
                             e.reuse(o);
                         }
                         e.earlier_attempts = collapsed.earlier.get(&mid).copied().unwrap_or(0);
+                        e.origin = e
+                            .msg
+                            .outbox_id
+                            .and_then(|o| sends.get(&o))
+                            .map(|recurring| {
+                                if *recurring {
+                                    super::chat::SendOrigin::Recurring
+                                } else {
+                                    super::chat::SendOrigin::Scheduled
+                                }
+                            });
                         e
                     })
                     .collect();
