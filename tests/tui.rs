@@ -1639,6 +1639,7 @@ async fn delete_a_conversation_from_the_sidebar() {
     ui.say("/rename Doomed");
     ui.say("/later 1h never sent");
     ui.say("/every day at 9am water the plants");
+    ui.typ("half a thought");
     ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
     let keeper = ui.conv();
     ui.say("/rename Keeper");
@@ -1662,10 +1663,13 @@ async fn delete_a_conversation_from_the_sidebar() {
     let s = ui.screen(80, 24);
     assert!(s.contains("Delete “Doomed”"), "{s}");
     assert!(s.contains("Its 1 pending message(s) will be"), "{s}");
+    // Its draft is named too: it goes with it.
+    assert!(s.contains("unsent draft"), "{s}");
     // What goes on without it is said too (it had not been).
+    let wide = ui.screen(160, 24);
     assert!(
-        s.contains("Its 1 recurring series goes on, in a new conversation (F2 ends"),
-        "{s}"
+        wide.contains("Its 1 recurring series goes on, in a new conversation (F2 ends"),
+        "{wide}"
     );
     assert!(
         s.contains("y / n"),

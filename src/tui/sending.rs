@@ -363,6 +363,7 @@ impl App {
                             &self.model,
                             id,
                             &title,
+                            false,
                         )));
                 }
             }

@@ -35,14 +35,33 @@ impl Confirm {
 
     /// Asks before deleting a conversation, saying how many of its messages
     /// would be canceled, and what goes on without it: its recurring series
-    /// and tasks fire into a new conversation each (F2 ends them).
-    pub fn delete_conversation(model: &crate::tui::model::Model, id: i64, title: &str) -> Self {
+    /// and tasks fire into a new conversation each (F2 ends them); and
+    /// that its unsent draft goes with it (`typed`: the composer holds text,
+    /// for the conversation shown).
+    pub fn delete_conversation(
+        model: &crate::tui::model::Model,
+        id: i64,
+        title: &str,
+        typed: bool,
+    ) -> Self {
         let pending = model.open_messages_of(id);
         let mut extra = if pending > 0 {
             format!(" Its {pending} pending message(s) will be canceled.")
         } else {
             String::new()
         };
+        let draft = if model.current == Some(id) {
+            typed
+        } else {
+            model
+                .engine
+                .reader()
+                .draft(id)
+                .is_ok_and(|d| !d.text.trim().is_empty())
+        };
+        if draft {
+            extra.push_str(" Your unsent draft there goes with it.");
+        }
         let (series, tasks) = model.outliving_deletion(id);
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });

@@ -79,7 +79,12 @@ impl Sidebar {
             Action::Delete => {
                 if let Some((id, title)) = target {
                     cx.push(Intent::Push(Box::new(
-                        super::confirm::Confirm::delete_conversation(cx.model, id, &title),
+                        super::confirm::Confirm::delete_conversation(
+                            cx.model,
+                            id,
+                            &title,
+                            !cx.composer_empty,
+                        ),
                     )));
                 }
             }
