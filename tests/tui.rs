@@ -1666,10 +1666,20 @@ async fn delete_a_conversation_from_the_sidebar() {
     // Its draft is named too: it goes with it.
     assert!(s.contains("unsent draft"), "{s}");
     // What goes on without it is said too (it had not been).
-    let wide = ui.screen(160, 24);
+    // The dialog's text, its rows joined.
+    let question = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with(" │"))
+            .filter_map(|l| {
+                let (a, b) = (l.find('│')?, l.rfind('│')?);
+                Some(l[a + '│'.len_utf8()..b].trim().to_string())
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     assert!(
-        wide.contains("Its 1 recurring series goes on, in a new conversation (F2 ends"),
-        "{wide}"
+        question(&s).contains("Its 1 recurring series goes on, in a new conversation (F2 ends it)"),
+        "{s}"
     );
     assert!(
         s.contains("y / n"),
@@ -1690,8 +1700,9 @@ async fn delete_a_conversation_from_the_sidebar() {
     ui.ch('d');
     let s = ui.screen(80, 24);
     assert!(
-        s.contains("Its 2 recurring series go on, each in a new conversation of its")
-            && s.contains("own (F2 ends them)"),
+        question(&s).contains(
+            "Its 2 recurring series go on, each in a new conversation of its own (F2 ends them)"
+        ),
         "{s}"
     );
     ui.ch('n');
