@@ -716,6 +716,29 @@ fn a_broken_config_file_warns_and_runs_on_the_defaults() {
     assert_eq!(t.items().len(), 1);
 }
 
+/// `send` with no conversation starts one, named after the message at
+/// once also when the message goes later or repeats (it was "Conversation
+/// N" until the first occurrence).
+#[test]
+fn send_without_a_conversation_names_the_new_one_after_the_message() {
+    let t = Tock::new();
+    t.send(&["--every", "every month on the 1st 9am", "monthly thing"]);
+    t.send(&["--in", "2h", "later thing"]);
+    let convs = t.json(&["conversations", "--json"]);
+    let mut titles: Vec<String> = convs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["title"].as_str().map(str::to_string))
+        .collect();
+    titles.sort();
+    assert_eq!(titles, vec!["later thing", "monthly thing"], "{convs:#}");
+    assert!(
+        t.ok(&["send", "--help"])
+            .contains("starts a new conversation")
+    );
+}
+
 /// `status`'s "next:" line names what goes first by itself, a series'
 /// occurrence too (it named the item due later).
 #[test]

@@ -44,7 +44,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Queue or schedule a message; prints the new item's id
+    /// Queue or schedule a message; prints the new item's id. Without --conv,
+    /// --conv-id or --new it starts a new conversation, named after the message
     Send(SendArgs),
     /// List outbox items (pending, scheduled, failed, expired) and recurring series
     List {

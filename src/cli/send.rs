@@ -92,6 +92,12 @@ pub(super) fn send(
                 .id
         }
         (None, None, Some(title)) => engine.create_conversation(Some(title), "cli")?,
+        // A message sent now names its conversation when it is sent; one
+        // sent later, or a series, would leave it "Conversation N" until
+        // then: it is named after the message at once.
+        (None, None, None) if schedule.is_some() || due.is_some() => {
+            engine.create_conversation(Some(&crate::store::derive_title(&text)), "cli")?
+        }
         (None, None, None) => engine.create_conversation(None, "cli")?,
     };
     if let Some(schedule) = schedule {

@@ -24,6 +24,7 @@ mod waiting;
 pub use alternates::{AlternateKind, AlternateMap, Alternates, group_versions};
 pub use approvals::{Approval, ApprovalStatus};
 pub use conversations::Conversation;
+pub use conversations::derive_title;
 pub use drafts::Draft;
 pub use fork::fork_title;
 pub use lease::{LeaseHolder, hostname, process_alive};
