@@ -737,6 +737,15 @@ fn send_without_a_conversation_names_the_new_one_after_the_message() {
         t.ok(&["send", "--help"])
             .contains("starts a new conversation")
     );
+    // A text longer than the table's column says it was cut.
+    let long = format!("a long one {}", "word ".repeat(20));
+    t.send(&["--conv", "later thing", "--in", "3h", &long]);
+    let table = t.ok(&["list"]);
+    let row = table
+        .lines()
+        .find(|l| l.contains("a long one"))
+        .unwrap_or("");
+    assert!(row.trim_end().ends_with('…'), "{table}");
 }
 
 /// `status`'s "next:" line names what goes first by itself, a series'

@@ -3046,7 +3046,20 @@ async fn your_own_message_is_shown_verbatim() {
     ui.enter();
     ui.settle().await;
     let s = ui.screen(120, 40);
-    assert!(s.contains("more lines (Ctrl+O unfolds)"), "{s}");
+    // 60 lines (the last line break ends the text), 12 shown: 48 more.
+    assert!(s.contains("⋯ 48 more lines (Ctrl+O unfolds)"), "{s}");
+    // Lines of the text, not rows of the screen: 30 lines of 100
+    // characters take 60 rows at 60 columns, and 24 lines are hidden.
+    let wide_lines: String = (0..30)
+        .map(|i| format!("{i:02}{}\n", "x".repeat(98)))
+        .collect();
+    ui.app.set_composer(&wide_lines);
+    ui.enter();
+    ui.settle().await;
+    ui.app.sidebar_pref = Some(false);
+    let narrow = ui.screen(60, 40);
+    assert!(narrow.contains("⋯ 24 more lines"), "{narrow}");
+    ui.app.sidebar_pref = None;
     ui.ctrl('o');
     ui.key(KeyCode::Home, KeyModifiers::CONTROL);
     assert!(!ui.screen(120, 200).contains("more lines"));

@@ -125,10 +125,7 @@ pub(super) fn list(
                 Some(d) => format!("{} ({})", local(d), when::countdown(d, now)),
                 None => "asap".into(),
             };
-            let text: String = crate::sanitize::sanitize_line(&i.text)
-                .chars()
-                .take(50)
-                .collect();
+            let text: String = super::excerpt(&i.text, 50);
             let conv = i
                 .conversation_id
                 .map(|c| c.to_string())
@@ -171,10 +168,7 @@ pub(super) fn list(
                 }
                 _ => "-".into(),
             };
-            let text: String = crate::sanitize::sanitize_line(&s.text)
-                .chars()
-                .take(50)
-                .collect();
+            let text: String = super::excerpt(&s.text, 50);
             let conv = s
                 .conversation_id
                 .map(|c| c.to_string())

@@ -752,25 +752,32 @@ fn verbatim(text: &str, width: u16, folded: bool, dim: bool) -> Vec<Line<'static
     } else {
         Style::new()
     };
-    let mut rows: Vec<String> = Vec::new();
-    for line in text.split('\n') {
+    // Each row with the line of the text it shows (a long line is several).
+    let mut rows: Vec<(usize, String)> = Vec::new();
+    for (n, line) in text.split('\n').enumerate() {
         let clean = crate::sanitize::sanitize_line(line.trim_end_matches('\r'));
         if clean.is_empty() {
-            rows.push(String::new());
+            rows.push((n, String::new()));
         } else {
-            rows.extend(wrap_verbatim(&clean, w));
+            rows.extend(wrap_verbatim(&clean, w).into_iter().map(|r| (n, r)));
         }
     }
-    while rows.last().is_some_and(|r| r.is_empty()) && rows.len() > 1 {
+    while rows.last().is_some_and(|(_, r)| r.is_empty()) && rows.len() > 1 {
         rows.pop();
     }
     let total = rows.len();
+    // What the fold hides, in lines of the text (not rows of the screen):
+    // from the first line it does not show whole.
     let hidden = if folded && total >= FOLD_FROM {
+        let last = rows.last().map_or(0, |(n, _)| *n);
+        let (cut, next) = (rows[FOLD_SHOW - 1].0, rows[FOLD_SHOW].0);
+        let first_hidden = if next == cut { cut } else { cut + 1 };
         rows.truncate(FOLD_SHOW);
-        total - FOLD_SHOW
+        last + 1 - first_hidden
     } else {
         0
     };
+    let rows = rows.into_iter().map(|(_, r)| r);
     let mut out: Vec<Line<'static>> = rows
         .into_iter()
         .map(|r| Line::from(vec![Span::raw("  "), Span::styled(r, style)]))
