@@ -1413,7 +1413,28 @@ async fn alt_n_new_conversation_and_rename() {
     );
     assert_eq!(ui.app.composer_text(), "");
     assert!(ui.screen(80, 24).contains("▸ Shopping list"));
-    assert_eq!(ui.app.output.title.as_deref(), Some("tock — Shopping list"));
+    // With no title: the rename prompt, holding the title (it printed a
+    // usage line); Enter saves what it becomes.
+    ui.say("/rename");
+    assert_eq!(ui.app.top(), Some(ViewKind::Prompt));
+    assert!(ui.screen(80, 24).contains("Shopping list"));
+    ui.typ(" for Sat");
+    ui.enter();
+    ui.pump();
+    assert_eq!(
+        ui.store()
+            .conversation(second)
+            .unwrap()
+            .unwrap()
+            .title
+            .as_deref(),
+        Some("Shopping list for Sat")
+    );
+    assert_eq!(ui.app.composer_text(), "");
+    assert_eq!(
+        ui.app.output.title.as_deref(),
+        Some("tock — Shopping list for Sat")
+    );
     // Sends go to the conversation they were typed in.
     ui.say("milk");
     ui.settle().await;

@@ -339,7 +339,18 @@ impl App {
                 self.new_conversation((!arg.is_empty()).then_some(arg.as_str()));
             }
             Command::Rename => match conv {
-                _ if arg.is_empty() => self.error("usage: /rename TITLE"),
+                // No title given: the rename prompt, holding the title now
+                // (as `r` in the sidebar opens it).
+                Some(id) if arg.is_empty() => {
+                    done(self);
+                    let title = self
+                        .model
+                        .current_conv()
+                        .map(|c| c.display_title())
+                        .unwrap_or_default();
+                    self.views
+                        .push(Box::new(views::prompt::Prompt::rename(id, &title)));
+                }
                 Some(id) => self.write(
                     move |e| e.rename_conversation(id, &arg),
                     move |app, r| match r {
