@@ -165,7 +165,15 @@ fn parse_any_time<Tz: TimeZone>(
     if trimmed.is_empty() {
         return Err(WhenError::Empty);
     }
-    let owned = words_of(trimmed);
+    let mut owned = words_of(trimmed);
+    // For a delay, "1h30" is written for 1h30m (one word: in "1h 30
+    // people" the 30 belongs to the message). Not for a time: "14h30" is
+    // 14:30 in many places, and is refused there rather than misread.
+    if mode == Mode::Later {
+        for w in owned.iter_mut().filter(|w| hours_then_minutes(w)) {
+            w.push('m');
+        }
+    }
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     let now_utc = now.with_timezone(&Utc);
 
@@ -689,6 +697,18 @@ fn duration_ms(words: &[&str]) -> Result<i64, PErr> {
         return Err(PErr::Fail(WhenError::NotPositive));
     }
     i64::try_from(total).map_err(|_| PErr::Fail(WhenError::OutOfRange))
+}
+
+/// `1h30`, `2h05`: hours, then minutes (under 60) with no unit of their own.
+fn hours_then_minutes(word: &str) -> bool {
+    let Some((h, m)) = word.split_once(['h', 'H']) else {
+        return false;
+    };
+    !h.is_empty()
+        && h.bytes().all(|b| b.is_ascii_digit())
+        && (1..=2).contains(&m.len())
+        && m.bytes().all(|b| b.is_ascii_digit())
+        && m.parse::<u32>().is_ok_and(|m| m < 60)
 }
 
 fn per_name(per: i128) -> &'static str {
@@ -1933,6 +1953,20 @@ mod tests {
     fn split_prefix_examples() {
         let now = now_p1();
         let cases = [
+            // A delay of hours then minutes written as one word.
+            (
+                "1h30 check the oven",
+                Mode::Later,
+                p1_at(2026, 11, 29, 20, 19, 0),
+                "check the oven",
+            ),
+            // Apart, the number belongs to the message.
+            (
+                "1h 30 people to call",
+                Mode::Later,
+                p1_at(2026, 11, 29, 19, 49, 0),
+                "30 people to call",
+            ),
             (
                 "9am +10 ideas",
                 Mode::At,
@@ -2136,6 +2170,19 @@ mod tests {
         for (input, mode, want) in cases {
             assert_eq!(split_time_prefix(input, &now, mode), Err(want), "{input:?}");
         }
+    }
+
+    /// `1h30` is a delay only where a delay is asked for: as a time it
+    /// would read as 14:30 in many places, and is refused, not misread.
+    #[test]
+    fn hours_then_minutes_is_a_delay_only_for_later() {
+        let now = now_p1();
+        assert_eq!(
+            ok("2h05", &now, Mode::Later),
+            p1_at(2026, 11, 29, 20, 54, 0)
+        );
+        assert!(parse_time("14h30", &now, Mode::At).is_err());
+        assert!(parse_time("1h75", &now, Mode::Later).is_err());
     }
 
     #[test]
