@@ -647,6 +647,26 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_restores_the_terminal() {
     assert_eq!(draft.edit_of, None);
 }
 
+/// With neither $VISUAL nor $EDITOR, Ctrl+G opens `vi` from $PATH, as git
+/// does (it only said to set one).
+#[test]
+fn ctrl_g_without_an_editor_set_falls_back_to_vi() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut t = Tock::new();
+    let bin = t.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let vi = bin.join("vi");
+    std::fs::write(&vi, "#!/bin/sh\nprintf ' edited in vi\\n' >> \"$1\"\n").unwrap();
+    std::fs::set_permissions(&vi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    t.set_env("PATH", &path);
+    let pty = start(&t);
+    pty.type_text("a draft");
+    pty.wait_text("a draft", LONG);
+    pty.write(b"\x07"); // Ctrl+G
+    pty.wait_text("a draft edited in vi", LONG);
+}
+
 /// What is typed into the editor goes to the editor: tock does not read the
 /// terminal while it has handed it over.
 #[test]

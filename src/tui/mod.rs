@@ -381,7 +381,9 @@ async fn event_loop(
                     app.save_draft();
                     app.info("the draft is what you saved in the editor");
                 }
-                Ok(None) => app.error("set $VISUAL or $EDITOR to edit the draft in your editor"),
+                Ok(None) => {
+                    app.error("no editor: set $VISUAL or $EDITOR (vi is not on $PATH either)")
+                }
                 Err(e) => app.error(format!("{e:#}")),
             }
             frames.forget();

@@ -129,13 +129,15 @@ pub fn redraw(t: &mut Term) -> Result<()> {
     Ok(())
 }
 
-/// Ctrl+G: hand the terminal to `$VISUAL` (or `$EDITOR`) on `text`, and
-/// take it back. Returns the edited text, or None when neither is set.
+/// Ctrl+G: hand the terminal to `$VISUAL` (or `$EDITOR`, else `vi`, as git
+/// does) on `text`, and take it back. Returns the edited text, or None
+/// when there is no editor at all.
 pub fn run_editor(t: &mut Term, text: &str) -> Result<Option<String>> {
     let Some(editor) = ["VISUAL", "EDITOR"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
         .find(|e| !e.trim().is_empty())
+        .or_else(|| on_path("vi").then(|| "vi".to_string()))
     else {
         return Ok(None);
     };
@@ -163,6 +165,17 @@ pub fn run_editor(t: &mut Term, text: &str) -> Result<Option<String>> {
         edited.pop();
     }
     Ok(Some(edited))
+}
+
+/// Whether an executable file named `name` is in a directory of `$PATH`.
+fn on_path(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
 }
 
 /// Turn mouse capture on or off (off leaves selection to the terminal).
