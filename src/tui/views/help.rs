@@ -37,9 +37,24 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 
 const KEY_COL: usize = 28;
 
-fn lines(cx: &RenderCx<'_>, text_w: usize) -> Vec<Line<'static>> {
+/// Where the window is narrow, the keys go on a line of their own and the
+/// explanation under them, indented this much (beside a 28-column key
+/// column, it wrapped every few words at 60 columns).
+const STACKED_INDENT: usize = 4;
+
+fn lines(cx: &RenderCx<'_>, text_w: usize, stacked: bool) -> Vec<Line<'static>> {
     let mut lines: Vec<Line<'static>> = Vec::new();
     let row = |lines: &mut Vec<Line<'static>>, keys: &str, help: &str| {
+        if stacked {
+            lines.push(Line::styled(
+                format!("  {keys}"),
+                Style::new().fg(palette().warning),
+            ));
+            for part in wrap_words(help, text_w) {
+                lines.push(Line::raw(format!("{}{part}", " ".repeat(STACKED_INDENT))));
+            }
+            return;
+        }
         for (i, part) in wrap_words(help, text_w).into_iter().enumerate() {
             let k = if i == 0 {
                 let mut k = format!("  {keys}");
@@ -112,8 +127,14 @@ impl View for Help {
         // Key column, then the explanation word-wrapped beside it, so that every
         // line can be read at 80 columns.
         let w = area.width.saturating_sub(4).min(100);
-        let text_w = (w as usize).saturating_sub(2 + KEY_COL).max(12);
-        let lines = lines(cx, text_w);
+        let beside = (w as usize).saturating_sub(2 + KEY_COL);
+        let stacked = beside < 36;
+        let text_w = if stacked {
+            (w as usize).saturating_sub(2 + STACKED_INDENT).max(12)
+        } else {
+            beside
+        };
+        let lines = lines(cx, text_w, stacked);
         let h = (lines.len() as u16 + 2).min(area.height);
         let max = (lines.len() as u16).saturating_sub(h.saturating_sub(2));
         self.page.set(h.saturating_sub(2));
