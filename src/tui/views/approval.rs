@@ -115,18 +115,50 @@ impl ApprovalCard {
             };
             Span::styled(format!(" {label} "), style)
         };
-        let hint = match self.choice {
-            None => format!(
-                "  {}/{} or {}/{} to choose, then {}",
-                cx.keys.first(Scope::Approval, Action::Left),
-                cx.keys.first(Scope::Approval, Action::Right),
-                cx.keys.first(Scope::Approval, Action::PickApprove),
-                cx.keys.first(Scope::Approval, Action::PickDeny),
-                cx.keys.first(Scope::Approval, Action::Confirm),
-            ),
-            Some(_) => format!(
-                "  {} confirms",
-                cx.keys.first(Scope::Approval, Action::Confirm)
+        let key = |a| cx.keys.first(Scope::Approval, a);
+        // The longest wording that fits beside the buttons (" Approve "
+        // "  " " Deny " take 17 columns, the card's frame 4): never cut.
+        let room = (width as usize).saturating_sub(17 + 4);
+        let hints = match self.choice {
+            None => vec![
+                format!(
+                    "  {}/{} or {}/{} to choose, then {}",
+                    key(Action::Left),
+                    key(Action::Right),
+                    key(Action::PickApprove),
+                    key(Action::PickDeny),
+                    key(Action::Confirm),
+                ),
+                format!(
+                    "  {}/{} to choose, then {}",
+                    key(Action::Left),
+                    key(Action::Right),
+                    key(Action::Confirm),
+                ),
+                format!(
+                    "  {}/{}, {}",
+                    key(Action::Left),
+                    key(Action::Right),
+                    key(Action::Confirm)
+                ),
+            ],
+            Some(_) => vec![format!("  {} confirms", key(Action::Confirm))],
+        };
+        let fitting = |room: usize| {
+            hints
+                .iter()
+                .find(|h| unicode_width::UnicodeWidthStr::width(h.as_str()) <= room)
+                .cloned()
+        };
+        // Too narrow beside the buttons: on a line of its own under them.
+        let (hint, below) = match fitting(room) {
+            Some(h) => (h, None),
+            None => (
+                String::new(),
+                Some(
+                    fitting((width as usize).saturating_sub(4))
+                        .unwrap_or_else(|| hints[hints.len() - 1].clone()),
+                ),
             ),
         };
         body.push(Line::from(vec![
@@ -139,6 +171,9 @@ impl ApprovalCard {
             button("Deny", self.choice == Some(Choice::Deny), palette().error),
             Span::styled(hint, Style::new().fg(palette().dim)),
         ]));
+        if let Some(below) = below {
+            body.push(Line::styled(below, Style::new().fg(palette().dim)));
+        }
         boxed(
             &title,
             Some(("needs approval", Style::new().fg(palette().warning))),
