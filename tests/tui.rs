@@ -2884,6 +2884,57 @@ async fn pulling_an_item_back_never_overwrites_a_draft() {
     );
 }
 
+/// A burst of queued messages (a paste sent line by line) is canceled in
+/// one go from the strip: X asks, y cancels what was queued; what is
+/// scheduled stays, and a stop's pause with nothing left to hold is lifted.
+#[tokio::test(start_paused = true)]
+async fn x_in_the_strip_cancels_everything_queued_after_asking() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![
+        Step::Hold(vec![text("Once upon a time")], gate.clone()),
+        Step::Reply(vec![text("pong"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("slow-story");
+    ui.settle().await;
+    for i in 0..3 {
+        ui.say(&format!("line {i}"));
+    }
+    ui.say("/later 1h stays scheduled");
+    ui.press(KeyCode::Esc);
+    ui.settle().await;
+    assert!(ui.app.model.paused());
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    assert!(
+        ui.screen(120, 40).contains("X cancel all"),
+        "{}",
+        ui.screen(120, 40)
+    );
+    ui.ch('X');
+    let s = ui.screen(100, 30);
+    assert!(s.contains("Cancel all 3 messages queued here?"), "{s}");
+    ui.ch('y');
+    ui.pump();
+    let open: Vec<String> = ui
+        .rows()
+        .into_iter()
+        .filter(|r| r.status == Status::Pending)
+        .map(|r| r.text)
+        .collect();
+    assert_eq!(open, vec!["stays scheduled"]);
+    assert_eq!(ui.status_line(), "canceled 3 queued messages");
+    assert!(!ui.app.model.paused(), "nothing left to hold");
+    // Nothing queued: X says so.
+    assert_eq!(
+        ui.app.focus,
+        Focus::Strip,
+        "the strip still shows the scheduled one"
+    );
+    ui.ch('X');
+    assert_eq!(ui.status_line(), "nothing is queued here");
+}
+
 /// Nothing queued behind the stopped reply: nothing to hold, so no pause
 /// ("pending (0) ⏸ paused" stayed on screen with nothing in it).
 #[tokio::test(start_paused = true)]

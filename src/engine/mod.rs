@@ -488,6 +488,15 @@ impl Engine {
         self.submit(NewItem::new(conversation_id, Kind::Queued, text))
     }
 
+    /// Cancel what is queued in the conversation (see
+    /// [`Store::cancel_queued`]). Returns how many were canceled.
+    pub fn cancel_queued(&self, conversation_id: i64) -> Result<usize> {
+        let n = self.store().cancel_queued(conversation_id, self.now_ms())?;
+        self.emit(Event::Conversations);
+        self.emit(Event::Outbox);
+        Ok(n)
+    }
+
     pub fn cancel(&self, id: i64) -> Result<()> {
         self.store().cancel_item(id, self.now_ms())?;
         self.changed_row(id);

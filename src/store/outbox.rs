@@ -1142,6 +1142,28 @@ impl Store {
         Ok(())
     }
 
+    /// Cancel every row of the conversation queued to go at once and not
+    /// yet in it (scheduled rows, and replies still owed, stay); and, with
+    /// nothing left for it to hold, lift a stop's pause. Returns how many.
+    pub fn cancel_queued(&self, conversation_id: i64, now: i64) -> Result<usize> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let n = tx.execute(
+            "UPDATE outbox SET status = 'canceled', claimed_by = NULL, next_attempt_at = NULL, updated_at = ?2
+             WHERE conversation_id = ?1 AND status = 'pending' AND due_at IS NULL
+               AND sent_at IS NULL AND kind != 'regenerate'",
+            params![conversation_id, now],
+        )?;
+        tx.execute(
+            "UPDATE conversations SET queue_paused_at = NULL WHERE id = ?1 AND NOT EXISTS (
+                 SELECT 1 FROM outbox WHERE conversation_id = ?1 AND status = 'pending' AND due_at IS NULL
+                    AND kind != 'regenerate')",
+            [conversation_id],
+        )?;
+        tx.commit()?;
+        Ok(n)
+    }
+
     pub fn cancel_item(&self, id: i64, now: i64) -> Result<()> {
         self.user_update(
             id,

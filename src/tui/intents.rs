@@ -65,6 +65,14 @@ impl App {
                 self.keep_in_composer(&text);
                 self.error(format!("{error} — your edit is in the composer"));
             }
+            Intent::CancelQueued(conv) => self.write(
+                move |e| e.cancel_queued(conv),
+                |app, r| match r {
+                    Ok(1) => app.info("canceled 1 queued message"),
+                    Ok(n) => app.info(format!("canceled {n} queued messages")),
+                    Err(e) => app.error(e),
+                },
+            ),
             Intent::PullBack { id, seen } => {
                 if !self.composer.is_blank() {
                     self.error("the composer holds a draft; send or clear it first (the item stays queued)");

@@ -126,6 +126,7 @@ pub enum Action {
     // Strip and F2
     EditItem,
     CancelItem,
+    CancelQueued,
     SendNow,
     PullBack,
     RescheduleItem,
@@ -620,6 +621,13 @@ fn defaults() -> Vec<Binding> {
             "cancel",
             vec![ch('x')],
             "cancel it (asks y/n)",
+        ),
+        b(
+            Strip,
+            Ac::CancelQueued,
+            "cancel-queued",
+            vec![ch('X')],
+            "cancel everything queued in this conversation (asks y/n; scheduled items stay)",
         ),
         b(
             Strip,

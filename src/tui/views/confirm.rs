@@ -16,6 +16,7 @@ use crate::tui::keymap::{Action, Scope};
 
 enum What {
     CancelItem { id: i64, seen: i64 },
+    CancelQueued(i64),
     DeleteConversation(i64),
 }
 
@@ -25,6 +26,18 @@ pub struct Confirm {
 }
 
 impl Confirm {
+    /// Every message queued in conversation `id` (`n` of them).
+    pub fn cancel_queued(id: i64, n: usize) -> Self {
+        Self {
+            what: What::CancelQueued(id),
+            question: if n == 1 {
+                "Cancel the 1 message queued here? (Scheduled ones stay.)".to_string()
+            } else {
+                format!("Cancel all {n} messages queued here? (Scheduled ones stay.)")
+            },
+        }
+    }
+
     pub fn cancel_item(id: i64, seen: i64, text: &str) -> Self {
         let what: String = sanitize_line(text).chars().take(40).collect();
         Self {
@@ -109,6 +122,7 @@ impl View for Confirm {
                         action: ItemAction::Cancel,
                     },
                     What::DeleteConversation(id) => Intent::Delete(id),
+                    What::CancelQueued(id) => Intent::CancelQueued(id),
                 });
                 Outcome::Done
             }

@@ -70,6 +70,8 @@ pub enum Intent {
         text: String,
         error: String,
     },
+    /// Cancel everything queued in this conversation.
+    CancelQueued(i64),
     /// Take an item back into the composer.
     PullBack {
         id: i64,

@@ -134,6 +134,23 @@ impl Strip {
                 cx.push(Intent::Focus(crate::tui::app::Focus::Composer));
                 return Outcome::Consumed;
             }
+            Action::CancelQueued => {
+                let queued = items
+                    .iter()
+                    .filter(|i| {
+                        i.status == crate::store::Status::Pending
+                            && i.due_at.is_none()
+                            && !i.accepted()
+                    })
+                    .count();
+                match (cx.model.current, queued) {
+                    (Some(conv), n) if n > 0 => cx.push(Intent::Push(Box::new(
+                        super::confirm::Confirm::cancel_queued(conv, n),
+                    ))),
+                    _ => cx.push(Intent::Info("nothing is queued here".into())),
+                }
+                return Outcome::Consumed;
+            }
             Action::Resume => {
                 if cx.model.paused() {
                     cx.push(Intent::ResumeQueue);
@@ -229,6 +246,7 @@ impl Strip {
                 &[
                     (Action::EditItem, "edit"),
                     (Action::CancelItem, "cancel"),
+                    (Action::CancelQueued, "cancel all"),
                     (Action::SendNow, "send now"),
                     (Action::PullBack, "to composer"),
                     (Action::RescheduleItem, "reschedule"),
