@@ -2935,6 +2935,31 @@ async fn x_in_the_strip_cancels_everything_queued_after_asking() {
     assert_eq!(ui.status_line(), "nothing is queued here");
 }
 
+/// F2 open while a conversation is renamed (here, or by another process):
+/// its rows show the new title.
+#[tokio::test(start_paused = true)]
+async fn f2_follows_a_conversation_renamed_while_it_is_open() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    ui.say("/rename Before");
+    ui.say("/every day at 9am water the plants");
+    ui.say("/later 1h one-off");
+    ui.press(KeyCode::F(2));
+    let s = ui.screen(120, 30);
+    assert!(s.contains("Before"), "{s}");
+    ui.h.engine.rename_conversation(conv, "After").unwrap();
+    ui.pump();
+    let s = ui.screen(120, 30);
+    assert!(s.contains("After") && !s.contains("Before"), "{s}");
+    // Renamed by another process: told by the database watch.
+    ui.store()
+        .rename_conversation(conv, "Elsewhere", T0)
+        .unwrap();
+    ui.app.on_engine(Event::External);
+    let s = ui.screen(120, 30);
+    assert!(s.contains("Elsewhere") && !s.contains("After"), "{s}");
+}
+
 /// Nothing queued behind the stopped reply: nothing to hold, so no pause
 /// ("pending (0) ⏸ paused" stayed on screen with nothing in it).
 #[tokio::test(start_paused = true)]
