@@ -212,23 +212,34 @@ fn a_reply_cut_after_acceptance_is_generated_again_and_retry_and_regenerate_work
     assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
 }
 
+/// A daemon streaming a long reply (400 words, 50 ms apart) in
+/// conversation "long", and answering "ok END" to anything after it.
+fn daemon_streaming_a_long_reply() -> (MockServer, Tock, support::Proc) {
+    let server = MockServer::start();
+    server.push(Reply::slow(&"word ".repeat(400), Duration::from_millis(50)));
+    server.respond_with(|_| Reply::text("ok END"));
+    let t = Tock::with_openai(&server.base_url());
+    t.send(&["--new", "long", "tell me a long story"]);
+    let d = t.spawn_daemon();
+    // Streaming, and some of it saved (a stop keeps what was saved).
+    wait_until(Duration::from_secs(20), "the reply streaming", || {
+        let v = t.show("long");
+        let m = v["messages"].as_array().cloned().unwrap_or_default();
+        (m.len() == 2
+            && m[1]["status"] == "streaming"
+            && m[1]["content"].as_str().is_some_and(|c| !c.is_empty()))
+        .then_some(())
+    });
+    (server, t, d)
+}
+
 /// A reply the daemon streams is stopped from another process (`tock
 /// stop`, as Esc in a TUI does): the daemon stops it as its own Esc would,
 /// the partial is kept, and what was queued behind it waits (it could not be
 /// stopped from anywhere but the process streaming it).
 #[test]
 fn a_reply_streaming_in_the_daemon_is_stopped_from_another_process() {
-    let server = MockServer::start();
-    server.push(Reply::slow(&"word ".repeat(400), Duration::from_millis(50)));
-    server.respond_with(|_| Reply::text("ok END"));
-    let t = Tock::with_openai(&server.base_url());
-    t.send(&["--new", "long", "tell me a long story"]);
-    let mut d = t.spawn_daemon();
-    wait_until(Duration::from_secs(20), "the reply streaming", || {
-        let v = t.show("long");
-        let m = v["messages"].as_array().cloned().unwrap_or_default();
-        (m.len() == 2 && m[1]["status"] == "streaming").then_some(())
-    });
+    let (server, t, mut d) = daemon_streaming_a_long_reply();
     let behind = t.send(&["--conv", "long", "and then?"]);
     let line = t.ok(&["stop", "long"]);
     assert!(line.contains("asked the tock streaming"), "{line}");
@@ -265,17 +276,7 @@ fn a_reply_streaming_in_the_daemon_is_stopped_from_another_process() {
 /// once its tock is killed they say it was cut off and will be asked again.
 #[test]
 fn status_and_list_name_a_reply_streaming_and_one_cut_off() {
-    let server = MockServer::start();
-    server.push(Reply::slow(&"word ".repeat(400), Duration::from_millis(50)));
-    server.respond_with(|_| Reply::text("ok END"));
-    let t = Tock::with_openai(&server.base_url());
-    t.send(&["--new", "long", "tell me a long story"]);
-    let mut d = t.spawn_daemon();
-    wait_until(Duration::from_secs(20), "the reply streaming", || {
-        let v = t.show("long");
-        let m = v["messages"].as_array().cloned().unwrap_or_default();
-        (m.len() == 2 && m[1]["status"] == "streaming").then_some(())
-    });
+    let (_server, t, mut d) = daemon_streaming_a_long_reply();
     let status = t.ok(&["status"]);
     assert!(
         status.contains("“long”: a reply is streaming since")

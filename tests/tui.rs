@@ -2884,11 +2884,9 @@ async fn pulling_an_item_back_never_overwrites_a_draft() {
     );
 }
 
-/// A burst of queued messages (a paste sent line by line) is canceled in
-/// one go from the strip: X asks, y cancels what was queued; what is
-/// scheduled stays, and a stop's pause with nothing left to hold is lifted.
-#[tokio::test(start_paused = true)]
-async fn x_in_the_strip_cancels_everything_queued_after_asking() {
+/// A reply streaming and held there (until the gate is opened), its
+/// question "slow-story"; the next reply is "pong".
+async fn streaming_a_held_reply() -> (Ui, Arc<tokio::sync::Notify>) {
     let gate = Arc::new(tokio::sync::Notify::new());
     let mut ui = Ui::new(vec![
         Step::Hold(vec![text("Once upon a time")], gate.clone()),
@@ -2897,6 +2895,15 @@ async fn x_in_the_strip_cancels_everything_queued_after_asking() {
     ui.start().await;
     ui.say("slow-story");
     ui.settle().await;
+    (ui, gate)
+}
+
+/// A burst of queued messages (a paste sent line by line) is canceled in
+/// one go from the strip: X asks, y cancels what was queued; what is
+/// scheduled stays, and a stop's pause with nothing left to hold is lifted.
+#[tokio::test(start_paused = true)]
+async fn x_in_the_strip_cancels_everything_queued_after_asking() {
+    let (mut ui, _gate) = streaming_a_held_reply().await;
     for i in 0..3 {
         ui.say(&format!("line {i}"));
     }
@@ -2964,14 +2971,7 @@ async fn f2_follows_a_conversation_renamed_while_it_is_open() {
 /// ("pending (0) ⏸ paused" stayed on screen with nothing in it).
 #[tokio::test(start_paused = true)]
 async fn esc_with_nothing_queued_stops_without_a_pause() {
-    let gate = Arc::new(tokio::sync::Notify::new());
-    let mut ui = Ui::new(vec![
-        Step::Hold(vec![text("Once upon a time")], gate.clone()),
-        Step::Reply(vec![text("pong"), done()]),
-    ]);
-    ui.start().await;
-    ui.say("slow-story");
-    ui.settle().await;
+    let (mut ui, _gate) = streaming_a_held_reply().await;
     ui.press(KeyCode::Esc);
     ui.settle().await;
     let (msg, _) = ui.app.status_pair();

@@ -278,10 +278,9 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn msg(id: i64, role: Role, status: MessageStatus, content: &str) -> Message {
+impl Message {
+    /// A message of conversation 1 with nothing but what a unit test sets.
+    pub(crate) fn for_test(id: i64, role: Role, status: MessageStatus, content: &str) -> Self {
         Message {
             id,
             conversation_id: 1,
@@ -296,6 +295,15 @@ mod tests {
             error: None,
             created_at: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(id: i64, role: Role, status: MessageStatus, content: &str) -> Message {
+        Message::for_test(id, role, status, content)
     }
 
     use MessageStatus::{Complete, Interrupted};

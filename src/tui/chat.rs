@@ -1098,18 +1098,8 @@ Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
 
     fn message(content: &str, status: MessageStatus) -> Message {
         Message {
-            id: 1,
-            conversation_id: 1,
-            role: Role::Assistant,
-            content: content.to_string(),
-            status,
             model: Some("m".into()),
-            outbox_id: None,
-            parts_json: None,
-            tool_calls_json: None,
-            tool_call_id: None,
-            error: None,
-            created_at: 0,
+            ..Message::for_test(1, Role::Assistant, status, content)
         }
     }
 
