@@ -18,6 +18,14 @@
 //!   visibly as `<U+202E>` etc. The invisible bidi *marks* (U+200E LRM,
 //!   U+200F RLM, U+061C ALM) cannot reorder text beyond a character and are
 //!   common in legitimate right-to-left text, so they are removed.
+//! - For display ([`sanitize_line`], [`sanitize_keep_tabs`]), emoji
+//!   presentation selectors (U+FE0E, U+FE0F) and skin-tone modifiers
+//!   (U+1F3FB–U+1F3FF) are removed: terminals disagree with `unicode-width`
+//!   on how wide they make a character (tmux draws `⚠️` one column wide
+//!   where ratatui counts two, and `👍🏽` four where it counts two), and
+//!   each disagreement shifts the rest of the row and leaves stray glyphs.
+//!   Without them every terminal and ratatui agree (`⚠`, `👍`). Text that
+//!   is kept or sent ([`sanitize`], [`sanitize_source`]) keeps them.
 use std::borrow::Cow;
 
 /// Tab stops every this many columns.
@@ -43,21 +51,30 @@ pub fn sanitize_keep_tabs(s: &str) -> Cow<'_, str> {
     run(s, Mode::KeepTabs)
 }
 
+/// Like [`sanitize_keep_tabs`] for text that is kept or sent rather than
+/// drawn (a paste into the composer, an export): emoji modifiers stay.
+pub fn sanitize_source(s: &str) -> Cow<'_, str> {
+    run(s, Mode::Source)
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
     /// Keep `\n`, expand `\t`.
     Text,
     /// Keep `\n` and `\t`.
     KeepTabs,
+    /// Keep `\n`, `\t` and emoji modifiers.
+    Source,
     /// `\n` and `\t` become spaces.
     Line,
 }
 
 fn run(s: &str, mode: Mode) -> Cow<'_, str> {
     let first = match mode {
-        Mode::Text => scan(s, |b| b == b'\n'),
-        Mode::KeepTabs => scan(s, |b| b == b'\n' || b == b'\t'),
-        Mode::Line => scan(s, |_| false),
+        Mode::Text => scan(s, |b| b == b'\n', false),
+        Mode::KeepTabs => scan(s, |b| b == b'\n' || b == b'\t', true),
+        Mode::Source => scan(s, |b| b == b'\n' || b == b'\t', false),
+        Mode::Line => scan(s, |_| false, true),
     };
     match first {
         None => Cow::Borrowed(s),
@@ -68,7 +85,7 @@ fn run(s: &str, mode: Mode) -> Cow<'_, str> {
 /// Byte offset of the first byte that needs rewriting, found in one pass over
 /// the bytes; `allowed_c0` says which C0 bytes may stay. Always a char boundary.
 #[inline]
-fn scan(s: &str, allowed_c0: impl Fn(u8) -> bool) -> Option<usize> {
+fn scan(s: &str, allowed_c0: impl Fn(u8) -> bool, modifiers: bool) -> Option<usize> {
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
@@ -86,6 +103,20 @@ fn scan(s: &str, allowed_c0: impl Fn(u8) -> bool) -> Option<usize> {
             match c {
                 0xC2 if matches!(b.get(i + 1), Some(0x80..=0x9F)) => return Some(i),
                 0xD8 if b.get(i + 1) == Some(&0x9C) => return Some(i),
+                // U+FE0E, U+FE0F (EF B8 8E/8F); U+1F3FB..FF (F0 9F 8F BB..BF).
+                0xEF if modifiers
+                    && b.get(i + 1) == Some(&0xB8)
+                    && matches!(b.get(i + 2), Some(0x8E | 0x8F)) =>
+                {
+                    return Some(i);
+                }
+                0xF0 if modifiers
+                    && b.get(i + 1) == Some(&0x9F)
+                    && b.get(i + 2) == Some(&0x8F)
+                    && matches!(b.get(i + 3), Some(0xBB..=0xBF)) =>
+                {
+                    return Some(i);
+                }
                 0xE2 => match (b.get(i + 1), b.get(i + 2)) {
                     (Some(0x80), Some(0x8E | 0x8F | 0xAA..=0xAE))
                     | (Some(0x81), Some(0xA6..=0xA9)) => return Some(i),
@@ -105,6 +136,11 @@ fn is_bidi_override(c: char) -> bool {
 
 fn is_bidi_mark(c: char) -> bool {
     matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Emoji presentation selectors and skin-tone modifiers (see the module doc).
+fn is_emoji_modifier(c: char) -> bool {
+    matches!(c, '\u{FE0E}' | '\u{FE0F}' | '\u{1F3FB}'..='\u{1F3FF}')
 }
 
 fn push_hex(out: &mut String, v: u32, digits: u32) {
@@ -139,7 +175,7 @@ fn rewrite(s: &str, at: usize, mode: Mode) -> String {
             '\r' if chars.peek() == Some(&'\n') => {
                 // CRLF: drop the CR; the LF is handled next.
             }
-            '\t' if mode == Mode::KeepTabs => {
+            '\t' if matches!(mode, Mode::KeepTabs | Mode::Source) => {
                 out.push('\t');
                 col += TAB_WIDTH - col % TAB_WIDTH;
             }
@@ -176,6 +212,7 @@ fn rewrite(s: &str, at: usize, mode: Mode) -> String {
                 col += 8;
             }
             c if is_bidi_mark(c) => {}
+            c if is_emoji_modifier(c) && matches!(mode, Mode::KeepTabs | Mode::Line) => {}
             c => {
                 out.push(c);
                 col += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
@@ -189,6 +226,24 @@ fn rewrite(s: &str, at: usize, mode: Mode) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Drawn, emoji lose what terminals measure differently; kept or sent,
+    /// they keep it.
+    #[test]
+    fn emoji_modifiers_are_left_out_of_what_is_drawn_only() {
+        let s = "⚠\u{FE0F} careful 👍\u{1F3FD} ok ✅";
+        assert_eq!(sanitize_line(s), "⚠ careful 👍 ok ✅");
+        assert_eq!(sanitize_keep_tabs(s), "⚠ careful 👍 ok ✅");
+        assert_eq!(sanitize(s), s);
+        assert_eq!(sanitize_source(s), s);
+        // What is left is as wide for ratatui as for the terminals.
+        assert_eq!(
+            unicode_width::UnicodeWidthStr::width(&*sanitize_line(s)),
+            18
+        );
+        // Nothing to remove: no copy.
+        assert!(matches!(sanitize_line("plain ✅ text"), Cow::Borrowed(_)));
+    }
 
     fn is_forbidden(c: char, allow_newline: bool) -> bool {
         (c < ' ' && !(allow_newline && c == '\n'))

@@ -2898,6 +2898,24 @@ async fn streaming_a_held_reply() -> (Ui, Arc<tokio::sync::Notify>) {
     (ui, gate)
 }
 
+/// Emoji a terminal measures otherwise than ratatui (`⚠️` one column in
+/// tmux, two for ratatui; `👍🏽` four against two) are drawn without what
+/// makes them differ; the stored reply keeps it.
+#[tokio::test(start_paused = true)]
+async fn emoji_modifiers_are_not_drawn_but_kept() {
+    let reply = "\u{26A0}\u{FE0F} careful \u{1F44D}\u{1F3FD} done";
+    let mut ui = Ui::new(vec![Step::Reply(vec![text(reply), done()])]);
+    ui.start().await;
+    ui.say("hi");
+    ui.settle().await;
+    let s = ui.screen(80, 24);
+    assert!(s.contains("\u{26A0} careful \u{1F44D} done"), "{s}");
+    assert!(!s.contains('\u{FE0F}') && !s.contains('\u{1F3FD}'), "{s}");
+    let conv = ui.conv();
+    let stored = ui.store().messages(conv).unwrap();
+    assert_eq!(stored.last().unwrap().content, reply);
+}
+
 /// A burst of queued messages (a paste sent line by line) is canceled in
 /// one go from the strip: X asks, y cancels what was queued; what is
 /// scheduled stays, and a stop's pause with nothing left to hold is lifted.

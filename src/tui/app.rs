@@ -468,7 +468,7 @@ impl App {
         self.focus = Focus::Composer;
         // The message is sent as pasted: tabs stay tabs (a Makefile recipe,
         // a TSV row), shown by the composer at its tab stops.
-        let kept = crate::sanitize::sanitize_keep_tabs(&lines);
+        let kept = crate::sanitize::sanitize_source(&lines);
         self.composer.insert(&kept, self.now());
     }
 

@@ -72,7 +72,7 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
             other => format!(" ({})", other.as_str()),
         };
         let who = crate::sanitize::sanitize_line(&who);
-        let body = crate::sanitize::sanitize_keep_tabs(&m.content);
+        let body = crate::sanitize::sanitize_source(&m.content);
         md.push_str(&format!("## {who}{status} — {when}\n\n{body}\n\n"));
         // The calls a reply made, with their arguments, as the model sent them.
         let calls: Vec<crate::llm::ToolCall> = m
@@ -81,7 +81,7 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
             .and_then(|j| serde_json::from_str(j).ok())
             .unwrap_or_default();
         for c in calls {
-            let args = crate::sanitize::sanitize_keep_tabs(&c.arguments);
+            let args = crate::sanitize::sanitize_source(&c.arguments);
             md.push_str(&format!(
                 "Tool call `{}`:\n\n```json\n{}\n```\n\n",
                 crate::sanitize::sanitize_line(&c.name),
