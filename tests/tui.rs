@@ -4409,6 +4409,50 @@ async fn an_at_path_mention_attaches_the_file_and_tab_completes_it() {
     assert!(s.contains("📎 meeting-notes.txt · text · 9 B"), "{s}");
 }
 
+/// `@path` attaches its file to a message sent later too (`/later`, `/at`,
+/// Ctrl+T): it went without it, silently. A recurring message cannot carry
+/// files, and says so instead of dropping them.
+#[tokio::test(start_paused = true)]
+async fn an_at_path_mention_attaches_the_file_to_a_scheduled_message_too() {
+    let mut ui = Ui::new(vec![]);
+    let dir = ui.h.dir.path().to_path_buf();
+    std::fs::write(dir.join("report.txt"), "numbers").unwrap();
+    let path = dir.join("report.txt").display().to_string();
+    ui.say(&format!("/later 1h summarise @{path}"));
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1, "{}", ui.status_line());
+    assert!(rows[0].due_at.is_some());
+    let parts = rows[0].parts_json.clone().unwrap_or_default();
+    assert!(parts.contains("report.txt"), "attached: {parts}");
+    assert!(
+        ui.status_line().contains("📎 report.txt"),
+        "{}",
+        ui.status_line()
+    );
+    // Ctrl+T's time goes the same way.
+    ui.typ(&format!("and again @{path}"));
+    let at = ui.h.engine.now_ms() + 3_600_000;
+    ui.app
+        .apply(vec![tock::tui::views::Intent::ScheduleComposer(at)]);
+    ui.pump();
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 2, "{}", ui.status_line());
+    assert!(
+        rows[1]
+            .parts_json
+            .clone()
+            .unwrap_or_default()
+            .contains("report.txt")
+    );
+    // A series: refused, with the reason; nothing made, the text kept.
+    let cmd = format!("/every day at 9am look at @{path}");
+    ui.say(&cmd);
+    assert!(ui.h.engine.list_series(false).unwrap().is_empty());
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(is_err && msg.contains("cannot carry files"), "{msg}");
+    assert_eq!(ui.app.composer_text(), cmd);
+}
+
 // ----- themes -----------------------------------------------------------------
 
 /// An sRGB colour as a terminal shows it: named colours as xterm's defaults,

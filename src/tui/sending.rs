@@ -82,18 +82,27 @@ impl App {
             return;
         }
         let body = unescape_slash(trimmed).to_string();
-        // `@path` attaches that file (the mention stays in the text).
-        let before = self.composer.attachments.len();
-        for path in commands::mentioned_files(&body) {
-            if let Err(e) = self.attach(&path) {
-                // All or none: a fixed message is sent with each file once.
-                self.composer.attachments.truncate(before);
-                return self.error(format!("{e} (the message was not sent)"));
-            }
+        if !self.attach_mentions(&body) {
+            return;
         }
         // What the status line said was about before this message.
         self.status = None;
         self.send(&body, None);
+    }
+
+    /// `@path` in a message attaches that file (the mention stays in the
+    /// text), whenever the message goes. All or none: false (and said) if
+    /// one cannot be attached; the message is then not sent.
+    fn attach_mentions(&mut self, body: &str) -> bool {
+        let before = self.composer.attachments.len();
+        for path in commands::mentioned_files(body) {
+            if let Err(e) = self.attach(&path) {
+                self.composer.attachments.truncate(before);
+                self.error(format!("{e} (the message was not sent)"));
+                return false;
+            }
+        }
+        true
     }
 
     pub(super) fn send(&mut self, text: &str, due: Option<i64>) {
@@ -194,6 +203,11 @@ impl App {
     pub(super) fn schedule(&mut self, text: &str, due: i64) {
         if text.is_empty() {
             self.error("nothing to send after the time");
+            return;
+        }
+        // A file named with @path goes with a scheduled message too (it
+        // was sent without it, silently).
+        if !self.attach_mentions(text) {
             return;
         }
         self.send(text, Some(due));
@@ -311,6 +325,16 @@ impl App {
                 let Some(id) = conv else { return };
                 let engine = self.engine().clone();
                 match engine.split_schedule(&arg) {
+                    // A series sends text only: a file it named would be
+                    // left out of every occurrence, without a word.
+                    Ok((_, text))
+                        if !commands::mentioned_files(&text).is_empty()
+                            || !self.composer.attachments.is_empty() =>
+                    {
+                        self.error(
+                            "a recurring message cannot carry files: remove the @path or attachment (send the file once with a plain message)",
+                        );
+                    }
                     Ok((s, text)) => {
                         let what = format!(
                             "{} — {}",
