@@ -640,6 +640,53 @@ async fn permanent_failure_after_acceptance_stops_with_the_reason() {
     assert_eq!(msgs.last().unwrap().status, MessageStatus::Complete);
 }
 
+/// A message the provider refuses (a permanent failure before it entered
+/// the conversation) holds what was queued behind it: the follow-up went
+/// out first, out of the order it was typed in. Retrying the refused one
+/// sends it, then the follow-up.
+#[tokio::test(start_paused = true)]
+async fn a_refused_message_holds_what_was_queued_behind_it() {
+    let ok = |t: &str| Step::Reply(vec![text(t), done()]);
+    let h = harness(vec![
+        Step::Fail(LlmError::permanent("400 bad request")),
+        ok("answer to second"),
+        ok("answer to third"),
+    ]);
+    let c = new_conv(&h);
+    let second = h.engine.send_text(c, "second").unwrap();
+    let third = h.engine.send_text(c, "third").unwrap();
+    h.engine.start();
+    run_for(60).await;
+    assert_eq!(status(&h, second), Status::Failed);
+    assert_eq!(
+        status(&h, third),
+        Status::Pending,
+        "held behind the refused one"
+    );
+    assert_eq!(
+        h.engine
+            .store()
+            .waiting(h.engine.now_ms())
+            .unwrap()
+            .get(&third),
+        Some(&tock::store::Waiting::QueuePaused)
+    );
+    h.engine.retry(second).unwrap();
+    run_for(60).await;
+    assert_eq!(status(&h, second), Status::Sent);
+    assert_eq!(status(&h, third), Status::Sent);
+    let users: Vec<String> = h
+        .engine
+        .store()
+        .messages(c)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(users, vec!["second", "third"]);
+}
+
 /// A reply that fails for good leaves its message unanswered in the
 /// conversation: what was queued behind it is held (as after a stop), and
 /// retrying it once a later message went would answer that one instead, so

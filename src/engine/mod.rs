@@ -549,6 +549,15 @@ impl Engine {
                     self.emit(Event::Conversation(c));
                 }
             }
+            Some(it) if matches!(it.kind, Kind::Message | Kind::Queued) => {
+                self.store().retry_item(id, now)?;
+                // A message that failed holds what was queued behind it;
+                // sending it again is the user's resume (it goes first:
+                // its place in the queue is before theirs).
+                if let Some(c) = it.conversation_id {
+                    self.resume_queue(c)?;
+                }
+            }
             _ => self.store().retry_item(id, now)?,
         }
         self.changed();

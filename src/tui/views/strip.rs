@@ -232,6 +232,8 @@ impl Strip {
             // A reply that failed for good holds the queue as a stop does.
             let why = if items.iter().any(|i| i.accepted() && i.status.gave_up()) {
                 "a failed reply"
+            } else if items.iter().any(|i| i.status.gave_up()) {
+                "a failed message"
             } else {
                 "stop"
             };
