@@ -2950,6 +2950,15 @@ async fn x_in_the_strip_cancels_everything_queued_after_asking() {
     assert_eq!(open, vec!["stays scheduled"]);
     assert_eq!(ui.status_line(), "canceled 3 queued messages");
     assert!(!ui.app.model.paused(), "nothing left to hold");
+    // What is left is chosen: its keys act on it at once.
+    assert_eq!(ui.app.focus, Focus::Strip);
+    ui.ch('x');
+    assert!(
+        ui.screen(100, 30).contains("Cancel “stays scheduled”?"),
+        "{}",
+        ui.screen(100, 30)
+    );
+    ui.press(KeyCode::Esc);
     // Nothing queued: X says so.
     assert_eq!(
         ui.app.focus,

@@ -67,10 +67,18 @@ impl App {
             }
             Intent::CancelQueued(conv) => self.write(
                 move |e| e.cancel_queued(conv),
-                |app, r| match r {
-                    Ok(1) => app.info("canceled 1 queued message"),
-                    Ok(n) => app.info(format!("canceled {n} queued messages")),
-                    Err(e) => app.error(e),
+                |app, r| {
+                    match r {
+                        Ok(1) => app.info("canceled 1 queued message"),
+                        Ok(n) => app.info(format!("canceled {n} queued messages")),
+                        Err(e) => app.error(e),
+                    }
+                    // What is left (scheduled items) is chosen at once, so
+                    // the strip's keys act on it without a ↓ first.
+                    app.model.reload_items();
+                    if app.focus == Focus::Strip {
+                        app.strip.focus(&app.model);
+                    }
                 },
             ),
             Intent::PullBack { id, seen } => {
