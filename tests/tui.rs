@@ -1564,6 +1564,36 @@ async fn copy_n_copies_a_code_block() {
     assert!(ui.status_line().contains("no code block 2"));
 }
 
+/// Each reply numbers its code blocks from 1, and `/copy N` takes block N
+/// of the latest reply with code: the `[1]` on screen is what `/copy 1`
+/// copies (it counted across the conversation and copied the first
+/// reply's block).
+#[tokio::test(start_paused = true)]
+async fn copy_n_takes_the_block_numbered_so_in_the_latest_reply() {
+    let block = |code: &str| format!("Here:\n\n```python\n{code}\n```\n");
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text(&block("print(1)")), done()]),
+        Step::Reply(vec![text(&block("print(2)")), done()]),
+        Step::Reply(vec![text("no code in this one"), done()]),
+    ]);
+    ui.start().await;
+    for q in ["one", "two", "three"] {
+        ui.say(q);
+        ui.settle().await;
+    }
+    let s = ui.screen(80, 40);
+    assert!(s.contains("python [1]") && !s.contains("python [2]"), "{s}");
+    ui.say("/copy 1");
+    assert_eq!(clipboard_writes(&ui.app), vec!["print(2)\n"]);
+    ui.say("/copy 2");
+    assert!(
+        ui.status_line()
+            .contains("no code block 2 in the last reply with code (it has 1)"),
+        "{}",
+        ui.status_line()
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn export_writes_markdown() {
     let mut ui = Ui::new(markdown_steps());

@@ -160,7 +160,7 @@ pub static COMMANDS: &[Spec] = &[
         Command::Copy,
         &["/copy"],
         "/copy [N]",
-        "copy the last reply, or code block N",
+        "copy the last reply, or its code block N (the last reply with code)",
         Arg::Text,
     ),
     spec(

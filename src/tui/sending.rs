@@ -251,15 +251,29 @@ impl App {
         let text = match block {
             None => last.msg.content.clone(),
             Some(n) => {
-                // Blocks are numbered across the whole conversation, as shown in their headers.
-                let mut all = Vec::new();
-                for e in self.model.entries.iter() {
-                    all.extend(e.code_blocks(width));
-                }
-                match all.into_iter().nth(n.saturating_sub(1)) {
+                // Each reply numbers its blocks from 1 in their headers: N is
+                // block N of the latest reply that has any (it counted across
+                // the conversation, so `[1]` on screen copied another block).
+                let blocks = self
+                    .model
+                    .entries
+                    .iter()
+                    .rev()
+                    .filter(|e| e.msg.role == Role::Assistant)
+                    .map(|e| e.code_blocks(width))
+                    .find(|b| !b.is_empty())
+                    .unwrap_or_default();
+                let count = blocks.len();
+                match blocks.into_iter().nth(n.saturating_sub(1)) {
                     Some(b) if n > 0 => b.code,
+                    _ if count == 0 => {
+                        self.error("no code block in this conversation's replies");
+                        return;
+                    }
                     _ => {
-                        self.error(format!("no code block {n} in this conversation"));
+                        self.error(format!(
+                            "no code block {n} in the last reply with code (it has {count})"
+                        ));
                         return;
                     }
                 }
