@@ -2914,6 +2914,37 @@ async fn pulling_an_item_back_never_overwrites_a_draft() {
     );
 }
 
+/// Two tocks on one conversation: one saved a draft; in the other, whose
+/// composer was empty, a key typed and erased saved an empty draft that
+/// removed it (a crash of the first then lost it). An empty composer no
+/// longer removes a draft it has not seen, and shows it instead.
+#[tokio::test(start_paused = true)]
+async fn an_empty_composer_does_not_remove_a_draft_another_tock_saved() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    // Written by the other tock, after this one loaded the (empty) draft.
+    let theirs = tock::store::Draft {
+        text: "draft typed in the other window".into(),
+        ..Default::default()
+    };
+    ui.store().save_draft(conv, &theirs, T0).unwrap();
+    ui.typ("y");
+    ui.press(KeyCode::Backspace);
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.store().draft(conv).unwrap().text, theirs.text, "kept");
+    assert_eq!(ui.app.composer_text(), theirs.text, "and shown here");
+    // Its own draft, once saved, it still empties as before.
+    ui.press(KeyCode::End);
+    ui.typ(" and more");
+    ui.app.save_draft();
+    ui.pump();
+    ui.app.composer.clear(0);
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.store().draft(conv).unwrap().text, "");
+}
+
 /// A reply streaming and held there (until the gate is opened), its
 /// question "slow-story"; the next reply is "pong".
 async fn streaming_a_held_reply() -> (Ui, Arc<tokio::sync::Notify>) {

@@ -83,6 +83,19 @@ impl Engine {
             .save_draft(conversation_id, draft, self.now_ms())
     }
 
+    /// Save a front end's draft without emptying one it has not seen (see
+    /// [`crate::store::Store::save_draft_over`]). False when another
+    /// process's draft was kept.
+    pub fn save_draft_over(
+        &self,
+        conversation_id: i64,
+        draft: &Draft,
+        known: &str,
+    ) -> Result<bool> {
+        self.store()
+            .save_draft_over(conversation_id, draft, known, self.now_ms())
+    }
+
     /// Resend an edited message: the old exchange is superseded and the new
     /// text enqueued in one transaction; `restore` becomes the draft.
     pub fn edit_and_resend(

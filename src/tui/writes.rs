@@ -35,6 +35,10 @@ pub struct UnsavedDraft {
 #[derive(Default)]
 pub struct PendingDrafts {
     pub by_conv: HashMap<i64, UnsavedDraft>,
+    /// Each conversation's saved draft text as this process last read or
+    /// wrote it: an empty composer here does not remove a draft another
+    /// tock saved since.
+    known: HashMap<i64, String>,
     seq: u64,
     pub retry_at: Option<i64>,
 }
@@ -63,8 +67,10 @@ impl PendingDrafts {
     }
 
     fn saved(&mut self, conv: i64, seq: u64) {
-        if self.is_newest(conv, seq) {
-            self.by_conv.remove(&conv);
+        if self.is_newest(conv, seq)
+            && let Some(u) = self.by_conv.remove(&conv)
+        {
+            self.known.insert(conv, u.draft.text);
         }
     }
 }
@@ -228,15 +234,30 @@ impl App {
 
     pub(super) fn queue_draft(&mut self, conv: i64, draft: Draft) {
         let seq = self.drafts.next(conv, draft.clone());
+        let known = self.drafts.known.get(&conv).cloned().unwrap_or_default();
         self.write(
-            move |e| e.save_draft(conv, &draft),
+            move |e| e.save_draft_over(conv, &draft, &known),
             move |app, r| app.draft_saved(conv, seq, r),
         );
     }
 
-    fn draft_saved(&mut self, conv: i64, seq: u64, r: anyhow::Result<()>) {
+    fn draft_saved(&mut self, conv: i64, seq: u64, r: anyhow::Result<bool>) {
         match r {
-            Ok(()) => self.drafts.saved(conv, seq),
+            Ok(true) => self.drafts.saved(conv, seq),
+            // Emptied here, while another tock had saved a draft there: it
+            // is kept, and shown here if nothing was typed since.
+            Ok(false) => {
+                if self.drafts.is_newest(conv, seq) {
+                    self.drafts.by_conv.remove(&conv);
+                }
+                let theirs = self.engine().reader().draft(conv).unwrap_or_default();
+                self.drafts.known.insert(conv, theirs.text.clone());
+                if self.model.current == Some(conv) && self.composer.is_blank() {
+                    let history = self.model.sent_texts();
+                    self.composer.load(&theirs, history);
+                    self.info("the draft another tock saved here is back in the composer");
+                }
+            }
             Err(e) => {
                 if let Some(u) = self.drafts.by_conv.get_mut(&conv).filter(|u| u.seq == seq) {
                     u.failed = true;
@@ -296,10 +317,14 @@ impl App {
 
     /// The draft of `conv`: the one on its way to the database if there is
     /// one, else the saved one.
-    pub(super) fn draft_of(&self, conv: i64) -> Draft {
+    pub(super) fn draft_of(&mut self, conv: i64) -> Draft {
         match self.drafts.get(conv) {
             Some(d) => d.clone(),
-            None => self.engine().reader().draft(conv).unwrap_or_default(),
+            None => {
+                let d = self.engine().reader().draft(conv).unwrap_or_default();
+                self.drafts.known.insert(conv, d.text.clone());
+                d
+            }
         }
     }
 
