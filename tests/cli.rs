@@ -748,6 +748,29 @@ fn send_without_a_conversation_names_the_new_one_after_the_message() {
     assert!(row.trim_end().ends_with('…'), "{table}");
 }
 
+/// An untitled conversation is listed as "Conversation N": that name
+/// finds it (show and send refused it: its title is empty).
+#[test]
+fn an_untitled_conversation_is_found_by_the_name_it_is_listed_under() {
+    let t = Tock::new();
+    let store = tock::store::Store::open(&t.db).unwrap();
+    let id = store.create_conversation(None, "user", 1).unwrap();
+    drop(store);
+    let listed = t.ok(&["conversations"]);
+    let name = format!("Conversation {id}");
+    assert!(listed.contains(&name), "{listed}");
+    t.send(&["--conv", &name, "hello"]);
+    let shown = t.show(&name);
+    assert_eq!(shown["id"], id);
+    // A conversation with a title is not found by that name.
+    t.send(&["--new", "Named", "hi"]);
+    let named_id = t.show("Named")["id"].as_i64().unwrap();
+    assert!(
+        t.fails(&["show", &format!("Conversation {named_id}")])
+            .contains("no conversation")
+    );
+}
+
 /// `status`'s "next:" line names what goes first by itself, a series'
 /// occurrence too (it named the item due later).
 #[test]

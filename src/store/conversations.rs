@@ -181,9 +181,17 @@ impl Store {
             st.query_map([key], Conversation::from_row)?
                 .collect::<rusqlite::Result<_>>()?
         };
-        let by_id = match key.parse::<i64>() {
-            Ok(id) => self.conversation(id)?,
-            Err(_) => None,
+        // An id, or the name an untitled conversation is listed under
+        // ("Conversation 3": `display_title`).
+        let untitled_name = key
+            .strip_prefix("Conversation ")
+            .and_then(|n| n.trim().parse::<i64>().ok());
+        let by_id = match (key.parse::<i64>(), untitled_name) {
+            (Ok(id), _) => self.conversation(id)?,
+            (_, Some(id)) => self
+                .conversation(id)?
+                .filter(|c| c.title.as_deref().is_none_or(|t| t.trim().is_empty())),
+            _ => None,
         };
         let ids = |v: &[Conversation]| {
             v.iter()
