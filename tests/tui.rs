@@ -1600,7 +1600,8 @@ async fn export_writes_markdown() {
     ui.start().await;
     ui.say("How do I build it?");
     ui.settle().await;
-    let path = ui.h.dir.path().join("out.md");
+    // Into a folder that does not exist yet: it is made, private.
+    let path = ui.h.dir.path().join("exports/2026").join("out.md");
     ui.say(&format!("/export {}", path.display()));
     assert!(
         ui.status_line().starts_with("exported to"),
@@ -1614,10 +1615,20 @@ async fn export_writes_markdown() {
         "{md}"
     );
     assert!(md.contains(&MARKDOWN_REPLY.concat()), "{md}");
-    // An unwritable path is an error, and the command stays to be fixed.
-    ui.say("/export /nonexistent-dir/x.md");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    // An unwritable path (under a file) is an error, and the command stays
+    // to be fixed.
+    let file = ui.h.dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let bad = format!("/export {}/x.md", file.display());
+    ui.say(&bad);
     assert!(ui.app.status_pair().1);
-    assert_eq!(ui.app.composer_text(), "/export /nonexistent-dir/x.md");
+    assert_eq!(ui.app.composer_text(), bad);
 }
 
 #[tokio::test(start_paused = true)]

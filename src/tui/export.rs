@@ -89,6 +89,15 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
             ));
         }
     }
+    // A folder named that does not exist yet is made (private, 0700), as
+    // an editor's "save as" does.
+    if let Some(dir) = Path::new(&path)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        crate::files::create_private_dir(dir)
+            .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    }
     // Private (0600), and never blocking on a FIFO or writing into /proc.
     crate::files::write_private(Path::new(&path), md.as_bytes())?;
     let abs = std::fs::canonicalize(&path)
