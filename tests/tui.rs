@@ -3385,6 +3385,19 @@ async fn every_creates_a_series_with_a_live_preview() {
         narrow.contains("⏰ every weekday at 09:00 — next Mon 30 Nov 09:00 "),
         "{narrow}"
     );
+    // Where the three times do not fit beside the rule, two do before one
+    // (the 31st of each month: the second shows a month skipped).
+    ui.ctrl('u');
+    ui.typ("/every month on the 31st 9am pay the rent");
+    ui.app.sidebar_pref = Some(true);
+    let mid = ui.screen(120, 40);
+    assert!(
+        mid.contains(
+            "⏰ every month on the 31st at 09:00 — next Thu 31 Dec 09:00, then Sun 31 Jan ─"
+        ),
+        "{mid}"
+    );
+    ui.app.sidebar_pref = None;
     // Where even that does not fit, the end (what a typo would lose) and
     // the next time: the end understood is always shown.
     ui.ctrl('u');

@@ -716,8 +716,14 @@ impl Preview {
     pub fn line(&self, width: usize) -> String {
         use unicode_width::UnicodeWidthStr;
         let fits = |a: &str, b: &str| a.width() + 3 + b.width() <= width;
+        // The times without the last: the next one and the one after it
+        // still show the rule's step (a month without a 31st skipped).
+        let two = self.times.rsplit_once(", ").map(|(two, _)| two);
         match (&self.rule, &self.end) {
             (Some(rule), _) if fits(rule, &self.times) => format!("{rule} — {}", self.times),
+            (Some(rule), _) if two.is_some_and(|t| t.contains(", then ") && fits(rule, t)) => {
+                format!("{rule} — {}", two.unwrap_or_default())
+            }
             (Some(rule), _) if fits(rule, &self.next) => format!("{rule} — {}", self.next),
             (Some(_), Some(end)) if fits(end, &self.next) => format!("{end} — {}", self.next),
             _ => super::text::elide(&self.times, width),
