@@ -2334,6 +2334,44 @@ async fn model_and_role_commands() {
     );
 }
 
+/// Another tock dispatching: where the status bar cannot say so at length,
+/// it says so briefly before dropping the rest (the provider, the
+/// conversation's title, the usage all went for it at 120 columns).
+#[tokio::test(start_paused = true)]
+async fn the_status_bar_says_another_dispatcher_briefly_before_dropping_the_rest() {
+    let mut ui = Ui::new(vec![]);
+    // A live process (this one) holds the lease under another owner.
+    let pid = std::process::id();
+    assert!(
+        ui.store()
+            .acquire_lease("another-tock", pid, T0, 3_600_000)
+            .unwrap()
+    );
+    ui.start().await;
+    ui.app.sidebar_pref = Some(false);
+    let last = |ui: &mut Ui, w| {
+        let s = ui.screen(w, 24);
+        s.lines().last().unwrap_or_default().to_string()
+    };
+    let wide = last(&mut ui, 160);
+    assert!(
+        wide.contains(&format!("another tock (pid {pid}) is dispatching")),
+        "{wide}"
+    );
+    let mut brief_seen = false;
+    for w in (60..160).rev() {
+        let bar = last(&mut ui, w);
+        if bar.contains(&format!("sent by pid {pid}")) && bar.contains("offline") {
+            brief_seen = true;
+            break;
+        }
+    }
+    assert!(
+        brief_seen,
+        "no width showed the brief form with the provider"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn quit_suspend_and_ctrl_c() {
     let gate = Arc::new(tokio::sync::Notify::new());

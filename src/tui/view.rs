@@ -315,6 +315,16 @@ fn status_lines(app: &App, width: u16, sidebar_shown: bool) -> Vec<Line<'static>
         spans.extend(message);
         return vec![Line::from(spans)];
     }
+    // The full form with the dispatcher said briefly, before the short
+    // form drops the rest (the context meter, the role, the usage went at
+    // 120 columns for "another tock (pid N) is dispatching").
+    let brief = status_spans_with(app, sidebar_shown, false, true);
+    let brief_width: usize = brief.iter().chain(&message).map(Span::width).sum();
+    if brief_width <= width {
+        let mut spans = brief;
+        spans.extend(message);
+        return vec![Line::from(spans)];
+    }
     let short = status_spans(app, sidebar_shown, true);
     let short_width: usize = short.iter().chain(&message).map(Span::width).sum();
     if short_width <= width || message.is_empty() {
@@ -342,6 +352,16 @@ fn status_lines(app: &App, width: u16, sidebar_shown: bool) -> Vec<Line<'static>
 /// The status bar's left part; `short` keeps only what identifies the
 /// state (the model's name, the conversation, the counts as icons).
 fn status_spans(app: &App, sidebar_shown: bool, short: bool) -> Vec<Span<'static>> {
+    status_spans_with(app, sidebar_shown, short, short)
+}
+
+/// The status bar's spans; `brief_dispatch`: the dispatcher in few words.
+fn status_spans_with(
+    app: &App,
+    sidebar_shown: bool,
+    short: bool,
+    brief_dispatch: bool,
+) -> Vec<Span<'static>> {
     let model = &app.model;
     let (name, provider) = model.model_label();
     let mut spans = vec![Span::styled(
@@ -382,7 +402,7 @@ fn status_spans(app: &App, sidebar_shown: bool, short: bool) -> Vec<Span<'static
         DispatchState::Dispatching => (String::new(), dim()),
         DispatchState::Starting => ("starting".to_string(), dim()),
         // Short: the counts after it must still show.
-        DispatchState::Standby { pid } if short => (
+        DispatchState::Standby { pid } if brief_dispatch => (
             format!("sent by pid {pid}"),
             Style::new().fg(palette().warning),
         ),
