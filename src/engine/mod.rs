@@ -689,15 +689,7 @@ impl Engine {
     /// no "paused" state with nothing in it (what is added later, or has a
     /// time of its own, is not held anyway).
     pub fn pause_after_stop(&self, conversation_id: i64) {
-        let result = self.store().has_queued(conversation_id).and_then(|queued| {
-            if queued {
-                self.store()
-                    .set_queue_paused(conversation_id, Some(self.now_ms()))
-            } else {
-                Ok(false)
-            }
-        });
-        match result {
+        match self.store().pause_queue(conversation_id, self.now_ms()) {
             // Already paused (a stop whose row then fails, a front end's
             // own pause after the turn's): nothing changed to announce.
             Ok(true) => {

@@ -1155,9 +1155,10 @@ impl Store {
             params![conversation_id, now],
         )?;
         tx.execute(
-            "UPDATE conversations SET queue_paused_at = NULL WHERE id = ?1 AND NOT EXISTS (
-                 SELECT 1 FROM outbox WHERE conversation_id = ?1 AND status = 'pending' AND due_at IS NULL
-                    AND kind != 'regenerate')",
+            &format!(
+                "UPDATE conversations SET queue_paused_at = NULL
+                 WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM outbox WHERE {HELD_BY_A_STOP})"
+            ),
             [conversation_id],
         )?;
         tx.commit()?;
@@ -1383,15 +1384,19 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Whether the conversation has rows queued to go as soon as they can
-    /// (pending, with no time of their own): what a stop would hold.
-    pub fn has_queued(&self, conversation_id: i64) -> Result<bool> {
-        Ok(self.conn().query_row(
-            "SELECT EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?1 AND status = 'pending'
-                             AND due_at IS NULL AND kind != 'regenerate')",
-            [conversation_id],
-            |r| r.get(0),
-        )?)
+    /// Pause the conversation's queue at `at` (a stop, a failed message),
+    /// if anything waits in it to go at once: with nothing to hold there is
+    /// no pause. True if it changed.
+    pub fn pause_queue(&self, conversation_id: i64, at: i64) -> Result<bool> {
+        let n = self.conn().execute(
+            &format!(
+                "UPDATE conversations SET queue_paused_at = ?2
+                 WHERE id = ?1 AND queue_paused_at IS NULL
+                   AND EXISTS (SELECT 1 FROM outbox WHERE {HELD_BY_A_STOP})"
+            ),
+            params![conversation_id, at],
+        )?;
+        Ok(n == 1)
     }
 
     /// Whether the conversation has a reply on its way: an unfinished
@@ -1405,6 +1410,11 @@ impl Store {
         )?)
     }
 }
+
+/// The rows of conversation `?1` a stop holds: queued to go as soon as
+/// they can (pending, with no time of their own).
+const HELD_BY_A_STOP: &str =
+    "conversation_id = ?1 AND status = 'pending' AND due_at IS NULL AND kind != 'regenerate'";
 
 /// A reply stored as streaming ([`Store::streaming_replies`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
