@@ -221,7 +221,7 @@ fn streaming_lines(store: &Store, now: i64) -> Result<()> {
     if replies.is_empty() {
         return Ok(());
     }
-    let live = super::status::live_dispatcher(store, now)?;
+    let live = super::status::live_dispatcher(store, now)?.is_some();
     for line in super::status::reply_lines(store, &replies, live)? {
         println!("{line}");
     }

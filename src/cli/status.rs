@@ -13,9 +13,7 @@ use crate::when;
 
 /// `tock status [--json]`.
 pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Result<()> {
-    let lease = store
-        .lease_holder()?
-        .filter(|l| l.expires_at >= now && crate::store::process_alive(l.pid));
+    let lease = live_dispatcher(store, now)?;
     let counts = store.counts()?;
     // The next to go by itself: what waits for the user (a queue paused
     // by a stop, an approval) is not next.
@@ -267,11 +265,14 @@ pub(super) fn reply_lines(
     Ok(lines)
 }
 
-/// Whether a live process holds the dispatcher's lease.
-pub(super) fn live_dispatcher(store: &Store, now: i64) -> Result<bool> {
+/// The dispatcher's lease, if a live process holds it unexpired.
+pub(super) fn live_dispatcher(
+    store: &Store,
+    now: i64,
+) -> Result<Option<crate::store::LeaseHolder>> {
     Ok(store
         .lease_holder()?
-        .is_some_and(|l| l.expires_at >= now && crate::store::process_alive(l.pid)))
+        .filter(|l| l.expires_at >= now && crate::store::process_alive(l.pid)))
 }
 
 /// Can we open a TCP connection to the provider? (No request is sent, no key used.)
