@@ -84,14 +84,14 @@ impl Engine {
     }
 
     /// Save a front end's draft without emptying one it has not seen (see
-    /// [`crate::store::Store::save_draft_over`]). False when another
-    /// process's draft was kept.
+    /// [`crate::store::Store::save_draft_over`]). Another process's draft,
+    /// when it was kept.
     pub fn save_draft_over(
         &self,
         conversation_id: i64,
         draft: &Draft,
         known: &str,
-    ) -> Result<bool> {
+    ) -> Result<Option<Draft>> {
         self.store()
             .save_draft_over(conversation_id, draft, known, self.now_ms())
     }

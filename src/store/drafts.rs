@@ -92,22 +92,22 @@ impl Store {
     /// [`Store::save_draft`], except that an empty draft does not remove a
     /// saved one this process has not seen (`known`: the saved text as it
     /// last read or wrote it): another tock typed it, and emptying a
-    /// composer there must not lose it. Returns false when it was kept.
+    /// composer there must not lose it. Returns the draft kept, if it was.
     pub fn save_draft_over(
         &self,
         conversation_id: i64,
         d: &Draft,
         known: &str,
         now: i64,
-    ) -> Result<bool> {
+    ) -> Result<Option<Draft>> {
         if d.is_empty() {
             let stored = self.draft(conversation_id)?;
             if !stored.text.trim().is_empty() && stored.text != known {
-                return Ok(false);
+                return Ok(Some(stored));
             }
         }
         self.save_draft(conversation_id, d, now)?;
-        Ok(true)
+        Ok(None)
     }
 
     /// Save (or, when empty, remove) a conversation's draft. A conversation

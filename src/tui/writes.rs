@@ -241,16 +241,15 @@ impl App {
         );
     }
 
-    fn draft_saved(&mut self, conv: i64, seq: u64, r: anyhow::Result<bool>) {
+    fn draft_saved(&mut self, conv: i64, seq: u64, r: anyhow::Result<Option<Draft>>) {
         match r {
-            Ok(true) => self.drafts.saved(conv, seq),
+            Ok(None) => self.drafts.saved(conv, seq),
             // Emptied here, while another tock had saved a draft there: it
             // is kept, and shown here if nothing was typed since.
-            Ok(false) => {
+            Ok(Some(theirs)) => {
                 if self.drafts.is_newest(conv, seq) {
                     self.drafts.by_conv.remove(&conv);
                 }
-                let theirs = self.engine().reader().draft(conv).unwrap_or_default();
                 self.drafts.known.insert(conv, theirs.text.clone());
                 if self.model.current == Some(conv) && self.composer.is_blank() {
                     let history = self.model.sent_texts();
