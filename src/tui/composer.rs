@@ -269,15 +269,17 @@ impl Composer {
         block.render(area, buf);
         if self.edit.is_some() && inner.height > 1 {
             // The longest wording that fits: never cut mid-word.
-            let banner = [
-                "✎ editing your last message — Enter resends it (the old exchange is marked replaced) · Esc keeps the old one",
-                "✎ editing your last message — Enter resends it · Esc keeps the old one",
-                "✎ editing — Enter resends · Esc keeps the old one",
-                "✎ editing — Enter resends · Esc keeps it",
-                "✎ editing",
-            ]
-            .into_iter()
-            .find(|b| unicode_width::UnicodeWidthStr::width(*b) <= inner.width as usize)
+            let banner = super::text::first_fitting(
+                &[
+                    "✎ editing your last message — Enter resends it (the old exchange is marked replaced) · Esc keeps the old one",
+                    "✎ editing your last message — Enter resends it · Esc keeps the old one",
+                    "✎ editing — Enter resends · Esc keeps the old one",
+                    "✎ editing — Enter resends · Esc keeps it",
+                    "✎ editing",
+                ],
+                inner.width as usize,
+            )
+            .copied()
             .unwrap_or("✎");
             Paragraph::new(Line::styled(
                 banner,
@@ -293,14 +295,17 @@ impl Composer {
             let hint = if inactive {
                 "answer the approval above first (typing waits here)"
             } else {
-                [
-                    "Message (Enter sends · Alt+Enter newline · /later 10m … · F1 help)",
-                    "Message (Enter sends · Alt+Enter newline)",
-                    "Message (Enter sends · F1 help)",
-                    "Message",
-                ]
-                .into_iter()
-                .find(|p| unicode_width::UnicodeWidthStr::width(*p) < inner.width as usize)
+                // Narrower than the box: the cursor cell goes before it.
+                super::text::first_fitting(
+                    &[
+                        "Message (Enter sends · Alt+Enter newline · /later 10m … · F1 help)",
+                        "Message (Enter sends · Alt+Enter newline)",
+                        "Message (Enter sends · F1 help)",
+                        "Message",
+                    ],
+                    (inner.width as usize).saturating_sub(1),
+                )
+                .copied()
                 .unwrap_or("")
             };
             let mut spans = Vec::new();

@@ -15,6 +15,12 @@ pub fn edit_line(input: &mut TextArea<'_>, key: KeyEvent) -> bool {
     }
 }
 
+/// The first of `wordings` (longest first) at most `width` cells wide: a
+/// line that gives way to a shorter one rather than being cut mid-word.
+pub fn first_fitting<S: AsRef<str>>(wordings: &[S], width: usize) -> Option<&S> {
+    wordings.iter().find(|w| w.as_ref().width() <= width)
+}
+
 /// `s` cut to `width` terminal cells, ending in `…` when cut.
 pub fn elide(s: &str, width: usize) -> String {
     if s.width() <= width {

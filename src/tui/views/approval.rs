@@ -144,12 +144,7 @@ impl ApprovalCard {
             ],
             Some(_) => vec![format!("  {} confirms", key(Action::Confirm))],
         };
-        let fitting = |room: usize| {
-            hints
-                .iter()
-                .find(|h| unicode_width::UnicodeWidthStr::width(h.as_str()) <= room)
-                .cloned()
-        };
+        let fitting = |room: usize| crate::tui::text::first_fitting(&hints, room).cloned();
         // Too narrow beside the buttons: on a line of its own under them.
         let (hint, below) = match fitting(room) {
             Some(h) => (h, None),
