@@ -11,17 +11,6 @@ use tock::engine::{DispatchState, Engine, ManualClock};
 use tock::llm::{ChatMessage, LlmError, StreamEvent, ToolCall};
 use tock::store::{Kind, MessageStatus, NewItem, Role, Status, Store};
 
-fn user_texts(h: &Harness, conv: i64) -> Vec<String> {
-    h.engine
-        .store()
-        .messages(conv)
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == Role::User)
-        .map(|m| m.content)
-        .collect()
-}
-
 fn scheduled(h: &Harness, conv: i64, text: &str, due: i64) -> i64 {
     let mut it = NewItem::new(conv, Kind::Message, text);
     it.due_at = Some(due);

@@ -675,16 +675,7 @@ async fn a_refused_message_holds_what_was_queued_behind_it() {
     run_for(60).await;
     assert_eq!(status(&h, second), Status::Sent);
     assert_eq!(status(&h, third), Status::Sent);
-    let users: Vec<String> = h
-        .engine
-        .store()
-        .messages(c)
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == Role::User)
-        .map(|m| m.content)
-        .collect();
-    assert_eq!(users, vec!["second", "third"]);
+    assert_eq!(user_texts(&h, c), vec!["second", "third"]);
 }
 
 /// A reply that fails for good leaves its message unanswered in the

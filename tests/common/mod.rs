@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use tock::config::{Config, ConfigSource};
 use tock::engine::{Engine, ManualClock, Options};
 use tock::llm::{ChatRequest, EventStream, LlmError, Provider, StreamEvent};
-use tock::store::Store;
+use tock::store::{Role, Store};
 
 /// What the provider does for one request.
 pub enum Step {
@@ -235,4 +235,16 @@ pub async fn read_http_request(sock: &mut tokio::net::TcpStream) -> Option<HttpR
         }
         buf.extend_from_slice(&chunk[..n]);
     }
+}
+
+/// The texts of the user's messages in `conv`, in order.
+pub fn user_texts(h: &Harness, conv: i64) -> Vec<String> {
+    h.engine
+        .store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content)
+        .collect()
 }
