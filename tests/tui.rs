@@ -1390,16 +1390,9 @@ async fn alt_n_new_conversation_and_rename() {
     assert_eq!(ui.store().conversations().unwrap().len(), 2);
     assert!(ui.app.model.entries.is_empty());
     assert!(ui.screen(80, 24).contains("New conversation."));
+    let title = |ui: &Ui| ui.store().conversation(second).unwrap().unwrap().title;
     ui.say("/rename Shopping list");
-    assert_eq!(
-        ui.store()
-            .conversation(second)
-            .unwrap()
-            .unwrap()
-            .title
-            .as_deref(),
-        Some("Shopping list")
-    );
+    assert_eq!(title(&ui).as_deref(), Some("Shopping list"));
     assert_eq!(ui.app.composer_text(), "");
     assert!(ui.screen(80, 24).contains("▸ Shopping list"));
     // With no title: the rename prompt, holding the title (it printed a
@@ -1410,15 +1403,7 @@ async fn alt_n_new_conversation_and_rename() {
     ui.typ(" for Sat");
     ui.enter();
     ui.pump();
-    assert_eq!(
-        ui.store()
-            .conversation(second)
-            .unwrap()
-            .unwrap()
-            .title
-            .as_deref(),
-        Some("Shopping list for Sat")
-    );
+    assert_eq!(title(&ui).as_deref(), Some("Shopping list for Sat"));
     assert_eq!(ui.app.composer_text(), "");
     assert_eq!(
         ui.app.output.title.as_deref(),
