@@ -1045,3 +1045,44 @@ fn what_the_ui_asks_about_a_model_never_runs_its_api_key_cmd() {
         (r.name, r.model, r.kind, r.vision, r.base_url)
     );
 }
+
+/// A dispatcher killed without a word (kill -9) writes nothing; a tock in
+/// standby on the same machine takes over as its process exits, not at its
+/// next clock check (up to 30 s later), so the screen never names a dead
+/// process as the one sending. Real time: the exit is a real process's.
+#[tokio::test]
+async fn standby_takes_over_the_moment_the_local_dispatcher_exits() {
+    async fn reaches(engine: &Engine, want: impl Fn(&DispatchState) -> bool) -> bool {
+        let mut events = engine.subscribe();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while !want(&engine.dispatch_state()) {
+                // Any event is a reason to look again (a lagged receiver too).
+                let _ = events.recv().await;
+            }
+        })
+        .await
+        .is_ok()
+    }
+    let h = harness(vec![]);
+    let mut other = std::process::Command::new("sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    let owner = format!("{}:{}-other", tock::store::hostname(), other.id());
+    let store = h.engine.store();
+    assert!(store.acquire_lease(&owner, other.id(), T0, 75_000).unwrap());
+    h.engine.start();
+    let pid = i64::from(other.id());
+    assert!(
+        reaches(&h.engine, |s| *s == DispatchState::Standby { pid }).await,
+        "standby while the other process lives: {:?}",
+        h.engine.dispatch_state()
+    );
+    other.kill().unwrap();
+    other.wait().unwrap();
+    assert!(
+        reaches(&h.engine, |s| *s == DispatchState::Dispatching).await,
+        "took over within 5 s of the exit (the clock check is 30 s away): {:?}",
+        h.engine.dispatch_state()
+    );
+}

@@ -4,6 +4,7 @@
 mod approved;
 pub mod clock;
 mod history;
+mod holder;
 pub mod models;
 mod ops;
 mod pace;

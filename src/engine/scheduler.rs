@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use super::holder::{self, HolderExit};
 use super::{DispatchState, Engine, Event, NoticeKind, lock, turn};
-use crate::store::OutboxItem;
+use crate::store::{LeaseHolder, OutboxItem};
 
 /// A wall clock that gains this much on the monotonic clock between two
 /// passes means the machine slept (or the clock was set ahead).
@@ -14,6 +15,11 @@ pub(crate) async fn run(engine: Engine) {
     let mut shutdown = engine.inner.shutdown.subscribe();
     let mut holding = false;
     let mut last = (engine.now_ms(), tokio::time::Instant::now());
+    // The other dispatcher's exit, watched while in standby; `spent` is the
+    // holder whose exit already woke us (its pid may be reused by another
+    // process, which must not wake us again and again).
+    let mut holder_exit: Option<HolderExit> = None;
+    let mut spent: Option<String> = None;
     loop {
         if *shutdown.borrow() {
             break;
@@ -24,7 +30,16 @@ pub(crate) async fn run(engine: Engine) {
         if gained > SLEEP_JUMP_MS && holding {
             expire_after_sleep(&engine, wall);
         }
-        let next = tick(&engine, &mut holding);
+        let mut standby = None;
+        let next = tick(&engine, &mut holding, &mut standby);
+        match &standby {
+            Some(h) if spent.as_deref() == Some(h.owner.as_str()) => holder_exit = None,
+            Some(h) if holder_exit.as_ref().map(HolderExit::owner) != Some(h.owner.as_str()) => {
+                holder_exit = HolderExit::watch(h);
+            }
+            Some(_) => {}
+            None => holder_exit = None,
+        }
         let now = engine.now_ms();
         let check = next_clock_check(now, engine.inner.options.clock_check);
         let wake = next.map_or(check, |t| t.min(check));
@@ -33,6 +48,9 @@ pub(crate) async fn run(engine: Engine) {
             _ = tokio::time::sleep(sleep) => {}
             _ = engine.inner.wake.notified() => {}
             _ = shutdown.changed() => {}
+            _ = holder::exited(&holder_exit) => {
+                spent = holder_exit.take().map(|w| w.owner().to_string());
+            }
         }
     }
 }
@@ -56,13 +74,14 @@ impl Engine {
     /// spawns its turn: call it inside a Tokio runtime.
     #[doc(hidden)]
     pub fn dispatch_pass(&self, holding: &mut bool) -> Option<i64> {
-        tick(self, holding)
+        tick(self, holding, &mut None)
     }
 }
 
 /// One pass: hold the lease, recover if we just got it, dispatch what is ready.
-/// Returns the next instant worth waking for.
-fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
+/// Returns the next instant worth waking for; `standby` is set to the
+/// lease's holder when another process holds it.
+fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) -> Option<i64> {
     let inner = &engine.inner;
     inner
         .passes
@@ -100,12 +119,8 @@ fn tick(engine: &Engine, holding: &mut bool) -> Option<i64> {
             }
             Ok(false) => {
                 *holding = false;
-                let pid = store
-                    .lease_holder()
-                    .ok()
-                    .flatten()
-                    .map(|h| h.pid)
-                    .unwrap_or(0);
+                *standby = store.lease_holder().ok().flatten();
+                let pid = standby.as_ref().map_or(0, |h| h.pid);
                 DispatchState::Standby { pid }
             }
             Err(e) => {
