@@ -4348,8 +4348,56 @@ async fn a_regenerated_reply_shows_one_version_and_alt_comma_brings_the_other_ba
     let s = ui.screen(100, 30);
     assert!(s.contains("only looked at"), "{}", ui.status_line());
     assert!(s.contains("an earlier version"), "{s}");
+    // The earlier text with the replies it had then (both were put aside
+    // by the edit: the newer is drawn), not the edit's reply.
+    assert!(s.contains("the second answer"), "{s}");
+    assert!(!s.contains("an answer to the edit"), "{s}");
     ui.key(KeyCode::Char('.'), KeyModifiers::ALT);
     assert!(ui.screen(100, 30).contains("an edited question"));
+}
+
+/// Alt+, and Alt+. step the versions of a message in the window; one
+/// scrolled away (a long reply below it) is left as it is.
+#[tokio::test(start_paused = true)]
+async fn version_keys_leave_a_message_off_screen_alone() {
+    let long: String = (1..=40).map(|i| format!("line {i} of a long answer\n\n")).collect();
+    let mut ui = Ui::new(vec![
+        reply_step("the first answer"),
+        reply_step("the second answer"),
+        reply_step(&long),
+    ]);
+    ui.start().await;
+    ui.say("a question");
+    ui.settle().await;
+    ui.ctrl('r');
+    ui.settle().await;
+    ui.say("another question");
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(!s.contains("the second answer"), "scrolled away: {s}");
+    ui.key(KeyCode::Char(','), KeyModifiers::ALT);
+    ui.pump();
+    assert!(
+        ui.status_line().contains("no message on screen has other versions"),
+        "{}",
+        ui.status_line()
+    );
+    let kept: Vec<String> = ui
+        .messages()
+        .into_iter()
+        .filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Complete)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(kept[0], "the second answer", "not switched unseen");
+    // Scrolled back to it, the keys step it.
+    for _ in 0..4 {
+        ui.press(KeyCode::PageUp);
+        ui.render(100, 30);
+    }
+    assert!(ui.screen(100, 30).contains("the second answer"));
+    ui.key(KeyCode::Char(','), KeyModifiers::ALT);
+    ui.pump();
+    assert!(ui.status_line().contains("‹1/2›"), "{}", ui.status_line());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -181,13 +181,26 @@ impl Model {
     }
 
     /// Messages not drawn because another version of them is: the other
-    /// versions, and the exchange that followed an earlier edit.
+    /// versions, and the exchange that followed an earlier edit. Looking at
+    /// an earlier text of an edited message shows the exchange that followed
+    /// it then, and not what came after the edit (that went on from the
+    /// newer text).
     fn hidden_versions(&self, msgs: &[crate::store::Message]) -> HashSet<i64> {
         let mut hidden = HashSet::new();
         for g in self.alternates.groups() {
             let chosen = self.chosen(g);
             hidden.extend(g.versions.iter().copied().filter(|v| Some(*v) != chosen));
             if g.kind == crate::store::AlternateKind::Edited {
+                let newer = chosen
+                    .and_then(|c| g.versions.iter().position(|v| *v == c))
+                    .and_then(|i| g.versions.get(i + 1));
+                if let Some(&newer) = newer {
+                    hidden.extend(
+                        msgs.iter()
+                            .filter(|m| m.id > newer && m.role != crate::store::Role::Notice)
+                            .map(|m| m.id),
+                    );
+                }
                 for pair in g.versions.windows(2) {
                     if Some(pair[0]) == chosen {
                         continue;
