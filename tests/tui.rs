@@ -4360,7 +4360,9 @@ async fn a_regenerated_reply_shows_one_version_and_alt_comma_brings_the_other_ba
 /// scrolled away (a long reply below it) is left as it is.
 #[tokio::test(start_paused = true)]
 async fn version_keys_leave_a_message_off_screen_alone() {
-    let long: String = (1..=40).map(|i| format!("line {i} of a long answer\n\n")).collect();
+    let long: String = (1..=40)
+        .map(|i| format!("line {i} of a long answer\n\n"))
+        .collect();
     let mut ui = Ui::new(vec![
         reply_step("the first answer"),
         reply_step("the second answer"),
@@ -4378,7 +4380,8 @@ async fn version_keys_leave_a_message_off_screen_alone() {
     ui.key(KeyCode::Char(','), KeyModifiers::ALT);
     ui.pump();
     assert!(
-        ui.status_line().contains("no message on screen has other versions"),
+        ui.status_line()
+            .contains("no message on screen has other versions"),
         "{}",
         ui.status_line()
     );

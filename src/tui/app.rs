@@ -578,6 +578,26 @@ impl App {
         self.model.entries.first().map(|e| e.msg.id)
     }
 
+    /// Whether any line of message `id` is in the chat's window.
+    pub fn message_on_screen(&self, id: i64) -> bool {
+        let width = self.layout.chat.width.max(20);
+        let window = usize::from(self.layout.chat.height);
+        let skip = self.scroll.from_bottom.unwrap_or(0);
+        // Rows counted up from the foot of the history.
+        let mut below = 0;
+        for e in self.model.entries.iter().rev() {
+            if below >= skip + window {
+                return false;
+            }
+            let n = e.lines(width).len();
+            if e.msg.id == id {
+                return below + n > skip;
+            }
+            below += n;
+        }
+        false
+    }
+
     /// Printed after the terminal is restored: what is still pending, if anything.
     pub fn exit_line(&self) -> Option<String> {
         let now = self.now();

@@ -8,7 +8,7 @@ use super::app::App;
 
 impl App {
     /// The message whose versions the keys step through: the newest one
-    /// with versions, at or above the foot of the window.
+    /// with versions, at or above the foot of the window and in it.
     fn versioned_message(&self) -> Option<i64> {
         // Keys pressed in a row keep to the message they started on.
         if let Some(first) = self.model.stepping {
@@ -18,23 +18,26 @@ impl App {
                     .of(e.msg.id)
                     .is_some_and(|g| g.versions.first() == Some(&first))
             });
-            if let Some(e) = on_screen {
+            if let Some(e) = on_screen.filter(|e| self.message_on_screen(e.msg.id)) {
                 return Some(e.msg.id);
             }
         }
         let bottom = self.message_at_bottom()?;
         let at = self.model.entries.iter().position(|e| e.msg.id == bottom)?;
+        // Only one in the window: stepping a reply scrolled away (a long
+        // one streaming below it) changed what nobody could see.
         self.model.entries[..=at]
             .iter()
             .rev()
             .find(|e| e.version.is_some())
             .map(|e| e.msg.id)
+            .filter(|id| self.message_on_screen(*id))
     }
 
     /// Step `by` versions (−1 older, +1 newer) on the message with versions nearest the foot of the window.
     pub(super) fn step_version(&mut self, by: isize) {
         let Some(id) = self.versioned_message() else {
-            self.info("no message here has other versions (Ctrl+R regenerates a reply)");
+            self.info("no message on screen has other versions (Ctrl+R regenerates a reply)");
             return;
         };
         let Some(group) = self.model.alternates.of(id).cloned() else {
