@@ -1645,6 +1645,30 @@ async fn attach_a_text_file_then_send() {
         s.contains("see the attached notes") && s.contains("📎 notes.txt · text · 18 B"),
         "{s}"
     );
+    // Exported: the export carries the file as the model read it, in a
+    // fence its own backticks cannot close, and an image inline.
+    std::fs::write(&path, "remember the milk\n```\nnot the end\n").unwrap();
+    ui.say(&format!("/attach {}", path.display()));
+    let png = ui.h.dir.path().join("dot.png");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
+    ui.say(&format!("/attach {}", png.display()));
+    ui.say("see these");
+    ui.settle().await;
+    let out = ui.h.dir.path().join("out.md");
+    ui.say(&format!("/export {}", out.display()));
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        md.contains("Attached `notes.txt` (text, 18 B):\n\n```\nremember the milk\n```\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Attached `notes.txt` (text, 34 B):\n\n````\nremember the milk\n```\nnot the end\n````\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Attached `dot.png` (image/png, 12 B):\n\n![dot.png](data:image/png;base64,iVBORw0KGgowMDAw)"),
+        "{md}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

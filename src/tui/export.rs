@@ -15,6 +15,45 @@ pub fn read_attachment(path: &Path, used: u64, cap: u64) -> Result<Part, String>
     crate::files::read_attachment(path, cap.saturating_sub(used))
 }
 
+/// An attachment in an export: a heading line, then its text in a fence
+/// longer than any run of backticks in it, or the image as a data URI.
+fn attachment_markdown(p: &Part) -> String {
+    let (name, kind, bytes) = super::composer::describe(p);
+    let name = name.replace('`', "'");
+    let head = format!(
+        "Attached `{name}` ({kind}, {}):\n\n",
+        super::composer::size(bytes)
+    );
+    match p {
+        Part::Text { content, .. } => {
+            let content = crate::sanitize::sanitize_source(content);
+            let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+            let fence = "`".repeat(longest.max(2) + 1);
+            format!(
+                "{head}{fence}\n{}\n{fence}\n\n",
+                content.trim_end_matches('\n')
+            )
+        }
+        Part::Image {
+            mime, data_base64, ..
+        } => {
+            // Only what is a plain base64 image can go into a link unaltered.
+            let plain = mime.starts_with("image/")
+                && mime[6..]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '+' || c == '-')
+                && data_base64
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
+            if plain {
+                format!("{head}![{name}](data:{mime};base64,{data_base64})\n\n")
+            } else {
+                format!("{head}(not included: not a plain base64 image)\n\n")
+            }
+        }
+    }
+}
+
 /// Export the open conversation to Markdown. Returns the absolute path written.
 /// Model output is made safe first: the file never carries its escape sequences.
 pub fn export(model: &Model, arg: &str) -> Result<String, String> {
@@ -74,6 +113,16 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
         let who = crate::sanitize::sanitize_line(&who);
         let body = crate::sanitize::sanitize_source(&m.content);
         md.push_str(&format!("## {who}{status} — {when}\n\n{body}\n\n"));
+        // What went with it: a text file as the model read it, an image
+        // inline (a data URI: the export stays one file).
+        let parts: Vec<Part> = m
+            .parts_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default();
+        for p in &parts {
+            md.push_str(&attachment_markdown(p));
+        }
         // The calls a reply made, with their arguments, as the model sent them.
         let calls: Vec<crate::llm::ToolCall> = m
             .tool_calls_json
