@@ -2703,6 +2703,37 @@ async fn f3_shows_the_notification_history() {
     ui.typ("/tools");
     assert!(ui.app.popup().is_none());
     assert_eq!(ui.app.composer_text(), "q/tools");
+    // A notification about another conversation: chosen, Enter goes there.
+    let first = ui.conv();
+    ui.app.set_composer("");
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    ui.pump();
+    assert_ne!(ui.conv(), first);
+    ui.app.on_engine(Event::Notice(tock::engine::Notification {
+        kind: tock::engine::NoticeKind::Info,
+        conversation_id: None,
+        text: "configuration reloaded".into(),
+    }));
+    ui.press(KeyCode::F(3));
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("› ") && s.contains("configuration reloaded"),
+        "{s}"
+    );
+    assert!(
+        s.contains("401 Unauthorized: bad key · Conversation 1"),
+        "names its conversation: {s}"
+    );
+    ui.press(KeyCode::Down);
+    insta::assert_snapshot!("notifications_chosen_120x40", ui.render(120, 40).backend());
+    insta::assert_snapshot!("notifications_chosen_60x15", ui.render(60, 15).backend());
+    ui.press(KeyCode::Enter);
+    assert!(ui.app.popup().is_none());
+    assert_eq!(
+        ui.conv(),
+        first,
+        "Enter opened the failed message's conversation"
+    );
 }
 
 /// Reschedules a `/later 1h` item from F2 with what `f2_input` types into

@@ -92,7 +92,7 @@ pub struct App {
     /// The user's choice for the sidebar; None = shown when the window is wide enough.
     pub sidebar_pref: Option<bool>,
     pub status: Option<Status>,
-    pub notices: Vec<String>,
+    pub notices: Vec<super::views::notices::Entry>,
     pub quit: bool,
     /// Ctrl+C pressed once on an empty composer, at this time.
     pub quit_armed: Option<i64>,

@@ -144,15 +144,19 @@ impl App {
             self.model.unread.insert(c);
         }
         let text = crate::sanitize::sanitize_line(&n.text).into_owned();
-        let stamp = self.model.now().format("%H:%M").to_string();
-        self.notices.push(format!("{stamp} {text}"));
-        if self.notices.len() > 100 {
-            self.notices.remove(0);
-        }
         let is_err = matches!(
             n.kind,
             NoticeKind::Failed | NoticeKind::RegenerateFailed | NoticeKind::Expired
         );
+        self.notices.push(super::views::notices::Entry {
+            stamp: self.model.now().format("%H:%M").to_string(),
+            text: text.clone(),
+            conversation_id: n.conversation_id,
+            is_error: is_err,
+        });
+        if self.notices.len() > 100 {
+            self.notices.remove(0);
+        }
         // The engine says what happened; here we add which key helps.
         let hint = match n.kind {
             NoticeKind::Failed | NoticeKind::Expired => " — F2 to retry",

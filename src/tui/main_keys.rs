@@ -192,9 +192,9 @@ impl App {
             Action::Suspend => self.suspend = true,
             Action::Redraw => self.redraw = true,
             Action::Help => self.views.push(Box::new(views::help::Help::default())),
-            Action::Notices => self.views.push(Box::new(views::notices::Notices {
-                lines: self.notices.clone(),
-            })),
+            Action::Notices => self
+                .views
+                .push(Box::new(views::notices::Notices::new(self.notices.clone()))),
             Action::OlderVersion => self.step_version(-1),
             Action::NewerVersion => self.step_version(1),
             Action::SearchAll => {
