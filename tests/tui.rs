@@ -2724,6 +2724,20 @@ async fn f3_shows_the_notification_history() {
         s.contains("401 Unauthorized: bad key · Conversation 1"),
         "names its conversation: {s}"
     );
+    // One that names its conversation is not told it twice.
+    ui.press(KeyCode::Esc);
+    ui.app.on_engine(Event::Notice(tock::engine::Notification {
+        kind: tock::engine::NoticeKind::ReplyFinished,
+        conversation_id: Some(first),
+        text: "reply finished in “Conversation 1”".into(),
+    }));
+    ui.press(KeyCode::F(3));
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("› 00:53 reply finished in “Conversation 1”  "),
+        "{s}"
+    );
+    ui.press(KeyCode::Down);
     ui.press(KeyCode::Down);
     insta::assert_snapshot!("notifications_chosen_120x40", ui.render(120, 40).backend());
     insta::assert_snapshot!("notifications_chosen_60x15", ui.render(60, 15).backend());

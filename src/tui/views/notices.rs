@@ -143,7 +143,10 @@ impl View for Notices {
             let place = e
                 .conversation_id
                 .and_then(|id| cx.model.convs.iter().find(|c| c.id == id))
-                .map(|c| format!(" · {}", crate::sanitize::sanitize_line(&c.display_title())))
+                .map(|c| crate::sanitize::sanitize_line(&c.display_title()).into_owned())
+                // Most notices name their conversation already.
+                .filter(|title| !e.text.contains(&format!("“{title}”")))
+                .map(|title| format!(" · {title}"))
                 .unwrap_or_default();
             let line = format!(
                 "{}{} {}{place}",
