@@ -1088,3 +1088,74 @@ async fn ollama_usage_from_the_done_line_is_stored() {
     assert_eq!(history(&e, c)[1].2, "Hey");
     assert_eq!(stored_usage(&e, c), [(Some(31), Some(9), None)]);
 }
+
+/// A scheduled message that failed for good holds what was typed after it;
+/// retried, it goes first, as the strip showed them (its due time is reset
+/// to the retry, which sorted it behind the message typed meanwhile).
+#[tokio::test(start_paused = true)]
+async fn a_retried_scheduled_message_goes_before_what_was_queued_behind_it() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 2;
+    cfg.outbox.backoff_base_secs = 4;
+    let refused = || Step::Fail(LlmError::transient("connection refused"));
+    let ok = |t: &str| Step::Reply(vec![text(t), done()]);
+    let h = harness_with(
+        Scripted::new(vec![
+            refused(),
+            refused(),
+            ok("to the scheduled one"),
+            ok("to the typed one"),
+        ]),
+        cfg,
+    );
+    let c = new_conv(&h);
+    h.engine.start();
+    let mut it = NewItem::new(c, Kind::Message, "scheduled");
+    it.due_at = Some(h.engine.now_ms() + 2_000);
+    let scheduled = h.engine.submit(it).unwrap();
+    run_for(3).await;
+    assert_eq!(status(&h, scheduled), Status::Pending, "in its back-off");
+    let typed = h.engine.send_text(c, "typed while it retries").unwrap();
+    run_for(60).await;
+    assert_eq!(status(&h, scheduled), Status::Failed);
+    assert_eq!(status(&h, typed), Status::Pending, "held behind it");
+    h.engine.retry(scheduled).unwrap();
+    run_for(60).await;
+    assert_eq!(
+        user_texts(&h, c),
+        vec!["scheduled", "typed while it retries"]
+    );
+}
+
+/// An occurrence of a series that failed, once a later occurrence went out,
+/// is not sent again by a retry: it would repeat the same text after the
+/// newer one (the series skips an occurrence the next one overtook).
+#[tokio::test(start_paused = true)]
+async fn a_failed_occurrence_overtaken_by_a_later_one_is_not_retried() {
+    let ok = |t: &str| Step::Reply(vec![text(t), done()]);
+    let h = harness(vec![
+        Step::Fail(LlmError::permanent("400 bad request")),
+        ok("to the second occurrence"),
+    ]);
+    let c = new_conv(&h);
+    let rule = h.engine.parse_schedule("every minute for 2 times").unwrap();
+    let series = h
+        .engine
+        .create_series(c, Kind::Message, "check the build", &rule)
+        .unwrap();
+    h.engine.start();
+    run_for(150).await;
+    let occ = h.engine.store().series_occurrences(series).unwrap();
+    assert_eq!(
+        occ.iter().map(|o| o.status).collect::<Vec<_>>(),
+        vec![Status::Failed, Status::Sent]
+    );
+    let e = h.engine.retry(occ[0].id).unwrap_err().to_string();
+    assert!(e.contains("a later occurrence"), "{e}");
+    run_for(60).await;
+    assert_eq!(user_texts(&h, c), vec!["check the build"]);
+    assert_eq!(
+        h.engine.store().item(occ[0].id).unwrap().unwrap().status,
+        Status::Failed
+    );
+}

@@ -537,6 +537,14 @@ impl Engine {
     /// would answer a later message).
     pub fn retry(&self, id: i64) -> Result<()> {
         let now = self.now_ms();
+        // Sent again after a newer occurrence, it would repeat the same text
+        // after it: the series skips an occurrence the next one overtook.
+        if let Some(at) = self.store().later_occurrence(id)? {
+            return Err(anyhow!(
+                "a later occurrence of its recurring message went out since ({}); this one is not sent again",
+                crate::when::relative(at, now)
+            ));
+        }
         match self.store().item(id)? {
             Some(it)
                 if it.status == crate::store::Status::Sent

@@ -1207,14 +1207,34 @@ impl Store {
     }
 
     /// Retry a failed or expired item now.
+    /// Send a failed, expired or canceled item again, first in its
+    /// conversation: its place was before what was queued meanwhile (a
+    /// scheduled one's due time becomes now, which alone sorted it last).
     pub fn retry_item(&self, id: i64, now: i64) -> Result<()> {
         self.user_update(
             id,
-            "status = 'pending', attempts = 0, next_attempt_at = NULL, last_error = NULL,
+            "status = 'pending', attempts = 0, next_attempt_at = NULL, last_error = NULL, priority = 1,
              due_at = CASE WHEN due_at IS NULL THEN NULL ELSE ?2 END, updated_at = ?2",
             &["failed", "expired", "canceled"],
             &[&now],
         )
+    }
+
+    /// When a later occurrence of `id`'s series went out or is on its way,
+    /// if `id` is an occurrence and one did.
+    pub fn later_occurrence(&self, id: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT MIN(COALESCE(later.sent_at, later.occurrence_at)) FROM outbox AS this
+                 JOIN outbox AS later ON later.series_id = this.series_id
+                 WHERE this.id = ?1 AND later.occurrence_at > this.occurrence_at
+                   AND later.kind != 'regenerate' AND later.status IN ('pending', 'sending', 'sent')",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten())
     }
 
     /// Skip the queue: first in its conversation as soon as it is idle.
