@@ -500,7 +500,9 @@ async fn a_stop_holds_what_was_queued_then_not_what_comes_due_or_is_added_since(
     let waiting = h.engine.store().waiting(T0 + 61_000).unwrap();
     assert_eq!(
         waiting.get(&queued),
-        Some(&tock::store::Waiting::QueuePaused)
+        Some(&tock::store::Waiting::QueuePaused {
+            by: tock::store::PausedBy::Stop
+        })
     );
     // A message to go now (as `tock send` makes it) resumes the queue.
     h.engine.send_text(conv, "now").unwrap();

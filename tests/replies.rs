@@ -669,7 +669,18 @@ async fn a_refused_message_holds_what_was_queued_behind_it() {
             .waiting(h.engine.now_ms())
             .unwrap()
             .get(&third),
-        Some(&tock::store::Waiting::QueuePaused)
+        Some(&tock::store::Waiting::QueuePaused {
+            by: tock::store::PausedBy::FailedMessage { item_id: second }
+        })
+    );
+    // Told so in `tock list` and `tock status`, with the way out.
+    let why =
+        h.engine.store().waiting(h.engine.now_ms()).unwrap()[&third].describe(h.engine.now_ms());
+    assert_eq!(
+        why,
+        format!(
+            "queue paused after item #{second} could not be sent (tock retry {second} sends it, then this)"
+        )
     );
     h.engine.retry(second).unwrap();
     run_for(60).await;
@@ -707,6 +718,16 @@ async fn a_failed_reply_holds_the_queue_and_is_not_retried_once_the_conversation
         status(&h, behind),
         Status::Pending,
         "held behind the failed reply"
+    );
+    assert_eq!(
+        h.engine
+            .store()
+            .waiting(h.engine.now_ms())
+            .unwrap()
+            .get(&behind),
+        Some(&tock::store::Waiting::QueuePaused {
+            by: tock::store::PausedBy::FailedReply { item_id: first }
+        })
     );
     assert!(
         h.engine

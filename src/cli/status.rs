@@ -55,7 +55,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         Waiting::Behind { .. } => 1,
         Waiting::ReplyRetry { .. } => 2,
         Waiting::Backoff { .. } => 3,
-        Waiting::QueuePaused => 1,
+        Waiting::QueuePaused { .. } => 1,
         Waiting::Ready => 4,
         Waiting::Due { .. } => 5,
         Waiting::Disabled => 6,

@@ -36,7 +36,7 @@ pub use outbox::{
 pub use search::{SearchHit, SearchQuery, fold_for_matching};
 pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};
 pub use usage::{MessageUsage, by_message as usage_by_message};
-pub use waiting::Waiting;
+pub use waiting::{PausedBy, Waiting};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};

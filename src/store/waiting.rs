@@ -22,11 +22,22 @@ pub enum Waiting {
     ReplyRetry { until: i64 },
     /// Nothing in the way: it goes as soon as a dispatcher runs.
     Ready,
-    /// The user stopped a reply in its conversation: the queue waits until resumed.
-    QueuePaused,
+    /// Its conversation's queue waits until resumed.
+    QueuePaused { by: PausedBy },
     /// The outbox is switched off in the config (decided by the caller,
     /// which knows the config; the store does not).
     Disabled,
+}
+
+/// What paused a conversation's queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PausedBy {
+    /// The user stopped a reply.
+    Stop,
+    /// This message could not be sent (refused, or out of attempts).
+    FailedMessage { item_id: i64 },
+    /// The reply to this item failed for good.
+    FailedReply { item_id: i64 },
 }
 
 impl Waiting {
@@ -53,7 +64,15 @@ impl Waiting {
                 format!("its reply is generated again at {}", at(*until))
             }
             Waiting::Ready => "ready: sent as soon as a dispatcher runs".into(),
-            Waiting::QueuePaused => "queue paused: a reply was stopped in its conversation".into(),
+            Waiting::QueuePaused { by } => match by {
+                PausedBy::Stop => "queue paused: a reply was stopped in its conversation (a new message there resumes it)".into(),
+                PausedBy::FailedMessage { item_id } => format!(
+                    "queue paused after item #{item_id} could not be sent (tock retry {item_id} sends it, then this)"
+                ),
+                PausedBy::FailedReply { item_id } => format!(
+                    "queue paused after the reply to item #{item_id} failed (tock retry {item_id} asks for it again)"
+                ),
+            },
             Waiting::Disabled => "nothing is sent: the outbox is disabled in the config".into(),
         }
     }
@@ -105,6 +124,30 @@ impl Store {
         // When each paused queue was stopped: it holds the rows queued
         // without a time of their own by then (as `dispatchable` does).
         let paused = super::conversations::paused_queues(&conn)?;
+        // What paused each: a failed reply, else a failed message (newest
+        // first), else a stop; as the strip says it.
+        let mut paused_by: HashMap<i64, PausedBy> = HashMap::new();
+        if !paused.is_empty() {
+            let mut st = conn.prepare_cached(
+                "SELECT o.conversation_id, o.id, o.sent_at IS NOT NULL FROM outbox AS o
+                 JOIN conversations AS c ON c.id = o.conversation_id
+                 WHERE c.queue_paused_at IS NOT NULL AND o.status IN ('failed', 'expired')
+                 ORDER BY o.sent_at IS NOT NULL, o.updated_at, o.id",
+            )?;
+            let failed = st
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<rusqlite::Result<Vec<(i64, i64, bool)>>>()?;
+            for (conv, item_id, accepted) in failed {
+                paused_by.insert(
+                    conv,
+                    if accepted {
+                        PausedBy::FailedReply { item_id }
+                    } else {
+                        PausedBy::FailedMessage { item_id }
+                    },
+                );
+            }
+        }
         let mut out = HashMap::new();
         // The row that holds each conversation: a reply streaming (its row is
         // already `sent`), a row in flight, or its first due row.
@@ -131,7 +174,11 @@ impl Store {
                 .and_then(|c| paused.get(&c))
                 .is_some_and(|stopped| due.is_none() && place <= *stopped)
             {
-                Waiting::QueuePaused
+                Waiting::QueuePaused {
+                    by: conv
+                        .and_then(|c| paused_by.get(&c).copied())
+                        .unwrap_or(PausedBy::Stop),
+                }
             } else if let Some(h) = conv.and_then(|c| head.get(&c)) {
                 Waiting::Behind { item_id: *h }
             } else {
