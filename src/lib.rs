@@ -2,6 +2,7 @@
 //! sent when you said. The engine (store, outbox scheduler, providers) is
 //! headless; the TUI, `tock daemon` and the CLI subcommands are front ends.
 
+pub mod call_text;
 pub mod cli;
 pub mod config;
 pub mod engine;

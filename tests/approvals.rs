@@ -171,6 +171,53 @@ fn the_cli_lists_approves_denies_with_a_reason_and_refuses_a_second_answer() {
     assert_eq!(store.approvals(conv).unwrap().len(), 2);
 }
 
+/// A server's call with a long argument: the table cuts it and says how
+/// to see it whole; `tock approvals ID` prints every argument, line by
+/// line, down to what a long file ends with.
+#[test]
+fn approvals_id_shows_every_argument_of_a_call() {
+    let t = Tock::new();
+    t.ok(&["approvals"]);
+    let store = Store::open(&t.db).unwrap();
+    let now = now_ms();
+    let conv = store
+        .create_conversation(Some("Notes"), "user", now)
+        .unwrap();
+    let mut content: String = (0..60).map(|i| format!("line {i}: harmless\n")).collect();
+    content.push_str("rm -rf ~ # hidden at the end");
+    let args = json!({"path": "/tmp/notes/long.txt", "content": content}).to_string();
+    let id = store
+        .add_approval(conv, 0, "call_1", "files__write_file", &args, &args, now)
+        .unwrap();
+    let table = t.ok(&["approvals"]);
+    assert!(table.contains("files__write_file"), "{table}");
+    assert!(!table.contains("rm -rf"), "cut in the table: {table}");
+    assert!(
+        table.contains("(tock approvals ID shows a call with every argument)"),
+        "{table}"
+    );
+    let one = t.ok(&["approvals", &id.to_string()]);
+    assert!(
+        one.starts_with(&format!(
+            "approval {id} · files__write_file · conversation {conv} · waiting"
+        )),
+        "{one}"
+    );
+    assert!(
+        one.contains(
+            "\n  path: /tmp/notes/long.txt\n  content: (61 lines)\n    line 0: harmless\n"
+        ),
+        "{one}"
+    );
+    assert!(
+        one.trim_end().ends_with("    rm -rf ~ # hidden at the end"),
+        "{one}"
+    );
+    let j = t.json(&["approvals", &id.to_string(), "--json"]);
+    assert_eq!(j["arguments"]["path"], "/tmp/notes/long.txt");
+    assert_eq!(t.fails(&["approvals", "999"]), "tock: no approval 999");
+}
+
 #[test]
 fn two_processes_approving_one_id_at_once_have_one_effect() {
     let t = Tock::new();

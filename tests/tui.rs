@@ -3248,6 +3248,58 @@ async fn enter_in_the_strip_resumes_a_paused_queue() {
     assert!(ui.user_texts().contains(&"next".to_string()));
 }
 
+/// The card of a server's tool call shows its arguments line by line, as
+/// many as fit; Ctrl+O shows all of them (what a long file ends with, where
+/// a harmful line would hide), and Esc goes back to the card to answer.
+#[tokio::test(start_paused = true)]
+async fn the_approval_card_shows_every_argument_of_a_long_call_on_ctrl_o() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("hello");
+    ui.settle().await;
+    let conv = ui.conv();
+    let mut content: String = (0..60)
+        .map(|i| format!("line {i}: harmless text\n"))
+        .collect();
+    content.push_str("rm -rf ~ # hidden at the end");
+    let args = serde_json::json!({"path": "/tmp/notes/long.txt", "content": content}).to_string();
+    let now = ui.h.engine.now_ms();
+    ui.store()
+        .add_approval(conv, 0, "call_9", "files__write_file", &args, "{}", now)
+        .unwrap();
+    ui.app.on_engine(Event::Conversation(conv));
+    ui.pump();
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval));
+    let s = ui.screen(100, 30);
+    assert!(s.contains("Allow files__write_file?"), "{s}");
+    assert!(s.contains("path: /tmp/notes/long.txt"), "{s}");
+    assert!(
+        s.contains("content: (61 lines)") && s.contains("line 0: harmless text"),
+        "{s}"
+    );
+    assert!(
+        s.contains("more lines — Ctrl+O shows the whole call"),
+        "{s}"
+    );
+    assert!(!s.contains("rm -rf"), "{s}");
+    insta::assert_snapshot!("approval_long_call_100x30", ui.render(100, 30).backend());
+    ui.key(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert_eq!(ui.app.top(), Some(ViewKind::Call));
+    ui.render(100, 30);
+    ui.press(KeyCode::End);
+    let s = ui.screen(100, 30);
+    assert!(s.contains("rm -rf ~ # hidden at the end"), "{s}");
+    ui.render(60, 15);
+    ui.press(KeyCode::End);
+    insta::assert_snapshot!("approval_call_end_60x15", ui.render(60, 15).backend());
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval), "back to answer it");
+    ui.press(KeyCode::Right);
+    ui.enter();
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_none(), "denied");
+}
+
 #[tokio::test(start_paused = true)]
 async fn typed_text_never_answers_an_approval_and_is_kept() {
     let mut ui = Ui::new(task_steps());

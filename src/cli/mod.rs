@@ -130,8 +130,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List tool calls waiting for your approval
+    /// List tool calls waiting for your approval, or show one in full
     Approvals {
+        /// One approval: the call with every argument, line by line
+        id: Option<i64>,
         /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
@@ -285,7 +287,12 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             engine.edit(*id, &text.join(" "))?;
             println!("edited {id}");
         }
-        Command::Approvals { json, rules: true } => tools::saved_rules(store, *json)?,
+        Command::Approvals {
+            json, rules: true, ..
+        } => tools::saved_rules(store, *json)?,
+        Command::Approvals {
+            id: Some(id), json, ..
+        } => tools::approval(store, *id, *json)?,
         Command::Approvals { json, .. } => tools::approvals(store, *json)?,
         Command::Tools { json } => tools::tools(&engine, *json)?,
         Command::Approve {

@@ -131,11 +131,15 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
             "{:>5}  {:>5}  {:<16} {:<20} SUMMARY",
             "ID", "CONV", "CREATED", "TOOL"
         );
+        let mut cut = false;
         for a in &waiting {
-            let summary: String = line(&readable_summary(&a.summary))
-                .chars()
-                .take(80)
-                .collect();
+            let summary = line(&readable_summary(&a.summary));
+            let summary = if summary.chars().count() > 80 {
+                cut = true;
+                crate::cli::excerpt(&summary, 80)
+            } else {
+                summary
+            };
             println!(
                 "{:>5}  {:>5}  {:<16} {:<20} {summary}",
                 a.id,
@@ -144,6 +148,43 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
                 line(&a.tool)
             );
         }
+        if cut {
+            println!("(tock approvals ID shows a call with every argument)");
+        }
+    }
+    Ok(())
+}
+
+/// `tock approvals ID`: one call with every argument, to decide on it.
+pub(super) fn approval(store: &Store, id: i64, as_json: bool) -> Result<()> {
+    let a = store
+        .approval(id)?
+        .ok_or_else(|| anyhow::anyhow!("no approval {id}"))?;
+    let line = |s: &str| crate::sanitize::sanitize_line(s).into_owned();
+    if as_json {
+        let arguments: serde_json::Value =
+            serde_json::from_str(&a.arguments).unwrap_or_else(|_| a.arguments.clone().into());
+        let v = json!({
+            "id": a.id,
+            "conversation_id": a.conversation_id,
+            "tool": a.tool,
+            "status": a.status.as_str(),
+            "arguments": arguments,
+            "created_at": rfc3339(Some(a.created_at)),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "approval {} · {} · conversation {} · {} · {}",
+        a.id,
+        line(&a.tool),
+        a.conversation_id,
+        a.status.as_str(),
+        local(a.created_at)
+    );
+    for l in crate::call_text::argument_lines(&a.arguments) {
+        println!("  {l}");
     }
     Ok(())
 }

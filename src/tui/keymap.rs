@@ -146,6 +146,7 @@ pub enum Action {
     Right,
     PickApprove,
     PickDeny,
+    ShowCall,
     Confirm,
     // Confirm / prompts / picker
     Yes,
@@ -726,6 +727,13 @@ fn defaults() -> Vec<Binding> {
             "choose Approve",
         ),
         b(Approval, Ac::PickDeny, "deny", vec![ch('d')], "choose Deny"),
+        b(
+            Approval,
+            Ac::ShowCall,
+            "show_call",
+            vec![k(K::Char('o'), C)],
+            "show the whole call, every argument (the card shows its start)",
+        ),
         b(
             Approval,
             Ac::Confirm,

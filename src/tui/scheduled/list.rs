@@ -462,10 +462,11 @@ fn approval_rows(store: &Store) -> anyhow::Result<Vec<Row>> {
             .conversation(a.conversation_id)?
             .map(|c| c.display_title());
         let s: serde_json::Value = serde_json::from_str(&a.summary).unwrap_or_default();
-        let what = s["title"]
-            .as_str()
-            .or(s["instruction"].as_str())
-            .unwrap_or_default();
+        // tock's own tools name their task; a server's tool, its arguments.
+        let what = match s["title"].as_str().or(s["instruction"].as_str()) {
+            Some(w) => w.to_string(),
+            None => crate::call_text::argument_lines(&a.arguments).join(" · "),
+        };
         let summary = one_line(&format!("{} wants to run: {what}", a.tool));
         let item = stand_in(
             -a.id,

@@ -97,10 +97,29 @@ impl ApprovalCard {
                 "Cancel a scheduled task?".to_string()
             }
             other => {
-                body.push(Line::from(elide(
-                    &sanitize_line(&a.arguments),
-                    width.saturating_sub(4) as usize,
-                )));
+                // Every argument on lines of its own, as many as a third of
+                // the chat holds; Ctrl+O shows the rest (a long file's last
+                // line is where a harmful command would hide).
+                let lines = super::call::wrapped(
+                    &crate::call_text::argument_lines(&a.arguments),
+                    usize::from(width.saturating_sub(4)),
+                );
+                let room = usize::from(cx.chat.height / 3).max(3);
+                let (shown, hidden) = if lines.len() > room {
+                    (room - 1, lines.len() - (room - 1))
+                } else {
+                    (lines.len(), 0)
+                };
+                body.extend(lines.into_iter().take(shown).map(Line::from));
+                if hidden > 0 {
+                    body.push(Line::styled(
+                        format!(
+                            "… {hidden} more lines — {} shows the whole call",
+                            cx.keys.first(Scope::Approval, Action::ShowCall)
+                        ),
+                        Style::new().fg(palette().warning),
+                    ));
+                }
                 format!("Allow {}?", sanitize_line(other))
             }
         };
@@ -218,6 +237,9 @@ impl View for ApprovalCard {
                 });
                 self.held = Some(key);
             }
+            Some(Action::ShowCall) => cx.push(Intent::Push(Box::new(
+                super::call::CallDetails::new(&self.approval.tool, &self.approval.arguments),
+            ))),
             Some(Action::Confirm) => match self.choice {
                 Some(c) => {
                     cx.push(Intent::Answer {

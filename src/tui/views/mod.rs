@@ -6,6 +6,7 @@
 //! the main screen (composer, pending strip, sidebar) follow the same shape.
 
 pub mod approval;
+pub mod call;
 pub mod confirm;
 pub mod help;
 pub mod notices;
@@ -181,6 +182,8 @@ pub enum ViewKind {
     Approval,
     Search,
     Tools,
+    /// A tool call's arguments in full (from the approval card).
+    Call,
 }
 
 const SECOND: i64 = 1_000;

@@ -1,0 +1,68 @@
+//! A tool call's arguments as text to read, for the front ends that ask a
+//! person to approve it (the TUI's card, `tock approvals ID`).
+
+use serde_json::Value;
+
+use crate::sanitize::sanitize_line;
+
+/// A call's arguments as lines to read: one `name: value` per argument, a
+/// text with line breaks under its name line by line (so a command hidden
+/// at the end of a long file is on a line of its own); made safe for the
+/// terminal. Not JSON: as the model sent it.
+pub fn argument_lines(arguments: &str) -> Vec<String> {
+    let safe = |s: &str| sanitize_line(s).into_owned();
+    let Ok(value) = serde_json::from_str::<Value>(arguments) else {
+        return arguments.lines().map(safe).collect();
+    };
+    let Value::Object(map) = value else {
+        return serde_json::to_string_pretty(&value)
+            .unwrap_or_default()
+            .lines()
+            .map(safe)
+            .collect();
+    };
+    if map.is_empty() {
+        return vec!["(no arguments)".into()];
+    }
+    // One-line arguments first (a path, a flag), so a long text cannot push
+    // them out of the card.
+    let mut out = Vec::new();
+    let mut texts = Vec::new();
+    for (name, v) in map {
+        match v {
+            Value::String(s) if s.contains('\n') => {
+                texts.push(format!("{}: ({} lines)", safe(&name), s.lines().count()));
+                texts.extend(s.lines().map(|l| format!("  {}", safe(l))));
+            }
+            Value::String(s) => out.push(format!("{}: {}", safe(&name), safe(&s))),
+            other => out.push(format!("{}: {}", safe(&name), safe(&other.to_string()))),
+        }
+    }
+    out.extend(texts);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_arguments_come_first_and_texts_line_by_line() {
+        let args = r#"{"content":"a\nb\u001b[31m","path":"/x","force":true}"#;
+        assert_eq!(
+            argument_lines(args),
+            vec![
+                "force: true",
+                "path: /x",
+                "content: (2 lines)",
+                "  a",
+                "  b\u{241b}[31m"
+            ]
+        );
+        assert_eq!(argument_lines("{}"), vec!["(no arguments)"]);
+        assert_eq!(
+            argument_lines("not json\nat all"),
+            vec!["not json", "at all"]
+        );
+    }
+}
