@@ -129,7 +129,8 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
     let msgs = shown["messages"].as_array().unwrap();
     for m in msgs {
         // `error` says why a reply was interrupted; `hidden` marks an earlier
-        // attempt at a reply that views collapse; `attachments` and `usage`
+        // attempt at a reply that views collapse; `cut_off` a reply stored
+        // as streaming that no live tock writes; `attachments` and `usage`
         // (token counts of a reply, null when none were reported).
         assert_eq!(
             keys(m),
@@ -141,6 +142,7 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
                 "created_at",
                 "error",
                 "hidden",
+                "cut_off",
                 "attachments",
                 "usage"
             ])

@@ -297,11 +297,28 @@ fn status_and_list_name_a_reply_streaming_and_one_cut_off() {
     assert_eq!(replies.len(), 1, "{json:#}");
     assert_eq!(replies[0]["conversation_id"], 1);
     assert_eq!(replies[0]["live"], true);
+    let shown = t.ok(&["show", "long"]);
+    assert!(shown.contains("## assistant (streaming)"), "{shown}");
     d.kill9();
     let status = t.ok(&["status"]);
     assert!(
         status.contains("a reply was cut off when its tock stopped"),
         "{status}"
+    );
+    // `show` says so too, not "streaming".
+    let shown = t.ok(&["show", "long"]);
+    assert!(
+        shown.contains("## assistant (cut off when its tock stopped; the next tock or tock daemon asks for it again)"),
+        "{shown}"
+    );
+    let v = t.show("long");
+    let last = v["messages"]
+        .as_array()
+        .and_then(|m| m.last().cloned())
+        .unwrap_or_default();
+    assert_eq!(
+        (last["status"].as_str(), last["cut_off"].as_bool()),
+        (Some("streaming"), Some(true))
     );
     // The next daemon asks for it again; then nothing is on its way.
     let mut d = t.spawn_daemon();

@@ -40,6 +40,12 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
     let usage = engine.usage(c.id)?;
     let by_message: std::collections::HashMap<i64, &crate::engine::ReplyUsage> =
         usage.replies.iter().map(|u| (u.message_id, u)).collect();
+    // A reply stored as streaming with no live dispatcher to write it was
+    // cut off by a tock that died; the next one asks for it again.
+    let writer_alive = super::status::live_dispatcher(store, engine.now_ms())?.is_some();
+    let cut_off = |m: &crate::store::Message| {
+        m.status == crate::store::MessageStatus::Streaming && !writer_alive
+    };
     if json {
         // Every message is listed (scripts audit them); `hidden` marks
         // an earlier attempt at a reply that the views collapse.
@@ -50,6 +56,7 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
                 json!({"id": m.id, "role": m.role.as_str(), "content": m.content,
                        "status": m.status.as_str(), "created_at": rfc3339(Some(m.created_at)),
                        "error": m.error, "hidden": collapsed.is_hidden(m.id),
+                       "cut_off": cut_off(m),
                        "attachments": crate::files::attachment_infos(m.parts_json.as_deref()),
                        "usage": usage})
             })
@@ -68,6 +75,9 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
         for m in msgs.iter().filter(|m| !collapsed.is_hidden(m.id)) {
             let mut status = if m.status == crate::store::MessageStatus::Complete {
                 String::new()
+            } else if cut_off(m) {
+                " (cut off when its tock stopped; the next tock or tock daemon asks for it again)"
+                    .to_string()
             } else {
                 format!(" ({})", m.status.as_str())
             };
