@@ -346,6 +346,31 @@ async fn snapshot_streaming_reply_with_two_queued() {
     ui.settle().await;
 }
 
+/// "queued: it goes as soon as this reply finishes" is not left standing
+/// once the reply is stopped elsewhere (`tock stop`, another tock): the
+/// queue is paused then, and the strip says so.
+#[tokio::test(start_paused = true)]
+async fn the_queued_line_goes_when_the_reply_is_stopped_elsewhere() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("Let me think")], gate.clone())]);
+    ui.start().await;
+    ui.say("What is a monad?");
+    ui.settle().await;
+    ui.streamed().await;
+    ui.say("and a functor?");
+    ui.settle().await;
+    assert_eq!(
+        ui.status_line(),
+        "queued: it goes as soon as this reply finishes"
+    );
+    // Stopped by the engine, not by a key here.
+    assert!(ui.h.engine.stop(ui.conv()));
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(s.contains("paused after stop"), "{s}");
+    assert!(!s.contains("it goes as soon as this reply finishes"), "{s}");
+}
+
 /// A provider that accepts a request only when told to (the row stays in *sending*).
 struct SlowAccept {
     gate: Arc<tokio::sync::Notify>,

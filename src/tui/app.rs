@@ -45,6 +45,9 @@ pub struct Status {
     /// An approval waiting in this conversation: answered (here, from the
     /// CLI or by another process), the line is stale.
     pub approval_in: Option<i64>,
+    /// A message queued behind the reply in this conversation: once its
+    /// queue is paused (a stop, here or from another tock), the line is stale.
+    pub queued_in: Option<i64>,
     /// About the key just pressed: the next key makes it stale.
     pub until_key: bool,
 }
@@ -56,6 +59,7 @@ impl Status {
             error,
             until,
             approval_in: None,
+            queued_in: None,
             until_key: false,
         }
     }

@@ -80,20 +80,25 @@ impl App {
         // (F2 reloads its whole list) are brought up to date on the rest.
         if !streamed_or_dispatch {
             self.sync_views();
-            self.drop_answered_approval_status();
+            self.drop_stale_status();
         }
         true
     }
 
     /// An approval notice goes once nothing waits for approval in its
-    /// conversation any more, wherever it was answered.
-    fn drop_answered_approval_status(&mut self) {
-        if self
-            .status
-            .as_ref()
-            .and_then(|s| s.approval_in)
-            .is_some_and(|c| !self.model.awaiting.contains(&c))
-        {
+    /// conversation any more, wherever it was answered; "queued: it goes as
+    /// soon as this reply finishes" goes once the queue is paused instead
+    /// (the strip says so, and how to resume).
+    fn drop_stale_status(&mut self) {
+        let Some(s) = self.status.as_ref() else {
+            return;
+        };
+        let answered = s
+            .approval_in
+            .is_some_and(|c| !self.model.awaiting.contains(&c));
+        let paused =
+            s.queued_in.is_some() && s.queued_in == self.model.current && self.model.paused();
+        if answered || paused {
             self.status = None;
         }
     }

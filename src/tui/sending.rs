@@ -186,6 +186,12 @@ impl App {
                             (None, false) => app.info(format!("sent with 📎 {files}")),
                             (None, true) => {}
                         }
+                        if busy
+                            && due.is_none()
+                            && let Some(s) = app.status.as_mut()
+                        {
+                            s.queued_in = Some(conv);
+                        }
                     }
                     Err(e) => {
                         let back = app.give_back(conv, seq, sent, &left);
