@@ -566,7 +566,7 @@ fn a_tui_next_to_a_daemon_stands_by_and_still_sees_every_change() {
         (t.json(&["status", "--json"])["dispatcher"]["pid"] == pid as i64).then_some(())
     });
     let pty = start(&t);
-    pty.wait_text(&format!("another tock (pid {pid}) is dispatching"), LONG);
+    pty.wait_text(&format!("another tock (pid {pid}) sends"), LONG);
     // Typed in the TUI, sent by the daemon, shown in the TUI.
     pty.type_text("typed in the standby tui");
     pty.enter();
@@ -582,7 +582,7 @@ fn a_tui_next_to_a_daemon_stands_by_and_still_sees_every_change() {
     // At 60 columns the note is short, and the counts after it still show.
     t.send(&["--conv", &conv, "--in", "1h", "later on"]);
     let small = Pty::spawn(&[], &t.env, 15, 60);
-    let screen = small.wait_text(&format!("sent by pid {pid}"), LONG);
+    let screen = small.wait_text("other tock sends", LONG);
     assert!(!screen.contains("another tock"), "{screen}");
     small.wait_text("⏰1", LONG);
 }

@@ -2378,13 +2378,13 @@ async fn the_status_bar_says_another_dispatcher_briefly_before_dropping_the_rest
     };
     let wide = last(&mut ui, 160);
     assert!(
-        wide.contains(&format!("another tock (pid {pid}) is dispatching")),
+        wide.contains(&format!("another tock (pid {pid}) sends")),
         "{wide}"
     );
     let mut brief_seen = false;
     for w in (60..160).rev() {
         let bar = last(&mut ui, w);
-        if bar.contains(&format!("sent by pid {pid}")) && bar.contains("offline") {
+        if bar.contains("other tock sends") && !bar.contains("another") && bar.contains("offline") {
             brief_seen = true;
             break;
         }

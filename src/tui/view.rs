@@ -375,7 +375,8 @@ fn status_spans_with(
     )];
     if provider == "echo" {
         spans.push(Span::styled(
-            if short { " off " } else { " offline " },
+            // Not shortened: " off " read as "switched off".
+            " offline ",
             Style::new()
                 .fg(palette().on(palette().highlight))
                 .bg(palette().highlight),
@@ -402,12 +403,12 @@ fn status_spans_with(
         DispatchState::Dispatching => (String::new(), dim()),
         DispatchState::Starting => ("starting".to_string(), dim()),
         // Short: the counts after it must still show.
-        DispatchState::Standby { pid } if brief_dispatch => (
-            format!("sent by pid {pid}"),
+        DispatchState::Standby { .. } if brief_dispatch => (
+            "other tock sends".to_string(),
             Style::new().fg(palette().warning),
         ),
         DispatchState::Standby { pid } => (
-            format!("another tock (pid {pid}) is dispatching"),
+            format!("another tock (pid {pid}) sends"),
             Style::new().fg(palette().warning),
         ),
         DispatchState::Disabled => (
