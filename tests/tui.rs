@@ -3325,6 +3325,31 @@ async fn the_approval_card_shows_every_argument_of_a_long_call_on_ctrl_o() {
     assert!(ui.app.model.waiting_approval().is_none(), "denied");
 }
 
+/// With `approval_timeout`, the card says when the call is declined if
+/// nobody answers, and counts down to it.
+#[tokio::test(start_paused = true)]
+async fn the_approval_card_says_when_an_unanswered_call_is_declined() {
+    let mut cfg = Config::default();
+    cfg.approvals.approval_timeout = Some("90m".into());
+    let mut ui = Ui::with_config(task_steps(), cfg);
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval));
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("unanswered, it is declined Mon 30 Nov 02:23, in 1h 30m"),
+        "{s}"
+    );
+    tokio::time::sleep(std::time::Duration::from_secs(30 * 60)).await;
+    ui.pump();
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("unanswered, it is declined Mon 30 Nov 02:23, in 1h "),
+        "{s}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn typed_text_never_answers_an_approval_and_is_kept() {
     let mut ui = Ui::new(task_steps());

@@ -33,6 +33,9 @@ pub struct ApprovalCard {
     /// A choice letter typed on an empty composer: if more typing follows,
     /// it was the start of a word and goes to the composer with it.
     held: Option<KeyEvent>,
+    /// When it is declined unanswered, as the last frame read the config
+    /// (for the next redraw of its countdown).
+    declined: std::cell::Cell<Option<i64>>,
 }
 
 impl ApprovalCard {
@@ -41,6 +44,7 @@ impl ApprovalCard {
             approval,
             choice: None,
             held: None,
+            declined: std::cell::Cell::new(None),
         }
     }
 
@@ -49,6 +53,19 @@ impl ApprovalCard {
             && !key
                 .modifiers
                 .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+    }
+
+    /// When the call is declined for want of an answer, if a timeout is set.
+    fn declined_at(&self, model: &crate::tui::model::Model) -> Option<i64> {
+        let at = model
+            .engine
+            .config()
+            .get()
+            .approvals
+            .timeout_ms()
+            .map(|limit| self.approval.created_at.saturating_add(limit));
+        self.declined.set(at);
+        at
     }
 
     /// The card's rows: title, what the call does, the two buttons.
@@ -175,6 +192,13 @@ impl ApprovalCard {
                 ),
             ),
         };
+        // With `approval_timeout`, when the call is declined unanswered.
+        if let Some(at) = self.declined_at(cx.model) {
+            body.push(Line::styled(
+                format!("unanswered, it is declined {}", super::preview(at, &cx.now)),
+                Style::new().fg(palette().dim),
+            ));
+        }
         body.push(Line::from(vec![
             button(
                 "Approve",
@@ -286,8 +310,13 @@ impl View for ApprovalCard {
 
     fn next_change(&self, now_ms: i64) -> Option<i64> {
         let s: serde_json::Value = serde_json::from_str(&self.approval.summary).unwrap_or_default();
-        s["due_at"]
+        let due = s["due_at"]
             .as_i64()
-            .and_then(|d| super::label_change(d, now_ms))
+            .and_then(|d| super::label_change(d, now_ms));
+        let declined = self
+            .declined
+            .get()
+            .and_then(|d| super::label_change(d, now_ms));
+        due.into_iter().chain(declined).min()
     }
 }
