@@ -701,6 +701,28 @@ async fn snapshot_approval_then_task_card_then_canceled() {
     insta::assert_snapshot!("task_card_canceled_80x24", ui.render(80, 24).backend());
 }
 
+/// A task's message in the chat is marked as one (whether it went at its
+/// time or was sent early from F2, it is the task's).
+#[tokio::test(start_paused = true)]
+async fn a_fired_task_is_marked_in_the_chat() {
+    let mut steps = task_steps();
+    steps.push(Step::Reply(vec![text("The build is green."), done()]));
+    let mut ui = Ui::new(steps);
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    ui.approve();
+    ui.settle().await;
+    tokio::time::sleep(std::time::Duration::from_secs(3_700)).await;
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("⏰ scheduled task") && s.contains("[Scheduled task] check whether"),
+        "{s}"
+    );
+    assert!(s.contains("The build is green."), "{s}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn snapshot_interrupted_reply() {
     let mut ui = Ui::new(vec![Step::Cut(

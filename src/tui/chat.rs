@@ -528,7 +528,7 @@ fn head(e: &Entry, width: u16) -> Vec<Line<'static>> {
     }
     if m.role == Role::User && m.content.starts_with("[Scheduled task]") {
         header.push(Span::styled(
-            "  ⏰ fired by schedule",
+            "  ⏰ scheduled task",
             Style::new().fg(palette().accent),
         ));
     } else if m.role == Role::User
