@@ -215,6 +215,20 @@ fn approvals_id_shows_every_argument_of_a_call() {
     );
     let j = t.json(&["approvals", &id.to_string(), "--json"]);
     assert_eq!(j["arguments"]["path"], "/tmp/notes/long.txt");
+    // A message sent there meanwhile is queued, and told why it waits.
+    let o = t.run(&["send", "--conv-id", &conv.to_string(), "and then this"]);
+    assert!(o.status.success(), "{}", o.stderr);
+    assert!(
+        o.stdout.trim().parse::<i64>().is_ok(),
+        "only the id: {}",
+        o.stdout
+    );
+    assert_eq!(
+        o.stderr.trim(),
+        format!(
+            "queued: it waits until approval {id} (files__write_file) in this conversation is answered (tock approvals {id})"
+        )
+    );
     assert_eq!(t.fails(&["approvals", "999"]), "tock: no approval 999");
 }
 

@@ -111,6 +111,22 @@ pub(super) fn send(
     item.model_override = model.map(str::to_owned);
     let id = engine.submit(item)?;
     println!("{id}");
+    // The id is the output scripts read; why it waits goes to stderr. A tool
+    // call waiting for an answer holds its conversation (the TUI asks for
+    // the answer before it takes a message there).
+    if due.is_none()
+        && let Some(a) = store
+            .waiting_approvals()?
+            .into_iter()
+            .find(|a| a.conversation_id == conv_id)
+    {
+        eprintln!(
+            "queued: it waits until approval {} ({}) in this conversation is answered (tock approvals {})",
+            a.id,
+            crate::sanitize::sanitize_line(&a.tool),
+            a.id
+        );
+    }
     Ok(())
 }
 
