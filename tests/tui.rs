@@ -2797,6 +2797,44 @@ async fn f3_shows_the_notification_history() {
     );
 }
 
+/// A message sent at its time and a reply ring the terminal once per
+/// conversation until it is opened again (a series every minute rang every
+/// minute); a failure rings each time.
+#[tokio::test(start_paused = true)]
+async fn routine_notices_ring_once_per_conversation_until_it_is_opened() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("hello");
+    ui.settle().await;
+    let other = ui.conv();
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    ui.pump();
+    let notice = |ui: &mut Ui, kind: tock::engine::NoticeKind| {
+        ui.app.output.raw.clear();
+        ui.app.on_engine(Event::Notice(tock::engine::Notification {
+            kind,
+            conversation_id: Some(other),
+            text: "recurring message sent in “hello”".into(),
+        }));
+        ui.app.output.raw.iter().any(|r| r.contains('\x07'))
+    };
+    use tock::engine::NoticeKind::{Failed, Fired, ReplyFinished};
+    assert!(notice(&mut ui, Fired), "the first rings");
+    assert!(
+        !notice(&mut ui, ReplyFinished),
+        "its reply does not ring again"
+    );
+    assert!(!notice(&mut ui, Fired), "nor the next occurrence");
+    assert!(notice(&mut ui, Failed), "a failure always rings");
+    // Looked at, it rings again for what comes next.
+    let here = ui.conv();
+    ui.app.open(other);
+    ui.app.open(here);
+    assert!(notice(&mut ui, Fired));
+    // Every notice is in F3 all the same.
+    assert_eq!(ui.app.notices.len(), 5);
+}
+
 /// Reschedules a `/later 1h` item from F2 with what `f2_input` types into
 /// its prompt, then schedules "second" from the Ctrl+T picker with what
 /// `picker_input` types there: both must read as 2 h and 3 h from now.

@@ -184,6 +184,8 @@ pub(crate) async fn run(
     if matches!(item.kind, Kind::Message | Kind::Task) && !item.accepted() {
         let what = if item.kind == Kind::Task {
             "scheduled task fired"
+        } else if item.series_id.is_some() {
+            "recurring message sent"
         } else {
             "scheduled message sent"
         };

@@ -187,8 +187,18 @@ impl App {
             return;
         }
         let cfg = self.engine().config().get();
-        let bytes =
-            crate::notify::terminal_bytes(&text, cfg.notify.bell, cfg.notify.desktop, self.in_tmux);
+        // A message sent at its time and a reply that came ring once per
+        // conversation until it is opened again; failures, expiries and
+        // approvals ring every time.
+        let routine = matches!(n.kind, NoticeKind::Fired | NoticeKind::ReplyFinished);
+        let quiet = routine
+            && n.conversation_id
+                .is_some_and(|c| !self.model.rang.insert(c));
+        let bytes = if quiet {
+            String::new()
+        } else {
+            crate::notify::terminal_bytes(&text, cfg.notify.bell, cfg.notify.desktop, self.in_tmux)
+        };
         if !bytes.is_empty() {
             self.output.raw.push(bytes);
         }

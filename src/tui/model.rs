@@ -54,6 +54,10 @@ pub struct Model {
     counts: std::cell::Cell<Option<(i64, i64, StateCounts)>>,
     /// Conversations whose reply finished while another was open.
     pub unread: HashSet<i64>,
+    /// Conversations that rang the terminal for a message sent or a reply
+    /// since they were last opened: they do not ring again for those until
+    /// then (a series every minute rang every minute).
+    pub rang: HashSet<i64>,
     /// The versions of the current conversation's messages.
     pub alternates: crate::store::AlternateMap,
     /// Versions being looked at instead of the one shown, by their group's
@@ -117,6 +121,7 @@ impl Model {
             dispatch: DispatchState::Starting,
             unfolded: false,
             unread: HashSet::new(),
+            rang: HashSet::new(),
             alternates: Default::default(),
             browsing: HashMap::new(),
             stepping: None,
@@ -164,6 +169,7 @@ impl Model {
         }
         self.set_current(Some(id));
         self.unread.remove(&id);
+        self.rang.remove(&id);
         self.reload_messages();
         self.reload_items();
     }
