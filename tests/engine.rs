@@ -1088,3 +1088,42 @@ async fn standby_takes_over_the_moment_the_local_dispatcher_exits() {
         h.engine.dispatch_state()
     );
 }
+
+/// A reminder that falls due while a tool call in its conversation waits
+/// for an answer is held (the call's result must come first); it is told
+/// once as it falls due, so it does not pass unnoticed. One elsewhere goes.
+#[tokio::test(start_paused = true)]
+async fn a_reminder_held_by_a_waiting_approval_is_told_once_when_due() {
+    let h = harness(vec![]);
+    let held_conv = new_conv(&h);
+    let free_conv = new_conv(&h);
+    let store = h.engine.store();
+    store
+        .add_approval(held_conv, 0, "call_1", "files__write_file", "{}", "{}", T0)
+        .unwrap();
+    let mut events = h.engine.subscribe();
+    h.engine.start();
+    settle().await;
+    let held = scheduled(&h, held_conv, "feed the cat", T0 + 60_000);
+    let free = scheduled(&h, free_conv, "water the plants", T0 + 60_000);
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    settle().await;
+    assert_eq!(status(&h, held), Status::Pending, "held by the approval");
+    assert_eq!(status(&h, free), Status::Sent);
+    let mut told = Vec::new();
+    while let Ok(ev) = events.try_recv() {
+        if let tock::engine::Event::Notice(n) = ev
+            && n.kind == tock::engine::NoticeKind::Approval
+        {
+            told.push((n.conversation_id, n.text));
+        }
+    }
+    assert_eq!(
+        told,
+        vec![(
+            Some(held_conv),
+            "“feed the cat” is due and waits for your answer to the tool call in its conversation"
+                .to_string()
+        )]
+    );
+}

@@ -173,6 +173,9 @@ struct Inner {
     turns: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Scheduler passes so far (idle tock must not spin: tests and `tock status` read it).
     passes: std::sync::atomic::AtomicU64,
+    /// The instant of the last dispatching pass (0 before the first): what
+    /// fell due since then and is held by a waiting approval is told once.
+    last_dispatch_pass: std::sync::atomic::AtomicI64,
     /// A second connection for the front ends' reads, opened on first use
     /// (see [`Engine::reader`]).
     reader: std::sync::OnceLock<Option<Store>>,
@@ -230,6 +233,7 @@ impl Engine {
                 shutdown,
                 turns: Mutex::new(Vec::new()),
                 passes: std::sync::atomic::AtomicU64::new(0),
+                last_dispatch_pass: std::sync::atomic::AtomicI64::new(0),
                 reader: std::sync::OnceLock::new(),
                 mcp,
                 running_approvals: Mutex::new(std::collections::HashSet::new()),

@@ -133,6 +133,12 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
         }
     };
     set_state(engine, state.clone());
+    if state != DispatchState::Dispatching {
+        // What falls due meanwhile is the dispatcher's to tell.
+        inner
+            .last_dispatch_pass
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+    }
     if let DispatchState::Standby { .. } = state {
         // The dispatcher can die without a word (kill -9): nothing is written
         // then, so nothing wakes us. Look again when the next item falls due,
@@ -163,6 +169,7 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
         }
         Err(e) => tracing::error!("reading the outbox: {e:#}"),
     }
+    tell_due_behind_approval(engine, now);
     let next = store.next_ready_at(now).unwrap_or_else(|e| {
         tracing::error!("reading the outbox: {e:#}");
         None
@@ -174,6 +181,39 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
         .into_iter()
         .flatten()
         .min()
+}
+
+/// A message or task that falls due in a conversation whose tool call waits
+/// for an answer is held until it is answered: a reminder would pass
+/// unnoticed, so it is told (once, when it falls due).
+fn tell_due_behind_approval(engine: &Engine, now: i64) {
+    let after = engine
+        .inner
+        .last_dispatch_pass
+        .swap(now, std::sync::atomic::Ordering::Relaxed);
+    if after == 0 {
+        return;
+    }
+    let held = match engine.store().due_behind_approval(after, now) {
+        Ok(h) => h,
+        Err(e) => {
+            tracing::error!("reading what an approval holds: {e:#}");
+            return;
+        }
+    };
+    for (_, conversation, what) in held {
+        let what = crate::sanitize::sanitize_line(&what)
+            .chars()
+            .take(60)
+            .collect::<String>();
+        engine.notify(
+            NoticeKind::Approval,
+            Some(conversation),
+            format!(
+                "“{what}” is due and waits for your answer to the tool call in its conversation"
+            ),
+        );
+    }
 }
 
 /// When the next series occurrence falls due. One still due after a pass

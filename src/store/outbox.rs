@@ -811,6 +811,24 @@ impl Store {
         )?)
     }
 
+    /// Items that fell due in `(after, now]` in a conversation whose tool
+    /// call waits for an answer (which holds it): `(id, conversation, what)`.
+    /// Read through the due-time index, so a pass reads only what just fell due.
+    pub fn due_behind_approval(&self, after: i64, now: i64) -> Result<Vec<(i64, i64, String)>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT o.id, o.conversation_id, COALESCE(o.title, o.text) FROM outbox AS o INDEXED BY outbox_status_due
+             WHERE o.status = 'pending' AND o.due_at > ?1 AND o.due_at <= ?2
+               AND EXISTS (SELECT 1 FROM approvals AS a
+                           WHERE a.conversation_id = o.conversation_id AND a.status = 'waiting')
+             ORDER BY o.due_at, o.id",
+        )?;
+        let rows = st.query_map(params![after, now], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Compare-and-swap pending -> sending. False if someone else got it first.
     pub fn claim(&self, id: i64, owner: &str, now: i64) -> Result<bool> {
         let n = self.conn().execute(
