@@ -1180,3 +1180,38 @@ async fn a_failed_occurrence_overtaken_by_a_later_one_is_not_retried() {
         Status::Failed
     );
 }
+
+/// Two messages failed in turn (the queue was resumed in between by a new
+/// message), and one typed after the second waits for it: retrying the
+/// first sends the first only; the one behind the second stays held until
+/// the second is retried, and then they go in their order.
+#[tokio::test(start_paused = true)]
+async fn retrying_one_failed_message_does_not_release_what_another_holds() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 1;
+    let refused = || Step::Fail(LlmError::transient("connection refused"));
+    let ok = |t: &str| Step::Reply(vec![text(t), done()]);
+    let h = harness_with(
+        Scripted::new(vec![refused(), refused(), ok("1"), ok("2"), ok("3")]),
+        cfg,
+    );
+    let c = new_conv(&h);
+    h.engine.start();
+    let p1 = h.engine.send_text(c, "P1").unwrap();
+    run_for(5).await;
+    assert_eq!(status(&h, p1), Status::Failed);
+    // A new message resumes the queue (the user's rule), and fails too.
+    let p2 = h.engine.send_text(c, "P2").unwrap();
+    let p3 = h.engine.send_text(c, "P3").unwrap();
+    run_for(5).await;
+    assert_eq!(status(&h, p2), Status::Failed);
+    assert_eq!(status(&h, p3), Status::Pending, "held behind P2");
+    h.engine.retry(p1).unwrap();
+    run_for(30).await;
+    assert_eq!(status(&h, p1), Status::Sent);
+    assert_eq!(status(&h, p3), Status::Pending, "still held behind P2");
+    assert_eq!(user_texts(&h, c), vec!["P1"]);
+    h.engine.retry(p2).unwrap();
+    run_for(30).await;
+    assert_eq!(user_texts(&h, c), vec!["P1", "P2", "P3"]);
+}

@@ -566,8 +566,11 @@ impl Engine {
                 self.store().retry_item(id, now)?;
                 // A message that failed holds what was queued behind it;
                 // sending it again is the user's resume (it goes first:
-                // its place in the queue is before theirs).
-                if let Some(c) = it.conversation_id {
+                // its place in the queue is before theirs) — unless another
+                // failed message still holds what came after that one.
+                if let Some(c) = it.conversation_id
+                    && !self.store().other_failed_message(c, id)?
+                {
                     self.resume_queue(c)?;
                 }
             }

@@ -1228,11 +1228,14 @@ impl Store {
     /// Send a failed, expired or canceled item again, first in its
     /// conversation: its place was before what was queued meanwhile (a
     /// scheduled one's due time becomes now, which alone sorted it last).
+    /// Due now, it is the user's explicit send: a paused queue does not
+    /// hold it (the pause may be another failed message's, which still
+    /// holds what was queued behind that one).
     pub fn retry_item(&self, id: i64, now: i64) -> Result<()> {
         self.user_update(
             id,
             "status = 'pending', attempts = 0, next_attempt_at = NULL, last_error = NULL, priority = 1,
-             due_at = CASE WHEN due_at IS NULL THEN NULL ELSE ?2 END, updated_at = ?2",
+             due_at = ?2, updated_at = ?2",
             &["failed", "expired", "canceled"],
             &[&now],
         )
@@ -1253,6 +1256,18 @@ impl Store {
             )
             .optional()?
             .flatten())
+    }
+
+    /// Whether a message of the conversation other than `except` could not
+    /// be sent (failed before entering it): it holds what was queued after it.
+    pub fn other_failed_message(&self, conversation_id: i64, except: i64) -> Result<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS(SELECT 1 FROM outbox INDEXED BY outbox_conversation
+                 WHERE conversation_id = ?1 AND status = 'failed' AND id != ?2
+                   AND sent_at IS NULL AND kind IN ('message', 'queued'))",
+            params![conversation_id, except],
+            |r| r.get(0),
+        )?)
     }
 
     /// Skip the queue: first in its conversation as soon as it is idle.
