@@ -1215,3 +1215,33 @@ async fn retrying_one_failed_message_does_not_release_what_another_holds() {
     run_for(30).await;
     assert_eq!(user_texts(&h, c), vec!["P1", "P2", "P3"]);
 }
+
+/// A failed message passed over (the queue went on without it) does not
+/// explain a later pause: a stop then reads as a stop.
+#[tokio::test(start_paused = true)]
+async fn a_stop_after_an_old_failure_is_told_as_a_stop() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 1;
+    let h = harness_with(
+        Scripted::new(vec![Step::Fail(LlmError::transient("connection refused"))]),
+        cfg,
+    );
+    let c = new_conv(&h);
+    h.engine.start();
+    let p1 = h.engine.send_text(c, "P1").unwrap();
+    run_for(5).await;
+    assert_eq!(status(&h, p1), Status::Failed);
+    // Later, a reply is stopped with a message queued behind it.
+    let now = h.engine.now_ms();
+    let store = h.engine.store();
+    let q = store
+        .enqueue(&NewItem::new(c, Kind::Queued, "Q"), now)
+        .unwrap();
+    assert!(store.pause_queue(c, now).unwrap());
+    assert_eq!(
+        store.waiting(now).unwrap().get(&q),
+        Some(&tock::store::Waiting::QueuePaused {
+            by: tock::store::PausedBy::Stop
+        })
+    );
+}

@@ -132,6 +132,10 @@ impl Store {
                 "SELECT o.conversation_id, o.id, o.sent_at IS NOT NULL FROM outbox AS o
                  JOIN conversations AS c ON c.id = o.conversation_id
                  WHERE c.queue_paused_at IS NOT NULL AND o.status IN ('failed', 'expired')
+                   -- Only a failure that made this pause (it is written just
+                   -- before the row is marked): an older one passed over
+                   -- since does not explain a later stop.
+                   AND o.updated_at >= c.queue_paused_at
                  ORDER BY o.sent_at IS NOT NULL, o.updated_at, o.id",
             )?;
             let failed = st

@@ -229,10 +229,14 @@ impl Strip {
         if cx.model.paused() {
             let resume = cx.keys.label(Scope::Strip, Action::Resume);
             let send = cx.keys.label(Scope::Strip, Action::SendNow);
-            // A reply that failed for good holds the queue as a stop does.
-            let why = if items.iter().any(|i| i.accepted() && i.status.gave_up()) {
+            // A reply that failed for good holds the queue as a stop does;
+            // only a failure that made this pause explains it (one passed
+            // over since does not explain a later stop).
+            let since = cx.model.gate(cx.model.current).paused_at.unwrap_or(0);
+            let cause = |i: &crate::store::OutboxItem| i.status.gave_up() && i.updated_at >= since;
+            let why = if items.iter().any(|i| cause(i) && i.accepted()) {
                 "a failed reply"
-            } else if items.iter().any(|i| i.status.gave_up()) {
+            } else if items.iter().any(|i| cause(i)) {
                 "a failed message"
             } else {
                 "stop"
