@@ -1245,3 +1245,41 @@ async fn a_stop_after_an_old_failure_is_told_as_a_stop() {
         })
     );
 }
+
+/// A message typed as a failure pauses the queue (its Enter lands a moment
+/// after) was typed before the pause could be seen: it does not lift the
+/// pause, and waits with what was queued. One sent once the pause has been
+/// on screen a while lifts it, as documented.
+#[tokio::test(start_paused = true)]
+async fn a_message_typed_as_a_failure_pauses_the_queue_is_held_too() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 1;
+    let ok = |t: &str| Step::Reply(vec![text(t), done()]);
+    let h = harness_with(
+        Scripted::new(vec![
+            Step::Fail(LlmError::transient("connection refused")),
+            ok("to Y"),
+            ok("to Z"),
+            ok("to W"),
+        ]),
+        cfg,
+    );
+    let c = new_conv(&h);
+    h.engine.start();
+    let x = h.engine.send_text(c, "X").unwrap();
+    let y = h.engine.send_text(c, "Y").unwrap();
+    settle().await;
+    assert_eq!(status(&h, x), Status::Failed);
+    let z = h.engine.send_text(c, "Z").unwrap();
+    settle().await;
+    assert_eq!(
+        (status(&h, y), status(&h, z)),
+        (Status::Pending, Status::Pending),
+        "both held behind the failed X"
+    );
+    assert!(user_texts(&h, c).is_empty());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    h.engine.send_text(c, "W").unwrap();
+    run_for(30).await;
+    assert_eq!(user_texts(&h, c), vec!["Y", "Z", "W"]);
+}

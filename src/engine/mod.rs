@@ -106,6 +106,10 @@ pub enum DispatchState {
     Error(String),
 }
 
+/// A pause a failure made less than this long ago is not lifted by a new
+/// message: it was typed before the pause could be seen.
+pub const UNSEEN_PAUSE_MS: i64 = 1_500;
+
 /// Timing knobs; tests shorten them.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -432,8 +436,10 @@ impl Engine {
             return Err(anyhow!("no conversation {conv}"));
         }
         self.check_not_too_far(item.due_at)?;
-        self.resume_for(&item)?;
-        let id = self.store().enqueue(&item, self.now_ms())?;
+        let now = self.now_ms();
+        let hold = self.resume_for(&item, now)?;
+        let id = self.store().enqueue(&item, now)?;
+        self.hold_too(&item, hold, now)?;
         self.changed_row(id);
         Ok(id)
     }
@@ -458,14 +464,29 @@ impl Engine {
     /// paused, from any front end: what was held goes first, then it.
     /// (Resumed before the row is added, which a pause would not hold, so
     /// it cannot go ahead of them.) Scheduled rows leave the pause alone.
-    fn resume_for(&self, item: &NewItem) -> Result<()> {
-        if item.kind == Kind::Queued
-            && item.due_at.is_none()
-            && let Some(conv) = item.conversation_id
-        {
-            self.resume_queue(conv)?;
+    ///
+    /// A pause a failure made a moment ago (under [`UNSEEN_PAUSE_MS`]) was
+    /// not seen when the message was typed: it is not lifted, and it is
+    /// extended to hold the new message too (returns true), so neither it
+    /// nor what was queued goes ahead of the failed message.
+    fn resume_for(&self, item: &NewItem, now: i64) -> Result<bool> {
+        let Some(conv) = item.conversation_id else {
+            return Ok(false);
+        };
+        if item.kind != Kind::Queued || item.due_at.is_some() {
+            return Ok(false);
         }
-        Ok(())
+        if let Some(paused) = self
+            .store()
+            .conversation(conv)?
+            .and_then(|c| c.queue_paused_at)
+            && now - paused < UNSEEN_PAUSE_MS
+            && self.store().failed_since(conv, paused)?
+        {
+            return Ok(true);
+        }
+        self.resume_queue(conv)?;
+        Ok(false)
     }
 
     /// Accept a send typed in a conversation's composer: the row is enqueued
@@ -482,10 +503,20 @@ impl Engine {
             return Err(anyhow!("no conversation {conv}"));
         }
         self.check_not_too_far(item.due_at)?;
-        self.resume_for(&item)?;
-        let id = self.store().enqueue_clearing_draft(&item, self.now_ms())?;
+        let now = self.now_ms();
+        let hold = self.resume_for(&item, now)?;
+        let id = self.store().enqueue_clearing_draft(&item, now)?;
+        self.hold_too(&item, hold, now)?;
         self.changed_row(id);
         Ok(id)
+    }
+
+    /// Extend a fresh pause over a message added at `now` (see `resume_for`).
+    fn hold_too(&self, item: &NewItem, hold: bool, now: i64) -> Result<()> {
+        if hold && let Some(conv) = item.conversation_id {
+            self.store().extend_pause(conv, now)?;
+        }
+        Ok(())
     }
 
     /// Send `text` to a conversation now (queued behind a running reply).

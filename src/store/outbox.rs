@@ -1270,6 +1270,26 @@ impl Store {
         )?)
     }
 
+    /// Whether a row of the conversation failed for good at or after `at`.
+    pub fn failed_since(&self, conversation_id: i64, at: i64) -> Result<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS(SELECT 1 FROM outbox INDEXED BY outbox_conversation
+                 WHERE conversation_id = ?1 AND status = 'failed' AND updated_at >= ?2)",
+            params![conversation_id, at],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Move a pause later, to `at`, so it holds what was queued until then.
+    pub fn extend_pause(&self, conversation_id: i64, at: i64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE conversations SET queue_paused_at = MAX(queue_paused_at, ?2)
+             WHERE id = ?1 AND queue_paused_at IS NOT NULL",
+            params![conversation_id, at],
+        )?;
+        Ok(())
+    }
+
     /// Skip the queue: first in its conversation as soon as it is idle.
     pub fn send_now(&self, id: i64, now: i64) -> Result<()> {
         self.user_update(
