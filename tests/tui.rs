@@ -2835,6 +2835,26 @@ async fn routine_notices_ring_once_per_conversation_until_it_is_opened() {
     assert_eq!(ui.app.notices.len(), 5);
 }
 
+/// F2 covers the screen but the status bar: what its keys did, a refusal
+/// with its reason too, is read under it.
+#[tokio::test(start_paused = true)]
+async fn f2_leaves_the_status_bar_to_say_why_a_key_was_refused() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("/later 1h water the plants");
+    ui.settle().await;
+    ui.press(KeyCode::F(2));
+    ui.ch('R');
+    ui.settle().await;
+    assert_eq!(ui.app.top(), Some(ViewKind::Scheduled));
+    let s = ui.screen(100, 30);
+    let last = s.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("#1 is still waiting to be sent; s sends it now"),
+        "{s}"
+    );
+}
+
 /// Reschedules a `/later 1h` item from F2 with what `f2_input` types into
 /// its prompt, then schedules "second" from the Ctrl+T picker with what
 /// `picker_input` types there: both must read as 2 h and 3 h from now.

@@ -95,7 +95,14 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
     draw_composer(f, app, composer_area);
     f.render_widget(Paragraph::new(status_lines), status);
     for v in &app.views {
-        v.render(area, f.buffer_mut(), &rcx);
+        // F2 covers the screen but the status bar, which says what its
+        // keys did (an action refused, with the reason).
+        let over = if v.kind() == super::views::ViewKind::Scheduled {
+            main
+        } else {
+            area
+        };
+        v.render(over, f.buffer_mut(), &rcx);
     }
     layout
 }
