@@ -191,6 +191,11 @@ fn approvals_id_shows_every_argument_of_a_call() {
         .unwrap();
     let table = t.ok(&["approvals"]);
     assert!(table.contains("files__write_file"), "{table}");
+    // In words, the path first, not the call's JSON.
+    assert!(
+        table.contains("path: /tmp/notes/long.txt · content: (61 lines) · line 0: harmless"),
+        "{table}"
+    );
     assert!(!table.contains("rm -rf"), "cut in the table: {table}");
     assert!(
         table.contains("(tock approvals ID shows a call with every argument)"),

@@ -117,7 +117,7 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
                     "id": a.id,
                     "conversation_id": a.conversation_id,
                     "tool": a.tool,
-                    "summary": line(&readable_summary(&a.summary)),
+                    "summary": line(&readable_summary(&a.summary, &a.arguments)),
                     "details": machine_details(&a.summary),
                     "created_at": rfc3339(Some(a.created_at)),
                 })
@@ -133,7 +133,7 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
         );
         let mut cut = false;
         for a in &waiting {
-            let summary = line(&readable_summary(&a.summary));
+            let summary = line(&readable_summary(&a.summary, &a.arguments));
             let summary = if summary.chars().count() > 80 {
                 cut = true;
                 crate::cli::excerpt(&summary, 80)
@@ -192,9 +192,17 @@ pub(super) fn approval(store: &Store, id: i64, as_json: bool) -> Result<()> {
 /// An approval's summary for a reader: tock's own scheduling calls say what
 /// and when in words (their stored summary is JSON with epoch times, for
 /// the approval card and `--json`); any other tool's arguments as they are.
-fn readable_summary(summary: &str) -> String {
+fn readable_summary(summary: &str, arguments: &str) -> String {
+    // Any other tool: its arguments as words, one-line ones first.
+    let as_words = || {
+        crate::call_text::argument_lines(arguments)
+            .iter()
+            .map(|l| l.trim())
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
     let Ok(v) = serde_json::from_str::<serde_json::Value>(summary) else {
-        return summary.to_string();
+        return as_words();
     };
     if let (Some(what), Some(due)) = (v["instruction"].as_str(), v["due_at"].as_i64()) {
         let repeat = v["repeat"]
@@ -211,7 +219,7 @@ fn readable_summary(summary: &str) -> String {
         };
         return format!("{what} #{job} \"{text}\"");
     }
-    summary.to_string()
+    as_words()
 }
 
 /// An approval's stored summary for a program: the same JSON object, with
