@@ -2768,7 +2768,7 @@ async fn f3_shows_the_notification_history() {
         "{s}"
     );
     assert!(
-        s.contains("401 Unauthorized: bad key · Conversation 1"),
+        s.contains("“Conversation 1” · failed: 401 Unauthorized: bad key"),
         "names its conversation: {s}"
     );
     // One that names its conversation is not told it twice.

@@ -144,12 +144,13 @@ impl View for Notices {
                 .conversation_id
                 .and_then(|id| cx.model.convs.iter().find(|c| c.id == id))
                 .map(|c| crate::sanitize::sanitize_line(&c.display_title()).into_owned())
-                // Most notices name their conversation already.
+                // Most notices name their conversation already; the others
+                // name it first, where a long error cannot cut it off.
                 .filter(|title| !e.text.contains(&format!("“{title}”")))
-                .map(|title| format!(" · {title}"))
+                .map(|title| format!("“{}” · ", elide(&title, 24)))
                 .unwrap_or_default();
             let line = format!(
-                "{}{} {}{place}",
+                "{}{} {place}{}",
                 if chosen { "› " } else { "  " },
                 e.stamp,
                 e.text
