@@ -42,6 +42,16 @@ pub fn argument_lines(arguments: &str) -> Vec<String> {
     out
 }
 
+/// The arguments on one line, for a list row: [`argument_lines`] joined
+/// by " · ", each trimmed.
+pub fn argument_line(arguments: &str) -> String {
+    argument_lines(arguments)
+        .iter()
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

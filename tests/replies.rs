@@ -612,6 +612,15 @@ fn status(h: &Harness, id: i64) -> Status {
     h.engine.store().item(id).unwrap().unwrap().status
 }
 
+/// Why pending row `id` waits now, as `tock list` reads it.
+fn waiting_reason(h: &Harness, id: i64) -> Option<tock::store::Waiting> {
+    h.engine
+        .store()
+        .waiting(h.engine.now_ms())
+        .unwrap()
+        .remove(&id)
+}
+
 #[tokio::test(start_paused = true)]
 async fn permanent_failure_after_acceptance_stops_with_the_reason() {
     let h = harness(vec![Step::Cut(
@@ -664,18 +673,15 @@ async fn a_refused_message_holds_what_was_queued_behind_it() {
         "held behind the refused one"
     );
     assert_eq!(
-        h.engine
-            .store()
-            .waiting(h.engine.now_ms())
-            .unwrap()
-            .get(&third),
-        Some(&tock::store::Waiting::QueuePaused {
+        waiting_reason(&h, third),
+        Some(tock::store::Waiting::QueuePaused {
             by: tock::store::PausedBy::FailedMessage { item_id: second }
         })
     );
     // Told so in `tock list` and `tock status`, with the way out.
-    let why =
-        h.engine.store().waiting(h.engine.now_ms()).unwrap()[&third].describe(h.engine.now_ms());
+    let why = waiting_reason(&h, third)
+        .unwrap()
+        .describe(h.engine.now_ms());
     assert_eq!(
         why,
         format!(
@@ -720,12 +726,8 @@ async fn a_failed_reply_holds_the_queue_and_is_not_retried_once_the_conversation
         "held behind the failed reply"
     );
     assert_eq!(
-        h.engine
-            .store()
-            .waiting(h.engine.now_ms())
-            .unwrap()
-            .get(&behind),
-        Some(&tock::store::Waiting::QueuePaused {
+        waiting_reason(&h, behind),
+        Some(tock::store::Waiting::QueuePaused {
             by: tock::store::PausedBy::FailedReply { item_id: first }
         })
     );

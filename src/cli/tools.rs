@@ -194,13 +194,7 @@ pub(super) fn approval(store: &Store, id: i64, as_json: bool) -> Result<()> {
 /// the approval card and `--json`); any other tool's arguments as they are.
 fn readable_summary(summary: &str, arguments: &str) -> String {
     // Any other tool: its arguments as words, one-line ones first.
-    let as_words = || {
-        crate::call_text::argument_lines(arguments)
-            .iter()
-            .map(|l| l.trim())
-            .collect::<Vec<_>>()
-            .join(" · ")
-    };
+    let as_words = || crate::call_text::argument_line(arguments);
     let Ok(v) = serde_json::from_str::<serde_json::Value>(summary) else {
         return as_words();
     };

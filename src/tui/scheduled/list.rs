@@ -465,7 +465,7 @@ fn approval_rows(store: &Store) -> anyhow::Result<Vec<Row>> {
         // tock's own tools name their task; a server's tool, its arguments.
         let what = match s["title"].as_str().or(s["instruction"].as_str()) {
             Some(w) => w.to_string(),
-            None => crate::call_text::argument_lines(&a.arguments).join(" · "),
+            None => crate::call_text::argument_line(&a.arguments),
         };
         let summary = one_line(&format!("{} wants to run: {what}", a.tool));
         let item = stand_in(
