@@ -247,7 +247,10 @@ fn tmux_cli_scheduled_item_shows_in_f2_then_kill9_and_restart_in_the_same_pane()
         return;
     }
     let mut t = Tock::new();
-    t.set_env("TOCK_ECHO_DELAY_MS", "60");
+    // Slow words before the kill: the long reply must still be streaming
+    // after two more items are typed, however loaded the machine (the whole
+    // suite runs at once in CI). Fast words after the restart.
+    t.set_env("TOCK_ECHO_DELAY_MS", "250");
     let tmux = Tmux::start(t.dir.path());
     let (script, pidfile) = launcher(&t, "screen-256color");
     launch(&tmux, &script);
@@ -278,14 +281,21 @@ fn tmux_cli_scheduled_item_shows_in_f2_then_kill9_and_restart_in_the_same_pane()
     tmux.send_keys(&["Enter"]);
     tmux.type_text("/later 3s scheduled before the kill");
     tmux.send_keys(&["Enter"]);
-    wait_until(LONG, "two pending items", || {
-        let n = t
-            .items()
-            .iter()
-            .filter(|i| i["status"] == "pending")
-            .count();
-        (n == 2).then_some(())
-    });
+    let deadline = Instant::now() + LONG;
+    loop {
+        let items = t.items();
+        let pending = items.iter().filter(|i| i["status"] == "pending").count();
+        if pending == 2 {
+            break;
+        }
+        if Instant::now() > deadline {
+            panic!(
+                "two items were never pending together:\n{items:#?}\npane:\n{}",
+                tmux.capture()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let pid = read_pid(&pidfile);
     let streaming = messages(&t, &conv)
         .iter()
@@ -309,6 +319,8 @@ fn tmux_cli_scheduled_item_shows_in_f2_then_kill9_and_restart_in_the_same_pane()
     tmux.type_text("stty sane; printf '\\033[?1049l\\033[H\\033[2J'");
     tmux.send_keys(&["C-j"]);
     tmux.wait_for("the terminal reset", |s| !s.contains("Enter sends"));
+    t.set_env("TOCK_ECHO_DELAY_MS", "20");
+    let (script, _) = launcher(&t, "screen-256color");
     launch(&tmux, &script);
     let deadline = Instant::now() + LONG;
     let msgs = loop {
