@@ -267,6 +267,18 @@ fn a_reply_streaming_in_the_daemon_is_stopped_from_another_process() {
     // Nothing streams now: asked again, it says so.
     let line = t.fails(&["stop", "long"]);
     assert!(line.contains("no reply is streaming"), "{line}");
+    // The paused queue says how to go on, and `tock resume --conv` does.
+    let list = t.ok(&["list"]);
+    assert!(list.contains("tock resume --conv"), "{list}");
+    let line = t.ok(&["resume", "--conv", "long"]);
+    assert!(line.contains("resumed the queue of “long”"), "{line}");
+    wait_until(Duration::from_secs(10), "the item behind sent", || {
+        (t.item(behind)["status"] == "sent" && server.count() == 2).then_some(())
+    });
+    let line = t.fails(&["resume", "--conv", "long"]);
+    assert!(line.contains("is not paused"), "{line}");
+    let line = t.fails(&["resume"]);
+    assert!(line.contains("required"), "{line}");
     d.signal(libc::SIGTERM);
     assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
 }

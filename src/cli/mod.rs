@@ -60,8 +60,15 @@ pub enum Command {
     Cancel { id: i64 },
     /// Pause a recurring series
     Pause { id: i64 },
-    /// Resume a paused series at its next occurrence
-    Resume { id: i64 },
+    /// Resume a paused series at its next occurrence, or with --conv a
+    /// conversation's queue paused by a stop or a failed reply
+    Resume {
+        #[arg(required_unless_present = "conv", conflicts_with = "conv")]
+        id: Option<i64>,
+        /// Conversation id or exact title whose queue to resume
+        #[arg(long, value_name = "CONV")]
+        conv: Option<String>,
+    },
     /// Give an item a new time, or a series a new rule
     Reschedule {
         id: i64,
@@ -257,7 +264,22 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             engine.pause_series(*id)?;
             println!("paused series {id}");
         }
-        Command::Resume { id } => {
+        Command::Resume {
+            conv: Some(conv), ..
+        } => {
+            let c = store
+                .find_conversation(conv)?
+                .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+            if !engine.resume_queue(c.id)? {
+                bail!("the queue of “{}” is not paused", c.display_title());
+            }
+            println!(
+                "resumed the queue of “{}”: what waits there is sent in order",
+                c.display_title()
+            );
+        }
+        Command::Resume { id: None, .. } => bail!("resume needs a series ID or --conv CONV"),
+        Command::Resume { id: Some(id), .. } => {
             require_series(store, *id)?;
             engine.resume_series(*id)?;
             let next = store.series(*id)?.and_then(|s| s.next_due_at);
@@ -317,7 +339,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 bail!("no reply is streaming in “{}”", c.display_title());
             }
             println!(
-                "asked the tock streaming “{}” to stop its reply; its queue is paused until a message is sent there",
+                "asked the tock streaming “{}” to stop its reply; its queue is paused until a message is sent there or `tock resume --conv` resumes it",
                 c.display_title()
             );
         }
