@@ -11,7 +11,7 @@ pub fn kind_label(k: &NoticeKind) -> &'static str {
         NoticeKind::Failed | NoticeKind::RegenerateFailed => "failed",
         NoticeKind::Expired => "expired",
         NoticeKind::Approval => "approval",
-        NoticeKind::Info => "info",
+        NoticeKind::Info | NoticeKind::ToolRunning => "info",
     }
 }
 

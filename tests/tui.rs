@@ -371,6 +371,35 @@ async fn the_queued_line_goes_when_the_reply_is_stopped_elsewhere() {
     assert!(!s.contains("it goes as soon as this reply finishes"), "{s}");
 }
 
+/// ↑ while a reply streams says to wait for it; the line goes once the
+/// reply has finished, where it would have stood for its full 20 s.
+#[tokio::test(start_paused = true)]
+async fn the_wait_for_the_reply_line_goes_when_the_reply_finishes() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("Let me think")], gate.clone())]);
+    ui.start().await;
+    ui.say("What is a monad?");
+    ui.settle().await;
+    ui.streamed().await;
+    ui.press(KeyCode::Up);
+    assert!(
+        ui.status_line().starts_with("wait for the reply to finish"),
+        "{}",
+        ui.status_line()
+    );
+    gate.notify_one();
+    ui.settle().await;
+    assert!(!ui.app.model.is_busy());
+    assert!(
+        !ui.status_line().contains("wait for the reply"),
+        "{}",
+        ui.status_line()
+    );
+    // ↑ now edits the last message.
+    ui.press(KeyCode::Up);
+    assert_eq!(ui.app.composer_text(), "What is a monad?");
+}
+
 /// A provider that accepts a request only when told to (the row stays in *sending*).
 struct SlowAccept {
     gate: Arc<tokio::sync::Notify>,
@@ -4692,6 +4721,59 @@ async fn slash_tools_lists_tock_s_tools_and_each_mcp_server_with_its_state() {
     assert!(s.contains("broken (stdio) failed"), "{s}");
     ui.press(KeyCode::Esc);
     assert_eq!(ui.app.top(), None);
+    ui.h.engine
+        .shutdown(std::time::Duration::from_secs(2))
+        .await;
+}
+
+/// "approved: running it" stands while an approved MCP call runs and goes
+/// once its result is in (the clock here is still: without that, the line
+/// would stand for good).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_running_line_of_an_approved_call_goes_once_it_has_run() {
+    let mut cfg = Config::default();
+    let bin = common::mcp_test_server_bin();
+    let toml = format!("[mcp.test]\ncommand = {:?}\n", bin.display().to_string());
+    let parsed: Config = toml::from_str(&toml).unwrap();
+    cfg.mcp = parsed.mcp;
+    let mut ui = Ui::with_config(
+        vec![
+            Step::Reply(vec![tool_call("test__echo", r#"{"text":"hello"}"#), done()]),
+            Step::Reply(vec![text("it said hello back"), done()]),
+        ],
+        cfg,
+    );
+    ui.h.engine.start();
+    ui.say("echo hello");
+    let poll = |ui: &mut Ui, what: &str, ok: &dyn Fn(&mut Ui) -> bool| {
+        for _ in 0..400 {
+            ui.pump();
+            if ok(ui) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("timed out waiting for {what}: {}", ui.screen(100, 30));
+    };
+    poll(&mut ui, "the approval", &|ui: &mut Ui| {
+        ui.app.model.waiting_approval().is_some()
+    });
+    ui.approve();
+    poll(&mut ui, "the reply after the call", &|ui: &mut Ui| {
+        ui.screen(100, 30).contains("it said hello back")
+    });
+    let notices: Vec<String> = ui.app.notices.iter().map(|n| n.text.clone()).collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("test__echo approved: running it")),
+        "{notices:?}"
+    );
+    assert!(
+        !ui.status_line().contains("running it"),
+        "{}",
+        ui.status_line()
+    );
     ui.h.engine
         .shutdown(std::time::Duration::from_secs(2))
         .await;

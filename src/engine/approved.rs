@@ -34,7 +34,10 @@ fn run_approved(engine: &Engine) {
         }
     };
     for a in approved {
-        if !lock(&engine.inner.running_approvals).insert(a.id) {
+        if lock(&engine.inner.running_approvals)
+            .insert(a.id, a.conversation_id)
+            .is_some()
+        {
             continue;
         }
         let runs = match engine.store().start_execution(a.id, engine.now_ms()) {
@@ -52,7 +55,7 @@ fn run_approved(engine: &Engine) {
         };
         let again = runs > 1;
         engine.notify(
-            NoticeKind::Info,
+            NoticeKind::ToolRunning,
             Some(a.conversation_id),
             if again {
                 format!(

@@ -82,6 +82,9 @@ pub enum NoticeKind {
     Expired,
     /// A tool call waits for the user's approval.
     Approval,
+    /// An approved tool call started; it runs until
+    /// [`Engine::runs_approved_call_in`] says no more.
+    ToolRunning,
     Info,
 }
 
@@ -185,7 +188,8 @@ struct Inner {
     reader: std::sync::OnceLock<Option<Store>>,
     mcp: crate::mcp::Manager,
     /// Approved MCP calls this process is running (by approval id).
-    running_approvals: Mutex<std::collections::HashSet<i64>>,
+    /// Approved calls running here: approval id → conversation id.
+    running_approvals: Mutex<HashMap<i64, i64>>,
     /// What the front ends show, which paces streaming replies' text.
     shown: tokio::sync::watch::Sender<pace::Shown>,
     /// Told each time a reply's text is handed on: work that can wait for
@@ -240,7 +244,7 @@ impl Engine {
                 last_dispatch_pass: std::sync::atomic::AtomicI64::new(0),
                 reader: std::sync::OnceLock::new(),
                 mcp,
-                running_approvals: Mutex::new(std::collections::HashSet::new()),
+                running_approvals: Mutex::new(HashMap::new()),
                 shown: tokio::sync::watch::channel(pace::Shown::default()).0,
                 handed_over: Notify::new(),
                 watch_checks: Default::default(),
@@ -356,6 +360,13 @@ impl Engine {
     pub fn scheduler_passes(&self) -> u64 {
         self.inner.passes.load(std::sync::atomic::Ordering::Relaxed)
     }
+    /// Whether an approved tool call of the conversation runs here now.
+    pub fn runs_approved_call_in(&self, conversation_id: i64) -> bool {
+        lock(&self.inner.running_approvals)
+            .values()
+            .any(|c| *c == conversation_id)
+    }
+
     pub fn is_busy(&self, conversation_id: i64) -> bool {
         lock(&self.inner.busy).contains_key(&conversation_id)
     }

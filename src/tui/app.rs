@@ -48,6 +48,11 @@ pub struct Status {
     /// A message queued behind the reply in this conversation: once its
     /// queue is paused (a stop, here or from another tock), the line is stale.
     pub queued_in: Option<i64>,
+    /// About the reply streaming in this conversation ("wait for the reply
+    /// to finish"): once none streams there, the line is stale.
+    pub while_busy_in: Option<i64>,
+    /// "approved: running it": once the call has run, the line is stale.
+    pub tool_running_in: Option<i64>,
     /// About the key just pressed: the next key makes it stale.
     pub until_key: bool,
 }
@@ -60,6 +65,8 @@ impl Status {
             until,
             approval_in: None,
             queued_in: None,
+            while_busy_in: None,
+            tool_running_in: None,
             until_key: false,
         }
     }

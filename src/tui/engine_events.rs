@@ -88,7 +88,8 @@ impl App {
     /// An approval notice goes once nothing waits for approval in its
     /// conversation any more, wherever it was answered; "queued: it goes as
     /// soon as this reply finishes" goes once the queue is paused instead
-    /// (the strip says so, and how to resume).
+    /// (the strip says so, and how to resume); "wait for the reply to
+    /// finish" goes once it has, "approved: running it" once it has run.
     fn drop_stale_status(&mut self) {
         let Some(s) = self.status.as_ref() else {
             return;
@@ -98,7 +99,11 @@ impl App {
             .is_some_and(|c| !self.model.awaiting.contains(&c));
         let paused =
             s.queued_in.is_some() && s.queued_in == self.model.current && self.model.paused();
-        if answered || paused {
+        let finished = s.while_busy_in.is_some_and(|c| !self.engine().is_busy(c));
+        let ran = s
+            .tool_running_in
+            .is_some_and(|c| !self.engine().runs_approved_call_in(c));
+        if answered || paused || finished || ran {
             self.status = None;
         }
     }
@@ -183,7 +188,12 @@ impl App {
             self.model.reload_summaries();
             s.approval_in = n.conversation_id;
         }
-        if n.kind == NoticeKind::Info {
+        if n.kind == NoticeKind::ToolRunning
+            && let Some(s) = self.status.as_mut()
+        {
+            s.tool_running_in = n.conversation_id;
+        }
+        if matches!(n.kind, NoticeKind::Info | NoticeKind::ToolRunning) {
             return;
         }
         let cfg = self.engine().config().get();

@@ -223,6 +223,9 @@ impl App {
     pub(super) fn edit_last(&mut self) {
         if self.model.is_busy() {
             self.error("wait for the reply to finish (or Esc to stop it) before editing");
+            if let Some(s) = self.status.as_mut() {
+                s.while_busy_in = self.model.current;
+            }
             return;
         }
         let Some(m) = self.model.last_user_message().cloned() else {
