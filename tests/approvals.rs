@@ -169,6 +169,33 @@ fn the_cli_lists_approves_denies_with_a_reason_and_refuses_a_second_answer() {
     let store = Store::open_read_only(&t.db).unwrap();
     let conv = store.find_conversation("Plans").unwrap().unwrap().id;
     assert_eq!(store.approvals(conv).unwrap().len(), 2);
+
+    // `tock show` has the calls the replies made, every argument on its own
+    // line, and names the tool of each result; --json carries them as sent.
+    let shown = t.ok(&["show", "Plans"]);
+    assert!(shown.contains("→ tool call schedule_task"), "{shown}");
+    assert!(shown.contains("    instruction: "), "{shown}");
+    assert!(shown.contains("## tool schedule_task — "), "{shown}");
+    let j = t.json(&["show", "Plans", "--json"]);
+    let msgs = j["messages"].as_array().unwrap();
+    let calls: Vec<&Value> = msgs
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().unwrap().iter())
+        .collect();
+    assert!(calls.len() >= 3, "{j:#}");
+    assert!(calls.iter().all(|c| c["name"] == "schedule_task"), "{j:#}");
+    let args: Value = serde_json::from_str(calls[0]["arguments"].as_str().unwrap()).unwrap();
+    assert!(args["instruction"].is_string(), "{args:#}");
+    let results: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "tool").collect();
+    assert!(
+        results.len() >= 2 && results.iter().all(|m| m["tool"] == "schedule_task"),
+        "{j:#}"
+    );
+    assert!(
+        msgs.iter()
+            .filter(|m| m["role"] != "tool")
+            .all(|m| m["tool"].is_null())
+    );
 }
 
 /// A server's call with a long argument: the table cuts it and says how

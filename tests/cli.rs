@@ -6,7 +6,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::{MockServer, Reply, SENTINEL, Tock, now_ms, rfc_ms, wait_until};
 
 fn keys(v: &Value) -> BTreeSet<String> {
@@ -130,7 +130,8 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
     for m in msgs {
         // `error` says why a reply was interrupted; `hidden` marks an earlier
         // attempt at a reply that views collapse; `cut_off` a reply stored
-        // as streaming that no live tock writes; `attachments` and `usage`
+        // as streaming that no live tock writes; `attachments`, the
+        // `tool_calls` a reply made and the `tool` of a result, and `usage`
         // (token counts of a reply, null when none were reported).
         assert_eq!(
             keys(m),
@@ -144,9 +145,13 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
                 "hidden",
                 "cut_off",
                 "attachments",
+                "tool_calls",
+                "tool",
                 "usage"
             ])
         );
+        assert_eq!(m["tool_calls"], json!([]), "no tool was called");
+        assert!(m["tool"].is_null(), "not a tool's result");
         assert_time(&m["created_at"], "message created_at");
         assert!(m["created_at"].is_string());
     }
