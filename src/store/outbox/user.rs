@@ -1,0 +1,205 @@
+//! What the user does to items and to a conversation's queue: cancel,
+//! reschedule, edit, retry, send now, and the pause a stop or a failure
+//! puts on the queue.
+
+use anyhow::{Result, anyhow};
+use rusqlite::{OptionalExtension, params};
+
+use super::Status;
+use crate::store::Store;
+
+/// The rows of conversation `?1` a stop holds: queued to go as soon as
+/// they can (pending, with no time of their own).
+const HELD_BY_A_STOP: &str =
+    "conversation_id = ?1 AND status = 'pending' AND due_at IS NULL AND kind != 'regenerate'";
+
+impl Store {
+    fn user_update(
+        &self,
+        id: i64,
+        sql_set: &str,
+        from: &[&str],
+        p: &[&dyn rusqlite::ToSql],
+    ) -> Result<()> {
+        let conn = self.conn();
+        let status: Option<String> = conn
+            .query_row("SELECT status FROM outbox WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let Some(status) = status else {
+            return Err(anyhow!("no outbox item {id}"));
+        };
+        if !from.contains(&status.as_str()) {
+            return Err(anyhow!("item {id} is {status}; that cannot be changed now"));
+        }
+        let in_list = from
+            .iter()
+            .map(|s| format!("'{s}'"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let sql = format!("UPDATE outbox SET {sql_set} WHERE id = ?1 AND status IN ({in_list})");
+        let mut params: Vec<&dyn rusqlite::ToSql> = vec![&id];
+        params.extend_from_slice(p);
+        let n = conn.execute(&sql, params.as_slice())?;
+        if n != 1 {
+            return Err(anyhow!("item {id} changed meanwhile; try again"));
+        }
+        Ok(())
+    }
+
+    /// Cancel every row of the conversation queued to go at once and not
+    /// yet in it (scheduled rows, and replies still owed, stay); and, with
+    /// nothing left for it to hold, lift a stop's pause. Returns how many.
+    pub fn cancel_queued(&self, conversation_id: i64, now: i64) -> Result<usize> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let n = tx.execute(
+            "UPDATE outbox SET status = 'canceled', claimed_by = NULL, next_attempt_at = NULL, updated_at = ?2
+             WHERE conversation_id = ?1 AND status = 'pending' AND due_at IS NULL
+               AND sent_at IS NULL AND kind != 'regenerate'",
+            params![conversation_id, now],
+        )?;
+        tx.execute(
+            &format!(
+                "UPDATE conversations SET queue_paused_at = NULL
+                 WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM outbox WHERE {HELD_BY_A_STOP})"
+            ),
+            [conversation_id],
+        )?;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    pub fn cancel_item(&self, id: i64, now: i64) -> Result<()> {
+        self.user_update(
+            id,
+            "status = 'canceled', claimed_by = NULL, next_attempt_at = NULL, updated_at = ?2",
+            &["pending", "failed", "expired"],
+            &[&now],
+        )
+    }
+
+    /// New due time; a failed/expired/canceled item becomes pending again.
+    pub fn reschedule_item(&self, id: i64, due_at: i64, now: i64) -> Result<()> {
+        self.user_update(
+            id,
+            "status = 'pending', due_at = ?2, next_attempt_at = NULL, attempts = 0, last_error = NULL,
+             kind = CASE kind WHEN 'queued' THEN 'message' ELSE kind END, updated_at = ?3",
+            &["pending", "failed", "expired", "canceled"],
+            &[&due_at, &now],
+        )
+    }
+
+    pub fn edit_item(&self, id: i64, text: &str, now: i64) -> Result<()> {
+        if text.trim().is_empty() {
+            return Err(anyhow!("the text is empty"));
+        }
+        // Accepted: its text is in the conversation already. Pending or
+        // failed, only its reply is still owed; else it is simply sent.
+        if let Some(i) = self.item(id)?.filter(|i| i.accepted()) {
+            return Err(if matches!(i.status, Status::Sent) {
+                anyhow!("item {id} was sent; its text is in its conversation and cannot be changed")
+            } else {
+                anyhow!("item {id} is already in its conversation; only its reply is being retried")
+            });
+        }
+        self.user_update(
+            id,
+            "text = ?2, updated_at = ?3",
+            &["pending", "failed", "expired"],
+            &[&text, &now],
+        )
+    }
+
+    /// Retry a failed or expired item now.
+    /// Send a failed, expired or canceled item again, first in its
+    /// conversation: its place was before what was queued meanwhile (a
+    /// scheduled one's due time becomes now, which alone sorted it last).
+    /// Due now, it is the user's explicit send: a paused queue does not
+    /// hold it (the pause may be another failed message's, which still
+    /// holds what was queued behind that one).
+    pub fn retry_item(&self, id: i64, now: i64) -> Result<()> {
+        self.user_update(
+            id,
+            "status = 'pending', attempts = 0, next_attempt_at = NULL, last_error = NULL, priority = 1,
+             due_at = ?2, updated_at = ?2",
+            &["failed", "expired", "canceled"],
+            &[&now],
+        )
+    }
+
+    /// When a later occurrence of `id`'s series went out or is on its way,
+    /// if `id` is an occurrence and one did.
+    pub fn later_occurrence(&self, id: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT MIN(COALESCE(later.sent_at, later.occurrence_at)) FROM outbox AS this
+                 JOIN outbox AS later ON later.series_id = this.series_id
+                 WHERE this.id = ?1 AND later.occurrence_at > this.occurrence_at
+                   AND later.kind != 'regenerate' AND later.status IN ('pending', 'sending', 'sent')",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
+    /// Whether a message of the conversation other than `except` could not
+    /// be sent (failed before entering it): it holds what was queued after it.
+    pub fn other_failed_message(&self, conversation_id: i64, except: i64) -> Result<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS(SELECT 1 FROM outbox INDEXED BY outbox_conversation
+                 WHERE conversation_id = ?1 AND status = 'failed' AND id != ?2
+                   AND sent_at IS NULL AND kind IN ('message', 'queued'))",
+            params![conversation_id, except],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Whether a row of the conversation failed for good at or after `at`.
+    pub fn failed_since(&self, conversation_id: i64, at: i64) -> Result<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS(SELECT 1 FROM outbox INDEXED BY outbox_conversation
+                 WHERE conversation_id = ?1 AND status = 'failed' AND updated_at >= ?2)",
+            params![conversation_id, at],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Move a pause later, to `at`, so it holds what was queued until then.
+    pub fn extend_pause(&self, conversation_id: i64, at: i64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE conversations SET queue_paused_at = MAX(queue_paused_at, ?2)
+             WHERE id = ?1 AND queue_paused_at IS NOT NULL",
+            params![conversation_id, at],
+        )?;
+        Ok(())
+    }
+
+    /// Skip the queue: first in its conversation as soon as it is idle.
+    pub fn send_now(&self, id: i64, now: i64) -> Result<()> {
+        self.user_update(
+            id,
+            "status = 'pending', priority = 1, due_at = ?2, next_attempt_at = NULL, attempts = 0, updated_at = ?2",
+            &["pending", "failed", "expired"],
+            &[&now],
+        )
+    }
+
+    /// Pause the conversation's queue at `at` (a stop, a failed message),
+    /// if anything waits in it to go at once: with nothing to hold there is
+    /// no pause. True if it changed.
+    pub fn pause_queue(&self, conversation_id: i64, at: i64) -> Result<bool> {
+        let n = self.conn().execute(
+            &format!(
+                "UPDATE conversations SET queue_paused_at = ?2
+                 WHERE id = ?1 AND queue_paused_at IS NULL
+                   AND EXISTS (SELECT 1 FROM outbox WHERE {HELD_BY_A_STOP})"
+            ),
+            params![conversation_id, at],
+        )?;
+        Ok(n == 1)
+    }
+}
