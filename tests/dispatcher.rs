@@ -66,6 +66,59 @@ async fn a_write_lock_longer_than_the_busy_timeout_does_not_interrupt_our_own_re
     );
 }
 
+/// The whole reply came while another process held the write lock: its
+/// end is written once the lock is gone (it was dropped, the reply left
+/// "streaming" for good), and what was queued behind it waits until then
+/// (it went out answered by nothing).
+#[tokio::test(start_paused = true)]
+async fn a_reply_that_ends_while_the_database_is_locked_is_saved_once_it_is_free() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![
+        Step::Hold(vec![text("the whole answer")], gate.clone()),
+        Step::Reply(vec![text("second answer"), done()]),
+    ]);
+    h.engine
+        .store()
+        .set_busy_timeout(Duration::from_millis(20))
+        .unwrap();
+    let conv = new_conv(&h);
+    h.engine.start();
+    h.engine.send_text(conv, "first").unwrap();
+    settle().await;
+    assert!(h.engine.is_busy(conv));
+    let behind = h.engine.send_text(conv, "second").unwrap();
+    let other = rusqlite::Connection::open(h.dir.path().join("tock.db")).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    gate.notify_one();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    settle().await;
+    // Still ours, still waiting to be written; nothing else was asked.
+    assert!(h.engine.is_busy(conv));
+    assert_eq!(h.provider.count(), 1);
+    other.execute_batch("COMMIT").unwrap();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    settle().await;
+    let msgs = h.engine.store().messages(conv).unwrap();
+    let got: Vec<_> = msgs
+        .iter()
+        .map(|m| (m.role, m.status, m.content.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Role::User, MessageStatus::Complete, "first"),
+            (Role::Assistant, MessageStatus::Complete, "the whole answer"),
+            (Role::User, MessageStatus::Complete, "second"),
+            (Role::Assistant, MessageStatus::Complete, "second answer"),
+        ]
+    );
+    assert_eq!(
+        h.engine.store().item(behind).unwrap().unwrap().status,
+        Status::Sent
+    );
+    assert_eq!(h.provider.count(), 2);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_sleep_longer_than_the_grace_period_expires_overdue_items() {
     let h = harness(vec![]);

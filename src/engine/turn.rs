@@ -236,14 +236,18 @@ pub(crate) async fn run(
         End::Done => {
             let calls_json =
                 (!calls.is_empty()).then(|| serde_json::to_string(&calls).unwrap_or_default());
-            match store.finish_message(
-                reply_id,
-                &text,
-                MessageStatus::Complete,
-                None,
-                calls_json.as_deref(),
-                now,
-            ) {
+            let saved = write_end(engine, reply_id, &mut stop, || {
+                store.finish_message(
+                    reply_id,
+                    &text,
+                    MessageStatus::Complete,
+                    None,
+                    calls_json.as_deref(),
+                    engine.now_ms(),
+                )
+            })
+            .await;
+            match saved {
                 Ok(true) => {
                     if !calls.is_empty() {
                         tools::handle_calls(engine, conv_id, reply_id, &calls, &cfg.turn).await;
@@ -271,9 +275,13 @@ pub(crate) async fn run(
                 None if e.is_transient() => format!("reply {reason} (after {attempts} attempts)"),
                 None => format!("reply {reason}"),
             };
-            match store.reply_interrupted(
-                item.id, &owner, reply_id, &text, &reason, retry, &error, now,
-            ) {
+            let saved = write_end(engine, reply_id, &mut stop, || {
+                store.reply_interrupted(
+                    item.id, &owner, reply_id, &text, &reason, retry, &error, now,
+                )
+            })
+            .await;
+            match saved {
                 Ok(true) => {}
                 Ok(false) => tracing::warn!("reply {reply_id} was recovered by another dispatcher"),
                 Err(err) => tracing::error!("saving reply {reply_id}: {err:#}"),
@@ -307,26 +315,32 @@ pub(crate) async fn run(
             // what was queued behind this reply in the meantime (a front
             // end's own pause write may come later).
             engine.pause_after_stop(conv_id);
-            let _ = store.finish_message(
-                reply_id,
-                &text,
-                MessageStatus::Interrupted,
-                Some("stopped by you"),
-                None,
-                now,
-            );
+            let _ = write_end(engine, reply_id, &mut stop, || {
+                store.finish_message(
+                    reply_id,
+                    &text,
+                    MessageStatus::Interrupted,
+                    Some("stopped by you"),
+                    None,
+                    now,
+                )
+            })
+            .await;
         }
         End::Stopped(StopReason::Regenerate) => {
             // The queue is not paused: the user asked for this reply again,
             // and its row goes first (`retry_reply`), before what is queued.
-            let _ = store.finish_message(
-                reply_id,
-                &text,
-                MessageStatus::Interrupted,
-                Some("stopped for a new reply"),
-                None,
-                now,
-            );
+            let _ = write_end(engine, reply_id, &mut stop, || {
+                store.finish_message(
+                    reply_id,
+                    &text,
+                    MessageStatus::Interrupted,
+                    Some("stopped for a new reply"),
+                    None,
+                    now,
+                )
+            })
+            .await;
             if let Err(e) = store.retry_reply(item.id, now) {
                 tracing::warn!("generating reply {reply_id} again: {e:#}");
             }
@@ -343,6 +357,57 @@ pub(crate) async fn run(
         conversation_id: conv_id,
     });
     Some(conv_id)
+}
+
+/// How long the end of a reply waits between tries to write it, at most.
+const WRITE_END_MAX_WAIT: Duration = Duration::from_secs(5);
+
+/// The end of a reply is written whatever holds the database up: another
+/// process's long write (a backup, `sqlite3`, a big migration) or a full
+/// disk only delays it. Until it is written this turn is not over, so its
+/// conversation stays busy here and nothing queued behind the reply is sent
+/// before its answer is stored. Only a shutdown gives up: the reply is left
+/// as streaming, and the next start asks for it again (as after a crash).
+async fn write_end<T>(
+    engine: &Engine,
+    reply_id: i64,
+    stop: &mut watch::Receiver<Option<StopReason>>,
+    mut write: impl FnMut() -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let mut wait = Duration::from_millis(100);
+    let mut told = false;
+    loop {
+        let err = match write() {
+            Ok(v) => {
+                if told {
+                    tracing::info!("reply {reply_id} saved after all");
+                }
+                return Ok(v);
+            }
+            Err(e) => e,
+        };
+        if *stop.borrow() == Some(StopReason::Shutdown) {
+            return Err(err);
+        }
+        if !told {
+            told = true;
+            tracing::warn!("saving reply {reply_id}: {err:#}; trying again until it is saved");
+            engine.notify(
+                NoticeKind::Info,
+                None,
+                format!(
+                    "a reply could not be saved yet ({}); tock keeps trying",
+                    crate::store::error_line(&err)
+                ),
+            );
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            // A shutdown is noticed at once; the sender gone, the wait runs out.
+            r = stop.changed() => if r.is_err() { tokio::time::sleep(wait).await },
+        }
+        wait = (wait * 2).min(WRITE_END_MAX_WAIT);
+    }
 }
 
 /// A stop before the provider accepted: the user's stop fails the row, a

@@ -237,13 +237,16 @@ impl Store {
         tool_calls_json: Option<&str>,
         now: i64,
     ) -> Result<bool> {
-        let conn = self.conn();
-        let n = conn.execute(
+        // One transaction: tried again after a busy database, a half-done
+        // first try would read as "recovered by another dispatcher".
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let n = tx.execute(
             "UPDATE messages SET content = ?2, status = ?3, error = ?4, tool_calls_json = ?5
              WHERE id = ?1 AND status = 'streaming'",
             params![message_id, content, status.as_str(), error, tool_calls_json],
         )?;
-        if let Some(conv) = conn
+        if let Some(conv) = tx
             .query_row(
                 "SELECT conversation_id FROM messages WHERE id = ?1",
                 [message_id],
@@ -251,8 +254,9 @@ impl Store {
             )
             .optional()?
         {
-            Store::touch_conversation(&conn, conv, now)?;
+            Store::touch_conversation(&tx, conv, now)?;
         }
+        tx.commit()?;
         Ok(n == 1)
     }
 
