@@ -487,6 +487,20 @@ fn a_read_only_command_on_a_missing_database_says_it_was_not_there() {
     let t = Tock::new();
     let sent = t.run(&["send", "--in", "1h", "x"]);
     assert!(!sent.stderr.contains("no database"), "{}", sent.stderr);
+    // The path is said inert: an escape sequence in it does not reach the terminal.
+    let hostile = t.path("\x1b]0;PWNED\x07");
+    let db = hostile.join("x.db");
+    let out = t.run(&["--db", db.to_str().unwrap(), "list"]);
+    assert!(
+        out.stderr.contains("there was no database at"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains('\x1b') && !out.stderr.contains('\x07'),
+        "{:?}",
+        out.stderr
+    );
 }
 
 /// What a stop holds waits for the user: `status` does not call it next,

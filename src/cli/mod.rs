@@ -427,14 +427,16 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
         }
         Err(e) => return Err(e),
     };
+    // A path can hold anything, escape sequences too: lines are made safe.
+    let say = |line: String| eprintln!("tock: {}", crate::sanitize::sanitize_line(&line));
     for n in store.notices().iter().filter(|_| !store.is_read_only()) {
-        eprintln!("tock: {n}");
+        say(n.to_string());
     }
     if created && cli.command.as_ref().is_some_and(Command::only_reads) {
-        eprintln!(
-            "tock: there was no database at {}; a new, empty one was made (check --db or TOCK_DB if you expected your items)",
+        say(format!(
+            "there was no database at {}; a new, empty one was made (check --db or TOCK_DB if you expected your items)",
             db.display()
-        );
+        ));
     }
     let cfg_path = cli
         .config

@@ -334,7 +334,10 @@ pub fn snippet(content: &str, query: &SearchQuery) -> (String, Vec<Range<usize>>
                 in_space = true;
             }
         } else {
-            out.push(c);
+            // What would reorder or hide text (a bidi override, say) shows
+            // as the terminal-safe form every other view gives it.
+            let mut one = [0u8; 4];
+            out.push_str(&crate::sanitize::sanitize_line(c.encode_utf8(&mut one)));
             in_space = false;
         }
         if let Some(r) = current
@@ -624,6 +627,22 @@ mod tests {
         let text = format!("\x1b[31mred\x1b[0m {}ß and ü", "é".repeat(80));
         let (s, r) = snippet(&text, &q);
         assert!(!s.contains('\x1b'), "{s:?}");
+        // A bidi override is shown, not obeyed.
+        let q = SearchQuery::parse("RLO").unwrap();
+        let (s, r2) = snippet(
+            "first line\u{202e}RLO reversed; I \u{2764}\u{fe0f} Rust \u{1f469}\u{200d}\u{1f4bb}",
+            &q,
+        );
+        assert!(!s.contains('\u{202e}'), "{s:?}");
+        assert!(s.contains("<U+202E>"), "{s:?}");
+        assert!(
+            s.contains("\u{1f469}\u{200d}\u{1f4bb}"),
+            "emoji kept whole: {s:?}"
+        );
+        assert_eq!(
+            r2.iter().map(|x| &s[x.clone()]).collect::<Vec<_>>(),
+            ["RLO"]
+        );
         for range in &r {
             assert!(s.is_char_boundary(range.start) && s.is_char_boundary(range.end));
         }
