@@ -531,7 +531,9 @@ async fn a_regeneration_retrying_shows_in_the_chat_and_esc_calls_it_off() {
     );
     insta::assert_snapshot!("regeneration_retrying_80x24", ui.render(80, 24).backend());
     // At 60 columns the reason gives way to the countdown.
+    ui.app.sidebar_pref = Some(false);
     let narrow = ui.screen(60, 15);
+    ui.app.sidebar_pref = Some(true);
     assert!(narrow.contains("new reply  ↯ retrying in 5s"), "{narrow}");
     // The countdown follows the clock.
     tokio::time::advance(std::time::Duration::from_secs(2)).await;
@@ -3331,9 +3333,21 @@ async fn esc_stops_the_reply_and_pauses_the_queue_until_resumed() {
         Status::Pending,
         "the follow-up waits"
     );
+    // Unfocused, the strip says how to reach its keys, also at 60 columns.
+    let s = ui.screen(100, 30);
+    assert!(s.contains("paused after stop — Tab, Enter resumes"), "{s}");
+    insta::assert_snapshot!("paused_queue_100x30", s);
+    ui.app.sidebar_pref = Some(false);
+    let narrow = ui.screen(60, 15);
+    ui.app.sidebar_pref = Some(true);
+    assert!(
+        narrow.contains("paused after stop — Tab, Enter resumes"),
+        "{narrow}"
+    );
+    ui.press(KeyCode::Tab);
     let s = ui.screen(100, 30);
     assert!(s.contains("paused after stop — Enter or s resumes"), "{s}");
-    insta::assert_snapshot!("paused_queue_100x30", s);
+    ui.press(KeyCode::Esc);
     // Ctrl+R regenerates the stopped reply (and resumes): the story first, then the ping.
     ui.ctrl('r');
     ui.settle().await;
@@ -3345,6 +3359,53 @@ async fn esc_stops_the_reply_and_pauses_the_queue_until_resumed() {
         .collect();
     assert_eq!(replies, vec!["the story, again", "pong"]);
     assert_eq!(ui.row(queued.id).status, Status::Sent);
+}
+
+/// A pause holds what was queued; cancelling the last of it (or taking it
+/// back into the composer) leaves nothing to hold, and the pause goes.
+#[tokio::test(start_paused = true)]
+async fn cancelling_the_last_held_item_lifts_the_pause() {
+    for last_back_to_composer in [false, true] {
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let mut ui = Ui::new(vec![Step::Hold(vec![text("…")], gate)]);
+        ui.start().await;
+        ui.say("slow");
+        ui.settle().await;
+        ui.say("first held");
+        ui.say("second held");
+        ui.press(KeyCode::Esc);
+        ui.settle().await;
+        let paused = |ui: &Ui| {
+            ui.store()
+                .conversation(ui.conv())
+                .unwrap()
+                .unwrap()
+                .queue_paused_at
+                .is_some()
+        };
+        assert!(paused(&ui));
+        ui.press(KeyCode::Tab);
+        ui.ch('x');
+        ui.ch('y');
+        ui.settle().await;
+        assert!(paused(&ui), "one item is still held");
+        ui.press(KeyCode::Down);
+        if last_back_to_composer {
+            ui.ch('u');
+            ui.settle().await;
+            assert_eq!(ui.app.composer_text(), "second held");
+        } else {
+            ui.ch('x');
+            ui.ch('y');
+            ui.settle().await;
+        }
+        assert!(
+            !paused(&ui),
+            "nothing is held (back to composer: {last_back_to_composer})"
+        );
+        let s = ui.screen(100, 30);
+        assert!(!s.contains("paused"), "{s}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -3672,7 +3733,9 @@ async fn every_creates_a_series_with_a_live_preview() {
     insta::assert_snapshot!("every_preview_120x40", s);
     // Where rule and times do not both fit, the rule and its next time.
     ui.app.sidebar_pref = None;
+    ui.app.sidebar_pref = Some(false);
     let narrow = ui.screen(60, 15);
+    ui.app.sidebar_pref = Some(true);
     assert!(
         narrow.contains("⏰ every weekday at 09:00 — next Mon 30 Nov 09:00 "),
         "{narrow}"
@@ -3694,7 +3757,9 @@ async fn every_creates_a_series_with_a_live_preview() {
     // the next time: the end understood is always shown.
     ui.ctrl('u');
     ui.typ("/every mon,wed,fri 8:30 until 2027-01-31 team sync");
+    ui.app.sidebar_pref = Some(false);
     let narrow = ui.screen(60, 15);
+    ui.app.sidebar_pref = Some(true);
     assert!(
         narrow.contains("⏰ until Sun 31 Jan 2027 23:59 — next Mon 30 Nov 08:30"),
         "{narrow}"
@@ -3764,7 +3829,9 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     insta::assert_snapshot!("f2_with_a_series_110x30", s);
     // A series' own keys are on its detail line even at 60 columns.
     ui.app.sidebar_pref = None;
+    ui.app.sidebar_pref = Some(false);
     let narrow = ui.screen(60, 15);
+    ui.app.sidebar_pref = Some(true);
     assert!(narrow.contains("p pause · n skip · r rule"), "{narrow}");
     let status = |ui: &Ui| ui.h.engine.series_view(id).unwrap().unwrap().series.status;
     // p pauses, p resumes.

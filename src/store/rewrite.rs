@@ -167,6 +167,7 @@ impl Store {
             parts_json,
         };
         save_draft(&tx, conv, &draft, now)?;
+        super::outbox::lift_pause_if_nothing_held(&tx, conv)?;
         tx.commit()?;
         Ok((conv, draft))
     }

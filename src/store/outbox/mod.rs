@@ -18,6 +18,7 @@ mod user;
 pub use lists::{
     ItemSummary, ListCursor, ListFilter, ListFrom, OpenCounts, PendingAt, StreamingReply,
 };
+pub(crate) use user::lift_pause_if_nothing_held;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

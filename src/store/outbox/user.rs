@@ -13,6 +13,23 @@ use crate::store::Store;
 const HELD_BY_A_STOP: &str =
     "conversation_id = ?1 AND status = 'pending' AND due_at IS NULL AND kind != 'regenerate'";
 
+/// With nothing left for it to hold, a conversation's pause goes: a queue
+/// paused with nothing queued is no pause.
+pub(crate) fn lift_pause_if_nothing_held(
+    conn: &rusqlite::Connection,
+    conversation_id: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        &format!(
+            "UPDATE conversations SET queue_paused_at = NULL
+             WHERE id = ?1 AND queue_paused_at IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM outbox WHERE {HELD_BY_A_STOP})"
+        ),
+        [conversation_id],
+    )?;
+    Ok(())
+}
+
 impl Store {
     fn user_update(
         &self,
@@ -22,12 +39,14 @@ impl Store {
         p: &[&dyn rusqlite::ToSql],
     ) -> Result<()> {
         let conn = self.conn();
-        let status: Option<String> = conn
-            .query_row("SELECT status FROM outbox WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+        let row: Option<(String, Option<i64>)> = conn
+            .query_row(
+                "SELECT status, conversation_id FROM outbox WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .optional()?;
-        let Some(status) = status else {
+        let Some((status, conversation_id)) = row else {
             return Err(anyhow!("no outbox item {id}"));
         };
         if !from.contains(&status.as_str()) {
@@ -45,6 +64,11 @@ impl Store {
         if n != 1 {
             return Err(anyhow!("item {id} changed meanwhile; try again"));
         }
+        // Cancelled, or given a time of its own: it may have been the last
+        // row the pause held.
+        if let Some(conv) = conversation_id {
+            lift_pause_if_nothing_held(&conn, conv)?;
+        }
         Ok(())
     }
 
@@ -60,13 +84,7 @@ impl Store {
                AND sent_at IS NULL AND kind != 'regenerate'",
             params![conversation_id, now],
         )?;
-        tx.execute(
-            &format!(
-                "UPDATE conversations SET queue_paused_at = NULL
-                 WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM outbox WHERE {HELD_BY_A_STOP})"
-            ),
-            [conversation_id],
-        )?;
+        lift_pause_if_nothing_held(&tx, conversation_id)?;
         tx.commit()?;
         Ok(n)
     }

@@ -241,8 +241,15 @@ impl Strip {
             } else {
                 "stop"
             };
+            // The strip's keys work once it has the focus: say how to get there.
+            let how = if focused {
+                format!("{resume} or {send} resumes")
+            } else {
+                let tab = cx.keys.label(Scope::Main, Action::FocusNext);
+                format!("{tab}, {resume} resumes")
+            };
             head.push(Span::styled(
-                format!("⏸ paused after {why} — {resume} or {send} resumes "),
+                format!("⏸ paused after {why} — {how} "),
                 Style::new().fg(palette().warning),
             ));
         }
@@ -260,6 +267,9 @@ impl Strip {
                     (Action::Back, "back"),
                 ],
             )
+        } else if cx.model.paused() {
+            // The pause's line already names the key.
+            Vec::new()
         } else {
             vec![format!(
                 "{} to manage",
