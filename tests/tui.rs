@@ -4123,6 +4123,39 @@ async fn the_exit_line_says_what_is_still_pending() {
     assert!(line.ends_with("kept in the database."), "{line}");
 }
 
+/// Quitting says what only the user can settle (a tool call to approve)
+/// and what quitting cut (a reply streaming), also with nothing else left.
+#[tokio::test(start_paused = true)]
+async fn the_exit_line_names_approvals_waiting_and_a_reply_cut_off() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.app.model.reload_summaries();
+    let line = ui.app.exit_line().unwrap();
+    assert!(
+        line.contains("1 conversation has a tool call waiting for your approval (tock approvals)"),
+        "{line}"
+    );
+
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("streaming")], gate)]);
+    ui.start().await;
+    assert_eq!(ui.app.exit_line(), None);
+    ui.say("a long answer please");
+    ui.settle().await;
+    // As the TUI counts them right before it stops the engine.
+    ui.app.replies_cut_at_exit = ui.h.engine.turns_in_flight();
+    let line = ui.app.exit_line().unwrap();
+    assert!(
+        line.starts_with(
+            "tock: 1 reply cut off by quitting (asked for again by the next tock or tock daemon)"
+        ),
+        "{line}"
+    );
+}
+
 /// What tock sent at its time is marked in the chat: a scheduled message
 /// and a series' occurrence (they read like messages just typed).
 #[tokio::test(start_paused = true)]

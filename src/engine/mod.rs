@@ -384,6 +384,12 @@ impl Engine {
         self.inner.watch_checks[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// How many turns are in flight here (a shutdown leaves their replies
+    /// to the next start).
+    pub fn turns_in_flight(&self) -> usize {
+        lock(&self.inner.busy).len()
+    }
+
     /// Whether a reply is being read (a turn is in flight).
     pub(crate) fn is_reading(&self) -> bool {
         !lock(&self.inner.busy).is_empty()

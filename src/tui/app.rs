@@ -105,6 +105,9 @@ pub struct App {
     pub status: Option<Status>,
     pub notices: Vec<super::views::notices::Entry>,
     pub quit: bool,
+    /// Replies still streaming when the TUI quit: left to the next start,
+    /// which asks for them again (set just before the engine stops).
+    pub replies_cut_at_exit: usize,
     /// Ctrl+C pressed once on an empty composer, at this time.
     pub quit_armed: Option<i64>,
     /// The reply streaming in another process that Esc or Ctrl+C asked to
@@ -156,6 +159,7 @@ impl App {
             status: None,
             notices: Vec::new(),
             quit: false,
+            replies_cut_at_exit: 0,
             quit_armed: None,
             stop_asked: None,
             suspend: false,
@@ -615,13 +619,31 @@ impl App {
         // Counted by the last reload (the loop reloads right before exit).
         let open = usize::try_from(self.model.unfinished.total()).unwrap_or(0);
         let series = self.model.active_series as usize;
-        if open == 0 && series == 0 {
+        let approvals = self.model.awaiting.len();
+        let cut = self.replies_cut_at_exit;
+        if open == 0 && series == 0 && approvals == 0 && cut == 0 {
             return None;
         }
         let c = self.model.state_counts();
         let (scheduled, failed, waiting) = (c.scheduled, c.failed, c.waiting);
         let queued = open.saturating_sub(scheduled + failed + waiting);
         let mut parts = Vec::new();
+        if cut > 0 {
+            parts.push(format!(
+                "{cut} {} cut off by quitting (asked for again by the next tock or tock daemon)",
+                if cut == 1 { "reply" } else { "replies" }
+            ));
+        }
+        if approvals > 0 {
+            parts.push(format!(
+                "{approvals} {} waiting for your approval (tock approvals)",
+                if approvals == 1 {
+                    "conversation has a tool call"
+                } else {
+                    "conversations have tool calls"
+                }
+            ));
+        }
         if scheduled > 0 {
             let next = self.model.next_due().unwrap_or(now);
             parts.push(format!(
@@ -651,7 +673,7 @@ impl App {
             parts.push(format!("{series} recurring series"));
         }
         // Who sends what is still to go, if anything is.
-        let to_go = scheduled + queued + series > 0;
+        let to_go = scheduled + queued + series + cut > 0;
         let who = match &self.model.dispatch {
             _ if !to_go => String::new(),
             crate::engine::DispatchState::Standby { pid } => {
