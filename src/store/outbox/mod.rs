@@ -470,8 +470,13 @@ impl Store {
     pub fn prune(&self, before: i64) -> Result<usize> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
+        // The newest sent occurrence of each series stays: it is what tells
+        // an older failed occurrence that it was overtaken (never retried).
         let rows = tx.execute(
-            "DELETE FROM outbox WHERE status IN ('sent', 'canceled') AND updated_at < ?1",
+            "DELETE FROM outbox WHERE status IN ('sent', 'canceled') AND updated_at < ?1
+               AND NOT (status = 'sent' AND series_id IS NOT NULL
+                        AND occurrence_at = (SELECT MAX(o.occurrence_at) FROM outbox o
+                                             WHERE o.series_id = outbox.series_id AND o.status = 'sent'))",
             [before],
         )?;
         let series = tx.execute(
