@@ -257,6 +257,15 @@ pub fn split_prefix<Tz: TimeZone>(
                 {
                     return Err(e);
                 }
+                // "gym for 5 times" at the end of the message is its count,
+                // said where English puts it (not "for 5 minutes": that
+                // reads as part of a message, as in "meditate for 10 minutes").
+                if s.count.is_none()
+                    && let Some((text, n)) = trailing_count(rest)
+                {
+                    let counted = parse(&format!("{} for {n} times", &input[..end]), now)?;
+                    return Ok((counted, text.to_string()));
+                }
                 return Ok((s, rest.to_string()));
             }
             Err(e) if e.is_specific() => return Err(e),
@@ -264,6 +273,30 @@ pub fn split_prefix<Tz: TimeZone>(
         }
     }
     Err(last_err)
+}
+
+/// `text for N times` -> (`text`, N), when text is left.
+fn trailing_count(rest: &str) -> Option<(&str, u32)> {
+    // Where each word starts.
+    let starts: Vec<usize> = rest
+        .char_indices()
+        .filter(|&(i, c)| {
+            !c.is_whitespace() && (i == 0 || rest[..i].ends_with(char::is_whitespace))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    // At least one word of text before `for N times`.
+    let [.., _, at_for, _, _] = starts.as_slice() else {
+        return None;
+    };
+    let mut tail = rest[*at_for..].split_whitespace();
+    let (w_for, n, w_times) = (tail.next()?, tail.next()?, tail.next()?);
+    let times = w_times.eq_ignore_ascii_case("times") || w_times.eq_ignore_ascii_case("time");
+    if !w_for.eq_ignore_ascii_case("for") || !times {
+        return None;
+    }
+    let n: u32 = n.parse().ok()?;
+    Some((rest[..*at_for].trim_end(), n))
 }
 
 /// Byte offsets after each of the first words, a quoted cron pattern counting as one.

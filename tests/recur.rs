@@ -565,6 +565,20 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
     // `for` is as common in a message as in a rule: read as the text.
     let (s, rest) = recur::split_prefix("daily 18:00 for the team: stand-up", &now).unwrap();
     assert_eq!((s.until, rest.as_str()), (None, "for the team: stand-up"));
+    // "for N times" at the end is the series' count, where English says it.
+    let (s, rest) = recur::split_prefix("every mon,wed,fri 8:30 gym for 5 times", &now).unwrap();
+    assert_eq!((s.count, rest.as_str()), (Some(5), "gym"));
+    assert!(s.describe(&now).contains("5 times"), "{}", s.describe(&now));
+    let (s, rest) = recur::split_prefix("daily 9am stretch for 1 time", &now).unwrap();
+    assert_eq!((s.count, rest.as_str()), (Some(1), "stretch"));
+    // Not a duration, nor a count said before the text, nor nothing left.
+    let (s, rest) = recur::split_prefix("daily 9am meditate for 10 minutes", &now).unwrap();
+    assert_eq!((s.count, rest.as_str()), (None, "meditate for 10 minutes"));
+    let (s, rest) = recur::split_prefix("daily 9am for 3 times gym", &now).unwrap();
+    assert_eq!((s.count, rest.as_str()), (Some(3), "gym"));
+    let (s, rest) = recur::split_prefix("daily 9am for 2 times gym for 5 times", &now).unwrap();
+    assert_eq!((s.count, rest.as_str()), (Some(2), "gym for 5 times"));
+    assert!(recur::split_prefix("daily 9am for 0 times", &now).is_err());
 }
 
 #[test]
