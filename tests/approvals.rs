@@ -256,7 +256,7 @@ fn approvals_id_shows_every_argument_of_a_call() {
         o.stdout
     );
     assert_eq!(
-        o.stderr.trim(),
+        o.stderr.trim().lines().last().unwrap_or_default(),
         format!(
             "queued: it waits until approval {id} (files__write_file) in this conversation is answered (tock approvals {id})"
         )

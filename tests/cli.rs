@@ -361,6 +361,43 @@ fn status_reports_the_dispatcher_and_sigterm_stops_the_daemon_quickly() {
     });
 }
 
+/// With no tock running on the database, `send` says who will send what
+/// it kept (on stderr: stdout is the id); with one running, nothing.
+#[test]
+fn send_says_when_no_tock_runs_to_send_it() {
+    let server = MockServer::start();
+    let t = Tock::with_openai(&server.base_url());
+    for args in [
+        vec!["send", "--new", "Before", "kept for later"],
+        vec![
+            "send",
+            "--conv",
+            "Before",
+            "--every",
+            "daily 9am",
+            "stretch",
+        ],
+    ] {
+        let out = t.run(&args);
+        assert!(out.status.success(), "{}", out.stderr);
+        assert!(out.stdout.trim().parse::<i64>().is_ok(), "{}", out.stdout);
+        assert!(
+            out.stderr.contains(
+                "no tock runs on this database now: it is sent once `tock` or `tock daemon` runs"
+            ),
+            "{}",
+            out.stderr
+        );
+    }
+    let _d = t.spawn_daemon();
+    wait_until(Duration::from_secs(10), "the daemon dispatching", || {
+        (!t.json(&["status", "--json"])["dispatcher"].is_null()).then_some(())
+    });
+    let out = t.run(&["send", "--conv", "Before", "--in", "1h", "a daemon runs"]);
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(!out.stderr.contains("no tock runs"), "{}", out.stderr);
+}
+
 #[test]
 fn send_while_a_daemon_runs_is_dispatched_at_once_and_in_at_due() {
     let server = MockServer::start();
@@ -714,8 +751,12 @@ fn a_broken_config_file_warns_and_runs_on_the_defaults() {
         out.stderr
     );
     assert!(out.stderr.contains("warning: config"), "{}", out.stderr);
+    // One line about the config (the other says no tock runs to send it).
     assert_eq!(
-        out.stderr.trim().lines().count(),
+        out.stderr
+            .lines()
+            .filter(|l| !l.contains("no tock runs"))
+            .count(),
         1,
         "one line: {}",
         out.stderr

@@ -215,9 +215,18 @@ async fn every_pending_item_says_what_it_waits_for() {
     let waits = h.engine.send_text(approval, "after the approval").unwrap();
     let retry = h.engine.send_text(backoff, "will back off").unwrap();
     settle().await;
+    let after_retry = h.engine.send_text(backoff, "after it").unwrap();
     let w = store.waiting(now()).unwrap();
     assert_eq!(w.get(&first), None, "in flight");
-    assert_eq!(w[&behind], Waiting::Behind { item_id: first });
+    // Behind the reply streaming, not behind its item: that one is sent,
+    // and no list shows it.
+    assert_eq!(w[&behind], Waiting::BehindReply);
+    assert!(
+        w[&behind]
+            .describe(now())
+            .contains("behind the reply it waits for")
+    );
+    assert_eq!(w[&after_retry], Waiting::Behind { item_id: retry });
     assert_eq!(w[&later], Waiting::Due { at: due });
     assert_eq!(w[&waits], Waiting::Approval { approval_id: a });
     assert!(

@@ -284,8 +284,12 @@ fn tmux_cli_scheduled_item_shows_in_f2_then_kill9_and_restart_in_the_same_pane()
     let deadline = Instant::now() + LONG;
     loop {
         let items = t.items();
-        let pending = items.iter().filter(|i| i["status"] == "pending").count();
-        if pending == 2 {
+        let pending = |text: &str| {
+            items
+                .iter()
+                .any(|i| i["status"] == "pending" && i["text"] == text)
+        };
+        if pending("queued before the kill") && pending("scheduled before the kill") {
             break;
         }
         if Instant::now() > deadline {

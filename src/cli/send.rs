@@ -105,12 +105,14 @@ pub(super) fn send(
         series.model_override = model.map(str::to_owned);
         let id = engine.submit_series(&series)?;
         println!("{id}");
+        say_if_no_tock_sends(store, engine.now_ms())?;
         return Ok(());
     }
     let mut item = NewItem::message(conv_id, text, due);
     item.model_override = model.map(str::to_owned);
     let id = engine.submit(item)?;
     println!("{id}");
+    say_if_no_tock_sends(store, engine.now_ms())?;
     // The id is the output scripts read; why it waits goes to stderr. A tool
     // call waiting for an answer holds its conversation (the TUI asks for
     // the answer before it takes a message there).
@@ -125,6 +127,17 @@ pub(super) fn send(
             a.id,
             crate::sanitize::sanitize_line(&a.tool),
             a.id
+        );
+    }
+    Ok(())
+}
+
+/// The item is kept, but only a running tock sends it: with none running
+/// on this database, say so (on stderr: the id is what scripts read).
+fn say_if_no_tock_sends(store: &crate::store::Store, now: i64) -> Result<()> {
+    if super::status::live_dispatcher(store, now)?.is_none() {
+        eprintln!(
+            "kept; no tock runs on this database now: it is sent once `tock` or `tock daemon` runs"
         );
     }
     Ok(())

@@ -52,7 +52,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     let waiting = store.waiting(now)?;
     let rank = |w: &Waiting| match w {
         Waiting::Approval { .. } => 0,
-        Waiting::Behind { .. } => 1,
+        Waiting::Behind { .. } | Waiting::BehindReply => 1,
         Waiting::ReplyRetry { .. } => 2,
         Waiting::Backoff { .. } => 3,
         Waiting::QueuePaused { .. } => 1,

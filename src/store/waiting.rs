@@ -15,6 +15,9 @@ pub enum Waiting {
     Approval { approval_id: i64 },
     /// Behind another item of its conversation (in flight or first in line).
     Behind { item_id: i64 },
+    /// Behind the reply its conversation waits for: streaming, cut off by a
+    /// tock that stopped, or being generated again (no listed item).
+    BehindReply,
     /// Backing off after a transient failure.
     Backoff { until: i64 },
     /// Its reply is being generated again after a failure (it is already in
@@ -59,6 +62,9 @@ impl Waiting {
                 format!("waiting for approval #{approval_id} in its conversation")
             }
             Waiting::Behind { item_id } => format!("conversation busy: behind item #{item_id}"),
+            Waiting::BehindReply => {
+                "conversation busy: behind the reply it waits for (tock status says where it is)".into()
+            }
             Waiting::Backoff { until } => format!("back-off until {}", at(*until)),
             Waiting::ReplyRetry { until } => {
                 format!("its reply is generated again at {}", at(*until))
@@ -99,11 +105,12 @@ impl Store {
             Option<i64>,
             Option<i64>,
             i64,
+            bool,
         );
         let rows: Vec<Row> = {
             let mut st = conn.prepare_cached(
                 "SELECT id, conversation_id, status, due_at, next_attempt_at, sent_at,
-                        COALESCE(due_at, created_at) FROM outbox
+                        COALESCE(due_at, created_at), kind = 'regenerate' FROM outbox
                  WHERE status IN ('pending', 'sending')
                  ORDER BY conversation_id, CASE status WHEN 'sending' THEN 0 ELSE 1 END,
                           priority DESC, COALESCE(due_at, created_at), id",
@@ -117,6 +124,7 @@ impl Store {
                     r.get(4)?,
                     r.get(5)?,
                     r.get(6)?,
+                    r.get(7)?,
                 ))
             })?
             .collect::<rusqlite::Result<_>>()?
@@ -155,18 +163,27 @@ impl Store {
         let mut out = HashMap::new();
         // The row that holds each conversation: a reply streaming (its row is
         // already `sent`), a row in flight, or its first due row.
-        let mut head: HashMap<i64, i64> = {
+        // What the head is: an item the lists show, or a reply (streaming,
+        // or its row a regeneration or already sent), which they do not.
+        let mut head: HashMap<i64, Waiting> = {
             let mut st = conn.prepare_cached(
-                "SELECT conversation_id, outbox_id FROM messages
+                "SELECT conversation_id FROM messages
                  WHERE status = 'streaming' AND outbox_id IS NOT NULL",
             )?;
-            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            st.query_map([], |r| Ok((r.get(0)?, Waiting::BehindReply)))?
                 .collect::<rusqlite::Result<_>>()?
         };
-        for (id, conv, status, due, next, sent, place) in rows {
+        let behind = |id: i64, regenerate: bool, sent: Option<i64>| {
+            if regenerate || sent.is_some() {
+                Waiting::BehindReply
+            } else {
+                Waiting::Behind { item_id: id }
+            }
+        };
+        for (id, conv, status, due, next, sent, place, regenerate) in rows {
             if status == "sending" {
                 if let Some(c) = conv {
-                    head.entry(c).or_insert(id);
+                    head.entry(c).or_insert(behind(id, regenerate, sent));
                 }
                 continue;
             }
@@ -184,10 +201,10 @@ impl Store {
                         .unwrap_or(PausedBy::Stop),
                 }
             } else if let Some(h) = conv.and_then(|c| head.get(&c)) {
-                Waiting::Behind { item_id: *h }
+                h.clone()
             } else {
                 if let Some(c) = conv {
-                    head.insert(c, id);
+                    head.insert(c, behind(id, regenerate, sent));
                 }
                 match next.filter(|t| *t > now) {
                     Some(until) if sent.is_some() => Waiting::ReplyRetry { until },
