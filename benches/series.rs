@@ -155,6 +155,7 @@ fn bench(c: &mut Criterion) {
             status: tock::store::SeriesStatus::Active,
             created_at: 0,
             updated_at: 0,
+            zone: None,
         };
         g.bench_function(BenchmarkId::new("plan", i), |b| {
             b.iter(|| black_box(plan(&s)))

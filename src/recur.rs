@@ -176,6 +176,35 @@ macro_rules! in_zone {
 }
 
 impl Zone {
+    /// The zone's IANA name, kept with a series so that its times stay where
+    /// the user said them. The local zone is `TZ`'s when that names one, else
+    /// the system's; None when it cannot be named (a POSIX `TZ` string).
+    pub fn name(&self) -> Option<String> {
+        match self {
+            Zone::Utc => Some("UTC".into()),
+            Zone::Named(tz) => Some(tz.name().to_string()),
+            Zone::Local => {
+                let named = |s: &str| {
+                    s.parse::<chrono_tz::Tz>()
+                        .ok()
+                        .map(|t| t.name().to_string())
+                };
+                match std::env::var("TZ") {
+                    Ok(tz) if !tz.is_empty() => named(tz.trim_start_matches(':')),
+                    _ => iana_time_zone::get_timezone().ok().and_then(|z| named(&z)),
+                }
+            }
+        }
+    }
+
+    /// The zone an IANA name stands for; None for a name this build does not know.
+    pub fn named(name: &str) -> Option<Zone> {
+        match name {
+            "UTC" => Some(Zone::Utc),
+            _ => name.parse::<chrono_tz::Tz>().ok().map(Zone::Named),
+        }
+    }
+
     /// The instant `ms` in this zone, formatted like the `/at` preview (`Mon 30 Nov 09:00`).
     pub fn absolute(&self, ms: i64, now_ms: i64) -> String {
         let at = utc(ms);

@@ -361,6 +361,36 @@ fn status_reports_the_dispatcher_and_sigterm_stops_the_daemon_quickly() {
     });
 }
 
+/// A series made under one `TZ` keeps its times when listed (or sent) by
+/// a tock under another: "every day at 2:30" made in Berlin is 01:30 UTC
+/// in winter, also for a process in UTC.
+#[test]
+fn a_series_keeps_the_zone_of_the_tock_that_made_it() {
+    let mut t = Tock::new();
+    t.set_env("TZ", "Europe/Berlin");
+    let id = t.send(&[
+        "--new",
+        "dst",
+        "--every",
+        "every day at 2:30",
+        "series zone",
+    ]);
+    t.set_env("TZ", "UTC");
+    let list = t.json(&["list", "--json"]);
+    let s = item(list.as_array().unwrap(), id).unwrap();
+    assert_eq!(s["zone"], "Europe/Berlin", "{s:#}");
+    for at in s["upcoming"].as_array().unwrap() {
+        let utc = chrono::DateTime::parse_from_rfc3339(at.as_str().unwrap())
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        // 02:30 in Berlin: 01:30 UTC in winter, 00:30 in summer.
+        assert!(
+            matches!(utc.format("%H:%M").to_string().as_str(), "01:30" | "00:30"),
+            "{s:#}"
+        );
+    }
+}
+
 /// With no tock running on the database, `send` says who will send what
 /// it kept (on stderr: stdout is the id); with one running, nothing.
 #[test]
@@ -892,6 +922,7 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
             "remaining",
             "until_at",
             "occurrence_kind",
+            "zone",
         ]),
         "{s:#}"
     );

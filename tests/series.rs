@@ -42,6 +42,11 @@ struct Rig {
 /// An engine in Berlin on `path`, its clock starting at `start_ms`; the
 /// clock check is an hour so simulated days pass in few wake-ups.
 fn rig(path: &std::path::Path, start_ms: i64, provider: Arc<Scripted>) -> Rig {
+    rig_in(path, start_ms, provider, Zone::Named(Berlin))
+}
+
+/// The same, in `zone`.
+fn rig_in(path: &std::path::Path, start_ms: i64, provider: Arc<Scripted>, zone: Zone) -> Rig {
     let store = Store::open(path).unwrap();
     let clock = Arc::new(ManualClock::new(start_ms));
     // Replies here are held open for minutes on purpose (a busy
@@ -56,7 +61,7 @@ fn rig(path: &std::path::Path, start_ms: i64, provider: Arc<Scripted>) -> Rig {
         clock.clone(),
         Options {
             watch_db: false,
-            zone: Zone::Named(Berlin),
+            zone,
             clock_check: Duration::from_secs(3600),
             ..Options::default()
         },
@@ -140,6 +145,63 @@ async fn daily_series_over_ten_days_is_sent_ten_times_at_nine_local_across_dst()
     assert_eq!((series.occurrences, series.skipped), (10, 0));
     assert_eq!(series.next_due_at, Some(berlin_ms(2026, 10, 30, 9, 0)));
     assert!(notices(&r, c).is_empty());
+}
+
+/// A series keeps the zone it was made in: made in Berlin, it fires at
+/// 09:00 Berlin time when a process in UTC (a daemon under another `TZ`)
+/// dispatches and lists it; one re-ruled there follows UTC from then on.
+#[tokio::test(start_paused = true)]
+async fn a_series_fires_in_the_zone_it_was_made_in_whoever_dispatches_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let start = berlin_ms(2026, 12, 1, 1, 0);
+    let made = rig(&path, start, Scripted::new(vec![]));
+    let c = conv(&made);
+    let s = made.engine.parse_schedule("every day at 9am").unwrap();
+    let id = made
+        .engine
+        .create_series(c, Kind::Message, "standup", &s)
+        .unwrap();
+    assert_eq!(
+        made.store.series(id).unwrap().unwrap().zone.as_deref(),
+        Some("Europe/Berlin")
+    );
+    drop(made);
+    let r = rig_in(&path, start, Scripted::new(vec![]), Zone::Utc);
+    let view = r.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(
+        view.upcoming.iter().map(|t| local(*t)).collect::<Vec<_>>()[..2],
+        [
+            "2026-12-01 09:00:00.000 +0100".to_string(),
+            "2026-12-02 09:00:00.000 +0100".to_string()
+        ]
+    );
+    r.engine.start();
+    tokio::time::sleep(Duration::from_secs(3 * 86_400)).await;
+    settle().await;
+    let at: Vec<String> = r
+        .store
+        .series_occurrences(id)
+        .unwrap()
+        .iter()
+        .map(|o| local(o.occurrence_at.unwrap()))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            "2026-12-01 09:00:00.000 +0100",
+            "2026-12-02 09:00:00.000 +0100",
+            "2026-12-03 09:00:00.000 +0100"
+        ]
+    );
+    // Given a new rule in UTC, its times are UTC's.
+    r.engine.edit_series_rule(id, "every day at 8am").unwrap();
+    let series = r.store.series(id).unwrap().unwrap();
+    assert_eq!(series.zone.as_deref(), Some("UTC"));
+    assert_eq!(
+        local(series.next_due_at.unwrap()),
+        "2026-12-04 09:00:00.000 +0100"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -66,6 +66,7 @@ pub fn series_json(v: &SeriesView) -> serde_json::Value {
         "remaining": s.remaining,
         "until_at": rfc3339(s.until_at),
         "occurrence_kind": s.kind.as_str(),
+        "zone": s.zone,
     })
 }
 

@@ -102,6 +102,15 @@ impl Engine {
         expr
     }
 
+    /// The zone a series' times are in: its own, else this process's (a
+    /// series made before zones were kept, or in a zone this build lacks).
+    pub(crate) fn zone_of(&self, s: &Series) -> recur::Zone {
+        s.zone
+            .as_deref()
+            .and_then(recur::Zone::named)
+            .unwrap_or_else(|| self.inner.options.zone.clone())
+    }
+
     /// The instant as the user reads it (`Mon 30 Nov 09:00`).
     pub fn show_time(&self, ms: i64) -> String {
         self.inner.options.zone.absolute(ms, self.now_ms())
@@ -146,6 +155,7 @@ impl Engine {
             next_due_at: first,
             until_at: schedule.until,
             remaining: schedule.count.map(i64::from),
+            zone: self.inner.options.zone.name(),
         })
     }
 
@@ -196,8 +206,8 @@ impl Engine {
     /// not sent), or later where occurrences still to come were skipped.
     pub fn resume_series(&self, id: i64) -> Result<()> {
         let now = self.now_ms();
-        let zone = self.inner.options.zone.clone();
         self.modify(id, |s, rule| {
+            let zone = self.zone_of(s);
             match s.status {
                 SeriesStatus::Paused => {}
                 SeriesStatus::Active => return Err(anyhow!("series {id} is not paused")),
@@ -219,8 +229,8 @@ impl Engine {
 
     /// Skip the next occurrence. Returns the one after it (None: the series ended).
     pub fn skip_next(&self, id: i64) -> Result<Option<i64>> {
-        let zone = self.inner.options.zone.clone();
         let s = self.modify(id, |s, rule| {
+            let zone = self.zone_of(s);
             let Some(due) = s.next_due_at.filter(|_| s.status != SeriesStatus::Ended) else {
                 return Err(anyhow!("series {id} has ended"));
             };
@@ -276,6 +286,8 @@ impl Engine {
             s.next_due_at = Some(first);
             s.until_at = until;
             s.remaining = schedule.count.map(i64::from);
+            // Its times are now where the user who gave the rule is.
+            s.zone = self.inner.options.zone.name();
             Ok(())
         })?;
         Ok(())
@@ -341,6 +353,7 @@ impl Engine {
             status: SeriesStatus::Active,
             created_at: 0,
             updated_at: 0,
+            zone: s.zone.clone(),
         };
         upcoming(&rule, &self.inner.options.zone, &stored)
     }
@@ -351,6 +364,7 @@ impl Engine {
 
     fn view(&self, s: Series) -> SeriesView {
         let zone = &self.inner.options.zone;
+        let own = self.zone_of(&s);
         let (description, upcoming) = match Rule::stored(&s.rule) {
             Ok(rule) => {
                 let mut d = rule.describe();
@@ -360,7 +374,7 @@ impl Engine {
                 if let Some(u) = s.until_at {
                     d.push_str(&format!(", until {}", zone.absolute(u, self.now_ms())));
                 }
-                (d, upcoming(&rule, zone, &s))
+                (d, upcoming(&rule, &own, &s))
             }
             Err(_) => (s.rule.clone(), Vec::new()),
         };
@@ -435,8 +449,8 @@ pub(crate) const PASS_LIMIT: usize = 500;
 /// fires once, for its latest due occurrence within the grace, and advances,
 /// in one transaction. Returns true when more are due (pass again at once).
 pub(crate) fn advance(engine: &Engine, now: i64, grace_ms: i64) -> bool {
-    let zone = engine.inner.options.zone.clone();
     let result = engine.store().advance_series(now, PASS_LIMIT, |s| {
+        let zone = engine.zone_of(s);
         let Some(due) = s.next_due_at else {
             return SeriesStep {
                 fire: None,

@@ -76,6 +76,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0013_search_symbols",
         include_str!("../../migrations/0013_search_symbols.sql"),
     ),
+    (
+        14,
+        "0014_series_zone",
+        include_str!("../../migrations/0014_series_zone.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

@@ -55,10 +55,13 @@ pub struct Series {
     pub status: SeriesStatus,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The IANA time zone its wall-clock times are in; None: the
+    /// dispatching process's (series made before zones were kept).
+    pub zone: Option<String>,
 }
 
 const SERIES_COLS: &str = "id, conversation_id, kind, text, title, model_override, payload_json, rule, anchor_at, \
-     next_due_at, until_at, remaining, occurrences, skipped, status, created_at, updated_at";
+     next_due_at, until_at, remaining, occurrences, skipped, status, created_at, updated_at, zone";
 
 impl Series {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
@@ -80,6 +83,7 @@ impl Series {
             status: r.get(14)?,
             created_at: r.get(15)?,
             updated_at: r.get(16)?,
+            zone: r.get(17)?,
         })
     }
 }
@@ -98,6 +102,8 @@ pub struct NewSeries {
     pub next_due_at: i64,
     pub until_at: Option<i64>,
     pub remaining: Option<i64>,
+    /// See [`Series::zone`].
+    pub zone: Option<String>,
 }
 
 /// What a due series does, decided by the caller (see `recur::catch_up`).
@@ -168,8 +174,8 @@ pub(crate) fn insert_series(
     let id = allocate_id(tx)?;
     tx.execute(
         "INSERT INTO series (id, conversation_id, kind, text, title, model_override, payload_json, rule,
-                             anchor_at, next_due_at, until_at, remaining, status, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'active', ?13, ?13)",
+                             anchor_at, next_due_at, until_at, remaining, status, created_at, updated_at, zone)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'active', ?13, ?13, ?14)",
         params![
             id,
             s.conversation_id,
@@ -183,7 +189,8 @@ pub(crate) fn insert_series(
             s.next_due_at,
             s.until_at,
             s.remaining,
-            now
+            now,
+            s.zone
         ],
     )?;
     Ok(id)
@@ -455,7 +462,7 @@ impl Store {
         s.updated_at = now;
         tx.execute(
             "UPDATE series SET text = ?2, rule = ?3, anchor_at = ?4, next_due_at = ?5, until_at = ?6,
-                    remaining = ?7, skipped = ?8, status = ?9, updated_at = ?10
+                    remaining = ?7, skipped = ?8, status = ?9, updated_at = ?10, zone = ?11
              WHERE id = ?1",
             params![
                 s.id,
@@ -467,7 +474,8 @@ impl Store {
                 s.remaining,
                 s.skipped,
                 s.status,
-                now
+                now,
+                s.zone
             ],
         )?;
         tx.commit()?;
