@@ -3565,6 +3565,41 @@ async fn typed_text_never_answers_an_approval_and_is_kept() {
     assert!(ui.rows().iter().any(|r| r.kind == Kind::Task));
 }
 
+/// "choose Approve or Deny first" goes once the approval is answered
+/// elsewhere (`tock approve`), with no key pressed here; a key's
+/// confirmation ("conversation deleted", "retrying") goes with the next key.
+#[tokio::test(start_paused = true)]
+async fn key_hints_go_when_answered_elsewhere_or_at_the_next_key() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    let approval = ui.app.model.waiting_approval().unwrap().id;
+    ui.enter();
+    assert!(
+        ui.status_line().starts_with("choose Approve or Deny first"),
+        "{}",
+        ui.status_line()
+    );
+    ui.h.engine.answer_approval(approval, true).unwrap();
+    ui.settle().await;
+    assert_eq!(ui.status_line(), "", "answered from elsewhere");
+    // An item's confirmation lasts until the next key.
+    let task = ui
+        .rows()
+        .into_iter()
+        .find(|i| i.kind == Kind::Task)
+        .expect("the task");
+    ui.press(KeyCode::Tab);
+    ui.ch('x');
+    ui.ch('y');
+    ui.settle().await;
+    assert_eq!(ui.row(task.id).status, Status::Canceled);
+    assert_eq!(ui.status_line(), "canceled");
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.status_line(), "");
+}
+
 #[tokio::test(start_paused = true)]
 async fn your_own_message_is_shown_verbatim() {
     let mut ui = Ui::new(vec![Step::Reply(vec![text("**bold** reply"), done()])]);

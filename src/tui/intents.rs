@@ -24,8 +24,16 @@ impl App {
             Intent::Error(s) => self.error(s),
             Intent::KeyError(s) => {
                 self.error(s);
+                // About the card of an approval waiting here ("choose
+                // Approve or Deny first"): stale once it is answered, from
+                // anywhere, as well as at the next key.
+                let current = self
+                    .model
+                    .current
+                    .filter(|c| self.model.awaiting.contains(c));
                 if let Some(st) = self.status.as_mut() {
                     st.until_key = true;
+                    st.approval_in = current;
                 }
             }
             Intent::Item { id, seen, action } => {
@@ -49,7 +57,13 @@ impl App {
                 self.write(
                     move |e| e.act_on_item(id, seen, action),
                     move |app, r| match (r, edited) {
-                        (Ok(()), _) => app.info(done),
+                        // A key's confirmation: the next key makes it stale.
+                        (Ok(()), _) => {
+                            app.info(done);
+                            if let Some(st) = app.status.as_mut() {
+                                st.until_key = true;
+                            }
+                        }
                         // The item went (or changed) while it was being
                         // edited: what was typed is not lost, it waits in
                         // the composer.
@@ -163,6 +177,9 @@ impl App {
                             app.open_other_or_new();
                         }
                         app.info("conversation deleted");
+                        if let Some(st) = app.status.as_mut() {
+                            st.until_key = true;
+                        }
                         app.focus = Focus::Composer;
                     }
                     Err(e) => app.error(format!("{e:#}")),
