@@ -125,6 +125,28 @@ fn long_texts_come_from_stdin_or_a_file() {
     assert_eq!(t.item(id)["text"], "from a file");
     let line = t.fails(&["send", "--file", "/dev/zero"]);
     assert!(line.contains("not a regular file"), "{line}");
+
+    // A send that fails after reading stdin gives the text back (the pipe
+    // cannot be read again by the script).
+    let mut c = t.command(&["send", "--conv", "no such conversation", "-"]);
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"keep me\nsecond line")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the message read from stdin was not kept; here it is:\nkeep me\nsecond line"),
+        "{err}"
+    );
+    assert!(err.contains("no conversation"), "{err}");
 }
 
 #[test]

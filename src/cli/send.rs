@@ -49,6 +49,31 @@ pub(super) fn send(
     store: &Store,
     engine: &Engine,
 ) -> Result<()> {
+    let text = message_text(&args.text, args.file.as_deref())?;
+    if text.trim().is_empty() {
+        bail!("the message is empty");
+    }
+    let sent = send_text(args, &text, model, store, engine);
+    // Text read from stdin is gone from the pipe: a send that failed (a
+    // database locked too long, say) gives it back, for the script to retry.
+    let from_stdin = args.file.is_none() && args.text.len() == 1 && args.text[0] == "-";
+    if sent.is_err() && from_stdin {
+        eprintln!(
+            "tock: the message read from stdin was not kept; here it is:\n{}",
+            crate::sanitize::sanitize(&text)
+        );
+    }
+    sent
+}
+
+fn send_text(
+    args: &SendArgs,
+    text: &str,
+    model: Option<&str>,
+    store: &Store,
+    engine: &Engine,
+) -> Result<()> {
+    let text = text.to_string();
     let SendArgs {
         conv,
         conv_id,
@@ -59,10 +84,6 @@ pub(super) fn send(
         until,
         ..
     } = args;
-    let text = message_text(&args.text, args.file.as_deref())?;
-    if text.trim().is_empty() {
-        bail!("the message is empty");
-    }
     let schedule = match every {
         Some(e) => {
             let expr = match until {
