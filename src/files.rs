@@ -301,12 +301,17 @@ pub fn write_private(path: &Path, contents: &[u8]) -> Result<(), String> {
         .write(true)
         .create(true)
         .mode(FILE_MODE)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        // A symbolic link is not followed: one planted where tock writes
+        // (a predictable name in /tmp) would aim the write at another file.
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW)
         .open(path)
         .map_err(|e| match e.raw_os_error() {
             // O_NONBLOCK on a FIFO with no reader.
             Some(libc::ENXIO) => {
                 format!("refused: {shown} is a FIFO (named pipe), not a regular file")
+            }
+            Some(libc::ELOOP) => {
+                format!("refused: {shown} is a symbolic link; give the path of the file itself")
             }
             _ => format!("cannot write {shown}: {e}"),
         })?;
@@ -409,6 +414,14 @@ mod tests {
         write_private(&out, b"new").unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"new");
         assert_eq!(mode(&out), 0o600);
+        // A symbolic link is refused, and what it points to is untouched.
+        let precious = dir.path().join("precious.txt");
+        std::fs::write(&precious, "precious").unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&precious, &link).unwrap();
+        let e = write_private(&link, b"overwritten").unwrap_err();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        assert_eq!(std::fs::read(&precious).unwrap(), b"precious");
         let sub = dir.path().join("a/b");
         create_private_dir(&sub).unwrap();
         assert_eq!(mode(&sub), 0o700);

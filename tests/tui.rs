@@ -1673,6 +1673,27 @@ async fn export_writes_markdown() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o700);
+    // Again: the file there is replaced, and the line says so.
+    ui.say(&format!("/export {}", path.display()));
+    assert!(
+        ui.status_line()
+            .ends_with("(it replaced the file that was there)"),
+        "{}",
+        ui.status_line()
+    );
+    // A symbolic link is refused; the file it points to is untouched.
+    let precious = ui.h.dir.path().join("precious.txt");
+    std::fs::write(&precious, "precious").unwrap();
+    let link = ui.h.dir.path().join("link.md");
+    std::os::unix::fs::symlink(&precious, &link).unwrap();
+    ui.say(&format!("/export {}", link.display()));
+    assert!(
+        ui.status_line().contains("is a symbolic link"),
+        "{}",
+        ui.status_line()
+    );
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "precious");
+    ui.app.set_composer("");
     // An unwritable path (under a file) is an error, and the command stays
     // to be fixed.
     let file = ui.h.dir.path().join("a-file");

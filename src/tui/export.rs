@@ -147,10 +147,16 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
         crate::files::create_private_dir(dir)
             .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     }
-    // Private (0600), and never blocking on a FIFO or writing into /proc.
+    // Private (0600), and never blocking on a FIFO, writing into /proc or
+    // through a symbolic link. A file already there is replaced: said so.
+    let replaced = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
     crate::files::write_private(Path::new(&path), md.as_bytes())?;
     let abs = std::fs::canonicalize(&path)
         .map(|p| p.display().to_string())
         .unwrap_or(path);
-    Ok(abs)
+    Ok(if replaced {
+        format!("{abs} (it replaced the file that was there)")
+    } else {
+        abs
+    })
 }
