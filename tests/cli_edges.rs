@@ -354,6 +354,18 @@ fn status_and_list_name_a_reply_streaming_and_one_cut_off() {
         (last["status"].as_str(), last["cut_off"].as_bool()),
         (Some("streaming"), Some(true))
     );
+    // Nothing streams it to stop or stop for a regeneration: both say so,
+    // and neither pauses the queue nor asks for it a second time.
+    for cmd in ["stop", "regenerate"] {
+        let line = t.fails(&[cmd, "long"]);
+        assert!(
+            line.contains("was cut off when its tock stopped; no tock runs now"),
+            "{cmd}: {line}"
+        );
+    }
+    let store = tock::store::Store::open_read_only(&t.db).unwrap();
+    let c = store.find_conversation("long").unwrap().unwrap();
+    assert!(c.queue_paused_at.is_none());
     // The next daemon asks for it again; then nothing is on its way.
     let mut d = t.spawn_daemon();
     wait_until(Duration::from_secs(20), "the reply asked for again", || {

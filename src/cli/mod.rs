@@ -187,6 +187,19 @@ pub enum Command {
     },
 }
 
+/// A reply stored as streaming with no tock running to write it was cut
+/// off when its tock stopped: there is nothing to stop, and the next tock
+/// asks for it again (so it is not generated twice).
+fn cut_off_reply(store: &Store, conversation_id: i64, title: &str, now: i64) -> Result<()> {
+    let streaming = store.streaming_reply_item(conversation_id)?.is_some();
+    if streaming && status::live_dispatcher(store, now)?.is_none() {
+        bail!(
+            "the reply in “{title}” was cut off when its tock stopped; no tock runs now, and the next `tock` or `tock daemon` asks for it again"
+        );
+    }
+    Ok(())
+}
+
 impl Command {
     /// Commands that never write to the database.
     pub fn only_reads(&self) -> bool {
@@ -335,6 +348,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             let c = store
                 .find_conversation(conv)?
                 .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+            cut_off_reply(store, c.id, &c.display_title(), now)?;
             if !engine.stop_elsewhere(c.id)? {
                 bail!("no reply is streaming in “{}”", c.display_title());
             }
@@ -347,6 +361,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             let c = store
                 .find_conversation(conv)?
                 .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
+            cut_off_reply(store, c.id, &c.display_title(), now)?;
             let id = engine.regenerate(c.id)?;
             println!("{id}");
         }
