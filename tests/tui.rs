@@ -963,6 +963,10 @@ async fn the_reschedule_prompt_error_is_whole_at_60_columns() {
         flat.contains("fri 5pm"),
         "the error's advice is on screen:\n{s}"
     );
+    // The error is inside the prompt's box: nothing of the screen behind
+    // shows at the ends of its lines.
+    insta::assert_snapshot!("strip_reschedule_error_60x15", s);
+    insta::assert_snapshot!("strip_reschedule_error_120x40", ui.screen(120, 40));
 }
 
 #[tokio::test(start_paused = true)]

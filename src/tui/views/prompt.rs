@@ -239,13 +239,13 @@ impl View for Prompt {
         // The note wraps rather than losing its end (an error's advice is
         // at its end), up to three lines.
         let extra = note.as_ref().map_or(0, |n| {
-            let w = usize::from(width.max(1));
+            let w = usize::from(width.saturating_sub(2).max(1));
             u16::try_from(n.width().div_ceil(w).clamp(1, 3)).unwrap_or(3)
         });
+        // The note is inside the box, under the input: drawn below it, the
+        // screen behind showed at both ends of its lines.
         let r = super::help::centered(area, width, h + extra);
         Clear.render(r, buf);
-        let [input_r, note_r] =
-            Layout::vertical([Constraint::Length(h), Constraint::Length(extra)]).areas(r);
         let title = if self.title.chars().count() + 2 > usize::from(r.width) {
             self.short_title
         } else {
@@ -255,11 +255,15 @@ impl View for Prompt {
             .border_type(BorderType::Rounded)
             .title(title)
             .border_style(Style::new().fg(palette().accent));
-        let inner = block.inner(input_r);
-        block.render(input_r, buf);
-        (&self.input).render(inner, buf);
+        let inner = block.inner(r);
+        block.render(r, buf);
+        let [input_r, note_r] = Layout::vertical([
+            Constraint::Length(h.saturating_sub(2)),
+            Constraint::Length(extra),
+        ])
+        .areas(inner);
+        (&self.input).render(input_r, buf);
         if let Some(n) = note {
-            Clear.render(note_r, buf);
             Paragraph::new(n)
                 .style(Style::new().bg(palette().popup))
                 .wrap(ratatui::widgets::Wrap { trim: false })
