@@ -2356,6 +2356,26 @@ async fn strip_reschedule_with_a_live_preview() {
     assert!(ui.status_line().starts_with("rescheduled"));
 }
 
+/// At 60 columns a failed item's row keeps room for its own text: a long
+/// error is cut (with …) rather than the message it belongs to.
+#[tokio::test(start_paused = true)]
+async fn a_failed_row_keeps_its_text_when_the_error_is_long() {
+    let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent(
+        "openai: cannot connect to 127.0.0.1:33667 (connection refused); is the server running at that address?",
+    ))]);
+    ui.start().await;
+    ui.say("message while server down");
+    ui.settle().await;
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    let row = s
+        .lines()
+        .find(|l| l.contains("✗"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(row.contains("· message while server down"), "{s}");
+    assert!(row.contains('…'), "the error is cut, and says so: {s}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn strip_retry_a_failed_item() {
     let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent("400 Bad Request"))]);

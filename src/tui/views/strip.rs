@@ -305,15 +305,30 @@ impl Strip {
             };
             let is_sel = focused && Some(i) == sel;
             let marker = if is_sel { "› " } else { "  " };
-            let used = unicode_width::UnicodeWidthStr::width(marker)
-                + unicode_width::UnicodeWidthStr::width(badge.as_str())
-                + 3;
             // An accepted item is already in the conversation: what waits is its reply.
             let shown = if it.accepted() {
                 format!("to “{}”", sanitize_line(&it.text).trim())
             } else {
                 sanitize_line(&it.text).trim().to_string()
             };
+            // The item's own text keeps up to half the row (a long error
+            // left it a few letters, and which message failed was lost).
+            let w = width as usize;
+            let text_min =
+                unicode_width::UnicodeWidthStr::width(shown.as_str()).min((w / 2).max(12));
+            // A time's badge (`⏰ Mon 30 Nov 01:53 (in 1h)`) stays whole.
+            let badge_max = w
+                .saturating_sub(2 + 3 + text_min)
+                .max(28.min(w.saturating_sub(13)))
+                .max(6);
+            let badge = if unicode_width::UnicodeWidthStr::width(badge.as_str()) > badge_max {
+                elide(&badge, badge_max)
+            } else {
+                badge
+            };
+            let used = unicode_width::UnicodeWidthStr::width(marker)
+                + unicode_width::UnicodeWidthStr::width(badge.as_str())
+                + 3;
             let text = elide(&shown, (width as usize).saturating_sub(used).max(8));
             let mut text_style = Style::new();
             if is_sel {
