@@ -2376,6 +2376,19 @@ async fn a_failed_row_keeps_its_text_when_the_error_is_long() {
     assert!(row.contains('…'), "the error is cut, and says so: {s}");
 }
 
+/// A status message never runs into the hint at the right ("… marked
+/// replaced F1 help"): with less than two spaces between, the hint goes.
+#[tokio::test(start_paused = true)]
+async fn a_status_message_never_runs_into_the_help_hint() {
+    let mut ui = Ui::new(vec![]);
+    for n in 40..120 {
+        ui.app.info(format!("{}QZ", "x".repeat(n)));
+        let s = ui.screen(120, 40);
+        let bar = s.lines().find(|l| l.contains("QZ")).unwrap_or_default();
+        assert!(!bar.contains("QZ F1 help"), "{n}: {bar}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn strip_retry_a_failed_item() {
     let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent("400 Bad Request"))]);

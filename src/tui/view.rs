@@ -309,7 +309,9 @@ fn status_lines(app: &App, width: u16, sidebar_shown: bool) -> Vec<Line<'static>
     let message = status_message(app);
     let help = Span::styled(" F1 help · F2 scheduled ", dim());
     let full_width: usize = full.iter().chain(&message).map(Span::width).sum();
-    if full_width + help.width() <= width {
+    // At least two spaces more between the message and the hint: one read
+    // as the message going on ("… marked replaced F1 help").
+    if full_width + help.width() + 2 <= width {
         let pad = width - full_width - help.width();
         let mut spans = full;
         spans.extend(message);
