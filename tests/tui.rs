@@ -2389,6 +2389,40 @@ async fn a_status_message_never_runs_into_the_help_hint() {
     }
 }
 
+/// The reschedule prompt's "now due … in …" and the strip's countdown
+/// agree, whatever the fraction of a second (one rounded to the nearest
+/// second, the other stepped, they differed by a minute now and then).
+#[tokio::test(start_paused = true)]
+async fn the_prompt_and_the_strip_count_down_alike() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 2h check the build");
+    ui.press(KeyCode::Tab);
+    ui.ch('r');
+    let countdown = |line: &str| {
+        line.rsplit("in ")
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches([')', ' ', '│'])
+            .split(')')
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    for _ in 0..400 {
+        ui.h.clock.jump(300);
+        let s = ui.screen(100, 30);
+        let strip = s
+            .lines()
+            .find(|l| l.contains("check the build"))
+            .unwrap_or_default();
+        let prompt = s
+            .lines()
+            .find(|l| l.contains("now due"))
+            .unwrap_or_default();
+        assert_eq!(countdown(strip), countdown(prompt), "{s}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn strip_retry_a_failed_item() {
     let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent("400 Bad Request"))]);

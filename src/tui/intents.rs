@@ -6,7 +6,6 @@ use super::composer::Composer;
 use super::model::local;
 use super::views::Intent;
 use crate::engine::ItemAction;
-use crate::when::{self};
 
 impl App {
     // ----- intents -------------------------------------------------------------
@@ -41,13 +40,9 @@ impl App {
                     ItemAction::Cancel => "canceled".to_string(),
                     ItemAction::SendNow => "sending as soon as the conversation is free".into(),
                     ItemAction::Retry => "retrying".into(),
-                    ItemAction::Reschedule(at) => format!(
-                        "rescheduled: {}",
-                        when::preview(
-                            chrono::DateTime::from_timestamp_millis(*at).unwrap_or_default(),
-                            &local(now)
-                        )
-                    ),
+                    ItemAction::Reschedule(at) => {
+                        format!("rescheduled: {}", super::views::preview(*at, &local(now)))
+                    }
                     ItemAction::Edit(_) => "edited".into(),
                 };
                 let edited = match &action {

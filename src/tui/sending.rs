@@ -167,10 +167,7 @@ impl App {
                         } else if let Some(d) = due {
                             Some(format!(
                                 "scheduled: {}",
-                                when::preview(
-                                    chrono::DateTime::from_timestamp_millis(d).unwrap_or_default(),
-                                    &local(app.now())
-                                )
+                                super::views::preview(d, &local(app.now()))
                             ))
                         } else if resume {
                             Some("queue resumed with your message".to_string())

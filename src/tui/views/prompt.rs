@@ -120,10 +120,10 @@ impl Prompt {
         let now = local(now_ms);
         let text = self.value();
         if text.trim().is_empty() {
+            // Counted down as the strip counts it, so the two agree.
             return due.map(|d| {
-                let d = chrono::DateTime::from_timestamp_millis(d).unwrap_or_default();
                 Line::styled(
-                    format!(" now due {}", when::preview(d, &now)),
+                    format!(" now due {}", super::preview(d, &now)),
                     Style::new().fg(palette().dim),
                 )
             });
