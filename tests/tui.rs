@@ -2423,6 +2423,39 @@ async fn the_prompt_and_the_strip_count_down_alike() {
     }
 }
 
+/// `u` on a scheduled item brings it back with its time (`/at …`), so
+/// Enter schedules it again instead of sending it at once.
+#[tokio::test(start_paused = true)]
+async fn a_scheduled_item_taken_back_keeps_its_time() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 1h check the build");
+    let first = ui.rows()[0].clone();
+    let due = first.due_at.unwrap();
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.settle().await;
+    let text = ui.app.composer_text();
+    assert!(
+        text.starts_with("/at ") && text.ends_with(" check the build"),
+        "{text}"
+    );
+    assert!(
+        ui.status_line().contains("with its time"),
+        "{}",
+        ui.status_line()
+    );
+    ui.enter();
+    ui.settle().await;
+    let again = ui
+        .rows()
+        .into_iter()
+        .find(|r| r.status == Status::Pending)
+        .expect("scheduled again");
+    assert_eq!(again.text, "check the build");
+    let back = again.due_at.unwrap();
+    assert!((due - 60_000..=due).contains(&back), "{due} {back}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn strip_retry_a_failed_item() {
     let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent("400 Bad Request"))]);

@@ -96,17 +96,36 @@ impl App {
                     return;
                 }
                 self.save_draft();
+                // A scheduled item comes back with its time, as `/at` takes
+                // it, so Enter schedules it again rather than sending it now.
+                let due = self
+                    .model
+                    .items
+                    .iter()
+                    .find(|i| i.id == id)
+                    .and_then(|i| i.due_at)
+                    .filter(|d| *d > now);
                 self.write(
                     move |e| e.pull_back(id, seen),
-                    |app, r| match r {
-                        Ok((conv, draft)) => {
+                    move |app, r| match r {
+                        Ok((conv, mut draft)) => {
                             // Typed on while the write waited: the item is the draft
                             // in the database, and the composer keeps what was typed.
                             if Some(conv) == app.model.current && app.composer.is_blank() {
                                 let history = app.model.sent_texts();
+                                let at = due.and_then(chrono::DateTime::from_timestamp_millis);
+                                if let Some(at) = at {
+                                    let at = at.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M");
+                                    draft.text = format!("/at {at} {}", draft.text);
+                                }
                                 app.composer.load(&draft, history);
                                 app.focus = Focus::Composer;
-                                app.info("moved back into the composer");
+                                if at.is_some() {
+                                    app.composer.unsaved_since = Some(app.now());
+                                    app.info("moved back into the composer with its time: Enter schedules it again");
+                                } else {
+                                    app.info("moved back into the composer");
+                                }
                             } else {
                                 app.info("moved back into its conversation's draft");
                             }
