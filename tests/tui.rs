@@ -4349,6 +4349,20 @@ async fn messages_sent_at_their_time_are_marked_in_the_chat() {
     assert!(header("  tick").contains("↻ recurring"), "{s}");
     let typed = header("typed now");
     assert!(!typed.contains("⏰") && !typed.contains("↻"), "{s}");
+    // F3 says which message went, not only where.
+    let notices: Vec<String> = ui.app.notices.iter().map(|n| n.text.clone()).collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with("scheduled message sent in") && n.ends_with(": check the build")),
+        "{notices:?}"
+    );
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with("recurring message sent in") && n.ends_with(": tick")),
+        "{notices:?}"
+    );
 }
 
 /// Advance the clock to `at` and tick there, as the app's loop does.
