@@ -598,3 +598,28 @@ fn the_list_table_stays_in_columns() {
         assert!(b[state - 1] == b' ' && b[state] != b' ', "{out}");
     }
 }
+
+/// An item sent with files names them in `tock list` and carries them in
+/// `--json` (the text alone hid them).
+#[test]
+fn list_names_the_files_an_item_goes_with() {
+    let t = Tock::new();
+    let id = t.send(&["--new", "files", "--in", "1h", "read the attached log"]);
+    rusqlite::Connection::open(&t.db)
+        .unwrap()
+        .execute(
+            "UPDATE outbox SET parts_json = ?2 WHERE id = ?1",
+            rusqlite::params![
+                id,
+                r#"[{"type":"text","name":"paste.txt","content":"line 1"}]"#
+            ],
+        )
+        .unwrap();
+    let table = t.ok(&["list"]);
+    assert!(
+        table.contains("📎 paste.txt · read the attached log"),
+        "{table}"
+    );
+    let j = t.item(id);
+    assert_eq!(j["attachments"][0]["name"], "paste.txt", "{j:#}");
+}

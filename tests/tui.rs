@@ -1708,6 +1708,20 @@ async fn export_writes_markdown() {
     assert_eq!(ui.app.composer_text(), bad);
 }
 
+/// A scheduled message sent with a file shows the 📎 in the strip (the
+/// text alone hid it), and `tock list` names the file.
+#[tokio::test(start_paused = true)]
+async fn a_scheduled_item_with_a_file_shows_it() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let path = ui.h.dir.path().join("paste.txt");
+    std::fs::write(&path, "line 1\n").unwrap();
+    ui.say(&format!("/attach {}", path.display()));
+    ui.say("/later 1m read the attached log");
+    let s = ui.screen(100, 30);
+    assert!(s.contains("· 📎 read the attached log"), "{s}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn attach_a_text_file_then_send() {
     let mut ui = Ui::new(vec![]);

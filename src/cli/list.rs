@@ -37,6 +37,11 @@ pub fn item_json(
     if let (Some(series), Some(obj)) = (i.series_id, v.as_object_mut()) {
         obj.insert("series_id".into(), json!(series));
     }
+    // And only items sent with files carry theirs.
+    let files = crate::files::attachment_infos(i.parts_json.as_deref());
+    if let (false, Some(obj)) = (files.is_empty(), v.as_object_mut()) {
+        obj.insert("attachments".into(), json!(files));
+    }
     v
 }
 
@@ -126,7 +131,16 @@ pub(super) fn list(
                 Some(d) => format!("{} ({})", local(d), when::countdown(d, now)),
                 None => "asap".into(),
             };
-            let text: String = super::excerpt(&i.text, 50);
+            let mut text: String = super::excerpt(&i.text, 50);
+            // What goes with it, by name (the text alone hid it).
+            let files = crate::files::attachment_infos(i.parts_json.as_deref());
+            if !files.is_empty() {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| crate::sanitize::sanitize_line(&f.name).into_owned())
+                    .collect();
+                text = format!("📎 {} · {text}", names.join(", "));
+            }
             let conv = i
                 .conversation_id
                 .map(|c| c.to_string())

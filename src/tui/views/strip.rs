@@ -311,6 +311,13 @@ impl Strip {
             } else {
                 sanitize_line(&it.text).trim().to_string()
             };
+            // Files sent with it show as the chat shows them: a 📎.
+            let files = crate::files::attachment_infos(it.parts_json.as_deref()).len();
+            let shown = match files {
+                0 => shown,
+                1 => format!("📎 {shown}"),
+                n => format!("📎{n} {shown}"),
+            };
             // The item's own text keeps up to half the row (a long error
             // left it a few letters, and which message failed was lost).
             let w = width as usize;
