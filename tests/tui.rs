@@ -969,6 +969,21 @@ async fn the_reschedule_prompt_error_is_whole_at_60_columns() {
     insta::assert_snapshot!("strip_reschedule_error_120x40", ui.screen(120, 40));
 }
 
+/// Tab completes `/la` to `/later `, and the composer says how it is used
+/// as a hint, not as an error, until something is typed after it.
+#[tokio::test(start_paused = true)]
+async fn a_completed_command_shows_its_usage_as_a_hint() {
+    let mut ui = Ui::new(vec![]);
+    ui.typ("/la");
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.composer_text(), "/later ");
+    let s = ui.screen(100, 30);
+    assert!(s.contains("/later DURATION TEXT — e.g."), "{s}");
+    assert!(!s.contains("✗"), "{s}");
+    ui.typ("blah x");
+    assert!(ui.screen(100, 30).contains("✗"), "a real error is one");
+}
+
 #[tokio::test(start_paused = true)]
 async fn later_with_an_unreadable_time_creates_nothing_and_keeps_the_text() {
     let mut ui = Ui::new(vec![]);

@@ -271,6 +271,12 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
             format!(" ⏰ {} ", p.line(area.width.saturating_sub(8) as usize)),
             Style::new().fg(palette().accent),
         )),
+        // Nothing typed after the command yet: how it is used, as a hint,
+        // not an error (Tab's `/later ` showed a red ✗ at once).
+        Some(Err(e)) if e.starts_with('/') => title.push(Span::styled(
+            format!(" {} ", elide(&e, area.width.saturating_sub(4) as usize)),
+            dim(),
+        )),
         Some(Err(e)) => title.push(Span::styled(
             format!(" ✗ {} ", elide(&e, area.width.saturating_sub(6) as usize)),
             Style::new().fg(palette().error),
