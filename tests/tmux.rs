@@ -473,6 +473,14 @@ fn tmux_f2_cancel_reschedule_and_send_now() {
     let (script, _pidfile) = launcher(&t, "tmux-256color");
     launch(&tmux, &script);
     let conv = only_conv(&t);
+    // Titled, so that the first item scheduled does not name it.
+    rusqlite::Connection::open(&t.db)
+        .unwrap()
+        .execute(
+            "UPDATE conversations SET title = 'plans' WHERE id = ?1",
+            [conv.parse::<i64>().unwrap()],
+        )
+        .unwrap();
     // Three items scheduled from the CLI, an hour apart so F2 lists them in this order.
     let a = t.send(&["--conv", &conv, "--in", "1h", "alpha item"]);
     let b = t.send(&["--conv", &conv, "--in", "2h", "bravo item"]);

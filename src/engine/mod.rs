@@ -457,6 +457,16 @@ impl Engine {
         let hold = self.resume_for(&item, now)?;
         let id = self.store().enqueue(&item, now)?;
         self.hold_too(&item, hold, now)?;
+        // Scheduled for later, it names an untitled conversation now: it
+        // read "Conversation 6" until the message went.
+        if item.due_at.is_some()
+            && let Some(conv) = item.conversation_id
+            && self
+                .store()
+                .title_if_untitled(conv, item.title.as_deref().unwrap_or(&item.text))?
+        {
+            self.emit(Event::Conversations);
+        }
         self.changed_row(id);
         Ok(id)
     }

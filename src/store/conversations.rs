@@ -220,6 +220,16 @@ impl Store {
         }
     }
 
+    /// Give an untitled conversation a title made from `text` (what is
+    /// scheduled there names it before anything is sent). True if it took it.
+    pub fn title_if_untitled(&self, id: i64, text: &str) -> Result<bool> {
+        let n = self.conn().execute(
+            "UPDATE conversations SET title = ?2 WHERE id = ?1 AND (title IS NULL OR title = '')",
+            rusqlite::params![id, derive_title(text)],
+        )?;
+        Ok(n == 1)
+    }
+
     pub fn rename_conversation(&self, id: i64, title: &str, now: i64) -> Result<bool> {
         let n = self.conn().execute(
             "UPDATE conversations SET title = ?2, updated_at = ?3 WHERE id = ?1",
