@@ -47,12 +47,15 @@ impl Waiting {
     /// One short line, e.g. "back-off until 14:05 (in 20s)".
     pub fn describe(&self, now: i64) -> String {
         let at = |ms: i64| {
+            // Beyond the next 20 hours the time alone could be today's or
+            // tomorrow's: the day goes with it.
+            let fmt = if (ms - now).abs() > 20 * 3_600_000 {
+                "%a %-d %b %H:%M:%S"
+            } else {
+                "%H:%M:%S"
+            };
             let local = chrono::DateTime::from_timestamp_millis(ms)
-                .map(|d| {
-                    d.with_timezone(&chrono::Local)
-                        .format("%H:%M:%S")
-                        .to_string()
-                })
+                .map(|d| d.with_timezone(&chrono::Local).format(fmt).to_string())
                 .unwrap_or_default();
             format!("{local} ({})", crate::when::relative(ms, now))
         };
@@ -215,5 +218,31 @@ impl Store {
             out.insert(id, reason);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_a_day_away_is_said_with_its_day() {
+        let now = 1_796_000_000_000;
+        let soon = Waiting::Backoff {
+            until: now + 60_000,
+        }
+        .describe(now);
+        assert!(soon.starts_with("back-off until "), "{soon}");
+        assert_eq!(soon.matches(':').count(), 2, "the time alone: {soon}");
+        let later = Waiting::Backoff {
+            until: now + 24 * 3_600_000,
+        }
+        .describe(now);
+        let day = chrono::DateTime::from_timestamp_millis(now + 24 * 3_600_000)
+            .unwrap()
+            .with_timezone(&chrono::Local)
+            .format("%a %-d %b")
+            .to_string();
+        assert!(later.contains(&day), "{later}");
     }
 }
