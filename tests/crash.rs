@@ -262,6 +262,10 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
     // Run to completion.
     let mut d = t.spawn_daemon();
     let deadline = Instant::now() + Duration::from_secs(90 + accepted.len() as u64);
+    // Settled for a whole second: a reply is stored complete a moment before
+    // the task its tool call schedules is written, so one look can fall in
+    // between (and the daemon was stopped with the task still to go).
+    let mut settled_since: Option<Instant> = None;
     loop {
         let db = t.sql();
         let open: i64 = db
@@ -280,7 +284,12 @@ fn crash_trials_lose_nothing_and_send_nothing_twice_or_early() {
             )
             .unwrap();
         if open == 0 && streaming == 0 {
-            break;
+            let since = *settled_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= Duration::from_secs(1) {
+                break;
+            }
+        } else {
+            settled_since = None;
         }
         assert!(
             Instant::now() < deadline,
