@@ -283,11 +283,29 @@ const LEAD: usize = 60;
 /// Longest excerpt, in bytes of the message (before spaces are collapsed).
 const SNIPPET_BYTES: usize = 200;
 
+/// Where the excerpt centres: the first match of the word matched least
+/// often (in a log where every line says ERROR, `ERROR module_15` shows
+/// module_15's line, not the first ERROR).
+fn telling_match(content: &str, matched: &[Range<usize>]) -> usize {
+    let mut by_word: Vec<(String, usize, usize)> = Vec::new();
+    for r in matched {
+        let word = content[r.clone()].to_lowercase();
+        match by_word.iter_mut().find(|(w, _, _)| *w == word) {
+            Some(e) => e.1 += 1,
+            None => by_word.push((word, 1, r.start)),
+        }
+    }
+    by_word
+        .iter()
+        .min_by_key(|(_, n, at)| (*n, *at))
+        .map_or(0, |(_, _, at)| *at)
+}
+
 /// A one-line excerpt of `content` around the first match of `query`, and
 /// the byte ranges of the matched words in it.
 pub fn snippet(content: &str, query: &SearchQuery) -> (String, Vec<Range<usize>>) {
     let matched = query.matched(content);
-    let first = matched.first().map_or(0, |r| r.start);
+    let first = telling_match(content, &matched);
     // Start at a word boundary LEAD bytes before the first match.
     let mut start = floor_char(content, first.saturating_sub(LEAD));
     if start > 0
@@ -557,6 +575,14 @@ mod tests {
         // A prefix does not highlight a longer word when not typing it.
         let (_, r) = snippet("needles", &q);
         assert!(r.is_empty());
+        // The word matched least often places the window: every line of
+        // this log says ERROR, one says module15.
+        let log: String = (0..200)
+            .map(|i| format!("line {i:03} ERROR in module{i} failed\n"))
+            .collect();
+        let q = SearchQuery::parse("ERROR module15 ").unwrap();
+        let (s, _) = snippet(&log, &q);
+        assert!(s.contains("module15 failed"), "{s}");
     }
 
     /// The triggers of migration 0013 (0011's, extended) note the messages
