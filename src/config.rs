@@ -415,6 +415,13 @@ fn default_base_url(kind: ProviderKind) -> String {
     }
 }
 
+/// A key `api_key_cmd` printed, or why it failed and when.
+type KeyFromCommand = Result<String, (String, tokio::time::Instant)>;
+
+/// How long a failed `api_key_cmd` is taken as failing before it runs again
+/// (tokio's clock: tests can move it).
+pub const KEY_CMD_RETRY: Duration = Duration::from_secs(5);
+
 fn run_key_cmd(cmd: &str) -> Result<String, String> {
     let out = std::process::Command::new("sh")
         .arg("-c")
@@ -479,9 +486,11 @@ pub struct ConfigSource {
     state: RwLock<(Option<SystemTime>, Arc<Config>)>,
     /// Model name given on the command line / TOCK_MODEL.
     cli_model: Option<String>,
-    /// Keys from `api_key_cmd`, and failures too, so a failing command runs
-    /// once per config generation (not on every turn), and says why once.
-    key_cache: Mutex<BTreeMap<String, Result<String, String>>>,
+    /// Keys from `api_key_cmd` (per config generation), and failures with
+    /// when they happened: a failing command runs again only after
+    /// [`KEY_CMD_RETRY`] (not on every turn), so it can come right (a
+    /// password manager unlocked) without a failure at every try.
+    key_cache: Mutex<BTreeMap<String, KeyFromCommand>>,
     /// Tests inject a provider that every model resolves to.
     pub provider_override: Option<Arc<dyn Provider>>,
     /// Last reload error (bad TOML): shown to the user, the previous config stays.
@@ -734,10 +743,18 @@ impl ConfigSource {
         }
         if let Some(cmd) = &mc.api_key_cmd {
             let mut cache = self.key_cache.lock().unwrap_or_else(|p| p.into_inner());
-            let key = cache
-                .entry(name.to_string())
-                .or_insert_with(|| run_key_cmd(cmd).map_err(|e| format!("{name}: {e}")));
-            return key.clone().map(Some);
+            match cache.get(name) {
+                Some(Ok(key)) => return Ok(Some(key.clone())),
+                Some(Err((e, at))) if at.elapsed() < KEY_CMD_RETRY => return Err(e.clone()),
+                _ => {}
+            }
+            let got = run_key_cmd(cmd).map_err(|e| format!("{name}: {e}"));
+            let kept = match &got {
+                Ok(key) => Ok(key.clone()),
+                Err(e) => Err((e.clone(), tokio::time::Instant::now())),
+            };
+            cache.insert(name.to_string(), kept);
+            return got.map(Some);
         }
         let env_key = match mc.provider {
             ProviderKind::Openai => std::env::var("OPENAI_API_KEY").ok(),
@@ -745,6 +762,22 @@ impl ConfigSource {
             _ => None,
         };
         Ok(env_key)
+    }
+
+    /// Whether the model's `api_key_cmd` failed when last run: what it
+    /// answers may change (a password manager unlocked), so a send that
+    /// needs it is tried again later rather than failed.
+    pub fn key_command_failed(&self, name: Option<&str>) -> bool {
+        let Ok((name, _)) = self.describe(name) else {
+            return false;
+        };
+        matches!(
+            self.key_cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&name),
+            Some(Err(_))
+        )
     }
 
     /// A model's name and provider, as `resolve` would find them, without

@@ -1048,6 +1048,54 @@ fn what_the_ui_asks_about_a_model_never_runs_its_api_key_cmd() {
     );
 }
 
+/// A failing `api_key_cmd` (a password manager still locked) does not fail
+/// the message at once: it backs off as from a network error, and goes once
+/// the command answers. Between tries the command is not run again sooner
+/// than every few seconds.
+#[tokio::test(start_paused = true)]
+async fn a_failing_key_command_is_tried_again_and_the_message_goes_when_it_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("key");
+    let runs = dir.path().join("runs");
+    let cfg: Config = toml::from_str(&format!(
+        "default_model = \"m\"\n[models.m]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         api_key_cmd = \"echo run >> '{}'; cat '{}'\"\n",
+        runs.display(),
+        key.display()
+    ))
+    .unwrap();
+    let h = harness_with(
+        Scripted::new(vec![Step::Reply(vec![text("hello"), done()])]),
+        cfg,
+    );
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(conv, "are you there?").unwrap();
+    settle().await;
+    let row = h.engine.store().item(id).unwrap().unwrap();
+    assert_eq!(row.status, Status::Pending, "backing off, not failed");
+    assert!(
+        row.last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("api_key_cmd"),
+        "{row:?}"
+    );
+    assert_eq!(h.provider.count(), 0);
+    std::fs::write(&key, "sk-now-unlocked-0000\n").unwrap();
+    for _ in 0..12 {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        settle().await;
+    }
+    assert_eq!(status(&h, id), Status::Sent);
+    assert_eq!(h.provider.count(), 1);
+    let ran = std::fs::read_to_string(&runs)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!((2..=6).contains(&ran), "the command ran {ran} times");
+}
+
 /// A dispatcher killed without a word (kill -9) writes nothing; a tock in
 /// standby on the same machine takes over as its process exits, not at its
 /// next clock check (up to 30 s later), so the screen never names a dead

@@ -3849,7 +3849,7 @@ async fn the_composer_soft_wraps_and_grows() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_failing_api_key_cmd_runs_once_per_config_generation_not_per_frame() {
+async fn a_failing_api_key_cmd_is_not_run_per_frame_nor_again_at_once() {
     init_env();
     let dir = tempfile::tempdir().unwrap();
     let count = dir.path().join("runs");
@@ -3873,7 +3873,7 @@ async fn a_failing_api_key_cmd_runs_once_per_config_generation_not_per_frame() {
     assert_eq!(
         runs.lines().count(),
         1,
-        "a failing command runs once per config generation"
+        "a failing command is not run again at once"
     );
 }
 

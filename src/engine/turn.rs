@@ -75,6 +75,12 @@ pub(crate) async fn run(
     let model_name = item.model_override.clone().or(conversation.model.clone());
     let resolved = match engine.config().resolve(model_name.as_deref()) {
         Ok(r) => r,
+        // The key's command failed: it may answer later (a password manager
+        // still locked), so the send backs off as from a network error.
+        Err(msg) if engine.config().key_command_failed(model_name.as_deref()) => {
+            retry_later(engine, &item, &owner, &LlmError::transient(msg));
+            return Some(conv_id);
+        }
         Err(msg) => {
             fail(engine, &item, &owner, &msg);
             return Some(conv_id);
