@@ -4607,6 +4607,76 @@ async fn a_draft_never_waits_on_another_process_holding_the_write_lock() {
     );
 }
 
+/// A send that waits for another process's lock is written to a file once
+/// the wait is noticed; a tock killed meanwhile leaves it, and the next one
+/// puts it back into the conversation's draft (a draft: if the write did
+/// land, nothing is sent twice). Once the write is done, the file goes.
+#[tokio::test(start_paused = true)]
+async fn a_send_waiting_for_a_lock_survives_a_kill_as_a_draft() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    let db = ui.h.dir.path().join("tock.db");
+    let spool = ui.h.dir.path().join("tock.db.unsent");
+    // Refused at once rather than after SQLite's 5 s (the test does not wait).
+    ui.h.engine
+        .store()
+        .set_busy_timeout(std::time::Duration::from_millis(20))
+        .unwrap();
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    ui.typ("typed during the lock");
+    ui.app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(ui.app.writes_pending());
+    assert!(
+        !spool.exists(),
+        "nothing written before the wait is noticed"
+    );
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    let files: Vec<_> = std::fs::read_dir(&spool)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // Killed here: the file is a dead process's (this one's is its own).
+    let dead = {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    };
+    std::fs::rename(&files[0], spool.join(format!("{dead}-1.json"))).unwrap();
+    other.execute_batch("ROLLBACK").unwrap();
+    ui.h.engine
+        .store()
+        .set_busy_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    let next = tock::tui::app::App::new(ui.h.engine.clone()).unwrap();
+    assert!(
+        ui.store()
+            .draft(conv)
+            .unwrap()
+            .text
+            .contains("typed during the lock"),
+        "back as the draft"
+    );
+    assert!(
+        next.status
+            .as_ref()
+            .is_some_and(|s| s.text.contains("may not have gone out")),
+    );
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0, "taken");
+    // This tock's own file goes with its write (refused, given back).
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_send_while_another_process_holds_the_write_lock_leaves_the_keyboard_free_and_goes_once()
 {
@@ -4657,6 +4727,10 @@ async fn a_send_while_another_process_holds_the_write_lock_leaves_the_keyboard_f
     let rows = ui.rows();
     assert_eq!(rows.len(), 1, "sent once: {rows:?} ({})", ui.status_line());
     assert_eq!(rows[0].text, "hello");
+    // Kept in a file while it waited, and the file went once it was written.
+    let spool = ui.h.dir.path().join("tock.db.unsent");
+    assert!(spool.exists(), "it waited long enough to be kept in a file");
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
     assert_eq!(ui.store().draft(conv).unwrap().text, "next");
     assert!(!ui.app.status_pair().1, "{}", ui.status_line());
     assert!(

@@ -132,6 +132,9 @@ pub struct App {
     pub max_width: u16,
     /// Since when a write has been waiting (the status line says so after a moment).
     pub(super) writes_waiting_since: Option<i64>,
+    /// Sends handed to the writer and not done: (conversation, what was
+    /// sent, whether it is spooled to a file too, see `tui::unsent`).
+    pub(super) sends_in_flight: std::collections::HashMap<u64, (i64, crate::store::Draft, bool)>,
     /// The palette drawn with (`[ui] theme`, `/theme`, the terminal's answer).
     pub theme: ThemeChoice,
     /// The configuration the theme was last taken from (a reload replaces it).
@@ -173,6 +176,7 @@ impl App {
             model_override: None,
             drafts: Default::default(),
             writes_waiting_since: None,
+            sends_in_flight: Default::default(),
             max_width: cfg.ui.max_width,
             theme,
             theme_config: cfg.clone(),
@@ -189,6 +193,7 @@ impl App {
             };
             app.error(format!("{e}{more}"));
         }
+        app.restore_unsent();
         app.model.reload_convs();
         let store = app.model.engine.store();
         let last = store

@@ -27,6 +27,7 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod time_picker;
+mod unsent;
 mod versions;
 pub mod view;
 pub mod views;

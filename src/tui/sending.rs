@@ -147,6 +147,8 @@ impl App {
         self.composer.unsaved_since = None;
         let left = self.composer.draft();
         let seq = self.sending(conv, left.clone());
+        self.sends_in_flight
+            .insert(seq, (conv, sent.clone(), false));
         self.scroll = Scroll::default();
         let resume = paused && due.is_none() && editing.is_none();
         self.write(
@@ -159,6 +161,7 @@ impl App {
                 anyhow::Ok(id)
             },
             move |app, r| {
+                app.send_done(seq);
                 match r {
                     Ok(_) => {
                         app.sent(conv, seq);

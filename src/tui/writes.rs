@@ -179,8 +179,62 @@ impl App {
         }
         let now = self.now();
         let since = *self.writes_waiting_since.get_or_insert(now);
-        if now - since >= WAIT_NOTICE_MS && self.status.as_ref().is_none_or(|s| s.text != WAITING) {
-            self.info(WAITING);
+        if now - since >= WAIT_NOTICE_MS {
+            self.spool_sends_in_flight();
+            if self.status.as_ref().is_none_or(|s| s.text != WAITING) {
+                self.info(WAITING);
+            }
+        }
+    }
+
+    /// Sends waiting long enough to be noticed are written to a file too,
+    /// so a kill while they wait does not lose them (`tui::unsent`).
+    fn spool_sends_in_flight(&mut self) {
+        let db = self.engine().store().path().to_path_buf();
+        for (seq, (conv, draft, spooled)) in self.sends_in_flight.iter_mut() {
+            if *spooled {
+                continue;
+            }
+            match super::unsent::spool(&db, *seq, *conv, draft) {
+                Ok(()) => *spooled = true,
+                Err(e) => tracing::warn!("keeping a waiting send in a file: {e}"),
+            }
+        }
+    }
+
+    /// A send's write is done (written, or refused and given back).
+    pub(super) fn send_done(&mut self, seq: u64) {
+        if let Some((_, _, true)) = self.sends_in_flight.remove(&seq) {
+            super::unsent::done(self.engine().store().path(), seq);
+        }
+    }
+
+    /// What a tock killed while its sends waited for the database left in
+    /// files: back into each conversation's draft (after what is there), so
+    /// nothing is sent twice if a write did land. Before the first frame.
+    pub(super) fn restore_unsent(&mut self) {
+        let db = self.engine().store().path().to_path_buf();
+        let mut back = 0;
+        for (file, conv, draft) in super::unsent::left_behind(&db) {
+            let store = self.engine().store();
+            if store.conversation(conv).ok().flatten().is_none() {
+                let _ = std::fs::remove_file(&file);
+                continue;
+            }
+            let merged = after(&store.draft(conv).unwrap_or_default(), &draft);
+            match self.engine().save_draft(conv, &merged) {
+                Ok(()) => {
+                    let _ = std::fs::remove_file(&file);
+                    back += 1;
+                }
+                // Kept for the next start.
+                Err(e) => tracing::warn!("restoring an unsent message: {e:#}"),
+            }
+        }
+        if back > 0 {
+            self.info(format!(
+                "{back} message(s) sent while the database was held, by a tock that stopped, may not have gone out: back in their draft"
+            ));
         }
     }
 
@@ -377,7 +431,7 @@ impl App {
 }
 
 /// `newer` with `back` put after it (text and attachments).
-fn after(newer: &Draft, back: &Draft) -> Draft {
+pub(super) fn after(newer: &Draft, back: &Draft) -> Draft {
     let parts = |d: &Draft| -> Vec<serde_json::Value> {
         d.parts_json
             .as_deref()
