@@ -623,3 +623,21 @@ fn list_names_the_files_an_item_goes_with() {
     let j = t.item(id);
     assert_eq!(j["attachments"][0]["name"], "paste.txt", "{j:#}");
 }
+
+/// Dates read alike in every command: `list` wrote "Tue 05 Jan" where
+/// `reschedule` (and the TUI) write "Tue 5 Jan".
+#[test]
+fn list_writes_dates_as_the_other_commands_do() {
+    let t = Tock::new();
+    let id = t.send(&[
+        "--new",
+        "dates",
+        "--at",
+        "2027-01-05 09:00",
+        "in the new year",
+    ]);
+    let table = t.ok(&["list"]);
+    assert!(table.contains("Tue 5 Jan 09:00"), "{table}");
+    let line = t.ok(&["reschedule", &id.to_string(), "2027-01-06 09:00"]);
+    assert!(line.contains("Wed 6 Jan 2027 09:00"), "{line}");
+}

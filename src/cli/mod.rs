@@ -227,7 +227,7 @@ fn local(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|d| {
             d.with_timezone(&chrono::Local)
-                .format("%a %d %b %H:%M")
+                .format("%a %-d %b %H:%M")
                 .to_string()
         })
         .unwrap_or_default()
