@@ -58,7 +58,7 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
                        "error": m.error, "hidden": collapsed.is_hidden(m.id),
                        "cut_off": cut_off(m),
                        "attachments": crate::files::attachment_infos(m.parts_json.as_deref()),
-                       "tool_calls": tool_calls(m).iter()
+                       "tool_calls": m.tool_calls().iter()
                            .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
                            .collect::<Vec<_>>(),
                        "tool": (m.role == crate::store::Role::Tool).then_some(&m.model),
@@ -102,7 +102,7 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
             );
             println!("{}\n", crate::sanitize::sanitize(&m.content));
             // The calls a reply made, every argument on its own line.
-            for c in tool_calls(m) {
+            for c in m.tool_calls() {
                 println!("→ tool call {}", crate::sanitize::sanitize_line(&c.name));
                 for line in crate::call_text::argument_lines(&c.arguments) {
                     println!("    {line}");
@@ -128,14 +128,6 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
         }
     }
     Ok(())
-}
-
-/// The tool calls a reply made, as stored with it (none if unreadable).
-fn tool_calls(m: &crate::store::Message) -> Vec<crate::llm::ToolCall> {
-    m.tool_calls_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str(j).ok())
-        .unwrap_or_default()
 }
 
 /// `tock fork CONV [--at MESSAGE_ID] [--json]`: prints the new conversation's id.

@@ -456,8 +456,7 @@ fn rounds_since_user(history: &[crate::store::Message]) -> Vec<Vec<ToolCall>> {
     history[start..]
         .iter()
         .filter(|m| m.role == Role::Assistant && m.status == MessageStatus::Complete)
-        .filter_map(|m| m.tool_calls_json.as_deref())
-        .filter_map(|j| serde_json::from_str::<Vec<ToolCall>>(j).ok())
+        .map(|m| m.tool_calls())
         .filter(|calls| !calls.is_empty())
         .collect()
 }

@@ -581,10 +581,7 @@ pub(crate) fn build_messages(
             Role::User => out.push(user_message(&m.content, m.parts_json.as_deref(), vision)),
             Role::Assistant => {
                 let calls: Vec<ToolCall> = m
-                    .tool_calls_json
-                    .as_deref()
-                    .and_then(|j| serde_json::from_str::<Vec<ToolCall>>(j).ok())
-                    .unwrap_or_default()
+                    .tool_calls()
                     .into_iter()
                     .filter(|c| answered.contains(c.id.as_str()))
                     .collect();

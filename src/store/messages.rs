@@ -63,6 +63,14 @@ pub(crate) const COLS: &str = "id, conversation_id, role, content, status, model
 pub(crate) const COPIED_EXTRA_COLS: &str = ", prompt_tokens, completion_tokens, cached_tokens";
 
 impl Message {
+    /// The tool calls a reply made, as stored with it (none if unreadable).
+    pub fn tool_calls(&self) -> Vec<crate::llm::ToolCall> {
+        self.tool_calls_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default()
+    }
+
     pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             id: r.get(0)?,

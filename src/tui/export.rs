@@ -124,12 +124,7 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
             md.push_str(&attachment_markdown(p));
         }
         // The calls a reply made, with their arguments, as the model sent them.
-        let calls: Vec<crate::llm::ToolCall> = m
-            .tool_calls_json
-            .as_deref()
-            .and_then(|j| serde_json::from_str(j).ok())
-            .unwrap_or_default();
-        for c in calls {
+        for c in m.tool_calls() {
             let args = crate::sanitize::sanitize_source(&c.arguments);
             md.push_str(&format!(
                 "Tool call `{}`:\n\n```json\n{}\n```\n\n",
