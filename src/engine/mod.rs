@@ -461,11 +461,8 @@ impl Engine {
         // read "Conversation 6" until the message went.
         if item.due_at.is_some()
             && let Some(conv) = item.conversation_id
-            && self
-                .store()
-                .title_if_untitled(conv, item.title.as_deref().unwrap_or(&item.text))?
         {
-            self.emit(Event::Conversations);
+            self.title_untitled(conv, item.title.as_deref().unwrap_or(&item.text))?;
         }
         self.changed_row(id);
         Ok(id)
@@ -536,6 +533,14 @@ impl Engine {
         self.hold_too(&item, hold, now)?;
         self.changed_row(id);
         Ok(id)
+    }
+
+    /// Name an untitled conversation after what is scheduled there.
+    pub(crate) fn title_untitled(&self, conversation_id: i64, text: &str) -> Result<()> {
+        if self.store().title_if_untitled(conversation_id, text)? {
+            self.emit(Event::Conversations);
+        }
+        Ok(())
     }
 
     /// Extend a fresh pause over a message added at `now` (see `resume_for`).

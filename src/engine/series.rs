@@ -178,12 +178,7 @@ impl Engine {
         }
         let id = self.store().create_series(s, self.now_ms())?;
         // A series names an untitled conversation at once (see `submit`).
-        if self
-            .store()
-            .title_if_untitled(s.conversation_id, s.title.as_deref().unwrap_or(&s.text))?
-        {
-            self.emit(super::Event::Conversations);
-        }
+        self.title_untitled(s.conversation_id, s.title.as_deref().unwrap_or(&s.text))?;
         self.changed();
         Ok(id)
     }

@@ -48,6 +48,20 @@ const COLS: &str = "id, title, model, role, origin, created_at, updated_at, queu
 /// A title derived from the first message: its first line with text, as
 /// plain text (no Markdown marks, list or quote markers, table pipes or link
 /// targets), trimmed to ~48 chars.
+/// An untitled conversation takes its title from `text` (its first
+/// message, or what is first scheduled there). True if it took it.
+pub(crate) fn title_untitled(
+    conn: &rusqlite::Connection,
+    id: i64,
+    text: &str,
+) -> rusqlite::Result<bool> {
+    let n = conn.execute(
+        "UPDATE conversations SET title = ?2 WHERE id = ?1 AND (title IS NULL OR title = '')",
+        rusqlite::params![id, derive_title(text)],
+    )?;
+    Ok(n == 1)
+}
+
 pub fn derive_title(text: &str) -> String {
     let line = text
         .lines()
@@ -223,11 +237,7 @@ impl Store {
     /// Give an untitled conversation a title made from `text` (what is
     /// scheduled there names it before anything is sent). True if it took it.
     pub fn title_if_untitled(&self, id: i64, text: &str) -> Result<bool> {
-        let n = self.conn().execute(
-            "UPDATE conversations SET title = ?2 WHERE id = ?1 AND (title IS NULL OR title = '')",
-            rusqlite::params![id, derive_title(text)],
-        )?;
-        Ok(n == 1)
+        Ok(title_untitled(&self.conn(), id, text)?)
     }
 
     pub fn rename_conversation(&self, id: i64, title: &str, now: i64) -> Result<bool> {

@@ -149,9 +149,10 @@ impl Store {
                 now,
             )?;
             // Untitled conversations take their title from the first message.
-            tx.execute(
-                "UPDATE conversations SET title = ?2 WHERE id = ?1 AND (title IS NULL OR title = '')",
-                params![conv, crate::store::derive_title(item.title.as_deref().unwrap_or(&item.text))],
+            crate::store::conversations::title_untitled(
+                &tx,
+                conv,
+                item.title.as_deref().unwrap_or(&item.text),
             )?;
         }
         let reply = insert_message(
