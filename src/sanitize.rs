@@ -42,6 +42,18 @@ pub fn sanitize_line(s: &str) -> Cow<'_, str> {
     run(s, Mode::Line)
 }
 
+/// The first `n` characters of `text` as one safe line (leading and
+/// trailing whitespace dropped), with `…` where it was cut.
+pub fn excerpt(text: &str, n: usize) -> String {
+    let line = sanitize_line(text);
+    let line = line.trim();
+    let mut out: String = line.chars().take(n).collect();
+    if line.chars().nth(n).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// Like [`sanitize`] but keeps `\t`, for callers that expand tabs themselves
 /// before anything reaches ratatui (the Markdown renderer: tabs matter to the
 /// Markdown parser and must survive in code blocks the user copies, e.g. a

@@ -131,7 +131,7 @@ pub(super) fn list(
                 Some(d) => format!("{} ({})", local(d), when::countdown(d, now)),
                 None => "asap".into(),
             };
-            let mut text: String = super::excerpt(&i.text, 50);
+            let mut text: String = crate::sanitize::excerpt(&i.text, 50);
             // What goes with it, by name (the text alone hid it).
             let files = crate::files::attachment_infos(i.parts_json.as_deref());
             if !files.is_empty() {
@@ -183,7 +183,7 @@ pub(super) fn list(
                 }
                 _ => "-".into(),
             };
-            let text: String = super::excerpt(&s.text, 50);
+            let text: String = crate::sanitize::excerpt(&s.text, 50);
             let conv = s
                 .conversation_id
                 .map(|c| c.to_string())

@@ -233,16 +233,6 @@ fn local(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-/// Untrusted text on one line, at most `n` characters, `…` where it was cut.
-fn excerpt(text: &str, n: usize) -> String {
-    let line = crate::sanitize::sanitize_line(text);
-    let mut out: String = line.chars().take(n).collect();
-    if line.chars().nth(n).is_some() {
-        out.push('…');
-    }
-    out
-}
-
 fn now_local() -> chrono::DateTime<chrono::Local> {
     chrono::Local::now()
 }

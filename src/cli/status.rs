@@ -174,14 +174,18 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             s.id,
             local(d),
             when::countdown(d, now),
-            super::excerpt(&s.text, 60)
+            crate::sanitize::excerpt(&s.text, 60)
         );
     } else if let Some(n) = next {
         let due = n
             .due_at
             .map(|d| format!("{} ({})", local(d), when::countdown(d, now)))
             .unwrap_or_else(|| "asap".into());
-        println!("next: #{} {due}: {}", n.id, super::excerpt(&n.text, 60));
+        println!(
+            "next: #{} {due}: {}",
+            n.id,
+            crate::sanitize::excerpt(&n.text, 60)
+        );
     }
     for (c, (id, w)) in &blocked {
         let title = store

@@ -136,7 +136,7 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
             let summary = line(&readable_summary(&a.summary, &a.arguments));
             let summary = if summary.chars().count() > 80 {
                 cut = true;
-                crate::cli::excerpt(&summary, 80)
+                crate::sanitize::excerpt(&summary, 80)
             } else {
                 summary
             };

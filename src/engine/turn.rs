@@ -196,17 +196,11 @@ pub(crate) async fn run(
             "scheduled message sent"
         };
         // Which one: its first words (two sent in one conversation read alike).
-        let text = crate::sanitize::sanitize_line(item.title.as_deref().unwrap_or(&item.text));
-        let words: String = text.trim().chars().take(40).collect();
-        let cut = if text.trim().chars().count() > 40 {
-            "…"
-        } else {
-            ""
-        };
+        let words = crate::sanitize::excerpt(item.title.as_deref().unwrap_or(&item.text), 40);
         engine.notify(
             NoticeKind::Fired,
             Some(conv_id),
-            format!("{what} in “{}”: {words}{cut}", conversation.display_title()),
+            format!("{what} in “{}”: {words}", conversation.display_title()),
         );
     }
 

@@ -25,6 +25,10 @@ pub struct Model {
     pub entries: Vec<Entry>,
     /// Unfinished items of the current conversation (strip + sending bubbles).
     pub items: Vec<OutboxItem>,
+    /// How many files each of `items` carries (those with any), counted
+    /// when they are loaded: the strip shows it in every frame, and an
+    /// image's `parts_json` can be megabytes of base64.
+    pub item_files: HashMap<i64, usize>,
     /// The current conversation's regeneration on its way (Ctrl+R): no item
     /// of the strip, but the chat shows it until its reply starts.
     pub regeneration: Option<OutboxItem>,
@@ -112,6 +116,7 @@ impl Model {
             current: None,
             entries: Vec::new(),
             items: Vec::new(),
+            item_files: HashMap::new(),
             regeneration: None,
             approvals: Vec::new(),
             tasks: HashMap::new(),
@@ -338,7 +343,16 @@ impl Model {
     pub fn reload_items(&mut self) {
         let Some(id) = self.current else { return };
         match self.engine.reader().conversation_items(id) {
-            Ok(items) => self.items = items,
+            Ok(items) => {
+                self.item_files = items
+                    .iter()
+                    .filter_map(|it| {
+                        let n = crate::files::attachment_infos(it.parts_json.as_deref()).len();
+                        (n > 0).then_some((it.id, n))
+                    })
+                    .collect();
+                self.items = items;
+            }
             Err(e) => self.fail("pending items", e),
         }
         match self.engine.reader().regeneration(id) {

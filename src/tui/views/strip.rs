@@ -312,7 +312,7 @@ impl Strip {
                 sanitize_line(&it.text).trim().to_string()
             };
             // Files sent with it show as the chat shows them: a 📎.
-            let files = crate::files::attachment_infos(it.parts_json.as_deref()).len();
+            let files = cx.model.item_files.get(&it.id).copied().unwrap_or(0);
             let shown = match files {
                 0 => shown,
                 1 => format!("📎 {shown}"),
