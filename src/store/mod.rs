@@ -258,9 +258,12 @@ impl Store {
 
     /// Changes whenever another connection commits; cheap to poll.
     pub fn data_version(&self) -> Result<i64> {
+        // Cached: the database watcher asks after every commit it is told of,
+        // a save of a streaming reply's own included.
         Ok(self
             .conn()
-            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |r| r.get(0))?)
     }
 }
 
