@@ -67,8 +67,8 @@
 use std::fmt::Write as _;
 
 use chrono::{
-    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, Offset,
-    TimeZone, Utc, Weekday,
+    DateTime, Datelike, Duration, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime,
+    Offset, TimeZone, Utc, Weekday,
 };
 
 /// Why an expression was refused. Every message is one human-readable line.
@@ -1185,8 +1185,13 @@ fn future<Tz: TimeZone>(t: DateTime<Utc>, now: &DateTime<Tz>) -> Result<DateTime
 ///   same rule as java.time and jiff's "compatible" mode. (interim refuses
 ///   such times.)
 fn local_instant<Tz: TimeZone>(tz: &Tz, naive: NaiveDateTime) -> Option<DateTime<Utc>> {
-    if let Some(t) = tz.from_local_datetime(&naive).earliest() {
-        return Some(t.with_timezone(&Utc));
+    match tz.from_local_datetime(&naive) {
+        LocalResult::Single(t) => return Some(t.with_timezone(&Utc)),
+        // Compared, not taken as `earliest()`: chrono's `Local` gives the two
+        // instants of a fold latest first (chrono issue 1625), and `--at 02:30`
+        // under TZ=Europe/Berlin went at the second 02:30.
+        LocalResult::Ambiguous(a, b) => return Some(a.min(b).with_timezone(&Utc)),
+        LocalResult::None => {}
     }
     // The offset a day before is the one before the gap (zones do not change
     // offset twice in a day).
@@ -1757,6 +1762,57 @@ mod tests {
             .earliest()
             .unwrap();
         assert_eq!(ok("02:30", &now, Mode::At), utc(2026, 10, 26, 1, 30));
+    }
+
+    /// Cet2026 giving the two instants of a fold latest first, as chrono's
+    /// `Local` does under TZ=Europe/Berlin.
+    #[derive(Debug, Clone, Copy)]
+    struct LatestFirst;
+
+    impl TimeZone for LatestFirst {
+        type Offset = FixedOffset;
+        fn from_offset(_: &FixedOffset) -> Self {
+            LatestFirst
+        }
+        fn offset_from_local_date(&self, local: &NaiveDate) -> LocalResult<FixedOffset> {
+            self.offset_from_local_datetime(&local.and_time(NaiveTime::MIN))
+        }
+        fn offset_from_local_datetime(&self, local: &NaiveDateTime) -> LocalResult<FixedOffset> {
+            match Cet2026.offset_from_local_datetime(local) {
+                LocalResult::Ambiguous(early, late) => LocalResult::Ambiguous(late, early),
+                other => other,
+            }
+        }
+        fn offset_from_utc_date(&self, utc: &NaiveDate) -> FixedOffset {
+            Cet2026.offset_from_utc_date(utc)
+        }
+        fn offset_from_utc_datetime(&self, utc: &NaiveDateTime) -> FixedOffset {
+            Cet2026.offset_from_utc_datetime(utc)
+        }
+    }
+
+    #[test]
+    fn a_fold_takes_the_earlier_instant_whichever_order_the_zone_gives() {
+        let now = LatestFirst
+            .with_ymd_and_hms(2026, 10, 24, 12, 0, 0)
+            .unwrap();
+        assert!(matches!(
+            now.timezone().from_local_datetime(
+                &NaiveDate::from_ymd_opt(2026, 10, 25)
+                    .unwrap()
+                    .and_hms_opt(2, 30, 0)
+                    .unwrap()
+            ),
+            LocalResult::Ambiguous(a, b) if a > b
+        ));
+        assert_eq!(
+            ok("tomorrow 02:30", &now, Mode::At),
+            utc(2026, 10, 25, 0, 30)
+        );
+        assert_eq!(
+            ok("2026-10-25 02:59", &now, Mode::At),
+            utc(2026, 10, 25, 0, 59)
+        );
     }
 
     // ---- refusals ---------------------------------------------------------

@@ -391,6 +391,30 @@ fn a_series_keeps_the_zone_of_the_tock_that_made_it() {
     }
 }
 
+/// `--at` a time that happens twice (clocks go back in the night) is the first
+/// of the two: under TZ=Europe/Berlin, 02:30 on the last Sunday of October
+/// is 00:30 UTC (summer time), not the second 02:30 an hour later.
+#[test]
+fn at_a_time_that_happens_twice_is_the_first() {
+    use chrono::Datelike;
+    let mut t = Tock::new();
+    t.set_env("TZ", "Europe/Berlin");
+    let year = chrono::Utc::now().year() + 1;
+    let last_sunday = (25..=31)
+        .filter_map(|d| chrono::NaiveDate::from_ymd_opt(year, 10, d))
+        .find(|d| d.weekday() == chrono::Weekday::Sun)
+        .unwrap();
+    let at = format!("{last_sunday} 02:30");
+    let id = t.send(&["--new", "fold", "--at", &at, "in the fold"]);
+    let list = t.json(&["list", "--json"]);
+    let due = item(list.as_array().unwrap(), id).unwrap()["due_at"].clone();
+    assert_eq!(
+        due.as_str().unwrap(),
+        format!("{last_sunday}T00:30:00.000Z"),
+        "{at}"
+    );
+}
+
 /// With no tock running on the database, `send` says who will send what
 /// it kept (on stderr: stdout is the id); with one running, nothing.
 #[test]
