@@ -47,7 +47,10 @@
 //! `/at 9am`. The small rule grammar on top is a table of word shapes; the
 //! evaluation, the hard part, is `croner`'s.
 
-use chrono::{DateTime, NaiveTime, TimeZone, Timelike, Utc, Weekday};
+use chrono::{
+    DateTime, FixedOffset, Local, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone,
+    Timelike, Utc, Weekday,
+};
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
 
@@ -154,13 +157,58 @@ pub enum Zone {
     Named(chrono_tz::Tz),
 }
 
+/// The process's local zone: chrono's `Local` with the two instants of a
+/// time that happens twice given earliest first. `Local` gives them latest
+/// first (chrono issue 1625) and croner takes the first it is given as the
+/// earlier, so `every day at 2:30` under TZ=Europe/Berlin was due at the
+/// second 02:30 of the night the clocks go back, an hour late.
+#[derive(Clone, Copy, Debug)]
+pub struct SystemZone;
+
+impl SystemZone {
+    /// A fold's offsets earliest instant first: the larger offset is the
+    /// earlier instant of the same wall-clock time.
+    fn ordered(r: LocalResult<FixedOffset>) -> LocalResult<FixedOffset> {
+        match r {
+            LocalResult::Ambiguous(a, b) if a.local_minus_utc() < b.local_minus_utc() => {
+                LocalResult::Ambiguous(b, a)
+            }
+            other => other,
+        }
+    }
+}
+
+impl TimeZone for SystemZone {
+    type Offset = FixedOffset;
+
+    fn from_offset(_: &FixedOffset) -> Self {
+        SystemZone
+    }
+
+    fn offset_from_local_date(&self, local: &NaiveDate) -> LocalResult<FixedOffset> {
+        self.offset_from_local_datetime(&local.and_time(NaiveTime::MIN))
+    }
+
+    fn offset_from_local_datetime(&self, local: &NaiveDateTime) -> LocalResult<FixedOffset> {
+        Self::ordered(Local.offset_from_local_datetime(local))
+    }
+
+    fn offset_from_utc_date(&self, utc: &NaiveDate) -> FixedOffset {
+        Local.offset_from_utc_date(utc)
+    }
+
+    fn offset_from_utc_datetime(&self, utc: &NaiveDateTime) -> FixedOffset {
+        Local.offset_from_utc_datetime(utc)
+    }
+}
+
 /// Run `$body` with `$tz` bound to the zone's `TimeZone` value.
 #[macro_export]
 macro_rules! in_zone {
     ($zone:expr, $tz:ident => $body:expr) => {
         match $zone {
             $crate::recur::Zone::Local => {
-                let $tz = &chrono::Local;
+                let $tz = &$crate::recur::SystemZone;
                 $body
             }
             $crate::recur::Zone::Utc => {
@@ -1175,6 +1223,27 @@ pub fn catch_up<Tz: TimeZone>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_local_zone_gives_a_fold_earliest_first() {
+        let summer = FixedOffset::east_opt(2 * 3600).unwrap();
+        let winter = FixedOffset::east_opt(3600).unwrap();
+        // chrono's Local order (latest first) is turned round; chrono's own
+        // order, a single offset and a gap are left as they are.
+        assert_eq!(
+            SystemZone::ordered(LocalResult::Ambiguous(winter, summer)),
+            LocalResult::Ambiguous(summer, winter)
+        );
+        assert_eq!(
+            SystemZone::ordered(LocalResult::Ambiguous(summer, winter)),
+            LocalResult::Ambiguous(summer, winter)
+        );
+        assert_eq!(
+            SystemZone::ordered(LocalResult::Single(winter)),
+            LocalResult::Single(winter)
+        );
+        assert_eq!(SystemZone::ordered(LocalResult::None), LocalResult::None);
+    }
 
     #[test]
     fn split_cron_forms() {

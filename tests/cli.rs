@@ -415,6 +415,39 @@ fn at_a_time_that_happens_twice_is_the_first() {
     );
 }
 
+/// A series at a time the clocks pass twice fires at the first of the two,
+/// also in the time it stores when it is made (the local zone's rules, not
+/// only its IANA name's): `every year oct D 02:30` on the night Berlin's
+/// clocks go back is due at 00:30 UTC.
+#[test]
+fn a_series_at_a_time_that_happens_twice_is_due_at_the_first() {
+    use chrono::Datelike;
+    let mut t = Tock::new();
+    t.set_env("TZ", "Europe/Berlin");
+    let year = chrono::Utc::now().year() + 1;
+    let last_sunday = (25..=31)
+        .filter_map(|d| chrono::NaiveDate::from_ymd_opt(year, 10, d))
+        .find(|d| d.weekday() == chrono::Weekday::Sun)
+        .unwrap();
+    let rule = format!("every year oct {} 02:30", last_sunday.day());
+    let id = t.send(&["--new", "fold", "--every", &rule, "yearly in the fold"]);
+    let list = t.json(&["list", "--json"]);
+    let s = item(list.as_array().unwrap(), id).unwrap();
+    // Next year's night is among the three upcoming (this year's October
+    // may still be ahead), and the stored due time is the first of them.
+    let upcoming: Vec<&str> = s["upcoming"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str())
+        .collect();
+    assert!(
+        upcoming.contains(&format!("{last_sunday}T00:30:00.000Z").as_str()),
+        "{rule}: {s:#}"
+    );
+    assert_eq!(s["due_at"].as_str(), upcoming.first().copied(), "{s:#}");
+}
+
 /// With no tock running on the database, `send` says who will send what
 /// it kept (on stderr: stdout is the id); with one running, nothing.
 #[test]
