@@ -188,20 +188,47 @@ impl ApprovalsConfig {
 }
 
 /// One key (`"ctrl+q"`) or several (`["ctrl+q", "f10"]`) for an action.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+/// Anything else is kept as written (`Invalid`), so that one bad entry is
+/// reported and keeps its default instead of failing the whole file.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum KeySpec {
     One(String),
     Many(Vec<String>),
+    Invalid(toml::Value),
 }
 
 impl KeySpec {
-    pub fn keys(&self) -> Vec<&str> {
+    /// The keys, or why the entry names none.
+    pub fn keys(&self) -> Result<Vec<&str>, String> {
         match self {
-            KeySpec::One(k) => vec![k.as_str()],
-            KeySpec::Many(v) => v.iter().map(String::as_str).collect(),
+            KeySpec::One(k) => Ok(vec![k.as_str()]),
+            KeySpec::Many(v) => Ok(v.iter().map(String::as_str).collect()),
+            KeySpec::Invalid(v) => Err(format!(
+                "{v} is not a key (write one in quotes, \"ctrl+q\", or a list of them)"
+            )),
         }
     }
+}
+
+/// `[ui.colors]` values as text whatever their TOML type: `accent = 24` is
+/// the 256-colour index 24, and a value of another type (`true`) reaches the
+/// colour parser as written, which refuses that one entry with its reason
+/// rather than the whole file failing to load.
+fn colour_texts<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    let raw = BTreeMap::<String, toml::Value>::deserialize(d)?;
+    Ok(raw
+        .into_iter()
+        .map(|(name, value)| {
+            let text = match value {
+                toml::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            (name, text)
+        })
+        .collect())
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -219,7 +246,7 @@ pub struct UiConfig {
     #[serde(default)]
     pub theme: Option<String>,
     /// Colours by role, over the theme's own: `accent = "#d75f00"`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "colour_texts")]
     pub colors: BTreeMap<String, String>,
 }
 
@@ -299,12 +326,27 @@ impl Default for OutboxConfig {
     }
 }
 
+/// The catch-up grace when `catchup_grace` cannot be read.
+const DEFAULT_GRACE: Duration = Duration::from_secs(12 * 3600);
+
 impl OutboxConfig {
+    /// How late an item found at start may be and still be sent.
     pub fn grace(&self) -> Duration {
-        crate::when::parse_duration(&self.catchup_grace)
-            .ok()
-            .and_then(|d| d.to_std().ok())
-            .unwrap_or(Duration::from_secs(12 * 3600))
+        self.grace_checked().unwrap_or(DEFAULT_GRACE)
+    }
+
+    /// `catchup_grace` read, or why it cannot be: zero (`"0s"`) is allowed
+    /// and means nothing late is sent at start (it is marked expired).
+    fn grace_checked(&self) -> Result<Duration, String> {
+        let text = self.catchup_grace.trim();
+        // `0`, `0s`, `0 hours`: durations elsewhere must be positive.
+        let number = text.trim_end_matches(char::is_alphabetic).trim_end();
+        if !number.is_empty() && number.chars().all(|c| c == '0') {
+            return Ok(Duration::ZERO);
+        }
+        crate::when::parse_duration(text)
+            .map_err(|e| e.to_string())
+            .and_then(|d| d.to_std().map_err(|e| e.to_string()))
     }
 }
 
@@ -451,8 +493,16 @@ impl Config {
         };
         let cfg: Config = toml::from_str(&text).map_err(|e| {
             let msg = e.message().to_string();
+            // The line, so that the one bad value is found in a long file.
+            let line = e
+                .span()
+                .map(|span| {
+                    let before = text.get(..span.start).unwrap_or_default();
+                    format!(", line {}", before.matches('\n').count() + 1)
+                })
+                .unwrap_or_default();
             anyhow::anyhow!(
-                "config {}: {}",
+                "config {}{line}: {}",
                 path.display(),
                 crate::sanitize::sanitize_line(&msg)
             )
@@ -471,6 +521,19 @@ impl Config {
                 path.display()
             )
         })
+    }
+
+    /// Settings the file holds that cannot be used, one line each; each
+    /// falls back to its default (the rest of the file is in effect).
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Err(e) = self.outbox.grace_checked() {
+            out.push(format!(
+                "[outbox] catchup_grace = {:?}: {e}; using 12h",
+                crate::sanitize::sanitize_line(&self.outbox.catchup_grace)
+            ));
+        }
+        out
     }
 
     pub fn max_attachment_bytes(&self) -> u64 {
@@ -502,16 +565,22 @@ pub struct ConfigSource {
 
 impl ConfigSource {
     /// Load the config. A file that cannot be read or parsed does not stop
-    /// tock: it runs on the defaults and says why (`last_error`), and picks the
-    /// file up as soon as it is fixed.
+    /// tock: it says why (`last_error`) and picks the file up as soon as it
+    /// is fixed. Meanwhile nothing is sent: the defaults would send what is
+    /// due to the offline model (the file's models unknown), marking it sent
+    /// where the user meant a real one; the outbox keeps it instead.
     pub fn new(path: Option<PathBuf>, cli_model: Option<String>) -> Result<Self> {
         let mut error = None;
         let (mtime, cfg) = match &path {
             Some(p) => match Config::load(p) {
                 Ok(cfg) => (mtime(p), cfg),
                 Err(e) => {
-                    error = Some(format!("{e:#}; using the defaults until it is fixed"));
-                    (mtime(p), Config::default())
+                    error = Some(format!(
+                        "{e:#}; nothing is sent until it is fixed (messages wait in the outbox)"
+                    ));
+                    let mut held = Config::default();
+                    held.outbox.enabled = false;
+                    (mtime(p), held)
                 }
             },
             None => (None, Config::default()),
@@ -885,5 +954,73 @@ mod tests {
         let a = src.resolve(Some("m")).map(|r| r.provider).ok();
         let b = src.resolve(Some("m")).map(|r| r.provider).ok();
         assert!(matches!((a, b), (Some(a), Some(b)) if Arc::ptr_eq(&a, &b)));
+    }
+}
+
+#[cfg(test)]
+mod lenient_tests {
+    use super::*;
+
+    fn parse(text: &str) -> Config {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn colours_of_any_type_reach_the_colour_parser_as_text() {
+        let cfg = parse("[ui.colors]\naccent = 24\nwarning = true\nerror = \"#ff0000\"\n");
+        assert_eq!(cfg.ui.colors["accent"], "24");
+        assert_eq!(cfg.ui.colors["warning"], "true");
+        assert_eq!(cfg.ui.colors["error"], "#ff0000");
+    }
+
+    #[test]
+    fn a_key_binding_that_is_no_key_is_kept_as_written() {
+        let cfg = parse("[keys]\n\"main.quit\" = 5\n\"strip.cancel\" = [\"d\", \"x\"]\n");
+        assert_eq!(
+            cfg.keys["main.quit"],
+            KeySpec::Invalid(toml::Value::Integer(5))
+        );
+        assert!(cfg.keys["main.quit"].keys().is_err());
+        assert_eq!(cfg.keys["strip.cancel"].keys(), Ok(vec!["d", "x"]));
+    }
+
+    #[test]
+    fn catchup_grace_zero_means_none_and_a_bad_one_is_reported() {
+        let grace = |g: &str| OutboxConfig {
+            catchup_grace: g.into(),
+            ..OutboxConfig::default()
+        };
+        assert_eq!(grace("30m").grace(), Duration::from_secs(1800));
+        assert_eq!(grace("0s").grace(), Duration::ZERO);
+        assert_eq!(grace("0").grace(), Duration::ZERO);
+        for bad in ["abc", "-5h"] {
+            let o = grace(bad);
+            assert_eq!(o.grace(), DEFAULT_GRACE, "{bad}");
+            let cfg = Config {
+                outbox: o,
+                ..Config::default()
+            };
+            let problems = cfg.problems();
+            assert_eq!(problems.len(), 1, "{bad}: {problems:?}");
+            assert!(
+                problems[0].contains("catchup_grace") && problems[0].contains(bad),
+                "{problems:?}"
+            );
+        }
+        assert!(Config::default().problems().is_empty());
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_holds_dispatch_and_names_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "default_model = \"m\"\n\n[ui]\nmax_width = -3\n").unwrap();
+        let source = ConfigSource::new(Some(path.clone()), None).unwrap();
+        assert!(!source.get().outbox.enabled);
+        let e = source.error().unwrap();
+        assert!(e.contains("line 4") && e.contains("nothing is sent"), "{e}");
+        // No file at all is not an error: the defaults, dispatching.
+        let none = ConfigSource::new(Some(dir.path().join("absent.toml")), None).unwrap();
+        assert!(none.get().outbox.enabled && none.error().is_none());
     }
 }

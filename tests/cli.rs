@@ -828,7 +828,7 @@ fn a_new_database_being_written_by_another_process_is_waited_for() {
 }
 
 #[test]
-fn a_broken_config_file_warns_and_runs_on_the_defaults() {
+fn a_broken_config_file_warns_in_one_line_and_keeps_what_is_sent() {
     let t = Tock::new();
     t.write_config("default_model = [unclosed\n");
     let out = t.run(&["send", "--new", "x", "hello"]);
@@ -849,6 +849,90 @@ fn a_broken_config_file_warns_and_runs_on_the_defaults() {
         out.stderr
     );
     assert_eq!(t.items().len(), 1);
+}
+
+/// A config file that cannot be read holds what is due instead of sending it
+/// on the defaults: its models unknown, the defaults sent it to the offline
+/// echo model and marked it sent. Once the file is fixed it goes to the
+/// model the file names. The warning names the line.
+#[test]
+fn a_config_that_cannot_be_read_holds_what_is_due_until_it_is_fixed() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::text("from the real model"));
+    let mut t = Tock::new();
+    t.set_env("REAL_KEY", "sk-real-key-for-the-test");
+    let good = format!(
+        "default_model = \"real\"\n[models.real]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"REAL_KEY\"\n",
+        server.base_url()
+    );
+    t.write_config(&format!("{good}[ui]\nmax_width = -3\n"));
+    let out = t.run(&["send", "--new", "S", "important"]);
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("line 7") && out.stderr.contains("nothing is sent until it is fixed"),
+        "{}",
+        out.stderr
+    );
+    let first = out.stdout.trim().parse::<i64>().unwrap();
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(15), "the daemon's warning", || {
+        d.stderr().contains("nothing is sent").then_some(())
+    });
+    // The item was due at once; a dispatching daemon sends it within
+    // milliseconds. A second pass (woken by another send) holds it too.
+    let second = t.send(&["--conv", "S", "and this"]);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(t.item(first)["status"], "pending", "{:#}", t.item(first));
+    assert_eq!(t.item(second)["status"], "pending");
+    assert_eq!(server.count(), 0);
+    assert!(!String::from_utf8_lossy(&t.db_bytes()).contains("offline model"));
+
+    t.write_config(&good);
+    let third = t.send(&["--conv", "S", "after the fix"]);
+    wait_until(Duration::from_secs(15), "all three sent", || {
+        [first, second, third]
+            .iter()
+            .all(|id| t.item(*id)["status"] == "sent")
+            .then_some(())
+    });
+    let shown = t.show("S");
+    let replies: Vec<&str> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        !replies.is_empty() && replies.iter().all(|r| *r == "from the real model"),
+        "{shown:#}"
+    );
+    d.signal(libc::SIGTERM);
+    d.wait_timeout(Duration::from_secs(3));
+}
+
+/// One bad `[keys]` or `[ui.colors]` entry keeps only that entry's default:
+/// the rest of the file (its models) is in effect, and a colour written as a
+/// number (`accent = 24`) is the 256-colour index it looks like.
+#[test]
+fn a_bad_key_or_colour_entry_leaves_the_rest_of_the_config_in_effect() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::text("from the real model"));
+    let mut t = Tock::new();
+    t.set_env("REAL_KEY", "sk-real-key-for-the-test");
+    t.write_config(&format!(
+        "default_model = \"real\"\n[models.real]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"REAL_KEY\"\n[keys]\n\"main.quit\" = 5\n[ui.colors]\naccent = 24\nwarning = true\n",
+        server.base_url()
+    ));
+    let out = t.run(&["send", "--new", "K", "hello"]);
+    assert!(!out.stderr.contains("warning: config"), "{}", out.stderr);
+    let id = out.stdout.trim().parse::<i64>().unwrap();
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(15), "sent to the real model", || {
+        (t.item(id)["status"] == "sent" && server.count() == 1).then_some(())
+    });
+    d.signal(libc::SIGTERM);
+    d.wait_timeout(Duration::from_secs(3));
 }
 
 /// `send` with no conversation starts one, named after the message at

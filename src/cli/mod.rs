@@ -449,10 +449,10 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
         .or_else(crate::config::default_config_path);
     let config = ConfigSource::new(cfg_path.clone(), cli.model.clone())
         .context("loading the configuration")?;
-    if let Some(e) = config.error()
-        && cli.command.is_some()
-    {
-        eprintln!("warning: {}", crate::sanitize::sanitize_line(&e));
+    if cli.command.is_some() {
+        for e in config.error().into_iter().chain(config.get().problems()) {
+            eprintln!("warning: {}", crate::sanitize::sanitize_line(&e));
+        }
     }
     if let Some(p) = &cfg_path
         && let Some(w) = config.get().permission_warning(p)

@@ -88,7 +88,14 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let had_error = inner.config.error();
     if inner.config.reload_if_changed() {
-        engine.notify(NoticeKind::Info, None, "configuration reloaded");
+        match inner.config.get().problems().first() {
+            Some(p) => engine.notify(
+                NoticeKind::Failed,
+                None,
+                format!("configuration reloaded; {p}"),
+            ),
+            None => engine.notify(NoticeKind::Info, None, "configuration reloaded"),
+        }
     } else if let Some(e) = inner.config.error()
         && had_error.as_ref() != Some(&e)
     {

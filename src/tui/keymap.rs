@@ -980,8 +980,14 @@ impl Keymap {
                 ));
                 continue;
             };
-            match spec
-                .keys()
+            let keys = match spec.keys() {
+                Ok(keys) => keys,
+                Err(e) => {
+                    errors.push(format!("[keys] \"{name}\": {e}; keeping the default"));
+                    continue;
+                }
+            };
+            match keys
                 .into_iter()
                 .map(Key::parse)
                 .collect::<Result<Vec<_>, _>>()
@@ -1099,8 +1105,21 @@ mod tests {
             KeySpec::One("ctrl+bogus".into()),
         );
         o.insert("nowhere.thing".to_string(), KeySpec::One("x".into()));
+        // `"main.quit" = 5` in the file: the entry is refused, not the file.
+        o.insert(
+            "main.quit".to_string(),
+            KeySpec::Invalid(toml::Value::Integer(5)),
+        );
         let (map, errors) = Keymap::with_overrides(&o);
-        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("main.quit") && e.contains("5 is not a key")),
+            "{errors:?}"
+        );
+        let ctrl_q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL);
+        assert_eq!(map.action(Scope::Main, &ctrl_q), Some(Action::Quit));
         let d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::NONE);
         let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
         let s = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE);

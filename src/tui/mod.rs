@@ -134,7 +134,10 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         if let Some(w) = cfg.path().and_then(|p| cfg.get().permission_warning(p)) {
             app.error(w);
         }
-        if let Some(e) = cfg.error() {
+        if let Some(e) = cfg
+            .error()
+            .or_else(|| cfg.get().problems().into_iter().next())
+        {
             app.error(e);
         }
         // Subscribed before the engine starts, so its first events are not missed.
