@@ -142,6 +142,29 @@ fn scan(s: &str, allowed_c0: impl Fn(u8) -> bool, modifiers: bool) -> Option<usi
     None
 }
 
+/// `value` as pretty JSON in which every character a terminal could act on
+/// is written as a `\uXXXX` escape: serde_json escapes C0 controls only, so
+/// a C1 control (U+009B is a CSI) or a bidi override in a reply reached the
+/// terminal of whoever ran `tock show --json`. The JSON means the same.
+pub fn json_text(value: &impl serde::Serialize) -> serde_json::Result<String> {
+    let text = serde_json::to_string_pretty(value)?;
+    let acts = |c: char| matches!(c, '\u{7f}'..='\u{9f}') || is_bidi_override(c) || is_bidi_mark(c);
+    if !text.contains(acts) {
+        return Ok(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if acts(c) {
+            // Outside strings JSON is ASCII, so these are inside one.
+            out.push_str("\\u");
+            push_hex(&mut out, u32::from(c), 4);
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
 fn is_bidi_override(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
@@ -311,6 +334,24 @@ mod tests {
         assert_eq!(sanitize("\u{80}\u{85}"), "<80><85>");
         // Neighbours of the C1 range are untouched.
         assert!(matches!(sanitize("\u{a0}é"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_text_escapes_what_a_terminal_acts_on_and_means_the_same() {
+        let v = serde_json::json!({"c": "a\u{9b}31mb\u{202e}c\u{7f}\u{200f}\u{1b}é"});
+        let text = json_text(&v).unwrap();
+        assert!(
+            !text.contains(|c: char| c.is_control() && c != '\n'
+                || is_bidi_override(c)
+                || is_bidi_mark(c)),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("\\u009B") && text.contains("\\u202E"),
+            "{text}"
+        );
+        assert!(text.contains('é'));
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
     }
 
     #[test]

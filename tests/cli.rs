@@ -911,6 +911,46 @@ fn a_config_that_cannot_be_read_holds_what_is_due_until_it_is_fixed() {
     d.wait_timeout(Duration::from_secs(3));
 }
 
+/// `--json` output escapes what a terminal acts on beyond C0 (a C1 CSI, a
+/// bidi override, DEL) as `\uXXXX`: the JSON means the same, and printed to
+/// a terminal it is inert.
+#[test]
+fn json_output_never_carries_a_raw_c1_control_or_bidi_override() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::text("red \u{9b}31m here \u{202e}desrever\u{7f} end"));
+    let t = Tock::with_openai(&server.base_url());
+    let id = t.send(&["--new", "J", "say something \u{9b}2J odd"]);
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(15), "the reply", || {
+        let v = t.show("J");
+        let done = v["messages"]
+            .as_array()
+            .is_some_and(|m| m.len() == 2 && m[1]["status"] == "complete");
+        done.then_some(())
+    });
+    d.signal(libc::SIGTERM);
+    d.wait_timeout(Duration::from_secs(3));
+    let bad = |c: char| matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}');
+    for args in [
+        vec!["show", "J", "--json"],
+        vec!["list", "--all", "--json"],
+        vec!["search", "odd", "--json"],
+        vec!["conversations", "--json"],
+    ] {
+        let out = t.ok(&args);
+        assert!(!out.contains(bad), "{args:?}: {out:?}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let text = v.to_string();
+        // show and list carry the text as stored (search's snippet and the
+        // title are made inert, as on screen).
+        assert!(
+            !matches!(args[0], "show" | "list") || text.contains('\u{9b}'),
+            "{args:?} means the same: {text}"
+        );
+    }
+    assert_eq!(t.item(id)["status"], "sent");
+}
+
 /// One bad `[keys]` or `[ui.colors]` entry keeps only that entry's default:
 /// the rest of the file (its models) is in effect, and a colour written as a
 /// number (`accent = 24`) is the 256-colour index it looks like.

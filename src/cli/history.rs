@@ -16,7 +16,7 @@ pub(super) fn conversations(store: &Store, json: bool) -> Result<()> {
             .iter()
             .map(|c| json!({"id": c.id, "title": c.title, "updated_at": rfc3339(Some(c.updated_at))}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&arr)?);
+        println!("{}", crate::sanitize::json_text(&arr)?);
     } else {
         for c in convs {
             println!(
@@ -70,7 +70,7 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
         total["context_tokens"] = json!(usage.context_tokens);
         println!(
             "{}",
-            serde_json::to_string_pretty(
+            crate::sanitize::json_text(
                 &json!({"id": c.id, "title": c.title, "messages": arr, "usage": total})
             )?
         );
@@ -163,7 +163,7 @@ pub(super) fn fork(
         let copied = store.messages(id)?.len();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({
+            crate::sanitize::json_text(&json!({
                 "id": id,
                 "title": fork.and_then(|f| f.title),
                 "forked_from": c.id,
@@ -219,7 +219,7 @@ pub(super) fn search(engine: &Engine, text: &str, limit: usize, as_json: bool) -
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&arr)?);
+        println!("{}", crate::sanitize::json_text(&arr)?);
         return Ok(());
     }
     if hits.is_empty() {

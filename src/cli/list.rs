@@ -117,7 +117,7 @@ pub(super) fn list(
             .collect();
         rows.sort_by_key(|(t, _)| *t);
         let arr: Vec<_> = rows.into_iter().map(|(_, v)| v).collect();
-        println!("{}", serde_json::to_string_pretty(&arr)?);
+        println!("{}", crate::sanitize::json_text(&arr)?);
     } else if items.is_empty() && series.is_empty() {
         println!("nothing scheduled or pending (tock send --in 10m TEXT schedules a message)");
         streaming_lines(store, now)?;

@@ -106,7 +106,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({
+            crate::sanitize::json_text(&json!({
                 "dispatcher": lease.as_ref().map(|l| json!({"pid": l.pid, "lease_expires_at": rfc3339(Some(l.expires_at))})),
                 "outbox_enabled": enabled,
                 "counts": c,
@@ -319,7 +319,7 @@ pub(super) fn models(engine: &Engine, model: Option<&str>, as_json: bool) -> Res
             .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({
+            crate::sanitize::json_text(&json!({
                 "provider": resolved.kind.label(),
                 "base_url": resolved.base_url,
                 "models": arr,

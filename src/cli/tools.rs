@@ -39,7 +39,7 @@ pub(super) fn tools(engine: &Engine, as_json: bool) -> Result<()> {
                 v
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&arr)?);
+        println!("{}", crate::sanitize::json_text(&arr)?);
         return Ok(());
     }
     if servers.is_empty() {
@@ -75,7 +75,7 @@ pub(super) fn tools(engine: &Engine, as_json: bool) -> Result<()> {
 pub(super) fn saved_rules(store: &Store, as_json: bool) -> Result<()> {
     let rules = parse_saved(store.setting(SAVED_RULES_KEY)?.as_deref());
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&rules)?);
+        println!("{}", crate::sanitize::json_text(&rules)?);
     } else if rules.is_empty() {
         println!("no tool is allowed with --always");
     } else {
@@ -123,7 +123,7 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&arr)?);
+        println!("{}", crate::sanitize::json_text(&arr)?);
     } else if waiting.is_empty() {
         println!("no tool call waits for approval");
     } else {
@@ -172,7 +172,7 @@ pub(super) fn approval(store: &Store, id: i64, as_json: bool) -> Result<()> {
             "arguments": arguments,
             "created_at": rfc3339(Some(a.created_at)),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", crate::sanitize::json_text(&v)?);
         return Ok(());
     }
     println!(
