@@ -334,14 +334,14 @@ pub fn split_prefix<Tz: TimeZone>(
                 {
                     return Err(e);
                 }
-                // "gym for 5 times" at the end of the message is its count,
-                // said where English puts it (not "for 5 minutes": that
-                // reads as part of a message, as in "meditate for 10 minutes").
-                if s.count.is_none()
-                    && let Some((text, n)) = trailing_count(rest)
-                {
-                    let counted = parse(&format!("{} for {n} times", &input[..end]), now)?;
-                    return Ok((counted, text.to_string()));
+                // Ends said after the message, where English puts them:
+                // "gym for 5 times", "take pill for 2 weeks", "water plants
+                // until fri" (not "for 10 minutes": that reads as part of a
+                // message, as in "meditate for 10 minutes").
+                let (text, said_after) = trailing_ends(rest, &s, now);
+                if !said_after.is_empty() {
+                    let ended = parse(&format!("{} {said_after}", &input[..end]), now)?;
+                    return Ok((ended, text.to_string()));
                 }
                 return Ok((s, rest.to_string()));
             }
@@ -352,28 +352,73 @@ pub fn split_prefix<Tz: TimeZone>(
     Err(last_err)
 }
 
-/// `text for N times` -> (`text`, N), when text is left.
-fn trailing_count(rest: &str) -> Option<(&str, u32)> {
-    // Where each word starts.
-    let starts: Vec<usize> = rest
-        .char_indices()
-        .filter(|&(i, c)| {
-            !c.is_whitespace() && (i == 0 || rest[..i].ends_with(char::is_whitespace))
-        })
-        .map(|(i, _)| i)
-        .collect();
-    // At least one word of text before `for N times`.
-    let [.., _, at_for, _, _] = starts.as_slice() else {
-        return None;
-    };
-    let mut tail = rest[*at_for..].split_whitespace();
-    let (w_for, n, w_times) = (tail.next()?, tail.next()?, tail.next()?);
-    let times = w_times.eq_ignore_ascii_case("times") || w_times.eq_ignore_ascii_case("time");
-    if !w_for.eq_ignore_ascii_case("for") || !times {
-        return None;
+/// The ends of a series said after its message: `text for N times`,
+/// `text for N days|weeks`, `text until DATE`, in any order, each at most
+/// once and not already given before the message. Returns the text left (at
+/// least one word) and the ends as the rule takes them (`for 2 weeks`), or
+/// the whole of `rest` and nothing.
+fn trailing_ends<'r, Tz: TimeZone>(
+    rest: &'r str,
+    given: &Schedule,
+    now: &DateTime<Tz>,
+) -> (&'r str, String) {
+    let mut text = rest;
+    let mut ends: Vec<&str> = Vec::new();
+    // A span before the text (`for 2 weeks`) is an end date like `until`.
+    let (mut count, mut until) = (given.count.is_some(), given.until.is_some());
+    let mut span = until;
+    'strip: loop {
+        // Where each word of the text starts; the first word always stays.
+        let starts: Vec<usize> = text
+            .char_indices()
+            .filter(|&(i, c)| {
+                !c.is_whitespace() && (i == 0 || text[..i].ends_with(char::is_whitespace))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for &at in starts.iter().skip(1).rev() {
+            let tail = &text[at..];
+            let mut words = tail.split_whitespace();
+            let keyword = words.next().unwrap_or_default().to_ascii_lowercase();
+            let body: Vec<&str> = words.collect();
+            let end = match (keyword.as_str(), body.as_slice()) {
+                ("for", [n, t]) if !count && n.parse::<u32>().is_ok() && is_times_word(t) => {
+                    count = true;
+                    true
+                }
+                ("for", [_, unit]) if !span && is_day_or_week(unit) => {
+                    span = when::parse_duration(&body.join(" ")).is_ok();
+                    span
+                }
+                ("until", [_, ..]) if !until => {
+                    until = when::parse_until(&body.join(" "), now).is_ok();
+                    until
+                }
+                _ => false,
+            };
+            if end {
+                ends.push(tail.trim_end());
+                text = text[..at].trim_end();
+                continue 'strip;
+            }
+        }
+        break;
     }
-    let n: u32 = n.parse().ok()?;
-    Some((rest[..*at_for].trim_end(), n))
+    ends.reverse();
+    (text, ends.join(" "))
+}
+
+fn is_times_word(w: &str) -> bool {
+    w.eq_ignore_ascii_case("times") || w.eq_ignore_ascii_case("time")
+}
+
+/// `for 2 weeks` after a message ends its series; `for 10 minutes` or
+/// `for 2 hours` stays part of the message ("meditate for 10 minutes").
+fn is_day_or_week(unit: &str) -> bool {
+    matches!(
+        unit.to_ascii_lowercase().as_str(),
+        "d" | "day" | "days" | "w" | "wk" | "wks" | "week" | "weeks"
+    )
 }
 
 /// Byte offsets after each of the first words, a quoted cron pattern counting as one.

@@ -579,6 +579,51 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
     let (s, rest) = recur::split_prefix("daily 9am for 2 times gym for 5 times", &now).unwrap();
     assert_eq!((s.count, rest.as_str()), (Some(2), "gym for 5 times"));
     assert!(recur::split_prefix("daily 9am for 0 times", &now).is_err());
+
+    // Every end said after the text: a span of days or weeks, and a date.
+    let day_ms = 86_400_000;
+    let now_ms = now.with_timezone(&Utc).timestamp_millis();
+    let (s, rest) = recur::split_prefix("every day at 9am take pill for 2 weeks", &now).unwrap();
+    assert_eq!(
+        (rest.as_str(), s.until),
+        ("take pill", Some(now_ms + 14 * day_ms))
+    );
+    assert!(s.describe(&now).contains("until"), "{}", s.describe(&now));
+    let (s, rest) = recur::split_prefix("every day 9am fast for 3 days", &now).unwrap();
+    assert_eq!(
+        (rest.as_str(), s.until),
+        ("fast", Some(now_ms + 3 * day_ms))
+    );
+    let (s, rest) = recur::split_prefix("every day 9am water plants until dec 24", &now).unwrap();
+    let by_rule = recur::parse("every day 9am until dec 24", &now).unwrap();
+    assert_eq!((rest.as_str(), s.until), ("water plants", by_rule.until));
+    // Both, in either order.
+    let (s, rest) =
+        recur::split_prefix("every day 9am gym for 5 times until dec 24", &now).unwrap();
+    assert_eq!(
+        (rest.as_str(), s.count, s.until),
+        ("gym", Some(5), by_rule.until)
+    );
+    let (s, rest) =
+        recur::split_prefix("every day 9am gym until dec 24 for 5 times", &now).unwrap();
+    assert_eq!(
+        (rest.as_str(), s.count, s.until),
+        ("gym", Some(5), by_rule.until)
+    );
+    // What stays text: hours and minutes, an `until` that is no date, an
+    // end given before the text already, and the text's only word.
+    for (input, text) in [
+        ("every day 9am study for 2 hours", "study for 2 hours"),
+        ("every day 9am wait until it works", "wait until it works"),
+        (
+            "every day 9am until dec 24 gym until dec 20",
+            "gym until dec 20",
+        ),
+        ("every day 9am for 2 weeks gym for 3 days", "gym for 3 days"),
+    ] {
+        let (_, rest) = recur::split_prefix(input, &now).unwrap();
+        assert_eq!(rest, text, "{input}");
+    }
 }
 
 #[test]
