@@ -250,9 +250,23 @@ fn cancel_hides_the_item_except_with_all_and_reschedule_edit_change_it() {
     assert!(item(open, b).is_some());
     let all = t.items();
     assert_eq!(item(&all, a).unwrap()["status"], "canceled");
-    // Canceling twice, or editing a canceled item, is refused.
-    t.fails(&["cancel", &a.to_string()]);
+    // Canceling twice, or editing a canceled item, is refused, saying what
+    // each takes; so is retrying one that still waits for its time.
+    let line = t.fails(&["cancel", &a.to_string()]);
+    assert!(
+        line.contains(&format!(
+            "item {a} is canceled; only waiting, failed or expired items can be canceled"
+        )),
+        "{line}"
+    );
     t.fails(&["edit", &a.to_string(), "x"]);
+    let line = t.fails(&["retry", &b.to_string()]);
+    assert!(
+        line.contains(&format!(
+            "item {b} is scheduled; only failed, expired or canceled items can be retried"
+        )),
+        "{line}"
+    );
 
     let old_due = rfc_ms(&t.item(b)["due_at"]).unwrap();
     t.ok(&["reschedule", &b.to_string(), "3h"]);

@@ -31,26 +31,47 @@ pub(crate) fn lift_pause_if_nothing_held(
 }
 
 impl Store {
+    /// Change item `id` if its status is one of `from`; else say why not,
+    /// naming its state as lists do and what `done` (`retried`) takes.
     fn user_update(
         &self,
         id: i64,
+        done: &str,
         sql_set: &str,
         from: &[&str],
         p: &[&dyn rusqlite::ToSql],
     ) -> Result<()> {
         let conn = self.conn();
-        let row: Option<(String, Option<i64>)> = conn
+        let row: Option<(String, Option<i64>, Option<i64>)> = conn
             .query_row(
-                "SELECT status, conversation_id FROM outbox WHERE id = ?1",
+                "SELECT status, conversation_id, due_at FROM outbox WHERE id = ?1",
                 [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()?;
-        let Some((status, conversation_id)) = row else {
+        let Some((status, conversation_id, due_at)) = row else {
             return Err(anyhow!("no outbox item {id}"));
         };
         if !from.contains(&status.as_str()) {
-            return Err(anyhow!("item {id} is {status}; that cannot be changed now"));
+            let shown = match status.as_str() {
+                "pending" if due_at.is_some() => "scheduled",
+                "pending" => "queued",
+                "sending" => "being sent",
+                other => other,
+            };
+            let takes = from
+                .iter()
+                .map(|s| if *s == "pending" { "waiting" } else { s })
+                .collect::<Vec<_>>();
+            let takes = match takes.as_slice() {
+                [.., last] if takes.len() > 1 => {
+                    format!("{} or {last}", takes[..takes.len() - 1].join(", "))
+                }
+                _ => takes.join(""),
+            };
+            return Err(anyhow!(
+                "item {id} is {shown}; only {takes} items can be {done}"
+            ));
         }
         let in_list = from
             .iter()
@@ -92,6 +113,7 @@ impl Store {
     pub fn cancel_item(&self, id: i64, now: i64) -> Result<()> {
         self.user_update(
             id,
+            "canceled",
             "status = 'canceled', claimed_by = NULL, next_attempt_at = NULL, updated_at = ?2",
             &["pending", "failed", "expired"],
             &[&now],
@@ -102,6 +124,7 @@ impl Store {
     pub fn reschedule_item(&self, id: i64, due_at: i64, now: i64) -> Result<()> {
         self.user_update(
             id,
+            "rescheduled",
             "status = 'pending', due_at = ?2, next_attempt_at = NULL, attempts = 0, last_error = NULL,
              kind = CASE kind WHEN 'queued' THEN 'message' ELSE kind END, updated_at = ?3",
             &["pending", "failed", "expired", "canceled"],
@@ -124,6 +147,7 @@ impl Store {
         }
         self.user_update(
             id,
+            "edited",
             "text = ?2, updated_at = ?3",
             &["pending", "failed", "expired"],
             &[&text, &now],
@@ -140,6 +164,7 @@ impl Store {
     pub fn retry_item(&self, id: i64, now: i64) -> Result<()> {
         self.user_update(
             id,
+            "retried",
             "status = 'pending', attempts = 0, next_attempt_at = NULL, last_error = NULL, priority = 1,
              due_at = ?2, updated_at = ?2",
             &["failed", "expired", "canceled"],
@@ -200,6 +225,7 @@ impl Store {
     pub fn send_now(&self, id: i64, now: i64) -> Result<()> {
         self.user_update(
             id,
+            "sent now",
             "status = 'pending', priority = 1, due_at = ?2, next_attempt_at = NULL, attempts = 0, updated_at = ?2",
             &["pending", "failed", "expired"],
             &[&now],
