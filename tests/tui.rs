@@ -2634,6 +2634,27 @@ async fn quit_suspend_and_ctrl_c() {
     let mut ui = Ui::new(vec![]);
     ui.ctrl('q');
     assert!(ui.app.quit);
+    // Ctrl+Q while a reply streams warns first: quitting cuts it off.
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("x")], gate)]);
+    ui.start().await;
+    ui.say("q");
+    ui.settle().await;
+    assert!(ui.app.model.is_busy());
+    ui.ctrl('q');
+    assert!(!ui.app.quit);
+    assert!(
+        ui.status_line()
+            .contains("a reply is streaming: Ctrl+Q again quits"),
+        "{}",
+        ui.status_line()
+    );
+    // Another key in between disarms it.
+    ui.typ("x");
+    ui.ctrl('q');
+    assert!(!ui.app.quit);
+    ui.ctrl('q');
+    assert!(ui.app.quit);
     // ? opens help only on an empty composer.
     let mut ui = Ui::new(vec![]);
     ui.typ("why?");

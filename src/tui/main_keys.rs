@@ -25,8 +25,11 @@ impl App {
         if self.status.as_ref().is_some_and(|s| s.until_key) {
             self.status = None;
         }
-        let is_interrupt = self.keys.action(Scope::Main, &key) == Some(Action::Interrupt);
-        if !is_interrupt {
+        let arms_quit = matches!(
+            self.keys.action(Scope::Main, &key),
+            Some(Action::Interrupt | Action::Quit)
+        );
+        if !arms_quit {
             self.quit_armed = None;
         }
         // 1. The view on top of the stack.
@@ -187,7 +190,7 @@ impl App {
     pub(super) fn main_action(&mut self, a: Action) {
         let conv = self.model.current;
         match a {
-            Action::Quit => self.quit = true,
+            Action::Quit => self.quit_asked(),
             Action::Interrupt => self.interrupt(),
             Action::Suspend => self.suspend = true,
             Action::Redraw => self.redraw = true,
@@ -306,6 +309,31 @@ impl App {
         self.model
             .strip_items()
             .any(|i| i.status == crate::store::Status::Pending && i.due_at.is_none())
+    }
+
+    /// Ctrl+Q: quit, but not straight through a reply this tock streams:
+    /// quitting cuts it off and the next tock asks for it again from the
+    /// start (a paid reply paid twice), so the first press says so and a
+    /// second within two seconds quits.
+    fn quit_asked(&mut self) {
+        let now = self.now();
+        let streaming = self.engine().turns_in_flight();
+        if streaming == 0 || self.quit_armed.is_some_and(|t| now - t <= QUIT_WINDOW_MS) {
+            self.quit = true;
+            return;
+        }
+        self.quit_armed = Some(now);
+        let replies = if streaming == 1 {
+            "a reply is".to_string()
+        } else {
+            format!("{streaming} replies are")
+        };
+        self.info(format!(
+            "{replies} streaming: Ctrl+Q again quits and cuts it off (asked for again later); Esc stops it"
+        ));
+        if let Some(s) = self.status.as_mut() {
+            s.until = now + QUIT_WINDOW_MS;
+        }
     }
 
     /// Ctrl+C: stop the reply; else leave an edit; else clear the composer;
