@@ -5974,3 +5974,38 @@ async fn a_reply_streaming_off_screen_is_taken_once_a_second() {
     ui.settle().await;
     assert_eq!(pace(&ui), std::time::Duration::from_millis(100));
 }
+
+/// Alt+n (and /new) in a conversation with nothing in it stays there and
+/// says so: each press made another empty "Conversation N" for good. Once
+/// the conversation has a message, it makes a new one.
+#[tokio::test(start_paused = true)]
+async fn a_new_conversation_is_not_made_from_an_unused_one() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![text("hi")])]);
+    ui.start().await;
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    ui.settle().await;
+    let convs = ui.app.model.convs.len();
+    let here = ui.app.model.current;
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    ui.settle().await;
+    ui.say("/new");
+    ui.settle().await;
+    assert_eq!(ui.app.model.convs.len(), convs);
+    assert_eq!(ui.app.model.current, here);
+    assert!(
+        ui.status_line().contains("new and empty"),
+        "{}",
+        ui.status_line()
+    );
+    // A title asks for a conversation of its own.
+    ui.say("/new Named");
+    ui.settle().await;
+    assert_eq!(ui.app.model.convs.len(), convs + 1);
+    ui.say("hello");
+    ui.settle().await;
+    let here = ui.app.model.current;
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    ui.settle().await;
+    assert_eq!(ui.app.model.convs.len(), convs + 2);
+    assert_ne!(ui.app.model.current, here);
+}

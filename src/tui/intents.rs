@@ -246,6 +246,14 @@ impl App {
     }
 
     pub(super) fn new_conversation(&mut self, title: Option<&str>) {
+        // Alt+n (or /new) in a conversation with nothing in it yet stays
+        // there: each press made another "Conversation N" that stayed in
+        // the sidebar for good.
+        if title.is_none() && self.shows_an_unused_conversation() {
+            self.focus = Focus::Composer;
+            self.info("this conversation is new and empty: type a message to start it");
+            return;
+        }
         let title = title.map(str::to_string);
         self.write(
             move |e| e.create_conversation(title.as_deref(), "user"),
@@ -259,6 +267,21 @@ impl App {
                 Err(e) => app.error(format!("{e:#}")),
             },
         );
+    }
+
+    /// The conversation shown has nothing of its own: no message, draft,
+    /// title, model, role, pending item or series.
+    fn shows_an_unused_conversation(&self) -> bool {
+        let Some(conv) = self.model.current_conv() else {
+            return false;
+        };
+        self.model.entries.is_empty()
+            && self.composer.is_blank()
+            && conv.title.is_none()
+            && conv.model.is_none()
+            && conv.role.is_none()
+            && self.model.strip_items().next().is_none()
+            && self.model.outliving_deletion(conv.id) == (0, 0)
     }
 
     // ----- sending -------------------------------------------------------------
