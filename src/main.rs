@@ -96,7 +96,7 @@ async fn daemon_loop(
             _ = term.recv() => break,
             _ = hup.recv() => break,
             ev = events.recv() => match ev {
-                Ok(Event::Notice(n)) => {
+                Ok(Event::Notice(n)) if !n.elsewhere => {
                     if let Some(cmd) = &config.get().notify_command {
                         tock::notify::run_command(cmd, &n);
                     }

@@ -587,6 +587,56 @@ fn a_tui_next_to_a_daemon_stands_by_and_still_sees_every_change() {
     small.wait_text("⏰1", LONG);
 }
 
+/// A TUI next to the daemon that sends hears what the daemon noticed: a
+/// reply finished in another conversation shows in its status line, rings,
+/// and marks the conversation unread; F3 lists it, also after a restart
+/// (notices are kept in the database).
+#[test]
+fn a_tui_next_to_a_daemon_hears_its_notices_and_keeps_them_across_a_restart() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::text("answered by the daemon"));
+    let t = Tock::with_openai(&server.base_url());
+    // notify_command runs once, in the process that noticed (the daemon).
+    let ran = t.path("notified");
+    t.write_config(&format!(
+        "notify_command = [\"sh\", \"-c\", \"echo \\\"$TOCK_TEXT\\\" >> {}\"]\n",
+        ran.display()
+    ));
+    let mut daemon = t.spawn_daemon();
+    let pid = daemon.pid();
+    wait_until(LONG, "the daemon dispatching", || {
+        (t.json(&["status", "--json"])["dispatcher"]["pid"] == pid as i64).then_some(())
+    });
+    let mut pty = start(&t);
+    pty.wait_text(&format!("another tock (pid {pid}) sends"), LONG);
+    t.send(&["--new", "Elsewhere", "a question for later"]);
+    pty.wait_text("reply finished in “Elsewhere”", LONG);
+    let raw = pty.raw();
+    assert!(
+        contains_bytes(&raw, b"\x07\x1b]9;tock: reply finished"),
+        "the bell and the desktop notice, from the daemon's notice"
+    );
+    let lines = || {
+        std::fs::read_to_string(&ran)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("reply finished"))
+            .count()
+    };
+    wait_until(LONG, "the daemon's notify_command", || {
+        (lines() >= 1).then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(lines(), 1, "notify_command ran once for one notice");
+    pty.write(b"\x11"); // Ctrl+Q
+    pty.wait_exit(LONG);
+    daemon.signal(libc::SIGTERM);
+    daemon.wait_timeout(LONG);
+    let pty = start(&t);
+    pty.write(b"\x1bOR"); // F3
+    pty.wait_text("reply finished in “Elsewhere”", LONG);
+}
+
 #[test]
 fn a_fired_item_rings_and_emits_desktop_notification_escapes_outside_tmux() {
     let mut t = Tock::new();

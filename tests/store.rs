@@ -481,3 +481,37 @@ fn an_approval_answered_before_the_turn_records_its_own_outcomes_queues_one_cont
         .count();
     assert_eq!(tool_messages, 2, "both outcomes are recorded");
 }
+
+/// Notices are kept for other processes: each reads those after the last
+/// it saw, not its own, and only the newest 200 stay.
+#[test]
+fn notices_are_read_by_other_engines_and_the_newest_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("t.db")).unwrap();
+    assert_eq!(s.last_notice_id().unwrap(), 0);
+    let a = s
+        .add_notice(1, "fired", Some(3), "sent in a", "engine-a")
+        .unwrap();
+    let b = s
+        .add_notice(2, "failed", None, "failed in b", "engine-b")
+        .unwrap();
+    let (for_a, last) = s.notices_after(0, "engine-a").unwrap();
+    assert_eq!(last, b);
+    assert_eq!(for_a.len(), 1);
+    assert_eq!(
+        (for_a[0].kind.as_str(), for_a[0].text.as_str()),
+        ("failed", "failed in b")
+    );
+    let (for_b, _) = s.notices_after(0, "engine-b").unwrap();
+    assert_eq!((for_b[0].id, for_b[0].conversation_id), (a, Some(3)));
+    assert!(s.notices_after(b, "engine-a").unwrap().0.is_empty());
+    for i in 0..250 {
+        s.add_notice(10 + i, "fired", None, &format!("n{i}"), "engine-a")
+            .unwrap();
+    }
+    let kept = s.recent_notices(1000).unwrap();
+    assert_eq!(kept.len(), 200);
+    assert_eq!(kept.last().unwrap().text, "n249");
+    assert_eq!(kept.first().unwrap().text, "n50");
+    assert_eq!(s.recent_notices(2).unwrap()[1].text, "n249");
+}

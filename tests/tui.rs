@@ -2966,6 +2966,7 @@ async fn f3_shows_the_notification_history() {
         kind: tock::engine::NoticeKind::Info,
         conversation_id: None,
         text: "configuration reloaded".into(),
+        elsewhere: false,
     }));
     ui.press(KeyCode::F(3));
     let s = ui.screen(80, 24);
@@ -2983,6 +2984,7 @@ async fn f3_shows_the_notification_history() {
         kind: tock::engine::NoticeKind::ReplyFinished,
         conversation_id: Some(first),
         text: "reply finished in “Conversation 1”".into(),
+        elsewhere: false,
     }));
     ui.press(KeyCode::F(3));
     let s = ui.screen(120, 40);
@@ -3021,6 +3023,7 @@ async fn routine_notices_ring_once_per_conversation_until_it_is_opened() {
             kind,
             conversation_id: Some(other),
             text: "recurring message sent in “hello”".into(),
+            elsewhere: false,
         }));
         ui.app.output.raw.iter().any(|r| r.contains('\x07'))
     };
@@ -4240,6 +4243,7 @@ async fn a_status_line_goes_when_what_it_describes_has_changed() {
         kind: tock::engine::NoticeKind::Approval,
         conversation_id: Some(ui.conv()),
         text: "schedule_task waits for your approval".into(),
+        elsewhere: false,
     }));
     assert!(
         ui.status_line().contains("approval"),

@@ -88,11 +88,43 @@ pub enum NoticeKind {
     Info,
 }
 
+/// The kinds of notice kept in the database, with the names they are kept
+/// under: what a user wants to hear in every tock on the database. Notices
+/// about this process (a config reload, a call running now) stay in it.
+const STORED_NOTICES: [(NoticeKind, &str); 6] = [
+    (NoticeKind::Fired, "fired"),
+    (NoticeKind::ReplyFinished, "reply_finished"),
+    (NoticeKind::Failed, "failed"),
+    (NoticeKind::RegenerateFailed, "regenerate_failed"),
+    (NoticeKind::Expired, "expired"),
+    (NoticeKind::Approval, "approval"),
+];
+
+impl NoticeKind {
+    fn stored_name(&self) -> Option<&'static str> {
+        STORED_NOTICES
+            .iter()
+            .find(|(k, _)| k == self)
+            .map(|(_, name)| *name)
+    }
+
+    fn from_stored(name: &str) -> Option<Self> {
+        STORED_NOTICES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(k, _)| k.clone())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Notification {
     pub kind: NoticeKind,
     pub conversation_id: Option<i64>,
     pub text: String,
+    /// Noticed by another process on the database (heard through the
+    /// notices it kept): told and rung here too, but `notify_command` is
+    /// run once, by the process that noticed it.
+    pub elsewhere: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -173,6 +205,8 @@ struct Inner {
     events: broadcast::Sender<Event>,
     wake: Notify,
     owner: String,
+    /// The newest notice in the database this engine has looked at.
+    notices_seen: std::sync::atomic::AtomicI64,
     /// Conversations with a turn in flight, and how to stop it.
     busy: Mutex<HashMap<i64, tokio::sync::watch::Sender<Option<StopReason>>>>,
     dispatch: Mutex<DispatchState>,
@@ -227,6 +261,8 @@ impl Engine {
             nanos ^ (std::process::id().rotate_left(16))
         );
         let mcp = crate::mcp::Manager::new(config.clone(), options.mcp_restart_backoff);
+        // Notices from before this engine were heard by the processes then.
+        let notices_seen = store.last_notice_id().unwrap_or(0);
         Self {
             inner: Arc::new(Inner {
                 store,
@@ -236,6 +272,7 @@ impl Engine {
                 events,
                 wake: Notify::new(),
                 owner,
+                notices_seen: std::sync::atomic::AtomicI64::new(notices_seen),
                 busy: Mutex::new(HashMap::new()),
                 dispatch: Mutex::new(DispatchState::Starting),
                 shutdown,
@@ -418,10 +455,23 @@ impl Engine {
     ) {
         let text = text.into();
         tracing::info!(?kind, ?conversation_id, "{text}");
+        if let Some(name) = kind.stored_name()
+            && let Err(e) = self.store().add_notice(
+                self.now_ms(),
+                name,
+                conversation_id,
+                &text,
+                &self.inner.owner,
+            )
+        {
+            // Heard here all the same; other processes miss it.
+            tracing::warn!("keeping a notice for other processes: {e:#}");
+        }
         self.emit(Event::Notice(Notification {
             kind,
             conversation_id,
             text,
+            elsewhere: false,
         }));
     }
 
@@ -727,6 +777,61 @@ impl Engine {
 
     /// Stop the replies this process streams that another process asked to
     /// stop ([`Engine::stop_elsewhere`]); run when another process wrote.
+    /// Tell this process's front ends what other processes on the database
+    /// noticed since the last look (a daemon sent a scheduled message, a
+    /// reply finished there): called when another process committed.
+    pub(crate) fn take_notices(&self) {
+        let seen = self
+            .inner
+            .notices_seen
+            .load(std::sync::atomic::Ordering::Relaxed);
+        match self.store().notices_after(seen, &self.inner.owner) {
+            Ok((notices, last)) => {
+                self.inner
+                    .notices_seen
+                    .store(last, std::sync::atomic::Ordering::Relaxed);
+                for n in notices {
+                    let Some(kind) = NoticeKind::from_stored(&n.kind) else {
+                        continue;
+                    };
+                    self.emit(Event::Notice(Notification {
+                        kind,
+                        conversation_id: n.conversation_id,
+                        text: n.text,
+                        elsewhere: true,
+                    }));
+                }
+            }
+            Err(e) => tracing::warn!("reading other processes' notices: {e:#}"),
+        }
+    }
+
+    /// The notices kept in the database, newest last, for a front end's
+    /// history: (when, notice).
+    pub fn recent_notices(&self, limit: usize) -> Vec<(i64, Notification)> {
+        match self.store().recent_notices(limit) {
+            Ok(rows) => rows
+                .into_iter()
+                .filter_map(|n| {
+                    let kind = NoticeKind::from_stored(&n.kind)?;
+                    Some((
+                        n.at,
+                        Notification {
+                            kind,
+                            conversation_id: n.conversation_id,
+                            text: n.text,
+                            elsewhere: true,
+                        },
+                    ))
+                })
+                .collect(),
+            Err(e) => {
+                tracing::warn!("reading the kept notices: {e:#}");
+                Vec::new()
+            }
+        }
+    }
+
     pub(crate) fn take_stop_requests(&self) {
         let busy: Vec<i64> = lock(&self.inner.busy).keys().copied().collect();
         for conv in busy {

@@ -162,6 +162,7 @@ impl Baseline {
             self.version = v;
             self.first = false;
             engine.take_stop_requests();
+            engine.take_notices();
             engine.emit(Event::External);
             engine.wake();
         }

@@ -81,6 +81,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0014_series_zone",
         include_str!("../../migrations/0014_series_zone.sql"),
     ),
+    (
+        15,
+        "0015_notices",
+        include_str!("../../migrations/0015_notices.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

@@ -13,6 +13,7 @@ mod fork;
 mod lease;
 mod messages;
 mod migrate;
+mod notices;
 mod outbox;
 mod rewrite;
 mod search;
@@ -29,6 +30,7 @@ pub use drafts::Draft;
 pub use fork::fork_title;
 pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Collapsed, Message, MessageStatus, NewMessage, Role, collapse_attempts};
+pub use notices::StoredNotice;
 pub use outbox::{
     ItemSummary, Kind, ListCursor, ListFilter, ListFrom, NewItem, OpenCounts, OutboxItem,
     PendingAt, Status, StreamingReply,

@@ -193,6 +193,7 @@ impl App {
             };
             app.error(format!("{e}{more}"));
         }
+        app.load_notice_history();
         app.restore_unsent();
         app.model.reload_convs();
         let store = app.model.engine.store();

@@ -3,7 +3,11 @@
 
 use super::app::App;
 use super::reveal::Streamed;
+use super::views::notices::Entry as NoticeEntry;
 use crate::engine::{Event, NoticeKind, Notification};
+
+/// How many notices the notices list (F3) holds.
+const NOTICES_KEPT: usize = 100;
 
 impl App {
     /// Apply an engine event; false when it changed nothing on screen (the
@@ -141,6 +145,36 @@ impl App {
         }
     }
 
+    /// The notices list's entry for a notice told at `at_ms`: its time of
+    /// day, with the day when it was not today (one kept from before).
+    pub(super) fn notice_entry(&self, at_ms: i64, n: &Notification) -> NoticeEntry {
+        let at = super::model::local(at_ms);
+        let stamp = if at.date_naive() == self.model.now().date_naive() {
+            at.format("%H:%M")
+        } else {
+            at.format("%a %d %b %H:%M")
+        };
+        NoticeEntry {
+            stamp: stamp.to_string(),
+            text: crate::sanitize::sanitize_line(&n.text).into_owned(),
+            conversation_id: n.conversation_id,
+            is_error: matches!(
+                n.kind,
+                NoticeKind::Failed | NoticeKind::RegenerateFailed | NoticeKind::Expired
+            ),
+        }
+    }
+
+    /// The notices kept in the database (this tock's and others', before it
+    /// started) as the notices list's history.
+    pub(super) fn load_notice_history(&mut self) {
+        let kept = self.engine().recent_notices(NOTICES_KEPT);
+        self.notices = kept
+            .iter()
+            .map(|(at, n)| self.notice_entry(*at, n))
+            .collect();
+    }
+
     pub(super) fn on_notice(&mut self, n: Notification) {
         // A reload is announced by a notice.
         self.retheme_if_config_changed();
@@ -153,18 +187,10 @@ impl App {
         {
             self.model.unread.insert(c);
         }
-        let text = crate::sanitize::sanitize_line(&n.text).into_owned();
-        let is_err = matches!(
-            n.kind,
-            NoticeKind::Failed | NoticeKind::RegenerateFailed | NoticeKind::Expired
-        );
-        self.notices.push(super::views::notices::Entry {
-            stamp: self.model.now().format("%H:%M").to_string(),
-            text: text.clone(),
-            conversation_id: n.conversation_id,
-            is_error: is_err,
-        });
-        if self.notices.len() > 100 {
+        let entry = self.notice_entry(self.model.now_ms(), &n);
+        let (text, is_err) = (entry.text.clone(), entry.is_error);
+        self.notices.push(entry);
+        if self.notices.len() > NOTICES_KEPT {
             self.notices.remove(0);
         }
         // The engine says what happened; here we add which key helps.
@@ -212,7 +238,7 @@ impl App {
         if !bytes.is_empty() {
             self.output.raw.push(bytes);
         }
-        if let Some(cmd) = &cfg.notify_command {
+        if let Some(cmd) = cfg.notify_command.as_ref().filter(|_| !n.elsewhere) {
             crate::notify::run_command(cmd, &n);
         }
     }
