@@ -6013,3 +6013,24 @@ async fn a_new_conversation_is_not_made_from_an_unused_one() {
     assert_eq!(ui.app.model.convs.len(), convs + 2);
     assert_ne!(ui.app.model.current, here);
 }
+
+/// F2 opens on what the status bar says needs attention: the first failed
+/// item, not the series listed first (with no approval waiting, which
+/// leads the list).
+#[tokio::test(start_paused = true)]
+async fn f2_opens_on_the_failed_item_the_status_bar_points_to() {
+    let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent(
+        "401 Unauthorized: invalid API key",
+    ))]);
+    ui.start().await;
+    ui.say("ping that failed");
+    ui.settle().await;
+    assert_eq!(ui.rows()[0].status, Status::Failed);
+    ui.say("/every day 9am stretch");
+    ui.settle().await;
+    ui.press(KeyCode::F(2));
+    let s = ui.screen(100, 30);
+    let chosen = s.lines().find(|l| l.contains('›')).unwrap_or_default();
+    assert!(chosen.contains("ping that failed"), "{s}");
+    assert!(s.contains("stretch"), "{s}");
+}

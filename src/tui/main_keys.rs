@@ -205,7 +205,19 @@ impl App {
                 self.views.push(Box::new(view));
             }
             Action::ScheduledPane => {
-                let mut p = ScheduledPane::new().with_writer(self.model.writer.clone());
+                // What the status bar calls "need attention" first: an
+                // approval leads the list; else the first failed or expired.
+                let first = if self.model.awaiting.is_empty() {
+                    self.engine()
+                        .reader()
+                        .first_needing_attention()
+                        .unwrap_or_default()
+                } else {
+                    None
+                };
+                let mut p = ScheduledPane::new()
+                    .selecting(first)
+                    .with_writer(self.model.writer.clone());
                 if let Err(e) = p.refresh_with(self.engine()) {
                     self.error(format!("{e:#}"));
                 }

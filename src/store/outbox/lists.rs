@@ -380,6 +380,20 @@ impl Store {
     }
 
     /// How many items [`Store::list_items`]`(false)` lists.
+    /// The first item in list order that needs the user: failed or expired
+    /// (what the status bar's "need attention" counts besides approvals).
+    pub fn first_needing_attention(&self) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM outbox WHERE status IN ('failed', 'expired') AND kind != 'regenerate'
+                 ORDER BY COALESCE(due_at, created_at), id LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     pub fn unfinished_count(&self) -> Result<i64> {
         Ok(self.conn().query_row(
             "SELECT count(*) FROM outbox

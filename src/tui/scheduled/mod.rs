@@ -168,6 +168,12 @@ impl ScheduledPane {
     }
 
     /// Run its writes on the app's writer thread.
+    /// Open with item `id` chosen (when it is listed), not the first row.
+    pub fn selecting(mut self, id: Option<i64>) -> Self {
+        self.selected = id;
+        self
+    }
+
     pub fn with_writer(mut self, writer: Writer<App>) -> Self {
         self.writer = Some(writer);
         self
