@@ -3942,17 +3942,35 @@ async fn every_creates_a_series_with_a_live_preview() {
         "{mid}"
     );
     ui.app.sidebar_pref = None;
-    // Where even that does not fit, the end (what a typo would lose) and
-    // the next time: the end understood is always shown.
+    // Where the rule and its next time do not fit, the next time's day:
+    // the rule in words stays (it is what the preview confirms; its end
+    // alone, or the times cut, left what was understood to be guessed).
+    ui.ctrl('u');
+    ui.typ("/every weekday 9am stand-up notes for 3 times");
+    ui.app.sidebar_pref = Some(false);
+    let narrow = ui.screen(60, 15);
+    assert!(
+        narrow.contains("╭ ⏰ every weekday at 09:00, 3 times — next Mon 30 Nov ─"),
+        "{narrow}"
+    );
+    ui.ctrl('u');
+    ui.typ("/every mon,wed,fri 8:30 gym until 2027-01-31");
+    let narrow = ui.screen(60, 15);
+    assert!(
+        narrow.contains("╭ ⏰ every Mon, Wed and Fri at 08:30 — next Mon 30 Nov ─"),
+        "{narrow}"
+    );
+    // Where even that does not fit, the rule in fewer words, its end kept
+    // (what a typo would lose), before anything is cut.
     ui.ctrl('u');
     ui.typ("/every mon,wed,fri 8:30 until 2027-01-31 team sync");
-    ui.app.sidebar_pref = Some(false);
     let narrow = ui.screen(60, 15);
     ui.app.sidebar_pref = Some(true);
     assert!(
-        narrow.contains("⏰ until Sun 31 Jan 2027 23:59 — next Mon 30 Nov 08:30"),
+        narrow.contains("╭ ⏰ every Mon, Wed, Fri 08:30, until 31 Jan 2027 ─"),
         "{narrow}"
     );
+    assert!(!narrow.contains('…'), "{narrow}");
     ui.ctrl('u');
     ui.typ("/every weekday 9am stand-up notes");
     ui.enter();
