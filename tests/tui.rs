@@ -3649,6 +3649,66 @@ async fn the_approval_card_shows_every_argument_of_a_long_call_on_ctrl_o() {
     assert!(ui.app.model.waiting_approval().is_none(), "denied");
 }
 
+/// A schedule_task card in a narrow window: the instruction wraps, and
+/// where it is longer than the card holds its last row ends in `…` and the
+/// card says Ctrl+O shows it all; the title is cut inside its quotes and
+/// its `[needs approval]` badge is whole (it was cut to `[needs approv`,
+/// the instruction to its first row with no `…`).
+#[tokio::test(start_paused = true)]
+async fn a_long_instruction_on_the_approval_card_says_it_is_cut() {
+    let instruction = "review the pull requests that are waiting for me in the main \
+        repository today and then also the ones in the docs repository and the \
+        website, and write a summary for the team";
+    let args = serde_json::json!({
+        "instruction": instruction,
+        "delay_secs": 600,
+        "title": "review the pull requests that",
+    })
+    .to_string();
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![tool_call("schedule_task", &args), done()]),
+        Step::Reply(vec![text("Done."), done()]),
+    ]);
+    ui.start().await;
+    ui.say("remind me");
+    ui.settle().await;
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval));
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("╭─ Schedule “review the pull request…”? [needs approval] ─"),
+        "{s}"
+    );
+    assert!(
+        s.contains("│ review the pull requests that are waiting for me in the"),
+        "{s}"
+    );
+    assert!(
+        s.contains("│ main repository today and then also the ones in the …"),
+        "{s}"
+    );
+    assert!(s.contains("│ Ctrl+O shows the whole instruction"), "{s}");
+    assert!(s.contains("│ fires Mon 30 Nov 01:03, in 10m"), "{s}");
+    insta::assert_snapshot!("approval_long_instruction_60x15", s);
+    // Where there is room, all of it, and no word of a cut.
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("│ the website, and write a summary for the team"),
+        "{s}"
+    );
+    assert!(!s.contains("shows the whole instruction"), "{s}");
+    insta::assert_snapshot!("approval_long_instruction_120x40", s);
+    // With the sidebar, the badge goes whole rather than be cut.
+    ui.app.sidebar_pref = Some(true);
+    let s = ui.screen(60, 15);
+    assert!(!s.contains("[needs"), "{s}");
+    // and the time in fewer words rather than its countdown cut.
+    assert!(s.contains("│ fires 01:03, in 10m "), "{s}");
+    ui.app.sidebar_pref = None;
+    ui.key(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert_eq!(ui.app.top(), Some(ViewKind::Call));
+}
+
 /// With `approval_timeout`, the card says when the call is declined if
 /// nobody answers, and counts down to it.
 #[tokio::test(start_paused = true)]
