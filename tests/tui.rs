@@ -570,6 +570,36 @@ async fn snapshot_scheduled_item() {
     insta::assert_snapshot!("scheduled_80x24", ui.render(80, 24).backend());
 }
 
+/// In a narrow strip, a scheduled item's time stays whole and readable:
+/// the date goes first (the time alone today), then the text is cut (the
+/// countdown was cut mid-number: `⏰ Sun 6 Dec 17:12 (in 9m 4…`).
+#[tokio::test(start_paused = true)]
+async fn a_narrow_strip_shortens_the_date_not_the_countdown() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say(
+        "/later 10m review the pull requests that are waiting for me in the main repository today",
+    );
+    ui.settle().await;
+    tokio::time::advance(std::time::Duration::from_secs(56)).await;
+    ui.settle().await;
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("  ⏰ 01:03 (in 9m 4s) · review the pull requests that are w…"),
+        "{s}"
+    );
+    insta::assert_snapshot!("strip_narrow_time_60x15", s);
+    // Where there is room, the whole date.
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("  ⏰ Mon 30 Nov 01:03 (in 9m 4s) · review the pull requests"),
+        "{s}"
+    );
+    insta::assert_snapshot!("strip_narrow_time_120x40", s);
+    ui.app.sidebar_pref = None;
+}
+
 #[tokio::test(start_paused = true)]
 async fn snapshot_composer_previews() {
     let mut ui = Ui::new(vec![]);
