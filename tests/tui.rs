@@ -4203,6 +4203,69 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     assert!(s.contains("↳ water the plants"), "{s}");
 }
 
+/// r on a series shows its rule selected: a new rule typed replaces it
+/// (typed after it, the two ran together — `every weekday at 09:00every
+/// mon,wed 8:30` — and were refused), and the prompt says so; a move first
+/// keeps it to edit.
+#[tokio::test(start_paused = true)]
+async fn f2_r_on_a_series_a_new_rule_typed_replaces_the_old() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/every weekday 9am stand-up notes");
+    let id = ui.h.engine.list_series(false).unwrap()[0].series.id;
+    ui.pump();
+    ui.press(KeyCode::F(2));
+    ui.ch('r');
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("│typing replaces this rule · ← or → to edit it"),
+        "{s}"
+    );
+    insta::assert_snapshot!("f2_rule_prompt_60x15", s);
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("every weekday at 09:00")
+            && s.contains("typing replaces this rule · ← or → to edit it"),
+        "{s}"
+    );
+    insta::assert_snapshot!("f2_rule_prompt_120x40", s);
+    ui.app.sidebar_pref = None;
+    ui.typ("every mon,wed 8:30");
+    let s = ui.screen(120, 40);
+    assert!(
+        !s.contains("typing replaces"),
+        "said while it is selected:\n{s}"
+    );
+    assert!(s.contains("↻ every Mon and Wed at 08:30"), "{s}");
+    ui.enter();
+    let v = ui.h.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(
+        v.description,
+        "every Mon and Wed at 08:30",
+        "{}",
+        ui.status_line()
+    );
+    // A move first keeps the rule: what is typed then goes where the cursor is.
+    ui.ch('r');
+    ui.press(KeyCode::End);
+    ui.typ(" for 3 times");
+    ui.enter();
+    let v = ui.h.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(
+        v.description,
+        "every Mon and Wed at 08:30, 3 left",
+        "{}",
+        ui.status_line()
+    );
+    // A delete takes the selected rule whole, as typing does.
+    ui.ch('r');
+    ui.press(KeyCode::Backspace);
+    ui.typ("every day 7am");
+    ui.enter();
+    let v = ui.h.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(v.description, "every day at 07:00", "{}", ui.status_line());
+}
+
 /// After x y in F2 the ended series has left and nothing is selected (so
 /// a stray key cannot act on the row that took its place): no row is
 /// marked, a key says why it does nothing, and a move selects again. The
