@@ -570,6 +570,36 @@ async fn snapshot_scheduled_item() {
     insta::assert_snapshot!("scheduled_80x24", ui.render(80, 24).backend());
 }
 
+/// In a narrow strip, a scheduled item's time stays whole and readable:
+/// the date goes first (the time alone today), then the text is cut (the
+/// countdown was cut mid-number: `⏰ Sun 6 Dec 17:12 (in 9m 4…`).
+#[tokio::test(start_paused = true)]
+async fn a_narrow_strip_shortens_the_date_not_the_countdown() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say(
+        "/later 10m review the pull requests that are waiting for me in the main repository today",
+    );
+    ui.settle().await;
+    tokio::time::advance(std::time::Duration::from_secs(56)).await;
+    ui.settle().await;
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("  ⏰ 01:03 (in 9m 4s) · review the pull requests that are w…"),
+        "{s}"
+    );
+    insta::assert_snapshot!("strip_narrow_time_60x15", s);
+    // Where there is room, the whole date.
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("  ⏰ Mon 30 Nov 01:03 (in 9m 4s) · review the pull requests"),
+        "{s}"
+    );
+    insta::assert_snapshot!("strip_narrow_time_120x40", s);
+    ui.app.sidebar_pref = None;
+}
+
 #[tokio::test(start_paused = true)]
 async fn snapshot_composer_previews() {
     let mut ui = Ui::new(vec![]);
@@ -3673,6 +3703,66 @@ async fn the_approval_card_shows_every_argument_of_a_long_call_on_ctrl_o() {
     assert!(ui.app.model.waiting_approval().is_none(), "denied");
 }
 
+/// A schedule_task card in a narrow window: the instruction wraps, and
+/// where it is longer than the card holds its last row ends in `…` and the
+/// card says Ctrl+O shows it all; the title is cut inside its quotes and
+/// its `[needs approval]` badge is whole (it was cut to `[needs approv`,
+/// the instruction to its first row with no `…`).
+#[tokio::test(start_paused = true)]
+async fn a_long_instruction_on_the_approval_card_says_it_is_cut() {
+    let instruction = "review the pull requests that are waiting for me in the main \
+        repository today and then also the ones in the docs repository and the \
+        website, and write a summary for the team";
+    let args = serde_json::json!({
+        "instruction": instruction,
+        "delay_secs": 600,
+        "title": "review the pull requests that",
+    })
+    .to_string();
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![tool_call("schedule_task", &args), done()]),
+        Step::Reply(vec![text("Done."), done()]),
+    ]);
+    ui.start().await;
+    ui.say("remind me");
+    ui.settle().await;
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval));
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("╭─ Schedule “review the pull request…”? [needs approval] ─"),
+        "{s}"
+    );
+    assert!(
+        s.contains("│ review the pull requests that are waiting for me in the"),
+        "{s}"
+    );
+    assert!(
+        s.contains("│ main repository today and then also the ones in the …"),
+        "{s}"
+    );
+    assert!(s.contains("│ Ctrl+O shows the whole instruction"), "{s}");
+    assert!(s.contains("│ fires Mon 30 Nov 01:03, in 10m"), "{s}");
+    insta::assert_snapshot!("approval_long_instruction_60x15", s);
+    // Where there is room, all of it, and no word of a cut.
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("│ the website, and write a summary for the team"),
+        "{s}"
+    );
+    assert!(!s.contains("shows the whole instruction"), "{s}");
+    insta::assert_snapshot!("approval_long_instruction_120x40", s);
+    // With the sidebar, the badge goes whole rather than be cut.
+    ui.app.sidebar_pref = Some(true);
+    let s = ui.screen(60, 15);
+    assert!(!s.contains("[needs"), "{s}");
+    // and the time in fewer words rather than its countdown cut.
+    assert!(s.contains("│ fires 01:03, in 10m "), "{s}");
+    ui.app.sidebar_pref = None;
+    ui.key(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert_eq!(ui.app.top(), Some(ViewKind::Call));
+}
+
 /// With `approval_timeout`, the card says when the call is declined if
 /// nobody answers, and counts down to it.
 #[tokio::test(start_paused = true)]
@@ -3966,17 +4056,35 @@ async fn every_creates_a_series_with_a_live_preview() {
         "{mid}"
     );
     ui.app.sidebar_pref = None;
-    // Where even that does not fit, the end (what a typo would lose) and
-    // the next time: the end understood is always shown.
+    // Where the rule and its next time do not fit, the next time's day:
+    // the rule in words stays (it is what the preview confirms; its end
+    // alone, or the times cut, left what was understood to be guessed).
+    ui.ctrl('u');
+    ui.typ("/every weekday 9am stand-up notes for 3 times");
+    ui.app.sidebar_pref = Some(false);
+    let narrow = ui.screen(60, 15);
+    assert!(
+        narrow.contains("╭ ⏰ every weekday at 09:00, 3 times — next Mon 30 Nov ─"),
+        "{narrow}"
+    );
+    ui.ctrl('u');
+    ui.typ("/every mon,wed,fri 8:30 gym until 2027-01-31");
+    let narrow = ui.screen(60, 15);
+    assert!(
+        narrow.contains("╭ ⏰ every Mon, Wed and Fri at 08:30 — next Mon 30 Nov ─"),
+        "{narrow}"
+    );
+    // Where even that does not fit, the rule in fewer words, its end kept
+    // (what a typo would lose), before anything is cut.
     ui.ctrl('u');
     ui.typ("/every mon,wed,fri 8:30 until 2027-01-31 team sync");
-    ui.app.sidebar_pref = Some(false);
     let narrow = ui.screen(60, 15);
     ui.app.sidebar_pref = Some(true);
     assert!(
-        narrow.contains("⏰ until Sun 31 Jan 2027 23:59 — next Mon 30 Nov 08:30"),
+        narrow.contains("╭ ⏰ every Mon, Wed, Fri 08:30, until 31 Jan 2027 ─"),
         "{narrow}"
     );
+    assert!(!narrow.contains('…'), "{narrow}");
     ui.ctrl('u');
     ui.typ("/every weekday 9am stand-up notes");
     ui.enter();
@@ -4117,6 +4225,69 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     ui.ch('a');
     let s = ui.screen(110, 30);
     assert!(s.contains("↳ water the plants"), "{s}");
+}
+
+/// r on a series shows its rule selected: a new rule typed replaces it
+/// (typed after it, the two ran together — `every weekday at 09:00every
+/// mon,wed 8:30` — and were refused), and the prompt says so; a move first
+/// keeps it to edit.
+#[tokio::test(start_paused = true)]
+async fn f2_r_on_a_series_a_new_rule_typed_replaces_the_old() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/every weekday 9am stand-up notes");
+    let id = ui.h.engine.list_series(false).unwrap()[0].series.id;
+    ui.pump();
+    ui.press(KeyCode::F(2));
+    ui.ch('r');
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("│typing replaces this rule · ← or → to edit it"),
+        "{s}"
+    );
+    insta::assert_snapshot!("f2_rule_prompt_60x15", s);
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("every weekday at 09:00")
+            && s.contains("typing replaces this rule · ← or → to edit it"),
+        "{s}"
+    );
+    insta::assert_snapshot!("f2_rule_prompt_120x40", s);
+    ui.app.sidebar_pref = None;
+    ui.typ("every mon,wed 8:30");
+    let s = ui.screen(120, 40);
+    assert!(
+        !s.contains("typing replaces"),
+        "said while it is selected:\n{s}"
+    );
+    assert!(s.contains("↻ every Mon and Wed at 08:30"), "{s}");
+    ui.enter();
+    let v = ui.h.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(
+        v.description,
+        "every Mon and Wed at 08:30",
+        "{}",
+        ui.status_line()
+    );
+    // A move first keeps the rule: what is typed then goes where the cursor is.
+    ui.ch('r');
+    ui.press(KeyCode::End);
+    ui.typ(" for 3 times");
+    ui.enter();
+    let v = ui.h.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(
+        v.description,
+        "every Mon and Wed at 08:30, 3 left",
+        "{}",
+        ui.status_line()
+    );
+    // A delete takes the selected rule whole, as typing does.
+    ui.ch('r');
+    ui.press(KeyCode::Backspace);
+    ui.typ("every day 7am");
+    ui.enter();
+    let v = ui.h.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(v.description, "every day at 07:00", "{}", ui.status_line());
 }
 
 /// After x y in F2 the ended series has left and nothing is selected (so

@@ -834,7 +834,27 @@ fn state_style(state: &str) -> Style {
     }
 }
 
-/// A boxed card: a title row, body rows, a bottom rule. Used for task and approval cards.
+/// The width of a boxed card `width` cells wide: its rules and its rows.
+pub fn card_width(width: u16) -> usize {
+    (width as usize).clamp(20, 72)
+}
+
+/// The cells a boxed card's title has, and whether its badge shows: the
+/// badge whole beside the title (cut, if need be, to no less than 12
+/// cells), else no badge — never a cut one (`[needs approv`).
+pub fn title_room(width: u16, title: &str, badge: Option<&str>) -> (usize, bool) {
+    use unicode_width::UnicodeWidthStr;
+    // `  ╭─ ` before the title, ` ─` at least after it.
+    let room = card_width(width).saturating_sub(7);
+    match badge.map(|b| b.width() + 3) {
+        Some(b) if room >= b + title.width().min(12) => (room - b, true),
+        _ => (room, false),
+    }
+}
+
+/// A boxed card: a title row, body rows, a bottom rule. Used for task and
+/// approval cards. A title too long is cut with `…`; body rows are the
+/// caller's to fit (`card_width` - 4 cells).
 pub fn boxed(
     title: &str,
     badge: Option<(&str, Style)>,
@@ -842,13 +862,17 @@ pub fn boxed(
     width: u16,
     color: Color,
 ) -> Vec<Line<'static>> {
-    let w = (width as usize).clamp(20, 72);
+    let w = card_width(width);
     let border = Style::new().fg(color);
+    let (room, with_badge) = title_room(width, title, badge.map(|(b, _)| b));
     let mut top = vec![
         Span::styled("  ╭─ ", border),
-        Span::styled(title.to_string(), border.add_modifier(Modifier::BOLD)),
+        Span::styled(
+            super::text::elide(title, room),
+            border.add_modifier(Modifier::BOLD),
+        ),
     ];
-    if let Some((b, st)) = badge {
+    if let Some((b, st)) = badge.filter(|_| with_badge) {
         top.push(Span::raw(" "));
         top.push(Span::styled(
             format!("[{b}]"),

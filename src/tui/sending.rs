@@ -718,24 +718,156 @@ pub struct Preview {
 }
 
 impl Preview {
-    /// One line of at most `width` cells: the rule and its times; where
-    /// that does not fit, the rule and its next time, then its end and its
-    /// next time (the rule echoes what was typed; the end is what a typo
-    /// would lose); else the times, cut.
+    /// One line of at most `width` cells. Its rule and times; where that
+    /// does not fit, the rule with fewer times (two, then the next), then
+    /// with the next time's day alone where the rule says its time of day;
+    /// then the rule in fewer words (`every Mon, Wed, Fri 08:30, until 31
+    /// Jan 2027`) with the next time, then without it. The rule is what
+    /// the preview is there to confirm, so it is cut (keeping its end,
+    /// what a typo would lose) only where even that does not fit.
     pub fn line(&self, width: usize) -> String {
         use unicode_width::UnicodeWidthStr;
         let fits = |a: &str, b: &str| a.width() + 3 + b.width() <= width;
+        let Some(rule) = &self.rule else {
+            return super::text::elide(&self.times, width);
+        };
         // The times without the last: the next one and the one after it
         // still show the rule's step (a month without a 31st skipped).
         let two = self.times.rsplit_once(", ").map(|(two, _)| two);
-        match (&self.rule, &self.end) {
-            (Some(rule), _) if fits(rule, &self.times) => format!("{rule} — {}", self.times),
-            (Some(rule), _) if two.is_some_and(|t| t.contains(", then ") && fits(rule, t)) => {
-                format!("{rule} — {}", two.unwrap_or_default())
-            }
-            (Some(rule), _) if fits(rule, &self.next) => format!("{rule} — {}", self.next),
-            (Some(_), Some(end)) if fits(end, &self.next) => format!("{end} — {}", self.next),
-            _ => super::text::elide(&self.times, width),
+        if fits(rule, &self.times) {
+            return format!("{rule} — {}", self.times);
         }
+        if let Some(two) = two.filter(|t| t.contains(", then ") && fits(rule, t)) {
+            return format!("{rule} — {two}");
+        }
+        let day = next_day(&self.next, rule);
+        let end = self.end.as_deref().map(short_end);
+        let core = rule
+            .strip_suffix(self.end.as_deref().unwrap_or_default())
+            .unwrap_or(rule)
+            .trim_end_matches(", ");
+        let short_core = short_rule(core);
+        let short = match &end {
+            Some(end) => format!("{short_core}, {end}"),
+            None => short_core.clone(),
+        };
+        for r in [rule.as_str(), &short] {
+            for n in [self.next.as_str(), &day] {
+                if fits(r, n) {
+                    return format!("{r} — {n}");
+                }
+            }
+        }
+        for r in [rule.as_str(), &short] {
+            if r.width() <= width {
+                return r.to_string();
+            }
+        }
+        match end {
+            Some(end) if width >= end.width() + 2 + 12 => format!(
+                "{}, {end}",
+                super::text::elide(&short_core, width - end.width() - 2)
+            ),
+            _ => super::text::elide(&short, width),
+        }
+    }
+}
+
+/// `next Mon 7 Dec` for `next Mon 7 Dec 09:00` where the rule says `at
+/// 09:00` (a time the clocks skip moves it: then it is kept).
+fn next_day(next: &str, rule: &str) -> String {
+    match next.rsplit_once(' ') {
+        Some((day, time))
+            if time.contains(':') && day.contains(' ') && rule.contains(&format!("at {time}")) =>
+        {
+            day.to_string()
+        }
+        _ => next.to_string(),
+    }
+}
+
+/// A rule in fewer words: `every Mon, Wed, Fri 08:30` for `every Mon, Wed
+/// and Fri at 08:30` (a cron rule's words are left as they are).
+fn short_rule(rule: &str) -> String {
+    if rule.starts_with("cron ") {
+        return rule.to_string();
+    }
+    let mut out = rule.replace(" and ", ", ");
+    while let Some(i) = out.find(" at ").filter(|&i| {
+        out[i + 4..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+    }) {
+        out.replace_range(i..i + 4, " ");
+    }
+    out
+}
+
+/// An end in fewer words: `until 31 Jan 2027` for `until Sun 31 Jan 2027
+/// 23:59` (the end of the day `until DATE` means, so the date alone says it).
+fn short_end(end: &str) -> String {
+    end.split(", ")
+        .map(|part| match part.strip_prefix("until ") {
+            Some(at) => {
+                let at = at.strip_suffix(" 23:59").unwrap_or(at);
+                let at = match at.split_once(' ') {
+                    Some((wd, rest)) if wd.len() == 3 && wd.chars().all(|c| c.is_alphabetic()) => {
+                        rest
+                    }
+                    _ => at,
+                };
+                format!("until {at}")
+            }
+            None => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Preview;
+
+    fn every(rule: &str, end: Option<&str>, times: &str, next: &str) -> Preview {
+        Preview {
+            rule: Some(rule.into()),
+            end: end.map(Into::into),
+            times: times.into(),
+            next: next.into(),
+        }
+    }
+
+    #[test]
+    fn a_rule_too_long_for_the_line_is_cut_with_its_end_kept() {
+        let p = every(
+            "cron \"0 9 * * 1-5\" (at 09:00 on Monday through Friday), until Sun 31 Jan 2027 23:59",
+            Some("until Sun 31 Jan 2027 23:59"),
+            "next Mon 7 Dec 09:00, then Tue, Wed",
+            "next Mon 7 Dec 09:00",
+        );
+        let line = p.line(52);
+        assert_eq!(
+            line,
+            "cron \"0 9 * * 1-5\" (at 09:00 on …, until 31 Jan 2027"
+        );
+        assert!(unicode_width::UnicodeWidthStr::width(line.as_str()) <= 52);
+    }
+
+    #[test]
+    fn the_next_time_keeps_its_time_of_day_where_the_rule_does_not_say_it() {
+        // Every 3 hours: the rule has no time of day, so the next one's is
+        // not dropped to make room (the rule alone shows instead).
+        let p = every(
+            "every 3 hours, 12 times, until Sun 31 Jan 2027 23:59",
+            Some("12 times, until Sun 31 Jan 2027 23:59"),
+            "next Mon 7 Dec 09:00, then 12:00, 15:00",
+            "next Mon 7 Dec 09:00",
+        );
+        assert_eq!(p.line(48), "every 3 hours, 12 times, until 31 Jan 2027");
+        assert_eq!(
+            p.line(70),
+            "every 3 hours, 12 times, until 31 Jan 2027 — next Mon 7 Dec 09:00"
+        );
     }
 }

@@ -13,6 +13,7 @@ use crate::engine::{Engine, ItemAction};
 use crate::sanitize::sanitize;
 use crate::store::{Kind, Status, error_line};
 use crate::tui::keymap::{Action, Keymap, Scope};
+use crate::tui::theme::palette;
 use crate::tui::time_picker::TimeInput;
 use crate::when;
 
@@ -218,11 +219,19 @@ impl ScheduledPane {
                 PaneAction::None
             }
             'r' => {
-                // The whole schedule, its ends too: Enter on it changes nothing.
+                // The whole schedule, its ends too: Enter on it changes
+                // nothing. It is selected, so a new rule typed replaces it
+                // (typed after it, the two ran together: `every weekday at
+                // 09:00every mon,wed 8:30`); a move first keeps it to edit.
                 let expr = engine.series_expression(&v.series);
                 let mut input = TextArea::new(vec![sanitize(&expr).into_owned()]);
                 input.set_cursor_line_style(Style::default());
-                input.move_cursor(ratatui_textarea::CursorMove::End);
+                input.set_selection_style(
+                    Style::default()
+                        .fg(palette().on(palette().highlight))
+                        .bg(palette().highlight),
+                );
+                input.select_all();
                 let preview = rule_preview(engine, &expr);
                 self.mode = Mode::Rule {
                     id,
@@ -282,6 +291,16 @@ impl ScheduledPane {
                 )
             }
             _ => {
+                // While the old rule is selected, a letter or a delete
+                // replaces it; any other key (a move) keeps it to edit.
+                let replaces = matches!(key.code, KeyCode::Backspace | KeyCode::Delete)
+                    || matches!(key.code, KeyCode::Char(_))
+                        && !key
+                            .modifiers
+                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+                if !replaces {
+                    input.cancel_selection();
+                }
                 crate::tui::text::edit_line(&mut input, key);
                 let preview = rule_preview(engine, &input.lines().join(" "));
                 self.mode = Mode::Rule { id, input, preview };

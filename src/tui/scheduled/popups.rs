@@ -48,6 +48,24 @@ impl ScheduledPane {
         }
         let field = Rect::new(inner.x, inner.y + 1, inner.width, 1);
         input.render(field, buf);
+        // The rule as it is, selected: what a key does to it is said above
+        // the footer (a rule typed after it ran into it).
+        let hint = input.is_selecting() && inner.height >= 5;
+        if hint {
+            let wordings = [
+                "typing replaces this rule · ← or → to edit it",
+                "typing replaces it · ←/→ edits it",
+                "typing replaces it",
+            ];
+            let text = crate::tui::text::first_fitting(&wordings, w).unwrap_or(&wordings[2]);
+            buf.set_stringn(
+                inner.x,
+                inner.y + inner.height - 2,
+                text,
+                w,
+                Style::default().fg(palette().dim),
+            );
+        }
         let (text, style) = match preview {
             Ok(p) => (format!("↻ {p}"), Style::default().fg(palette().accent)),
             Err(e) => (format!("✗ {e}"), Style::default().fg(palette().error)),
@@ -60,7 +78,7 @@ impl ScheduledPane {
                     inner.x,
                     inner.y + 2,
                     inner.width,
-                    inner.height.saturating_sub(3),
+                    inner.height.saturating_sub(3 + u16::from(hint)),
                 ),
                 buf,
             );

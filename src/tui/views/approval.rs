@@ -20,6 +20,10 @@ use crate::tui::chat::boxed;
 use crate::tui::keymap::{Action, Scope};
 use crate::tui::text::elide;
 use crate::when;
+use unicode_width::UnicodeWidthStr;
+
+/// The card's state, beside its title.
+const BADGE: &str = "needs approval";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
@@ -73,44 +77,91 @@ impl ApprovalCard {
         let a = &self.approval;
         let s: serde_json::Value = serde_json::from_str(&a.summary).unwrap_or_default();
         let mut body = Vec::new();
+        // The card's rows hold this many cells: a longer one is cut with `…`.
+        let inner = crate::tui::chat::card_width(width).saturating_sub(4);
+        let fit = |s: String| elide(&s, inner);
+        let show_call = cx.keys.first(Scope::Approval, Action::ShowCall);
         let title = match a.tool.as_str() {
             "schedule_task" => {
-                let t = s["title"].as_str().unwrap_or("task");
-                body.push(Line::from(
-                    sanitize_line(s["instruction"].as_str().unwrap_or("")).into_owned(),
-                ));
+                let t = sanitize_line(s["title"].as_str().unwrap_or("task")).into_owned();
+                // The instruction on as many rows as a third of the chat
+                // holds; cut, its last row ends in `…` and the next says
+                // where the whole is.
+                let rows = crate::tui::chat::wrap_words(
+                    &sanitize_line(s["instruction"].as_str().unwrap_or("")),
+                    inner.max(8),
+                );
+                let room = usize::from(cx.chat.height / 3).max(3);
+                if rows.len() > room {
+                    let shown = room - 1;
+                    for (i, row) in rows.into_iter().take(shown).enumerate() {
+                        body.push(Line::from(if i + 1 == shown {
+                            // Cut after a word where the `…` does not fit.
+                            match row.rsplit_once(' ') {
+                                _ if row.width() < inner => format!("{row}…"),
+                                Some((words, _)) => format!("{words} …"),
+                                None => elide(&format!("{row}…"), inner),
+                            }
+                        } else {
+                            row
+                        }));
+                    }
+                    body.push(Line::styled(
+                        fit(format!("{show_call} shows the whole instruction")),
+                        Style::new().fg(palette().warning),
+                    ));
+                } else {
+                    body.extend(rows.into_iter().map(Line::from));
+                }
                 if let Some(repeat) = s["repeat"].as_str() {
                     // A repeating task: the rule in words and its next occurrences.
                     body.push(Line::styled(
-                        format!("repeats {}", sanitize_line(repeat)),
+                        fit(format!("repeats {}", sanitize_line(repeat))),
                         Style::new().fg(palette().accent),
                     ));
                     if let Some(p) = s["preview"].as_str() {
                         body.push(Line::styled(
-                            sanitize_line(p).into_owned(),
+                            fit(sanitize_line(p).into_owned()),
                             Style::new().fg(palette().accent),
                         ));
                     }
                 } else if let Some(due) = s["due_at"].as_i64() {
                     let d = chrono::DateTime::from_timestamp_millis(due).unwrap_or_default();
                     let text = if due > cx.now_ms {
-                        format!("fires {}", super::preview(due, &cx.now))
+                        // Where the date and countdown do not both fit,
+                        // the date in fewer words, then the countdown alone.
+                        let countdown = super::countdown(due, cx.now_ms);
+                        let forms = [
+                            format!("fires {}", super::preview(due, &cx.now)),
+                            format!("fires {}, {countdown}", super::short_absolute(due, &cx.now)),
+                            format!("fires {countdown}"),
+                        ];
+                        crate::tui::text::first_fitting(&forms, inner)
+                            .unwrap_or(&forms[2])
+                            .clone()
                     } else {
                         format!(
                             "was due {} — fires as soon as approved",
                             when::absolute(d, &cx.now)
                         )
                     };
-                    body.push(Line::styled(text, Style::new().fg(palette().accent)));
+                    body.push(Line::styled(fit(text), Style::new().fg(palette().accent)));
                 }
-                format!("Schedule “{}”?", elide(&sanitize_line(t), 40))
+                // The task's title cut inside its quotes, to what the
+                // card's top row has beside its badge.
+                let whole = format!("Schedule “{t}”?");
+                let (room, _) = crate::tui::chat::title_room(width, &whole, Some(BADGE));
+                format!(
+                    "Schedule “{}”?",
+                    elide(&t, room.saturating_sub(12).clamp(8, 40))
+                )
             }
             "cancel_scheduled" => {
-                body.push(Line::from(format!(
+                body.push(Line::from(fit(format!(
                     "cancel task #{}: {}",
                     s["job_id"],
                     elide(&sanitize_line(s["text"].as_str().unwrap_or("")), 50)
-                )));
+                ))));
                 "Cancel a scheduled task?".to_string()
             }
             other => {
@@ -130,10 +181,7 @@ impl ApprovalCard {
                 body.extend(lines.into_iter().take(shown).map(Line::from));
                 if hidden > 0 {
                     body.push(Line::styled(
-                        format!(
-                            "… {hidden} more lines — {} shows the whole call",
-                            cx.keys.first(Scope::Approval, Action::ShowCall)
-                        ),
+                        format!("… {hidden} more lines — {show_call} shows the whole call"),
                         Style::new().fg(palette().warning),
                     ));
                 }
@@ -195,7 +243,10 @@ impl ApprovalCard {
         // With `approval_timeout`, when the call is declined unanswered.
         if let Some(at) = self.declined_at(cx.model) {
             body.push(Line::styled(
-                format!("unanswered, it is declined {}", super::preview(at, &cx.now)),
+                fit(format!(
+                    "unanswered, it is declined {}",
+                    super::preview(at, &cx.now)
+                )),
                 Style::new().fg(palette().dim),
             ));
         }
@@ -214,7 +265,7 @@ impl ApprovalCard {
         }
         boxed(
             &title,
-            Some(("needs approval", Style::new().fg(palette().warning))),
+            Some((BADGE, Style::new().fg(palette().warning))),
             body,
             width,
             palette().warning,

@@ -267,9 +267,56 @@ pub fn preview<Tz: TimeZone>(due: i64, now: &DateTime<Tz>) -> String {
     )
 }
 
+/// `due` in fewer words than [`when::absolute`], for where that does not
+/// fit beside its countdown: the time alone today (`17:12`), with its
+/// weekday within the week ahead (`Tue 09:00`), else with its date (`14 Dec
+/// 09:00`, `5 Jan 2027 09:00`).
+pub fn short_absolute<Tz: TimeZone>(due: i64, now: &DateTime<Tz>) -> String {
+    use chrono::Datelike;
+    let due = DateTime::from_timestamp_millis(due)
+        .unwrap_or_default()
+        .with_timezone(&now.timezone())
+        .naive_local();
+    let today = now.naive_local().date();
+    let days = (due.date() - today).num_days();
+    let format = if days == 0 {
+        "%H:%M"
+    } else if (1..7).contains(&days) {
+        "%a %H:%M"
+    } else if due.date().year() == today.year() {
+        "%-d %b %H:%M"
+    } else {
+        "%-d %b %Y %H:%M"
+    };
+    due.format(format).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_time_says_the_date_only_where_it_is_not_today() {
+        // Sun 6 Dec 2026 17:02 UTC.
+        let now = DateTime::parse_from_rfc3339("2026-12-06T17:02:00+00:00").unwrap();
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().timestamp_millis();
+        assert_eq!(
+            short_absolute(at("2026-12-06T17:12:00+00:00"), &now),
+            "17:12"
+        );
+        assert_eq!(
+            short_absolute(at("2026-12-07T09:00:00+00:00"), &now),
+            "Mon 09:00"
+        );
+        assert_eq!(
+            short_absolute(at("2026-12-13T09:00:00+00:00"), &now),
+            "13 Dec 09:00"
+        );
+        assert_eq!(
+            short_absolute(at("2027-01-05T09:00:00+00:00"), &now),
+            "5 Jan 2027 09:00"
+        );
+    }
 
     /// A whole second (and minute) of the wall clock.
     const T: i64 = 1_796_000_040_000;

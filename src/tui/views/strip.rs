@@ -86,6 +86,25 @@ pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
     }
 }
 
+/// Shorter wordings of an item's badge, longest first, for where
+/// [`badge`]'s does not fit: a time's date in fewer words (`⏰ 17:12 (in 9m
+/// 4s)` today), then its countdown alone.
+fn shorter(state: &ItemState, now: i64) -> Vec<String> {
+    match state {
+        ItemState::Scheduled { at } => {
+            let countdown = super::countdown(*at, now);
+            vec![
+                format!(
+                    "⏰ {} ({countdown})",
+                    super::short_absolute(*at, &local(now))
+                ),
+                format!("⏰ {countdown}"),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
 impl Strip {
     fn items<'a>(&self, cx_model: &'a crate::tui::model::Model) -> Vec<&'a OutboxItem> {
         cx_model.strip_items().collect()
@@ -328,8 +347,13 @@ impl Strip {
                 .saturating_sub(2 + 3 + text_min)
                 .max(28.min(w.saturating_sub(13)))
                 .max(6);
+            // Else a shorter wording, whole (`⏰ 17:12 (in 9m 4s)`); cut
+            // only where none fits.
             let badge = if unicode_width::UnicodeWidthStr::width(badge.as_str()) > badge_max {
-                elide(&badge, badge_max)
+                let forms = shorter(&state, cx.now_ms);
+                crate::tui::text::first_fitting(&forms, badge_max)
+                    .cloned()
+                    .unwrap_or_else(|| elide(&badge, badge_max))
             } else {
                 badge
             };
