@@ -4068,10 +4068,18 @@ async fn every_creates_a_series_with_a_live_preview() {
         "{narrow}"
     );
     ui.ctrl('u');
-    ui.typ("/every mon,wed,fri 8:30 gym until 2027-01-31");
+    ui.typ("/every mon,wed,fri 8:30 gym");
     let narrow = ui.screen(60, 15);
     assert!(
         narrow.contains("╭ ⏰ every Mon, Wed and Fri at 08:30 — next Mon 30 Nov ─"),
+        "{narrow}"
+    );
+    // An end said after the text is the series' end, and shown as one.
+    ui.ctrl('u');
+    ui.typ("/every mon,wed,fri 8:30 gym until 2027-01-31");
+    let narrow = ui.screen(60, 15);
+    assert!(
+        narrow.contains("╭ ⏰ every Mon, Wed, Fri 08:30, until 31 Jan 2027 ─"),
         "{narrow}"
     );
     // Where even that does not fit, the rule in fewer words, its end kept
