@@ -165,6 +165,7 @@ fn bench_chat(c: &mut Criterion) {
     for (name, rows) in [("warm_scrolled_2000_rows", 2_000), ("warm_top", usize::MAX)] {
         let scroll = Scroll {
             from_bottom: Some(rows),
+            ..Scroll::default()
         };
         g.bench_function(name, |b| {
             b.iter(|| {

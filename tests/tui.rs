@@ -6213,3 +6213,50 @@ async fn f2_opens_on_the_failed_item_the_status_bar_points_to() {
     assert!(chosen.contains("ping that failed"), "{s}");
     assert!(s.contains("stretch"), "{s}");
 }
+
+/// A search hit opens with its message at the top of the chat, measured in
+/// the chat of the conversation it opens: there a taller composer (a draft
+/// of several lines) leaves fewer rows than where the search was typed,
+/// and the message was left just above the view.
+#[tokio::test(start_paused = true)]
+async fn a_search_hit_opens_at_the_top_of_the_chat_it_opens_in() {
+    let long: String = (1..=40)
+        .map(|i| format!("line {i} of the answer\n\n"))
+        .collect();
+    let mut ui = Ui::new(vec![
+        reply_step(&long),
+        reply_step("ok"),
+        reply_step("ok"),
+        reply_step("fine"),
+    ]);
+    ui.start().await;
+    ui.app.sidebar_pref = Some(false);
+    let first = ui.conv();
+    ui.say("needle question");
+    ui.settle().await;
+    ui.say("second question");
+    ui.settle().await;
+    ui.say("third question");
+    ui.settle().await;
+    for i in 0..6 {
+        ui.typ(&format!("draft line {i}"));
+        ui.key(KeyCode::Enter, KeyModifiers::ALT);
+    }
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    assert_ne!(ui.conv(), first);
+    ui.say("elsewhere");
+    ui.settle().await;
+    ui.screen(80, 24);
+    ui.ctrl('f');
+    ui.typ("needle");
+    ui.enter();
+    assert_eq!(ui.conv(), first);
+    let s = ui.screen(80, 24);
+    // Not only in the status bar's title: in the chat.
+    let chat: Vec<&str> = s.lines().take(10).collect();
+    assert!(chat.iter().any(|l| l.trim() == "needle question"), "{s}");
+    assert!(s.contains("line 1 of the answer"), "{s}");
+    assert!(s.contains("End: jump to latest"), "{s}");
+}

@@ -556,7 +556,7 @@ impl App {
 
     /// After the last frame: take the layout the frame used.
     pub fn take_layout(&mut self, layout: FrameLayout) {
-        if self.scroll.from_bottom.is_some() {
+        if self.scroll.from_bottom.is_some() || self.scroll.top_of.take().is_some() {
             self.scroll.from_bottom = (layout.scroll_used > 0).then_some(layout.scroll_used);
         }
         if !layout.sidebar_visible && self.focus == Focus::Sidebar {
@@ -569,18 +569,14 @@ impl App {
     /// Scroll so that message `id` starts at the top of the chat (as far as
     /// the history allows). False if it is not among the messages shown.
     pub fn scroll_to_message(&mut self, id: i64) -> bool {
-        let Some(i) = self.model.entries.iter().position(|e| e.msg.id == id) else {
+        if !self.model.entries.iter().any(|e| e.msg.id == id) {
             return false;
+        }
+        // Measured by the next frame, in the chat area it draws.
+        self.scroll = super::chat::Scroll {
+            from_bottom: None,
+            top_of: Some(id),
         };
-        let width = self.layout.chat.width.max(20);
-        let height = self.layout.chat.height.max(1) as usize;
-        let below: usize = self.model.entries[i + 1..]
-            .iter()
-            .map(|e| e.lines(width).len())
-            .sum();
-        let own = self.model.entries[i].lines(width).len();
-        let from_bottom = (below + own).saturating_sub(height);
-        self.scroll.from_bottom = (from_bottom > 0).then_some(from_bottom);
         true
     }
 

@@ -964,6 +964,11 @@ pub type Tail = Vec<Line<'static>>;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Scroll {
     pub from_bottom: Option<usize>,
+    /// Show this message at the top instead (as far as the history allows):
+    /// resolved by the frame that draws it, in its own area (a jump from
+    /// search measured in the frame before, whose chat was taller, left the
+    /// message just above the view).
+    pub top_of: Option<i64>,
 }
 
 /// Draw the visible window of `entries` + `tail` into `area`, rendering only
@@ -1014,7 +1019,19 @@ impl Window<'_> {
 pub fn window<'a>(entries: &'a [Entry], tail: &'a Tail, scroll: Scroll, area: Rect) -> Window<'a> {
     let width = area.width;
     let height = area.height as usize;
-    let want = scroll.from_bottom.unwrap_or(0);
+    let want = match scroll
+        .top_of
+        .and_then(|id| entries.iter().rposition(|e| e.msg.id == id))
+    {
+        // The rows from the message's first to the foot, less a window.
+        Some(i) => (tail.len()
+            + entries[i..]
+                .iter()
+                .map(|e| e.row_count(width))
+                .sum::<usize>())
+        .saturating_sub(height),
+        None => scroll.from_bottom.unwrap_or(0),
+    };
     ROW_CLOCK.with(|c| c.set(c.get() + 1));
     // Walk up from the newest message until the window is covered, counting rows.
     let needed = want.saturating_add(height);
@@ -1288,6 +1305,7 @@ Then one more.\n\n1. a\n\n2. loose now\n\n---\n\nThe end.\n";
         for step in (0..).map(|n: usize| n * 200) {
             let scroll = Scroll {
                 from_bottom: Some(step),
+                ..Scroll::default()
             };
             let w = window(&entries, &tail, scroll, area);
             let shown: Vec<Line<'static>> = w.rows().cloned().collect();

@@ -238,10 +238,13 @@ async fn event_loop(
         if dirty && (typed || last_draw.elapsed() >= FRAME) {
             flush_output(app, &mut last_title);
             app.hold_scroll();
+            let jumped = app.scroll.top_of.is_some();
             let layout = frames.draw(term, app, !urgent)?;
             app.take_layout(layout);
             last_draw = Instant::now();
-            dirty = false;
+            // A jump that landed at the foot after all was drawn with the
+            // "scrolled up" label: draw it again without.
+            dirty = jumped && app.scroll.from_bottom.is_none();
             urgent = false;
             typed = false;
         }

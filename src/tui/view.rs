@@ -194,7 +194,8 @@ fn shows_new_conversation_hint(app: &App, tail: &Tail) -> bool {
 }
 
 fn scrolled_up(app: &App) -> bool {
-    app.scroll.from_bottom.is_some_and(|n| n > 0)
+    // A jump to a message is scrolled up until its frame has measured it.
+    app.scroll.from_bottom.is_some_and(|n| n > 0) || app.scroll.top_of.is_some()
 }
 
 /// What is drawn over the chat's rows: the new-conversation hint, or the
