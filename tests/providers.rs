@@ -1834,6 +1834,44 @@ async fn a_dummy_key_leaves_error_messages_intact() {
     assert!(!e.message.contains("<redacted>"), "{}", e.message);
 }
 
+/// A key read with whitespace around it (`KEY=" sk-… "` in the
+/// environment) is sent trimmed, and taken out of an error that echoes what
+/// the server received — which a server's message trims too.
+#[tokio::test]
+async fn a_key_with_whitespace_around_it_is_sent_trimmed_and_redacted() {
+    let echo = |auth: &str| {
+        json!({"error": {"message": format!("Incorrect API key provided: {auth}"), "type": "invalid_request_error"}})
+            .to_string()
+    };
+    let json = [("Content-Type", "application/json")];
+    // What the server says holds the key as the client sent it; the
+    // client must send it trimmed for the 401 to say the trimmed key.
+    let server = Server::start(vec![
+        fixed("401 Unauthorized", &json, &echo(&format!("{KEY} "))),
+        fixed("401 Unauthorized", &json, &echo(&format!(" {KEY}"))),
+    ])
+    .await;
+    for (n, key) in [format!("{KEY} "), format!(" \t{KEY}  ")]
+        .iter()
+        .enumerate()
+    {
+        let e = if n == 0 {
+            let p = OpenAi::new(spec(ProviderKind::Openai, &server.base, Some(key)));
+            run(&p, &simple_request()).await.unwrap_err()
+        } else {
+            let p = Anthropic::new(spec(ProviderKind::Anthropic, &server.base, Some(key)));
+            run(&p, &simple_request()).await.unwrap_err()
+        };
+        assert!(!e.message.contains("SENTINEL"), "{}", e.message);
+        assert!(e.message.ends_with("provided: <redacted>"), "{}", e.message);
+    }
+    assert_eq!(
+        server.request(0).header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(server.request(1).header("x-api-key"), Some(KEY));
+}
+
 /// A compatible server that does not know `stream_options` (asked for to
 /// get usage) is asked again without it, and from then on.
 #[tokio::test]

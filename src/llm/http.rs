@@ -68,7 +68,15 @@ impl Http {
             .user_agent(concat!("tock/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| e.to_string());
-        let key = spec.api_key.clone().filter(|k| !k.is_empty());
+        // Whitespace around a key (a newline from `echo`, a space pasted
+        // with it) is no part of it: sent, it fails; and a server that
+        // echoes the key back trims it, so it would escape redaction.
+        let key = spec
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(str::to_string);
         Self {
             label,
             client,
@@ -670,24 +678,25 @@ pub fn looks_like_a_secret(key: &str) -> bool {
     !plain_word || n >= 20
 }
 
+/// What a secret is replaced with.
+const REDACTED: &str = "<redacted>";
+
 /// Label prefix, key redaction, one line, length bound — in that order, so
-/// truncation can never leave part of a key behind.
+/// truncation can never leave part of a key behind. The key is taken out
+/// as it is sent (trimmed), and again once the message is one line, in case
+/// the key itself holds whitespace.
 pub fn finalize(label: &str, key: Option<&str>, err: LlmError) -> LlmError {
+    let key = key.map(str::trim).filter(|k| looks_like_a_secret(k));
     let mut msg = format!("{label}: {}", err.message);
-    if let Some(k) = key.filter(|k| looks_like_a_secret(k)) {
-        msg = msg.replace(k, "<redacted>");
+    if let Some(k) = key {
+        msg = msg.replace(k, REDACTED);
     }
-    let mut line = String::with_capacity(msg.len());
-    for c in msg.chars() {
-        let c = if c.is_control() || c.is_whitespace() {
-            ' '
-        } else {
-            c
-        };
-        if c == ' ' && (line.is_empty() || line.ends_with(' ')) {
-            continue;
+    let mut line = one_line(&msg);
+    if let Some(k) = key {
+        let k = one_line(k);
+        if !k.is_empty() {
+            line = line.replace(&k, REDACTED);
         }
-        line.push(c);
     }
     let line = line.trim_end();
     let message = if line.chars().count() > MAX_MESSAGE_CHARS {
@@ -700,6 +709,24 @@ pub fn finalize(label: &str, key: Option<&str>, err: LlmError) -> LlmError {
         kind: err.kind,
         message,
     }
+}
+
+/// `text` on one line: controls and runs of whitespace become one space, and
+/// none is left at the start.
+fn one_line(text: &str) -> String {
+    let mut line = String::with_capacity(text.len());
+    for c in text.chars() {
+        let c = if c.is_control() || c.is_whitespace() {
+            ' '
+        } else {
+            c
+        };
+        if c == ' ' && (line.is_empty() || line.ends_with(' ')) {
+            continue;
+        }
+        line.push(c);
+    }
+    line
 }
 
 /// Trims a base URL's trailing slashes.
@@ -810,6 +837,24 @@ mod tests {
         assert!(e.message.starts_with("openai: bad key <redacted> xxx"));
         assert!(e.message.chars().count() <= MAX_MESSAGE_CHARS);
         assert_eq!(e.kind, ErrorKind::Permanent);
+    }
+
+    #[test]
+    fn finalize_takes_out_a_key_as_sent_and_with_its_whitespace_collapsed() {
+        // Given untrimmed (as read from a variable) and found trimmed.
+        let e = finalize(
+            "openai",
+            Some("  sk-SECRET-0123456789 \n"),
+            LlmError::permanent("Incorrect API key provided: sk-SECRET-0123456789"),
+        );
+        assert_eq!(e.message, "openai: Incorrect API key provided: <redacted>");
+        // A key with whitespace inside, in a message that folded it.
+        let e = finalize(
+            "openai",
+            Some("sk-SECRET  0123456789"),
+            LlmError::permanent("bad key sk-SECRET\n\t0123456789!"),
+        );
+        assert_eq!(e.message, "openai: bad key <redacted>!");
     }
 
     #[test]
