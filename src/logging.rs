@@ -89,10 +89,17 @@ impl Write for RotatingFile {
 
 /// TOCK_LOG, with the file watcher's own tracing kept quiet: at trace level
 /// it logs every file event, and a log file next to the database would make
-/// each line cause the next.
+/// each line cause the next. The MCP SDK's own tracing is off (`rmcp=…` in
+/// TOCK_LOG too; only a directive for one of its modules gets through): from
+/// `info` on it logs what servers send as it is (their instructions, their
+/// notifications, results), secrets and all; tock logs what it makes of
+/// them, redacted.
 fn filter() -> EnvFilter {
     let spec = std::env::var("TOCK_LOG").unwrap_or_else(|_| "info".into());
     let mut f = EnvFilter::try_new(&spec).unwrap_or_else(|_| EnvFilter::new("info"));
+    if let Ok(d) = "rmcp=off".parse() {
+        f = f.add_directive(d);
+    }
     for quiet in ["notify=warn", "inotify=warn", "mio=warn"] {
         let target = quiet.split('=').next().unwrap_or_default();
         if !spec.contains(target)
