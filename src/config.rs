@@ -802,12 +802,14 @@ impl ConfigSource {
     }
 
     fn key_for(&self, name: &str, mc: &ModelConfig) -> Result<Option<String>, String> {
+        // Trimmed as api_key_cmd's output is: whitespace around a key is
+        // no part of it (and `Http` trims again, for keys from elsewhere).
         if let Some(k) = &mc.api_key {
-            return Ok(Some(k.clone()));
+            return Ok(Some(k.trim().to_string()));
         }
         if let Some(var) = &mc.api_key_env {
             return std::env::var(var)
-                .map(Some)
+                .map(|k| Some(k.trim().to_string()))
                 .map_err(|_| format!("{var} is not set (api_key_env of {name})"));
         }
         if let Some(cmd) = &mc.api_key_cmd {

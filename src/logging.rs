@@ -92,7 +92,24 @@ impl Write for RotatingFile {
 /// each line cause the next.
 fn filter() -> EnvFilter {
     let spec = std::env::var("TOCK_LOG").unwrap_or_else(|_| "info".into());
+    filter_from(&spec)
+}
+
+/// The filter `spec` (TOCK_LOG) asks for, with the MCP SDK's own tracing
+/// off whatever it says (a directive for `rmcp` or one of its modules is
+/// dropped): from `info` on that logs what servers send as it is (their
+/// instructions, notifications, results), secrets and all; tock logs what
+/// it makes of them, redacted.
+fn filter_from(spec: &str) -> EnvFilter {
+    let spec: String = spec
+        .split(',')
+        .filter(|d| !d.trim_start().starts_with("rmcp"))
+        .collect::<Vec<_>>()
+        .join(",");
     let mut f = EnvFilter::try_new(&spec).unwrap_or_else(|_| EnvFilter::new("info"));
+    if let Ok(d) = "rmcp=off".parse() {
+        f = f.add_directive(d);
+    }
     for quiet in ["notify=warn", "inotify=warn", "mio=warn"] {
         let target = quiet.split('=').next().unwrap_or_default();
         if !spec.contains(target)
@@ -156,6 +173,41 @@ pub fn init(to_stderr: bool) -> Option<WorkerGuard> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_mcp_sdk_is_never_logged_whatever_tock_log_says() {
+        use tracing_subscriber::layer::SubscriberExt;
+        for spec in ["trace", "info,rmcp=trace", "rmcp::service=debug,info"] {
+            let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+            let sink = out.clone();
+            let layer = tracing_subscriber::fmt::layer()
+                .with_ansi(false)
+                .with_writer(move || Sink(sink.clone()));
+            let sub = tracing_subscriber::registry()
+                .with(filter_from(spec))
+                .with(layer);
+            tracing::subscriber::with_default(sub, || {
+                tracing::info!(target: "rmcp::service", "peer info SECRET");
+                tracing::error!(target: "rmcp", "fatal SECRET");
+                tracing::info!(target: "tock::mcp", "tock's own line");
+            });
+            let text = String::from_utf8_lossy(&out.lock().unwrap()).into_owned();
+            assert!(!text.contains("SECRET"), "{spec}: {text}");
+            assert!(text.contains("tock's own line"), "{spec}: {text}");
+        }
+    }
+
+    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
 
     #[test]
     fn the_log_rotates_and_keeps_a_few_private_files() {

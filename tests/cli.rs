@@ -710,6 +710,50 @@ fn the_api_key_never_reaches_the_database_logs_json_or_stderr() {
     assert_eq!(server.count(), 5);
 }
 
+#[test]
+fn a_key_with_whitespace_around_it_is_trimmed_and_never_leaks() {
+    // `EVIL_KEY="sk-… "`: a server that echoes the Authorization it got in
+    // its 401 (which its message trims) once leaked the key everywhere.
+    let server = MockServer::start();
+    server.respond_with(|r| {
+        let auth = r.header("authorization").unwrap_or_default();
+        let key = auth.strip_prefix("Bearer ").unwrap_or(auth);
+        Reply::Status(401, format!("Incorrect API key provided: {key} "))
+    });
+    let mut t = Tock::new();
+    t.set_env("TOCK_LOG", "trace");
+    t.set_env("EVIL_KEY", &format!("{SENTINEL} "));
+    t.write_config(&format!(
+        "default_model = \"evil\"\n\n[models.evil]\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"\nbase_url = \"{}\"\napi_key_env = \"EVIL_KEY\"\n",
+        server.base_url()
+    ));
+    let a = t.send(&["--new", "Secrets", "first"]);
+    let mut d = t.spawn_daemon();
+    let it = wait_until(Duration::from_secs(15), "the 401 item failed", || {
+        let it = t.item(a);
+        (it["status"] == "failed").then_some(it)
+    });
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(3)).is_some());
+    let e = it["last_error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("401") && e.ends_with("provided: <redacted>"),
+        "{it:#}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(
+        reqs[0].header("authorization"),
+        Some(format!("Bearer {SENTINEL}").as_str())
+    );
+    let outputs = vec![
+        t.ok(&["list", "--all", "--json"]),
+        t.ok(&["list", "--all"]),
+        t.ok(&["show", "Secrets", "--json"]),
+    ];
+    assert_no_secret(&t, &outputs, &d.stderr());
+}
+
 /// The sentinel key appears nowhere tock wrote.
 fn assert_no_secret(t: &Tock, outputs: &[String], stderr: &str) {
     // The main file, the WAL and the shm, as written.

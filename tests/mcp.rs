@@ -345,11 +345,13 @@ async fn a_streamable_http_server_lists_calls_fails_times_out_and_gets_the_heade
         m.call("web__header", r#"{"text":"x-plain"}"#).await.text,
         "visible"
     );
+    // The server got the value headers_cmd printed: it gives back exactly
+    // that, which reaches no one but as `<redacted>`.
     assert_eq!(
         m.call("web__header", r#"{"text":"authorization"}"#)
             .await
             .text,
-        "Bearer tok-SENTINEL-42"
+        "<redacted>"
     );
     let listed = serde_json::to_string(&m.snapshot()).unwrap();
     assert!(!listed.contains("SENTINEL"), "{listed}");
@@ -413,6 +415,81 @@ async fn servers_that_cannot_start_or_speak_garbage_fail_with_one_line_and_keep_
         !debug.contains("SENTINEL") && !debug.contains("calls.log"),
         "{debug}"
     );
+    m.shutdown(Duration::from_secs(5)).await;
+}
+
+/// The secrets of `leaky_server`: one printed by `env_cmd`, one literal.
+const CMD_SECRET: &str = "MCPSECRETVALUE42";
+const LITERAL_SECRET: &str = "Literal-s3cret-0042";
+
+/// `[mcp.NAME]`: the test server giving away the values of its `TOKEN`
+/// (from `env_cmd`) and `OTHER` (literal) everywhere it can.
+fn leaky_server(name: &str, log: &Path) -> String {
+    format!(
+        "[mcp.{name}]\ncommand = {}\nenv = {{ MCP_TEST_LOG = {}, MCP_TEST_LEAK = \"TOKEN,OTHER\", OTHER = \"{LITERAL_SECRET}\", LEVEL = \"info\" }}\nenv_cmd = {{ TOKEN = \"echo {CMD_SECRET}\" }}\n",
+        toml_str(&server_bin().display().to_string()),
+        toml_str(&log.display().to_string()),
+    )
+}
+
+fn assert_no_mcp_secret(what: &str, text: &str) {
+    for secret in [CMD_SECRET, LITERAL_SECRET] {
+        assert!(!text.contains(secret), "{what} shows {secret}: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_server_says_never_holds_its_env_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let m = manager(&leaky_server("sec", &log));
+    let specs = m.tool_specs().await;
+    let offered = format!("{specs:?}");
+    assert_no_mcp_secret("the tools offered", &offered);
+    let leak = specs.iter().find(|s| s.name == "sec__leak").expect("leak");
+    assert!(
+        leak.description.ends_with("(uses <redacted> <redacted>)"),
+        "{}",
+        leak.description
+    );
+    assert_eq!(leak.parameters["description"], "key <redacted> <redacted>");
+    let listed = serde_json::to_string(&m.snapshot()).unwrap();
+    assert_no_mcp_secret("the snapshot", &listed);
+
+    // A tool whose name holds a secret is offered redacted, and calls it.
+    let echo = specs
+        .iter()
+        .find(|s| s.name.starts_with("sec__echo"))
+        .expect("echo");
+    assert_eq!(echo.name, "sec__echo__redacted___redacted_");
+    let out = m.call(&echo.name, r#"{"text":"hi"}"#).await;
+    assert_eq!(out.text, "echo: hi");
+
+    for (how, want) in [
+        ("error", "auth failed using TOKEN=<redacted> <redacted>"),
+        ("parts", "text <redacted> <redacted>"),
+        ("structured", r#""token":"<redacted> <redacted>""#),
+        ("rpc", "bad token <redacted> <redacted>"),
+    ] {
+        let out = m.call("sec__leak", &json!({"how": how}).to_string()).await;
+        assert_no_mcp_secret(how, &out.text);
+        assert!(out.text.contains(want), "{how}: {}", out.text);
+        assert_eq!(out.is_error, how == "error" || how == "rpc", "{how}");
+    }
+    let out = m
+        .call("sec__leak", &json!({"how": "parts"}).to_string())
+        .await;
+    for part in [
+        "--- file:///<redacted> <redacted> ---\nresource <redacted> <redacted>",
+        "[resource link <redacted> <redacted> (file:///link/<redacted> <redacted>)]",
+        "[image image/x-<redacted> <redacted>:",
+        "[audio audio/x-<redacted> <redacted>:",
+    ] {
+        assert!(out.text.contains(part), "{part} in {}", out.text);
+    }
+    // A literal value that is no secret (`LEVEL = "info"`) mangles nothing.
+    let out = m.call(&echo.name, r#"{"text":"info: 3 files"}"#).await;
+    assert_eq!(out.text, "echo: info: 3 files");
     m.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -1190,6 +1267,78 @@ fn tock_tools_lists_servers_and_the_daemon_runs_approved_calls_answered_from_the
         t.fails(&["approve", "--forget", "test__echo"])
             .contains("no saved rule")
     );
+}
+
+#[test]
+fn mcp_env_secrets_reach_neither_the_database_the_log_the_provider_nor_the_terminal() {
+    use support::{MockServer, Reply, Tock, wait_until};
+    let server = MockServer::start();
+    server.respond_with(|r| {
+        if r.last_role().as_deref() == Some("tool") {
+            return Reply::text("all done");
+        }
+        let mut reply = Reply::text("");
+        for how in ["error", "parts", "structured", "rpc"] {
+            reply = reply.with_tool_call("sec__leak", json!({ "how": how }));
+        }
+        reply
+    });
+    let t = Tock::with_openai(&server.base_url());
+    let log = t.path("calls.log");
+    t.write_config(&format!(
+        "[approvals]\nrules = {{ \"sec__*\" = \"allow\" }}\n\n{}",
+        leaky_server("sec", &log)
+    ));
+    let human = t.ok(&["tools"]);
+    assert!(human.contains("sec__leak"), "{human}");
+    assert_no_mcp_secret("tock tools", &human);
+    let listed = t.ok(&["tools", "--json"]);
+    assert!(listed.contains("<redacted>"), "{listed}");
+    assert_no_mcp_secret("tock tools --json", &listed);
+
+    let mut daemon = t.spawn_daemon();
+    t.send(&["--new", "Leak", "leak it"]);
+    wait_until(
+        Duration::from_secs(30),
+        "the reply after the results",
+        || {
+            (count(
+            &t,
+            "SELECT COUNT(*) FROM messages WHERE role = 'assistant' AND status = 'complete' AND content = 'all done'",
+        ) == 1)
+            .then_some(())
+        },
+    );
+    daemon.signal(libc::SIGTERM);
+    assert!(daemon.wait_timeout(Duration::from_secs(5)).is_some());
+    assert_eq!(log_lines(&log).len(), 4, "{:?}", log_lines(&log));
+
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    for r in &reqs {
+        assert_no_mcp_secret("a request to the provider", &r.body.to_string());
+    }
+    let results: Vec<String> = reqs[1]
+        .messages()
+        .into_iter()
+        .filter(|(role, _)| role == "tool")
+        .map(|(_, c)| c)
+        .collect();
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert!(results[0].contains("TOKEN=<redacted>"), "{results:?}");
+    let shown = t.ok(&["show", "Leak", "--json"]);
+    assert!(shown.contains("TOKEN=<redacted>"), "{shown}");
+    assert_no_mcp_secret("tock show", &shown);
+    assert_no_mcp_secret("the daemon's stderr", &daemon.stderr());
+    for (what, bytes) in [("the database", t.db_bytes()), ("the log", t.log_bytes())] {
+        assert!(!bytes.is_empty(), "{what} is empty");
+        for secret in [CMD_SECRET, LITERAL_SECRET] {
+            assert!(
+                !support::contains_bytes(&bytes, secret.as_bytes()),
+                "{what} holds {secret}"
+            );
+        }
+    }
 }
 
 // ----------------------------------------- SIGKILL during an MCP call --

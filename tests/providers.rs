@@ -1834,6 +1834,93 @@ async fn a_dummy_key_leaves_error_messages_intact() {
     assert!(!e.message.contains("<redacted>"), "{}", e.message);
 }
 
+/// A key read with whitespace around it (`KEY=" sk-… "` in the
+/// environment) is sent trimmed, and taken out of an error that echoes what
+/// the server received — which a server's message trims too.
+#[tokio::test]
+async fn a_key_with_whitespace_around_it_is_sent_trimmed_and_redacted() {
+    let echo = |auth: &str| {
+        json!({"error": {"message": format!("Incorrect API key provided: {auth}"), "type": "invalid_request_error"}})
+            .to_string()
+    };
+    let json = [("Content-Type", "application/json")];
+    // What the server says holds the key as the client sent it; the
+    // client must send it trimmed for the 401 to say the trimmed key.
+    let server = Server::start(vec![
+        fixed("401 Unauthorized", &json, &echo(&format!("{KEY} "))),
+        fixed("401 Unauthorized", &json, &echo(&format!(" {KEY}"))),
+    ])
+    .await;
+    for (n, key) in [format!("{KEY} "), format!(" \t{KEY}  ")]
+        .iter()
+        .enumerate()
+    {
+        let e = if n == 0 {
+            let p = OpenAi::new(spec(ProviderKind::Openai, &server.base, Some(key)));
+            run(&p, &simple_request()).await.unwrap_err()
+        } else {
+            let p = Anthropic::new(spec(ProviderKind::Anthropic, &server.base, Some(key)));
+            run(&p, &simple_request()).await.unwrap_err()
+        };
+        assert!(!e.message.contains("SENTINEL"), "{}", e.message);
+        assert!(e.message.ends_with("provided: <redacted>"), "{}", e.message);
+    }
+    assert_eq!(
+        server.request(0).header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(server.request(1).header("x-api-key"), Some(KEY));
+}
+
+/// An error body is read up to 64 KB; a key that the cut goes through is
+/// taken out whole, never its first bytes left behind — also when the body
+/// stops in the middle of the key.
+#[tokio::test]
+async fn a_key_cut_by_the_error_body_limit_leaves_no_part_behind() {
+    const LIMIT: usize = 64 * 1024;
+    let lead = "Incorrect API key provided: ";
+    // The body: the lead, spaces, then the key with `inside` of its bytes
+    // within the 64 KB read.
+    let body = |inside: usize| {
+        let pad = LIMIT - inside - lead.len();
+        format!("{lead}{}{KEY} and more after it", " ".repeat(pad))
+    };
+    let text = [("Content-Type", "text/plain")];
+    let sizes = [4, 12, KEY.len() - 1];
+    let mut scripts: Vec<Vec<Step>> = sizes
+        .iter()
+        .map(|&n| fixed("401 Unauthorized", &text, &body(n)))
+        .collect();
+    // A body that stops inside the key, before the limit.
+    let stopped = format!("{lead}{}", &KEY[..12]);
+    scripts.push(vec![
+        Step::Write(head(
+            "401 Unauthorized",
+            &text,
+            "Transfer-Encoding: chunked",
+        )),
+        Step::Write(chunk(stopped.as_bytes())),
+    ]);
+    let server = Server::start(scripts).await;
+    let p = openai(&server.base);
+    for n in sizes.iter().map(Some).chain([None]) {
+        let e = run(&p, &simple_request()).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Permanent, "{n:?}: {}", e.message);
+        assert!(
+            !e.message.contains("sk-S"),
+            "{n:?}: part of the key left: {}",
+            e.message
+        );
+        assert!(
+            e.message
+                .starts_with("openai: 401 Unauthorized: Incorrect API key provided: <redacted>"),
+            "{n:?}: {}",
+            e.message
+        );
+    }
+    assert_eq!(server.count(), 4);
+}
+
 /// A compatible server that does not know `stream_options` (asked for to
 /// get usage) is asked again without it, and from then on.
 #[tokio::test]

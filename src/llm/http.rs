@@ -68,7 +68,15 @@ impl Http {
             .user_agent(concat!("tock/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| e.to_string());
-        let key = spec.api_key.clone().filter(|k| !k.is_empty());
+        // Whitespace around a key (a newline from `echo`, a space pasted
+        // with it) is no part of it: sent, it fails; and a server that
+        // echoes the key back trims it, so it would escape redaction.
+        let key = spec
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(str::to_string);
         Self {
             label,
             client,
@@ -182,7 +190,7 @@ impl Http {
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let body = read_limited(resp, self.idle).await;
+        let body = read_limited(resp, self.idle, self.key.as_deref()).await;
         let mut msg = status_line(status);
         if let Some(detail) = error_detail(&body) {
             msg = format!("{msg}: {detail}");
@@ -544,19 +552,66 @@ pub fn retry_after(headers: &HeaderMap, now: std::time::SystemTime) -> Option<Du
     parsed.map(|d| d.min(MAX_RETRY_AFTER))
 }
 
-/// Reads at most [`MAX_ERROR_BODY`] bytes of an error body; a slow or broken
-/// body just yields what arrived.
-async fn read_limited(resp: reqwest::Response, idle: Duration) -> Vec<u8> {
+/// Reads at most [`MAX_ERROR_BODY`] bytes of an error body, with the key
+/// (`key`) taken out: a slow or broken body just yields what arrived. The
+/// key is looked for in a little more than is kept, so one that straddles
+/// the cut is replaced whole (and the `<redacted>` that replaces it is not
+/// cut); a beginning of the key at the end of what arrived (a body that
+/// stopped mid-key) goes too.
+async fn read_limited(resp: reqwest::Response, idle: Duration, key: Option<&str>) -> Vec<u8> {
+    let key = key.filter(|k| looks_like_a_secret(k));
+    let want = MAX_ERROR_BODY + key.map_or(0, str::len);
     let mut out = Vec::new();
     let mut body = resp.bytes_stream();
-    while out.len() < MAX_ERROR_BODY {
+    while out.len() < want {
         match tokio::time::timeout(idle, body.next()).await {
             Ok(Some(Ok(chunk))) => out.extend_from_slice(&chunk),
             _ => break,
         }
     }
-    out.truncate(MAX_ERROR_BODY);
+    match key {
+        Some(key) => redact_bytes(&out, key.as_bytes(), MAX_ERROR_BODY),
+        None => {
+            out.truncate(MAX_ERROR_BODY);
+            out
+        }
+    }
+}
+
+/// The shortest beginning of a key taken out at the end of a cut text: a
+/// shorter one says too little of the key to be worth mangling the text.
+const MIN_KEY_PREFIX: usize = 4;
+
+/// `text` with every `key` replaced, cut once `limit` bytes are written
+/// (a replacement is never cut), and a beginning of `key` left at its end
+/// replaced too.
+fn redact_bytes(text: &[u8], key: &[u8], limit: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len().min(limit));
+    let mut i = 0;
+    while i < text.len() && out.len() < limit {
+        if !key.is_empty() && text[i..].starts_with(key) {
+            out.extend_from_slice(REDACTED.as_bytes());
+            i += key.len();
+        } else {
+            out.push(text[i]);
+            i += 1;
+        }
+    }
+    drop_key_prefix_at_end(&mut out, key);
     out
+}
+
+/// Replaces a beginning of `key` (at least [`MIN_KEY_PREFIX`] bytes) that
+/// ends `text`: what is left of a key a cut went through.
+fn drop_key_prefix_at_end(text: &mut Vec<u8>, key: &[u8]) {
+    let longest = key.len().saturating_sub(1).min(text.len());
+    if let Some(n) = (MIN_KEY_PREFIX..=longest)
+        .rev()
+        .find(|&n| text.ends_with(&key[..n]))
+    {
+        text.truncate(text.len() - n);
+        text.extend_from_slice(REDACTED.as_bytes());
+    }
 }
 
 /// The human part of an error body: `error.message` (OpenAI, Anthropic),
@@ -670,24 +725,26 @@ pub fn looks_like_a_secret(key: &str) -> bool {
     !plain_word || n >= 20
 }
 
+/// What a secret is replaced with.
+const REDACTED: &str = "<redacted>";
+
 /// Label prefix, key redaction, one line, length bound — in that order, so
-/// truncation can never leave part of a key behind.
+/// truncation can never leave part of a key behind (what an error body's
+/// 64 KB cut left of a key went when the body was read, `read_limited`).
+/// The key is taken out as it is sent (trimmed), and again once the message
+/// is one line, in case the key itself holds whitespace.
 pub fn finalize(label: &str, key: Option<&str>, err: LlmError) -> LlmError {
+    let key = key.map(str::trim).filter(|k| looks_like_a_secret(k));
     let mut msg = format!("{label}: {}", err.message);
-    if let Some(k) = key.filter(|k| looks_like_a_secret(k)) {
-        msg = msg.replace(k, "<redacted>");
+    if let Some(k) = key {
+        msg = msg.replace(k, REDACTED);
     }
-    let mut line = String::with_capacity(msg.len());
-    for c in msg.chars() {
-        let c = if c.is_control() || c.is_whitespace() {
-            ' '
-        } else {
-            c
-        };
-        if c == ' ' && (line.is_empty() || line.ends_with(' ')) {
-            continue;
+    let mut line = one_line(&msg);
+    if let Some(k) = key {
+        let k = one_line(k);
+        if !k.is_empty() {
+            line = line.replace(&k, REDACTED);
         }
-        line.push(c);
     }
     let line = line.trim_end();
     let message = if line.chars().count() > MAX_MESSAGE_CHARS {
@@ -700,6 +757,24 @@ pub fn finalize(label: &str, key: Option<&str>, err: LlmError) -> LlmError {
         kind: err.kind,
         message,
     }
+}
+
+/// `text` on one line: controls and runs of whitespace become one space, and
+/// none is left at the start.
+fn one_line(text: &str) -> String {
+    let mut line = String::with_capacity(text.len());
+    for c in text.chars() {
+        let c = if c.is_control() || c.is_whitespace() {
+            ' '
+        } else {
+            c
+        };
+        if c == ' ' && (line.is_empty() || line.ends_with(' ')) {
+            continue;
+        }
+        line.push(c);
+    }
+    line
 }
 
 /// Trims a base URL's trailing slashes.
@@ -813,6 +888,24 @@ mod tests {
     }
 
     #[test]
+    fn finalize_takes_out_a_key_as_sent_and_with_its_whitespace_collapsed() {
+        // Given untrimmed (as read from a variable) and found trimmed.
+        let e = finalize(
+            "openai",
+            Some("  sk-SECRET-0123456789 \n"),
+            LlmError::permanent("Incorrect API key provided: sk-SECRET-0123456789"),
+        );
+        assert_eq!(e.message, "openai: Incorrect API key provided: <redacted>");
+        // A key with whitespace inside, in a message that folded it.
+        let e = finalize(
+            "openai",
+            Some("sk-SECRET  0123456789"),
+            LlmError::permanent("bad key sk-SECRET\n\t0123456789!"),
+        );
+        assert_eq!(e.message, "openai: bad key <redacted>!");
+    }
+
+    #[test]
     fn dummy_keys_do_not_mangle_messages() {
         let text = "unexpected end of input: none of the models is ready; try again";
         for dummy in [
@@ -837,6 +930,20 @@ mod tests {
                 "key {real:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_key_cut_at_the_limit_is_replaced_whole_and_its_beginning_at_the_end_too() {
+        let key = b"sk-SECRET-0123456789";
+        // The key straddles the limit: replaced whole, the marker uncut.
+        let text = [b"ab ".as_slice(), key, b" cd"].concat();
+        assert_eq!(redact_bytes(&text, key, 5), b"ab <redacted>");
+        assert_eq!(redact_bytes(&text, key, 100), b"ab <redacted> cd");
+        // The text stops inside the key: its beginning goes.
+        assert_eq!(redact_bytes(b"ab sk-SECR", key, 100), b"ab <redacted>");
+        // Too short a beginning to say anything is left as it is.
+        assert_eq!(redact_bytes(b"ab sk-", key, 100), b"ab sk-");
+        assert_eq!(redact_bytes(b"plain", key, 3), b"pla");
     }
 
     #[test]

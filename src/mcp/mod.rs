@@ -13,7 +13,9 @@
 //! reads; the turn goes on. A crashed server is started again on its next
 //! use, after an exponential back-off. Secrets (`env`, `headers`, and the
 //! values their commands print) are kept in memory only and are replaced by
-//! `<redacted>` in every status, log line and error.
+//! `<redacted>` in everything that comes from the server — every status,
+//! log line and error, every tool result, every tool's name, description
+//! and schema — before it is stored, shown or given to a model.
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -61,8 +63,11 @@ pub enum ServerState {
 pub struct McpTool {
     /// The name the model sees: `server__tool`.
     pub name: String,
-    /// The name the server knows it by.
+    /// The name the server knows it by, as it may be shown (redacted).
     pub tool: String,
+    /// The name the server knows it by, for calls.
+    #[serde(skip)]
+    pub remote: String,
     pub description: String,
     /// The tool declares it does not change anything (`readOnlyHint`).
     pub read_only: bool,
@@ -135,7 +140,8 @@ struct Server {
     /// Held while starting, so two turns never start one server twice.
     conn: tokio::sync::Mutex<Option<Connection>>,
     view: Arc<Mutex<View>>,
-    /// Values that must never be shown (resolved env and header values).
+    /// Values that must never be shown (resolved env and header values,
+    /// longest first).
     secrets: Mutex<Vec<String>>,
     starts: std::sync::atomic::AtomicU64,
 }
@@ -372,10 +378,7 @@ impl Server {
 
     /// Replace every secret value in `text`, and make it one line.
     fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in lock(&self.secrets).iter().filter(|s| s.len() >= 3) {
-            out = out.replace(s.as_str(), "<redacted>");
-        }
+        let out = scrub(&lock(&self.secrets), text);
         let line = crate::sanitize::sanitize_line(&out).into_owned();
         let mut line: String = line.chars().take(300).collect();
         if line.len() < out.len() && line.chars().count() == 300 {
@@ -488,8 +491,17 @@ impl Server {
     /// Resolve the secrets, start the server, list its tools.
     async fn start(&self) -> Result<(Connection, Vec<McpTool>), String> {
         let cfg = &self.config;
-        let mut secrets: Vec<String> = cfg.env.values().cloned().collect();
-        secrets.extend(cfg.headers.values().cloned());
+        // A literal value is a secret when it looks like one, as for API
+        // keys (`LOG_LEVEL = "info"` is not: every "info" of every result
+        // would be mangled); what a command prints always is.
+        let mut secrets: Vec<String> = cfg
+            .env
+            .values()
+            .chain(cfg.headers.values())
+            .map(|v| v.trim())
+            .filter(|v| crate::llm::http::looks_like_a_secret(v))
+            .map(str::to_string)
+            .collect();
         let mut env = cfg.env.clone();
         for (k, cmd) in &cfg.env_cmd {
             let v = run_secret_cmd(cmd)
@@ -506,7 +518,11 @@ impl Server {
             secrets.push(v.clone());
             headers.insert(k.clone(), v);
         }
-        *lock(&self.secrets) = secrets;
+        secrets.retain(|s| s.len() >= MIN_SECRET);
+        // Longest first: a secret that holds another is replaced whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        *lock(&self.secrets) = secrets.clone();
         let service = match (&cfg.command, &cfg.url) {
             (Some(command), None) => {
                 let mut cmd = tokio::process::Command::new(command);
@@ -549,23 +565,30 @@ impl Server {
             .list_all_tools()
             .await
             .map_err(|e| format!("listing its tools failed: {e}"))?;
+        // What the server says of its tools goes to the model, the screen
+        // and `tock tools`: without the secrets.
         let tools = listed
             .into_iter()
-            .map(|t| McpTool {
-                name: exposed_name(&self.name, &t.name),
-                tool: t.name.to_string(),
-                description: t
-                    .description
-                    .as_deref()
-                    .map(str::to_string)
-                    .or(t.title.clone())
-                    .unwrap_or_default(),
-                read_only: t
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.read_only_hint)
-                    .unwrap_or(false),
-                input_schema: Value::Object((*t.input_schema).clone()),
+            .map(|t| {
+                let shown = scrub(&secrets, &t.name);
+                McpTool {
+                    name: exposed_name(&self.name, &shown),
+                    tool: shown,
+                    remote: t.name.to_string(),
+                    description: scrub(
+                        &secrets,
+                        t.description
+                            .as_deref()
+                            .or(t.title.as_deref())
+                            .unwrap_or_default(),
+                    ),
+                    read_only: t
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.read_only_hint)
+                        .unwrap_or(false),
+                    input_schema: scrub_value(&secrets, Value::Object((*t.input_schema).clone())),
+                }
             })
             .collect();
         let generation = self
@@ -589,10 +612,7 @@ impl Server {
         tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                let mut line = line;
-                for s in secrets.iter().filter(|s| s.len() >= 3) {
-                    line = line.replace(s.as_str(), "<redacted>");
-                }
+                let line = scrub(&secrets, &line);
                 let line: String = crate::sanitize::sanitize_line(&line)
                     .chars()
                     .take(200)
@@ -621,7 +641,7 @@ impl Server {
             .tools
             .iter()
             .find(|t| t.name == tool_name)
-            .map(|t| t.tool.clone());
+            .map(|t| t.remote.clone());
         let Some(tool) = tool else {
             return CallOutcome::error(format!(
                 "the MCP server {} has no tool {tool_name}",
@@ -639,7 +659,10 @@ impl Server {
                 lock(&self.view).problem = Some(msg.clone());
                 CallOutcome::error(msg)
             }
-            Ok(Ok(result)) => render(result, image_budget),
+            Ok(Ok(result)) => {
+                let secrets = lock(&self.secrets).clone();
+                render(result, image_budget, &secrets)
+            }
             Ok(Err(ServiceError::McpError(e))) => CallOutcome::error(self.redact(&e.message)),
             Ok(Err(e)) => {
                 let closed = matches!(
@@ -685,8 +708,9 @@ const MODEL_IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "i
 /// A result for the model: text parts as they are; images of a type models
 /// take, valid and together within `image_budget` bytes (decoded), as
 /// images; every other part, and an image left out, as a short note; an
-/// error result as `{"error": ...}`.
-fn render(result: CallToolResult, image_budget: u64) -> CallOutcome {
+/// error result as `{"error": ...}`. The text has `secrets` taken out,
+/// whatever part of the result they came in.
+fn render(result: CallToolResult, image_budget: u64, secrets: &[String]) -> CallOutcome {
     use base64::Engine as _;
     let mut parts: Vec<String> = Vec::new();
     let mut images: Vec<Image> = Vec::new();
@@ -756,9 +780,10 @@ fn render(result: CallToolResult, image_budget: u64) -> CallOutcome {
     if parts.is_empty()
         && let Some(v) = &result.structured_content
     {
-        parts.push(v.to_string());
+        // Each string, before JSON escapes could hide a secret.
+        parts.push(scrub_value(secrets, v.clone()).to_string());
     }
-    let mut text = parts.join("\n");
+    let mut text = scrub(secrets, &parts.join("\n"));
     if text.chars().count() > MAX_RESULT_CHARS {
         text = text.chars().take(MAX_RESULT_CHARS).collect();
         text.push_str("\n[result cut: too long]");
@@ -788,6 +813,34 @@ fn expand_home(dir: &std::path::Path) -> std::path::PathBuf {
 fn install_crypto_provider() {
     // Fails only when one is installed already, which is what we want.
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The shortest value taken as a secret (a shorter one would mangle text).
+const MIN_SECRET: usize = 3;
+
+/// `text` with every secret (longest first) replaced by `<redacted>`.
+fn scrub(secrets: &[String], text: &str) -> String {
+    let mut out = text.to_string();
+    for s in secrets {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), "<redacted>");
+        }
+    }
+    out
+}
+
+/// `v` with every string in it, and every key, scrubbed.
+fn scrub_value(secrets: &[String], v: Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(scrub(secrets, &s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(|v| scrub_value(secrets, v)).collect()),
+        Value::Object(o) => Value::Object(
+            o.into_iter()
+                .map(|(k, v)| (scrub(secrets, &k), scrub_value(secrets, v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// Run a shell command that prints a secret; its output never appears in an error.
@@ -835,7 +888,7 @@ mod tests {
             ContentBlock::image("not base64!", "image/png"),
             ContentBlock::image("d29ybGQh", "image/webp"),
         ]);
-        let out = render(r, 8);
+        let out = render(r, 8, &[]);
         assert!(!out.is_error);
         assert_eq!(
             out.images,
@@ -855,12 +908,13 @@ mod tests {
             ContentBlock::image("aGVsbG8=", "image/png"),
             ContentBlock::image("d29ybGQh", "image/webp"),
         ]);
-        let out = render(r, 11);
+        let out = render(r, 11, &[]);
         assert_eq!(out.images.len(), 2);
         assert_eq!(out.text, "");
         let out = render(
             CallToolResult::error(vec![ContentBlock::text("boom")]),
             1024,
+            &[],
         );
         assert!(out.is_error);
         assert_eq!(out.text, r#"{"error":"boom"}"#);

@@ -14,6 +14,15 @@
 //! (a text and a 1x1 PNG image, declares `readOnlyHint`), `wait_file`
 //! (answers once a file exists, declares `readOnlyHint`: a call that is
 //! still running while a test kills tock).
+//!
+//! With `MCP_TEST_LEAK=VAR,VAR2,…` the server gives away the values of
+//! those variables everywhere it can (as a careless server does with its
+//! token): in its instructions, in every tool's title, description and
+//! input schema, in the name of `echo` (`echo_VALUE`), and through the tool
+//! `leak`, which only exists then: `how` = `error` (an error result),
+//! `parts` (text, an embedded resource, a resource link, an image and audio
+//! of odd types), `structured` (structured content only) or `rpc` (a
+//! JSON-RPC error).
 
 use std::io::Write;
 
@@ -51,6 +60,21 @@ struct EnvCheck {
     value: String,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct How {
+    how: String,
+}
+
+/// The values of the variables `MCP_TEST_LEAK` names, joined by spaces.
+fn leaked() -> Option<String> {
+    let names = std::env::var("MCP_TEST_LEAK").ok()?;
+    let values: Vec<String> = names
+        .split(',')
+        .map(|n| std::env::var(n).unwrap_or_default())
+        .collect();
+    Some(values.join(" "))
+}
+
 #[derive(Debug, Clone)]
 struct TestServer {
     tool_router: ToolRouter<Self>,
@@ -70,9 +94,26 @@ fn log_call(tool: &str, args: &str) {
 #[tool_router]
 impl TestServer {
     fn new() -> Self {
-        Self {
-            tool_router: Self::tool_router(),
+        let mut tool_router = Self::tool_router();
+        match leaked() {
+            None => tool_router.remove_route("leak"),
+            Some(v) => {
+                for route in tool_router.map.values_mut() {
+                    let attr = &mut route.attr;
+                    attr.title = Some(format!("title {v}"));
+                    let desc = attr.description.as_deref().unwrap_or_default();
+                    attr.description = Some(format!("{desc} (uses {v})").into());
+                    let mut schema = (*attr.input_schema).clone();
+                    schema.insert("description".into(), format!("key {v}").into());
+                    attr.input_schema = std::sync::Arc::new(schema);
+                }
+                if let Some(mut echo) = tool_router.map.remove("echo") {
+                    echo.attr.name = format!("echo_{v}").into();
+                    tool_router.add_route(echo);
+                }
+            }
         }
+        Self { tool_router }
     }
 
     #[tool(description = "Give the text back.")]
@@ -155,6 +196,39 @@ impl TestServer {
         if same { "yes" } else { "no" }.to_string()
     }
 
+    #[tool(description = "Give away the variables MCP_TEST_LEAK names.")]
+    async fn leak(
+        &self,
+        Parameters(How { how }): Parameters<How>,
+    ) -> Result<CallToolResult, ErrorData> {
+        log_call("leak", &how);
+        let v = leaked().unwrap_or_default();
+        match how.as_str() {
+            "error" => Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "auth failed using TOKEN={v}"
+            ))])),
+            "parts" => Ok(CallToolResult::success(vec![
+                ContentBlock::text(format!("text {v}")),
+                ContentBlock::embedded_text(format!("file:///{v}"), format!("resource {v}")),
+                ContentBlock::resource_link(rmcp::model::Resource::new(
+                    format!("file:///link/{v}"),
+                    format!("link {v}"),
+                )),
+                ContentBlock::image("aGVsbG8=", format!("image/x-{v}")),
+                ContentBlock::audio("aGVsbG8=", format!("audio/x-{v}")),
+            ])),
+            "structured" => {
+                let mut r = CallToolResult::structured(serde_json::json!({
+                    "token": v,
+                    "quoted": format!("\"{v}\""),
+                }));
+                r.content.clear();
+                Ok(r)
+            }
+            _ => Err(ErrorData::internal_error(format!("bad token {v}"), None)),
+        }
+    }
+
     #[tool(description = "A request header of this HTTP call (http only).")]
     async fn header(
         &self,
@@ -175,7 +249,11 @@ impl TestServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        match leaked() {
+            Some(v) => config.with_instructions(format!("log in with {v}")),
+            None => config,
+        }
     }
 }
 
