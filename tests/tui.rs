@@ -6260,3 +6260,28 @@ async fn a_search_hit_opens_at_the_top_of_the_chat_it_opens_in() {
     assert!(s.contains("line 1 of the answer"), "{s}");
     assert!(s.contains("End: jump to latest"), "{s}");
 }
+
+/// "regenerating the last reply" goes once the new reply is in (it stayed
+/// its ten seconds after the reply had finished).
+#[tokio::test(start_paused = true)]
+async fn the_regenerating_line_goes_when_the_new_reply_is_in() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text("first answer"), done()]),
+        Step::Hold(vec![text("second answer")], gate.clone()),
+    ]);
+    ui.start().await;
+    ui.say("q");
+    ui.settle().await;
+    ui.ctrl('r');
+    ui.settle().await;
+    assert!(
+        ui.status_line().contains("regenerating the last reply"),
+        "{}",
+        ui.status_line()
+    );
+    gate.notify_one();
+    ui.settle().await;
+    assert!(ui.screen(80, 24).contains("second answer"));
+    assert_eq!(ui.status_line(), "", "the line outlived the regeneration");
+}

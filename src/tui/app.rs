@@ -53,6 +53,9 @@ pub struct Status {
     pub while_busy_in: Option<i64>,
     /// "approved: running it": once the call has run, the line is stale.
     pub tool_running_in: Option<i64>,
+    /// "regenerating the last reply": once the new reply is in (or the
+    /// regeneration failed or was called off), the line is stale.
+    pub regenerating_in: Option<i64>,
     /// About the key just pressed: the next key makes it stale.
     pub until_key: bool,
 }
@@ -67,6 +70,7 @@ impl Status {
             queued_in: None,
             while_busy_in: None,
             tool_running_in: None,
+            regenerating_in: None,
             until_key: false,
         }
     }

@@ -107,7 +107,16 @@ impl App {
         let ran = s
             .tool_running_in
             .is_some_and(|c| !self.engine().runs_approved_call_in(c));
-        if answered || paused || finished || ran {
+        let regenerated = s.regenerating_in.is_some_and(|c| {
+            self.model.current == Some(c)
+                && !self.engine().is_busy(c)
+                && self
+                    .model
+                    .regeneration
+                    .as_ref()
+                    .is_none_or(|r| r.status.is_finished() || r.status.gave_up())
+        });
+        if answered || paused || finished || ran || regenerated {
             self.status = None;
         }
     }

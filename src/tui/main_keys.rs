@@ -279,8 +279,13 @@ impl App {
                 if let Some(c) = conv {
                     self.write(
                         move |e| e.regenerate(c),
-                        |app, r| match r {
-                            Ok(_) => app.info("regenerating the last reply"),
+                        move |app, r| match r {
+                            Ok(_) => {
+                                app.info("regenerating the last reply");
+                                if let Some(s) = app.status.as_mut() {
+                                    s.regenerating_in = Some(c);
+                                }
+                            }
                             Err(e) => app.error(e),
                         },
                     );
