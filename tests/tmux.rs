@@ -279,6 +279,15 @@ fn tmux_cli_scheduled_item_shows_in_f2_then_kill9_and_restart_in_the_same_pane()
     tmux.wait_text("You said");
     tmux.type_text("queued before the kill");
     tmux.send_keys(&["Enter"]);
+    // Typed on only once the first is in: on a loaded machine tock may read
+    // both lines and the Enter between them at once, which is how a paste
+    // without paste markers arrives, and takes them as one message.
+    wait_until(LONG, "the queued item", || {
+        t.items()
+            .iter()
+            .any(|i| i["text"] == "queued before the kill")
+            .then_some(())
+    });
     tmux.type_text("/later 3s scheduled before the kill");
     tmux.send_keys(&["Enter"]);
     let deadline = Instant::now() + LONG;
