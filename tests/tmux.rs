@@ -276,18 +276,39 @@ fn tmux_cli_scheduled_item_shows_in_f2_then_kill9_and_restart_in_the_same_pane()
     let words: Vec<String> = (0..60).map(|i| format!("k{i}")).collect();
     tmux.type_text(&format!("long one {}", words.join(" ")));
     tmux.send_keys(&["Enter"]);
-    tmux.wait_text("You said");
+    // Sent, not only typed: "You said" is on screen from the first reply
+    // already, and text typed on at once can be read together with this
+    // Enter, which makes a line break of it (a paste without its markers).
+    wait_until(LONG, "the long one sent", || {
+        t.items()
+            .iter()
+            .any(|i| {
+                i["status"] == "sent"
+                    && i["text"]
+                        .as_str()
+                        .is_some_and(|x| x.starts_with("long one"))
+            })
+            .then_some(())
+    });
     tmux.type_text("queued before the kill");
     tmux.send_keys(&["Enter"]);
     // Typed on only once the first is in: on a loaded machine tock may read
     // both lines and the Enter between them at once, which is how a paste
     // without paste markers arrives, and takes them as one message.
-    wait_until(LONG, "the queued item", || {
-        t.items()
-            .iter()
-            .any(|i| i["text"] == "queued before the kill")
-            .then_some(())
-    });
+    let deadline = Instant::now() + LONG;
+    while !t
+        .items()
+        .iter()
+        .any(|i| i["text"] == "queued before the kill")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the queued item never came:\n{:#?}\npane:\n{}",
+            t.items(),
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     tmux.type_text("/later 3s scheduled before the kill");
     tmux.send_keys(&["Enter"]);
     let deadline = Instant::now() + LONG;
