@@ -143,7 +143,7 @@ fn bench(c: &mut Criterion) {
     });
     let now_local = chrono::DateTime::from_timestamp_millis(NOW)
         .expect("now")
-        .fixed_offset();
+        .with_timezone(&tock::tui::shown_zone::ShownZone::System);
     let mut toggled = ScheduledPane::new();
     toggled.refresh_with(&engine).expect("refresh");
     let a = KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE);
@@ -159,7 +159,7 @@ fn bench(c: &mut Criterion) {
     let mut buf = Buffer::empty(area);
     let now = chrono::DateTime::from_timestamp_millis(NOW)
         .expect("now")
-        .fixed_offset();
+        .with_timezone(&tock::tui::shown_zone::ShownZone::System);
     pane.render(area, &mut buf, now);
     let (down, up) = (
         KeyEvent::new(KeyCode::Down, KeyModifiers::NONE),

@@ -788,3 +788,48 @@ fn theme_auto_asks_the_terminal_and_draws_the_light_palette_on_a_light_backgroun
     configured.write(b"\x11");
     assert!(configured.wait_exit(LONG));
 }
+
+/// The TUI reads and shows times by the zone's rules, as the CLI does: under
+/// TZ=Europe/Berlin in winter, `/at` a summer date at 09:00 is 07:00 UTC (it
+/// was read with today's offset, +01:00, and went an hour late), and on the
+/// night the clocks go back 02:30 is the first 02:30 (00:30 UTC).
+#[test]
+fn the_tui_reads_times_by_the_zones_rules_not_todays_offset() {
+    use chrono::Datelike;
+    let mut t = Tock::new();
+    t.set_env("TZ", "Europe/Berlin");
+    let year = chrono::Utc::now().year() + 1;
+    let fold = (25..=31)
+        .filter_map(|d| chrono::NaiveDate::from_ymd_opt(year, 10, d))
+        .find(|d| d.weekday() == chrono::Weekday::Sun)
+        .unwrap();
+    let pty = start(&t);
+    pty.type_text(&format!("/at {year}-07-01 09:00 summer morning"));
+    pty.wait_text("09:00", LONG);
+    pty.enter();
+    pty.type_text(&format!("/at {fold} 02:30 in the fold"));
+    pty.wait_text("02:30", LONG);
+    pty.enter();
+    let due = |text: &str| {
+        wait_until(LONG, text, || {
+            t.items()
+                .into_iter()
+                .find(|i| i["text"] == text)
+                .and_then(|i| i["due_at"].as_str().map(str::to_string))
+        })
+    };
+    assert_eq!(due("summer morning"), format!("{year}-07-01T07:00:00.000Z"));
+    assert_eq!(due("in the fold"), format!("{fold}T00:30:00.000Z"));
+    // Shown as they were said: F2 lists both at their wall-clock times.
+    pty.write(b"\x1bOQ"); // F2
+    let screen = pty.wait_text("summer morning", LONG);
+    let row = |text: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(text))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(row("summer morning").contains("09:00"), "{screen}");
+    assert!(row("in the fold").contains("02:30"), "{screen}");
+}

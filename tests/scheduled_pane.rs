@@ -15,6 +15,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tock::store::{Kind, NewItem, Status, Store};
 use tock::tui::scheduled::{PaneAction, ScheduledPane};
+use tock::tui::shown_zone::ShownZone;
 use tock::tui::time_picker::{PickerAction, TimePicker};
 
 /// Snapshots live with the TUI code they show, not beside this file.
@@ -31,9 +32,8 @@ const MIN: i64 = 60_000;
 const HOUR: i64 = 60 * MIN;
 
 /// T0 (Mon 30 Nov 2026 00:53:20 UTC) seen from a +01:00 zone: 01:53:20.
-fn now() -> DateTime<FixedOffset> {
-    FixedOffset::east_opt(3600)
-        .unwrap()
+fn now() -> DateTime<ShownZone> {
+    ShownZone::Fixed(FixedOffset::east_opt(3600).unwrap())
         .timestamp_millis_opt(T0)
         .unwrap()
 }
@@ -958,8 +958,7 @@ fn picker_presets_resolve() {
 
 #[test]
 fn picker_tomorrow_is_the_next_calendar_day_late_in_the_evening() {
-    let late = FixedOffset::east_opt(3600)
-        .unwrap()
+    let late = ShownZone::Fixed(FixedOffset::east_opt(3600).unwrap())
         .with_ymd_and_hms(2026, 11, 30, 23, 30, 0)
         .unwrap();
     assert_eq!(

@@ -17,10 +17,12 @@ fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn now() -> chrono::DateTime<chrono::FixedOffset> {
+use tock::tui::shown_zone::ShownZone;
+
+fn now() -> chrono::DateTime<ShownZone> {
     chrono::DateTime::from_timestamp_millis(T0)
         .unwrap()
-        .fixed_offset()
+        .with_timezone(&ShownZone::Fixed(chrono::FixedOffset::east_opt(0).unwrap()))
 }
 
 fn draw(pane: &ScheduledPane) -> Terminal<TestBackend> {

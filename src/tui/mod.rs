@@ -23,6 +23,7 @@ pub mod reveal;
 pub mod scheduled;
 mod scroll_hold;
 mod sending;
+pub mod shown_zone;
 pub mod terminal;
 pub mod text;
 pub mod theme;

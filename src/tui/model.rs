@@ -6,7 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use chrono::{DateTime, FixedOffset};
+use crate::tui::shown_zone::ShownZone;
+use chrono::DateTime;
 
 use super::chat::{Entry, TaskCard};
 use crate::engine::{ConversationGate, DispatchState, Engine, ItemState};
@@ -100,11 +101,11 @@ impl StateCounts {
     }
 }
 
-pub fn local(ms: i64) -> DateTime<FixedOffset> {
+/// The instant `ms` in the zone the TUI shows times in.
+pub fn local(ms: i64) -> DateTime<ShownZone> {
     DateTime::from_timestamp_millis(ms)
         .unwrap_or_default()
-        .with_timezone(&chrono::Local)
-        .fixed_offset()
+        .with_timezone(&ShownZone::System)
 }
 
 impl Model {
@@ -143,7 +144,7 @@ impl Model {
         self.engine.now_ms()
     }
 
-    pub fn now(&self) -> DateTime<FixedOffset> {
+    pub fn now(&self) -> DateTime<ShownZone> {
         local(self.now_ms())
     }
 

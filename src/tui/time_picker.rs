@@ -4,8 +4,9 @@
 //! preview, shared with the F2 pane's reschedule prompt so both teach the
 //! same expressions the same way.
 
+use crate::tui::shown_zone::ShownZone;
 use crate::tui::theme::palette;
-use chrono::{DateTime, Duration, FixedOffset, Utc};
+use chrono::{DateTime, Duration, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -86,7 +87,7 @@ impl TimeInput {
     }
 
     /// The instant the expression resolves to, or one line saying why not.
-    pub fn parse(&self, now: &DateTime<FixedOffset>) -> Result<DateTime<Utc>, String> {
+    pub fn parse(&self, now: &DateTime<ShownZone>) -> Result<DateTime<Utc>, String> {
         let text = self.text();
         if text.is_empty() {
             return Err(format!("type a time first, {EXAMPLES}"));
@@ -102,7 +103,7 @@ impl TimeInput {
 
     /// Draw the input on the first row of `area` and the preview (wrapped,
     /// up to the remaining rows) under it. `focused` shows the cursor.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, now: &DateTime<FixedOffset>, focused: bool) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: &DateTime<ShownZone>, focused: bool) {
         if area.height == 0 || area.width < 3 {
             return;
         }
@@ -140,7 +141,7 @@ impl TimeInput {
             .render(rest, buf);
     }
 
-    fn preview_line(&self, now: &DateTime<FixedOffset>) -> Paragraph<'static> {
+    fn preview_line(&self, now: &DateTime<ShownZone>) -> Paragraph<'static> {
         let line = if let Some(e) = &self.error {
             Line::from(Span::styled(
                 crate::sanitize::sanitize_line(e).into_owned(),
@@ -222,7 +223,7 @@ impl TimePicker {
     /// Computed here rather than parsed so the presets cannot drift from
     /// their labels. "tomorrow 09:00" is the next calendar day at 09:00 in
     /// `now`'s offset.
-    pub fn preset(index: usize, now: &DateTime<FixedOffset>) -> Option<DateTime<Utc>> {
+    pub fn preset(index: usize, now: &DateTime<ShownZone>) -> Option<DateTime<Utc>> {
         let utc = now.with_timezone(&Utc);
         match index {
             0 => Some(utc + Duration::minutes(5)),
@@ -232,8 +233,8 @@ impl TimePicker {
                 .date_naive()
                 .succ_opt()?
                 .and_hms_opt(9, 0, 0)?
-                .and_local_timezone(*now.offset())
-                .single()
+                .and_local_timezone(now.timezone())
+                .earliest()
                 .map(|t| t.with_timezone(&Utc)),
             _ => None,
         }
@@ -246,7 +247,7 @@ impl TimePicker {
     }
 
     /// A key, with the default keymap.
-    pub fn handle_key(&mut self, key: KeyEvent, now: DateTime<FixedOffset>) -> PickerAction {
+    pub fn handle_key(&mut self, key: KeyEvent, now: DateTime<ShownZone>) -> PickerAction {
         static DEFAULT: std::sync::LazyLock<Keymap> = std::sync::LazyLock::new(Keymap::default);
         self.handle_key_with(key, now, &DEFAULT)
     }
@@ -255,7 +256,7 @@ impl TimePicker {
     pub fn handle_key_with(
         &mut self,
         key: KeyEvent,
-        now: DateTime<FixedOffset>,
+        now: DateTime<ShownZone>,
         keys: &Keymap,
     ) -> PickerAction {
         if key.kind == KeyEventKind::Release {
@@ -323,7 +324,7 @@ impl TimePicker {
         }
     }
 
-    fn custom_key(&mut self, key: KeyEvent, now: &DateTime<FixedOffset>) -> PickerAction {
+    fn custom_key(&mut self, key: KeyEvent, now: &DateTime<ShownZone>) -> PickerAction {
         match key.code {
             // Esc leaves the input for the list; a second Esc closes the picker.
             KeyCode::Esc => {
@@ -350,7 +351,7 @@ impl TimePicker {
     }
 
     /// Draws a centred popup inside `area`.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, now: DateTime<FixedOffset>) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: DateTime<ShownZone>) {
         let width = area.width.min(62);
         let height = area.height.min(13);
         if width < 12 || height < 3 {

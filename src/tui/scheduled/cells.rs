@@ -1,7 +1,8 @@
 //! A row of the F2 pane as cells: which columns fit the width, the state
 //! a row reads as, the time-dependent text of each column, and the styles.
 
-use chrono::{DateTime, FixedOffset, TimeZone, Utc};
+use crate::tui::shown_zone::ShownZone;
+use chrono::{DateTime, TimeZone, Utc};
 use ratatui::buffer::Buffer;
 use ratatui::style::{Modifier, Style};
 use unicode_width::UnicodeWidthStr;
@@ -194,7 +195,7 @@ pub(super) struct Cells {
     pub(super) tries: String,
 }
 
-pub(super) fn cells(row: &Row, now: &DateTime<FixedOffset>, now_ms: i64) -> Cells {
+pub(super) fn cells(row: &Row, now: &DateTime<ShownZone>, now_ms: i64) -> Cells {
     let it = &row.item;
     let paused = row
         .series
@@ -288,7 +289,7 @@ pub(super) fn utc(ms: i64) -> DateTime<Utc> {
     Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
 }
 
-pub(super) fn absolute(due: DateTime<Utc>, now: &DateTime<FixedOffset>) -> String {
+pub(super) fn absolute(due: DateTime<Utc>, now: &DateTime<ShownZone>) -> String {
     crate::when::absolute(due, now)
 }
 

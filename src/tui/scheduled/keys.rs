@@ -3,7 +3,8 @@
 //! reschedule prompt, the text editor, the rule editor and the cancel
 //! confirmation. Every change goes through the engine as a write.
 
-use chrono::{DateTime, FixedOffset};
+use crate::tui::shown_zone::ShownZone;
+use chrono::DateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::style::Style;
 use ratatui_textarea::TextArea;
@@ -22,7 +23,7 @@ impl ScheduledPane {
         &mut self,
         key: KeyEvent,
         engine: &Engine,
-        now: DateTime<FixedOffset>,
+        now: DateTime<ShownZone>,
     ) -> PaneAction {
         self.handle_key_with(key, engine, now, &DEFAULT_KEYS)
     }
@@ -32,7 +33,7 @@ impl ScheduledPane {
         &mut self,
         key: KeyEvent,
         engine: &Engine,
-        now: DateTime<FixedOffset>,
+        now: DateTime<ShownZone>,
         keys: &Keymap,
     ) -> PaneAction {
         if key.kind == KeyEventKind::Release {
@@ -313,7 +314,7 @@ impl ScheduledPane {
         &mut self,
         key: KeyEvent,
         engine: &Engine,
-        now: DateTime<FixedOffset>,
+        now: DateTime<ShownZone>,
         (id, seen): (i64, i64),
         mut input: Box<TimeInput>,
     ) -> PaneAction {

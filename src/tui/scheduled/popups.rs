@@ -1,7 +1,8 @@
 //! The F2 pane's popups: the reschedule prompt, the text editor, the
 //! cancel confirmation and a series' rule editor, each drawn over the pane.
 
-use chrono::{DateTime, FixedOffset};
+use crate::tui::shown_zone::ShownZone;
+use chrono::DateTime;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -90,7 +91,7 @@ impl ScheduledPane {
         &self,
         area: Rect,
         buf: &mut Buffer,
-        now: &DateTime<FixedOffset>,
+        now: &DateTime<ShownZone>,
         id: i64,
         input: &TimeInput,
     ) {

@@ -2,7 +2,8 @@
 //! about the selected one, and the footer of keys. The popups over it are
 //! in `popups`; a row's cells in `cells`.
 
-use chrono::{DateTime, FixedOffset};
+use crate::tui::shown_zone::ShownZone;
+use chrono::DateTime;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -27,7 +28,7 @@ impl ScheduledPane {
     // Rendering: a pure function of the state and `now`.
     // ---------------------------------------------------------------------
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, now: DateTime<FixedOffset>) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: DateTime<ShownZone>) {
         self.render_with(area, buf, now, &DEFAULT_KEYS);
     }
 
@@ -36,7 +37,7 @@ impl ScheduledPane {
         &self,
         area: Rect,
         buf: &mut Buffer,
-        now: DateTime<FixedOffset>,
+        now: DateTime<ShownZone>,
         keys: &Keymap,
     ) {
         if area.width < 10 || area.height < 3 {
@@ -109,13 +110,7 @@ impl ScheduledPane {
             .render(text, buf);
     }
 
-    fn render_table(
-        &self,
-        area: Rect,
-        buf: &mut Buffer,
-        now: &DateTime<FixedOffset>,
-        keys: &Keymap,
-    ) {
+    fn render_table(&self, area: Rect, buf: &mut Buffer, now: &DateTime<ShownZone>, keys: &Keymap) {
         let now_ms = now.timestamp_millis();
         // An item that left the list is not selected any more (no key acts
         // on the row that took its place): no row is marked then.
@@ -298,13 +293,7 @@ impl ScheduledPane {
 
     /// The selected item's state in words: what it waits for, what failed,
     /// and the key that helps.
-    fn state_text(
-        &self,
-        row: &Row,
-        c: &Cells,
-        now: &DateTime<FixedOffset>,
-        keys: &Keymap,
-    ) -> String {
+    fn state_text(&self, row: &Row, c: &Cells, now: &DateTime<ShownZone>, keys: &Keymap) -> String {
         let it = &row.item;
         let now_ms = now.timestamp_millis();
         let err = row.error.as_deref().unwrap_or("no reason recorded");

@@ -16,7 +16,8 @@ pub mod sidebar;
 pub mod strip;
 pub mod tools;
 
-use chrono::{DateTime, FixedOffset, TimeZone};
+use crate::tui::shown_zone::ShownZone;
+use chrono::{DateTime, TimeZone};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
@@ -114,7 +115,7 @@ pub enum Intent {
 pub struct Cx<'a> {
     pub model: &'a Model,
     pub keys: &'a Keymap,
-    pub now: DateTime<FixedOffset>,
+    pub now: DateTime<ShownZone>,
     pub now_ms: i64,
     /// Nothing typed in the composer (letters may then be choices on a card).
     pub composer_empty: bool,
@@ -131,7 +132,7 @@ impl Cx<'_> {
 pub struct RenderCx<'a> {
     pub model: &'a Model,
     pub keys: &'a Keymap,
-    pub now: DateTime<FixedOffset>,
+    pub now: DateTime<ShownZone>,
     pub now_ms: i64,
     /// The terminal has reported a key only the keyboard protocol can (Shift+Enter).
     pub enhanced_keys: bool,

@@ -98,10 +98,10 @@ impl Search {
     }
 }
 
-fn when(ms: i64, now: &chrono::DateTime<chrono::FixedOffset>) -> String {
+fn when(ms: i64, now: &chrono::DateTime<crate::tui::shown_zone::ShownZone>) -> String {
     let t = chrono::DateTime::from_timestamp_millis(ms)
         .unwrap_or_default()
-        .with_timezone(now.offset());
+        .with_timezone(&now.timezone());
     if t.date_naive() == now.date_naive() {
         t.format("%H:%M").to_string()
     } else {
