@@ -390,8 +390,11 @@ fn trailing_ends<'r, Tz: TimeZone>(
                     span = when::parse_duration(&body.join(" ")).is_ok();
                     span
                 }
+                // A date, not a clock time: "study until 5pm" is text.
                 ("until", [_, ..]) if !until => {
-                    until = when::parse_until(&body.join(" "), now).is_ok();
+                    let expr = body.join(" ");
+                    until = when::starts_with_date(&expr, now.date_naive())
+                        && when::parse_until(&expr, now).is_ok();
                     until
                 }
                 _ => false,

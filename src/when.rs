@@ -332,6 +332,15 @@ pub fn check_not_too_far(
     }
 }
 
+/// Whether `expr` begins with a date (`fri`, `dec 24`, `2026-12-08`,
+/// `tomorrow 9am`) rather than being a clock time alone (`5pm`): after a
+/// message's text, `until fri` ends a series but `study until 5pm` is text.
+pub fn starts_with_date(expr: &str, today: NaiveDate) -> bool {
+    let owned = words_of(expr.trim());
+    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+    (1..=words.len().min(4)).any(|n| parse_date(&words[..n], today).is_ok())
+}
+
 /// For the end of a repeating schedule (`until dec 24`): like
 /// [`parse_time`] in `Mode::At`, except that a date without a clock time
 /// means the *end* of that day, so `until fri` includes Friday's occurrences.

@@ -594,6 +594,9 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
         (rest.as_str(), s.until),
         ("fast", Some(now_ms + 3 * day_ms))
     );
+    let (s, rest) = recur::split_prefix("every day 9am stretch until fri", &now).unwrap();
+    assert_eq!(rest, "stretch");
+    assert!(s.until.is_some());
     let (s, rest) = recur::split_prefix("every day 9am water plants until dec 24", &now).unwrap();
     let by_rule = recur::parse("every day 9am until dec 24", &now).unwrap();
     assert_eq!((rest.as_str(), s.until), ("water plants", by_rule.until));
@@ -615,6 +618,8 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
     for (input, text) in [
         ("every day 9am study for 2 hours", "study for 2 hours"),
         ("every day 9am wait until it works", "wait until it works"),
+        ("every day 9am study until 5pm", "study until 5pm"),
+        ("every day 9am focus until 17:30", "focus until 17:30"),
         (
             "every day 9am until dec 24 gym until dec 20",
             "gym until dec 20",
