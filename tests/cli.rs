@@ -934,6 +934,12 @@ fn a_config_that_cannot_be_read_holds_what_is_due_until_it_is_fixed() {
         "{}",
         out.stderr
     );
+    // Not "no tock runs": none would send it until the file is fixed.
+    assert!(!out.stderr.contains("no tock runs"), "{}", out.stderr);
+    assert!(
+        t.ok(&["status"])
+            .contains("outbox: nothing is sent until the config file is fixed")
+    );
     let first = out.stdout.trim().parse::<i64>().unwrap();
     let mut d = t.spawn_daemon();
     wait_until(Duration::from_secs(15), "the daemon's warning", || {

@@ -126,14 +126,14 @@ fn send_text(
         series.model_override = model.map(str::to_owned);
         let id = engine.submit_series(&series)?;
         println!("{id}");
-        say_if_no_tock_sends(store, engine.now_ms())?;
+        say_if_no_tock_sends(store, engine)?;
         return Ok(());
     }
     let mut item = NewItem::message(conv_id, text, due);
     item.model_override = model.map(str::to_owned);
     let id = engine.submit(item)?;
     println!("{id}");
-    say_if_no_tock_sends(store, engine.now_ms())?;
+    say_if_no_tock_sends(store, engine)?;
     // The id is the output scripts read; why it waits goes to stderr. A tool
     // call waiting for an answer holds its conversation (the TUI asks for
     // the answer before it takes a message there).
@@ -154,9 +154,18 @@ fn send_text(
 }
 
 /// The item is kept, but only a running tock sends it: with none running
-/// on this database, say so (on stderr: the id is what scripts read).
-fn say_if_no_tock_sends(store: &crate::store::Store, now: i64) -> Result<()> {
-    if super::status::live_dispatcher(store, now)?.is_none() {
+/// on this database, or none allowed to by the config, say so (on stderr:
+/// the id is what scripts read).
+fn say_if_no_tock_sends(store: &crate::store::Store, engine: &Engine) -> Result<()> {
+    let config = engine.config();
+    if !config.get().outbox.enabled {
+        // A file that cannot be read was said to hold it already.
+        if config.error().is_none() {
+            eprintln!("kept; {}", super::status::held_by_config(config));
+        }
+        return Ok(());
+    }
+    if super::status::live_dispatcher(store, engine.now_ms())?.is_none() {
         eprintln!(
             "kept; no tock runs on this database now: it is sent once `tock` or `tock daemon` runs"
         );

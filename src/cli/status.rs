@@ -143,7 +143,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         }
     }
     if !enabled {
-        println!("outbox: disabled in the config (items are kept, nothing is sent)");
+        println!("outbox: {}", held_by_config(config));
     }
     let mut by_status: std::collections::BTreeMap<String, i64> = Default::default();
     for (_, s, n) in &counts {
@@ -338,4 +338,16 @@ pub(super) fn models(engine: &Engine, model: Option<&str>, as_json: bool) -> Res
         }
     }
     Ok(())
+}
+
+/// Why nothing is sent when the config holds dispatch: the outbox switched
+/// off, or a config file that cannot be read (which holds it until fixed).
+pub(super) fn held_by_config(config: &ConfigSource) -> String {
+    match config.error() {
+        Some(_) => {
+            "nothing is sent until the config file is fixed (it cannot be read; items are kept)"
+                .to_string()
+        }
+        None => "disabled in the config (items are kept, nothing is sent)".to_string(),
+    }
 }

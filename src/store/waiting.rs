@@ -82,7 +82,10 @@ impl Waiting {
                     "queue paused after the reply to item #{item_id} failed (tock retry {item_id} asks for it again)"
                 ),
             },
-            Waiting::Disabled => "nothing is sent: the outbox is disabled in the config".into(),
+            Waiting::Disabled => {
+                "nothing is sent: the outbox is off in the config, or the config file cannot be read"
+                    .into()
+            }
         }
     }
 }

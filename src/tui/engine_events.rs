@@ -204,7 +204,10 @@ impl App {
         }
         // The engine says what happened; here we add which key helps.
         let hint = match n.kind {
-            NoticeKind::Failed | NoticeKind::Expired => " — F2 to retry",
+            // About an item (a config that cannot be read is no item).
+            NoticeKind::Failed | NoticeKind::Expired if n.conversation_id.is_some() => {
+                " — F2 to retry"
+            }
             NoticeKind::RegenerateFailed => " — Ctrl+R tries again",
             NoticeKind::Approval if !in_view => " — Alt+↑/↓ or F2 to go there",
             _ => "",
