@@ -954,7 +954,19 @@ fn a_config_that_cannot_be_read_holds_what_is_due_until_it_is_fixed() {
     assert_eq!(server.count(), 0);
     assert!(!String::from_utf8_lossy(&t.db_bytes()).contains("offline model"));
 
+    // Fixed: the daemon sees the file change at once (well before its
+    // 30 s clock check) and sends what it held.
     t.write_config(&good);
+    wait_until(
+        Duration::from_secs(10),
+        "the held two sent after the fix",
+        || {
+            [first, second]
+                .iter()
+                .all(|id| t.item(*id)["status"] == "sent")
+                .then_some(())
+        },
+    );
     let third = t.send(&["--conv", "S", "after the fix"]);
     wait_until(Duration::from_secs(15), "all three sent", || {
         [first, second, third]

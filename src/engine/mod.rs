@@ -293,6 +293,7 @@ impl Engine {
     pub fn start(&self) -> tokio::task::JoinHandle<()> {
         if self.inner.options.watch_db {
             watch::spawn(self.clone());
+            watch::spawn_config(self.clone());
         }
         if self
             .config()

@@ -59,6 +59,40 @@ pub(crate) fn spawn(engine: Engine) {
     }
 }
 
+/// Watch the config file, so that a change (or a fix of a file that could
+/// not be read, which holds every send) takes effect at once rather than
+/// at the next 30 s clock check, which stays the fallback.
+pub(crate) fn spawn_config(engine: Engine) {
+    let Some(path) = engine.config().path().map(std::path::Path::to_path_buf) else {
+        return;
+    };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        dir
+    };
+    let name = name.to_os_string();
+    match Reports::watch(dir, move |file| file == name.as_os_str()) {
+        Ok(mut reports) => {
+            tokio::spawn(async move {
+                while reports.next().await {
+                    // An editor's save is several writes: one look after them.
+                    tokio::time::sleep(COALESCE).await;
+                    reports.drain();
+                    engine.wake();
+                }
+            });
+        }
+        Err(e) => tracing::debug!(
+            "not watching {} ({e}); a change shows at the next clock check",
+            dir.display()
+        ),
+    }
+}
+
 async fn run(engine: Engine, mut reports: Reports) {
     let timer = QuietTimer::new();
     // The version to compare with is read here, on the engine's worker,
