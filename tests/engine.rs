@@ -711,11 +711,25 @@ async fn schedule_task_waits_for_approval_then_fires_into_its_conversation() {
         Step::Reply(vec![text("The build is green."), done()]),
     ]);
     let conv = new_conv(&h);
+    let mut events = h.engine.subscribe();
     h.engine.start();
     h.engine.send_text(conv, "remind me").unwrap();
     settle().await;
     let approvals = h.engine.store().approvals(conv).unwrap();
     assert_eq!(approvals.len(), 1);
+    // The reply that asks is not "finished": the approval's notice stands
+    // (a "reply finished" after it took its place in the status bar).
+    let mut kinds = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        if let tock::engine::Event::Notice(n) = e {
+            kinds.push(n.kind);
+        }
+    }
+    assert!(
+        kinds.contains(&tock::engine::NoticeKind::Approval)
+            && !kinds.contains(&tock::engine::NoticeKind::ReplyFinished),
+        "{kinds:?}"
+    );
     assert!(
         h.engine
             .store()

@@ -264,11 +264,18 @@ pub(crate) async fn run(
                 Ok(false) => tracing::warn!("reply {reply_id} was recovered by another dispatcher"),
                 Err(e) => tracing::error!("saving reply {reply_id}: {e:#}"),
             }
-            engine.notify(
-                NoticeKind::ReplyFinished,
-                Some(conv_id),
-                format!("reply finished in “{}”", conversation.display_title()),
-            );
+            // A reply that ends asking for approval is not finished: its
+            // notice ("… waits for your approval") is the one that stands.
+            let awaits_approval = store
+                .waiting_approvals()
+                .is_ok_and(|waiting| waiting.iter().any(|a| a.conversation_id == conv_id));
+            if !awaits_approval {
+                engine.notify(
+                    NoticeKind::ReplyFinished,
+                    Some(conv_id),
+                    format!("reply finished in “{}”", conversation.display_title()),
+                );
+            }
         }
         End::Failed(e) => {
             let msg = crate::sanitize::sanitize_line(&e.message).into_owned();
