@@ -267,6 +267,10 @@ fn cancel_hides_the_item_except_with_all_and_reschedule_edit_change_it() {
         )),
         "{line}"
     );
+    // A series' id (series are listed among the items) says what it is.
+    let series = t.send(&["--conv", "C", "--every", "daily 9am", "a series"]);
+    let line = t.fails(&["retry", &series.to_string()]);
+    assert!(line.contains("is a recurring series"), "{line}");
 
     let old_due = rfc_ms(&t.item(b)["due_at"]).unwrap();
     t.ok(&["reschedule", &b.to_string(), "3h"]);

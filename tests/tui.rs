@@ -2675,7 +2675,8 @@ async fn quit_suspend_and_ctrl_c() {
     assert!(!ui.app.quit);
     assert!(
         ui.status_line()
-            .contains("a reply is streaming: Ctrl+Q again quits"),
+            .contains("a reply is streaming: Ctrl+Q again quits")
+            && ui.status_line().contains("Esc stops it"),
         "{}",
         ui.status_line()
     );

@@ -119,14 +119,52 @@ fn plain_line(line: &str) -> String {
         rest = &rest[end + 1..];
     }
     out.push_str(rest);
-    // Inline marks and table pipes.
+    // Table pipes and code marks; emphasis only where it opens and closes.
     let out: String = out
         .chars()
         .map(|c| if c == '|' { ' ' } else { c })
-        .filter(|c| !matches!(c, '*' | '`' | '~'))
+        .filter(|c| *c != '`')
         .collect();
-    let out = out.replace("__", "");
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut words: Vec<String> = out.split_whitespace().map(str::to_string).collect();
+    for mark in ["**", "__", "~~", "*", "_"] {
+        strip_emphasis(&mut words, mark);
+    }
+    words.join(" ")
+}
+
+/// Take `mark` off where it opens at a word's start and closes at the end of
+/// that word or a later one (before trailing punctuation), as emphasis does:
+/// `**bold** text`, `__two words__`. Marks inside a word, or one that never
+/// closes, are the text's own: `my__private__var`, `__init__.py`, `~/path`,
+/// `2*3`.
+fn strip_emphasis(words: &mut [String], mark: &str) {
+    let core_end = |w: &str| w.trim_end_matches(|c: char| ".,;:!?)".contains(c)).len();
+    let mut i = 0;
+    while i < words.len() {
+        let opens = words[i].starts_with(mark) && words[i].len() > mark.len();
+        let closes_at = opens
+            .then(|| {
+                (i..words.len()).find(|&j| {
+                    let w = &words[j];
+                    let core = &w[..core_end(w)];
+                    let min = if j == i {
+                        2 * mark.len() + 1
+                    } else {
+                        mark.len() + 1
+                    };
+                    core.len() >= min && core.ends_with(mark)
+                })
+            })
+            .flatten();
+        let Some(j) = closes_at else {
+            i += 1;
+            continue;
+        };
+        words[i].replace_range(..mark.len(), "");
+        let end = core_end(&words[j]);
+        words[j].replace_range(end - mark.len()..end, "");
+        i = j + 1;
+    }
 }
 
 impl Store {
@@ -383,5 +421,21 @@ mod title_tests {
         assert_eq!(derive_title("1. first `step`"), "first step");
         assert_eq!(derive_title("\n\n  hello  "), "hello");
         assert_eq!(derive_title("why does __init__ fail"), "why does init fail");
+        // Marks inside a word, or that never close, are the words' own.
+        for keep in [
+            "fix __init__.py import",
+            "my__private__var",
+            "leak__leak",
+            "cd ~/path",
+            "2*3=6",
+            "snake_case_name",
+        ] {
+            assert_eq!(derive_title(keep), keep);
+        }
+        assert_eq!(derive_title("__two words__ here"), "two words here");
+        assert_eq!(
+            derive_title("*emph*, ~~gone~~ and **bold**!"),
+            "emph, gone and bold!"
+        );
     }
 }

@@ -345,8 +345,14 @@ impl App {
         } else {
             format!("{streaming} replies are")
         };
+        // Esc stops the reply of the conversation on screen only.
+        let esc = if self.model.is_busy() {
+            "Esc stops it"
+        } else {
+            "Esc in its conversation stops it"
+        };
         self.info(format!(
-            "{replies} streaming: Ctrl+Q again quits and cuts it off (asked for again later); Esc stops it"
+            "{replies} streaming: Ctrl+Q again quits and cuts it off (asked for again later); {esc}"
         ));
         if let Some(s) = self.status.as_mut() {
             s.until = now + QUIT_WINDOW_MS;

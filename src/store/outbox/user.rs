@@ -50,6 +50,14 @@ impl Store {
             )
             .optional()?;
         let Some((status, conversation_id, due_at)) = row else {
+            // Series are listed among the items, so their ids are typed here
+            // too. (The connection is let go first: `series` takes it.)
+            drop(conn);
+            if self.series(id)?.is_some() {
+                return Err(anyhow!(
+                    "#{id} is a recurring series, not an item; its occurrences are items that can be {done}"
+                ));
+            }
             return Err(anyhow!("no outbox item {id}"));
         };
         if !from.contains(&status.as_str()) {
