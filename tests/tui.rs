@@ -6286,3 +6286,36 @@ async fn the_regenerating_line_goes_when_the_new_reply_is_in() {
     assert!(ui.screen(80, 24).contains("second answer"));
     assert_eq!(ui.status_line(), "", "the line outlived the regeneration");
 }
+
+/// `/delete` asks again when messages came into the conversation since it
+/// asked (a shell's `tock send`): `y` would have canceled them unseen.
+#[tokio::test(start_paused = true)]
+async fn delete_asks_again_when_more_came_since_it_asked() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let conv = ui.conv();
+    ui.say("/later 1h first");
+    ui.settle().await;
+    ui.say("/delete");
+    assert!(
+        ui.screen(100, 30)
+            .contains("Its 1 pending message(s) will be canceled"),
+        "{}",
+        ui.screen(100, 30)
+    );
+    let mut item = tock::store::NewItem::new(conv, tock::store::Kind::Message, "added meanwhile");
+    item.due_at = Some(ui.app.model.now_ms() + 7_200_000);
+    ui.h.engine.submit(item).unwrap();
+    ui.settle().await;
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.conv(), conv, "not deleted on the first y");
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("Changed meanwhile") && s.contains("Its 2 pending message(s)"),
+        "{s}"
+    );
+    ui.ch('y');
+    ui.pump();
+    assert!(ui.app.model.convs.iter().all(|c| c.id != conv));
+}

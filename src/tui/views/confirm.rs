@@ -15,9 +15,18 @@ use crate::sanitize::sanitize_line;
 use crate::tui::keymap::{Action, Scope};
 
 enum What {
-    CancelItem { id: i64, seen: i64 },
+    CancelItem {
+        id: i64,
+        seen: i64,
+    },
     CancelQueued(i64),
-    DeleteConversation(i64),
+    /// With what the question said, to ask again if it changed.
+    DeleteConversation {
+        id: i64,
+        title: String,
+        typed: bool,
+        pending: usize,
+    },
 }
 
 pub struct Confirm {
@@ -101,7 +110,12 @@ impl Confirm {
             ));
         }
         Self {
-            what: What::DeleteConversation(id),
+            what: What::DeleteConversation {
+                id,
+                title: title.to_string(),
+                typed,
+                pending,
+            },
             question: format!("Delete “{}” and its history?{extra}", sanitize_line(title)),
         }
     }
@@ -115,13 +129,28 @@ impl View for Confirm {
     fn handle_key(&mut self, key: KeyEvent, cx: &mut Cx<'_>) -> Outcome {
         match cx.keys.action(Scope::Confirm, &key) {
             Some(Action::Yes) => {
+                // Messages sent into it since the question was asked (from
+                // a shell, another tock) would be canceled unseen: ask again.
+                if let What::DeleteConversation {
+                    id,
+                    ref title,
+                    typed,
+                    pending,
+                } = self.what
+                    && cx.model.open_messages_of(id) != pending
+                {
+                    let title = title.clone();
+                    *self = Self::delete_conversation(cx.model, id, &title, typed);
+                    self.question.insert_str(0, "Changed meanwhile. ");
+                    return Outcome::Consumed;
+                }
                 cx.push(match self.what {
                     What::CancelItem { id, seen } => Intent::Item {
                         id,
                         seen,
                         action: ItemAction::Cancel,
                     },
-                    What::DeleteConversation(id) => Intent::Delete(id),
+                    What::DeleteConversation { id, .. } => Intent::Delete(id),
                     What::CancelQueued(id) => Intent::CancelQueued(id),
                 });
                 Outcome::Done
