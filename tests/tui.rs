@@ -6319,3 +6319,38 @@ async fn delete_asks_again_when_more_came_since_it_asked() {
     ui.pump();
     assert!(ui.app.model.convs.iter().all(|c| c.id != conv));
 }
+
+/// Two tocks typing a draft in one conversation: the one that saves last
+/// merges the other's text in rather than saving over it (the other's was
+/// lost), and shows both.
+#[tokio::test(start_paused = true)]
+async fn a_draft_saved_over_another_tocks_keeps_both_texts() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let conv = ui.conv();
+    // Another tock saves its draft here after this one loaded (an empty) one.
+    let theirs = tock::store::Draft {
+        text: "typed in the other tock".into(),
+        ..Default::default()
+    };
+    ui.store().save_draft(conv, &theirs, ui.app.model.now_ms()).unwrap();
+    ui.typ("typed here");
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    let stored = ui.store().draft(conv).unwrap().text;
+    assert_eq!(stored, "typed here\n\ntyped in the other tock");
+    assert_eq!(ui.app.composer_text(), stored, "both shown here");
+    assert!(ui.status_line().contains("another tock changed this draft"));
+    // Typing on saves over the merge as usual (nothing doubled).
+    ui.typ(" and more");
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    assert_eq!(
+        ui.store().draft(conv).unwrap().text,
+        "typed here\n\ntyped in the other tock and more"
+    );
+}

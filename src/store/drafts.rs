@@ -93,6 +93,11 @@ impl Store {
     /// saved one this process has not seen (`known`: the saved text as it
     /// last read or wrote it): another tock typed it, and emptying a
     /// composer there must not lose it. Returns the draft kept, if it was.
+    ///
+    /// A draft that is not empty, saved over one another tock saved since
+    /// (two front ends typing in one conversation), is merged with it so
+    /// that neither's text is lost (see [`merge_drafts`]); the merge is
+    /// saved and returned.
     pub fn save_draft_over(
         &self,
         conversation_id: i64,
@@ -100,10 +105,18 @@ impl Store {
         known: &str,
         now: i64,
     ) -> Result<Option<Draft>> {
-        if d.is_empty() {
-            let stored = self.draft(conversation_id)?;
-            if !stored.text.trim().is_empty() && stored.text != known {
+        let stored = self.draft(conversation_id)?;
+        let changed_elsewhere =
+            !stored.text.trim().is_empty() && stored.text != known && stored.text != d.text;
+        if changed_elsewhere {
+            if d.is_empty() {
                 return Ok(Some(stored));
+            }
+            let text = merge_drafts(&d.text, &stored.text, known);
+            if text != d.text {
+                let merged = Draft { text, ..d.clone() };
+                self.save_draft(conversation_id, &merged, now)?;
+                return Ok(Some(merged));
             }
         }
         self.save_draft(conversation_id, d, now)?;
@@ -126,5 +139,45 @@ impl Store {
             save_draft(&conn, conversation_id, d, now)?;
         }
         Ok(())
+    }
+}
+
+/// `ours` saved over `theirs`, which another tock saved since this one last
+/// saw the draft as `known`: their text with ours in place of what we knew,
+/// when they only added to it; either whole, when it holds the other as a
+/// paragraph; else ours, then theirs.
+fn merge_drafts(ours: &str, theirs: &str, known: &str) -> String {
+    let has_paragraph =
+        |text: &str, p: &str| text.split("\n\n").any(|para| para.trim() == p.trim());
+    if has_paragraph(theirs, ours) {
+        return theirs.to_string();
+    }
+    if has_paragraph(ours, theirs) {
+        return ours.to_string();
+    }
+    if !known.trim().is_empty() && theirs.contains(known) {
+        return theirs.replacen(known, ours, 1);
+    }
+    format!("{ours}\n\n{theirs}")
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::merge_drafts;
+
+    #[test]
+    fn neither_text_is_lost_and_none_is_doubled() {
+        // They typed where we had nothing: both, ours first.
+        assert_eq!(merge_drafts("mine", "theirs", ""), "mine\n\ntheirs");
+        // They added to what we knew: our edit takes its place in theirs.
+        assert_eq!(
+            merge_drafts("mine, edited", "mine\n\ntheirs", "mine"),
+            "mine, edited\n\ntheirs"
+        );
+        // One holds the other already.
+        assert_eq!(merge_drafts("a\n\nb", "b", "x"), "a\n\nb");
+        assert_eq!(merge_drafts("b", "a\n\nb", "x"), "a\n\nb");
+        // A short text inside a word of the other is no paragraph of it.
+        assert_eq!(merge_drafts("an", "banana", ""), "an\n\nbanana");
     }
 }

@@ -289,15 +289,37 @@ impl App {
     pub(super) fn queue_draft(&mut self, conv: i64, draft: Draft) {
         let seq = self.drafts.next(conv, draft.clone());
         let known = self.drafts.known.get(&conv).cloned().unwrap_or_default();
+        let sent = draft.text.clone();
         self.write(
             move |e| e.save_draft_over(conv, &draft, &known),
-            move |app, r| app.draft_saved(conv, seq, r),
+            move |app, r| app.draft_saved(conv, seq, &sent, r),
         );
     }
 
-    fn draft_saved(&mut self, conv: i64, seq: u64, r: anyhow::Result<Option<Draft>>) {
+    fn draft_saved(&mut self, conv: i64, seq: u64, sent: &str, r: anyhow::Result<Option<Draft>>) {
         match r {
             Ok(None) => self.drafts.saved(conv, seq),
+            // Saved over a draft another tock saved since: merged, and the
+            // merge shown here if nothing was typed since (else the next
+            // save merges again, ours in place of what was saved now).
+            Ok(Some(merged)) if !sent.is_empty() => {
+                if self.drafts.is_newest(conv, seq) {
+                    self.drafts.by_conv.remove(&conv);
+                }
+                let shown = self.model.current == Some(conv);
+                if shown && self.composer.text() == sent {
+                    let history = self.model.sent_texts();
+                    self.composer.load(&merged, history);
+                    self.drafts.known.insert(conv, merged.text.clone());
+                } else {
+                    self.drafts.known.insert(conv, sent.to_string());
+                }
+                if shown {
+                    self.info(
+                        "another tock changed this draft meanwhile: its text is kept with yours",
+                    );
+                }
+            }
             // Emptied here, while another tock had saved a draft there: it
             // is kept, and shown here if nothing was typed since.
             Ok(Some(theirs)) => {
