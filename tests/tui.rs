@@ -6333,7 +6333,9 @@ async fn a_draft_saved_over_another_tocks_keeps_both_texts() {
         text: "typed in the other tock".into(),
         ..Default::default()
     };
-    ui.store().save_draft(conv, &theirs, ui.app.model.now_ms()).unwrap();
+    ui.store()
+        .save_draft(conv, &theirs, ui.app.model.now_ms())
+        .unwrap();
     ui.typ("typed here");
     tokio::time::advance(std::time::Duration::from_millis(400)).await;
     ui.app.on_tick();
