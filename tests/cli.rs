@@ -1034,6 +1034,21 @@ fn json_output_never_carries_a_raw_c1_control_or_bidi_override() {
     assert_eq!(t.item(id)["status"], "sent");
 }
 
+/// With `catchup_grace = "0s"` and no tock running, `send` does not promise
+/// what the next start will not do: a message due by then is marked expired.
+#[test]
+fn send_with_no_catch_up_says_a_late_item_expires() {
+    let t = Tock::new();
+    t.write_config("[outbox]\ncatchup_grace = \"0s\"\n");
+    let out = t.run(&["send", "--new", "G", "now or never"]);
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("catchup_grace is 0s") && !out.stderr.contains("it is sent once"),
+        "{}",
+        out.stderr
+    );
+}
+
 /// One bad `[keys]` or `[ui.colors]` entry keeps only that entry's default:
 /// the rest of the file (its models) is in effect, and a colour written as a
 /// number (`accent = 24`) is the 256-colour index it looks like.

@@ -166,9 +166,13 @@ fn say_if_no_tock_sends(store: &crate::store::Store, engine: &Engine) -> Result<
         return Ok(());
     }
     if super::status::live_dispatcher(store, engine.now_ms())?.is_none() {
-        eprintln!(
-            "kept; no tock runs on this database now: it is sent once `tock` or `tock daemon` runs"
-        );
+        // With no catch-up, what is due by the time one starts is late.
+        let when = if config.get().outbox.grace().is_zero() {
+            "catchup_grace is 0s, so once one runs it is marked expired if its time has passed (tock retry sends it)"
+        } else {
+            "it is sent once `tock` or `tock daemon` runs"
+        };
+        eprintln!("kept; no tock runs on this database now: {when}");
     }
     Ok(())
 }
