@@ -409,26 +409,12 @@ fn a_series_keeps_the_zone_of_the_tock_that_made_it() {
     }
 }
 
-/// A tock under TZ=Europe/Berlin, and next year's night its clocks go
-/// back (the last Sunday of October: 02:00–03:00 happens twice).
-fn berlin_and_next_years_fold() -> (Tock, chrono::NaiveDate) {
-    use chrono::Datelike;
-    let mut t = Tock::new();
-    t.set_env("TZ", "Europe/Berlin");
-    let year = chrono::Utc::now().year() + 1;
-    let last_sunday = (25..=31)
-        .filter_map(|d| chrono::NaiveDate::from_ymd_opt(year, 10, d))
-        .find(|d| d.weekday() == chrono::Weekday::Sun)
-        .unwrap();
-    (t, last_sunday)
-}
-
 /// `--at` a time that happens twice (clocks go back in the night) is the first
 /// of the two: under TZ=Europe/Berlin, 02:30 on the last Sunday of October
 /// is 00:30 UTC (summer time), not the second 02:30 an hour later.
 #[test]
 fn at_a_time_that_happens_twice_is_the_first() {
-    let (t, last_sunday) = berlin_and_next_years_fold();
+    let (t, last_sunday) = support::berlin_and_next_years_fold();
     let at = format!("{last_sunday} 02:30");
     let id = t.send(&["--new", "fold", "--at", &at, "in the fold"]);
     let list = t.json(&["list", "--json"]);
@@ -446,7 +432,7 @@ fn at_a_time_that_happens_twice_is_the_first() {
 /// clocks go back is due at 00:30 UTC.
 #[test]
 fn a_series_at_a_time_that_happens_twice_is_due_at_the_first() {
-    let (t, last_sunday) = berlin_and_next_years_fold();
+    let (t, last_sunday) = support::berlin_and_next_years_fold();
     let rule = format!(
         "every year oct {} 02:30",
         chrono::Datelike::day(&last_sunday)

@@ -796,13 +796,8 @@ fn theme_auto_asks_the_terminal_and_draws_the_light_palette_on_a_light_backgroun
 #[test]
 fn the_tui_reads_times_by_the_zones_rules_not_todays_offset() {
     use chrono::Datelike;
-    let mut t = Tock::new();
-    t.set_env("TZ", "Europe/Berlin");
-    let year = chrono::Utc::now().year() + 1;
-    let fold = (25..=31)
-        .filter_map(|d| chrono::NaiveDate::from_ymd_opt(year, 10, d))
-        .find(|d| d.weekday() == chrono::Weekday::Sun)
-        .unwrap();
+    let (t, fold) = support::berlin_and_next_years_fold();
+    let year = fold.year();
     let pty = start(&t);
     pty.type_text(&format!("/at {year}-07-01 09:00 summer morning"));
     pty.wait_text("09:00", LONG);

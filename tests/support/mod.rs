@@ -587,6 +587,20 @@ fn write_reply(
 // The real binary on a temp database
 // ---------------------------------------------------------------------------
 
+/// A tock under TZ=Europe/Berlin, and next year's night its clocks go
+/// back (the last Sunday of October: 02:00–03:00 happens twice).
+pub fn berlin_and_next_years_fold() -> (Tock, chrono::NaiveDate) {
+    use chrono::Datelike;
+    let mut t = Tock::new();
+    t.set_env("TZ", "Europe/Berlin");
+    let year = chrono::Utc::now().year() + 1;
+    let last_sunday = (25..=31)
+        .filter_map(|d| chrono::NaiveDate::from_ymd_opt(year, 10, d))
+        .find(|d| d.weekday() == chrono::Weekday::Sun)
+        .unwrap();
+    (t, last_sunday)
+}
+
 /// A temp home for tock: database, config path, log dir, and the environment
 /// every spawned tock gets (inherited OPENAI_*/ANTHROPIC_*/OLLAMA_HOST and
 /// everything else are cleared).
