@@ -560,7 +560,10 @@ impl App {
 
     /// After the last frame: take the layout the frame used.
     pub fn take_layout(&mut self, layout: FrameLayout) {
-        if self.scroll.from_bottom.is_some() || self.scroll.top_of.take().is_some() {
+        // A jump to a message is measured by this frame: taken whatever
+        // else set the scroll meanwhile, or it would hold the view there.
+        let jumped = self.scroll.top_of.take().is_some();
+        if self.scroll.from_bottom.is_some() || jumped {
             self.scroll.from_bottom = (layout.scroll_used > 0).then_some(layout.scroll_used);
         }
         if !layout.sidebar_visible && self.focus == Focus::Sidebar {
