@@ -127,6 +127,19 @@ pub struct Notification {
     pub elsewhere: bool,
 }
 
+impl Notification {
+    /// A notice kept in the database, as heard from there (`elsewhere`);
+    /// None for a kind this build does not know.
+    fn kept(n: crate::store::StoredNotice) -> Option<Self> {
+        Some(Self {
+            kind: NoticeKind::from_stored(&n.kind)?,
+            conversation_id: n.conversation_id,
+            text: n.text,
+            elsewhere: true,
+        })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DispatchState {
     Starting,
@@ -776,8 +789,6 @@ impl Engine {
         Ok(true)
     }
 
-    /// Stop the replies this process streams that another process asked to
-    /// stop ([`Engine::stop_elsewhere`]); run when another process wrote.
     /// Tell this process's front ends what other processes on the database
     /// noticed since the last look (a daemon sent a scheduled message, a
     /// reply finished there): called when another process committed.
@@ -791,16 +802,8 @@ impl Engine {
                 self.inner
                     .notices_seen
                     .store(last, std::sync::atomic::Ordering::Relaxed);
-                for n in notices {
-                    let Some(kind) = NoticeKind::from_stored(&n.kind) else {
-                        continue;
-                    };
-                    self.emit(Event::Notice(Notification {
-                        kind,
-                        conversation_id: n.conversation_id,
-                        text: n.text,
-                        elsewhere: true,
-                    }));
+                for n in notices.into_iter().filter_map(Notification::kept) {
+                    self.emit(Event::Notice(n));
                 }
             }
             Err(e) => tracing::warn!("reading other processes' notices: {e:#}"),
@@ -813,18 +816,7 @@ impl Engine {
         match self.store().recent_notices(limit) {
             Ok(rows) => rows
                 .into_iter()
-                .filter_map(|n| {
-                    let kind = NoticeKind::from_stored(&n.kind)?;
-                    Some((
-                        n.at,
-                        Notification {
-                            kind,
-                            conversation_id: n.conversation_id,
-                            text: n.text,
-                            elsewhere: true,
-                        },
-                    ))
-                })
+                .filter_map(|n| Some((n.at, Notification::kept(n)?)))
                 .collect(),
             Err(e) => {
                 tracing::warn!("reading the kept notices: {e:#}");
@@ -833,6 +825,8 @@ impl Engine {
         }
     }
 
+    /// Stop the replies this process streams that another process asked to
+    /// stop ([`Engine::stop_elsewhere`]); run when another process wrote.
     pub(crate) fn take_stop_requests(&self) {
         let busy: Vec<i64> = lock(&self.inner.busy).keys().copied().collect();
         for conv in busy {

@@ -333,13 +333,11 @@ impl App {
     /// start (a paid reply paid twice), so the first press says so and a
     /// second within two seconds quits.
     fn quit_asked(&mut self) {
-        let now = self.now();
         let streaming = self.engine().turns_in_flight();
-        if streaming == 0 || self.quit_armed.is_some_and(|t| now - t <= QUIT_WINDOW_MS) {
+        if streaming == 0 {
             self.quit = true;
             return;
         }
-        self.quit_armed = Some(now);
         let replies = if streaming == 1 {
             "a reply is".to_string()
         } else {
@@ -351,9 +349,21 @@ impl App {
         } else {
             "Esc in its conversation stops it"
         };
-        self.info(format!(
+        self.quit_on_second_press(format!(
             "{replies} streaming: Ctrl+Q again quits and cuts it off (asked for again later); {esc}"
         ));
+    }
+
+    /// Quit if this is the second press within two seconds; else arm the
+    /// quit and say `warning` for as long as a second press would quit.
+    fn quit_on_second_press(&mut self, warning: String) {
+        let now = self.now();
+        if self.quit_armed.is_some_and(|t| now - t <= QUIT_WINDOW_MS) {
+            self.quit = true;
+            return;
+        }
+        self.quit_armed = Some(now);
+        self.info(warning);
         if let Some(s) = self.status.as_mut() {
             s.until = now + QUIT_WINDOW_MS;
         }
@@ -377,15 +387,8 @@ impl App {
             }
             self.composer.clear(now);
             self.info("cleared (Ctrl+P brings it back)");
-        } else if self.quit_armed.is_some_and(|t| now - t <= QUIT_WINDOW_MS) {
-            self.quit = true;
         } else {
-            self.quit_armed = Some(now);
-            self.info("press Ctrl+C again to quit");
-            // Said only while it is true.
-            if let Some(s) = self.status.as_mut() {
-                s.until = now + QUIT_WINDOW_MS;
-            }
+            self.quit_on_second_press("press Ctrl+C again to quit".to_string());
         }
     }
 
