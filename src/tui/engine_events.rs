@@ -78,6 +78,7 @@ impl App {
             }
             Event::Dispatch(s) => self.model.dispatch = s,
             Event::Tools => {}
+            Event::ConfigReloaded => self.retheme_if_config_changed(),
             Event::Notice(n) => self.on_notice(n),
         }
         // A token or a dispatch state changes nothing a view shows; the views
@@ -169,7 +170,10 @@ impl App {
             conversation_id: n.conversation_id,
             is_error: matches!(
                 n.kind,
-                NoticeKind::Failed | NoticeKind::RegenerateFailed | NoticeKind::Expired
+                NoticeKind::Failed
+                    | NoticeKind::RegenerateFailed
+                    | NoticeKind::Expired
+                    | NoticeKind::ConfigUnreadable
             ),
         }
     }
@@ -241,7 +245,10 @@ impl App {
         let routine = matches!(n.kind, NoticeKind::Fired | NoticeKind::ReplyFinished);
         let quiet = routine
             && n.conversation_id
-                .is_some_and(|c| !self.model.rang.insert(c));
+                .is_some_and(|c| !self.model.rang.insert(c))
+            // Good news about the file: listed and passed to notify_command
+            // (which heard of the problem), not rung.
+            || n.kind == NoticeKind::ConfigReadable;
         let bytes = if quiet {
             String::new()
         } else {
