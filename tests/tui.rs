@@ -4299,6 +4299,79 @@ async fn f2_r_on_a_series_a_new_rule_typed_replaces_the_old() {
     assert_eq!(v.description, "every day at 07:00", "{}", ui.status_line());
 }
 
+/// The status line `/every` leaves ("repeating: every day at 09:00 — …")
+/// goes when the series it names changes — a new rule, a pause, its end,
+/// in F2 or from another tock — instead of showing the old rule out its
+/// ten seconds; a change to another series leaves it.
+#[tokio::test(start_paused = true)]
+async fn the_repeating_line_goes_when_its_series_changes() {
+    let repeating = |ui: &Ui| {
+        ui.status_line()
+            .starts_with("repeating: every day at 09:00")
+    };
+    let mut ui = Ui::new(vec![]);
+    ui.say("/every day at 9am water the plants");
+    ui.pump();
+    assert!(repeating(&ui), "{}", ui.status_line());
+    let id = ui.h.engine.list_series(false).unwrap()[0].series.id;
+    // Another series changed: the line still holds.
+    let other =
+        ui.h.engine
+            .create_series(
+                ui.app.model.current.unwrap(),
+                Kind::Message,
+                "feed the cat",
+                &ui.h.engine.parse_schedule("every day at 7pm").unwrap(),
+            )
+            .unwrap();
+    ui.h.engine.pause_series(other).unwrap();
+    ui.pump();
+    assert!(repeating(&ui), "{}", ui.status_line());
+    // A new rule in F2.
+    ui.press(KeyCode::F(2));
+    ui.ch('r');
+    ui.typ("every weekday 8:30");
+    ui.enter();
+    ui.pump();
+    ui.press(KeyCode::Esc);
+    let s = ui.screen(110, 30);
+    assert!(!s.contains("repeating: every day"), "{s}");
+    assert_eq!(
+        ui.h.engine.series_view(id).unwrap().unwrap().description,
+        "every weekday at 08:30"
+    );
+
+    // Paused from another tock (the CLI): the same.
+    ui.say("/every day at 9am water the roses");
+    ui.pump();
+    assert!(repeating(&ui), "{}", ui.status_line());
+    let roses = ui.h.engine.list_series(false).unwrap();
+    let roses = roses
+        .iter()
+        .find(|v| v.series.text == "water the roses")
+        .unwrap()
+        .series
+        .id;
+    ui.h.engine.pause_series(roses).unwrap();
+    ui.pump();
+    assert!(!repeating(&ui), "{}", ui.status_line());
+
+    // Ended in F2.
+    ui.say("/every day at 9am water the ferns");
+    ui.pump();
+    assert!(repeating(&ui), "{}", ui.status_line());
+    let ferns = ui.h.engine.list_series(false).unwrap();
+    let ferns = ferns
+        .iter()
+        .find(|v| v.series.text == "water the ferns")
+        .unwrap()
+        .series
+        .id;
+    ui.h.engine.end_series(ferns).unwrap();
+    ui.pump();
+    assert!(!repeating(&ui), "{}", ui.status_line());
+}
+
 /// After x y in F2 the ended series has left and nothing is selected (so
 /// a stray key cannot act on the row that took its place): no row is
 /// marked, a key says why it does nothing, and a move selects again. The

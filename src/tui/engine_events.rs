@@ -117,8 +117,34 @@ impl App {
                     .as_ref()
                     .is_none_or(|r| r.status.is_finished() || r.status.gave_up())
         });
-        if answered || paused || finished || ran || regenerated {
+        let series_changed = s.series_shown.as_ref().is_some_and(|shown| {
+            match self.engine().reader().series(shown.id) {
+                Ok(Some(now)) => !same_as_shown(shown, &now),
+                Ok(None) => true,
+                // Unknown: the line stays its ten seconds, as before.
+                Err(e) => {
+                    tracing::warn!("reading series {}: {e:#}", shown.id);
+                    false
+                }
+            }
+        });
+        if answered || paused || finished || ran || regenerated || series_changed {
             self.status = None;
+        }
+    }
+
+    /// The status line just set names series `id` (see
+    /// [`super::app::Status::series_shown`]).
+    pub(super) fn status_names_series(&mut self, id: i64) {
+        let series = match self.engine().reader().series(id) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("reading series {id}: {e:#}");
+                None
+            }
+        };
+        if let Some(s) = self.status.as_mut() {
+            s.series_shown = series;
         }
     }
 
@@ -261,6 +287,13 @@ impl App {
             crate::notify::run_command(cmd, &n);
         }
     }
+}
+
+/// Whether a series still says what a line about it said: its rule, its
+/// end, its next time and whether it runs (not its text or counts).
+fn same_as_shown(a: &crate::store::Series, b: &crate::store::Series) -> bool {
+    (&a.rule, a.until_at, a.remaining, a.next_due_at, &a.status)
+        == (&b.rule, b.until_at, b.remaining, b.next_due_at, &b.status)
 }
 
 /// Add text streamed at `offset` of a reply to what is shown of it: only the

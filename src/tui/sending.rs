@@ -367,10 +367,11 @@ impl App {
                         self.write(
                             move |e| e.create_series(id, Kind::Message, &text, &s),
                             move |app, r| match r {
-                                Ok(_) => {
+                                Ok(series) => {
                                     app.info(format!(
                                         "repeating: {what} (F2 to pause, edit or end it)"
                                     ));
+                                    app.status_names_series(series);
                                     done_later(app);
                                 }
                                 // The text stays in the composer so nothing is lost.
