@@ -4116,6 +4116,36 @@ async fn every_creates_a_series_with_a_live_preview() {
     assert!(s.contains("✗ its first time is too far ahead"), "{s}");
 }
 
+/// At 60 columns a cron rule's words, too long for the composer's title,
+/// are cut after a whole day of their list (`on Monday, Tuesday, …)`), not
+/// inside one (`on Monday, T…`, a day that is not there), and never inside
+/// the quoted pattern; its end stays whole.
+#[tokio::test(start_paused = true)]
+async fn the_every_preview_of_a_cron_rule_is_cut_after_a_whole_word() {
+    let mut ui = Ui::new(vec![]);
+    ui.app.sidebar_pref = Some(false);
+    ui.typ("/every cron \"0 9 * * 1-5\" stand-up notes");
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("╭ ⏰ cron \"0 9 * * 1-5\" (at 09:00, on Monday, Tuesday, …) ─"),
+        "{s}"
+    );
+    insta::assert_snapshot!("every_preview_cron_60x15", s);
+    ui.ctrl('u');
+    ui.typ("/every cron \"*/15 9-17 * * 1-5\" until 2027-01-31 check the queue");
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("╭ ⏰ cron \"*/15 9-17 * * 1-5\" …, until 31 Jan 2027 ─"),
+        "{s}"
+    );
+    // Wider, more of the words, still cut after a whole one.
+    let s = ui.screen(80, 15);
+    assert!(
+        s.contains("⏰ cron \"*/15 9-17 * * 1-5\" (every 15 minutes, …), until 31 Jan 2027 ─"),
+        "{s}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_approval_card_of_a_repeating_task_shows_the_rule() {
     let mut ui = Ui::new(vec![Step::Reply(vec![
