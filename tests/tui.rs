@@ -4146,6 +4146,36 @@ async fn the_every_preview_of_a_cron_rule_is_cut_after_a_whole_word() {
     );
 }
 
+/// The approval card of a repeating task at 60 columns: its rule cut (the
+/// `until …` that ends it) says Ctrl+O shows the whole call, as a cut
+/// instruction does; where nothing is cut, no hint.
+#[tokio::test(start_paused = true)]
+async fn the_approval_card_says_ctrl_o_when_its_rule_is_cut() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![
+        text("I'll check the build every weekday morning."),
+        tool_call(
+            "schedule_task",
+            r#"{"instruction":"check the build","repeat":"every weekday at 8:30","until":"2027-01-31","title":"build"}"#,
+        ),
+        done(),
+    ])]);
+    ui.start().await;
+    ui.say("check the build every weekday morning until the end of january");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 20);
+    assert!(
+        s.contains("│ repeats every weekday at 08:30, until Sun 31 Jan 2027 …"),
+        "{s}"
+    );
+    assert!(s.contains("│ Ctrl+O shows the whole call"), "{s}");
+    insta::assert_snapshot!("approval_repeating_until_60x20", s);
+    let s = ui.screen(120, 40);
+    assert!(s.contains("until Sun 31 Jan 2027"), "{s}");
+    assert!(!s.contains("shows the whole"), "{s}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_approval_card_of_a_repeating_task_shows_the_rule() {
     let mut ui = Ui::new(vec![Step::Reply(vec![
