@@ -556,8 +556,12 @@ pub struct ConfigSource {
     key_cache: Mutex<BTreeMap<String, KeyFromCommand>>,
     /// Tests inject a provider that every model resolves to.
     pub provider_override: Option<Arc<dyn Provider>>,
-    /// Last reload error (bad TOML): shown to the user, the previous config stays.
-    pub last_error: Mutex<Option<String>>,
+    /// Why the file could not be read when last read (bad TOML, a value of
+    /// the wrong type), if it could not: the settings before stay.
+    last_error: Mutex<Option<String>>,
+    /// The file has not been read since start: the settings in effect are
+    /// the held defaults, which send nothing.
+    held: std::sync::atomic::AtomicBool,
     /// Built providers by endpoint, so a resolve (every frame's status bar,
     /// every turn) neither builds an HTTP client nor loses pooled connections.
     providers: Mutex<BTreeMap<String, Arc<dyn Provider>>>,
@@ -575,11 +579,10 @@ impl ConfigSource {
             Some(p) => match Config::load(p) {
                 Ok(cfg) => (mtime(p), cfg),
                 Err(e) => {
-                    error = Some(format!(
-                        "{e:#}; nothing is sent until it is fixed (messages wait in the outbox)"
-                    ));
+                    error = Some(format!("{e:#}"));
                     let mut held = Config::default();
                     held.outbox.enabled = false;
+                    held.notify_command = notify_command_of_unreadable(p);
                     (mtime(p), held)
                 }
             },
@@ -591,17 +594,26 @@ impl ConfigSource {
             cli_model,
             key_cache: Mutex::new(BTreeMap::new()),
             provider_override: None,
+            held: std::sync::atomic::AtomicBool::new(error.is_some()),
             last_error: Mutex::new(error),
             providers: Mutex::new(BTreeMap::new()),
         })
     }
 
-    /// Why the config file is not in effect, if it is not.
+    /// Why the config file is not in effect, if it is not, and what is in
+    /// effect instead. The same file read again (by this tock after a save,
+    /// by another on the same database) says the same.
     pub fn error(&self) -> Option<String> {
-        self.last_error
+        let error = self
+            .last_error
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .clone()?;
+        Some(if self.held.load(std::sync::atomic::Ordering::Relaxed) {
+            format!("{error}; nothing is sent until it is fixed (messages wait in the outbox)")
+        } else {
+            format!("{error}; keeping the settings read before")
+        })
     }
 
     pub fn from_config(cfg: Config) -> Self {
@@ -612,6 +624,7 @@ impl ConfigSource {
             key_cache: Mutex::new(BTreeMap::new()),
             provider_override: None,
             last_error: Mutex::new(None),
+            held: std::sync::atomic::AtomicBool::new(false),
             providers: Mutex::new(BTreeMap::new()),
         }
     }
@@ -644,6 +657,7 @@ impl ConfigSource {
             Ok(cfg) => {
                 *self.state.write().unwrap_or_else(|p| p.into_inner()) = (m, Arc::new(cfg));
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                self.held.store(false, std::sync::atomic::Ordering::Relaxed);
                 self.key_cache
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -890,6 +904,17 @@ fn mtime(p: &Path) -> Option<SystemTime> {
 }
 
 /// Platform paths (config, data, state), overridable by the caller.
+/// The `notify_command` of a config file that cannot be read as a whole
+/// (a value of the wrong type elsewhere in it): that problem is itself a
+/// notice, and the command is how the user hears of notices away from a
+/// terminal (`tock daemon`). None when the file is no TOML at all or the
+/// command is no list of strings.
+fn notify_command_of_unreadable(path: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let table: toml::Table = toml::from_str(&text).ok()?;
+    table.get("notify_command")?.clone().try_into().ok()
+}
+
 pub fn project_dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "tock")
 }

@@ -8,10 +8,12 @@ pub fn kind_label(k: &NoticeKind) -> &'static str {
     match k {
         NoticeKind::Fired => "fired",
         NoticeKind::ReplyFinished => "reply",
-        NoticeKind::Failed | NoticeKind::RegenerateFailed => "failed",
+        NoticeKind::Failed | NoticeKind::RegenerateFailed | NoticeKind::ConfigUnreadable => {
+            "failed"
+        }
         NoticeKind::Expired => "expired",
         NoticeKind::Approval => "approval",
-        NoticeKind::Info | NoticeKind::ToolRunning => "info",
+        NoticeKind::Info | NoticeKind::ToolRunning | NoticeKind::ConfigReadable => "info",
     }
 }
 

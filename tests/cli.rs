@@ -980,6 +980,118 @@ fn a_config_that_cannot_be_read_holds_what_is_due_until_it_is_fixed() {
     d.wait_timeout(Duration::from_secs(3));
 }
 
+/// The notices about the config file kept in the database, oldest first:
+/// (kind, text); none before the daemon made the database.
+fn config_notices(t: &Tock) -> Vec<(String, String)> {
+    if !t.db.exists() {
+        return Vec::new();
+    }
+    let db = t.sql();
+    let Ok(mut stmt) =
+        db.prepare("SELECT kind, text FROM notices WHERE kind LIKE 'config%' ORDER BY id")
+    else {
+        return Vec::new();
+    };
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+/// A daemon started on a config file it cannot read says so as a notice,
+/// not only on its stderr: kept in the database (a TUI beside it lists it in
+/// F3 and shows it in its status bar) and passed to `notify_command`, taken
+/// from the file when only another value in it is wrong. Once per problem:
+/// the file saved again with the same problem, or a restart of the daemon,
+/// tells nothing new; the file fixed is told once too.
+#[test]
+fn a_daemon_on_a_config_it_cannot_read_tells_it_once_and_tells_when_it_is_fixed() {
+    let t = Tock::new();
+    let ran = t.path("notified");
+    let command = format!(
+        "notify_command = [\"sh\", \"-c\", \"echo \\\"$TOCK_EVENT: $TOCK_TEXT\\\" >> {}\"]\n",
+        ran.display()
+    );
+    let broken = format!("{command}[ui]\nmax_width = -3\n");
+    t.write_config(&broken);
+    let told = || -> Vec<String> {
+        std::fs::read_to_string(&ran)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let mut d = t.spawn_daemon();
+    let kept = wait_until(Duration::from_secs(15), "the problem kept", || {
+        let kept = config_notices(&t);
+        (!kept.is_empty()).then_some(kept)
+    });
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].0, "config_unreadable");
+    assert!(
+        kept[0].1.contains("line 3") && kept[0].1.contains("nothing is sent until it is fixed"),
+        "{kept:?}"
+    );
+    let lines = wait_until(Duration::from_secs(10), "notify_command run", || {
+        let lines = told();
+        (!lines.is_empty()).then_some(lines)
+    });
+    assert!(
+        lines[0].starts_with("failed: ") && lines[0].contains("line 3"),
+        "{lines:?}"
+    );
+
+    // The same problem, saved again: read again, not told again.
+    std::thread::sleep(Duration::from_millis(20));
+    t.write_config(&broken);
+    wait_until(Duration::from_secs(10), "the file read again", || {
+        d.stderr().contains("config reload failed").then_some(())
+    });
+    // A restart on the same file: the problem was told.
+    d.signal(libc::SIGTERM);
+    d.wait_timeout(Duration::from_secs(5));
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(15), "the second daemon's look", || {
+        d.stderr().contains("told already").then_some(())
+    });
+    assert_eq!(config_notices(&t).len(), 1, "{:?}", config_notices(&t));
+
+    // Another problem is another notice.
+    std::thread::sleep(Duration::from_millis(20));
+    t.write_config(&format!("{command}[ui]\nmax_width = \"wide\"\n"));
+    let kept = wait_until(Duration::from_secs(10), "the new problem kept", || {
+        let kept = config_notices(&t);
+        (kept.len() == 2).then_some(kept)
+    });
+    assert_eq!(kept[1].0, "config_unreadable", "{kept:?}");
+
+    // Fixed: told once, and what was held goes.
+    std::thread::sleep(Duration::from_millis(20));
+    t.write_config(&command);
+    let kept = wait_until(Duration::from_secs(10), "the fix kept", || {
+        let kept = config_notices(&t);
+        (kept.len() == 3).then_some(kept)
+    });
+    assert_eq!(kept[2].0, "config_readable", "{kept:?}");
+    let lines = wait_until(
+        Duration::from_secs(10),
+        "notify_command run for the fix",
+        || {
+            let lines = told();
+            (lines.len() == 3).then_some(lines)
+        },
+    );
+    assert!(
+        lines[2].starts_with("info: ") && lines[2].contains("can be read again"),
+        "{lines:?}"
+    );
+    wait_until(Duration::from_secs(10), "the daemon dispatching", || {
+        (t.json(&["status", "--json"])["dispatcher"]["pid"] == d.pid() as i64).then_some(())
+    });
+    d.signal(libc::SIGTERM);
+    d.wait_timeout(Duration::from_secs(5));
+}
+
 /// `--json` output escapes what a terminal acts on beyond C0 (a C1 CSI, a
 /// bidi override, DEL) as `\uXXXX`: the JSON means the same, and printed to
 /// a terminal it is inert.

@@ -637,6 +637,67 @@ fn a_tui_next_to_a_daemon_hears_its_notices_and_keeps_them_across_a_restart() {
     pty.wait_text("reply finished in “Elsewhere”", LONG);
 }
 
+/// A TUI opened beside a daemon started on a config file it cannot read
+/// lists the daemon's notice of it in F3 (the TUI's own engine, reading the
+/// same file, does not tell it again), and hears the file fixed, once.
+#[test]
+fn a_tui_beside_a_daemon_on_an_unreadable_config_lists_the_problem_and_its_fix_once() {
+    let t = Tock::new();
+    let good = "[ui]\nmax_width = 90\n";
+    t.write_config("[ui]\nmax_width = -3\n");
+    let mut daemon = t.spawn_daemon();
+    let kept = || -> usize {
+        if !t.db.exists() {
+            return 0;
+        }
+        t.sql()
+            .query_row(
+                "SELECT COUNT(*) FROM notices WHERE kind = 'config_unreadable'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap_or(0)
+    };
+    wait_until(LONG, "the daemon's notice kept", || {
+        (kept() == 1).then_some(())
+    });
+    let pty = start(&t);
+    pty.write(b"\x1bOR"); // F3
+    let screen = pty.wait_text("line 2:", LONG);
+    assert_eq!(
+        screen.lines().filter(|l| l.contains("line 2:")).count(),
+        1,
+        "{screen}"
+    );
+    pty.write(b"\x1b"); // Esc
+    t.write_config(good);
+    pty.wait_text("can be read again", LONG);
+    pty.write(b"\x1bOR"); // F3
+    let screen = pty.wait_text("line 2:", LONG);
+    // In the list, not its status bar.
+    let listed: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.trim_start().starts_with('│'))
+        .collect();
+    assert_eq!(
+        listed
+            .iter()
+            .filter(|l| l.contains("can be read again"))
+            .count(),
+        1,
+        "{screen}"
+    );
+    assert!(
+        !listed.iter().any(|l| l
+            .trim_end_matches(['│', ' '])
+            .ends_with("configuration reloaded")),
+        "and no second word of the reload: {screen}"
+    );
+    assert_eq!(kept(), 1);
+    daemon.signal(libc::SIGTERM);
+    daemon.wait_timeout(LONG);
+}
+
 #[test]
 fn a_fired_item_rings_and_emits_desktop_notification_escapes_outside_tmux() {
     let mut t = Tock::new();

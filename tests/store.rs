@@ -515,3 +515,41 @@ fn notices_are_read_by_other_engines_and_the_newest_are_kept() {
     assert_eq!(kept.first().unwrap().text, "n50");
     assert_eq!(s.recent_notices(2).unwrap()[1].text, "n249");
 }
+
+/// A notice about a state every engine reads alike (the config file) is
+/// kept once: not again while the newest notice of that state says it, by
+/// whichever engine, and again once the state changed in between.
+#[test]
+fn a_state_notice_is_kept_once_until_the_state_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("t.db")).unwrap();
+    let state = ["broken", "fixed"];
+    let first = s.add_state_notice(1, "broken", state, "line 3", "engine-a");
+    assert!(first.unwrap().is_some());
+    // Other notices between do not make it new.
+    s.add_notice(2, "fired", Some(1), "sent", "engine-a")
+        .unwrap();
+    let again = s.add_state_notice(3, "broken", state, "line 3", "engine-b");
+    assert_eq!(again.unwrap(), None, "told by engine-a already");
+    let other = s.add_state_notice(4, "broken", state, "line 4", "engine-b");
+    assert!(other.unwrap().is_some(), "another problem");
+    assert!(
+        s.add_state_notice(5, "fixed", state, "ok", "engine-a")
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        s.add_state_notice(6, "fixed", state, "ok", "engine-b")
+            .unwrap(),
+        None
+    );
+    let back = s.add_state_notice(7, "broken", state, "line 3", "engine-b");
+    assert!(back.unwrap().is_some(), "broken again after the fix");
+    let kinds: Vec<String> = s
+        .recent_notices(10)
+        .unwrap()
+        .into_iter()
+        .map(|n| n.kind)
+        .collect();
+    assert_eq!(kinds, ["broken", "fired", "broken", "fixed", "broken"]);
+}

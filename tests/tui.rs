@@ -4116,6 +4116,66 @@ async fn every_creates_a_series_with_a_live_preview() {
     assert!(s.contains("✗ its first time is too far ahead"), "{s}");
 }
 
+/// At 60 columns a cron rule's words, too long for the composer's title,
+/// are cut after a whole day of their list (`on Monday, Tuesday, …)`), not
+/// inside one (`on Monday, T…`, a day that is not there), and never inside
+/// the quoted pattern; its end stays whole.
+#[tokio::test(start_paused = true)]
+async fn the_every_preview_of_a_cron_rule_is_cut_after_a_whole_word() {
+    let mut ui = Ui::new(vec![]);
+    ui.app.sidebar_pref = Some(false);
+    ui.typ("/every cron \"0 9 * * 1-5\" stand-up notes");
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("╭ ⏰ cron \"0 9 * * 1-5\" (at 09:00, on Monday, Tuesday, …) ─"),
+        "{s}"
+    );
+    insta::assert_snapshot!("every_preview_cron_60x15", s);
+    ui.ctrl('u');
+    ui.typ("/every cron \"*/15 9-17 * * 1-5\" until 2027-01-31 check the queue");
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("╭ ⏰ cron \"*/15 9-17 * * 1-5\" …, until 31 Jan 2027 ─"),
+        "{s}"
+    );
+    // Wider, more of the words, still cut after a whole one.
+    let s = ui.screen(80, 15);
+    assert!(
+        s.contains("⏰ cron \"*/15 9-17 * * 1-5\" (every 15 minutes, …), until 31 Jan 2027 ─"),
+        "{s}"
+    );
+}
+
+/// The approval card of a repeating task at 60 columns: its rule cut (the
+/// `until …` that ends it) says Ctrl+O shows the whole call, as a cut
+/// instruction does; where nothing is cut, no hint.
+#[tokio::test(start_paused = true)]
+async fn the_approval_card_says_ctrl_o_when_its_rule_is_cut() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![
+        text("I'll check the build every weekday morning."),
+        tool_call(
+            "schedule_task",
+            r#"{"instruction":"check the build","repeat":"every weekday at 8:30","until":"2027-01-31","title":"build"}"#,
+        ),
+        done(),
+    ])]);
+    ui.start().await;
+    ui.say("check the build every weekday morning until the end of january");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 20);
+    assert!(
+        s.contains("│ repeats every weekday at 08:30, until Sun 31 Jan 2027 …"),
+        "{s}"
+    );
+    assert!(s.contains("│ Ctrl+O shows the whole call"), "{s}");
+    insta::assert_snapshot!("approval_repeating_until_60x20", s);
+    let s = ui.screen(120, 40);
+    assert!(s.contains("until Sun 31 Jan 2027"), "{s}");
+    assert!(!s.contains("shows the whole"), "{s}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_approval_card_of_a_repeating_task_shows_the_rule() {
     let mut ui = Ui::new(vec![Step::Reply(vec![
@@ -4297,6 +4357,79 @@ async fn f2_r_on_a_series_a_new_rule_typed_replaces_the_old() {
     ui.enter();
     let v = ui.h.engine.series_view(id).unwrap().unwrap();
     assert_eq!(v.description, "every day at 07:00", "{}", ui.status_line());
+}
+
+/// The status line `/every` leaves ("repeating: every day at 09:00 — …")
+/// goes when the series it names changes — a new rule, a pause, its end,
+/// in F2 or from another tock — instead of showing the old rule out its
+/// ten seconds; a change to another series leaves it.
+#[tokio::test(start_paused = true)]
+async fn the_repeating_line_goes_when_its_series_changes() {
+    let repeating = |ui: &Ui| {
+        ui.status_line()
+            .starts_with("repeating: every day at 09:00")
+    };
+    let mut ui = Ui::new(vec![]);
+    ui.say("/every day at 9am water the plants");
+    ui.pump();
+    assert!(repeating(&ui), "{}", ui.status_line());
+    let id = ui.h.engine.list_series(false).unwrap()[0].series.id;
+    // Another series changed: the line still holds.
+    let other =
+        ui.h.engine
+            .create_series(
+                ui.app.model.current.unwrap(),
+                Kind::Message,
+                "feed the cat",
+                &ui.h.engine.parse_schedule("every day at 7pm").unwrap(),
+            )
+            .unwrap();
+    ui.h.engine.pause_series(other).unwrap();
+    ui.pump();
+    assert!(repeating(&ui), "{}", ui.status_line());
+    // A new rule in F2.
+    ui.press(KeyCode::F(2));
+    ui.ch('r');
+    ui.typ("every weekday 8:30");
+    ui.enter();
+    ui.pump();
+    ui.press(KeyCode::Esc);
+    let s = ui.screen(110, 30);
+    assert!(!s.contains("repeating: every day"), "{s}");
+    assert_eq!(
+        ui.h.engine.series_view(id).unwrap().unwrap().description,
+        "every weekday at 08:30"
+    );
+
+    // Paused from another tock (the CLI): the same.
+    ui.say("/every day at 9am water the roses");
+    ui.pump();
+    assert!(repeating(&ui), "{}", ui.status_line());
+    let roses = ui.h.engine.list_series(false).unwrap();
+    let roses = roses
+        .iter()
+        .find(|v| v.series.text == "water the roses")
+        .unwrap()
+        .series
+        .id;
+    ui.h.engine.pause_series(roses).unwrap();
+    ui.pump();
+    assert!(!repeating(&ui), "{}", ui.status_line());
+
+    // Ended in F2.
+    ui.say("/every day at 9am water the ferns");
+    ui.pump();
+    assert!(repeating(&ui), "{}", ui.status_line());
+    let ferns = ui.h.engine.list_series(false).unwrap();
+    let ferns = ferns
+        .iter()
+        .find(|v| v.series.text == "water the ferns")
+        .unwrap()
+        .series
+        .id;
+    ui.h.engine.end_series(ferns).unwrap();
+    ui.pump();
+    assert!(!repeating(&ui), "{}", ui.status_line());
 }
 
 /// After x y in F2 the ended series has left and nothing is selected (so

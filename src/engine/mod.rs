@@ -49,6 +49,11 @@ pub enum Event {
     Conversations,
     /// MCP servers started, stopped or listed their tools.
     Tools,
+    /// The config file was read again, and a notice that says so was told
+    /// by another tock on the database (it reaches the front ends here as
+    /// a kept notice, maybe before this process read the file): what
+    /// depends on the settings is read again.
+    ConfigReloaded,
     /// Text appended to a streaming reply.
     Delta {
         conversation_id: i64,
@@ -85,20 +90,32 @@ pub enum NoticeKind {
     /// An approved tool call started; it runs until
     /// [`Engine::runs_approved_call_in`] says no more.
     ToolRunning,
+    /// The config file cannot be read: nothing new of it is in effect
+    /// (nothing is sent, if it could not be read at start).
+    ConfigUnreadable,
+    /// The config file can be read again after [`NoticeKind::ConfigUnreadable`].
+    ConfigReadable,
     Info,
 }
 
 /// The kinds of notice kept in the database, with the names they are kept
 /// under: what a user wants to hear in every tock on the database. Notices
 /// about this process (a config reload, a call running now) stay in it.
-const STORED_NOTICES: [(NoticeKind, &str); 6] = [
+const STORED_NOTICES: [(NoticeKind, &str); 8] = [
     (NoticeKind::Fired, "fired"),
     (NoticeKind::ReplyFinished, "reply_finished"),
     (NoticeKind::Failed, "failed"),
     (NoticeKind::RegenerateFailed, "regenerate_failed"),
     (NoticeKind::Expired, "expired"),
     (NoticeKind::Approval, "approval"),
+    (NoticeKind::ConfigUnreadable, CONFIG_STATE_NOTICES[0]),
+    (NoticeKind::ConfigReadable, CONFIG_STATE_NOTICES[1]),
 ];
+
+/// The stored names of the notices about the config file, a state every
+/// tock on the database reads alike: each is kept once however many of them
+/// notice it ([`Engine::notify_config_state`]).
+const CONFIG_STATE_NOTICES: [&str; 2] = ["config_unreadable", "config_readable"];
 
 impl NoticeKind {
     fn stored_name(&self) -> Option<&'static str> {
@@ -220,6 +237,10 @@ struct Inner {
     owner: String,
     /// The newest notice in the database this engine has looked at.
     notices_seen: std::sync::atomic::AtomicI64,
+    /// Why the config file could not be read when this engine last looked
+    /// (None: it could, or it has not looked yet): a problem is told when
+    /// it starts or changes, not at every pass.
+    config_problem: Mutex<Option<String>>,
     /// Conversations with a turn in flight, and how to stop it.
     busy: Mutex<HashMap<i64, tokio::sync::watch::Sender<Option<StopReason>>>>,
     dispatch: Mutex<DispatchState>,
@@ -286,6 +307,7 @@ impl Engine {
                 wake: Notify::new(),
                 owner,
                 notices_seen: std::sync::atomic::AtomicI64::new(notices_seen),
+                config_problem: Mutex::new(None),
                 busy: Mutex::new(HashMap::new()),
                 dispatch: Mutex::new(DispatchState::Starting),
                 shutdown,
@@ -487,6 +509,42 @@ impl Engine {
             text,
             elsewhere: false,
         }));
+    }
+
+    /// Tell of the config file's state ([`NoticeKind::ConfigUnreadable`],
+    /// [`NoticeKind::ConfigReadable`]): kept and told here unless the newest
+    /// such notice in the database says it already (a second tock on the
+    /// same file noticed first, or this one before a restart); that one was
+    /// told where it was noticed, and reaches this process's front ends as
+    /// any kept notice does. Returns whether it was told here.
+    pub(crate) fn notify_config_state(&self, kind: NoticeKind, text: String) -> bool {
+        let Some(name) = kind.stored_name() else {
+            self.notify(kind, None, text);
+            return true;
+        };
+        match self.store().add_state_notice(
+            self.now_ms(),
+            name,
+            CONFIG_STATE_NOTICES,
+            &text,
+            &self.inner.owner,
+        ) {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                tracing::info!(?kind, "told already: {text}");
+                return false;
+            }
+            // Told here all the same; other processes miss it.
+            Err(e) => tracing::warn!("keeping a notice for other processes: {e:#}"),
+        }
+        tracing::info!(?kind, "{text}");
+        self.emit(Event::Notice(Notification {
+            kind,
+            conversation_id: None,
+            text,
+            elsewhere: false,
+        }));
+        true
     }
 
     /// Wake the scheduler now (something changed).

@@ -86,25 +86,7 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
     inner
         .passes
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let had_error = inner.config.error();
-    if inner.config.reload_if_changed() {
-        match inner.config.get().problems().first() {
-            Some(p) => engine.notify(
-                NoticeKind::Failed,
-                None,
-                format!("configuration reloaded; {p}"),
-            ),
-            None => engine.notify(NoticeKind::Info, None, "configuration reloaded"),
-        }
-    } else if let Some(e) = inner.config.error()
-        && had_error.as_ref() != Some(&e)
-    {
-        engine.notify(
-            NoticeKind::Failed,
-            None,
-            format!("config: {e} — keeping the previous settings"),
-        );
-    }
+    tell_config_changes(engine);
     let cfg = inner.config.get();
     let now = engine.now_ms();
     let store = engine.store();
@@ -188,6 +170,44 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
         .into_iter()
         .flatten()
         .min()
+}
+
+/// Reload the config file if it changed, and tell what changed: a problem
+/// reading it when it starts or changes (also one found at start, which
+/// holds the outbox), its end, a reload. Once each, not at every pass.
+fn tell_config_changes(engine: &Engine) {
+    let config = &engine.inner.config;
+    let reloaded = config.reload_if_changed();
+    let problem = config.error();
+    let told = std::mem::replace(&mut *lock(&engine.inner.config_problem), problem.clone());
+    match (told, problem) {
+        (told, Some(problem)) if told.as_ref() != Some(&problem) => {
+            engine.notify_config_state(NoticeKind::ConfigUnreadable, problem);
+        }
+        (Some(_), None) => {
+            let told_here = engine.notify_config_state(
+                NoticeKind::ConfigReadable,
+                "configuration reloaded: the config file can be read again".into(),
+            );
+            // Another tock on the file told it; the front ends here hear
+            // that one, and of the reload here (the TUI re-reads its theme).
+            if !told_here {
+                engine.emit(Event::ConfigReloaded);
+            }
+            if let Some(p) = config.get().problems().first() {
+                engine.notify(NoticeKind::Failed, None, format!("config: {p}"));
+            }
+        }
+        _ if reloaded => match config.get().problems().first() {
+            Some(p) => engine.notify(
+                NoticeKind::Failed,
+                None,
+                format!("configuration reloaded; {p}"),
+            ),
+            None => engine.notify(NoticeKind::Info, None, "configuration reloaded"),
+        },
+        _ => {}
+    }
 }
 
 /// A message or task that falls due in a conversation whose tool call waits

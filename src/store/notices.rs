@@ -58,6 +58,45 @@ impl Store {
         Ok(id)
     }
 
+    /// Keep a notice about a state every engine on the database sees alike
+    /// (the config file, which each reads): kept unless the newest notice of
+    /// the two `state` kinds (a problem and its end) is this one already, so that two tocks reading one
+    /// file, or a restart, tell a problem once. Checked and written in one
+    /// transaction, so two engines noticing together keep it once. Returns
+    /// the new notice's id, None when it was kept already.
+    pub fn add_state_notice(
+        &self,
+        at: i64,
+        kind: &str,
+        state: [&str; 2],
+        text: &str,
+        origin: &str,
+    ) -> Result<Option<i64>> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let newest: Option<(String, String)> = {
+            let mut stmt = tx.prepare_cached(
+                "SELECT kind, text FROM notices WHERE kind IN (?1, ?2) ORDER BY id DESC LIMIT 1",
+            )?;
+            let mut rows = stmt.query(state)?;
+            match rows.next()? {
+                Some(r) => Some((r.get(0)?, r.get(1)?)),
+                None => None,
+            }
+        };
+        if newest.is_some_and(|(k, t)| k == kind && t == text) {
+            return Ok(None);
+        }
+        tx.execute(
+            "INSERT INTO notices (at, kind, conversation_id, text, origin) VALUES (?1, ?2, NULL, ?3, ?4)",
+            params![at, kind, text, origin],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.execute("DELETE FROM notices WHERE id <= ?1", [id - KEPT])?;
+        tx.commit()?;
+        Ok(Some(id))
+    }
+
     /// The newest notice's id (0 when there is none).
     pub fn last_notice_id(&self) -> Result<i64> {
         Ok(self

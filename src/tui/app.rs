@@ -56,6 +56,11 @@ pub struct Status {
     /// "regenerating the last reply": once the new reply is in (or the
     /// regeneration failed or was called off), the line is stale.
     pub regenerating_in: Option<i64>,
+    /// The series the line names ("repeating: every day at 09:00 — next
+    /// …"), as it was then: once its rule, end, next time or state differ
+    /// (changed in F2, by another tock, or an occurrence sent), the line is
+    /// stale.
+    pub series_shown: Option<crate::store::Series>,
     /// About the key just pressed: the next key makes it stale.
     pub until_key: bool,
 }
@@ -71,6 +76,7 @@ impl Status {
             while_busy_in: None,
             tool_running_in: None,
             regenerating_in: None,
+            series_shown: None,
             until_key: false,
         }
     }

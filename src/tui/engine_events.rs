@@ -78,6 +78,7 @@ impl App {
             }
             Event::Dispatch(s) => self.model.dispatch = s,
             Event::Tools => {}
+            Event::ConfigReloaded => self.retheme_if_config_changed(),
             Event::Notice(n) => self.on_notice(n),
         }
         // A token or a dispatch state changes nothing a view shows; the views
@@ -116,8 +117,34 @@ impl App {
                     .as_ref()
                     .is_none_or(|r| r.status.is_finished() || r.status.gave_up())
         });
-        if answered || paused || finished || ran || regenerated {
+        let series_changed = s.series_shown.as_ref().is_some_and(|shown| {
+            match self.engine().reader().series(shown.id) {
+                Ok(Some(now)) => !same_as_shown(shown, &now),
+                Ok(None) => true,
+                // Unknown: the line stays its ten seconds, as before.
+                Err(e) => {
+                    tracing::warn!("reading series {}: {e:#}", shown.id);
+                    false
+                }
+            }
+        });
+        if answered || paused || finished || ran || regenerated || series_changed {
             self.status = None;
+        }
+    }
+
+    /// The status line just set names series `id` (see
+    /// [`super::app::Status::series_shown`]).
+    pub(super) fn status_names_series(&mut self, id: i64) {
+        let series = match self.engine().reader().series(id) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("reading series {id}: {e:#}");
+                None
+            }
+        };
+        if let Some(s) = self.status.as_mut() {
+            s.series_shown = series;
         }
     }
 
@@ -169,7 +196,10 @@ impl App {
             conversation_id: n.conversation_id,
             is_error: matches!(
                 n.kind,
-                NoticeKind::Failed | NoticeKind::RegenerateFailed | NoticeKind::Expired
+                NoticeKind::Failed
+                    | NoticeKind::RegenerateFailed
+                    | NoticeKind::Expired
+                    | NoticeKind::ConfigUnreadable
             ),
         }
     }
@@ -241,7 +271,10 @@ impl App {
         let routine = matches!(n.kind, NoticeKind::Fired | NoticeKind::ReplyFinished);
         let quiet = routine
             && n.conversation_id
-                .is_some_and(|c| !self.model.rang.insert(c));
+                .is_some_and(|c| !self.model.rang.insert(c))
+            // Good news about the file: listed and passed to notify_command
+            // (which heard of the problem), not rung.
+            || n.kind == NoticeKind::ConfigReadable;
         let bytes = if quiet {
             String::new()
         } else {
@@ -254,6 +287,13 @@ impl App {
             crate::notify::run_command(cmd, &n);
         }
     }
+}
+
+/// Whether a series still says what a line about it said: its rule, its
+/// end, its next time and whether it runs (not its text or counts).
+fn same_as_shown(a: &crate::store::Series, b: &crate::store::Series) -> bool {
+    (&a.rule, a.until_at, a.remaining, a.next_due_at, &a.status)
+        == (&b.rule, b.until_at, b.remaining, b.next_due_at, &b.status)
 }
 
 /// Add text streamed at `offset` of a reply to what is shown of it: only the

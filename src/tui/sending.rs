@@ -367,10 +367,11 @@ impl App {
                         self.write(
                             move |e| e.create_series(id, Kind::Message, &text, &s),
                             move |app, r| match r {
-                                Ok(_) => {
+                                Ok(series) => {
                                     app.info(format!(
                                         "repeating: {what} (F2 to pause, edit or end it)"
                                     ));
+                                    app.status_names_series(series);
                                     done_later(app);
                                 }
                                 // The text stays in the composer so nothing is lost.
@@ -723,8 +724,9 @@ impl Preview {
     /// with the next time's day alone where the rule says its time of day;
     /// then the rule in fewer words (`every Mon, Wed, Fri 08:30, until 31
     /// Jan 2027`) with the next time, then without it. The rule is what
-    /// the preview is there to confirm, so it is cut (keeping its end,
-    /// what a typo would lose) only where even that does not fit.
+    /// the preview is there to confirm, so it is cut (after a whole word,
+    /// keeping its end, what a typo would lose) only where even that does
+    /// not fit.
     pub fn line(&self, width: usize) -> String {
         use unicode_width::UnicodeWidthStr;
         let fits = |a: &str, b: &str| a.width() + 3 + b.width() <= width;
@@ -763,12 +765,14 @@ impl Preview {
                 return r.to_string();
             }
         }
+        // Cut after a whole word: a list of days cut inside a name
+        // (`on Monday, T…`) reads as a day that is not there.
         match end {
             Some(end) if width >= end.width() + 2 + 12 => format!(
                 "{}, {end}",
-                super::text::elide(&short_core, width - end.width() - 2)
+                super::text::elide_words(&short_core, width - end.width() - 2)
             ),
-            _ => super::text::elide(&short, width),
+            _ => super::text::elide_words(&short, width),
         }
     }
 }
@@ -847,10 +851,8 @@ mod tests {
             "next Mon 7 Dec 09:00",
         );
         let line = p.line(52);
-        assert_eq!(
-            line,
-            "cron \"0 9 * * 1-5\" (at 09:00 on …, until 31 Jan 2027"
-        );
+        // After a whole word, not the joining `on`; the bracket closed.
+        assert_eq!(line, "cron \"0 9 * * 1-5\" (at 09:00 …), until 31 Jan 2027");
         assert!(unicode_width::UnicodeWidthStr::width(line.as_str()) <= 52);
     }
 

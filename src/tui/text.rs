@@ -68,6 +68,49 @@ pub fn first_fitting<S: AsRef<str>>(wordings: &[S], width: usize) -> Option<&S> 
     wordings.iter().find(|w| w.as_ref().width() <= width)
 }
 
+/// Words that join what follows them: a cut just after one reads as cut
+/// mid-phrase (`on Thursday, and …`), so it is cut before it.
+const JOINING_WORDS: [&str; 13] = [
+    "and", "or", "on", "of", "at", "in", "from", "through", "to", "until", "every", "the", "for",
+];
+
+/// `s` cut to `width` terminal cells after a whole word, `…` after it:
+/// `(at 09:00, on Monday, Tuesday, …)`, never `on Monday, T…`, which reads
+/// as a day that is not there. Not after a joining word (`Thursday, …`
+/// rather than `Thursday, and …`); never inside quotes (a cron pattern is
+/// whole or not there); a bracket left open is closed after the `…`.
+/// Where not even the first word fits, it is cut as [`elide`] cuts.
+pub fn elide_words(s: &str, width: usize) -> String {
+    if s.width() <= width {
+        return s.to_string();
+    }
+    let cut_at = |head: &str| {
+        let close = if head.matches('(').count() > head.matches(')').count() {
+            ")"
+        } else {
+            ""
+        };
+        format!("{head} …{close}")
+    };
+    let longest = s
+        .match_indices(' ')
+        .rev()
+        .map(|(at, _)| s[..at].trim_end())
+        .find(|head| {
+            !head.is_empty() && head.matches('"').count() % 2 == 0 && cut_at(head).width() <= width
+        });
+    let Some(mut head) = longest else {
+        return elide(s, width);
+    };
+    while let Some((before, last)) = head.rsplit_once(' ')
+        && JOINING_WORDS.contains(&last)
+        && !before.trim_end().is_empty()
+    {
+        head = before.trim_end();
+    }
+    cut_at(head)
+}
+
 /// `s` cut to `width` terminal cells, ending in `…` when cut.
 pub fn elide(s: &str, width: usize) -> String {
     if s.width() <= width {
@@ -98,6 +141,30 @@ mod tests {
         let mut t = TextArea::default();
         t.insert_str(text);
         t
+    }
+
+    #[test]
+    fn elide_words_cuts_after_a_whole_word_outside_quotes() {
+        let days = "on Monday, Tuesday, Wednesday";
+        assert_eq!(elide_words(days, 40), days, "what fits is whole");
+        assert_eq!(elide_words(days, 24), "on Monday, Tuesday, …");
+        assert_eq!(
+            elide_words("(at 09:00, on Monday, Tuesday)", 25),
+            "(at 09:00, on Monday, …)"
+        );
+        // Not just after a joining word.
+        assert_eq!(
+            elide_words("hour 9, 12, and 18, on Monday", 20),
+            "hour 9, 12, …"
+        );
+        // Not inside the quoted pattern: before it, as a whole.
+        assert_eq!(
+            elide_words("cron \"*/15 9-17 * * 1-5\" (every)", 26),
+            "cron \"*/15 9-17 * * 1-5\" …"
+        );
+        assert_eq!(elide_words("cron \"*/15 9-17 * * 1-5\"", 20), "cron …");
+        // A first word wider than all: cut inside it, as elide does.
+        assert_eq!(elide_words("Wednesday", 5), "Wedn…");
     }
 
     fn key(code: KeyCode) -> KeyEvent {

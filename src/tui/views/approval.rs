@@ -18,7 +18,7 @@ use crate::sanitize::sanitize_line;
 use crate::store::Approval;
 use crate::tui::chat::boxed;
 use crate::tui::keymap::{Action, Scope};
-use crate::tui::text::elide;
+use crate::tui::text::{elide, elide_words};
 use crate::when;
 use unicode_width::UnicodeWidthStr;
 
@@ -85,14 +85,14 @@ impl ApprovalCard {
             "schedule_task" => {
                 let t = sanitize_line(s["title"].as_str().unwrap_or("task")).into_owned();
                 // The instruction on as many rows as a third of the chat
-                // holds; cut, its last row ends in `…` and the next says
-                // where the whole is.
+                // holds; cut, its last row ends in `…`.
                 let rows = crate::tui::chat::wrap_words(
                     &sanitize_line(s["instruction"].as_str().unwrap_or("")),
                     inner.max(8),
                 );
                 let room = usize::from(cx.chat.height / 3).max(3);
-                if rows.len() > room {
+                let instruction_cut = rows.len() > room;
+                if instruction_cut {
                     let shown = room - 1;
                     for (i, row) in rows.into_iter().take(shown).enumerate() {
                         body.push(Line::from(if i + 1 == shown {
@@ -106,22 +106,28 @@ impl ApprovalCard {
                             row
                         }));
                     }
-                    body.push(Line::styled(
-                        fit(format!("{show_call} shows the whole instruction")),
-                        Style::new().fg(palette().warning),
-                    ));
                 } else {
                     body.extend(rows.into_iter().map(Line::from));
                 }
+                let hint_at = body.len();
+                // The rest of the card cut too (a repeating task's `until …`
+                // at 60 columns): the hint is as much due as for the
+                // instruction, or the cut part is never seen.
+                let mut rest_cut = false;
+                let mut fit_rest = |s: String| {
+                    let kept = elide_words(&s, inner);
+                    rest_cut |= kept != s;
+                    kept
+                };
                 if let Some(repeat) = s["repeat"].as_str() {
                     // A repeating task: the rule in words and its next occurrences.
                     body.push(Line::styled(
-                        fit(format!("repeats {}", sanitize_line(repeat))),
+                        fit_rest(format!("repeats {}", sanitize_line(repeat))),
                         Style::new().fg(palette().accent),
                     ));
                     if let Some(p) = s["preview"].as_str() {
                         body.push(Line::styled(
-                            fit(sanitize_line(p).into_owned()),
+                            fit_rest(sanitize_line(p).into_owned()),
                             Style::new().fg(palette().accent),
                         ));
                     }
@@ -145,16 +151,36 @@ impl ApprovalCard {
                             when::absolute(d, &cx.now)
                         )
                     };
-                    body.push(Line::styled(fit(text), Style::new().fg(palette().accent)));
+                    body.push(Line::styled(
+                        fit_rest(text),
+                        Style::new().fg(palette().accent),
+                    ));
                 }
                 // The task's title cut inside its quotes, to what the
                 // card's top row has beside its badge.
                 let whole = format!("Schedule “{t}”?");
-                let (room, _) = crate::tui::chat::title_room(width, &whole, Some(BADGE));
-                format!(
-                    "Schedule “{}”?",
-                    elide(&t, room.saturating_sub(12).clamp(8, 40))
-                )
+                let (title_room, _) = crate::tui::chat::title_room(width, &whole, Some(BADGE));
+                let title = elide(&t, title_room.saturating_sub(12).clamp(8, 40));
+                let title_cut = title != t;
+                // One hint, where the first cut row is: after the
+                // instruction when it is cut, else after the rows cut (or
+                // last, for the title alone).
+                let hint = match (instruction_cut, rest_cut, title_cut) {
+                    (true, false, _) => Some((hint_at, "instruction")),
+                    (true, true, _) => Some((hint_at, "call")),
+                    (false, true, _) | (false, false, true) => Some((body.len(), "call")),
+                    (false, false, false) => None,
+                };
+                if let Some((at, what)) = hint {
+                    body.insert(
+                        at,
+                        Line::styled(
+                            fit(format!("{show_call} shows the whole {what}")),
+                            Style::new().fg(palette().warning),
+                        ),
+                    );
+                }
+                format!("Schedule “{title}”?")
             }
             "cancel_scheduled" => {
                 body.push(Line::from(fit(format!(
