@@ -903,7 +903,6 @@ fn mtime(p: &Path) -> Option<SystemTime> {
     std::fs::metadata(p).and_then(|m| m.modified()).ok()
 }
 
-/// Platform paths (config, data, state), overridable by the caller.
 /// The `notify_command` of a config file that cannot be read as a whole
 /// (a value of the wrong type elsewhere in it): that problem is itself a
 /// notice, and the command is how the user hears of notices away from a
@@ -915,6 +914,7 @@ fn notify_command_of_unreadable(path: &Path) -> Option<Vec<String>> {
     table.get("notify_command")?.clone().try_into().ok()
 }
 
+/// Platform paths (config, data, state), overridable by the caller.
 pub fn project_dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "tock")
 }

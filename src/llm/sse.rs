@@ -101,7 +101,10 @@ impl SseParser {
         let mut start = 0;
         let mut i = self.scanned;
         let mut result = Ok(());
-        while let Some(found) = memchr::memchr2(b'\n', b'\r', &buf[i..]) {
+        // A plain scan: a token's event is about 200 bytes, and memchr's
+        // vector search cost the engine's thread more CPU time, not less,
+        // in a reply at 100 tokens/s (seven runs each, alternating).
+        while let Some(found) = buf[i..].iter().position(|&b| b == b'\n' || b == b'\r') {
             let line_end = i + found;
             let mut next = line_end + 1;
             if buf[line_end] == b'\r' {
