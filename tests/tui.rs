@@ -4150,7 +4150,7 @@ async fn the_every_preview_of_a_cron_rule_is_cut_after_a_whole_word() {
 /// `until …` that ends it) says Ctrl+O shows the whole call, as a cut
 /// instruction does; where nothing is cut, no hint.
 #[tokio::test(start_paused = true)]
-async fn the_approval_card_says_ctrl_o_when_its_rule_is_cut() {
+async fn the_approval_card_wraps_its_rule_and_says_ctrl_o_when_it_is_cut() {
     let mut ui = Ui::new(vec![Step::Reply(vec![
         text("I'll check the build every weekday morning."),
         tool_call(
@@ -4164,15 +4164,21 @@ async fn the_approval_card_says_ctrl_o_when_its_rule_is_cut() {
     ui.settle().await;
     assert!(ui.app.model.waiting_approval().is_some());
     ui.app.sidebar_pref = Some(false);
+    // At 60 columns the rule takes a second row, whole.
     let s = ui.screen(60, 20);
     assert!(
-        s.contains("│ repeats every weekday at 08:30, until Sun 31 Jan 2027 …"),
+        s.contains("│ repeats every weekday at 08:30, until Sun 31 Jan 2027")
+            && s.contains("│ 23:59"),
         "{s}"
     );
-    assert!(s.contains("│ Ctrl+O shows the whole call"), "{s}");
+    assert!(!s.contains("shows the whole"), "{s}");
     insta::assert_snapshot!("approval_repeating_until_60x20", s);
+    // Narrower, two rows do not hold it: cut, and the card says Ctrl+O.
+    let s = ui.screen(34, 24);
+    assert!(s.contains("…"), "{s}");
+    assert!(s.contains("Ctrl+O shows the whole"), "{s}");
     let s = ui.screen(120, 40);
-    assert!(s.contains("until Sun 31 Jan 2027"), "{s}");
+    assert!(s.contains("until Sun 31 Jan 2027 23:59"), "{s}");
     assert!(!s.contains("shows the whole"), "{s}");
 }
 

@@ -120,11 +120,18 @@ impl ApprovalCard {
                     kept
                 };
                 if let Some(repeat) = s["repeat"].as_str() {
-                    // A repeating task: the rule in words and its next occurrences.
-                    body.push(Line::styled(
-                        fit_rest(format!("repeats {}", sanitize_line(repeat))),
-                        Style::new().fg(palette().accent),
-                    ));
+                    // A repeating task: the rule in words, on two rows where
+                    // one does not hold it (its `until …` at 60 columns),
+                    // and its next occurrences.
+                    let rule = format!("repeats {}", sanitize_line(repeat));
+                    let mut rows = crate::tui::chat::wrap_words(&rule, inner.max(8)).into_iter();
+                    let first = rows.next().unwrap_or_default();
+                    let rest: Vec<String> = rows.collect();
+                    for row in std::iter::once(first)
+                        .chain((!rest.is_empty()).then(|| fit_rest(rest.join(" "))))
+                    {
+                        body.push(Line::styled(row, Style::new().fg(palette().accent)));
+                    }
                     if let Some(p) = s["preview"].as_str() {
                         body.push(Line::styled(
                             fit_rest(sanitize_line(p).into_owned()),
