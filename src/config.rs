@@ -482,6 +482,64 @@ fn run_key_cmd(cmd: &str) -> Result<String, String> {
     Ok(key)
 }
 
+/// A parse error's message with the values it quotes taken out where they
+/// look like a secret: a key pasted into the wrong field (`vision =
+/// "sk-…"`) is quoted back by the parser (`invalid type: string "sk-…"`),
+/// and the message is shown, logged, kept as a notice and passed to
+/// `notify_command`. The values are the parser's double-quoted strings and
+/// an unknown variant's name; field names and the expected variants are
+/// the file's keys and tock's own words, kept.
+fn redact_quoted_values(msg: &str) -> String {
+    let secret = crate::llm::http::looks_like_a_secret;
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    loop {
+        let quote = rest.find('"');
+        let variant = rest.find("unknown variant `");
+        match (quote, variant) {
+            (Some(q), v) if v.is_none_or(|v| q < v) => {
+                let (before, after) = rest.split_at(q + 1);
+                out.push_str(before);
+                let Some(end) = after.find('"') else {
+                    out.push_str(after);
+                    return out;
+                };
+                let value = &after[..end];
+                out.push_str(if secret(value) { "<redacted>" } else { value });
+                out.push('"');
+                rest = &after[end + 1..];
+            }
+            (_, Some(v)) => {
+                let (before, after) = rest.split_at(v + "unknown variant `".len());
+                out.push_str(before);
+                let Some(end) = after.find('`') else {
+                    out.push_str(after);
+                    return out;
+                };
+                let value = &after[..end];
+                out.push_str(if secret(value) { "<redacted>" } else { value });
+                out.push('`');
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str(rest);
+                return out;
+            }
+        }
+    }
+}
+
+/// Whether `api_key_env` holds what can be an environment variable's name
+/// and not, by the look of it, a key pasted in its place (which an error
+/// would otherwise print): letters, digits and `_`, and either capitals
+/// and digits only, as such names are, or short.
+fn names_an_environment_variable(var: &str) -> bool {
+    let name_chars = var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && var.chars().next().is_some_and(|c| !c.is_ascii_digit());
+    let conventional = var.chars().all(|c| !c.is_ascii_lowercase());
+    name_chars && (conventional || var.len() < 20)
+}
+
 impl Config {
     pub fn load(path: &Path) -> Result<Self> {
         let text = match std::fs::read_to_string(path) {
@@ -504,7 +562,7 @@ impl Config {
             anyhow::anyhow!(
                 "config {}{line}: {}",
                 path.display(),
-                crate::sanitize::sanitize_line(&msg)
+                crate::sanitize::sanitize_line(&redact_quoted_values(&msg))
             )
         })?;
         Ok(cfg)
@@ -824,7 +882,16 @@ impl ConfigSource {
         if let Some(var) = &mc.api_key_env {
             return std::env::var(var)
                 .map(|k| Some(k.trim().to_string()))
-                .map_err(|_| format!("{var} is not set (api_key_env of {name})"));
+                .map_err(|_| {
+                    if names_an_environment_variable(var) {
+                        format!("{var} is not set (api_key_env of {name})")
+                    } else {
+                        format!(
+                            "api_key_env of {name} is no environment variable's name \
+                             (is it the key itself? that goes in api_key)"
+                        )
+                    }
+                });
         }
         if let Some(cmd) = &mc.api_key_cmd {
             let mut cache = self.key_cache.lock().unwrap_or_else(|p| p.into_inner());
@@ -973,6 +1040,62 @@ mod tests {
         };
         assert_eq!(cfg.turn.stream_timeout_secs, 120);
         assert_eq!(cfg.turn.max_tool_rounds, 25);
+    }
+
+    #[test]
+    fn a_key_in_the_wrong_field_is_not_quoted_back_by_the_parse_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let key = "sk-proj-GOODSECRET1234567890";
+        std::fs::write(
+            &path,
+            format!("[models.m]\nprovider = \"openai\"\nvision = \"{key}\"\n"),
+        )
+        .unwrap();
+        let err = format!("{:#}", Config::load(&path).unwrap_err());
+        assert!(!err.contains(key), "{err}");
+        assert!(
+            err.contains("line 3") && err.contains("<redacted>"),
+            "{err}"
+        );
+        std::fs::write(&path, format!("[models.m]\nprovider = \"{key}\"\n")).unwrap();
+        let err = format!("{:#}", Config::load(&path).unwrap_err());
+        assert!(!err.contains(key), "{err}");
+        // What is no secret stays, to find the mistake by.
+        std::fs::write(
+            &path,
+            "[models.m]\nprovider = \"openia\"\nvision = \"yes\"\n",
+        )
+        .unwrap();
+        let err = format!("{:#}", Config::load(&path).unwrap_err());
+        assert!(err.contains("openia"), "{err}");
+    }
+
+    #[test]
+    fn a_key_given_as_api_key_env_is_not_printed() {
+        let key = "sk-proj-ENVSECRET1234567890";
+        let mut src = source("unused");
+        let cfg = Config {
+            models: BTreeMap::from([(
+                "m".to_string(),
+                ModelConfig {
+                    api_key: None,
+                    api_key_env: Some(key.into()),
+                    ..src.get().models["m"].clone()
+                },
+            )]),
+            ..Default::default()
+        };
+        src = ConfigSource::from_config(cfg);
+        let err = src.key_for("m", &src.get().models["m"]).unwrap_err();
+        assert!(!err.contains(key), "{err}");
+        assert!(err.contains("api_key_env of m"), "{err}");
+        for name in ["TOCK_TEST_SURELY_UNSET_VAR", "my_key"] {
+            assert!(names_an_environment_variable(name), "{name}");
+        }
+        for not_a_name in [key, "a1b2c3d4e5f6a7b8c9d0e1f2", "1ABC"] {
+            assert!(!names_an_environment_variable(not_a_name), "{not_a_name}");
+        }
     }
 
     #[test]
