@@ -726,7 +726,19 @@ impl ConfigSource {
                 tracing::warn!("config reload failed: {e:#}");
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("{e:#}"));
                 // Remember the mtime so a broken file is not re-read every tick.
-                self.state.write().unwrap_or_else(|p| p.into_inner()).0 = m;
+                let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
+                state.0 = m;
+                // The problem is a notice, and the command is how the user
+                // hears one away from a terminal: where the settings kept
+                // have none (the file was deleted, then written again with
+                // a mistake), the broken file's own is taken, as at start.
+                if state.1.notify_command.is_none()
+                    && let Some(command) = notify_command_of_unreadable(path)
+                {
+                    let mut kept = (*state.1).clone();
+                    kept.notify_command = Some(command);
+                    state.1 = Arc::new(kept);
+                }
                 false
             }
         }
@@ -1096,6 +1108,27 @@ mod tests {
         for not_a_name in [key, "a1b2c3d4e5f6a7b8c9d0e1f2", "1ABC"] {
             assert!(!names_an_environment_variable(not_a_name), "{not_a_name}");
         }
+    }
+
+    #[test]
+    fn a_file_broken_where_none_was_in_effect_gives_its_notify_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let src = ConfigSource::new(Some(path.clone()), None).unwrap();
+        assert!(src.get().notify_command.is_none());
+        // Written after being deleted (none before): its command, with a
+        // wrong value elsewhere.
+        std::fs::write(
+            &path,
+            "notify_command = [\"notify-send\"]\nmax_width = -3\n",
+        )
+        .unwrap();
+        assert!(!src.reload_if_changed());
+        assert!(src.error().is_some());
+        assert_eq!(
+            src.get().notify_command,
+            Some(vec!["notify-send".to_string()])
+        );
     }
 
     #[test]
