@@ -637,6 +637,19 @@ fn a_tui_next_to_a_daemon_hears_its_notices_and_keeps_them_across_a_restart() {
     pty.wait_text("reply finished in “Elsewhere”", LONG);
 }
 
+/// A config file deleted while tock runs is told as such (the defaults,
+/// other models and all, are in effect), not as a mere reload.
+#[test]
+fn a_config_file_deleted_while_tock_runs_is_told_as_gone() {
+    let t = Tock::new();
+    t.write_config("[ui]\nmax_width = 90\n");
+    let pty = start(&t);
+    pty.wait_text("F2", LONG);
+    std::fs::remove_file(&t.config).unwrap();
+    let screen = pty.wait_text("is gone", LONG);
+    assert!(screen.contains("built-in defaults"), "{screen}");
+}
+
 /// A TUI opened beside a daemon started on a config file it cannot read
 /// lists the daemon's notice of it in F3 (the TUI's own engine, reading the
 /// same file, does not tell it again), and hears the file fixed, once.
