@@ -490,42 +490,36 @@ fn run_key_cmd(cmd: &str) -> Result<String, String> {
 /// an unknown variant's name; field names and the expected variants are
 /// the file's keys and tock's own words, kept.
 fn redact_quoted_values(msg: &str) -> String {
-    let secret = crate::llm::http::looks_like_a_secret;
+    const VARIANT: &str = "unknown variant `";
     let mut out = String::with_capacity(msg.len());
     let mut rest = msg;
     loop {
-        let quote = rest.find('"');
-        let variant = rest.find("unknown variant `");
-        match (quote, variant) {
-            (Some(q), v) if v.is_none_or(|v| q < v) => {
-                let (before, after) = rest.split_at(q + 1);
-                out.push_str(before);
-                let Some(end) = after.find('"') else {
-                    out.push_str(after);
-                    return out;
-                };
-                let value = &after[..end];
-                out.push_str(if secret(value) { "<redacted>" } else { value });
-                out.push('"');
-                rest = &after[end + 1..];
-            }
-            (_, Some(v)) => {
-                let (before, after) = rest.split_at(v + "unknown variant `".len());
-                out.push_str(before);
-                let Some(end) = after.find('`') else {
-                    out.push_str(after);
-                    return out;
-                };
-                let value = &after[..end];
-                out.push_str(if secret(value) { "<redacted>" } else { value });
-                out.push('`');
-                rest = &after[end + 1..];
-            }
-            _ => {
-                out.push_str(rest);
-                return out;
-            }
+        // Where the next value starts, and the character that ends it.
+        let next = [
+            rest.find('"').map(|at| (at + 1, '"')),
+            rest.find(VARIANT).map(|at| (at + VARIANT.len(), '`')),
+        ]
+        .into_iter()
+        .flatten()
+        .min_by_key(|(start, _)| *start);
+        let Some((start, close)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        let (before, after) = rest.split_at(start);
+        out.push_str(before);
+        let Some(end) = after.find(close) else {
+            out.push_str(after);
+            return out;
+        };
+        let value = &after[..end];
+        if crate::llm::http::looks_like_a_secret(value) {
+            out.push_str("<redacted>");
+        } else {
+            out.push_str(value);
         }
+        out.push(close);
+        rest = &after[end + close.len_utf8()..];
     }
 }
 
