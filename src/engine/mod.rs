@@ -490,7 +490,6 @@ impl Engine {
         text: impl Into<String>,
     ) {
         let text = text.into();
-        tracing::info!(?kind, ?conversation_id, "{text}");
         if let Some(name) = kind.stored_name()
             && let Err(e) = self.store().add_notice(
                 self.now_ms(),
@@ -503,6 +502,12 @@ impl Engine {
             // Heard here all the same; other processes miss it.
             tracing::warn!("keeping a notice for other processes: {e:#}");
         }
+        self.tell_here(kind, conversation_id, text);
+    }
+
+    /// Log a notice noticed here and hand it to this process's front ends.
+    fn tell_here(&self, kind: NoticeKind, conversation_id: Option<i64>, text: String) {
+        tracing::info!(?kind, ?conversation_id, "{text}");
         self.emit(Event::Notice(Notification {
             kind,
             conversation_id,
@@ -537,13 +542,7 @@ impl Engine {
             // Told here all the same; other processes miss it.
             Err(e) => tracing::warn!("keeping a notice for other processes: {e:#}"),
         }
-        tracing::info!(?kind, "{text}");
-        self.emit(Event::Notice(Notification {
-            kind,
-            conversation_id: None,
-            text,
-            elsewhere: false,
-        }));
+        self.tell_here(kind, None, text);
         true
     }
 

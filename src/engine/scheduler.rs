@@ -200,24 +200,24 @@ fn tell_config_changes(engine: &Engine) {
         }
         // Gone (deleted, or moved away): the built-in defaults are in
         // effect, other models and all, which deserves more than "reloaded".
-        _ if reloaded && config.path().is_some_and(|p| !p.exists()) => engine.notify(
-            NoticeKind::Failed,
-            None,
-            format!(
-                "config {} is gone: the built-in defaults are in effect until it is back",
-                config
-                    .path()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
+        _ if reloaded => match (
+            config.path().filter(|p| !p.exists()),
+            config.get().problems().first(),
+        ) {
+            (Some(gone), _) => engine.notify(
+                NoticeKind::Failed,
+                None,
+                format!(
+                    "config {} is gone: the built-in defaults are in effect until it is back",
+                    gone.display()
+                ),
             ),
-        ),
-        _ if reloaded => match config.get().problems().first() {
-            Some(p) => engine.notify(
+            (None, Some(p)) => engine.notify(
                 NoticeKind::Failed,
                 None,
                 format!("configuration reloaded; {p}"),
             ),
-            None => engine.notify(NoticeKind::Info, None, "configuration reloaded"),
+            (None, None) => engine.notify(NoticeKind::Info, None, "configuration reloaded"),
         },
         _ => {}
     }

@@ -35,6 +35,24 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredNotice> {
     })
 }
 
+/// Add a notice in `tx`, and take out those older than the newest [`KEPT`].
+fn insert(
+    tx: &rusqlite::Transaction<'_>,
+    at: i64,
+    kind: &str,
+    conversation_id: Option<i64>,
+    text: &str,
+    origin: &str,
+) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO notices (at, kind, conversation_id, text, origin) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![at, kind, conversation_id, text, origin],
+    )?;
+    let id = tx.last_insert_rowid();
+    tx.execute("DELETE FROM notices WHERE id <= ?1", [id - KEPT])?;
+    Ok(id)
+}
+
 impl Store {
     /// Keep a notice from engine `origin`; older ones beyond the newest
     /// [`KEPT`] go in the same transaction.
@@ -48,12 +66,7 @@ impl Store {
     ) -> Result<i64> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        tx.execute(
-            "INSERT INTO notices (at, kind, conversation_id, text, origin) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![at, kind, conversation_id, text, origin],
-        )?;
-        let id = tx.last_insert_rowid();
-        tx.execute("DELETE FROM notices WHERE id <= ?1", [id - KEPT])?;
+        let id = insert(&tx, at, kind, conversation_id, text, origin)?;
         tx.commit()?;
         Ok(id)
     }
@@ -87,12 +100,7 @@ impl Store {
         if newest.is_some_and(|(k, t)| k == kind && t == text) {
             return Ok(None);
         }
-        tx.execute(
-            "INSERT INTO notices (at, kind, conversation_id, text, origin) VALUES (?1, ?2, NULL, ?3, ?4)",
-            params![at, kind, text, origin],
-        )?;
-        let id = tx.last_insert_rowid();
-        tx.execute("DELETE FROM notices WHERE id <= ?1", [id - KEPT])?;
+        let id = insert(&tx, at, kind, None, text, origin)?;
         tx.commit()?;
         Ok(Some(id))
     }
