@@ -4045,14 +4045,15 @@ async fn every_creates_a_series_with_a_live_preview() {
         "{narrow}"
     );
     // Where the three times do not fit beside the rule, two do before one
-    // (the 31st of each month: the second shows a month skipped).
+    // (the 31st of each month: the second shows a month skipped), and an
+    // ellipsis says more follow.
     ui.ctrl('u');
     ui.typ("/every month on the 31st 9am pay the rent");
     ui.app.sidebar_pref = Some(true);
     let mid = ui.screen(120, 40);
     assert!(
         mid.contains(
-            "⏰ every month on the 31st at 09:00 — next Thu 31 Dec 09:00, then Sun 31 Jan ─"
+            "⏰ every month on the 31st at 09:00 — next Thu 31 Dec 09:00, then Sun 31 Jan, … ─"
         ),
         "{mid}"
     );

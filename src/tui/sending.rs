@@ -739,7 +739,13 @@ impl Preview {
         if fits(rule, &self.times) {
             return format!("{rule} — {}", self.times);
         }
-        if let Some(two) = two.filter(|t| t.contains(", then ") && fits(rule, t)) {
+        // The third left out says so: `then Tue` alone read as a list cut
+        // off by the border.
+        if let Some(two) = two
+            .filter(|t| t.contains(", then "))
+            .map(|t| format!("{t}, …"))
+            .filter(|t| fits(rule, t))
+        {
             return format!("{rule} — {two}");
         }
         let day = next_day(&self.next, rule);
@@ -857,6 +863,32 @@ mod tests {
     }
 
     #[test]
+    fn a_list_of_times_shortened_to_two_says_that_more_follow() {
+        let p = every(
+            "every weekday at 09:00, until Sun 31 Jan 2027 23:59",
+            Some("until Sun 31 Jan 2027 23:59"),
+            "next Mon 7 Dec 09:00, then Tue, Wed",
+            "next Mon 7 Dec 09:00",
+        );
+        // All three where they fit; two and an ellipsis where the third
+        // does not (what the composer's border showed at 120 columns with
+        // the sidebar: `… then Tue`, which read as cut off).
+        assert_eq!(
+            p.line(95),
+            "every weekday at 09:00, until Sun 31 Jan 2027 23:59 — next Mon 7 Dec 09:00, then Tue, Wed"
+        );
+        assert_eq!(
+            p.line(87),
+            "every weekday at 09:00, until Sun 31 Jan 2027 23:59 — next Mon 7 Dec 09:00, then Tue, …"
+        );
+        // No room for the ellipsis: the next time alone, its day only.
+        assert_eq!(
+            p.line(84),
+            "every weekday at 09:00, until Sun 31 Jan 2027 23:59 — next Mon 7 Dec 09:00"
+        );
+    }
+
+    #[test]
     fn the_next_time_keeps_its_time_of_day_where_the_rule_does_not_say_it() {
         // Every 3 hours: the rule has no time of day, so the next one's is
         // not dropped to make room (the rule alone shows instead).
@@ -865,6 +897,10 @@ mod tests {
             Some("12 times, until Sun 31 Jan 2027 23:59"),
             "next Mon 7 Dec 09:00, then 12:00, 15:00",
             "next Mon 7 Dec 09:00",
+        );
+        assert_eq!(
+            p.line(92),
+            "every 3 hours, 12 times, until Sun 31 Jan 2027 23:59 — next Mon 7 Dec 09:00, then 12:00, …"
         );
         assert_eq!(p.line(48), "every 3 hours, 12 times, until 31 Jan 2027");
         assert_eq!(
