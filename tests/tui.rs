@@ -1136,6 +1136,58 @@ async fn strip_pull_back_into_the_composer() {
     assert!(ui.app.model.strip_items().collect::<Vec<_>>().is_empty());
 }
 
+/// What `u` brings back is this tock's own draft: saving it after typing
+/// on, or clearing it, is no change by "another tock" to be merged with
+/// (it doubled the text, and a cleared composer got it back).
+#[tokio::test(start_paused = true)]
+async fn a_pulled_back_item_is_the_draft_and_typing_on_or_clearing_it_merges_nothing() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    // A queued one, typed on.
+    ui.say("queued");
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "queued");
+    ui.typ(" and more");
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "queued and more");
+    assert_eq!(ui.store().draft(conv).unwrap().text, "queued and more");
+    assert!(
+        !ui.screen(120, 40).contains("another tock"),
+        "{}",
+        ui.screen(120, 40)
+    );
+    // Cleared: it stays cleared.
+    ui.ctrl('u');
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "");
+    assert_eq!(ui.store().draft(conv).unwrap().text, "");
+    assert!(!ui.screen(120, 40).contains("another tock"));
+    // A scheduled one comes back as `/at TIME TEXT`, saved as it is shown.
+    ui.say("/later 1h quick");
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.pump();
+    let shown = ui.app.composer_text();
+    assert!(
+        shown.starts_with("/at ") && shown.ends_with(" quick"),
+        "{shown}"
+    );
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), shown, "not doubled");
+    assert_eq!(ui.store().draft(conv).unwrap().text, shown);
+    assert!(!ui.screen(120, 40).contains("another tock"));
+    ui.ctrl('u');
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "", "not brought back");
+    assert_eq!(ui.store().draft(conv).unwrap().text, "");
+}
+
 #[tokio::test(start_paused = true)]
 async fn strip_send_now_skips_the_queue() {
     let mut ui = Ui::new(vec![]);

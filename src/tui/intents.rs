@@ -112,6 +112,10 @@ impl App {
                             // Typed on while the write waited: the item is the draft
                             // in the database, and the composer keeps what was typed.
                             if Some(conv) == app.model.current && app.composer.is_blank() {
+                                // The composer's next save replaces it (where
+                                // the composer kept what was typed instead, that
+                                // save puts both together).
+                                app.drafts.stored(conv, draft.text.clone());
                                 let history = app.model.sent_texts();
                                 let at = due.and_then(chrono::DateTime::from_timestamp_millis);
                                 if let Some(at) = at {

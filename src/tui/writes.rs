@@ -62,6 +62,13 @@ impl PendingDrafts {
         self.by_conv.get(&conv).map(|u| &u.draft)
     }
 
+    /// The saved draft of `conv` is `text`, as this process has just
+    /// written it another way (an item taken back into it): a save over it
+    /// is no change by another tock.
+    pub fn stored(&mut self, conv: i64, text: String) {
+        self.known.insert(conv, text);
+    }
+
     fn is_newest(&self, conv: i64, seq: u64) -> bool {
         self.by_conv.get(&conv).is_some_and(|u| u.seq == seq)
     }
