@@ -1635,6 +1635,33 @@ async fn history_recalls_sent_messages() {
     assert_eq!(ui.app.composer_text(), "second", "Ctrl+P recalls too");
     ui.ctrl('n');
     assert_eq!(ui.app.composer_text(), "");
+    // A draft being typed is not thrown away by a look at earlier messages:
+    // Ctrl+N past the newest gives it back.
+    ui.typ("precious unsent draft");
+    ui.ctrl('p');
+    assert_eq!(ui.app.composer_text(), "second");
+    ui.ctrl('p');
+    assert_eq!(ui.app.composer_text(), "first");
+    ui.ctrl('n');
+    assert_eq!(ui.app.composer_text(), "second");
+    ui.ctrl('n');
+    assert_eq!(ui.app.composer_text(), "precious unsent draft");
+    ui.ctrl('n');
+    assert_eq!(ui.app.composer_text(), "precious unsent draft");
+    // However the recall ends (here: the recalled message typed on), Ctrl+P
+    // finds the draft.
+    ui.ctrl('p');
+    assert_eq!(ui.app.composer_text(), "second");
+    ui.typ(" again");
+    ui.ctrl('p');
+    assert_eq!(ui.app.composer_text(), "precious unsent draft");
+    ui.ctrl('u');
+    ui.ctrl('u');
+    assert_eq!(ui.app.composer_text(), "");
+    ui.ctrl('p');
+    assert_eq!(ui.app.composer_text(), "second again");
+    ui.ctrl('n');
+    assert_eq!(ui.app.composer_text(), "");
     // With text in the composer, Up moves the cursor instead.
     ui.typ("a");
     ui.key(KeyCode::Enter, KeyModifiers::SHIFT);

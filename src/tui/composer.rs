@@ -32,6 +32,10 @@ pub struct Composer {
     /// Recalled earlier message (Ctrl+P / Ctrl+N), as an index into `history`.
     pub history_pos: Option<usize>,
     pub history: Vec<String>,
+    /// What the composer held when recalling began: Ctrl+N past the newest
+    /// message brings it back (it is in `history` too, so Ctrl+P finds it
+    /// however the recall ends).
+    recalled_over: Option<String>,
     /// When the text last changed and has not been saved since (ms).
     pub unsaved_since: Option<i64>,
 }
@@ -52,6 +56,7 @@ impl Default for Composer {
             edit: None,
             history_pos: None,
             history: Vec::new(),
+            recalled_over: None,
             unsaved_since: None,
         }
     }
@@ -77,12 +82,13 @@ impl Composer {
 
     pub fn set_text(&mut self, text: &str, now: i64) {
         self.text = textarea(text);
+        self.stop_recalling();
         self.changed(now);
     }
 
     pub fn insert(&mut self, text: &str, now: i64) {
         self.text.insert_str(text);
-        self.history_pos = None;
+        self.stop_recalling();
         self.changed(now);
     }
 
@@ -103,13 +109,21 @@ impl Composer {
             _ => crate::tui::text::edit_line(&mut self.text, key),
         };
         if modified {
-            self.history_pos = None;
+            self.stop_recalling();
             self.changed(now);
         }
     }
 
+    /// The recalled message was typed on: it is the draft now (what was
+    /// typed before recalling is in the history).
+    fn stop_recalling(&mut self) {
+        self.history_pos = None;
+        self.recalled_over = None;
+    }
+
     pub fn newline(&mut self, now: i64) {
         self.text.insert_newline();
+        self.stop_recalling();
         self.changed(now);
     }
 
@@ -122,7 +136,7 @@ impl Composer {
         self.text = textarea("");
         self.attachments.clear();
         self.edit = None;
-        self.history_pos = None;
+        self.stop_recalling();
         self.changed(now);
     }
 
@@ -159,6 +173,7 @@ impl Composer {
         });
         self.history = history;
         self.history_pos = None;
+        self.recalled_over = None;
         self.unsaved_since = None;
     }
 
@@ -202,19 +217,42 @@ impl Composer {
     }
 
     /// Ctrl+P / Ctrl+N: walk through earlier messages. False if there is nothing to recall.
+    /// Recalling from a draft keeps it: it is put at the end of the history
+    /// (once), and Ctrl+N past the newest message gives it back.
     pub fn recall(&mut self, older: bool, now: i64) -> bool {
-        let n = self.history.len();
-        if n == 0 {
+        if self.history.is_empty() {
             return false;
         }
         let pos = match (self.history_pos, older) {
-            (None, true) => Some(n - 1),
+            (None, true) => {
+                let typed = self.text();
+                if !typed.trim().is_empty() && self.history.last() != Some(&typed) {
+                    self.history.push(typed.clone());
+                }
+                // The newest message before what was typed.
+                let before = self.history.len() - usize::from(self.history.last() == Some(&typed));
+                if before == 0 {
+                    return false;
+                }
+                self.recalled_over = Some(typed);
+                Some(before - 1)
+            }
             (Some(p), true) => Some(p.saturating_sub(1)),
-            (Some(p), false) if p + 1 < n => Some(p + 1),
+            (Some(p), false)
+                if self
+                    .history
+                    .get(p + 1)
+                    .is_some_and(|next| Some(next) != self.recalled_over.as_ref()) =>
+            {
+                Some(p + 1)
+            }
             (None, false) => return false,
             _ => None,
         };
-        let text = pos.map(|p| self.history[p].clone()).unwrap_or_default();
+        let text = match pos {
+            Some(p) => self.history[p].clone(),
+            None => self.recalled_over.take().unwrap_or_default(),
+        };
         self.text = textarea(&text);
         self.history_pos = pos;
         self.changed(now);

@@ -123,9 +123,13 @@ impl App {
                 if self.composer.is_blank() {
                     self.edit_last();
                 } else if self.composer.edit.is_some() && self.composer.cursor_on_first_row() {
+                    // The edit showed the last message: the one before it,
+                    // with the draft the edit put aside kept as a recall keeps it.
                     self.composer.abandon_edit(now);
-                    self.composer.history_pos = Some(n.saturating_sub(1));
                     self.composer.recall(true, now);
+                    if n > 1 {
+                        self.composer.recall(true, now);
+                    }
                 } else if self.composer.history_pos.is_some() && self.composer.cursor_on_first_row()
                 {
                     self.composer.recall(true, now);
