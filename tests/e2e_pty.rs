@@ -863,6 +863,24 @@ fn theme_auto_asks_the_terminal_and_draws_the_light_palette_on_a_light_backgroun
     assert!(configured.wait_exit(LONG));
 }
 
+/// `tock⏎` and typing at once: the keys typed before tock reads the
+/// terminal are in the composer, also where it first asks the terminal
+/// for its colours (`theme = auto`), whose reader dropped them.
+#[test]
+fn keys_typed_before_tock_is_ready_are_kept() {
+    let t = Tock::new();
+    for colors in [Some(("rgb:0000/0000/0000", "rgb:ffff/ffff/ffff")), None] {
+        let mut pty = Pty::spawn_answering(&[], &t.env, ROWS, COLS, colors);
+        pty.write(b"typed ahead");
+        let screen = pty.wait_for(LONG, "the keys typed ahead in the composer", |s| {
+            s.contains("typed ahead") && s.contains("F2 scheduled")
+        });
+        assert!(screen.contains("│typed ahead"), "{screen}");
+        pty.write(b"\x11");
+        assert!(pty.wait_exit(LONG));
+    }
+}
+
 /// The TUI reads and shows times by the zone's rules, as the CLI does: under
 /// TZ=Europe/Berlin in winter, `/at` a summer date at 09:00 is 07:00 UTC (it
 /// was read with today's offset, +01:00, and went an hour late), and on the

@@ -159,6 +159,7 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         // `theme = auto`: asked before the UI reads the terminal's input, or
         // the answer would arrive as keys.
         if app.theme.wants_detection() {
+            terminal::keep_type_ahead();
             app.theme.detected = theme::detect_background(theme::DETECT_TIMEOUT);
             // Bad colours were reported when the app was made.
             let _ = app.apply_theme();

@@ -55,6 +55,32 @@ pub fn enter(mouse: bool) -> Result<Term> {
     new_term()
 }
 
+/// Keys typed before the UI reads the terminal (`tock⏎` and typing on at
+/// once) are taken into crossterm's queue of events, where the UI's reader
+/// finds them: the colour query (`theme::detect_background`) reads the
+/// terminal itself and drops whatever comes before its answer. Raw mode
+/// for the read: it makes a line typed but not ended readable.
+pub fn keep_type_ahead() {
+    if enable_raw_mode().is_err() {
+        return;
+    }
+    // Only when something waits: crossterm's poll does not read at all
+    // with no time to wait, and would wait the time it is given when
+    // nothing was typed. Then one read of it (up to crossterm's 1 KB),
+    // parsed and kept.
+    let mut stdin = libc::pollfd {
+        fd: libc::STDIN_FILENO,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, for the length given; no wait.
+    let waiting = unsafe { libc::poll(&mut stdin, 1, 0) } == 1 && stdin.revents & libc::POLLIN != 0;
+    if waiting {
+        let _ = crossterm::event::poll(std::time::Duration::from_millis(5));
+    }
+    let _ = disable_raw_mode();
+}
+
 fn setup() -> Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
