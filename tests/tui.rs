@@ -661,6 +661,18 @@ async fn snapshot_help_popup() {
     ui.press(KeyCode::Esc);
     assert!(ui.app.popup().is_none());
     assert_eq!(ui.app.composer_text(), "a");
+    // `q`, which the help lists as closing it, is not typed.
+    ui.press(KeyCode::F(1));
+    ui.ch('q');
+    assert!(ui.app.popup().is_none());
+    assert_eq!(ui.app.composer_text(), "a", "q only closes the help");
+    // Its title says so, whole, at 60 columns too.
+    ui.press(KeyCode::F(1));
+    let narrow = ui.screen(60, 15);
+    assert!(
+        narrow.contains("╭ tock — keys (↑/↓ PgUp/PgDn scroll · Esc/q close) ─"),
+        "{narrow}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -112,6 +112,8 @@ impl View for Help {
             Some(Action::Down) => 1,
             Some(Action::PageUpList) => -page,
             Some(Action::PageDownList) => page,
+            // Its own close keys (q too) only close it.
+            Some(Action::Back) => return Outcome::Done,
             // Any other key closes it (and a character goes on to the composer).
             _ => return super::dismiss(&key),
         };
@@ -141,13 +143,24 @@ impl View for Help {
         self.max.set(max);
         let scroll = self.scroll.min(max);
         let r = centered(area, w, h);
+        let titles: &[&str] = if max > 0 {
+            &[
+                " tock — keys (↑/↓ PgUp/PgDn scroll · Esc/q close · other keys close and go on) ",
+                " tock — keys (↑/↓ PgUp/PgDn scroll · Esc/q close) ",
+                " keys (↑/↓ scroll · Esc/q close) ",
+            ]
+        } else {
+            &[
+                " tock — keys (Esc/q close · other keys close and go on) ",
+                " tock — keys (Esc/q close) ",
+            ]
+        };
+        let title = crate::tui::text::first_fitting(titles, r.width.saturating_sub(2) as usize)
+            .copied()
+            .unwrap_or(" keys ");
         let mut block = Block::bordered()
             .border_type(BorderType::Rounded)
-            .title(if max > 0 {
-                " tock — keys (↑/↓ PgUp/PgDn scroll · other keys close) "
-            } else {
-                " tock — keys (any key closes) "
-            })
+            .title(title)
             .border_style(Style::new().fg(palette().accent));
         if scroll < max {
             block = block
