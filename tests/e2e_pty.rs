@@ -650,6 +650,26 @@ fn a_config_file_deleted_while_tock_runs_is_told_as_gone() {
     assert!(screen.contains("built-in defaults"), "{screen}");
 }
 
+/// `[ui]` settings changed in the file take effect when it is read again,
+/// as the theme's do: here the width the conversation is laid out at.
+#[test]
+fn a_changed_max_width_applies_when_the_config_is_read_again() {
+    let t = Tock::new();
+    t.write_config("[ui]\nmax_width = 40\n");
+    let pty = start(&t);
+    let words: Vec<String> = (1..=30).map(|i| format!("w{i:02}")).collect();
+    pty.type_text(&words.join(" "));
+    pty.write(b"\r");
+    pty.wait_text("w30", LONG);
+    let wide = words[..12].join(" ");
+    assert!(!pty.screen().contains(&wide), "{}", pty.screen());
+    t.write_config("[ui]\nmax_width = 60\n");
+    let screen = pty.wait_for(LONG, "the message laid out 60 columns wide", |s| {
+        s.contains(&wide)
+    });
+    assert!(screen.contains("w30"), "{screen}");
+}
+
 /// A TUI opened beside a daemon started on a config file it cannot read
 /// lists the daemon's notice of it in F3 (the TUI's own engine, reading the
 /// same file, does not tell it again), and hears the file fixed, once.

@@ -147,8 +147,9 @@ pub struct App {
     pub(super) sends_in_flight: std::collections::HashMap<u64, (i64, crate::store::Draft, bool)>,
     /// The palette drawn with (`[ui] theme`, `/theme`, the terminal's answer).
     pub theme: ThemeChoice,
-    /// The configuration the theme was last taken from (a reload replaces it).
-    theme_config: Arc<crate::config::Config>,
+    /// The configuration the `[ui]` settings and keys were last taken from
+    /// (a reload replaces it).
+    ui_config: Arc<crate::config::Config>,
     /// Streamed text handed over and not on screen yet.
     pub reveal: super::reveal::Reveal,
 }
@@ -189,7 +190,7 @@ impl App {
             sends_in_flight: Default::default(),
             max_width: cfg.ui.max_width,
             theme,
-            theme_config: cfg.clone(),
+            ui_config: cfg.clone(),
             reveal: Default::default(),
         };
         let mut errors: Vec<String> = theme_error.into_iter().collect();
@@ -247,20 +248,36 @@ impl App {
     }
 
     /// After a config reload: take `[ui] theme` and `[ui.colors]` again.
-    pub(super) fn retheme_if_config_changed(&mut self) {
+    /// A configuration read again: its `[ui]` settings and keys take
+    /// effect, where they changed (the mouse as the file now says, over a
+    /// toggle by key).
+    pub(super) fn apply_config_if_changed(&mut self) {
         let cfg = self.model.engine.config().get();
-        if Arc::ptr_eq(&cfg, &self.theme_config) {
+        if Arc::ptr_eq(&cfg, &self.ui_config) {
             return;
+        }
+        let old = std::mem::replace(&mut self.ui_config, cfg.clone());
+        let mut errors = Vec::new();
+        if cfg.ui.max_width != old.ui.max_width {
+            self.max_width = cfg.ui.max_width;
+        }
+        if cfg.ui.mouse != old.ui.mouse && cfg.ui.mouse != self.mouse {
+            self.mouse = cfg.ui.mouse;
+            self.output.mouse = Some(self.mouse);
+        }
+        if cfg.keys != old.keys {
+            let (keys, key_errors) = Keymap::with_overrides(&cfg.keys);
+            self.keys = keys;
+            errors.extend(key_errors);
         }
         let (mut theme, error) = ThemeChoice::from_config(&cfg.ui);
-        self.theme_config = cfg;
         theme.session = self.theme.session;
         theme.detected = self.theme.detected;
-        if theme == self.theme {
-            return;
+        if theme != self.theme {
+            self.theme = theme;
+            errors.extend(error);
+            errors.extend(self.apply_theme());
         }
-        self.theme = theme;
-        let errors: Vec<String> = error.into_iter().chain(self.apply_theme()).collect();
         if let Some(e) = errors.first() {
             self.error(e);
         }

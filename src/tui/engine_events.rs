@@ -78,7 +78,7 @@ impl App {
             }
             Event::Dispatch(s) => self.model.dispatch = s,
             Event::Tools => {}
-            Event::ConfigReloaded => self.retheme_if_config_changed(),
+            Event::ConfigReloaded => self.apply_config_if_changed(),
             Event::Notice(n) => self.on_notice(n),
         }
         // A token or a dispatch state changes nothing a view shows; the views
@@ -216,7 +216,7 @@ impl App {
 
     pub(super) fn on_notice(&mut self, n: Notification) {
         // A reload is announced by a notice.
-        self.retheme_if_config_changed();
+        self.apply_config_if_changed();
         let in_view = n.conversation_id.is_some() && n.conversation_id == self.model.current;
         if n.kind == NoticeKind::ReplyFinished && in_view {
             return;
