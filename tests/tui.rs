@@ -5441,6 +5441,18 @@ async fn a_regenerated_reply_shows_one_version_and_alt_comma_brings_the_other_ba
     let s = ui.screen(100, 30);
     assert!(s.contains("only looked at"), "{}", ui.status_line());
     assert!(s.contains("an earlier version"), "{s}");
+    // At 60 columns (the sidebar hidden) a shorter wording, whole.
+    ui.app.sidebar_pref = Some(false);
+    let narrow = ui.screen(60, 30);
+    ui.app.sidebar_pref = None;
+    let header = narrow
+        .lines()
+        .find(|l| l.contains("‹1/2›"))
+        .unwrap_or_else(|| panic!("{narrow}"));
+    assert!(
+        header.trim_end().ends_with("not in the conversation"),
+        "{narrow}"
+    );
     // The earlier text with the replies it had then (both were put aside
     // by the edit: the newer is drawn), not the edit's reply.
     assert!(s.contains("the second answer"), "{s}");

@@ -520,10 +520,21 @@ fn head(e: &Entry, width: u16) -> Vec<Line<'static>> {
             Style::new().fg(palette().accent),
         ));
         if !v.in_context {
-            header.push(Span::styled(
-                " an earlier version, not in the conversation",
-                Style::new().fg(palette().dim),
-            ));
+            // The longest wording the row holds: it was cut mid-word at 60
+            // columns (`not in the conversa`).
+            let used: usize = header.iter().map(|s| s.width()).sum();
+            let note = super::text::first_fitting(
+                &[
+                    " an earlier version, not in the conversation",
+                    " earlier, not in the conversation",
+                    " not in the conversation",
+                    " not in context",
+                ],
+                (width as usize).saturating_sub(used),
+            );
+            if let Some(note) = note {
+                header.push(Span::styled(*note, Style::new().fg(palette().dim)));
+            }
         }
     }
     if m.role == Role::User && m.content.starts_with("[Scheduled task]") {
