@@ -1200,6 +1200,20 @@ async fn a_pulled_back_item_is_the_draft_and_typing_on_or_clearing_it_merges_not
     assert_eq!(ui.store().draft(conv).unwrap().text, "");
 }
 
+/// The new conversation's hint is never cut off at the foot: where all of
+/// it does not fit (60×15 beside the sidebar), a shorter one that does.
+#[tokio::test(start_paused = true)]
+async fn the_new_conversation_hint_fits_or_is_shortened_whole() {
+    let mut ui = Ui::new(vec![]);
+    ui.app.sidebar_pref = Some(true);
+    let s = ui.screen(60, 15);
+    assert!(s.contains("F1 shows every key."), "{s}");
+    assert!(s.contains("answers: messages queue."), "{s}");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("Ctrl+T picks a time"), "{s}");
+    assert!(s.contains("F1 shows every key."), "{s}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn strip_send_now_skips_the_queue() {
     let mut ui = Ui::new(vec![]);

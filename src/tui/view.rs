@@ -8,7 +8,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget};
 
 use super::app::{App, Focus, FrameLayout};
 use super::chat::{self, Tail};
@@ -203,30 +203,54 @@ fn scrolled_up(app: &App) -> bool {
 pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) {
     let model = &app.model;
     if shows_new_conversation_hint(app, tail) {
-        let hint = vec![
-            Line::styled(
-                "New conversation.",
-                Style::new().add_modifier(Modifier::BOLD),
-            ),
-            Line::default(),
-            Line::styled(
-                "Type a message and press Enter. Keep typing while the model answers: messages queue.",
-                dim(),
-            ),
-            Line::styled(
-                "/later 10m TEXT or /at 9am TEXT sends later · Ctrl+T picks a time · F2 lists everything scheduled",
-                dim(),
-            ),
-            Line::styled("F1 shows every key.", dim()),
+        let bold = Style::new().add_modifier(Modifier::BOLD);
+        let typing =
+            "Type a message and press Enter. Keep typing while the model answers: messages queue.";
+        let later = "/later 10m TEXT or /at 9am TEXT sends later · Ctrl+T picks a time · F2 lists everything scheduled";
+        let keys = "F1 shows every key.";
+        // The fullest hint whose rows the area holds (at 60×15 beside the
+        // sidebar the last of them were cut off): then without its blank
+        // row, then without the ways to send later.
+        let hints: [&[(&str, Style)]; 3] = [
+            &[
+                ("New conversation.", bold),
+                ("", dim()),
+                (typing, dim()),
+                (later, dim()),
+                (keys, dim()),
+            ],
+            &[
+                ("New conversation.", bold),
+                (typing, dim()),
+                (later, dim()),
+                (keys, dim()),
+            ],
+            &[("New conversation.", bold), (typing, dim()), (keys, dim())],
         ];
+        let width = area.width.max(1) as usize;
+        let rows_of = |hint: &[(&str, Style)]| -> Vec<Line<'static>> {
+            hint.iter()
+                .flat_map(|(text, style)| {
+                    chat::wrap_words(text, width)
+                        .into_iter()
+                        .map(|row| Line::styled(row, *style))
+                })
+                .collect()
+        };
+        let height = area.height as usize;
+        let rows = hints
+            .iter()
+            .map(|h| rows_of(h))
+            .find(|rows| rows.len() <= height)
+            .unwrap_or_else(|| rows_of(hints[2]));
+        // A third of the way down, or higher where that leaves too few rows.
+        let top = (height / 3).min(height.saturating_sub(rows.len())) as u16;
         let r = Rect {
-            y: area.y + area.height / 3,
-            height: area.height.saturating_sub(area.height / 3),
+            y: area.y + top,
+            height: area.height - top,
             ..area
         };
-        Paragraph::new(hint)
-            .wrap(Wrap { trim: true })
-            .render(r, buf);
+        Paragraph::new(rows).render(r, buf);
     }
     // Scrolled up: say so, and how to get back.
     if scrolled_up(app) {
