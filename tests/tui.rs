@@ -613,6 +613,13 @@ async fn snapshot_composer_previews() {
     let s = ui.screen(80, 24);
     assert!(s.contains("✗ "), "{s}");
     insta::assert_snapshot!("preview_error_80x24", ui.render(80, 24).backend());
+    // Too long for the top border, it goes on along the bottom one: the
+    // example at its end is shown, not cut.
+    ui.app.set_composer("");
+    ui.typ("/later 1y x");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("╭ ✗ years and months are not durations"), "{s}");
+    assert!(s.contains("2030-01-15 09:00 ─"), "{s}");
 }
 
 #[tokio::test(start_paused = true)]

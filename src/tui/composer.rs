@@ -286,6 +286,7 @@ impl Composer {
         area: Rect,
         buf: &mut Buffer,
         title: Vec<Span<'static>>,
+        below: Vec<Span<'static>>,
         focused: bool,
         inactive: bool,
     ) {
@@ -302,6 +303,8 @@ impl Composer {
             .title(Line::from(title));
         if !self.attachments.is_empty() {
             block = block.title_bottom(Line::from(chips(&self.attachments)));
+        } else if !below.is_empty() {
+            block = block.title_bottom(Line::from(below));
         }
         let mut inner = block.inner(area);
         block.render(area, buf);

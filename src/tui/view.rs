@@ -291,6 +291,7 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
     let inactive = app.top() == Some(ViewKind::Approval);
     let focused = app.focus == Focus::Composer && app.views.iter().all(|v| !v.is_modal());
     let mut title: Vec<Span<'static>> = Vec::new();
+    let mut below: Vec<Span<'static>> = Vec::new();
     match app.composer_preview() {
         Some(Ok(p)) => title.push(Span::styled(
             format!(" ⏰ {} ", p.line(area.width.saturating_sub(8) as usize)),
@@ -302,10 +303,22 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
             format!(" {} ", elide(&e, area.width.saturating_sub(4) as usize)),
             dim(),
         )),
-        Some(Err(e)) => title.push(Span::styled(
-            format!(" ✗ {} ", elide(&e, area.width.saturating_sub(6) as usize)),
-            Style::new().fg(palette().error),
-        )),
+        // Too long for the top border: it goes on along the bottom one, so
+        // that the example at its end is not what is cut.
+        Some(Err(e)) => {
+            let style = Style::new().fg(palette().error);
+            let room = area.width.saturating_sub(6) as usize;
+            match split_in_two(&e, room) {
+                (first, Some(rest)) if app.composer.attachments.is_empty() => {
+                    title.push(Span::styled(format!(" ✗ {first} "), style));
+                    below.push(Span::styled(
+                        format!(" {} ", elide(&rest, area.width.saturating_sub(4) as usize)),
+                        style,
+                    ));
+                }
+                _ => title.push(Span::styled(format!(" ✗ {} ", elide(&e, room)), style)),
+            }
+        }
         None => {
             if inactive {
                 title.push(Span::styled(
@@ -326,7 +339,34 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
         }
     }
     app.composer
-        .render(area, f.buffer_mut(), title, focused, inactive);
+        .render(area, f.buffer_mut(), title, below, focused, inactive);
+}
+
+/// `text` as a row of at most `width` cells after a whole word, and the
+/// rest (None when it all fits). An example's date stays with its time
+/// (`2026-12-01 09:00` is not split).
+fn split_in_two(text: &str, width: usize) -> (String, Option<String>) {
+    let rows = chat::wrap_words(text, width.max(1));
+    let Some((first, rest)) = rows.split_first().filter(|(_, rest)| !rest.is_empty()) else {
+        return (text.to_string(), None);
+    };
+    let (mut first, mut rest) = (first.clone(), rest.join(" "));
+    let is_time = |s: &str| {
+        s.split_once(':').is_some_and(|(h, m)| {
+            (1..=2).contains(&h.len())
+                && h.chars().all(|c| c.is_ascii_digit())
+                && m.chars().take(2).all(|c| c.is_ascii_digit())
+        })
+    };
+    let is_date = |s: &str| s.len() == 10 && s.chars().all(|c| c.is_ascii_digit() || c == '-');
+    if is_time(&rest)
+        && let Some((head, date)) = first.rsplit_once(' ')
+        && is_date(date)
+    {
+        rest = format!("{date} {rest}");
+        first = head.to_string();
+    }
+    (first, Some(rest))
 }
 
 /// The status bar: the model, the conversation (when the sidebar that would
@@ -515,4 +555,28 @@ fn status_message(app: &App) -> Vec<Span<'static>> {
             },
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_in_two;
+
+    #[test]
+    fn a_line_split_in_two_keeps_a_date_with_its_time() {
+        let e = "can't read \"9\" as a time — try 10m, 1h30m, 9am, tomorrow 14:30, fri 5pm, 2026-12-01 09:00";
+        assert_eq!(split_in_two(e, 200), (e.to_string(), None));
+        let (first, rest) = split_in_two(e, 84);
+        assert_eq!(
+            first,
+            "can't read \"9\" as a time — try 10m, 1h30m, 9am, tomorrow 14:30, fri 5pm,"
+        );
+        assert_eq!(rest.as_deref(), Some("2026-12-01 09:00"));
+        // Elsewhere a split after a whole word.
+        let (first, rest) = split_in_two(e, 40);
+        assert_eq!(first, "can't read \"9\" as a time — try 10m,");
+        assert_eq!(
+            rest.as_deref(),
+            Some("1h30m, 9am, tomorrow 14:30, fri 5pm, 2026-12-01 09:00")
+        );
+    }
 }
