@@ -1703,6 +1703,37 @@ async fn history_recalls_sent_messages() {
     assert_eq!(ui.app.composer_text(), "a\nb");
 }
 
+/// ↑ and ↓ move between the rows of a line wrapped over several, as on
+/// screen; only from the first row does ↑ recall an earlier message.
+#[tokio::test(start_paused = true)]
+async fn up_and_down_move_between_the_rows_of_a_wrapped_line() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("sent before");
+    let long = "alpha beta gamma delta ".repeat(12);
+    ui.typ(long.trim_end());
+    let before = ui.screen(120, 40);
+    let rows = before.lines().filter(|l| l.contains("alpha beta")).count();
+    assert!(rows >= 3, "{before}");
+    ui.press(KeyCode::Up);
+    ui.typ("Q");
+    let text = ui.app.composer_text();
+    let at = text.find('Q').unwrap_or_else(|| panic!("{text}"));
+    assert!(at < text.len() - 60, "Q a row up, not at the end: {text}");
+    assert!(text.ends_with("gamma delta"), "{text}");
+    ui.screen(120, 40);
+    ui.press(KeyCode::Down);
+    ui.typ("Z");
+    let text = ui.app.composer_text();
+    let z = text.find('Z').unwrap_or_else(|| panic!("{text}"));
+    assert!(z > at, "Z a row down from Q: {text}");
+    // From the first row, ↑ goes on to the messages sent before.
+    for _ in 0..rows {
+        ui.press(KeyCode::Up);
+    }
+    ui.ctrl('p');
+    assert_eq!(ui.app.composer_text(), "sent before");
+}
+
 #[tokio::test(start_paused = true)]
 async fn huge_paste_with_control_characters_lands_clean() {
     let mut ui = Ui::new(vec![]);

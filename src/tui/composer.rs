@@ -76,12 +76,19 @@ impl Composer {
         self.is_empty() && self.attachments.is_empty() && self.edit.is_none()
     }
 
+    /// New text in the same textarea, which keeps the width it was last
+    /// drawn at (↑ and ↓ move by the rows it wraps to before the next frame).
+    fn replace_text(&mut self, text: &str) {
+        self.text.clear();
+        self.text.insert_str(text);
+    }
+
     fn changed(&mut self, now: i64) {
         self.unsaved_since.get_or_insert(now);
     }
 
     pub fn set_text(&mut self, text: &str, now: i64) {
-        self.text = textarea(text);
+        self.replace_text(text);
         self.stop_recalling();
         self.changed(now);
     }
@@ -127,13 +134,29 @@ impl Composer {
         self.changed(now);
     }
 
+    /// Whether the cursor is on the first row on screen (of a line wrapped
+    /// over several rows too): ↑ goes no further up.
     pub fn cursor_on_first_row(&self) -> bool {
-        self.text.cursor().0 == 0
+        !self.cursor_moves(CursorMove::Up)
+    }
+
+    /// Whether the cursor is on the last row on screen: ↓ goes no further.
+    pub fn cursor_on_last_row(&self) -> bool {
+        !self.cursor_moves(CursorMove::Down)
+    }
+
+    /// Whether `m` would move the cursor (tried on a copy). The textarea
+    /// moves by rows on screen, as last drawn.
+    fn cursor_moves(&self, m: CursorMove) -> bool {
+        let mut t = self.text.clone();
+        let before = t.cursor();
+        t.move_cursor(m);
+        t.cursor() != before
     }
 
     /// After a send: empty, not editing, not recalling.
     pub fn clear(&mut self, now: i64) {
-        self.text = textarea("");
+        self.replace_text("");
         self.attachments.clear();
         self.edit = None;
         self.stop_recalling();
@@ -158,7 +181,7 @@ impl Composer {
 
     /// Show a saved draft (switching conversation, or at start).
     pub fn load(&mut self, d: &Draft, history: Vec<String>) {
-        self.text = textarea(&d.text);
+        self.replace_text(&d.text);
         self.attachments = d
             .parts_json
             .as_deref()
@@ -187,7 +210,7 @@ impl Composer {
             ..Draft::default()
         };
         self.edit = Some(Edit { message_id, stash });
-        self.text = textarea(text);
+        self.replace_text(text);
         self.attachments = parts;
         self.changed(now);
     }
@@ -197,7 +220,7 @@ impl Composer {
         let Some(edit) = self.edit.take() else {
             return false;
         };
-        self.text = textarea(&edit.stash.text);
+        self.replace_text(&edit.stash.text);
         self.attachments = edit
             .stash
             .parts_json
@@ -253,7 +276,7 @@ impl Composer {
             Some(p) => self.history[p].clone(),
             None => self.recalled_over.take().unwrap_or_default(),
         };
-        self.text = textarea(&text);
+        self.replace_text(&text);
         self.history_pos = pos;
         self.changed(now);
         true
@@ -360,17 +383,18 @@ impl Composer {
             Paragraph::new(Line::from(spans)).render(inner, buf);
             return;
         }
-        // The cursor is drawn only where the composer has focus.
-        let mut t = self.text.clone();
-        t.set_cursor_style(if focused && !inactive {
-            Style::new().add_modifier(Modifier::REVERSED)
-        } else {
-            Style::new()
-        });
-        if inactive {
-            t.set_style(Style::new().fg(palette().dim));
+        // Drawn from the textarea itself, not a copy: drawing tells it the
+        // width it wraps at, by which ↑ and ↓ move between the rows of a
+        // long line (a copy kept that to itself, and they moved by lines).
+        let t = &self.text;
+        t.render(inner, buf);
+        // The cursor (reversed) is shown only where the composer has focus.
+        if !(focused && !inactive) {
+            buf.set_style(inner, Style::new().remove_modifier(Modifier::REVERSED));
         }
-        (&t).render(inner, buf);
+        if inactive {
+            buf.set_style(inner, Style::new().fg(palette().dim));
+        }
         // Taller than the box (it stops growing at a share of the screen):
         // say how much is out of sight, on the bottom border's right.
         let total = self.rows(inner.width);

@@ -143,7 +143,10 @@ impl App {
                 }
             }
             Action::HistoryNext => {
-                if self.composer.history_pos.is_some() {
+                // ↓ moves down the rows of a recalled message first.
+                if self.composer.history_pos.is_some()
+                    && (key.code != KeyCode::Down || self.composer.cursor_on_last_row())
+                {
                     self.composer.recall(false, now);
                 } else if key.code == KeyCode::Down {
                     return self.cursor_key(key);
