@@ -389,7 +389,7 @@ impl Composer {
         let t = &self.text;
         t.render(inner, buf);
         // The cursor (reversed) is shown only where the composer has focus.
-        if !(focused && !inactive) {
+        if !focused || inactive {
             buf.set_style(inner, Style::new().remove_modifier(Modifier::REVERSED));
         }
         if inactive {
