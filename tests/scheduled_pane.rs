@@ -469,6 +469,39 @@ async fn snapshot_edit_popup() {
     snap!(draw(&pane, 80, 24));
 }
 
+/// A long text in the edit box wraps onto the rows it has, whole, rather
+/// than scrolling sideways with its start out of sight.
+#[tokio::test]
+async fn the_edit_box_wraps_a_long_text() {
+    let h = harness(vec![]);
+    let store = h.engine.store();
+    let c = conv(store, "Notes");
+    add(
+        store,
+        Some(c),
+        Kind::Message,
+        "a later message with a long text that will not fit in the narrow pane",
+        Some(NINE_AM),
+        T0,
+    );
+    let mut pane = pane_on(store);
+    press(&mut pane, &h, &[ch('e')]);
+    let t = draw(&pane, 60, 15);
+    let rows: Vec<String> = t
+        .backend()
+        .buffer()
+        .content()
+        .chunks(60)
+        .map(|r| r.iter().map(|c| c.symbol()).collect())
+        .collect();
+    let screen = rows.join("\n");
+    assert!(
+        screen.contains("│a later message with a long text that will not fit in │"),
+        "{screen}"
+    );
+    assert!(screen.contains("│the narrow pane "), "{screen}");
+}
+
 #[test]
 fn snapshot_picker_list() {
     let p = TimePicker::new();

@@ -464,6 +464,9 @@ fn editor_for(text: &str) -> TextArea<'static> {
     let lines: Vec<String> = sanitize(text).lines().map(str::to_string).collect();
     let mut editor = TextArea::new(lines);
     editor.set_cursor_line_style(Style::default());
+    // Onto the rows the box has, as the composer does (sideways, the start
+    // of a long text was out of sight with nothing to say so).
+    editor.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
     editor.move_cursor(ratatui_textarea::CursorMove::End);
     editor
