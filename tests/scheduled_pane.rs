@@ -334,7 +334,27 @@ async fn snapshot_show_finished() {
     fixture(h.engine.store());
     let mut pane = pane_on(h.engine.store());
     press(&mut pane, &h, &[ch('a')]);
-    snap!(draw(&pane, 100, 20));
+    // A row done with says when it was sent or canceled: not `asap`, not
+    // a countdown to a send that will not come.
+    let t = draw(&pane, 100, 20);
+    let screen: String = t
+        .backend()
+        .buffer()
+        .content()
+        .chunks(100)
+        .map(|r| r.iter().map(|c| c.symbol()).collect::<String>() + "\n")
+        .collect();
+    // The fixture's sent row and its canceled one.
+    let done: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains("hello there") || l.contains("never mind"))
+        .collect();
+    assert_eq!(done.len(), 2, "{screen}");
+    for line in done {
+        assert!(!line.contains("asap") && !line.contains(" in "), "{line}");
+        assert!(line.contains(" ago "), "{line}");
+    }
+    snap!(t);
 }
 
 #[test]

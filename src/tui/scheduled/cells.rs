@@ -201,7 +201,19 @@ pub(super) fn cells(row: &Row, now: &DateTime<ShownZone>, now_ms: i64) -> Cells 
         .series
         .as_ref()
         .is_some_and(|v| v.series.status == crate::store::SeriesStatus::Paused);
+    // A row done with (shown with `a`) says when it was sent or canceled:
+    // its due time counted down to a send that will not come, and one
+    // queued to go at once said `asap` after it went.
+    let done_at = match it.status {
+        crate::store::Status::Sent => Some(it.sent_at.unwrap_or(it.updated_at)),
+        crate::store::Status::Canceled => Some(it.updated_at),
+        _ => None,
+    };
     let (due, rel) = match it.due_at {
+        _ if row.series.is_none() && row.approval.is_none() && done_at.is_some() => {
+            let at = done_at.unwrap_or(it.updated_at);
+            (absolute(utc(at), now), views::countdown(at, now_ms))
+        }
         // A paused series sends nothing at its next time (resuming goes
         // from the next one after then): no time that counts down.
         Some(_) if paused => ("—".to_string(), String::new()),
