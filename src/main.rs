@@ -109,6 +109,24 @@ async fn daemon_loop(
     Ok(())
 }
 
+/// The (sub)command the arguments name, as typed: `tock send`, whose own
+/// `--help` lists what it takes (the top level's lists the commands).
+fn command_named() -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec!["tock".to_string()];
+    for arg in std::env::args().skip(1).filter(|a| !a.starts_with('-')) {
+        match cmd.find_subcommand(&arg) {
+            Some(sub) => {
+                path.push(sub.get_name().to_string());
+                cmd = sub.clone();
+            }
+            None => break,
+        }
+    }
+    path.join(" ")
+}
+
 /// clap's errors run to several lines with usage and tips; a script wants
 /// one line. Help and version still print in full.
 fn usage_error(e: clap::Error) -> ExitCode {
@@ -142,6 +160,9 @@ fn usage_error(e: clap::Error) -> ExitCode {
     };
     let first = first.strip_prefix("error: ").unwrap_or(&first);
     let line = tock::sanitize::sanitize_line(first).into_owned();
-    eprintln!("tock: {line} (tock --help lists the options)");
+    eprintln!(
+        "tock: {line} ({} --help lists the options)",
+        command_named()
+    );
     ExitCode::from(2)
 }

@@ -657,9 +657,13 @@ impl Rule {
         };
         let interval = match bare_unit {
             Some(ms) => Some(ms),
-            None => when::parse_duration(&joined)
-                .ok()
-                .map(|d| d.num_milliseconds()),
+            None => match when::parse_duration(&joined) {
+                Ok(d) => Some(d.num_milliseconds()),
+                // `every 0m` is an interval, refused as `/later 0m` is (it
+                // read as no rule at all).
+                Err(e @ WhenError::NotPositive) => return Err(RecurError::Time(e)),
+                Err(_) => None,
+            },
         };
         if let Some(ms) = interval {
             // Whole seconds: what the description can say exactly.

@@ -82,18 +82,25 @@ fn far_dates_and_years_are_refused_with_a_reason() {
 #[test]
 fn usage_errors_are_one_line() {
     let t = Tock::new();
-    for args in [
-        vec!["--frobnicate"],
-        vec!["send", "--in"],
-        vec!["cancel", "-5m"],
-        vec!["cancel", "999999999999999999999999"],
-        vec!["list", "--bogus"],
+    // Each points to the help that lists what the command it names takes.
+    for (args, help) in [
+        (vec!["--frobnicate"], "(tock --help"),
+        (vec!["send", "--in"], "(tock send --help"),
+        (vec!["send"], "(tock send --help"),
+        (vec!["cancel", "-5m"], "(tock cancel --help"),
+        (
+            vec!["cancel", "999999999999999999999999"],
+            "(tock cancel --help",
+        ),
+        (vec!["list", "--bogus"], "(tock list --help"),
+        (vec!["frobnicate"], "(tock --help"),
     ] {
         let o = t.run(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let lines: Vec<&str> = o.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         assert_eq!(lines.len(), 1, "{args:?}: {:?}", o.stderr);
         assert!(lines[0].starts_with("tock: "), "{:?}", lines[0]);
+        assert!(lines[0].contains(help), "{args:?}: {:?}", lines[0]);
     }
     // Help is still the full help.
     let help = t.ok(&["--help"]);

@@ -79,6 +79,16 @@ fn search_prints_matches_and_json_with_byte_ranges() {
     for odd in ["foo\"bar", "a AND", "NEAR(", "*", "\"", "-x"] {
         t.ok(&["search", "--json", "--", odd]);
     }
+    // No words at all: nothing is looked for, and it says so.
+    for nothing in ["", "*", "  \" "] {
+        let o = t.run(&["search", "--", nothing]);
+        assert!(o.status.success(), "{nothing:?}");
+        assert!(
+            o.stderr.contains("nothing to search for"),
+            "{nothing:?}: {}",
+            o.stderr
+        );
+    }
     let limited = t.json(&["search", "--json", "--limit", "1", "the"]);
     assert_eq!(limited.as_array().unwrap().len(), 1);
     assert_eq!(limited[0]["message_id"], a);

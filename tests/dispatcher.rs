@@ -224,8 +224,9 @@ async fn every_pending_item_says_what_it_waits_for() {
     assert!(
         w[&behind]
             .describe(now())
-            .contains("behind the reply it waits for")
+            .contains("behind the reply being generated there")
     );
+    assert!(!w[&behind].describe(now()).contains("tock status"));
     assert_eq!(w[&after_retry], Waiting::Behind { item_id: retry });
     assert_eq!(w[&later], Waiting::Due { at: due });
     assert_eq!(w[&waits], Waiting::Approval { approval_id: a });

@@ -553,6 +553,11 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
         recur::split_prefix("every 10 seconds ping", &now).unwrap_err(),
         RecurError::TooOften
     );
+    // A zero interval is refused as `/later 0m` is, not as no rule at all.
+    for zero in ["0m ping", "every 0m ping", "every 0 minutes ping"] {
+        let e = recur::split_prefix(zero, &now).unwrap_err();
+        assert_eq!(e.to_string(), "a duration must be positive", "{zero}");
+    }
     // An end that cannot be read is refused, not sent as the message's
     // first words (the series would never end).
     let e = recur::split_prefix("daily 18:00 until yesterday ping", &now).unwrap_err();

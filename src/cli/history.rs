@@ -223,7 +223,14 @@ pub(super) fn search(engine: &Engine, text: &str, limit: usize, as_json: bool) -
         return Ok(());
     }
     if hits.is_empty() {
-        eprintln!("no message matches");
+        // `tock search ''` said "no message matches", as if it had looked.
+        if crate::store::SearchQuery::parse(text).is_none() {
+            eprintln!(
+                "nothing to search for: it has no words (spaces and punctuation alone are not searched)"
+            );
+        } else {
+            eprintln!("no message matches");
+        }
         return Ok(());
     }
     // Bold matches only on a terminal; a pipe gets plain text.

@@ -66,7 +66,8 @@ impl Waiting {
             }
             Waiting::Behind { item_id } => format!("conversation busy: behind item #{item_id}"),
             Waiting::BehindReply => {
-                "conversation busy: behind the reply it waits for (tock status says where it is)".into()
+                // Said in `tock status` too: not "tock status says…".
+                "conversation busy: behind the reply being generated there".into()
             }
             Waiting::Backoff { until } => format!("back-off until {}", at(*until)),
             Waiting::ReplyRetry { until } => {

@@ -155,6 +155,18 @@ pub fn redraw(t: &mut Term) -> Result<()> {
     Ok(())
 }
 
+/// Why the editor run through the shell did not succeed, in words: the
+/// shell's 127 and 126 are an editor not found and one it cannot run.
+fn editor_failure(editor: &str, status: std::process::ExitStatus) -> String {
+    let editor = crate::sanitize::sanitize_line(editor);
+    match status.code() {
+        Some(127) => format!("the editor \"{editor}\" was not found"),
+        Some(126) => format!("the editor \"{editor}\" could not be run"),
+        Some(code) => format!("the editor \"{editor}\" ended with code {code}"),
+        None => format!("the editor \"{editor}\" was stopped by a signal"),
+    }
+}
+
 /// Ctrl+G: hand the terminal to `$VISUAL` (or `$EDITOR`, else `vi`, as git
 /// does) on `text`, and take it back. Returns the edited text, or None
 /// when there is no editor at all.
@@ -183,7 +195,10 @@ pub fn run_editor(t: &mut Term, text: &str) -> Result<Option<String>> {
     let _ = std::fs::remove_file(&path);
     let status = status?;
     if !status.success() {
-        anyhow::bail!("the editor exited with {status}; the draft is unchanged");
+        anyhow::bail!(
+            "{}; the draft is unchanged",
+            editor_failure(&editor, status)
+        );
     }
     let mut edited = edited?;
     // Editors end the file with a newline the draft did not have.
@@ -220,4 +235,32 @@ pub fn write_raw(s: &str) {
     let mut out = stdout();
     let _ = out.write_all(s.as_bytes());
     let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::editor_failure;
+
+    #[test]
+    fn an_editor_that_fails_is_told_in_words() {
+        let st = |code: i32| std::process::ExitStatus::from_raw(code << 8);
+        assert_eq!(
+            editor_failure("nano-typo", st(127)),
+            "the editor \"nano-typo\" was not found"
+        );
+        assert_eq!(
+            editor_failure("./notes", st(126)),
+            "the editor \"./notes\" could not be run"
+        );
+        assert_eq!(
+            editor_failure("vim", st(1)),
+            "the editor \"vim\" ended with code 1"
+        );
+        assert_eq!(
+            editor_failure("vim", std::process::ExitStatus::from_raw(9)),
+            "the editor \"vim\" was stopped by a signal"
+        );
+    }
 }
