@@ -696,9 +696,15 @@ fn a_tui_beside_a_daemon_on_an_unreadable_config_lists_the_problem_and_its_fix_o
     });
     let pty = start(&t);
     pty.write(b"\x1bOR"); // F3
-    let screen = pty.wait_text("line 2:", LONG);
+    let screen = pty.wait_for(LONG, "the notice listed in F3", |s| {
+        s.contains("Notifications") && s.contains("line 2:")
+    });
+    // In the list (the status bar may say it too, its own start's line).
     assert_eq!(
-        screen.lines().filter(|l| l.contains("line 2:")).count(),
+        screen
+            .lines()
+            .filter(|l| l.trim_start().starts_with('│') && l.contains("line 2:"))
+            .count(),
         1,
         "{screen}"
     );

@@ -337,13 +337,7 @@ async fn snapshot_show_finished() {
     // A row done with says when it was sent or canceled: not `asap`, not
     // a countdown to a send that will not come.
     let t = draw(&pane, 100, 20);
-    let screen: String = t
-        .backend()
-        .buffer()
-        .content()
-        .chunks(100)
-        .map(|r| r.iter().map(|c| c.symbol()).collect::<String>() + "\n")
-        .collect();
+    let screen = screen_of(&t);
     // The fixture's sent row and its canceled one.
     let done: Vec<&str> = screen
         .lines()
@@ -471,21 +465,31 @@ async fn snapshot_cancel_confirmation() {
     snap!(draw(&pane, 80, 24));
 }
 
-#[tokio::test(start_paused = true)]
-async fn snapshot_edit_popup() {
+/// The edit box open on a message of `text` (the harness goes with it).
+fn editing(text: &str) -> (Harness, ScheduledPane) {
     let h = harness(vec![]);
     let store = h.engine.store();
     let c = conv(store, "Notes");
-    add(
-        store,
-        Some(c),
-        Kind::Message,
-        "line one\nline two",
-        Some(NINE_AM),
-        T0,
-    );
+    add(store, Some(c), Kind::Message, text, Some(NINE_AM), T0);
     let mut pane = pane_on(store);
     press(&mut pane, &h, &[ch('e')]);
+    (h, pane)
+}
+
+/// The text of a drawn screen, a line per row.
+fn screen_of(t: &Terminal<TestBackend>) -> String {
+    let width = t.backend().buffer().area.width.max(1) as usize;
+    t.backend()
+        .buffer()
+        .content()
+        .chunks(width)
+        .map(|r| r.iter().map(|c| c.symbol()).collect::<String>() + "\n")
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_edit_popup() {
+    let (_h, pane) = editing("line one\nline two");
     snap!(draw(&pane, 80, 24));
 }
 
@@ -493,28 +497,9 @@ async fn snapshot_edit_popup() {
 /// than scrolling sideways with its start out of sight.
 #[tokio::test]
 async fn the_edit_box_wraps_a_long_text() {
-    let h = harness(vec![]);
-    let store = h.engine.store();
-    let c = conv(store, "Notes");
-    add(
-        store,
-        Some(c),
-        Kind::Message,
-        "a later message with a long text that will not fit in the narrow pane",
-        Some(NINE_AM),
-        T0,
-    );
-    let mut pane = pane_on(store);
-    press(&mut pane, &h, &[ch('e')]);
-    let t = draw(&pane, 60, 15);
-    let rows: Vec<String> = t
-        .backend()
-        .buffer()
-        .content()
-        .chunks(60)
-        .map(|r| r.iter().map(|c| c.symbol()).collect())
-        .collect();
-    let screen = rows.join("\n");
+    let (_h, pane) =
+        editing("a later message with a long text that will not fit in the narrow pane");
+    let screen = screen_of(&draw(&pane, 60, 15));
     assert!(
         screen.contains("│a later message with a long text that will not fit in │"),
         "{screen}"

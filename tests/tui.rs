@@ -1852,6 +1852,12 @@ async fn export_writes_markdown() {
         "{}",
         ui.status_line()
     );
+    // The folder did not exist: made, and said so (a typo in it shows).
+    assert!(
+        ui.status_line().contains("/exports/2026 was made for it)"),
+        "{}",
+        ui.status_line()
+    );
     let md = std::fs::read_to_string(&path).unwrap();
     assert!(md.starts_with("# How do I build it?\n"), "{md}");
     assert!(

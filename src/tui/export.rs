@@ -134,11 +134,15 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
         }
     }
     // A folder named that does not exist yet is made (private, 0700), as
-    // an editor's "save as" does.
+    // an editor's "save as" does, and said so (a typo in it shows).
+    let mut made = None;
     if let Some(dir) = Path::new(&path)
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
     {
+        if std::fs::symlink_metadata(dir).is_err() {
+            made = Some(dir.display().to_string());
+        }
         crate::files::create_private_dir(dir)
             .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     }
@@ -149,9 +153,9 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
     let abs = std::fs::canonicalize(&path)
         .map(|p| p.display().to_string())
         .unwrap_or(path);
-    Ok(if replaced {
-        format!("{abs} (it replaced the file that was there)")
-    } else {
-        abs
+    Ok(match (replaced, made) {
+        (true, _) => format!("{abs} (it replaced the file that was there)"),
+        (false, Some(dir)) => format!("{abs} (the folder {dir} was made for it)"),
+        (false, None) => abs,
     })
 }
