@@ -495,6 +495,10 @@ impl App {
     }
 
     pub(super) fn on_paste(&mut self, s: &str) {
+        // A paste is typing too: a line about the key before it is stale.
+        if self.status.as_ref().is_some_and(|s| s.until_key) {
+            self.status = None;
+        }
         // Pastes go into whatever input has focus; control characters are made visible.
         let lines = s.replace("\r\n", "\n").replace('\r', "\n");
         let clean = crate::sanitize::sanitize(&lines).into_owned();

@@ -394,6 +394,10 @@ impl App {
             }
             self.composer.clear(now);
             self.info("cleared (Ctrl+P brings it back)");
+            // About this key: what is typed next makes it stale.
+            if let Some(s) = self.status.as_mut() {
+                s.until_key = true;
+            }
         } else {
             self.quit_on_second_press("press Ctrl+C again to quit".to_string());
         }
