@@ -711,6 +711,12 @@ async fn cancel_then_yes_cancels() {
     // The selected item left: nothing is selected, so no key acts on the row
     // that took its place (here: the task must not be sent by a stray `s`).
     assert_eq!(pane.selected_id(), None);
+    // Said where the details were, not left blank.
+    let screen = screen_of(&draw(&pane, 100, 24));
+    assert!(
+        screen.contains("nothing selected: the item left the list · ↑/↓ choose a row"),
+        "{screen}"
+    );
     let task_before = item(&h, f.task);
     pane.handle_key(ch('s'), &h.engine, now());
     assert_eq!(

@@ -251,6 +251,35 @@ impl ScheduledPane {
                 c,
                 &state,
             );
+        } else if detail_rows > 0 && matches!(self.mode, Mode::List) && chosen.is_none() {
+            // The selected item left the list (sent, canceled): no row is
+            // chosen in its place, so a key pressed again acts on nothing.
+            // Said, where the details were, rather than left blank.
+            let y = area.y + area.height - detail_rows;
+            buf.set_stringn(
+                area.x,
+                y,
+                "─".repeat(area.width as usize),
+                area.width as usize,
+                Style::default().fg(palette().dim),
+            );
+            let hint = crate::tui::text::first_fitting(
+                &[
+                    "nothing selected: the item left the list · ↑/↓ choose a row",
+                    "nothing selected · ↑/↓ choose a row",
+                    "↑/↓ choose a row",
+                ],
+                area.width as usize,
+            )
+            .copied()
+            .unwrap_or("");
+            buf.set_stringn(
+                area.x,
+                y + 1,
+                hint,
+                area.width as usize,
+                Style::default().fg(palette().dim),
+            );
         }
     }
 
