@@ -28,23 +28,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => tock::tui::run(store, config),
         Some(Command::Daemon) => daemon_main(store, config),
-        Some(_) => {
-            restore_sigpipe();
+        Some(ref command) => {
+            // `tock tools` starts MCP servers, and one that exits at once
+            // must not kill it by a write to its closed pipe: it puts the
+            // default back itself once they are stopped, before it prints.
+            if !matches!(command, Command::Tools { .. }) {
+                tock::cli::end_quietly_on_a_closed_stdout();
+            }
             tock::cli::run(&cli, &store, config).map_err(|e| tock::store::explain(e, store.path()))
         }
-    }
-}
-
-/// A one-shot command whose reader went away (`tock list | head -1`) ends
-/// quietly, as other Unix tools do, instead of panicking on the next print.
-/// Rust ignores SIGPIPE by default; the TUI and the daemon keep it that way.
-/// What the command wrote to the database is already committed (or rolled
-/// back by SQLite) when it is cut.
-fn restore_sigpipe() {
-    // SAFETY: called once, before any other thread is started, to put back
-    // the default disposition of one signal.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

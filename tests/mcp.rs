@@ -1269,6 +1269,32 @@ fn tock_tools_lists_servers_and_the_daemon_runs_approved_calls_answered_from_the
     );
 }
 
+/// `tock tools` with a server that exits as it starts: one line for it
+/// every time. A write to its closed pipe ended tock by SIGPIPE (exit 141,
+/// nothing printed) about two runs in three.
+#[test]
+fn tock_tools_survives_a_server_that_exits_at_once() {
+    use support::Tock;
+    let t = Tock::new();
+    t.write_config(
+        "[mcp.gone]\ncommand = \"sh\"\nargs = [\"-c\", \"exit 3\"]\n\n[mcp.missing]\ncommand = \"/no/such/server\"\n",
+    );
+    for run in 0..8 {
+        let o = t.run(&["tools"]);
+        assert_eq!(o.status.code(), Some(0), "run {run}: {o:?}");
+        assert!(
+            o.stdout.contains("gone (stdio) — failed"),
+            "run {run}: {}",
+            o.stdout
+        );
+        assert!(
+            o.stdout.contains("missing (stdio) — failed"),
+            "run {run}: {}",
+            o.stdout
+        );
+    }
+}
+
 #[test]
 fn mcp_env_secrets_reach_neither_the_database_the_log_the_provider_nor_the_terminal() {
     use support::{MockServer, Reply, Tock, wait_until};

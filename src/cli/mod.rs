@@ -217,6 +217,21 @@ impl Command {
     }
 }
 
+/// A one-shot command whose reader went away (`tock list | head -1`) ends
+/// quietly, as other Unix tools do, instead of panicking on the next print:
+/// SIGPIPE's default disposition put back (Rust ignores it, and the TUI and
+/// the daemon keep it that way). What the command wrote to the database is
+/// already committed (or rolled back by SQLite) when it is cut. Not while
+/// child processes it writes to may have gone (MCP servers starting): a
+/// write to one that exited would end tock without a word.
+pub fn end_quietly_on_a_closed_stdout() {
+    // SAFETY: sets the disposition of one signal to its default; no
+    // handler of tock's is replaced (SIGPIPE has none).
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn rfc3339(ms: Option<i64>) -> serde_json::Value {
     ms.and_then(chrono::DateTime::from_timestamp_millis)
         .map(|d| json!(d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))

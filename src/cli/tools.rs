@@ -23,6 +23,8 @@ pub(super) fn tools(engine: &Engine, as_json: bool) -> Result<()> {
         engine.mcp().shutdown(Duration::from_secs(5)).await;
         servers
     });
+    // The servers are stopped: what is printed now may end quietly.
+    super::end_quietly_on_a_closed_stdout();
     let line = |s: &str| crate::sanitize::sanitize_line(s).into_owned();
     let policy = engine.approval_policy();
     if as_json {
