@@ -1276,9 +1276,15 @@ fn tock_tools_lists_servers_and_the_daemon_runs_approved_calls_answered_from_the
 fn tock_tools_survives_a_server_that_exits_at_once() {
     use support::Tock;
     let t = Tock::new();
-    t.write_config(
-        "[mcp.gone]\ncommand = \"sh\"\nargs = [\"-c\", \"exit 3\"]\n\n[mcp.missing]\ncommand = \"/no/such/server\"\n",
-    );
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    t.write_config(&format!(
+        "[mcp.gone]\ncommand = \"sh\"\nargs = [\"-c\", \"exit 3\"]\n\n[mcp.missing]\ncommand = \"/no/such/server\"\n\n[mcp.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n",
+    ));
     for run in 0..8 {
         let o = t.run(&["tools"]);
         assert_eq!(o.status.code(), Some(0), "run {run}: {o:?}");
@@ -1292,6 +1298,18 @@ fn tock_tools_survives_a_server_that_exits_at_once() {
             "run {run}: {}",
             o.stdout
         );
+        // One plain line: what happened, not the transport's Rust type.
+        let web = o
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("web (http)"))
+            .unwrap_or_else(|| panic!("{}", o.stdout));
+        assert!(
+            web.contains("failed: cannot reach it: ")
+                && web.contains(&format!("127.0.0.1:{port}/mcp")),
+            "{web}"
+        );
+        assert!(!o.stdout.contains("rmcp::"), "{}", o.stdout);
     }
 }
 

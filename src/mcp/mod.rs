@@ -469,7 +469,7 @@ impl Server {
             Err(_) => {
                 self.failed(
                     &format!(
-                        "did not start within {}",
+                        "did not answer MCP's start within {} (a server that prints anything else on its output is not heard)",
                         crate::llm::http::fmt_duration(self.config.timeout())
                     ),
                     base,
@@ -537,7 +537,7 @@ impl Server {
                 if let Some(stderr) = stderr {
                     self.follow_stderr(stderr);
                 }
-                ().serve(transport).await.map_err(|e| e.to_string())?
+                ().serve(transport).await.map_err(start_failure)?
             }
             (None, Some(url)) => {
                 use rmcp::transport::StreamableHttpClientTransport;
@@ -555,7 +555,7 @@ impl Server {
                     StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(custom),
                 );
-                ().serve(transport).await.map_err(|e| e.to_string())?
+                ().serve(transport).await.map_err(start_failure)?
             }
             (Some(_), Some(_)) => return Err("give command or url, not both".into()),
             (None, None) => return Err("give command (stdio) or url (Streamable HTTP)".into()),
@@ -813,6 +813,27 @@ fn expand_home(dir: &std::path::Path) -> std::path::PathBuf {
 fn install_crypto_provider() {
     // Fails only when one is installed already, which is what we want.
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Why a server's start failed, in one plain line. rmcp's message for a
+/// transport that failed names the transport's Rust type
+/// (`Transport [rmcp::transport::worker::WorkerTransport<…>] error: …`);
+/// the innermost cause says what happened (`Connection refused`).
+fn start_failure(e: rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::TransportError { error, .. } => {
+            let mut cause: &dyn std::error::Error = &*error.error;
+            while let Some(inner) = cause.source() {
+                cause = inner;
+            }
+            format!("cannot reach it: {cause}")
+        }
+        E::ExpectedInitResponse(_) | E::ExpectedInitResult(_) => {
+            "it answered its start with something other than MCP's".to_string()
+        }
+        other => other.to_string(),
+    }
 }
 
 /// The shortest value taken as a secret (a shorter one would mangle text).
