@@ -338,7 +338,7 @@ pub fn split_prefix<Tz: TimeZone>(
                 // "gym for 5 times", "take pill for 2 weeks", "water plants
                 // until fri" (not "for 10 minutes": that reads as part of a
                 // message, as in "meditate for 10 minutes").
-                let (text, said_after) = trailing_ends(rest, &s, now);
+                let (text, said_after) = trailing_ends(rest, &s, now)?;
                 if !said_after.is_empty() {
                     let ended = parse(&format!("{} {said_after}", &input[..end]), now)?;
                     return Ok((ended, text.to_string()));
@@ -356,12 +356,14 @@ pub fn split_prefix<Tz: TimeZone>(
 /// `text for N days|weeks`, `text until DATE`, in any order, each at most
 /// once and not already given before the message. Returns the text left (at
 /// least one word) and the ends as the rule takes them (`for 2 weeks`), or
-/// the whole of `rest` and nothing.
+/// the whole of `rest` and nothing. An end date already past (`until
+/// yesterday`) is refused, as it is before the message: kept as text, it
+/// made a series that never ends.
 fn trailing_ends<'r, Tz: TimeZone>(
     rest: &'r str,
     given: &Schedule,
     now: &DateTime<Tz>,
-) -> (&'r str, String) {
+) -> Result<(&'r str, String), RecurError> {
     let mut text = rest;
     let mut ends: Vec<&str> = Vec::new();
     // A span before the text (`for 2 weeks`) is an end date like `until`.
@@ -394,7 +396,11 @@ fn trailing_ends<'r, Tz: TimeZone>(
                 ("until", [_, ..]) if !until => {
                     let expr = body.join(" ");
                     until = when::starts_with_date(&expr, now.date_naive())
-                        && when::parse_until(&expr, now).is_ok();
+                        && match when::parse_until(&expr, now) {
+                            Ok(_) => true,
+                            Err(e @ WhenError::Past(_)) => return Err(RecurError::Time(e)),
+                            Err(_) => false,
+                        };
                     until
                 }
                 _ => false,
@@ -408,7 +414,7 @@ fn trailing_ends<'r, Tz: TimeZone>(
         break;
     }
     ends.reverse();
-    (text, ends.join(" "))
+    Ok((text, ends.join(" ")))
 }
 
 fn is_times_word(w: &str) -> bool {

@@ -564,6 +564,21 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
     assert!(e.to_string().contains("yesterday"), "{e}");
     let e = recur::split_prefix("every day 9am until blursday ping", &now).unwrap_err();
     assert!(e.to_string().contains("blursday"), "{e}");
+    // A past end after the message is refused as one before it is (kept
+    // as the message's last words, it made a series that never ends).
+    for past in [
+        "fri 5pm weekly review until 2020-12-01",
+        "every day 9am stretch until 1 jan 2021",
+    ] {
+        match recur::split_prefix(past, &now) {
+            Err(e) => assert!(e.to_string().contains("in the past"), "{past}: {e}"),
+            Ok((_, text)) => panic!("{past}: taken, with the text {text:?}"),
+        }
+    }
+    // Words after a date are the message's: no end, not refused.
+    let (s, rest) = recur::split_prefix("daily 18:00 closed until fri then open", &now).unwrap();
+    assert!(s.until.is_none());
+    assert_eq!(rest, "closed until fri then open");
     let (s, rest) = recur::split_prefix("daily 18:00 until dec 24 ping", &now).unwrap();
     assert!(s.until.is_some());
     assert_eq!(rest, "ping");
