@@ -250,6 +250,13 @@ fn cancel_hides_the_item_except_with_all_and_reschedule_edit_change_it() {
     assert!(item(open, b).is_some());
     let all = t.items();
     assert_eq!(item(&all, a).unwrap()["status"], "canceled");
+    // Shown with --all, it keeps its time and counts down to nothing.
+    let human = t.ok(&["list", "--all"]);
+    let row = human
+        .lines()
+        .find(|l| l.contains("to cancel"))
+        .unwrap_or_else(|| panic!("{human}"));
+    assert!(!row.contains("(in "), "{row}");
     // Canceling twice, or editing a canceled item, is refused, saying what
     // each takes; so is retrying one that still waits for its time.
     let line = t.fails(&["cancel", &a.to_string()]);

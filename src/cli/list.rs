@@ -6,7 +6,7 @@ use serde_json::json;
 use super::{local, rfc3339};
 use crate::config::ConfigSource;
 use crate::engine::{Engine, ItemState, SeriesView};
-use crate::store::{OutboxItem, Store, Waiting};
+use crate::store::{OutboxItem, Status, Store, Waiting};
 use crate::when;
 
 /// An item as `list --json` prints it: the documented fields, plus `state`
@@ -127,9 +127,14 @@ pub(super) fn list(
         // In due order, as in --json: series by their next occurrence.
         let mut rows: Vec<(i64, [String; 7])> = Vec::new();
         for i in &items {
-            let due = match i.due_at {
-                Some(d) => format!("{} ({})", local(d), when::countdown(d, now)),
-                None => "asap".into(),
+            // A row done with (`--all`) counts down to nothing and is not
+            // sent "asap": when it went, or the time it had.
+            let due = match (i.status, i.due_at) {
+                (Status::Sent, _) => format!("{} (sent)", local(i.sent_at.unwrap_or(i.updated_at))),
+                (Status::Canceled | Status::Failed | Status::Expired, Some(d)) => local(d),
+                (Status::Canceled | Status::Failed | Status::Expired, None) => "—".into(),
+                (_, Some(d)) => format!("{} ({})", local(d), when::countdown(d, now)),
+                (_, None) => "asap".into(),
             };
             let mut text: String = crate::sanitize::excerpt(&i.text, 50);
             // What goes with it, by name (the text alone hid it).

@@ -201,19 +201,20 @@ pub(super) fn cells(row: &Row, now: &DateTime<ShownZone>, now_ms: i64) -> Cells 
         .series
         .as_ref()
         .is_some_and(|v| v.series.status == crate::store::SeriesStatus::Paused);
-    // A row done with (shown with `a`) says when it was sent or canceled:
-    // its due time counted down to a send that will not come, and one
-    // queued to go at once said `asap` after it went.
-    let done_at = match it.status {
-        crate::store::Status::Sent => Some(it.sent_at.unwrap_or(it.updated_at)),
-        crate::store::Status::Canceled => Some(it.updated_at),
-        _ => None,
-    };
+    // A row done with (sent, canceled, failed, expired: shown with `a`, or
+    // waiting for `R`) counts down to nothing and is not sent "asap": a
+    // sent one says when it went, the others the time they had, if any.
+    use crate::store::Status as S;
+    let done = row.series.is_none()
+        && row.approval.is_none()
+        && matches!(it.status, S::Sent | S::Canceled | S::Failed | S::Expired);
     let (due, rel) = match it.due_at {
-        _ if row.series.is_none() && row.approval.is_none() && done_at.is_some() => {
-            let at = done_at.unwrap_or(it.updated_at);
-            (absolute(utc(at), now), views::countdown(at, now_ms))
-        }
+        _ if done && it.status == S::Sent => (
+            absolute(utc(it.sent_at.unwrap_or(it.updated_at)), now),
+            "sent".to_string(),
+        ),
+        Some(d) if done => (absolute(utc(d), now), String::new()),
+        None if done => ("—".to_string(), String::new()),
         // A paused series sends nothing at its next time (resuming goes
         // from the next one after then): no time that counts down.
         Some(_) if paused => ("—".to_string(), String::new()),
