@@ -292,9 +292,52 @@ pub fn short_absolute<Tz: TimeZone>(due: i64, now: &DateTime<Tz>) -> String {
     due.format(format).to_string()
 }
 
+/// A time past in few words, which never needs redrawing as time goes on
+/// (an idle screen draws nothing, so "4s ago" stood for minutes): the time
+/// alone today (`17:12`), the weekday within the week before (`Tue 09:00`),
+/// else the date (`14 Nov`, `5 Jan 2025`): short, so that what follows it
+/// in the sidebar (`· 1 pending`) fits.
+pub fn short_past<Tz: TimeZone>(at: i64, now: &DateTime<Tz>) -> String {
+    use chrono::Datelike;
+    let at = DateTime::from_timestamp_millis(at)
+        .unwrap_or_default()
+        .with_timezone(&now.timezone())
+        .naive_local();
+    let today = now.naive_local().date();
+    let format = match (today - at.date()).num_days() {
+        // A clock a little ahead of another process's: today still.
+        ..=0 => "%H:%M",
+        1..7 => "%a %H:%M",
+        _ if at.date().year() == today.year() => "%-d %b",
+        _ => "%-d %b %Y",
+    };
+    at.format(format).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_past_is_told_without_a_count_that_goes_stale() {
+        // Sun 6 Dec 2026 17:02 UTC.
+        let now = DateTime::parse_from_rfc3339("2026-12-06T17:02:00+00:00").unwrap();
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().timestamp_millis();
+        assert_eq!(short_past(at("2026-12-06T17:01:55+00:00"), &now), "17:01");
+        assert_eq!(
+            short_past(at("2026-12-05T23:30:00+00:00"), &now),
+            "Sat 23:30"
+        );
+        assert_eq!(
+            short_past(at("2026-12-01T09:00:00+00:00"), &now),
+            "Tue 09:00"
+        );
+        assert_eq!(short_past(at("2026-11-14T09:00:00+00:00"), &now), "14 Nov");
+        assert_eq!(
+            short_past(at("2025-01-05T09:00:00+00:00"), &now),
+            "5 Jan 2025"
+        );
+    }
 
     #[test]
     fn a_short_time_says_the_date_only_where_it_is_not_today() {

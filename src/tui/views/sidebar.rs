@@ -14,7 +14,6 @@ use crate::store::Conversation;
 use crate::tui::keymap::{Action, Scope};
 use crate::tui::model::Model;
 use crate::tui::text::elide;
-use crate::when;
 
 #[derive(Default)]
 pub struct Sidebar {
@@ -196,20 +195,36 @@ impl Sidebar {
                 marker,
                 Span::styled(elide(&c.display_title(), w.saturating_sub(3)), style),
             ]));
-            let mut meta = when::relative(c.updated_at, cx.now_ms).replace("in ", "");
+            let mut states: Vec<String> = Vec::new();
             if pending > 0 {
-                meta.push_str(&format!(" · {pending} pending"));
+                states.push(format!("{pending} pending"));
             }
             if let Some(failed) = model.failed_by_conv.get(&c.id).filter(|n| **n > 0) {
-                meta.push_str(&format!(" · {failed} failed"));
+                states.push(format!("{failed} failed"));
             }
             if awaiting {
-                meta.push_str(" · needs approval");
+                states.push("needs approval".into());
             } else if unread {
-                meta.push_str(" · new reply");
+                states.push("new reply".into());
             } else if paused {
-                meta.push_str(" · paused");
+                states.push("paused".into());
             }
+            // When it last changed, where the states leave room for it:
+            // they are what needs the user.
+            let when = super::short_past(c.updated_at, &cx.now);
+            let states = states.join(" · ");
+            let with_time = if states.is_empty() {
+                when
+            } else {
+                format!("{when} · {states}")
+            };
+            let meta = if states.is_empty()
+                || unicode_width::UnicodeWidthStr::width(with_time.as_str()) <= w.saturating_sub(2)
+            {
+                with_time
+            } else {
+                states
+            };
             lines.push(Line::styled(
                 format!("  {}", elide(&meta, w.saturating_sub(2))),
                 dim(),
