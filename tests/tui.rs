@@ -3724,6 +3724,36 @@ async fn esc_stops_the_reply_and_pauses_the_queue_until_resumed() {
     assert_eq!(ui.row(queued.id).status, Status::Sent);
 }
 
+/// "the queue is paused (… /resume)" goes once the queue is resumed
+/// elsewhere (another tock, the CLI): it stood after the queue had gone on.
+#[tokio::test(start_paused = true)]
+async fn the_line_saying_the_queue_is_paused_goes_when_it_is_resumed_elsewhere() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![
+        Step::Hold(vec![text("Once upon a time")], gate.clone()),
+        Step::Hold(vec![text("pong")], gate.clone()),
+    ]);
+    ui.start().await;
+    ui.say("slow-story");
+    ui.settle().await;
+    ui.say("ping after esc");
+    ui.press(KeyCode::Esc);
+    ui.settle().await;
+    assert!(
+        ui.status_line().contains("the queue is paused"),
+        "{}",
+        ui.status_line()
+    );
+    let conv = ui.conv();
+    assert!(ui.h.engine.resume_queue(conv).unwrap());
+    ui.settle().await;
+    assert!(
+        !ui.status_line().contains("the queue is paused"),
+        "{}",
+        ui.status_line()
+    );
+}
+
 /// A pause holds what was queued; cancelling the last of it (or taking it
 /// back into the composer) leaves nothing to hold, and the pause goes.
 #[tokio::test(start_paused = true)]

@@ -63,6 +63,11 @@ pub struct Status {
     pub series_shown: Option<crate::store::Series>,
     /// About the key just pressed: the next key makes it stale.
     pub until_key: bool,
+    /// "the queue is paused (Enter in the strip or /resume)" in this
+    /// conversation, and whether the pause has been seen since (it is
+    /// written just after the line): once it is resumed (here, from the CLI
+    /// or another tock), the line is stale.
+    pub paused_in: Option<(i64, bool)>,
 }
 
 impl Status {
@@ -78,6 +83,7 @@ impl Status {
             regenerating_in: None,
             series_shown: None,
             until_key: false,
+            paused_in: None,
         }
     }
 }

@@ -104,6 +104,22 @@ impl App {
             .is_some_and(|c| !self.model.awaiting.contains(&c));
         let paused =
             s.queued_in.is_some() && s.queued_in == self.model.current && self.model.paused();
+        let resumed = match s.paused_in {
+            Some((c, seen)) if Some(c) == self.model.current => {
+                if self.model.paused() {
+                    if let Some(s) = self.status.as_mut() {
+                        s.paused_in = Some((c, true));
+                    }
+                    false
+                } else {
+                    seen
+                }
+            }
+            _ => false,
+        };
+        let Some(s) = self.status.as_ref() else {
+            return;
+        };
         let finished = s.while_busy_in.is_some_and(|c| !self.engine().is_busy(c));
         let ran = s
             .tool_running_in
@@ -128,7 +144,7 @@ impl App {
                 }
             }
         });
-        if answered || paused || finished || ran || regenerated || series_changed {
+        if answered || paused || resumed || finished || ran || regenerated || series_changed {
             self.status = None;
         }
     }

@@ -275,6 +275,9 @@ impl App {
                     self.info("edit abandoned; your draft is back");
                 } else if conv.is_some_and(|c| self.stop_reply(c)) {
                     self.info(self.stopped_line());
+                    if let Some(c) = self.model.current.filter(|_| self.queued_here()) {
+                        self.status_about_a_pause(c);
+                    }
                 } else if self.call_off_regeneration() || self.stop_elsewhere() {
                     // Its outcome is said when the write is done.
                 } else if !self.sidebar.filter.is_empty() {
@@ -314,6 +317,14 @@ impl App {
             Action::Top => self.scroll.from_bottom = Some(usize::MAX / 2),
             Action::Bottom => self.scroll = Scroll::default(),
             _ => {}
+        }
+    }
+
+    /// The status line says the queue of `conv` is paused: it goes once
+    /// the queue is resumed, wherever that is done.
+    pub(super) fn status_about_a_pause(&mut self, conv: i64) {
+        if let Some(s) = self.status.as_mut() {
+            s.paused_in = Some((conv, false));
         }
     }
 
@@ -382,6 +393,9 @@ impl App {
         let now = self.now();
         if self.model.current.is_some_and(|c| self.stop_reply(c)) {
             self.info(self.stopped_line());
+            if let Some(c) = self.model.current.filter(|_| self.queued_here()) {
+                self.status_about_a_pause(c);
+            }
         } else if self.call_off_regeneration() || self.stop_elsewhere() {
             // Its outcome is said when the write is done.
         } else if self.composer.abandon_edit(now) {
@@ -431,9 +445,12 @@ impl App {
         self.write(
             move |e| e.stop_elsewhere(conv),
             move |app, r| match r {
-                Ok(true) if queued => app.info(
-                    "asked the tock streaming this reply to stop it — the queue is paused (Enter in the strip or /resume)",
-                ),
+                Ok(true) if queued => {
+                    app.info(
+                        "asked the tock streaming this reply to stop it — the queue is paused (Enter in the strip or /resume)",
+                    );
+                    app.status_about_a_pause(conv);
+                }
                 Ok(true) => app.info("asked the tock streaming this reply to stop it"),
                 Ok(false) => app.info("the reply had already ended"),
                 Err(e) => app.error(e),
