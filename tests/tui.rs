@@ -2661,7 +2661,29 @@ async fn a_scheduled_item_taken_back_keeps_its_time() {
         .expect("scheduled again");
     assert_eq!(again.text, "check the build");
     let back = again.due_at.unwrap();
-    assert!((due - 60_000..=due).contains(&back), "{due} {back}");
+    // To the second (it lost its seconds, and went up to 59 s early).
+    assert!((due - 1_000..=due).contains(&back), "{due} {back}");
+}
+
+/// The same at a time with seconds: they are kept.
+#[tokio::test(start_paused = true)]
+async fn a_scheduled_item_taken_back_keeps_its_seconds() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 1h 30s check the build");
+    let due = ui.rows()[0].due_at.unwrap();
+    assert_ne!(due % 60_000, 0, "a time with seconds");
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.settle().await;
+    ui.enter();
+    ui.settle().await;
+    let again = ui
+        .rows()
+        .into_iter()
+        .find(|r| r.status == Status::Pending)
+        .expect("scheduled again");
+    let back = again.due_at.unwrap();
+    assert!((due - 1_000..=due).contains(&back), "{due} {back}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -119,8 +119,12 @@ impl App {
                                 let history = app.model.sent_texts();
                                 let at = due.and_then(chrono::DateTime::from_timestamp_millis);
                                 if let Some(at) = at {
-                                    let at = at.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M");
-                                    draft.text = format!("/at {at} {}", draft.text);
+                                    // Its seconds too, where it has any: without
+                                    // them Enter moved it up to 59 s earlier.
+                                    use chrono::Timelike;
+                                    let local = at.with_timezone(&chrono::Local);
+                                    let format = if local.second() == 0 { "%Y-%m-%d %H:%M" } else { "%Y-%m-%d %H:%M:%S" };
+                                    draft.text = format!("/at {} {}", local.format(format), draft.text);
                                 }
                                 app.composer.load(&draft, history);
                                 app.focus = Focus::Composer;
