@@ -90,7 +90,8 @@ async fn daemon_loop(
             ev = events.recv() => match ev {
                 Ok(Event::Notice(n)) if !n.elsewhere => {
                     if let Some(cmd) = &config.get().notify_command {
-                        tock::notify::run_command(cmd, &n);
+                        // Logged; the daemon has no screen to say it on.
+                        let _ = tock::notify::run_command(cmd, &n);
                     }
                 }
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}

@@ -48,9 +48,11 @@ pub fn terminal_bytes(text: &str, bell: bool, desktop: bool, in_tmux: bool) -> S
 }
 
 /// Run the configured notify command with the event as arguments and env.
-pub fn run_command(cmd: &[String], n: &Notification) {
+/// A command that cannot be started is logged and said, in one line, to
+/// the caller (a front end that can show it).
+pub fn run_command(cmd: &[String], n: &Notification) -> Result<(), String> {
     let Some((prog, args)) = cmd.split_first() else {
-        return;
+        return Ok(());
     };
     let text = crate::sanitize::sanitize_line(&n.text).into_owned();
     let kind = kind_label(&n.kind);
@@ -73,7 +75,14 @@ pub fn run_command(cmd: &[String], n: &Notification) {
             std::thread::spawn(move || {
                 let _ = child.wait();
             });
+            Ok(())
         }
-        Err(e) => tracing::warn!("notify_command {prog}: {e}"),
+        Err(e) => {
+            tracing::warn!("notify_command {prog}: {e}");
+            Err(format!(
+                "notify_command {} could not be run: {e} (notices still show here and in F3)",
+                crate::sanitize::sanitize_line(prog)
+            ))
+        }
     }
 }

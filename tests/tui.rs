@@ -2686,6 +2686,38 @@ async fn a_scheduled_item_taken_back_keeps_its_seconds() {
     assert!((due - 1_000..=due).contains(&back), "{due} {back}");
 }
 
+/// A notify_command that cannot be run is said on the screen, once, not
+/// only in the log.
+#[tokio::test(start_paused = true)]
+async fn a_notify_command_that_cannot_run_is_said_once() {
+    let cfg: Config = toml::from_str("notify_command = [\"/no/such/notify\"]\n").unwrap();
+    let mut ui = Ui::with_config(
+        vec![
+            Step::Fail(LlmError::permanent("400 Bad Request")),
+            Step::Fail(LlmError::permanent("400 Bad Request")),
+        ],
+        cfg,
+    );
+    ui.start().await;
+    ui.say("try me");
+    ui.settle().await;
+    let (line, error) = ui.app.status_pair();
+    assert!(
+        error && line.contains("notify_command /no/such/notify could not be run"),
+        "{line}"
+    );
+    // The next notice is not followed by the same line again.
+    ui.app.status = None;
+    ui.say("/new");
+    ui.say("again");
+    ui.settle().await;
+    assert!(
+        !ui.status_line().contains("could not be run"),
+        "{}",
+        ui.status_line()
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn strip_retry_a_failed_item() {
     let mut ui = Ui::new(vec![Step::Fail(LlmError::permanent("400 Bad Request"))]);

@@ -158,6 +158,8 @@ pub struct App {
     ui_config: Arc<crate::config::Config>,
     /// Streamed text handed over and not on screen yet.
     pub reveal: super::reveal::Reveal,
+    /// Why `notify_command` could not be run, as last said (once).
+    pub(super) notify_failure: Option<String>,
 }
 
 impl App {
@@ -198,6 +200,7 @@ impl App {
             theme,
             ui_config: cfg.clone(),
             reveal: Default::default(),
+            notify_failure: None,
         };
         let mut errors: Vec<String> = theme_error.into_iter().collect();
         errors.extend(app.apply_theme());

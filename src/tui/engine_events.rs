@@ -299,8 +299,13 @@ impl App {
         if !bytes.is_empty() {
             self.output.raw.push(bytes);
         }
-        if let Some(cmd) = cfg.notify_command.as_ref().filter(|_| !n.elsewhere) {
-            crate::notify::run_command(cmd, &n);
+        if let Some(cmd) = cfg.notify_command.as_ref().filter(|_| !n.elsewhere)
+            && let Err(e) = crate::notify::run_command(cmd, &n)
+            && self.notify_failure.as_deref() != Some(e.as_str())
+        {
+            // Said once (each notice would say it again), not only logged.
+            self.error(&e);
+            self.notify_failure = Some(e);
         }
     }
 }
