@@ -933,9 +933,13 @@ fn a_config_that_cannot_be_read_holds_what_is_due_until_it_is_fixed() {
     );
     // Not "no tock runs": none would send it until the file is fixed.
     assert!(!out.stderr.contains("no tock runs"), "{}", out.stderr);
+    let status = t.ok(&["status"]);
+    assert!(status.contains("outbox: nothing is sent until the config file is fixed"));
+    // Not "start tock": one may well be open, holding the outbox too.
+    assert!(!status.contains("start `tock`"), "{status}");
     assert!(
-        t.ok(&["status"])
-            .contains("outbox: nothing is sent until the config file is fixed")
+        status.contains("dispatcher: none while the outbox is held"),
+        "{status}"
     );
     let first = out.stdout.trim().parse::<i64>().unwrap();
     let mut d = t.spawn_daemon();

@@ -2686,6 +2686,19 @@ async fn a_scheduled_item_taken_back_keeps_its_seconds() {
     assert!((due - 1_000..=due).contains(&back), "{due} {back}");
 }
 
+/// Several bad `[keys]` entries: the first is said, with how many more and
+/// where they are.
+#[tokio::test(start_paused = true)]
+async fn several_bad_key_bindings_say_where_the_rest_are() {
+    let cfg: Config = toml::from_str(
+        "[keys]\n\"main.quit\" = \"ctrl+shift+banana\"\n\"strip.cancel\" = 5\n\"composer.nonsense\" = \"ctrl+x\"\n",
+    )
+    .unwrap();
+    let ui = Ui::with_config(vec![], cfg);
+    let (line, error) = ui.app.status_pair();
+    assert!(error && line.contains("(+2 more, in the log)"), "{line}");
+}
+
 /// A notify_command that cannot be run is said on the screen, once, not
 /// only in the log.
 #[tokio::test(start_paused = true)]

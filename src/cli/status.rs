@@ -138,6 +138,11 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             l.pid,
             local(l.expires_at)
         ),
+        // A tock running on a config it cannot read holds no lease: "start
+        // tock" told a user whose tock was open to start it.
+        None if !enabled => println!(
+            "dispatcher: none while the outbox is held (a tock or tock daemon already running sends once the config is fixed)"
+        ),
         None => {
             println!("dispatcher: none running — start `tock` or `tock daemon` to send due items")
         }

@@ -205,9 +205,13 @@ impl App {
         let mut errors: Vec<String> = theme_error.into_iter().collect();
         errors.extend(app.apply_theme());
         errors.extend(key_errors);
+        // Each in the log, where the line's "+N more" are to be found.
+        for e in &errors {
+            tracing::warn!("{e}");
+        }
         if let Some(e) = errors.first() {
             let more = if errors.len() > 1 {
-                format!(" (+{} more)", errors.len() - 1)
+                format!(" (+{} more, in the log)", errors.len() - 1)
             } else {
                 String::new()
             };
