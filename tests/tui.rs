@@ -5780,6 +5780,7 @@ async fn snapshot_tools_view_without_servers() {
     insta::assert_snapshot!("tools_100x30", ui.render(100, 30).backend());
     insta::assert_snapshot!("tools_120x40", ui.render(120, 40).backend());
     insta::assert_snapshot!("tools_60x15", ui.render(60, 15).backend());
+    assert!(ui.screen(60, 15).contains("↓ 10 more ╯"));
     assert!(ui.screen(100, 30).contains("No MCP servers"));
     // At 60 columns the descriptions wrap, and scrolling reaches their end.
     ui.render(60, 15);
@@ -5788,6 +5789,8 @@ async fn snapshot_tools_view_without_servers() {
     }
     let s = ui.screen(60, 15);
     assert!(s.contains("No MCP servers"), "{s}");
+    // At the end, nothing more below; above it, the rows out of sight are said.
+    assert!(!s.contains(" more ╯"), "{s}");
     ui.press(KeyCode::Up);
     ui.press(KeyCode::Up);
     let s = ui.screen(60, 15);

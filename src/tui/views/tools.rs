@@ -220,11 +220,19 @@ impl View for Tools {
         let r = super::help::centered(area, width, h.max(5));
         Clear.render(r, buf);
         let close = cx.keys.label(Scope::Help, Action::Back);
-        let block = Block::bordered()
+        let mut block = Block::bordered()
             .border_type(BorderType::Rounded)
             .title(" Tools the model is offered ")
             .title_bottom(Line::from(format!(" {close} closes ")))
             .border_style(Style::new().fg(palette().accent));
+        // Rows below the fold are said, as in the help (at 60×15 a server's
+        // error could be all there was, out of sight).
+        let below = folded
+            .len()
+            .saturating_sub(self.scroll + r.height.saturating_sub(2) as usize);
+        if below > 0 {
+            block = block.title_bottom(Line::from(format!(" ↓ {below} more ")).right_aligned());
+        }
         let inner = block.inner(r);
         block.render(r, buf);
         self.page.set(inner.height as usize);
