@@ -1152,6 +1152,10 @@ async fn strip_pull_back_into_the_composer() {
     assert_eq!(ui.row(id).status, Status::Canceled);
     assert_eq!(ui.app.composer_text(), "a draft\nwith two lines");
     assert_eq!(ui.app.focus, Focus::Composer);
+    // The line about it goes with the next key.
+    assert!(ui.status_line().contains("moved back into the composer"));
+    ui.press(KeyCode::End);
+    assert_eq!(ui.status_line(), "");
     assert!(ui.app.model.strip_items().collect::<Vec<_>>().is_empty());
 }
 

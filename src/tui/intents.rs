@@ -133,6 +133,10 @@ impl App {
                                     app.info("moved back into the composer with its time: Enter schedules it again");
                                 } else {
                                     app.info("moved back into the composer");
+                                    // About this key: the next one ends it.
+                                    if let Some(st) = app.status.as_mut() {
+                                        st.until_key = true;
+                                    }
                                 }
                             } else {
                                 app.info("moved back into its conversation's draft");
