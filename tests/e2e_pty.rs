@@ -660,7 +660,11 @@ fn a_changed_max_width_applies_when_the_config_is_read_again() {
     let words: Vec<String> = (1..=30).map(|i| format!("w{i:02}")).collect();
     pty.type_text(&words.join(" "));
     pty.write(b"\r");
-    pty.wait_text("w30", LONG);
+    // Sent: in the conversation, and the composer empty again (the words
+    // typed there, 70 columns wide, are no measure of the conversation's).
+    pty.wait_for(LONG, "the message sent", |s| {
+        s.contains("w30") && s.contains("Enter sends")
+    });
     let wide = words[..12].join(" ");
     assert!(!pty.screen().contains(&wide), "{}", pty.screen());
     t.write_config("[ui]\nmax_width = 60\n");

@@ -234,7 +234,7 @@ impl ScheduledPane {
         // of them peeking out around it would only be noise.
         if detail_rows > 0
             && matches!(self.mode, Mode::List)
-            && let Some((row, c)) = &selected_row
+            && (selected_row.is_some() || chosen.is_none())
         {
             let y = area.y + area.height - detail_rows;
             buf.set_stringn(
@@ -244,42 +244,37 @@ impl ScheduledPane {
                 area.width as usize,
                 Style::default().fg(palette().dim),
             );
-            self.render_detail(
-                Rect::new(area.x, y + 1, area.width, 1 + state_rows),
-                buf,
-                row,
-                c,
-                &state,
-            );
-        } else if detail_rows > 0 && matches!(self.mode, Mode::List) && chosen.is_none() {
-            // The selected item left the list (sent, canceled): no row is
-            // chosen in its place, so a key pressed again acts on nothing.
-            // Said, where the details were, rather than left blank.
-            let y = area.y + area.height - detail_rows;
-            buf.set_stringn(
-                area.x,
-                y,
-                "─".repeat(area.width as usize),
-                area.width as usize,
-                Style::default().fg(palette().dim),
-            );
-            let hint = crate::tui::text::first_fitting(
-                &[
-                    "nothing selected: the item left the list · ↑/↓ choose a row",
-                    "nothing selected · ↑/↓ choose a row",
-                    "↑/↓ choose a row",
-                ],
-                area.width as usize,
-            )
-            .copied()
-            .unwrap_or("");
-            buf.set_stringn(
-                area.x,
-                y + 1,
-                hint,
-                area.width as usize,
-                Style::default().fg(palette().dim),
-            );
+            match &selected_row {
+                Some((row, c)) => self.render_detail(
+                    Rect::new(area.x, y + 1, area.width, 1 + state_rows),
+                    buf,
+                    row,
+                    c,
+                    &state,
+                ),
+                // The selected item left the list (sent, canceled): no row
+                // is chosen in its place, so a key pressed again acts on
+                // nothing. Said, where the details were, not left blank.
+                None => {
+                    let hint = crate::tui::text::first_fitting(
+                        &[
+                            "nothing selected: the item left the list · ↑/↓ choose a row",
+                            "nothing selected · ↑/↓ choose a row",
+                            "↑/↓ choose a row",
+                        ],
+                        area.width as usize,
+                    )
+                    .copied()
+                    .unwrap_or("");
+                    buf.set_stringn(
+                        area.x,
+                        y + 1,
+                        hint,
+                        area.width as usize,
+                        Style::default().fg(palette().dim),
+                    );
+                }
+            }
         }
     }
 

@@ -268,17 +268,25 @@ pub fn preview<Tz: TimeZone>(due: i64, now: &DateTime<Tz>) -> String {
     )
 }
 
+/// `ms` as a wall-clock time in `now`'s zone, and today's date there.
+fn local_and_today<Tz: TimeZone>(
+    ms: i64,
+    now: &DateTime<Tz>,
+) -> (chrono::NaiveDateTime, chrono::NaiveDate) {
+    let at = DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .with_timezone(&now.timezone())
+        .naive_local();
+    (at, now.naive_local().date())
+}
+
 /// `due` in fewer words than [`when::absolute`], for where that does not
 /// fit beside its countdown: the time alone today (`17:12`), with its
 /// weekday within the week ahead (`Tue 09:00`), else with its date (`14 Dec
 /// 09:00`, `5 Jan 2027 09:00`).
 pub fn short_absolute<Tz: TimeZone>(due: i64, now: &DateTime<Tz>) -> String {
     use chrono::Datelike;
-    let due = DateTime::from_timestamp_millis(due)
-        .unwrap_or_default()
-        .with_timezone(&now.timezone())
-        .naive_local();
-    let today = now.naive_local().date();
+    let (due, today) = local_and_today(due, now);
     let days = (due.date() - today).num_days();
     let format = if days == 0 {
         "%H:%M"
@@ -299,11 +307,7 @@ pub fn short_absolute<Tz: TimeZone>(due: i64, now: &DateTime<Tz>) -> String {
 /// in the sidebar (`· 1 pending`) fits.
 pub fn short_past<Tz: TimeZone>(at: i64, now: &DateTime<Tz>) -> String {
     use chrono::Datelike;
-    let at = DateTime::from_timestamp_millis(at)
-        .unwrap_or_default()
-        .with_timezone(&now.timezone())
-        .naive_local();
-    let today = now.naive_local().date();
+    let (at, today) = local_and_today(at, now);
     let format = match (today - at.date()).num_days() {
         // A clock a little ahead of another process's: today still.
         ..=0 => "%H:%M",
