@@ -4070,6 +4070,14 @@ async fn typed_text_never_answers_an_approval_and_is_kept() {
     assert_eq!(ui.app.composer_text(), "apple");
     insta::assert_snapshot!("approval_pending_60x15", ui.screen(60, 15));
     insta::assert_snapshot!("approval_pending_120x40", ui.screen(120, 40));
+    // At 40 columns the composer's border says it in fewer words, whole.
+    ui.app.composer.clear(0);
+    let tiny = ui.screen(40, 12);
+    assert!(
+        tiny.contains("╭ a tool call waits above ─")
+            && tiny.contains("│answer the approval above first"),
+        "{tiny}"
+    );
     // A deliberate choice answers it; the hint to choose goes with the key.
     ui.app.composer.clear(0);
     assert!(

@@ -357,7 +357,16 @@ impl Composer {
         }
         if self.text.is_empty() {
             let hint = if inactive {
-                "answer the approval above first (typing waits here)"
+                super::text::first_fitting(
+                    &[
+                        "answer the approval above first (typing waits here)",
+                        "answer the approval above first",
+                        "answer above first",
+                    ],
+                    inner.width as usize,
+                )
+                .copied()
+                .unwrap_or("")
             } else {
                 // Narrower than the box: the cursor cell goes before it.
                 super::text::first_fitting(

@@ -321,10 +321,19 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
         }
         None => {
             if inactive {
-                title.push(Span::styled(
-                    " a tool call waits for your answer above ",
-                    Style::new().fg(palette().warning),
-                ));
+                // The longest wording the border holds (at 40 columns the
+                // first was cut mid-word).
+                let wording = crate::tui::text::first_fitting(
+                    &[
+                        " a tool call waits for your answer above ",
+                        " a tool call waits above ",
+                        " answer above ",
+                    ],
+                    area.width.saturating_sub(2) as usize,
+                )
+                .copied()
+                .unwrap_or("");
+                title.push(Span::styled(wording, Style::new().fg(palette().warning)));
             } else if app.model.is_busy() || app.streaming_elsewhere().is_some() {
                 title.push(Span::styled(
                     " answering… Enter queues · Esc stops ",
