@@ -357,7 +357,7 @@ pub fn split_prefix<Tz: TimeZone>(
 /// once and not already given before the message. Returns the text left (at
 /// least one word) and the ends as the rule takes them (`for 2 weeks`), or
 /// the whole of `rest` and nothing. An end date already past (`until
-/// yesterday`) is refused, as it is before the message: kept as text, it
+/// 2020-12-01`) is refused, as it is before the message: kept as text, it
 /// made a series that never ends.
 fn trailing_ends<'r, Tz: TimeZone>(
     rest: &'r str,

@@ -252,6 +252,21 @@ impl App {
         self.status = Some(Status::new(s.into(), false, self.now() + 10_000));
     }
 
+    /// A line about the key just pressed: the next key (or paste) ends it.
+    pub(super) fn info_until_key(&mut self, s: impl Into<String>) {
+        self.info(s);
+        if let Some(st) = self.status.as_mut() {
+            st.until_key = true;
+        }
+    }
+
+    /// A key or a paste came: a line about the key before it is stale.
+    pub(super) fn drop_status_about_the_last_key(&mut self) {
+        if self.status.as_ref().is_some_and(|s| s.until_key) {
+            self.status = None;
+        }
+    }
+
     /// Draw with the palette `self.theme` chooses; returns one line per bad
     /// `[ui.colors]` entry.
     pub fn apply_theme(&mut self) -> Vec<String> {
@@ -508,10 +523,8 @@ impl App {
     }
 
     pub(super) fn on_paste(&mut self, s: &str) {
-        // A paste is typing too: a line about the key before it is stale.
-        if self.status.as_ref().is_some_and(|s| s.until_key) {
-            self.status = None;
-        }
+        // A paste is typing too.
+        self.drop_status_about_the_last_key();
         // Pastes go into whatever input has focus; control characters are made visible.
         let lines = s.replace("\r\n", "\n").replace('\r', "\n");
         let clean = crate::sanitize::sanitize(&lines).into_owned();

@@ -134,24 +134,15 @@ impl Composer {
         self.changed(now);
     }
 
-    /// Whether the cursor is on the first row on screen (of a line wrapped
-    /// over several rows too): ↑ goes no further up.
-    pub fn cursor_on_first_row(&self) -> bool {
-        !self.cursor_moves(CursorMove::Up)
-    }
-
-    /// Whether the cursor is on the last row on screen: ↓ goes no further.
-    pub fn cursor_on_last_row(&self) -> bool {
-        !self.cursor_moves(CursorMove::Down)
-    }
-
-    /// Whether `m` would move the cursor (tried on a copy). The textarea
-    /// moves by rows on screen, as last drawn.
-    fn cursor_moves(&self, m: CursorMove) -> bool {
-        let mut t = self.text.clone();
-        let before = t.cursor();
-        t.move_cursor(m);
-        t.cursor() != before
+    /// Move the cursor a row up (or down) on screen, a row of a wrapped
+    /// line too (the textarea moves by rows as last drawn); false where
+    /// there is no row that way. Tried on the text itself: asking first
+    /// took a copy of the text and its undo history on every ↑ and ↓.
+    pub fn move_row(&mut self, up: bool) -> bool {
+        let before = self.text.cursor();
+        self.text
+            .move_cursor(if up { CursorMove::Up } else { CursorMove::Down });
+        self.text.cursor() != before
     }
 
     /// After a send: empty, not editing, not recalling.

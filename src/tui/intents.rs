@@ -54,10 +54,7 @@ impl App {
                     move |app, r| match (r, edited) {
                         // A key's confirmation: the next key makes it stale.
                         (Ok(()), _) => {
-                            app.info(done);
-                            if let Some(st) = app.status.as_mut() {
-                                st.until_key = true;
-                            }
+                            app.info_until_key(done);
                         }
                         // The item went (or changed) while it was being
                         // edited: what was typed is not lost, it waits in
@@ -132,11 +129,7 @@ impl App {
                                     app.composer.unsaved_since = Some(app.now());
                                     app.info("moved back into the composer with its time: Enter schedules it again");
                                 } else {
-                                    app.info("moved back into the composer");
-                                    // About this key: the next one ends it.
-                                    if let Some(st) = app.status.as_mut() {
-                                        st.until_key = true;
-                                    }
+                                    app.info_until_key("moved back into the composer");
                                 }
                             } else {
                                 app.info("moved back into its conversation's draft");
@@ -202,10 +195,7 @@ impl App {
                             app.composer = Composer::default();
                             app.open_other_or_new();
                         }
-                        app.info("conversation deleted");
-                        if let Some(st) = app.status.as_mut() {
-                            st.until_key = true;
-                        }
+                        app.info_until_key("conversation deleted");
                         app.focus = Focus::Composer;
                     }
                     Err(e) => app.error(format!("{e:#}")),

@@ -22,9 +22,7 @@ impl App {
         if key.code == KeyCode::Enter && key.modifiers.contains(KeyModifiers::SHIFT) {
             self.enhanced_keys = true;
         }
-        if self.status.as_ref().is_some_and(|s| s.until_key) {
-            self.status = None;
-        }
+        self.drop_status_about_the_last_key();
         let arms_quit = matches!(
             self.keys.action(Scope::Main, &key),
             Some(Action::Interrupt | Action::Quit)
@@ -122,7 +120,11 @@ impl App {
                 let n = self.composer.history.len();
                 if self.composer.is_blank() {
                     self.edit_last();
-                } else if self.composer.edit.is_some() && self.composer.cursor_on_first_row() {
+                } else if self.composer.edit.is_none() && self.composer.history_pos.is_none() {
+                    return self.cursor_key(key);
+                } else if self.composer.move_row(true) {
+                    // Up a row of what is edited or recalled.
+                } else if self.composer.edit.is_some() {
                     // The edit showed the last message: the one before it,
                     // with the draft the edit put aside kept as a recall keeps it.
                     self.composer.abandon_edit(now);
@@ -130,11 +132,8 @@ impl App {
                     if n > 1 {
                         self.composer.recall(true, now);
                     }
-                } else if self.composer.history_pos.is_some() && self.composer.cursor_on_first_row()
-                {
-                    self.composer.recall(true, now);
                 } else {
-                    return self.cursor_key(key);
+                    self.composer.recall(true, now);
                 }
             }
             Action::HistoryPrev => {
@@ -144,10 +143,10 @@ impl App {
             }
             Action::HistoryNext => {
                 // ↓ moves down the rows of a recalled message first.
-                if self.composer.history_pos.is_some()
-                    && (key.code != KeyCode::Down || self.composer.cursor_on_last_row())
-                {
-                    self.composer.recall(false, now);
+                if self.composer.history_pos.is_some() {
+                    if key.code != KeyCode::Down || !self.composer.move_row(false) {
+                        self.composer.recall(false, now);
+                    }
                 } else if key.code == KeyCode::Down {
                     return self.cursor_key(key);
                 }
@@ -274,10 +273,7 @@ impl App {
                 if self.composer.abandon_edit(self.now()) {
                     self.info("edit abandoned; your draft is back");
                 } else if conv.is_some_and(|c| self.stop_reply(c)) {
-                    self.info(self.stopped_line());
-                    if let Some(c) = self.model.current.filter(|_| self.queued_here()) {
-                        self.status_about_a_pause(c);
-                    }
+                    self.say_stopped();
                 } else if self.call_off_regeneration() || self.stop_elsewhere() {
                     // Its outcome is said when the write is done.
                 } else if !self.sidebar.filter.is_empty() {
@@ -329,12 +325,16 @@ impl App {
     }
 
     /// What a stop says: the queue is paused only when something waits in
-    /// it to go at once.
-    fn stopped_line(&self) -> &'static str {
-        if self.queued_here() {
-            "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates"
-        } else {
-            "stopped; Ctrl+R regenerates"
+    /// it to go at once, and then the line goes once it is resumed.
+    fn say_stopped(&mut self) {
+        match self.model.current.filter(|_| self.queued_here()) {
+            Some(conv) => {
+                self.info(
+                    "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates",
+                );
+                self.status_about_a_pause(conv);
+            }
+            None => self.info("stopped; Ctrl+R regenerates"),
         }
     }
 
@@ -392,10 +392,7 @@ impl App {
     pub(super) fn interrupt(&mut self) {
         let now = self.now();
         if self.model.current.is_some_and(|c| self.stop_reply(c)) {
-            self.info(self.stopped_line());
-            if let Some(c) = self.model.current.filter(|_| self.queued_here()) {
-                self.status_about_a_pause(c);
-            }
+            self.say_stopped();
         } else if self.call_off_regeneration() || self.stop_elsewhere() {
             // Its outcome is said when the write is done.
         } else if self.composer.abandon_edit(now) {
@@ -407,11 +404,7 @@ impl App {
                 self.composer.history.push(text);
             }
             self.composer.clear(now);
-            self.info("cleared (Ctrl+P brings it back)");
-            // About this key: what is typed next makes it stale.
-            if let Some(s) = self.status.as_mut() {
-                s.until_key = true;
-            }
+            self.info_until_key("cleared (Ctrl+P brings it back)");
         } else {
             self.quit_on_second_press("press Ctrl+C again to quit".to_string());
         }
