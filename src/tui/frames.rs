@@ -38,8 +38,9 @@ pub struct Frames {
     /// Where a chat-only frame renders the rows it changes (row `y` of the
     /// area at row `y`); the rows it leaves alone hold nothing of use.
     next: Buffer,
-    /// The rows of the chat area as the last chat-only frame laid them out.
-    rows: Vec<Line<'static>>,
+    /// The rows of the chat area as the last chat-only frame laid them out,
+    /// each with its fingerprint (`fingerprint`).
+    rows: Vec<(u64, Line<'static>)>,
     /// The last whole frame's layout, while chat-only frames may follow it.
     layout: Option<FrameLayout>,
     /// For each row of the chat area, whether the columns beside it (the
@@ -148,12 +149,14 @@ impl Frames {
         let window = chat::window(&app.model.entries, &tail, app.scroll, area);
         layout.scroll_used = window.from_bottom;
         let rows: Vec<&Line<'static>> = window.rows().collect();
+        let marks: Vec<u64> = rows.iter().map(|l| fingerprint(l)).collect();
         let (w, h) = (area.width as usize, area.height as usize);
         // When the reply grows by a row, every row above moves up by one.
-        let shift = row_shift(&rows, &self.rows);
+        let shift = row_shift(&marks, &self.rows);
         let mut old = std::mem::take(&mut self.rows);
-        let same = |y: usize, old: &[Line<'static>]| match (rows.get(y), old.get(y + shift)) {
-            (Some(line), Some(was)) => was == *line,
+        let same = |y: usize, old: &[(u64, Line<'static>)]| match (rows.get(y), old.get(y + shift))
+        {
+            (Some(line), Some((mark, was))) => *mark == marks[y] && was == *line,
             (line, was) => line.is_none() && was.is_none(),
         };
         let moved = (0..h).filter(|&y| same(y, &old)).count();
@@ -202,7 +205,7 @@ impl Frames {
                     line,
                     area.width,
                 );
-                kept.push((*line).clone());
+                kept.push((marks[y], (*line).clone()));
             }
         }
         drop(rows);
@@ -323,22 +326,40 @@ fn ring_row(top: usize, y: usize, w: usize, h: usize) -> std::ops::Range<usize> 
     r * w..(r + 1) * w
 }
 
-/// By how many rows the lines `old` showed moved up to where `new` shows
-/// them (0 when the top row stayed or no shift matches): the first row is
-/// found further down, and so is the row halfway down what moved.
-fn row_shift(new: &[&Line<'static>], old: &[Line<'static>]) -> usize {
-    let Some(top) = new.first() else {
-        return 0;
+/// A row's fingerprint: rows with different ones differ; rows with the
+/// same one are compared in full before one is taken for the other.
+fn fingerprint(line: &Line<'_>) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0).hash_one(line)
+}
+
+/// By how many rows the lines `old` showed moved up to where the lines of
+/// fingerprints `new` show them: the shift under which the most rows show
+/// what they showed (0 when none does better than staying). Not the first
+/// shift that puts the top row back: a reply's rows repeat (blank rows
+/// between its paragraphs, alike list items), and a blank top row that
+/// "stayed" while the text under it moved up redrew the whole area, one
+/// frame in ten of a streamed reply.
+fn row_shift(new: &[u64], old: &[(u64, Line<'static>)]) -> usize {
+    let alike = |k: usize| {
+        new.iter()
+            .zip(&old[k.min(old.len())..])
+            .filter(|(n, (o, _))| *n == o)
+            .count()
     };
-    if old.first() == Some(*top) {
-        return 0;
+    let mut best = (alike(0), 0);
+    for k in 1..old.len() {
+        // Fewer rows overlap at each further shift: stop once even all of
+        // them could not do better.
+        if old.len() - k <= best.0 {
+            break;
+        }
+        let n = alike(k);
+        if n > best.0 {
+            best = (n, k);
+        }
     }
-    (1..old.len())
-        .find(|&k| {
-            let mid = (old.len() - k) / 2;
-            old[k] == **top && new.get(mid).is_some_and(|l| old[mid + k] == **l)
-        })
-        .unwrap_or(0)
+    best.1
 }
 
 /// What differs between `shown` and `next`, one row (or part of one)
@@ -497,6 +518,73 @@ mod tests {
 
     fn writes() -> impl Strategy<Value = Vec<(u16, usize, usize)>> {
         prop::collection::vec((0u16..40, 0usize..64, 0usize..5), 0..30)
+    }
+
+    /// Rows as a chat area shows them, from their texts ("" a blank row).
+    fn shown_rows(texts: &[&str]) -> Vec<(u64, Line<'static>)> {
+        texts
+            .iter()
+            .map(|t| {
+                let line = Line::from(t.to_string());
+                (fingerprint(&line), line)
+            })
+            .collect()
+    }
+
+    fn marks(rows: &[(u64, Line<'static>)]) -> Vec<u64> {
+        rows.iter().map(|(m, _)| *m).collect()
+    }
+
+    #[test]
+    fn rows_that_moved_up_are_found_under_a_blank_top_row_that_stayed_blank() {
+        // A reply's paragraphs with blank rows between them: two rows
+        // further down, the top row is blank again.
+        let old = shown_rows(&[
+            "",
+            "- item",
+            "",
+            "- item",
+            "",
+            "prose one",
+            "prose two",
+            "",
+            "code",
+        ]);
+        let new = shown_rows(&[
+            "",
+            "- item",
+            "",
+            "prose one",
+            "prose two",
+            "",
+            "code",
+            "more",
+            "",
+        ]);
+        assert_eq!(row_shift(&marks(&new), &old), 2);
+    }
+
+    #[test]
+    fn rows_that_moved_up_are_found_when_the_top_row_changed_too() {
+        // The block at the top was laid out again (its highlighting came).
+        let old = shown_rows(&["a", "b", "c", "d", "e", "f"]);
+        let new = shown_rows(&["B", "c", "d", "e", "f", "g"]);
+        assert_eq!(row_shift(&marks(&new), &old), 1);
+    }
+
+    #[test]
+    fn rows_that_stayed_or_match_nothing_do_not_move() {
+        let old = shown_rows(&["a", "b", "c", "d"]);
+        assert_eq!(
+            row_shift(&marks(&shown_rows(&["a", "b", "c", "x"])), &old),
+            0
+        );
+        assert_eq!(
+            row_shift(&marks(&shown_rows(&["w", "x", "y", "z"])), &old),
+            0
+        );
+        assert_eq!(row_shift(&marks(&shown_rows(&["a"])), &[]), 0);
+        assert_eq!(row_shift(&[], &old), 0);
     }
 
     proptest! {
