@@ -887,6 +887,56 @@ async fn a_sent_item_whose_reply_was_stopped_can_be_retried() {
     assert!(h.engine.retry(id).is_err());
 }
 
+/// Retrying an item whose reply is streaming would ask for a second reply
+/// to the one message (the second request's context ending in the first);
+/// so would retrying one whose reply a tock that died left streaming (the
+/// next start asks for it again itself).
+#[tokio::test(start_paused = true)]
+async fn an_item_whose_reply_streams_is_not_retried() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![Step::Hold(vec![text("half")], gate.clone())]);
+    let c = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(c, "q").unwrap();
+    settle().await;
+    let err = h.engine.retry(id).unwrap_err().to_string();
+    assert!(err.contains("streaming now"), "{err}");
+    assert!(err.contains(&format!("tock stop {c}")), "{err}");
+    gate.notify_one();
+    settle().await;
+    let msgs = h.engine.store().messages(c).unwrap();
+    assert_eq!(
+        msgs.iter().filter(|m| m.role == Role::Assistant).count(),
+        1,
+        "{msgs:?}"
+    );
+    assert_eq!(h.provider.requests().len(), 1);
+
+    // Left streaming by a tock that died.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let c = store.create_conversation(Some("c"), "user", T0).unwrap();
+    let id = store
+        .enqueue(&NewItem::new(c, Kind::Queued, "question"), T0)
+        .unwrap();
+    assert!(store.claim(id, "dead", T0).unwrap());
+    let item = store.item(id).unwrap().unwrap();
+    let reply = store.accept(&item, "dead", "m", T0).unwrap().unwrap();
+    store.update_streaming(reply, "partial").unwrap();
+    let engine = Engine::new(
+        store,
+        Arc::new(ConfigSource::from_config(Config::default())),
+        Arc::new(ManualClock::new(T0 + 1_000)),
+        Default::default(),
+    );
+    let err = engine.retry(id).unwrap_err().to_string();
+    assert!(err.contains("the next tock asks for it again"), "{err}");
+    assert_eq!(
+        engine.store().item(id).unwrap().unwrap().status,
+        Status::Sent
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn text_is_saved_even_if_no_further_chunk_arrives() {
     let gate = Arc::new(tokio::sync::Notify::new());

@@ -738,6 +738,9 @@ impl Engine {
                 if it.status == crate::store::Status::Sent
                     || (it.accepted() && it.kind != Kind::Regenerate) =>
             {
+                if let Some(c) = it.conversation_id {
+                    self.refuse_while_its_reply_streams(id, c, now)?;
+                }
                 self.store().retry_reply(id, now)?;
                 if let Some(c) = it.conversation_id {
                     // Asking for the reply again is the user's resume of a
@@ -762,6 +765,34 @@ impl Engine {
         }
         self.changed();
         Ok(())
+    }
+    /// An item whose reply is stored as streaming is not asked for again:
+    /// a live stream would give its message a second reply, and one that a
+    /// tock which died left streaming is asked for again by the next start
+    /// (which would then make it a second reply too).
+    fn refuse_while_its_reply_streams(
+        &self,
+        id: i64,
+        conversation_id: i64,
+        now: i64,
+    ) -> Result<()> {
+        if self.store().streaming_reply_item(conversation_id)? != Some(id) {
+            return Ok(());
+        }
+        let live = self.is_busy(conversation_id)
+            || self
+                .store()
+                .lease_holder()?
+                .is_some_and(|l| l.expires_at > now && crate::store::process_alive(l.pid));
+        Err(if live {
+            anyhow!(
+                "item {id}'s reply is streaming now; stop it first (Esc, or tock stop {conversation_id}), then retry it"
+            )
+        } else {
+            anyhow!(
+                "item {id}'s reply was cut when the tock streaming it stopped; the next tock asks for it again"
+            )
+        })
     }
     pub fn send_now(&self, id: i64) -> Result<()> {
         self.store().send_now(id, self.now_ms())?;
