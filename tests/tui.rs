@@ -4097,6 +4097,44 @@ async fn typed_text_never_answers_an_approval_and_is_kept() {
     assert!(ui.rows().iter().any(|r| r.kind == Kind::Task));
 }
 
+/// With text in the composer, ← / → move its cursor: they do not choose on
+/// the card (a draft's ← then Enter approved the call). Tab still chooses,
+/// and the card says so.
+#[tokio::test(start_paused = true)]
+async fn arrows_edit_a_draft_while_an_approval_waits_and_tab_chooses() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.typ("my draft");
+    ui.press(KeyCode::Left);
+    ui.press(KeyCode::Left);
+    ui.ch('X');
+    assert_eq!(ui.app.composer_text(), "my draXft", "← moved the cursor");
+    ui.press(KeyCode::Right);
+    ui.enter();
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+    assert!(ui.rows().iter().all(|r| r.kind != Kind::Task));
+    let screen = ui.screen(120, 40);
+    assert!(
+        screen.contains("Tab to choose (←/→ edit your text), then Enter"),
+        "{screen}"
+    );
+    assert_eq!(
+        ui.status_line(),
+        "choose Approve or Deny first (Tab), then Enter"
+    );
+    // Tab chooses Approve (then Deny); Enter confirms it, text and all.
+    ui.press(KeyCode::Tab);
+    ui.enter();
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_none());
+    assert!(ui.rows().iter().any(|r| r.kind == Kind::Task));
+    assert_eq!(ui.app.composer_text(), "my draXft", "the draft is kept");
+}
+
 /// "choose Approve or Deny first" goes once the approval is answered
 /// elsewhere (`tock approve`), with no key pressed here; a key's
 /// confirmation ("conversation deleted", "retrying") goes with the next key.

@@ -52,6 +52,27 @@ impl ApprovalCard {
         }
     }
 
+    /// ← / → (Ctrl+← and the like too): with text in the composer they
+    /// move its cursor, not the card's choice. Choosing there with the key
+    /// that moves the cursor made a draft's ← then Enter approve the call.
+    fn moves_the_cursor(key: &KeyEvent) -> bool {
+        matches!(key.code, KeyCode::Left | KeyCode::Right)
+    }
+
+    /// A key that still chooses while the composer holds text (Tab, which
+    /// steps through the buttons): none when only arrows choose.
+    fn chooser_beside_text(keys: &crate::tui::keymap::Keymap) -> Option<String> {
+        let first = |action| {
+            keys.bindings()
+                .iter()
+                .filter(|b| b.scope == Scope::Approval && b.action == action && !b.needs_enhanced)
+                .flat_map(|b| b.keys.iter())
+                .find(|k| !matches!(k.code, KeyCode::Left | KeyCode::Right))
+                .map(|k| k.label())
+        };
+        first(Action::Right).or_else(|| first(Action::Left))
+    }
+
     fn typing(key: &KeyEvent) -> bool {
         matches!(key.code, KeyCode::Char(_))
             && !key
@@ -236,8 +257,17 @@ impl ApprovalCard {
         // The longest wording that fits beside the buttons (" Approve "
         // "  " " Deny " take 17 columns, the card's frame 4): never cut.
         let room = (width as usize).saturating_sub(17 + 4);
-        let hints = match self.choice {
-            None => vec![
+        let hints = match (self.choice, Self::chooser_beside_text(cx.keys)) {
+            // With text in the composer, ← / → move its cursor.
+            (None, Some(tab)) if !cx.composer_empty => vec![
+                format!(
+                    "  {tab} to choose (←/→ edit your text), then {}",
+                    key(Action::Confirm)
+                ),
+                format!("  {tab} to choose, then {}", key(Action::Confirm)),
+                format!("  {tab}, {}", key(Action::Confirm)),
+            ],
+            (None, _) => vec![
                 format!(
                     "  {}/{} or {}/{} to choose, then {}",
                     key(Action::Left),
@@ -259,7 +289,7 @@ impl ApprovalCard {
                     key(Action::Confirm)
                 ),
             ],
-            Some(_) => vec![format!("  {} confirms", key(Action::Confirm))],
+            (Some(_), _) => vec![format!("  {} confirms", key(Action::Confirm))],
         };
         let fitting = |room: usize| crate::tui::text::first_fitting(&hints, room).cloned();
         // Too narrow beside the buttons: on a line of its own under them.
@@ -328,6 +358,13 @@ impl View for ApprovalCard {
             }
         }
         match action {
+            Some(Action::Left | Action::Right)
+                if !composer_empty && Self::moves_the_cursor(&key) =>
+            {
+                // Editing the draft takes back a half-made choice, as typing does.
+                self.choice = None;
+                cx.push(Intent::Type(key));
+            }
             Some(Action::Left) => self.choice = Some(Choice::Approve),
             // Tab steps through the buttons; → goes to Deny.
             Some(Action::Right) if key.code == KeyCode::Tab => {
@@ -356,12 +393,20 @@ impl View for ApprovalCard {
                     });
                     return Outcome::Done;
                 }
-                None => cx.push(Intent::KeyError(format!(
-                    "choose Approve or Deny first ({} / {}), then {}",
-                    cx.keys.first(Scope::Approval, Action::Left),
-                    cx.keys.first(Scope::Approval, Action::Right),
-                    cx.keys.first(Scope::Approval, Action::Confirm),
-                ))),
+                None => {
+                    let choose = match Self::chooser_beside_text(cx.keys) {
+                        Some(tab) if !composer_empty => tab,
+                        _ => format!(
+                            "{} / {}",
+                            cx.keys.first(Scope::Approval, Action::Left),
+                            cx.keys.first(Scope::Approval, Action::Right)
+                        ),
+                    };
+                    cx.push(Intent::KeyError(format!(
+                        "choose Approve or Deny first ({choose}), then {}",
+                        cx.keys.first(Scope::Approval, Action::Confirm),
+                    )))
+                }
             },
             _ if Self::typing(&key) => {
                 // Typing goes to the composer, and takes back a half-made choice.

@@ -138,6 +138,8 @@ pub struct RenderCx<'a> {
     pub enhanced_keys: bool,
     /// Where the conversation is drawn on the main screen (cards sit at its foot).
     pub chat: Rect,
+    /// The composer holds no text.
+    pub composer_empty: bool,
 }
 
 pub trait View {
