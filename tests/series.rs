@@ -398,6 +398,53 @@ async fn a_busy_conversation_coalesces_waiting_occurrences() {
     assert!(notices(&r, c).iter().any(|n| n.contains("still waiting")));
 }
 
+/// Ending a series sends nothing more: an occurrence already due and still
+/// waiting for its conversation (here a reply streams; a tool call awaiting
+/// approval holds it the same way) is canceled with it.
+#[tokio::test(start_paused = true)]
+async fn ending_a_series_cancels_an_occurrence_still_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let start = berlin_ms(2026, 12, 1, 8, 0);
+    let r = rig(
+        &dir.path().join("t.db"),
+        start,
+        Scripted::new(vec![Step::Hold(vec![text("long")], gate.clone())]),
+    );
+    let c = conv(&r);
+    r.engine.start();
+    r.engine.send_text(c, "a long question").unwrap();
+    settle().await;
+    let s = r.engine.parse_schedule("every 1 minute").unwrap();
+    let id = r
+        .engine
+        .create_series(c, Kind::Message, "ping", &s)
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(65)).await;
+    settle().await;
+    let occ = r.store.series_occurrences(id).unwrap();
+    assert_eq!(
+        occ.iter().map(|o| o.status).collect::<Vec<_>>(),
+        [Status::Pending]
+    );
+    r.engine.end_series(id).unwrap();
+    let occ = r.store.series_occurrences(id).unwrap();
+    assert_eq!(
+        occ.iter().map(|o| o.status).collect::<Vec<_>>(),
+        [Status::Canceled]
+    );
+    assert_eq!(
+        occ[0].last_error.as_deref(),
+        Some("its recurring series was ended")
+    );
+    gate.notify_one();
+    settle().await;
+    tokio::time::sleep(Duration::from_secs(5 * 60)).await;
+    settle().await;
+    let texts: Vec<_> = users(&r, c).into_iter().map(|m| m.content).collect();
+    assert_eq!(texts, ["a long question"], "nothing of the series was sent");
+}
+
 #[tokio::test(start_paused = true)]
 async fn two_engines_on_one_database_never_create_the_same_occurrence() {
     let dir = tempfile::tempdir().unwrap();

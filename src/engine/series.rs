@@ -295,7 +295,8 @@ impl Engine {
         Ok(())
     }
 
-    /// End a series: no further occurrences (one already created still goes).
+    /// End a series: no further occurrences, and one already due that still
+    /// waits to be sent is canceled (one in its conversation gets its reply).
     pub fn end_series(&self, id: i64) -> Result<()> {
         self.modify(id, |s, _| {
             if s.status == SeriesStatus::Ended {

@@ -455,9 +455,28 @@ impl Store {
             )
             .optional()?
             .ok_or_else(|| anyhow!("no series {id}"))?;
+        let was_ended = s.status == SeriesStatus::Ended;
         f(&mut s)?;
         if s.status == SeriesStatus::Ended {
             s.next_due_at = None;
+        }
+        if s.status == SeriesStatus::Ended && !was_ended {
+            // Ended means nothing more is sent: an occurrence already due
+            // and still waiting (its conversation busy, a tool call
+            // awaiting approval) goes with the series, in this transaction.
+            let convs: Vec<i64> = tx
+                .prepare(
+                    "UPDATE outbox SET status = 'canceled', claimed_by = NULL, next_attempt_at = NULL,
+                            updated_at = ?2, last_error = 'its recurring series was ended'
+                     WHERE series_id = ?1 AND status = 'pending' AND sent_at IS NULL
+                     RETURNING conversation_id",
+                )?
+                .query_map(params![id, now], |r| r.get::<_, Option<i64>>(0))?
+                .filter_map(|c| c.transpose())
+                .collect::<rusqlite::Result<_>>()?;
+            for conv in convs {
+                super::outbox::lift_pause_if_nothing_held(&tx, conv)?;
+            }
         }
         s.updated_at = now;
         tx.execute(
