@@ -19,7 +19,8 @@
 //! * Clock times (`/at` only): `9am`, `9 am`, `9:30am`, `9.30pm`, `9 p.m.`,
 //!   `14:30`, `14:30:15`, `noon`, `midday`, `midnight` (00:00), `12pm` (noon),
 //!   `12am` (midnight). A bare clock time means its *next* occurrence: today if
-//!   still ahead, else tomorrow.
+//!   still ahead, else tomorrow — but a time that came less than a minute
+//!   ago means now (typed while it was ahead, Enter may come just after).
 //! * Dates (`/at` only), optionally followed (or preceded) by a clock time,
 //!   optionally joined by `at` / `on`: `today`, `tomorrow` (`tmrw`), weekdays
 //!   (`fri`, `friday`, `tues`, `thurs`, ...), `this fri`, `next monday`,
@@ -1131,8 +1132,8 @@ fn resolve<Tz: TimeZone>(
             let yesterday = today.pred_opt().ok_or(WhenError::OutOfRange)?;
             let mut last = at(yesterday)?;
             for days in 0..=2 {
-                if last > now_utc {
-                    return Ok(last);
+                if let Some(t) = ahead_or_this_minute(last, now_utc) {
+                    return Ok(t);
                 }
                 last = at(plus_days(today, days)?)?;
             }
@@ -1149,7 +1150,7 @@ fn resolve<Tz: TimeZone>(
                 delta = 7;
             }
             let t = at(plus_days(today, delta)?)?;
-            if t > now_utc {
+            if let Some(t) = ahead_or_this_minute(t, now_utc) {
                 Ok(t)
             } else {
                 // Today, but that time has passed: the same day next week.
@@ -1158,8 +1159,11 @@ fn resolve<Tz: TimeZone>(
         }
         Some(DateSpec::Ymd { date, has_year }) => {
             let t = at(date)?;
-            if t > now_utc || has_year {
+            if has_year {
                 return future(t, now);
+            }
+            if let Some(t) = ahead_or_this_minute(t, now_utc) {
+                return Ok(t);
             }
             // "nov 1" said on 29 Nov: next year's. (Up to 8 years for 29 Feb.)
             for years in 1..=8 {
@@ -1175,13 +1179,27 @@ fn resolve<Tz: TimeZone>(
     }
 }
 
-/// `t` if it is strictly after `now`, else `Past`.
-fn future<Tz: TimeZone>(t: DateTime<Utc>, now: &DateTime<Tz>) -> Result<DateTime<Utc>, WhenError> {
-    if t > now.with_timezone(&Utc) {
-        Ok(t)
+/// How long a named time still means now once it has come: its minute. At
+/// 09:00:50 `/at 9:01` previews "in 10s"; Enter at 09:01:05 sends it then,
+/// not tomorrow (nor is it refused as past).
+const STILL_NOW_MS: i64 = 60_000;
+
+/// `t` if it is still ahead; `now` if it came less than a minute ago.
+fn ahead_or_this_minute(t: DateTime<Utc>, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    if t > now {
+        Some(t)
+    } else if now.signed_duration_since(t) < Duration::milliseconds(STILL_NOW_MS) {
+        Some(now)
     } else {
-        Err(WhenError::Past(absolute(t, now)))
+        None
     }
+}
+
+/// `t` if it is after `now` (or came less than a minute ago: then `now`),
+/// else `Past`.
+fn future<Tz: TimeZone>(t: DateTime<Utc>, now: &DateTime<Tz>) -> Result<DateTime<Utc>, WhenError> {
+    ahead_or_this_minute(t, now.with_timezone(&Utc))
+        .ok_or_else(|| WhenError::Past(absolute(t, now)))
 }
 
 /// A local wall-clock time in `tz` as an instant, using the zone's rules.
@@ -1566,7 +1584,8 @@ mod tests {
             ("12pm", p1_at(2026, 11, 30, 12, 0, 0)),
             ("12am", p1_at(2026, 11, 30, 0, 0, 0)),
             ("12:30am", p1_at(2026, 11, 30, 0, 30, 0)),
-            ("18:49", p1_at(2026, 11, 30, 18, 49, 0)), // exactly now -> tomorrow
+            ("18:48", p1_at(2026, 11, 30, 18, 48, 0)), // a minute ago -> tomorrow
+            ("18:49", p1_at(2026, 11, 29, 18, 49, 0)), // this minute -> now
             // clock times still ahead today -> today
             ("20:00", p1_at(2026, 11, 29, 20, 0, 0)),
             ("8pm", p1_at(2026, 11, 29, 20, 0, 0)),
@@ -1913,7 +1932,7 @@ mod tests {
                 "{bad:?}"
             );
         }
-        // explicit dates and instants in the past, or exactly now
+        // explicit dates and instants in the past (more than a minute ago)
         for (bad, shown) in [
             ("today 17:00", "Sun 29 Nov 17:00"),
             ("today", "Sun 29 Nov 09:00"),
@@ -1922,9 +1941,9 @@ mod tests {
             ("2026-11-29", "Sun 29 Nov 09:00"),
             ("2020-01-01", "Wed 1 Jan 2020 09:00"),
             ("nov 1 2026", "Sun 1 Nov 09:00"),
-            ("2026-11-29T17:49:00Z", "Sun 29 Nov 18:49"),
-            ("2026-11-29T18:49:00+01:00", "Sun 29 Nov 18:49"),
-            ("2026-11-29 18:49", "Sun 29 Nov 18:49"),
+            ("2026-11-29T17:48:00Z", "Sun 29 Nov 18:48"),
+            ("2026-11-29T18:47:59+01:00", "Sun 29 Nov 18:47"),
+            ("2026-11-29 18:48", "Sun 29 Nov 18:48"),
         ] {
             assert_eq!(
                 err(bad, &now, Mode::At),
@@ -1932,10 +1951,36 @@ mod tests {
                 "{bad:?}"
             );
         }
+        // Named times that came less than a minute ago mean now: typed
+        // while they were ahead, Enter may come a few seconds after.
+        let now_utc = now.with_timezone(&Utc);
+        for this_minute in [
+            "2026-11-29T17:49:00Z",
+            "2026-11-29T18:49:00+01:00",
+            "2026-11-29 18:49",
+            "today 18:49",
+            "18:49",
+            "sun 18:49",
+            "nov 29 18:49",
+        ] {
+            assert_eq!(
+                parse_time(this_minute, &now, Mode::At),
+                Ok(now_utc),
+                "{this_minute:?}"
+            );
+        }
+        let later = now + Duration::seconds(59);
         assert_eq!(
-            err(&now.to_rfc3339(), &now, Mode::At),
-            WhenError::Past("Sun 29 Nov 18:49".into())
+            parse_time("18:49", &later, Mode::At),
+            Ok(later.with_timezone(&Utc)),
+            "59 s into the minute"
         );
+        assert_eq!(
+            parse_time("18:49", &(now + Duration::seconds(60)), Mode::At),
+            Ok(p1_at(2026, 11, 30, 18, 49, 0)),
+            "the next minute: tomorrow"
+        );
+        assert_eq!(parse_time(&now.to_rfc3339(), &now, Mode::At), Ok(now_utc));
         assert_eq!(err("0m", &now, Mode::At), WhenError::NotPositive);
         assert_eq!(err("-5m", &now, Mode::Later), WhenError::NotPositive);
         assert_eq!(
@@ -2405,12 +2450,12 @@ mod tests {
             let now_utc = now.with_timezone(&Utc);
             for mode in [Mode::Later, Mode::At] {
                 match parse_time(s, &now, mode) {
-                    Ok(t) => prop_assert!(t > now_utc, "{s:?} -> {t} not after now"),
+                    Ok(t) => prop_assert!(t >= now_utc, "{s:?} -> {t} before now"),
                     Err(e) => prop_assert!(!e.to_string().contains('\n'), "{e}"),
                 }
                 match split_time_prefix(s, &now, mode) {
                     Ok((t, rest)) => {
-                        prop_assert!(t > now_utc, "{s:?} -> {t} not after now");
+                        prop_assert!(t >= now_utc, "{s:?} -> {t} before now");
                         prop_assert!(!rest.is_empty());
                         prop_assert_eq!(rest.trim(), rest.as_str());
                         prop_assert!(s.trim_end().ends_with(rest.as_str()));
@@ -2506,7 +2551,8 @@ mod tests {
             for now in [now_p1(), now_m5()] {
                 let due = parse_time(&format!("{h:02}:{m:02}"), &now, Mode::At).unwrap();
                 let ahead = due - now.with_timezone(&Utc);
-                prop_assert!(ahead > Duration::zero() && ahead <= Duration::days(1));
+                // This minute means now; any other, its next occurrence.
+                prop_assert!(ahead >= Duration::zero() && ahead < Duration::days(1));
                 let local = due.with_timezone(&now.timezone());
                 prop_assert_eq!((local.hour(), local.minute(), local.second()), (h, m, 0));
             }

@@ -961,6 +961,46 @@ async fn later_creates_a_scheduled_message_row() {
     assert_eq!(due, T0 - 53 * 60_000 - 20_000 + 9 * 3_600_000);
 }
 
+/// `/at` with the minute about to come: the preview counts down on an idle
+/// screen (a redraw is asked for each second), and Enter a few seconds into
+/// that minute sends it now, not tomorrow. A minute later it reads tomorrow.
+#[tokio::test(start_paused = true)]
+async fn a_clock_time_typed_just_before_it_comes_is_sent_then_not_tomorrow() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    // T0 is 00:53:20 UTC: to 00:53:50.
+    ui.h.clock.jump(30_000);
+    ui.typ("/at 00:54 standup");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("⏰ sends Mon 30 Nov 00:54, in 10s"), "{s}");
+    let now = ui.h.engine.now_ms();
+    assert_eq!(
+        ui.app.composer_preview_changes_at(),
+        Some(now + 1_000 - now % 1_000),
+        "the countdown is redrawn"
+    );
+    ui.h.clock.jump(15_000);
+    let s = ui.screen(120, 40);
+    assert!(s.contains("⏰ sends Mon 30 Nov 00:54, now"), "{s}");
+    ui.enter();
+    let due = ui.rows().last().unwrap().due_at.unwrap();
+    assert_eq!(due, ui.h.engine.now_ms(), "sent now, not tomorrow");
+    // Once its minute is over, the same time is tomorrow's.
+    ui.h.clock.jump(60_000);
+    ui.typ("/at 00:54 standup");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("⏰ sends Tue 1 Dec 00:54, in 23h 58m"), "{s}");
+    // `/later` is redrawn when the minute it comes to moves on.
+    ui.app.composer.clear(0);
+    ui.typ("/later 10m x");
+    let now = ui.h.engine.now_ms();
+    assert_eq!(
+        ui.app.composer_preview_changes_at(),
+        Some(now + 60_000 - now % 60_000),
+        "{now}"
+    );
+}
+
 /// A composer taller than its box says how much is out of sight, above
 /// and below the cursor (nothing told of the hidden lines).
 #[tokio::test(start_paused = true)]

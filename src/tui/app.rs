@@ -571,6 +571,7 @@ impl App {
         }
         at.extend(self.drafts.retry_at);
         at.extend(self.wait_notice_at());
+        at.extend(self.composer_preview_changes_at());
         if let Some(t) = self.strip.next_change(&self.model, now) {
             at.push(t);
         }

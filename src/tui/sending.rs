@@ -71,6 +71,35 @@ impl App {
         })
     }
 
+    /// When the `/at` or `/later` preview next reads differently with time
+    /// alone (its countdown; the time a `/later` comes to; a time that came
+    /// this minute turning into tomorrow's), so that a screen left idle
+    /// redraws it then: a preview left on "in 14s" for a minute was read
+    /// as the truth, and Enter then sent it a day later.
+    pub fn composer_preview_changes_at(&self) -> Option<i64> {
+        const MINUTE: i64 = 60_000;
+        let text = self.composer.text();
+        let (mode, rest) = if let Some(r) = text.strip_prefix("/later ") {
+            (Mode::Later, r)
+        } else {
+            (Mode::At, text.strip_prefix("/at ")?)
+        };
+        let now = self.model.now();
+        let now_ms = now.timestamp_millis();
+        let (due, _) = when::split_time_prefix(rest, &now, mode).ok()?;
+        let due = due.timestamp_millis();
+        Some(match mode {
+            // Always the same distance ahead: the minute it comes to moves on.
+            Mode::Later => {
+                let span = due - now_ms;
+                (due.div_euclid(MINUTE) + 1) * MINUTE - span
+            }
+            // "now" until its minute is over, then tomorrow's.
+            Mode::At if due <= now_ms => now_ms + 1_000,
+            Mode::At => views::label_change(due, now_ms)?,
+        })
+    }
+
     pub(super) fn submit(&mut self) {
         let text = self.composer.text();
         let trimmed = text.trim();
