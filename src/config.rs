@@ -285,6 +285,9 @@ pub struct ModelConfig {
     /// Whether the model accepts images.
     #[serde(default)]
     pub vision: bool,
+    /// The longest silence on the wire (waiting for the response, or
+    /// between its chunks, keep-alives included); default: the model's
+    /// stream timeout.
     pub timeout_secs: Option<u64>,
     /// Overrides `turn.stream_timeout_secs` for this model (a slow local model may need more).
     pub stream_timeout_secs: Option<u64>,
@@ -783,18 +786,24 @@ impl ConfigSource {
                         .unwrap_or_else(|| default_base_url(mc.provider)),
                     key,
                 );
-                if let Some(t) = mc.timeout_secs {
-                    spec.idle_timeout = Duration::from_secs(t.max(1));
-                }
+                let stream_timeout = mc
+                    .stream_timeout_secs
+                    .unwrap_or(cfg.turn.stream_timeout_secs)
+                    .max(1);
+                // Silence on the wire is no new text either: waited for as
+                // long as the reply's own timeout allows (a shorter wait cut
+                // a model that reads a long prompt silently at 90 s, however
+                // long `stream_timeout_secs` was), unless set on its own.
+                spec.idle_timeout =
+                    Duration::from_secs(mc.timeout_secs.unwrap_or(stream_timeout).max(1));
                 let model = mc.model.clone().unwrap_or_else(|| n.to_string());
                 let mut r = mk(n.to_string(), model, mc.provider, mc.vision, Some(spec));
-                if let Some(t) = mc.stream_timeout_secs {
-                    r.stream_timeout = Duration::from_secs(t.max(1));
-                }
+                r.stream_timeout = Duration::from_secs(stream_timeout);
                 r
             }
             Found::Echo => mk("echo".into(), "echo".into(), ProviderKind::Echo, true, None),
-            Found::Env(spec, model) => {
+            Found::Env(mut spec, model) => {
+                spec.idle_timeout = Duration::from_secs(cfg.turn.stream_timeout_secs.max(1));
                 let kind = spec.kind;
                 mk(model.clone(), model, kind, true, Some(spec))
             }

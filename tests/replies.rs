@@ -155,6 +155,16 @@ fn oa_tool_call(id: &str, name: &str, args: &str) -> Script {
 }
 
 fn engine_for(kind: ProviderKind, base: &str, dir: &tempfile::TempDir, cfg: Config) -> Engine {
+    engine_for_model(kind, base, dir, cfg, None)
+}
+
+fn engine_for_model(
+    kind: ProviderKind,
+    base: &str,
+    dir: &tempfile::TempDir,
+    cfg: Config,
+    stream_timeout_secs: Option<u64>,
+) -> Engine {
     let base_url = match kind {
         ProviderKind::Openai => format!("{base}/v1"),
         _ => base.to_string(),
@@ -171,7 +181,7 @@ fn engine_for(kind: ProviderKind, base: &str, dir: &tempfile::TempDir, cfg: Conf
             api_key_cmd: None,
             vision: false,
             timeout_secs: None,
-            stream_timeout_secs: None,
+            stream_timeout_secs,
             price_in: None,
             price_out: None,
             price_cached: None,
@@ -366,18 +376,54 @@ async fn body_without_done_is_generated_again() {
 
 #[tokio::test(start_paused = true)]
 async fn stall_mid_stream_is_generated_again() {
-    // Headers and some text, then silence: the provider's 90 s idle timeout.
+    // Headers and some text, then silence: the reply's 120 s timeout.
     fault_then_ok_after(
         vec![
             head(SSE),
             chunk(&oa_text("I will stall now")),
             W::Pause(3_600_000),
         ],
-        90,
+        120,
         "I will stall now",
-        "no data for 90s",
+        "for 120s",
     )
     .await;
+}
+
+/// A model given longer (`stream_timeout_secs`, for one that reads a long
+/// prompt silently) is waited for that long on the wire too: it was cut at
+/// 90 s whatever the setting.
+#[tokio::test(start_paused = true)]
+async fn a_silent_stream_is_waited_for_as_long_as_the_models_stream_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let silent = vec![
+        head(SSE),
+        W::Pause(250_000),
+        chunk(&oa_text("Thought long.")),
+        chunk(&oa(json!({}), Some("stop"))),
+        chunk("data: [DONE]\n\n"),
+        end_body(),
+    ];
+    let server = Server::start(vec![silent], || oa_reply("unexpected")).await;
+    let e = engine_for_model(
+        ProviderKind::Openai,
+        &server.base,
+        &dir,
+        Config::default(),
+        Some(300),
+    );
+    let c = conv(&e);
+    e.start();
+    e.send_text(c, "a long prompt").unwrap();
+    settle().await;
+    run_for(260).await;
+    let h = history(&e, c);
+    assert_eq!(h.len(), 2, "{h:?}");
+    assert_eq!(
+        (h[1].1, h[1].2.as_str()),
+        (MessageStatus::Complete, "Thought long.")
+    );
+    assert_eq!(server.requests().len(), 1, "not cut and asked again");
 }
 
 #[tokio::test(start_paused = true)]
