@@ -386,6 +386,42 @@ fn status_reports_the_dispatcher_and_sigterm_stops_the_daemon_quickly() {
     });
 }
 
+/// `tock reschedule` of a series to a rule typed on its own keeps the end
+/// it had (`for N times`, `until DATE`): "take pill for 2 weeks" became
+/// endless. A rule that names an end replaces it. The JSON `expression` is
+/// the whole schedule, end and all, as `--every` takes it back.
+#[test]
+fn rescheduling_a_series_keeps_its_end_unless_the_rule_names_one() {
+    let t = Tock::new();
+    let id = t.send(&[
+        "--new",
+        "pills",
+        "--every",
+        "every day 9am for 3 times until 2036-12-20",
+        "take pill",
+    ]);
+    let out = t.ok(&["reschedule", &id.to_string(), "every day 10am"]);
+    assert!(
+        out.contains("3 left") && out.contains("until"),
+        "the end is said: {out}"
+    );
+    let list = t.json(&["list", "--json"]);
+    let s = item(list.as_array().unwrap(), id).unwrap();
+    assert_eq!(s["remaining"], 3, "{s:#}");
+    assert!(s["until_at"].as_str().is_some(), "{s:#}");
+    let expr = s["expression"].as_str().unwrap().to_string();
+    assert!(
+        expr.contains("for 3 times") && expr.ends_with("until 2036-12-20"),
+        "{expr}"
+    );
+    // A rule with an end of its own.
+    t.ok(&["reschedule", &id.to_string(), "every day 10am for 2 times"]);
+    let list = t.json(&["list", "--json"]);
+    let s = item(list.as_array().unwrap(), id).unwrap();
+    assert_eq!(s["remaining"], 2, "{s:#}");
+    assert!(s["until_at"].is_null(), "{s:#}");
+}
+
 /// A series made under one `TZ` keeps its times when listed (or sent) by
 /// a tock under another: "every day at 2:30" made in Berlin is 01:30 UTC
 /// in winter, also for a process in UTC.

@@ -63,7 +63,7 @@ pub fn series_json(v: &SeriesView) -> serde_json::Value {
         "next_attempt_at": null,
         "waiting": null,
         "rule": v.description,
-        "expression": s.rule,
+        "expression": v.expression,
         "next_due_at": rfc3339(s.next_due_at),
         "upcoming": v.upcoming.iter().map(|t| rfc3339(Some(*t))).collect::<Vec<_>>(),
         "occurrences": s.occurrences,

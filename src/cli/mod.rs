@@ -71,7 +71,11 @@ pub enum Command {
     },
     /// Give an item a new time, or a series a new rule
     Reschedule {
+        /// The item's or the series' id (tock list)
         id: i64,
+        /// For an item a time (`tomorrow 9am`, `fri 17:00`); for a series a
+        /// rule (`every day 10am`), which keeps the series' end (`until`,
+        /// `for N times`) unless it names one
         #[arg(required = true, num_args = 1..)]
         time: Vec<String>,
     },
@@ -307,7 +311,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             }
         }
         Command::Reschedule { id, time } if store.series(*id)?.is_some() => {
-            engine.edit_series_rule(*id, &time.join(" "))?;
+            engine.edit_series_rule_keeping_end(*id, &time.join(" "))?;
             let v = engine
                 .series_view(*id)?
                 .ok_or_else(|| anyhow!("no series {id}"))?;

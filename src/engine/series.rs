@@ -43,6 +43,9 @@ pub struct SeriesView {
     pub description: String,
     /// The next occurrences (up to three), UTC epoch ms.
     pub upcoming: Vec<i64>,
+    /// The whole schedule as one can type it again, end and all
+    /// ([`Engine::series_expression`]).
+    pub expression: String,
 }
 
 /// How many upcoming occurrences a [`SeriesView`] carries.
@@ -261,7 +264,27 @@ impl Engine {
 
     /// A new rule (and end), starting from now; a paused series stays paused.
     pub fn edit_series_rule(&self, id: i64, expr: &str) -> Result<()> {
-        let schedule = self.parse_schedule(expr)?;
+        self.edit_series_rule_with(id, expr, false)
+    }
+
+    /// [`Engine::edit_series_rule`] for a rule typed on its own (`tock
+    /// reschedule 5 "every day 10am"`): the series keeps its end (`until`,
+    /// `for N times`) unless the rule names one. (F2 shows the whole
+    /// schedule to edit, end and all, so a rule there without one has none.)
+    pub fn edit_series_rule_keeping_end(&self, id: i64, expr: &str) -> Result<()> {
+        self.edit_series_rule_with(id, expr, true)
+    }
+
+    fn edit_series_rule_with(&self, id: i64, expr: &str, keep_end: bool) -> Result<()> {
+        let mut schedule = self.parse_schedule(expr)?;
+        if keep_end
+            && schedule.until.is_none()
+            && schedule.count.is_none()
+            && let Some(s) = self.store().series(id)?
+        {
+            schedule.until = s.until_at;
+            schedule.count = s.remaining.and_then(|n| u32::try_from(n).ok());
+        }
         let now = self.now_ms();
         let first = in_zone!(&self.inner.options.zone, tz => schedule.rule.first(tz, now))
             .ok_or_else(|| anyhow!("this rule never fires"))?;
@@ -382,6 +405,7 @@ impl Engine {
             Err(_) => (s.rule.clone(), Vec::new()),
         };
         SeriesView {
+            expression: self.series_expression(&s),
             series: s,
             description,
             upcoming,
