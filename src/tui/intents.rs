@@ -114,14 +114,9 @@ impl App {
                                 // save puts both together).
                                 app.drafts.stored(conv, draft.text.clone());
                                 let history = app.model.sent_texts();
-                                let at = due.and_then(chrono::DateTime::from_timestamp_millis);
-                                if let Some(at) = at {
-                                    // Its seconds too, where it has any: without
-                                    // them Enter moved it up to 59 s earlier.
-                                    use chrono::Timelike;
-                                    let local = at.with_timezone(&chrono::Local);
-                                    let format = if local.second() == 0 { "%Y-%m-%d %H:%M" } else { "%Y-%m-%d %H:%M:%S" };
-                                    draft.text = format!("/at {} {}", local.format(format), draft.text);
+                                let at = due.map(local);
+                                if let Some(at) = &at {
+                                    draft.text = format!("{} {}", at_command(at), draft.text);
                                 }
                                 app.composer.load(&draft, history);
                                 app.focus = Focus::Composer;
@@ -287,4 +282,66 @@ impl App {
     }
 
     // ----- sending -------------------------------------------------------------
+}
+
+/// `/at TIME` that reads back as exactly `at`: with its seconds where it
+/// has any (without them Enter moved it up to 59 s earlier), and with its
+/// offset where the clocks pass its wall time twice (a bare time there is
+/// the first of the two: Enter moved one in the second an hour earlier).
+fn at_command<Tz: chrono::TimeZone>(at: &chrono::DateTime<Tz>) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    use chrono::Timelike;
+    let twice = matches!(
+        at.timezone().from_local_datetime(&at.naive_local()),
+        chrono::LocalResult::Ambiguous(..)
+    );
+    let format = match (at.second() == 0, twice) {
+        (true, false) => "%Y-%m-%d %H:%M",
+        (false, false) => "%Y-%m-%d %H:%M:%S",
+        (true, true) => "%Y-%m-%d %H:%M %:z",
+        (false, true) => "%Y-%m-%d %H:%M:%S %:z",
+    };
+    format!("/at {}", at.format(format))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+    use chrono_tz::America::New_York;
+
+    #[test]
+    fn an_at_command_reads_back_as_the_same_instant_in_a_repeated_hour() {
+        // 1 Nov 2026, New York: 01:30 happens at 05:30 UTC (EDT), then
+        // again at 06:30 UTC (EST).
+        for (utc, text) in [
+            (
+                Utc.with_ymd_and_hms(2026, 11, 1, 5, 30, 0).unwrap(),
+                "/at 2026-11-01 01:30 -04:00",
+            ),
+            (
+                Utc.with_ymd_and_hms(2026, 11, 1, 6, 30, 0).unwrap(),
+                "/at 2026-11-01 01:30 -05:00",
+            ),
+            (
+                Utc.with_ymd_and_hms(2026, 11, 1, 6, 30, 15).unwrap(),
+                "/at 2026-11-01 01:30:15 -05:00",
+            ),
+            (
+                Utc.with_ymd_and_hms(2026, 11, 2, 14, 0, 0).unwrap(),
+                "/at 2026-11-02 09:00",
+            ),
+        ] {
+            let at = utc.with_timezone(&New_York);
+            assert_eq!(at_command(&at), text);
+            let now = Utc
+                .with_ymd_and_hms(2026, 10, 30, 12, 0, 0)
+                .unwrap()
+                .with_timezone(&New_York);
+            let read = crate::when::parse_time(&text["/at ".len()..], &now, crate::when::Mode::At);
+            assert_eq!(read, Ok(utc), "{text}");
+        }
+    }
 }
