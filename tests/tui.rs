@@ -4175,6 +4175,39 @@ async fn arrows_edit_a_draft_while_an_approval_waits_and_tab_chooses() {
     assert_eq!(ui.app.composer_text(), "my draXft", "the draft is kept");
 }
 
+/// While an approval waits, a slash command still runs (`/tools` shows what
+/// the call would use; `/later` schedules): only a message or Enter on
+/// nothing chosen waits for the answer.
+#[tokio::test(start_paused = true)]
+async fn slash_commands_run_while_an_approval_waits() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.typ("/later 10m water the plants");
+    ui.enter();
+    ui.settle().await;
+    assert_eq!(ui.app.composer_text(), "", "the command ran");
+    assert!(
+        ui.rows()
+            .iter()
+            .any(|r| r.user_text().as_deref() == Some("water the plants")),
+        "scheduled"
+    );
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+    ui.typ("/tools");
+    ui.enter();
+    assert_eq!(ui.app.top(), Some(ViewKind::Tools));
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+    // A message still waits for the answer.
+    ui.press(KeyCode::Esc);
+    ui.typ("a message");
+    ui.enter();
+    assert_eq!(ui.app.composer_text(), "a message");
+    assert!(ui.status_line().starts_with("choose Approve or Deny first"));
+}
+
 /// "choose Approve or Deny first" goes once the approval is answered
 /// elsewhere (`tock approve`), with no key pressed here; a key's
 /// confirmation ("conversation deleted", "retrying") goes with the next key.

@@ -233,6 +233,10 @@ impl App {
                 self.focus = Focus::Composer;
                 self.composer.input(key, now);
             }
+            Intent::Submit => {
+                self.focus = Focus::Composer;
+                self.submit();
+            }
             Intent::Focus(f) => {
                 self.focus = f;
                 if f == Focus::Strip {

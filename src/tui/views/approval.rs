@@ -385,6 +385,11 @@ impl View for ApprovalCard {
             Some(Action::ShowCall) => cx.push(Intent::Push(Box::new(
                 super::call::CallDetails::new(&self.approval.tool, &self.approval.arguments),
             ))),
+            // A slash command (`/tools` to see what the call would run,
+            // `/later`, `/help`) is no answer: it runs, the card waits.
+            Some(Action::Confirm) if self.choice.is_none() && cx.composer_command => {
+                cx.push(Intent::Submit)
+            }
             Some(Action::Confirm) => match self.choice {
                 Some(c) => {
                     cx.push(Intent::Answer {

@@ -108,6 +108,8 @@ pub enum Intent {
     Push(Box<dyn View>),
     /// Text typed while a non-modal view had focus, for the composer.
     Type(KeyEvent),
+    /// Enter in the composer while a non-modal view had focus.
+    Submit,
     Focus(super::app::Focus),
 }
 
@@ -119,6 +121,8 @@ pub struct Cx<'a> {
     pub now_ms: i64,
     /// Nothing typed in the composer (letters may then be choices on a card).
     pub composer_empty: bool,
+    /// The composer holds a slash command (`/tools`, `/later 10m …`).
+    pub composer_command: bool,
     pub intents: Vec<Intent>,
 }
 
