@@ -445,6 +445,45 @@ async fn ending_a_series_cancels_an_occurrence_still_waiting() {
     assert_eq!(texts, ["a long question"], "nothing of the series was sent");
 }
 
+/// The clock was an hour ahead and is set right while tock runs: an
+/// interval series keeps its pace instead of going quiet for that hour; a
+/// wall-clock one keeps its time of day.
+#[tokio::test(start_paused = true)]
+async fn a_clock_set_back_keeps_an_interval_series_going() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = berlin_ms(2026, 12, 1, 8, 30);
+    let r = rig(&dir.path().join("t.db"), start, Scripted::new(vec![]));
+    let c = conv(&r);
+    r.engine.start();
+    let every = r.engine.parse_schedule("every 2 minutes").unwrap();
+    let interval = r
+        .engine
+        .create_series(c, Kind::Message, "ping", &every)
+        .unwrap();
+    let daily = r.engine.parse_schedule("every day at 9:00").unwrap();
+    let daily = r
+        .engine
+        .create_series(c, Kind::Message, "stand-up", &daily)
+        .unwrap();
+    settle().await;
+    r.clock.jump(-3_600_000);
+    tokio::time::sleep(Duration::from_secs(2 * 60 + 5)).await;
+    settle().await;
+    let s = r.store.series(interval).unwrap().unwrap();
+    assert_eq!(s.occurrences, 1, "sent two minutes on, not an hour: {s:?}");
+    let next = s.next_due_at.unwrap();
+    assert!(
+        next > r.engine.now_ms() && next <= r.engine.now_ms() + 2 * 60_000,
+        "{}",
+        local(next)
+    );
+    let d = r.store.series(daily).unwrap().unwrap();
+    assert_eq!(
+        local(d.next_due_at.unwrap()),
+        "2026-12-01 09:00:00.000 +0100"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn two_engines_on_one_database_never_create_the_same_occurrence() {
     let dir = tempfile::tempdir().unwrap();

@@ -30,6 +30,11 @@ pub(crate) async fn run(engine: Engine) {
         if gained > SLEEP_JUMP_MS && holding {
             expire_after_sleep(&engine, wall);
         }
+        // The clock was ahead and is set right: what was worked out on it
+        // for series is as far ahead.
+        if gained < -SLEEP_JUMP_MS && holding {
+            super::series::after_clock_set_back(&engine, wall, -gained);
+        }
         let mut standby = None;
         let next = tick(&engine, &mut holding, &mut standby);
         match &standby {

@@ -475,6 +475,46 @@ pub(crate) const PASS_LIMIT: usize = 500;
 /// One scheduler pass over the series: every due one (up to [`PASS_LIMIT`])
 /// fires once, for its latest due occurrence within the grace, and advances,
 /// in one transaction. Returns true when more are due (pass again at once).
+/// The wall clock was set back by `back_ms` (it had been ahead): each
+/// active series' next occurrence, worked out on the wrong clock, comes
+/// back by as much, so that `every 2 minutes` does not go quiet for the
+/// hour the clock was ahead. An interval keeps its cadence (its anchor
+/// moves too); a wall-clock rule takes its first time at or after the
+/// moved instant, so a skipped occurrence stays skipped.
+pub(crate) fn after_clock_set_back(engine: &Engine, now: i64, back_ms: i64) {
+    let series = match engine.store().list_series(false) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("series after the clock was set back: {e:#}");
+            return;
+        }
+    };
+    for s in series
+        .into_iter()
+        .filter(|s| s.status == SeriesStatus::Active && s.next_due_at.is_some_and(|t| t > now))
+    {
+        let zone = engine.zone_of(&s);
+        let moved = engine.modify(s.id, |s, rule| {
+            let Some(next) = s.next_due_at else {
+                return Ok(());
+            };
+            let target = next.saturating_sub(back_ms).max(now);
+            if rule.is_interval() {
+                s.anchor_at = s.anchor_at.saturating_sub(next - target);
+                s.next_due_at = Some(target);
+            } else if let Some(t) =
+                in_zone!(&zone, tz => rule.next_after(tz, s.anchor_at, target.saturating_sub(1)))
+            {
+                s.next_due_at = Some(t.min(next));
+            }
+            Ok(())
+        });
+        if let Err(e) = moved {
+            tracing::error!("series {} after the clock was set back: {e:#}", s.id);
+        }
+    }
+}
+
 pub(crate) fn advance(engine: &Engine, now: i64, grace_ms: i64) -> bool {
     let result = engine.store().advance_series(now, PASS_LIMIT, |s| {
         let zone = engine.zone_of(s);
