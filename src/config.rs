@@ -931,6 +931,38 @@ impl ConfigSource {
         Ok(env_key)
     }
 
+    /// Every configured secret known without running a command, with the
+    /// keys `api_key_cmd` printed so far: the models' keys (literal, from
+    /// their variable, from the provider's variable) and the MCP servers'
+    /// literal `env` and `headers` values. Only what looks like a secret
+    /// (a dummy key such as `x` would mangle ordinary words).
+    pub fn secrets(&self) -> Vec<String> {
+        let cfg = self.get();
+        let mut out: Vec<String> = Vec::new();
+        for mc in cfg.models.values() {
+            out.extend(mc.api_key.clone());
+            out.extend(mc.api_key_env.as_ref().and_then(|v| std::env::var(v).ok()));
+        }
+        out.extend(
+            ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+                .iter()
+                .filter_map(|v| std::env::var(v).ok()),
+        );
+        for sc in cfg.mcp.values() {
+            out.extend(sc.env.values().chain(sc.headers.values()).cloned());
+        }
+        let cache = self.key_cache.lock().unwrap_or_else(|p| p.into_inner());
+        out.extend(cache.values().filter_map(|k| k.as_ref().ok().cloned()));
+        let mut out: Vec<String> = out
+            .into_iter()
+            .map(|k| k.trim().to_string())
+            .filter(|k| llm::http::looks_like_a_secret(k))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Whether the model's `api_key_cmd` failed when last run: what it
     /// answers may change (a password manager unlocked), so a send that
     /// needs it is tried again later rather than failed.

@@ -379,6 +379,17 @@ impl Engine {
         &self.inner.mcp
     }
 
+    /// Every configured secret this process knows (model keys, MCP values),
+    /// longest first so that one holding another is replaced whole: what
+    /// is stored is redacted of them.
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        let mut all = self.config().secrets();
+        all.extend(self.mcp().secrets());
+        all.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        all.dedup();
+        all
+    }
+
     /// The configured MCP servers with their state and tools as last seen,
     /// without starting any (cheap enough for a view to call on open).
     pub fn mcp_servers(&self) -> Vec<crate::mcp::ServerInfo> {

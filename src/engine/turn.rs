@@ -204,8 +204,13 @@ pub(crate) async fn run(
         );
     }
 
+    // Secrets the model echoes (a proxy reflecting headers) are never
+    // stored. Each save redacts the whole text so far, so a secret split
+    // over two chunks is caught once both arrived.
+    let secrets = engine.secrets();
+    let redact = |text: &str, cut: bool| crate::llm::http::redact_secrets(text, &secrets, cut);
     let save = |text: &str| {
-        if let Err(e) = store.update_streaming(reply_id, text) {
+        if let Err(e) = store.update_streaming(reply_id, &redact(text, true)) {
             tracing::warn!("saving the partial reply: {e:#}");
         }
     };
@@ -232,6 +237,8 @@ pub(crate) async fn run(
         calls,
         usage,
     } = reading::read(stream, &mut stop, limits, &mut pace, hand_on, save).await;
+    // A reply that did not end as the model meant may end in a secret's beginning.
+    let text = redact(&text, !matches!(end, End::Done));
     // Stored whatever the end: a cut or stopped reply was paid for too.
     if let Some(u) = &usage
         && let Err(e) = store.set_message_usage(reply_id, u)

@@ -601,6 +601,30 @@ fn redact_bytes(text: &[u8], key: &[u8], limit: usize) -> Vec<u8> {
     out
 }
 
+/// `text` with every secret in `secrets` (longest first, so one that holds
+/// another goes whole) replaced. With `cut`, `text` is the beginning of a
+/// longer text (a reply still streaming): a beginning of a secret at its end
+/// goes too, since the rest of the secret may be in the next chunk.
+pub fn redact_secrets(text: &str, secrets: &[String], cut: bool) -> String {
+    let mut out = text.to_string();
+    for s in secrets.iter().filter(|s| !s.is_empty()) {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), REDACTED);
+        }
+    }
+    if cut {
+        let mut bytes = out.into_bytes();
+        for s in secrets {
+            drop_key_prefix_at_end(&mut bytes, s.as_bytes());
+        }
+        // A secret's beginning starts at a character of the text and ends
+        // the (whole) text, so the cut is at a character boundary.
+        out = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    }
+    out
+}
+
 /// Replaces a beginning of `key` (at least [`MIN_KEY_PREFIX`] bytes) that
 /// ends `text`: what is left of a key a cut went through.
 fn drop_key_prefix_at_end(text: &mut Vec<u8>, key: &[u8]) {
@@ -868,6 +892,24 @@ mod tests {
             Some("upstream connect error")
         );
         assert_eq!(d("  "), None);
+    }
+
+    #[test]
+    fn redact_secrets_takes_a_secret_cut_at_the_end_only_from_a_cut_text() {
+        let secrets = vec![
+            "sk-abcdefgh12345678".to_string(),
+            "Tok3nValue99".to_string(),
+        ];
+        let text = "key sk-abcdefgh12345678, token Tok3nValue99 and é sk-abcd";
+        assert_eq!(
+            redact_secrets(text, &secrets, false),
+            "key <redacted>, token <redacted> and é sk-abcd"
+        );
+        assert_eq!(
+            redact_secrets(text, &secrets, true),
+            "key <redacted>, token <redacted> and é <redacted>"
+        );
+        assert_eq!(redact_secrets("plain é", &secrets, true), "plain é");
     }
 
     #[test]

@@ -269,6 +269,16 @@ impl Manager {
         futures::future::join_all(servers.iter().map(|s| s.ensure(backoff, false))).await;
     }
 
+    /// The secrets of the servers started so far (their `env` and `headers`
+    /// values, with what `env_cmd` and `headers_cmd` printed).
+    pub fn secrets(&self) -> Vec<String> {
+        let servers: Vec<Arc<Server>> = lock(&self.servers).values().cloned().collect();
+        servers
+            .iter()
+            .flat_map(|s| lock(&s.secrets).clone())
+            .collect()
+    }
+
     /// The configured server a tool name belongs to (`files__read` →
     /// `files`), whether or not it runs.
     pub fn server_of(&self, tool_name: &str) -> Option<String> {
