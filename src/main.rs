@@ -108,7 +108,13 @@ fn command_named() -> String {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
     let mut path = vec!["tock".to_string()];
-    for arg in std::env::args().skip(1).filter(|a| !a.starts_with('-')) {
+    // `args_os`: `args` panics on an argument that is not UTF-8, which is
+    // just the error being reported here.
+    let args = std::env::args_os().skip(1);
+    for arg in args
+        .filter_map(|a| a.into_string().ok())
+        .filter(|a| !a.starts_with('-'))
+    {
         match cmd.find_subcommand(&arg) {
             Some(sub) => {
                 path.push(sub.get_name().to_string());

@@ -107,6 +107,40 @@ fn usage_errors_are_one_line() {
     assert!(help.lines().count() > 5);
 }
 
+/// An argument that is not UTF-8 (a stray byte from a script, a file name
+/// in another encoding) is a usage error like any other, whatever the
+/// command: one line, exit 2, no panic.
+#[test]
+fn an_argument_that_is_not_utf8_is_a_one_line_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tock::new();
+    let bad = std::ffi::OsStr::from_bytes(b"\xff");
+    for (head, tail, help, what) in [
+        (vec!["search"], vec![], "(tock search --help", "UTF-8"),
+        (vec!["show"], vec![], "(tock show --help", "UTF-8"),
+        (
+            vec!["send", "--new"],
+            vec!["hi"],
+            "(tock send --help",
+            "UTF-8",
+        ),
+        (vec!["edit", "1"], vec![], "(tock edit --help", "UTF-8"),
+        (vec!["--model"], vec!["list"], "(tock list --help", "UTF-8"),
+        (vec![], vec![], "(tock --help", "unrecognized subcommand"),
+    ] {
+        let mut c = t.command(&head);
+        c.arg(bad).args(tail);
+        let o = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{head:?}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{head:?}: {stderr:?}");
+        assert!(lines[0].starts_with("tock: "), "{:?}", lines[0]);
+        assert!(lines[0].contains(what), "{:?}", lines[0]);
+        assert!(lines[0].contains(help), "{head:?}: {:?}", lines[0]);
+    }
+}
+
 #[test]
 fn long_texts_come_from_stdin_or_a_file() {
     let t = Tock::new();
