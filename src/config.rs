@@ -588,6 +588,24 @@ impl Config {
                 crate::sanitize::sanitize_line(&self.outbox.catchup_grace)
             ));
         }
+        for name in self.mcp.keys() {
+            if let Some(why) = crate::mcp::server_name_problem(name) {
+                // As the table is written: bare when TOML allows it.
+                let bare = !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                let table = if bare {
+                    name.clone()
+                } else {
+                    format!("{name:?}")
+                };
+                out.push(format!(
+                    "[mcp.{}]: {why}; the server is not used",
+                    crate::sanitize::sanitize_line(&table)
+                ));
+            }
+        }
         out
     }
 
@@ -1226,6 +1244,25 @@ mod lenient_tests {
             );
         }
         assert!(Config::default().problems().is_empty());
+    }
+
+    #[test]
+    fn an_mcp_server_name_tock_cannot_use_is_a_problem_named_with_why() {
+        let cfg = parse(
+            "[mcp.\"my.files\"]\ncommand = \"x\"\n[mcp.a__b]\ncommand = \"x\"\n\
+             [mcp.good-one_2]\ncommand = \"x\"\n",
+        );
+        assert_eq!(
+            cfg.problems(),
+            vec![
+                "[mcp.a__b]: a server name may not hold \"__\" (it joins the server's name to \
+                 its tools' names); the server is not used"
+                    .to_string(),
+                "[mcp.\"my.files\"]: a server name may only use letters, digits, - and _; \
+                 the server is not used"
+                    .to_string(),
+            ]
+        );
     }
 
     #[test]

@@ -1624,3 +1624,37 @@ async fn the_official_everything_and_filesystem_servers_work_through_npx() {
     }
     m.shutdown(Duration::from_secs(10)).await;
 }
+
+/// A server whose name cannot prefix tool names is not dropped without a
+/// word: `tock tools` (and every command, and the TUI's status line at
+/// start) says which server and why, as for any setting that cannot be used.
+#[test]
+fn a_server_name_tock_cannot_use_is_reported_not_dropped() {
+    use support::Tock;
+    let t = Tock::new();
+    t.write_config(
+        "[mcp.\"my.files\"]\ncommand = \"true\"\n\n[mcp.a__b]\ncommand = \"true\"\n\n\
+         [mcp.\"bad name\"]\ncommand = \"true\"\n",
+    );
+    let o = t.run(&["tools"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let warnings: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 3, "{}", o.stderr);
+    for (name, why) in [
+        ("[mcp.\"my.files\"]", "letters, digits"),
+        ("[mcp.a__b]", "\"__\""),
+        ("[mcp.\"bad name\"]", "letters, digits"),
+    ] {
+        let w = warnings
+            .iter()
+            .find(|w| w.contains(name))
+            .unwrap_or_else(|| panic!("{name}: {}", o.stderr));
+        assert!(w.starts_with("warning: ") && w.contains(why), "{w}");
+    }
+    assert!(!o.stdout.contains("add an [mcp.NAME]"), "{}", o.stdout);
+    assert!(o.stdout.contains("no MCP server"), "{}", o.stdout);
+}

@@ -44,6 +44,11 @@ pub(super) fn tools(engine: &Engine, as_json: bool) -> Result<()> {
         println!("{}", crate::sanitize::json_text(&arr)?);
         return Ok(());
     }
+    if servers.is_empty() && engine.mcp().configured() {
+        // Each server left out was named in a warning already.
+        println!("no MCP server tock can use is configured (see the warnings above)");
+        return Ok(());
+    }
     if servers.is_empty() {
         println!("no MCP server is configured (add an [mcp.NAME] table to the config)");
         return Ok(());

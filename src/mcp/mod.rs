@@ -174,11 +174,24 @@ fn exposed_name(server: &str, tool: &str) -> String {
 
 /// Whether `name` can name a server (it becomes the prefix of tool names).
 pub fn valid_server_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.contains(SEPARATOR)
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    server_name_problem(name).is_none()
+}
+
+/// Why `name` cannot name a server, if it cannot: tool names are
+/// `NAME__tool`, and providers take only `[A-Za-z0-9_-]` in them.
+pub fn server_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("a server name cannot be empty")
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        Some("a server name may only use letters, digits, - and _")
+    } else if name.contains(SEPARATOR) {
+        Some("a server name may not hold \"__\" (it joins the server's name to its tools' names)")
+    } else {
+        None
+    }
 }
 
 impl Manager {
