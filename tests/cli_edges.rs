@@ -39,6 +39,26 @@ fn an_ambiguous_title_is_refused_with_the_candidates() {
     assert_eq!(t.show(&format!("#{ca}"))["id"], ca);
 }
 
+/// A date in another year says its year, as the TUI's strip and F2 do:
+/// `Mon 1 Dec 07:15 (in 3647d)` read as last week, with another year's weekday.
+#[test]
+fn dates_in_another_year_show_the_year() {
+    let t = Tock::new();
+    let day = chrono::Local::now().date_naive() + chrono::Days::new(400);
+    t.send(&[
+        "--new",
+        "far",
+        "--at",
+        &day.format("%Y-%m-%d 09:00").to_string(),
+        "next year",
+    ]);
+    let shown = day.format("%a %-d %b %Y 09:00").to_string();
+    let list = t.ok(&["list"]);
+    assert!(list.contains(&shown), "want {shown:?} in {list}");
+    let status = t.ok(&["status"]);
+    assert!(status.contains(&shown), "want {shown:?} in {status}");
+}
+
 #[test]
 fn a_numeric_title_never_silently_loses_to_an_id() {
     let t = Tock::new();
@@ -678,7 +698,7 @@ fn list_writes_dates_as_the_other_commands_do() {
         "in the new year",
     ]);
     let table = t.ok(&["list"]);
-    assert!(table.contains("Tue 5 Jan 09:00"), "{table}");
+    assert!(table.contains("Tue 5 Jan 2027 09:00"), "{table}");
     let line = t.ok(&["reschedule", &id.to_string(), "2027-01-06 09:00"]);
     assert!(line.contains("Wed 6 Jan 2027 09:00"), "{line}");
 }

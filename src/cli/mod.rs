@@ -242,13 +242,11 @@ fn rfc3339(ms: Option<i64>) -> serde_json::Value {
         .unwrap_or(serde_json::Value::Null)
 }
 
+/// `Mon 30 Nov 09:00`, with the year when it is not this year's (as the
+/// TUI shows it): a date years away must not read as one of this year.
 fn local(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
-        .map(|d| {
-            d.with_timezone(&chrono::Local)
-                .format("%a %-d %b %H:%M")
-                .to_string()
-        })
+        .map(|d| when::absolute(d, &now_local()))
         .unwrap_or_default()
 }
 
