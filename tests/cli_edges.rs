@@ -59,6 +59,61 @@ fn dates_in_another_year_show_the_year() {
     assert!(status.contains(&shown), "want {shown:?} in {status}");
 }
 
+/// A send for later says on stderr when it resolved to (`--at "fri 9am"`:
+/// which Friday), while stdout stays the id alone for scripts; a send for
+/// now says nothing of a time.
+#[test]
+fn a_send_for_later_says_when_on_stderr() {
+    let t = Tock::new();
+    let day = chrono::Local::now().date_naive() + chrono::Days::new(3);
+    let o = t.run(&[
+        "send",
+        "--new",
+        "later",
+        "--at",
+        &day.format("%Y-%m-%d 09:00").to_string(),
+        "hi",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(o.stdout.trim().parse::<i64>().is_ok(), "{:?}", o.stdout);
+    assert_eq!(o.stdout.lines().count(), 1, "{:?}", o.stdout);
+    let line = o
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("scheduled for "))
+        .unwrap_or_else(|| panic!("{:?}", o.stderr));
+    // The year only when it is not this year's.
+    let this_year = day.format("%Y").to_string() == chrono::Local::now().format("%Y").to_string();
+    let shown = if this_year {
+        day.format("scheduled for %a %-d %b 09:00 (in ")
+    } else {
+        day.format("scheduled for %a %-d %b %Y 09:00 (in ")
+    };
+    assert!(line.starts_with(&shown.to_string()), "{line}");
+    let o = t.run(&["send", "--conv", "later", "--in", "90m", "again"]);
+    assert!(o.stdout.trim().parse::<i64>().is_ok(), "{:?}", o.stdout);
+    assert!(
+        o.stderr.lines().any(|l| l.starts_with("scheduled for ")
+            && (l.ends_with("(in 1h 30m)") || l.ends_with("(in 1h 29m)"))),
+        "{:?}",
+        o.stderr
+    );
+    let o = t.run(&["send", "--conv", "later", "now"]);
+    assert!(o.stdout.trim().parse::<i64>().is_ok(), "{:?}", o.stdout);
+    assert!(!o.stderr.contains("scheduled for"), "{:?}", o.stderr);
+    // A series says when its first message goes.
+    let o = t.run(&["send", "--conv", "later", "--every", "every 2h", "water"]);
+    assert!(o.stdout.trim().parse::<i64>().is_ok(), "{:?}", o.stdout);
+    assert!(
+        o.stderr
+            .lines()
+            .any(|l| l.starts_with("first scheduled for ")
+                && (l.ends_with("(in 2h)") || l.ends_with("(in 1h 59m)"))),
+        "{:?}",
+        o.stderr
+    );
+}
+
 #[test]
 fn a_numeric_title_never_silently_loses_to_an_id() {
     let t = Tock::new();

@@ -126,6 +126,12 @@ fn send_text(
         series.model_override = model.map(str::to_owned);
         let id = engine.submit_series(&series)?;
         println!("{id}");
+        let (first, now) = (series.next_due_at, engine.now_ms());
+        eprintln!(
+            "first scheduled for {} ({})",
+            super::local(first),
+            when::countdown(first, now)
+        );
         say_if_no_tock_sends(store, engine)?;
         return Ok(());
     }
@@ -133,6 +139,16 @@ fn send_text(
     item.model_override = model.map(str::to_owned);
     let id = engine.submit(item)?;
     println!("{id}");
+    // What `--at fri 9am` resolved to (which Friday), on stderr: stdout is
+    // the id scripts read.
+    let now = engine.now_ms();
+    if let Some(d) = due.filter(|&d| d > now) {
+        eprintln!(
+            "scheduled for {} ({})",
+            super::local(d),
+            when::countdown(d, now)
+        );
+    }
     say_if_no_tock_sends(store, engine)?;
     // The id is the output scripts read; why it waits goes to stderr. A tool
     // call waiting for an answer holds its conversation (the TUI asks for
