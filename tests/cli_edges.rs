@@ -114,6 +114,48 @@ fn a_send_for_later_says_when_on_stderr() {
     );
 }
 
+/// A regeneration waiting to be sent (no tock runs, or its queue is busy)
+/// is listed as what it is, in `list`, `list --all` and `status`, by the
+/// id `tock cancel` takes: no listing showed it.
+#[test]
+fn a_waiting_regeneration_is_listed_as_what_it_is() {
+    let t = Tock::new();
+    t.send(&["--new", "regen", "hello"]);
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(20), "the reply", || {
+        let m = t.show("regen")["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        (m.len() == 2 && m[1]["status"] == "complete").then_some(())
+    });
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
+    let id = t.ok(&["regenerate", "regen"]).trim().to_string();
+    assert!(id.parse::<i64>().is_ok(), "{id}");
+    for args in [vec!["list"], vec!["list", "--all"]] {
+        let out = t.ok(&args);
+        let row = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("{args:?}: no row {id} in {out}"));
+        assert!(row.contains("regenerate the last reply"), "{row}");
+    }
+    let listed = t.json(&["list", "--json"]);
+    let row = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["id"].as_i64().is_some_and(|n| n.to_string() == id))
+        .unwrap_or_else(|| panic!("{listed:#}"));
+    assert_eq!(row["kind"], "regenerate");
+    let status = t.ok(&["status"]);
+    assert!(status.contains("regenerate the last reply"), "{status}");
+    assert!(status.contains("pending 1"), "{status}");
+    t.ok(&["cancel", &id]);
+    assert!(!t.ok(&["list"]).contains("regenerate the last reply"));
+}
+
 #[test]
 fn a_numeric_title_never_silently_loses_to_an_id() {
     let t = Tock::new();

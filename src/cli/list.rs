@@ -45,6 +45,24 @@ pub fn item_json(
     v
 }
 
+/// `items` with the regenerations not done yet, in list order.
+pub(super) fn with_regenerations(store: &Store, items: Vec<OutboxItem>) -> Result<Vec<OutboxItem>> {
+    let mut all = items;
+    all.extend(store.unfinished_regenerations()?);
+    all.sort_by_key(|i| (i.due_at.unwrap_or(i.created_at), i.id));
+    Ok(all)
+}
+
+/// What an item sends, cut to `max` characters: its text, or for a
+/// regeneration (whose text is no message of the user's) what it does.
+pub(super) fn what(i: &OutboxItem, max: usize) -> String {
+    if i.kind == crate::store::Kind::Regenerate {
+        "regenerate the last reply".to_string()
+    } else {
+        crate::sanitize::excerpt(&i.text, max)
+    }
+}
+
 /// A recurring series in `list --json`: the item fields plus the series'.
 pub fn series_json(v: &SeriesView) -> serde_json::Value {
     let s = &v.series;
@@ -84,7 +102,7 @@ pub(super) fn list(
     all: bool,
     json: bool,
 ) -> Result<()> {
-    let items = store.list_items(all)?;
+    let items = with_regenerations(store, store.list_items(all)?)?;
     let mut waiting = store.waiting(now)?;
     if !config.get().outbox.enabled {
         waiting.values_mut().for_each(|w| *w = Waiting::Disabled);
@@ -136,7 +154,7 @@ pub(super) fn list(
                 (_, Some(d)) => format!("{} ({})", local(d), when::countdown(d, now)),
                 (_, None) => "asap".into(),
             };
-            let mut text: String = crate::sanitize::excerpt(&i.text, 50);
+            let mut text = what(i, 50);
             // What goes with it, by name (the text alone hid it).
             let files = crate::files::attachment_infos(i.parts_json.as_deref());
             if !files.is_empty() {

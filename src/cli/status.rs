@@ -25,9 +25,9 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             .unwrap_or_default();
         crate::engine::item_state(i, now, gate)
     };
-    let next = store
-        .list_items(false)?
-        .into_iter()
+    let items = super::list::with_regenerations(store, store.list_items(false)?)?;
+    let next = items
+        .iter()
         .filter(|i| i.status.as_str() == "pending")
         .filter(|i| {
             !matches!(
@@ -61,7 +61,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         Waiting::Disabled => 6,
     };
     let mut blocked: std::collections::BTreeMap<i64, (i64, Waiting)> = Default::default();
-    for i in store.list_items(false)? {
+    for i in &items {
         let (Some(c), Some(w)) = (i.conversation_id, waiting.get(&i.id)) else {
             continue;
         };
@@ -186,11 +186,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             .due_at
             .map(|d| format!("{} ({})", local(d), when::countdown(d, now)))
             .unwrap_or_else(|| "asap".into());
-        println!(
-            "next: #{} {due}: {}",
-            n.id,
-            crate::sanitize::excerpt(&n.text, 60)
-        );
+        println!("next: #{} {due}: {}", n.id, super::list::what(n, 60));
     }
     for (c, (id, w)) in &blocked {
         let title = store

@@ -26,6 +26,10 @@ const SUMMARY_COLUMNS: &str =
 const UNFINISHED: &str =
     "status IN ('pending', 'sending', 'failed', 'expired') AND kind != 'regenerate'";
 
+/// A regeneration not done yet (see [`Store::unfinished_regenerations`]).
+const UNFINISHED_REGENERATION: &str =
+    "(kind = 'regenerate' AND status IN ('pending', 'sending', 'failed', 'expired'))";
+
 fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemSummary> {
     Ok(ItemSummary {
         id: r.get(0)?,
@@ -152,6 +156,16 @@ impl Store {
                 "WHERE kind != 'regenerate' {filter}
                  ORDER BY COALESCE(due_at, created_at), id"
             ),
+            [],
+        )
+    }
+
+    /// The regenerations not done yet, in list order: the command line
+    /// lists them with the items (the id is what `tock cancel` takes),
+    /// while the views show each as the reply it will be.
+    pub fn unfinished_regenerations(&self) -> Result<Vec<OutboxItem>> {
+        self.query_items(
+            &format!("WHERE {UNFINISHED_REGENERATION} ORDER BY COALESCE(due_at, created_at), id"),
             [],
         )
     }
@@ -426,9 +440,10 @@ impl Store {
     /// Counts of unfinished items by (kind, status).
     pub fn counts(&self) -> Result<Vec<(String, String, i64)>> {
         let conn = self.conn();
-        let mut st = conn.prepare_cached(
-            "SELECT kind, status, count(*) FROM outbox WHERE kind != 'regenerate' GROUP BY kind, status",
-        )?;
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT kind, status, count(*) FROM outbox
+                 WHERE kind != 'regenerate' OR {UNFINISHED_REGENERATION} GROUP BY kind, status"
+        ))?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
