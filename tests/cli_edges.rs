@@ -156,6 +156,40 @@ fn a_waiting_regeneration_is_listed_as_what_it_is() {
     assert!(!t.ok(&["list"]).contains("regenerate the last reply"));
 }
 
+/// A reply that failed on its own (cut, out of attempts) holds what was
+/// queued behind it, and the list says so with the way out: it read "a
+/// reply was stopped", as if the user had stopped it.
+#[test]
+fn a_queue_held_by_a_failed_reply_says_the_reply_failed() {
+    let server = MockServer::start();
+    for _ in 0..2 {
+        server.push(Reply::Cut {
+            chunks: vec!["half an ".into()],
+            gap: Duration::ZERO,
+        });
+    }
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config("[outbox]\nmax_attempts = 2\nbackoff_base_secs = 1\n");
+    let first = t.send(&["--new", "fd", "drop it"]);
+    let behind = t.send(&["--conv", "fd", "behind the drop"]);
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(20), "the reply failed", || {
+        (t.item(first)["status"] == "failed").then_some(())
+    });
+    let waiting = wait_until(Duration::from_secs(20), "the queue held", || {
+        t.item(behind)["waiting"].as_str().map(str::to_string)
+    });
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
+    assert_eq!(
+        waiting,
+        format!(
+            "queue paused after the reply to item #{first} failed \
+             (tock retry {first} generates it again, then this)"
+        )
+    );
+}
+
 #[test]
 fn a_numeric_title_never_silently_loses_to_an_id() {
     let t = Tock::new();

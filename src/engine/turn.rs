@@ -297,10 +297,16 @@ pub(crate) async fn run(
                 None if e.is_transient() => format!("reply {reason} (after {attempts} attempts)"),
                 None => format!("reply {reason}"),
             };
+            // The pause goes first, and the failure is written no earlier
+            // than it: a failure written before the pause reads as no cause
+            // of it (an older one passed over), and the queue as stopped.
+            if retry.is_none() {
+                hold_queue_behind_unanswered(engine, Some(conv_id));
+            }
             let saved = write_end(engine, reply_id, &mut stop, || {
-                store.reply_interrupted(
-                    item.id, &owner, reply_id, &text, &reason, retry, &error, now,
-                )
+                let at = engine.now_ms();
+                store
+                    .reply_interrupted(item.id, &owner, reply_id, &text, &reason, retry, &error, at)
             })
             .await;
             match saved {
@@ -321,14 +327,11 @@ pub(crate) async fn run(
                         ),
                     );
                 }
-                None => {
-                    hold_queue_behind_unanswered(engine, Some(conv_id));
-                    engine.notify(
-                        NoticeKind::Failed,
-                        Some(conv_id),
-                        format!("reply in “{title}” failed: {error}"),
-                    )
-                }
+                None => engine.notify(
+                    NoticeKind::Failed,
+                    Some(conv_id),
+                    format!("reply in “{title}” failed: {error}"),
+                ),
             }
             engine.emit(Event::OutboxRows(vec![item.id]));
         }

@@ -80,7 +80,7 @@ impl Waiting {
                     "queue paused after item #{item_id} could not be sent (tock retry {item_id} sends it, then this)"
                 ),
                 PausedBy::FailedReply { item_id } => format!(
-                    "queue paused after the reply to item #{item_id} failed (tock retry {item_id} asks for it again)"
+                    "queue paused after the reply to item #{item_id} failed (tock retry {item_id} generates it again, then this)"
                 ),
             },
             Waiting::Disabled => {
