@@ -1126,6 +1126,50 @@ async fn an_unanswered_approval_is_declined_after_approval_timeout_on_the_engine
     rig.engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// A call whose arguments are not a JSON object is not put to the user:
+/// approving it ran nothing but "arguments are not valid JSON". The model
+/// is told at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_with_arguments_that_are_no_json_is_refused_without_asking() {
+    use common::{Scripted, Step, done, text};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Scripted::new(vec![
+        Step::Reply(vec![
+            StreamEvent::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "test__echo".into(),
+                arguments: "{\"text\": \"hi\"".into(),
+            }),
+            call("c2", "test__echo", json!(["not", "an", "object"])),
+            done(),
+        ]),
+        Step::Reply(vec![text("sorry"), done()]),
+    ]);
+    let rig = rig(
+        config(&stdio_server("test", &log, "")),
+        Some(provider.clone()),
+    );
+    let conv = rig.conversation("echo with bad arguments");
+    rig.reply(conv, "sorry").await;
+    assert!(
+        rig.engine.store().approvals(conv).unwrap().is_empty(),
+        "nothing was asked"
+    );
+    let results = scripted_results(&provider);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains("arguments are not valid JSON"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains("arguments must be a JSON object"),
+        "{results:?}"
+    );
+    assert!(log_lines(&log).is_empty(), "nothing ran");
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_cannot_start_gives_an_error_result_and_the_turn_ends_normally() {
     use common::{Scripted, Step, done, text};

@@ -506,6 +506,10 @@ pub(crate) async fn handle_calls(
     let mut mcp_calls = Vec::new();
     for call in calls {
         if engine.mcp().server_of(&call.name).is_some() {
+            if let Err(msg) = crate::mcp::call_arguments(&call.arguments) {
+                immediate.push(error_outcome(call, error_result(&msg)));
+                continue;
+            }
             let read_only = engine.mcp().read_only(&call.name);
             match policy.decide_tool(&call.name, read_only) {
                 Decision::Deny => immediate.push(error_outcome(call, refused(&call.name))),

@@ -348,13 +348,9 @@ impl Manager {
         if !server.config.enabled {
             return CallOutcome::error(format!("the MCP server {server_name} is disabled"));
         }
-        let args = match arguments.trim() {
-            "" => serde_json::Map::new(),
-            text => match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(map)) => map,
-                Ok(_) => return CallOutcome::error("arguments must be a JSON object"),
-                Err(e) => return CallOutcome::error(format!("arguments are not valid JSON: {e}")),
-            },
+        let args = match call_arguments(arguments) {
+            Ok(map) => map,
+            Err(e) => return CallOutcome::error(e),
         };
         let image_budget = self.config.get().max_attachment_bytes();
         server
@@ -906,6 +902,20 @@ async fn run_secret_cmd(cmd: &str) -> Result<String, String> {
         return Err("printed nothing".into());
     }
     Ok(v)
+}
+
+/// A tool call's arguments as MCP takes them (a JSON object; nothing is
+/// none), or what to tell the model instead. Checked before a call is put
+/// to the user too: approving a call that cannot run asked for nothing.
+pub fn call_arguments(arguments: &str) -> Result<serde_json::Map<String, Value>, String> {
+    match arguments.trim() {
+        "" => Ok(serde_json::Map::new()),
+        text => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) => Err("arguments must be a JSON object".to_string()),
+            Err(e) => Err(format!("arguments are not valid JSON: {e}")),
+        },
+    }
 }
 
 #[cfg(test)]
