@@ -25,7 +25,12 @@
 //!   where ratatui counts two, and `👍🏽` four where it counts two), and
 //!   each disagreement shifts the rest of the row and leaves stray glyphs.
 //!   Without them every terminal and ratatui agree (`⚠`, `👍`). Text that
-//!   is kept or sent ([`sanitize`], [`sanitize_source`]) keeps them.
+//!   is kept or sent ([`sanitize`], [`sanitize_source`]) keeps them. Tag
+//!   characters (U+E0000–E007F, invisible; a few flag emoji) go the same way.
+//! - The line and paragraph separators U+2028/2029 become a line break (a
+//!   space on one line), and the interlinear annotation marks U+FFF9–FFFB
+//!   show as `<U+FFF9>`: terminals draw these format characters each their
+//!   own way, and the difference left stray text on screen.
 use std::borrow::Cow;
 
 /// Tab stops every this many columns.
@@ -129,11 +134,26 @@ fn scan(s: &str, allowed_c0: impl Fn(u8) -> bool, modifiers: bool) -> Option<usi
                 {
                     return Some(i);
                 }
+                // Bidi marks and overrides; the line and paragraph
+                // separators U+2028/2029 (E2 80 A8/A9).
                 0xE2 => match (b.get(i + 1), b.get(i + 2)) {
-                    (Some(0x80), Some(0x8E | 0x8F | 0xAA..=0xAE))
+                    (Some(0x80), Some(0x8E | 0x8F | 0xA8..=0xAE))
                     | (Some(0x81), Some(0xA6..=0xA9)) => return Some(i),
                     _ => {}
                 },
+                // Interlinear annotation U+FFF9..FFFB (EF BF B9..BB).
+                0xEF if b.get(i + 1) == Some(&0xBF)
+                    && matches!(b.get(i + 2), Some(0xB9..=0xBB)) =>
+                {
+                    return Some(i);
+                }
+                // Tag characters U+E0000..E007F (F3 A0 80..81 xx).
+                0xF3 if modifiers
+                    && b.get(i + 1) == Some(&0xA0)
+                    && matches!(b.get(i + 2), Some(0x80 | 0x81)) =>
+                {
+                    return Some(i);
+                }
                 _ => {}
             }
         }
@@ -176,6 +196,19 @@ fn is_bidi_mark(c: char) -> bool {
 /// Emoji presentation selectors and skin-tone modifiers (see the module doc).
 fn is_emoji_modifier(c: char) -> bool {
     matches!(c, '\u{FE0E}' | '\u{FE0F}' | '\u{1F3FB}'..='\u{1F3FF}')
+}
+
+/// Tag characters (U+E0000–E007F): invisible, and left in a row they shift
+/// what a terminal draws after them (see the module doc). Only a few flag
+/// emoji use them; those show as the plain black flag.
+fn is_tag(c: char) -> bool {
+    matches!(c, '\u{E0000}'..='\u{E007F}')
+}
+
+/// Interlinear annotation marks (U+FFF9–FFFB): format characters that
+/// terminals draw differently (a glyph, nothing, or a stray cell).
+fn is_interlinear_annotation(c: char) -> bool {
+    matches!(c, '\u{FFF9}'..='\u{FFFB}')
 }
 
 fn push_hex(out: &mut String, v: u32, digits: u32) {
@@ -246,8 +279,25 @@ fn rewrite(s: &str, at: usize, mode: Mode) -> String {
                 out.push('>');
                 col += 8;
             }
+            // Line and paragraph separators break the line by meaning; a
+            // terminal does not, and what it draws of them differs.
+            '\u{2028}' | '\u{2029}' if one_line => {
+                out.push(' ');
+                col += 1;
+            }
+            '\u{2028}' | '\u{2029}' => {
+                out.push('\n');
+                col = 0;
+            }
+            c if is_interlinear_annotation(c) => {
+                out.push_str("<U+");
+                push_hex(&mut out, c as u32, 4);
+                out.push('>');
+                col += 8;
+            }
             c if is_bidi_mark(c) => {}
-            c if is_emoji_modifier(c) && matches!(mode, Mode::KeepTabs | Mode::Line) => {}
+            c if (is_emoji_modifier(c) || is_tag(c))
+                && matches!(mode, Mode::KeepTabs | Mode::Line) => {}
             c => {
                 out.push(c);
                 col += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
@@ -285,6 +335,8 @@ mod tests {
             || ('\u{7F}'..='\u{9F}').contains(&c)
             || is_bidi_override(c)
             || is_bidi_mark(c)
+            || matches!(c, '\u{2028}' | '\u{2029}')
+            || is_interlinear_annotation(c)
     }
 
     #[test]
@@ -361,9 +413,24 @@ mod tests {
         assert_eq!(sanitize("a\u{200f}b\u{200e}c\u{61c}d"), "abcd");
         // Neighbours are untouched.
         assert!(matches!(
-            sanitize("\u{2010}\u{2029}\u{2065}\u{206a}\u{061b}"),
+            sanitize("\u{2010}\u{2027}\u{2065}\u{206a}\u{061b}"),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn format_characters_terminals_draw_their_own_way_are_made_plain() {
+        assert_eq!(sanitize("a\u{2028}b\u{2029}c"), "a\nb\nc");
+        assert_eq!(sanitize_line("a\u{2028}b"), "a b");
+        assert_eq!(
+            sanitize_keep_tabs("x\u{FFF9}y\u{FFFB}"),
+            "x<U+FFF9>y<U+FFFB>"
+        );
+        // A flag made with tag characters shows as the plain black flag.
+        let scotland = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}";
+        assert_eq!(sanitize_line(scotland), "\u{1F3F4}");
+        assert_eq!(sanitize_keep_tabs(&format!("{scotland} x")), "\u{1F3F4} x");
+        assert_eq!(sanitize(scotland), scotland, "kept where it is not drawn");
     }
 
     #[test]
@@ -389,18 +456,19 @@ mod tests {
 
     proptest! {
         #[test]
-        fn output_has_no_controls(s in "(\\PC|[\\x00-\\x1f\\x7f-\\x9f\\u{200e}\\u{200f}\\u{61c}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}])*") {
+        fn output_has_no_controls(s in "(\\PC|[\\x00-\\x1f\\x7f-\\x9f\\u{200e}\\u{200f}\\u{61c}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\u{2028}\\u{2029}\\u{fff9}-\\u{fffb}\\u{e0000}-\\u{e007f}])*") {
             let out = sanitize(&s);
             prop_assert!(!out.chars().any(|c| is_forbidden(c, true)), "{:?} -> {:?}", s, out);
             let kept = sanitize_keep_tabs(&s);
-            prop_assert!(!kept.chars().any(|c| c != '\t' && is_forbidden(c, true)), "{:?} -> {:?}", s, kept);
+            prop_assert!(!kept.chars().any(|c| c != '\t' && (is_forbidden(c, true) || is_tag(c))), "{:?} -> {:?}", s, kept);
             let line = sanitize_line(&s);
-            prop_assert!(!line.chars().any(|c| is_forbidden(c, false)), "{:?} -> {:?}", s, line);
+            prop_assert!(!line.chars().any(|c| is_forbidden(c, false) || is_tag(c)), "{:?} -> {:?}", s, line);
             // Borrowed exactly when nothing had to change.
             if !s.chars().any(|c| is_forbidden(c, true) || c == '\t') {
                 prop_assert!(matches!(out, Cow::Borrowed(_)));
             }
-            prop_assert_eq!(out.lines().count(), s.lines().count());
+            let breaks = s.replace(['\u{2028}', '\u{2029}'], "\n");
+            prop_assert_eq!(out.lines().count(), breaks.lines().count());
         }
     }
 }
