@@ -50,9 +50,15 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(log: &Path) -> Self {
+        Self::start_on(log, 0)
+    }
+
+    /// On `port` (0: any free one).
+    fn start_on(log: &Path, port: u16) -> Self {
         let mut child = Command::new(server_bin())
             .arg("--http")
             .env("MCP_TEST_LOG", log)
+            .env("MCP_TEST_PORT", port.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -341,6 +347,11 @@ async fn a_streamable_http_server_lists_calls_fails_times_out_and_gets_the_heade
         "{}",
         out.text
     );
+    // After a call that timed out, the next starts a new session: a server
+    // started again may answer the old one with an error the client never
+    // hands to the call (every call then waited its whole timeout, until
+    // tock was restarted).
+    assert_eq!(m.call("web__session", "{}").await.text, "session 2");
     assert_eq!(
         m.call("web__header", r#"{"text":"x-plain"}"#).await.text,
         "visible"
@@ -355,6 +366,49 @@ async fn a_streamable_http_server_lists_calls_fails_times_out_and_gets_the_heade
     );
     let listed = serde_json::to_string(&m.snapshot()).unwrap();
     assert!(!listed.contains("SENTINEL"), "{listed}");
+    m.shutdown(Duration::from_secs(5)).await;
+}
+
+/// An HTTP server started again (its sessions gone) is used again without
+/// restarting tock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_started_again_is_connected_to_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let server = HttpServer::start(&log);
+    let m = manager(&format!(
+        "[mcp.web]\nurl = {}\ntimeout_secs = 1\n",
+        toml_str(&server.url)
+    ));
+    assert_eq!(
+        m.call("web__echo", r#"{"text":"one"}"#).await.text,
+        "echo: one"
+    );
+    let port: u16 = server
+        .url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .expect("the port");
+    drop(server);
+    let again = HttpServer::start_on(&log, port);
+    assert!(
+        again.url.ends_with(&format!(":{port}/mcp")),
+        "{}",
+        again.url
+    );
+    // At most one call is lost to the old session; then it works again.
+    let first = m.call("web__echo", r#"{"text":"two"}"#).await;
+    let mut texts = vec![first.text.clone()];
+    if first.is_error {
+        texts.push(m.call("web__echo", r#"{"text":"three"}"#).await.text);
+    }
+    assert!(
+        texts.last().is_some_and(|t| t.starts_with("echo: ")),
+        "{texts:?}"
+    );
+    assert_eq!(m.snapshot()[0].state, ServerState::Running);
     m.shutdown(Duration::from_secs(5)).await;
 }
 

@@ -675,6 +675,17 @@ impl Server {
                     "{tool_name} did not answer within {}",
                     crate::llm::http::fmt_duration(timeout)
                 );
+                if self.transport() == "http" {
+                    // The next call starts a new session: a server started
+                    // again may answer the old one with an error (400 "No
+                    // valid session ID") that the client never hands to the
+                    // call, and every call then waited its whole timeout
+                    // until tock was restarted.
+                    let mut conn = self.conn.lock().await;
+                    if conn.as_ref().is_some_and(|c| c.generation == generation) {
+                        drop(conn.take());
+                    }
+                }
                 lock(&self.view).problem = Some(msg.clone());
                 CallOutcome::error(msg)
             }

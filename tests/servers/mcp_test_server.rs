@@ -78,7 +78,12 @@ fn leaked() -> Option<String> {
 #[derive(Debug, Clone)]
 struct TestServer {
     tool_router: ToolRouter<Self>,
+    /// Which session of this process this is (over HTTP, one per client
+    /// session), from 1.
+    session: usize,
 }
+
+static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn log_call(tool: &str, args: &str) {
     if let Ok(path) = std::env::var("MCP_TEST_LOG")
@@ -113,7 +118,11 @@ impl TestServer {
                 }
             }
         }
-        Self { tool_router }
+        let session = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        Self {
+            tool_router,
+            session,
+        }
     }
 
     #[tool(description = "Give the text back.")]
@@ -159,6 +168,15 @@ impl TestServer {
     async fn whoami(&self) -> String {
         log_call("whoami", "");
         format!("pid {}", std::process::id())
+    }
+
+    #[tool(
+        description = "Which session of the server this is.",
+        annotations(read_only_hint = true)
+    )]
+    async fn session(&self) -> String {
+        log_call("session", "");
+        format!("session {}", self.session)
     }
 
     #[tool(
@@ -289,7 +307,10 @@ async fn serve_http() -> Result<(), Box<dyn std::error::Error>> {
             Default::default(),
             StreamableHttpServerConfig::default().with_sse_keep_alive(None),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    // MCP_TEST_PORT: the port of a server that is started again (a new
+    // process, sessions and all, where the last one listened).
+    let port = std::env::var("MCP_TEST_PORT").unwrap_or_else(|_| "0".into());
+    let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
     println!("http://{}/mcp", listener.local_addr()?);
     std::io::stdout().flush()?;
     loop {
