@@ -258,6 +258,12 @@ impl Zone {
         let at = utc(ms);
         in_zone!(self, tz => when::absolute(at, &utc(now_ms).with_timezone(tz)))
     }
+
+    /// The time of day `ms` is at here, to the second (`14:02:09`): for a
+    /// line that stays true once read, where a countdown would not.
+    pub fn time_of_day(&self, ms: i64) -> String {
+        in_zone!(self, tz => utc(ms).with_timezone(tz).format("%H:%M:%S").to_string())
+    }
 }
 
 fn utc(ms: i64) -> DateTime<Utc> {

@@ -277,6 +277,7 @@ async fn fault_then_ok_after(fault: Script, secs: u64, partial: &str, reason: &s
     })
     .await;
     let e = engine_for(ProviderKind::Openai, &server.base, &dir, Config::default());
+    let mut events = e.subscribe();
     let c = conv(&e);
     e.start();
     let id = e.send_text(c, "question").unwrap();
@@ -298,6 +299,26 @@ async fn fault_then_ok_after(fault: Script, secs: u64, partial: &str, reason: &s
     );
     let err = e.store().messages(c).unwrap()[1].error.clone().unwrap();
     assert!(err.contains(reason), "{err:?} should contain {reason:?}");
+    // The notice says when, as a time that stays true once read (it stays in
+    // the status bar and the history): not "in 4s".
+    let mut notices = Vec::new();
+    while let Ok(ev) = events.try_recv() {
+        if let Event::Notice(n) = ev {
+            notices.push(n.text);
+        }
+    }
+    let said = notices
+        .iter()
+        .find(|n| n.contains("generating it again"))
+        .unwrap_or_else(|| panic!("{notices:?}"));
+    let at = said
+        .rsplit("generating it again at ")
+        .next()
+        .unwrap_or_default();
+    assert!(
+        at.len() == 8 && at.chars().filter(|c| *c == ':').count() == 2,
+        "{said}"
+    );
     // Back-off (5 s for the first retry), then the reply is generated again.
     run_for(6).await;
     assert_eq!(e.store().item(id).unwrap().unwrap().status, Status::Sent);

@@ -321,9 +321,12 @@ pub(crate) async fn run(
                     engine.notify(
                         NoticeKind::Info,
                         Some(conv_id),
+                        // A time of day, not "in 4s": the line stays in the
+                        // status bar and the notice history, and a countdown
+                        // read there later was long past.
                         format!(
-                            "reply in “{title}” {reason}; generating it again {}",
-                            crate::when::relative(at, now)
+                            "reply in “{title}” {reason}; generating it again at {}",
+                            engine.inner.options.zone.time_of_day(at)
                         ),
                     );
                 }
