@@ -2791,6 +2791,31 @@ async fn strip_retry_a_failed_item() {
     assert_eq!(ui.app.focus, Focus::Composer, "the strip is empty again");
 }
 
+/// "… failed — F2 to retry" goes once nothing in its conversation is failed
+/// any more: retried from the command line, it stayed on for its seconds
+/// after the message had gone out.
+#[tokio::test(start_paused = true)]
+async fn a_failure_line_goes_once_the_item_is_retried_elsewhere() {
+    let mut ui = Ui::new(vec![
+        Step::Fail(LlmError::permanent("400 Bad Request")),
+        Step::Reply(vec![text("ok"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("try me");
+    ui.settle().await;
+    let id = ui.rows()[0].id;
+    assert_eq!(ui.row(id).status, Status::Failed);
+    assert!(
+        ui.status_line().contains("F2 to retry"),
+        "{}",
+        ui.status_line()
+    );
+    ui.h.engine.retry(id).unwrap();
+    ui.settle().await;
+    assert_eq!(ui.row(id).status, Status::Sent);
+    assert_eq!(ui.status_line(), "", "stale once retried");
+}
+
 #[tokio::test(start_paused = true)]
 async fn denying_a_tool_call_schedules_nothing() {
     let mut ui = Ui::new(task_steps());

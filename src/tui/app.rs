@@ -68,6 +68,10 @@ pub struct Status {
     /// written just after the line): once it is resumed (here, from the CLI
     /// or another tock), the line is stale.
     pub paused_in: Option<(i64, bool)>,
+    /// "… failed — F2 to retry" about this conversation: once nothing there
+    /// is failed any more (retried here, from the CLI or another tock), the
+    /// line is stale.
+    pub failed_in: Option<i64>,
 }
 
 impl Status {
@@ -84,6 +88,7 @@ impl Status {
             series_shown: None,
             until_key: false,
             paused_in: None,
+            failed_in: None,
         }
     }
 }

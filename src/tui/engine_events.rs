@@ -144,7 +144,18 @@ impl App {
                 }
             }
         });
-        if answered || paused || resumed || finished || ran || regenerated || series_changed {
+        let retried = s
+            .failed_in
+            .is_some_and(|c| self.model.failed_by_conv.get(&c).is_none_or(|n| *n == 0));
+        if answered
+            || paused
+            || resumed
+            || finished
+            || ran
+            || regenerated
+            || series_changed
+            || retried
+        {
             self.status = None;
         }
     }
@@ -262,6 +273,14 @@ impl App {
             self.error(format!("{text}{hint}"));
         } else {
             self.info(format!("{text}{hint}"));
+        }
+        if n.kind == NoticeKind::Failed && n.conversation_id.is_some() && self.status.is_some() {
+            // Told before the events that reload the counts: read them now
+            // (the failure is saved first), or the line would look stale at once.
+            self.model.reload_summaries();
+            if let Some(s) = self.status.as_mut() {
+                s.failed_in = n.conversation_id;
+            }
         }
         if n.kind == NoticeKind::Approval
             && let Some(s) = self.status.as_mut()
