@@ -1231,7 +1231,7 @@ fn local_instant<Tz: TimeZone>(tz: &Tz, naive: NaiveDateTime) -> Option<DateTime
 // --- output -------------------------------------------------------------------
 
 /// `45s`, `14h 11m`, `3d 2h`, `2h`: the two largest units, zeros dropped.
-fn compact_span(secs: u128) -> String {
+pub(crate) fn compact_span(secs: u128) -> String {
     let (d, h, m, s) = (
         secs / 86_400,
         secs % 86_400 / 3_600,

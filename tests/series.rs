@@ -295,8 +295,10 @@ async fn a_week_of_downtime_gives_one_catch_up_and_six_skipped() {
     assert_eq!(occ[0].status, Status::Sent);
     assert_eq!(users(&r, c).len(), 1);
     let n = notices(&r, c);
-    assert_eq!(n.len(), 1, "{n:?}");
+    assert_eq!(n.len(), 2, "{n:?}");
     assert!(n[0].contains("6 occurrences skipped"), "{}", n[0]);
+    // The one sent says it went an hour after its time.
+    assert_eq!(n[1], "the next message was sent 1h after it was due");
     let mut told = Vec::new();
     while let Ok(e) = events.try_recv() {
         if let Event::Notice(n) = e {

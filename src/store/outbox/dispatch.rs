@@ -9,6 +9,9 @@ use super::OutboxItem;
 use crate::store::Store;
 use crate::store::messages::{MessageStatus, NewMessage, Role, insert_message};
 
+/// How late a scheduled message is sent before its conversation says so.
+const LATE_MS: i64 = 60_000;
+
 impl Store {
     /// For each conversation, the first pending row that is due, if its back-off has
     /// passed. Rows of one conversation go in order: a head in back-off blocks the rest.
@@ -136,6 +139,22 @@ impl Store {
             |r| r.get(0),
         )?;
         if let Some(text) = item.user_text().filter(|_| !in_history) {
+            // Sent well after its time (tock was not running, the machine
+            // slept, the conversation was busy): the conversation says so,
+            // where the message would otherwise read as sent when it was due.
+            if let Some(due) = item.due_at.filter(|d| now - d >= LATE_MS) {
+                let late = crate::when::compact_span(((now - due) / 1000).unsigned_abs().into());
+                insert_message(
+                    &tx,
+                    conv,
+                    &NewMessage {
+                        role: Some(Role::Notice),
+                        content: &format!("the next message was sent {late} after it was due"),
+                        ..Default::default()
+                    },
+                    now,
+                )?;
+            }
             insert_message(
                 &tx,
                 conv,
