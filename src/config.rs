@@ -568,7 +568,12 @@ impl Config {
     /// A warning if the file holds a literal key and others can read it.
     pub fn permission_warning(&self, path: &Path) -> Option<String> {
         use std::os::unix::fs::PermissionsExt;
-        let has_key = self.models.values().any(|m| m.api_key.is_some());
+        // A dummy key for a local server (`api_key = ""`, `none`) is no secret.
+        let has_key = self.models.values().any(|m| {
+            m.api_key
+                .as_deref()
+                .is_some_and(crate::llm::http::looks_like_a_secret)
+        });
         let mode = std::fs::metadata(path).ok()?.permissions().mode();
         (has_key && mode & 0o077 != 0).then(|| {
             format!(
@@ -1070,6 +1075,29 @@ pub fn log_dir() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_real_key_in_a_file_others_can_read_is_warned_about() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let with_key = |key: &str| -> Config {
+            toml::from_str(&format!(
+                "[models.local]\nprovider = \"openai\"\napi_key = \"{key}\"\n"
+            ))
+            .unwrap()
+        };
+        for dummy in ["", "none", "x"] {
+            assert_eq!(with_key(dummy).permission_warning(&path), None, "{dummy:?}");
+        }
+        assert!(
+            with_key("sk-live-0123456789")
+                .permission_warning(&path)
+                .is_some()
+        );
+    }
 
     fn source(key: &str) -> ConfigSource {
         let mut models = BTreeMap::new();
