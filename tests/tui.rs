@@ -5861,6 +5861,14 @@ async fn slash_tools_lists_tock_s_tools_and_each_mcp_server_with_its_state() {
     );
     assert!(s.contains("read-only"), "readOnlyHint shows: {s}");
     assert!(s.contains("broken (stdio) failed"), "{s}");
+    // End goes to the foot of a list taller than the window, Home back up.
+    let top = ui.screen(60, 15);
+    assert!(top.contains("↓"), "{top}");
+    ui.press(KeyCode::End);
+    let end = ui.screen(60, 15);
+    assert!(!end.contains("↓") && end != top, "{end}");
+    ui.press(KeyCode::Home);
+    assert_eq!(ui.screen(60, 15), top);
     ui.press(KeyCode::Esc);
     assert_eq!(ui.app.top(), None);
     ui.h.engine

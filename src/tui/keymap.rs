@@ -934,6 +934,8 @@ fn defaults() -> Vec<Binding> {
             vec![k(K::PageDown, N)],
             "page down",
         ),
+        b(Help, Ac::First, "top", vec![k(K::Home, N)], "top"),
+        b(Help, Ac::Last, "bottom", vec![k(K::End, N)], "bottom"),
         b(
             Help,
             Ac::Back,

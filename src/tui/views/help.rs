@@ -112,6 +112,8 @@ impl View for Help {
             Some(Action::Down) => 1,
             Some(Action::PageUpList) => -page,
             Some(Action::PageDownList) => page,
+            Some(Action::First) => -i32::from(self.max.get()),
+            Some(Action::Last) => i32::from(self.max.get()),
             // Its own close keys (q too) only close it.
             Some(Action::Back) => return Outcome::Done,
             // Any other key closes it (and a character goes on to the composer).

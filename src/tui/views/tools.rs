@@ -199,6 +199,8 @@ impl View for Tools {
             Some(Action::Down) => self.scroll = (self.scroll + 1).min(max),
             Some(Action::PageUpList) => self.scroll = self.scroll.saturating_sub(page),
             Some(Action::PageDownList) => self.scroll = (self.scroll + page).min(max),
+            Some(Action::First) => self.scroll = 0,
+            Some(Action::Last) => self.scroll = max,
             _ => {}
         }
         Outcome::Consumed
