@@ -42,7 +42,7 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
         usage.replies.iter().map(|u| (u.message_id, u)).collect();
     // A reply stored as streaming with no live dispatcher to write it was
     // cut off by a tock that died; the next one asks for it again.
-    let writer_alive = super::status::live_dispatcher(store, engine.now_ms())?.is_some();
+    let writer_alive = store.live_lease_holder(engine.now_ms())?.is_some();
     let cut_off = |m: &crate::store::Message| {
         m.status == crate::store::MessageStatus::Streaming && !writer_alive
     };

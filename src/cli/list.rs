@@ -259,7 +259,7 @@ fn streaming_lines(store: &Store, now: i64) -> Result<()> {
     if replies.is_empty() {
         return Ok(());
     }
-    let live = super::status::live_dispatcher(store, now)?.is_some();
+    let live = store.live_lease_holder(now)?.is_some();
     for line in super::status::reply_lines(store, &replies, live)? {
         println!("{line}");
     }

@@ -196,7 +196,7 @@ pub enum Command {
 /// asks for it again (so it is not generated twice).
 fn cut_off_reply(store: &Store, conversation_id: i64, title: &str, now: i64) -> Result<()> {
     let streaming = store.streaming_reply_item(conversation_id)?.is_some();
-    if streaming && status::live_dispatcher(store, now)?.is_none() {
+    if streaming && store.live_lease_holder(now)?.is_none() {
         bail!(
             "the reply in “{title}” was cut off when its tock stopped; no tock runs now, and the next `tock` or `tock daemon` asks for it again"
         );

@@ -13,7 +13,7 @@ use crate::when;
 
 /// `tock status [--json]`.
 pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Result<()> {
-    let lease = live_dispatcher(store, now)?;
+    let lease = store.live_lease_holder(now)?;
     let counts = store.counts()?;
     // The next to go by itself: what waits for the user (a queue paused
     // by a stop, an approval) is not next.
@@ -268,16 +268,6 @@ pub(super) fn reply_lines(
         ));
     }
     Ok(lines)
-}
-
-/// The dispatcher's lease, if a live process holds it unexpired.
-pub(super) fn live_dispatcher(
-    store: &Store,
-    now: i64,
-) -> Result<Option<crate::store::LeaseHolder>> {
-    Ok(store
-        .lease_holder()?
-        .filter(|l| l.expires_at >= now && crate::store::process_alive(l.pid)))
 }
 
 /// Can we open a TCP connection to the provider? (No request is sent, no key used.)

@@ -790,11 +790,7 @@ impl Engine {
         if self.store().streaming_reply_item(conversation_id)? != Some(id) {
             return Ok(());
         }
-        let live = self.is_busy(conversation_id)
-            || self
-                .store()
-                .lease_holder()?
-                .is_some_and(|l| l.expires_at > now && crate::store::process_alive(l.pid));
+        let live = self.is_busy(conversation_id) || self.store().live_lease_holder(now)?.is_some();
         Err(if live {
             anyhow!(
                 "item {id}'s reply is streaming now; stop it first (Esc, or tock stop {conversation_id}), then retry it"

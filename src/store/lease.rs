@@ -56,6 +56,13 @@ impl Store {
         Ok(())
     }
 
+    /// The dispatcher's lease, if a live process holds it unexpired.
+    pub fn live_lease_holder(&self, now: i64) -> Result<Option<LeaseHolder>> {
+        Ok(self
+            .lease_holder()?
+            .filter(|l| l.expires_at >= now && process_alive(l.pid)))
+    }
+
     pub fn lease_holder(&self) -> Result<Option<LeaseHolder>> {
         Ok(self
             .conn()
