@@ -976,14 +976,11 @@ impl ConfigSource {
         }
         let cache = self.key_cache.lock().unwrap_or_else(|p| p.into_inner());
         out.extend(cache.values().filter_map(|k| k.as_ref().ok().cloned()));
-        let mut out: Vec<String> = out
-            .into_iter()
+        // Ordered and deduplicated with the MCP servers' by `Engine::secrets`.
+        out.into_iter()
             .map(|k| k.trim().to_string())
             .filter(|k| llm::http::looks_like_a_secret(k))
-            .collect();
-        out.sort();
-        out.dedup();
-        out
+            .collect()
     }
 
     /// Whether the model's `api_key_cmd` failed when last run: what it

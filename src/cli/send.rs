@@ -126,12 +126,7 @@ fn send_text(
         series.model_override = model.map(str::to_owned);
         let id = engine.submit_series(&series)?;
         println!("{id}");
-        let (first, now) = (series.next_due_at, engine.now_ms());
-        eprintln!(
-            "first scheduled for {} ({})",
-            super::local(first),
-            when::countdown(first, now)
-        );
+        say_when("first scheduled for", series.next_due_at, engine.now_ms());
         say_if_no_tock_sends(store, engine)?;
         return Ok(());
     }
@@ -139,15 +134,9 @@ fn send_text(
     item.model_override = model.map(str::to_owned);
     let id = engine.submit(item)?;
     println!("{id}");
-    // What `--at fri 9am` resolved to (which Friday), on stderr: stdout is
-    // the id scripts read.
     let now = engine.now_ms();
     if let Some(d) = due.filter(|&d| d > now) {
-        eprintln!(
-            "scheduled for {} ({})",
-            super::local(d),
-            when::countdown(d, now)
-        );
+        say_when("scheduled for", d, now);
     }
     say_if_no_tock_sends(store, engine)?;
     // The id is the output scripts read; why it waits goes to stderr. A tool
@@ -181,7 +170,7 @@ fn say_if_no_tock_sends(store: &crate::store::Store, engine: &Engine) -> Result<
         }
         return Ok(());
     }
-    if super::status::live_dispatcher(store, engine.now_ms())?.is_none() {
+    if store.live_lease_holder(engine.now_ms())?.is_none() {
         // With no catch-up, what is due by the time one starts is late.
         let when = if config.get().outbox.grace().is_zero() {
             "catchup_grace is 0s, so once one runs it is marked expired if its time has passed (tock retry sends it)"
@@ -227,4 +216,10 @@ fn message_text(text: &[String], file: Option<&std::path::Path>) -> Result<Strin
         (None, words) => return Ok(words.join(" ")),
     };
     String::from_utf8(bytes).map_err(|_| anyhow!("the message is not UTF-8 text"))
+}
+
+/// What a send for later resolved to (`--at fri 9am`: which Friday), on
+/// stderr: stdout is the id scripts read.
+fn say_when(what: &str, at: i64, now: i64) {
+    eprintln!("{what} {} ({})", super::local(at), when::countdown(at, now));
 }

@@ -71,6 +71,15 @@ impl Composer {
         self.text.is_empty()
     }
 
+    /// Whether the text starts with `prefix` (which holds no line break),
+    /// read from its first line without joining the rest.
+    pub fn starts_with(&self, prefix: &str) -> bool {
+        self.text
+            .lines()
+            .first()
+            .is_some_and(|l| l.starts_with(prefix))
+    }
+
     /// Nothing typed, nothing attached, not editing.
     pub fn is_blank(&self) -> bool {
         self.is_empty() && self.attachments.is_empty() && self.edit.is_none()

@@ -43,13 +43,7 @@ impl App {
                 Err(e) => Err(e.to_string()),
             });
         }
-        let (mode, rest) = if let Some(r) = text.strip_prefix("/later ") {
-            (Mode::Later, r)
-        } else if let Some(r) = text.strip_prefix("/at ") {
-            (Mode::At, r)
-        } else {
-            return None;
-        };
+        let (mode, rest) = timed_send(&text)?;
         if rest.trim().is_empty() {
             return Some(Err(match mode {
                 Mode::Later => "/later DURATION TEXT — e.g. /later 1h30m check the build".into(),
@@ -78,12 +72,13 @@ impl App {
     /// as the truth, and Enter then sent it a day later.
     pub fn composer_preview_changes_at(&self) -> Option<i64> {
         const MINUTE: i64 = 60_000;
+        // Asked for at every turn of the UI's loop: no copy of a long
+        // draft unless it is a command.
+        if !self.composer.starts_with("/") {
+            return None;
+        }
         let text = self.composer.text();
-        let (mode, rest) = if let Some(r) = text.strip_prefix("/later ") {
-            (Mode::Later, r)
-        } else {
-            (Mode::At, text.strip_prefix("/at ")?)
-        };
+        let (mode, rest) = timed_send(&text)?;
         let now = self.model.now();
         let now_ms = now.timestamp_millis();
         let (due, _) = when::split_time_prefix(rest, &now, mode).ok()?;
@@ -722,6 +717,13 @@ pub fn osc52(text: &str) -> String {
 
 /// Whether composer text is a command (`/help`), not a message (`//help`
 /// sends "/help").
+/// `/later REST` or `/at REST`: how the time in REST is read, and REST.
+fn timed_send(text: &str) -> Option<(Mode, &str)> {
+    text.strip_prefix("/later ")
+        .map(|r| (Mode::Later, r))
+        .or_else(|| text.strip_prefix("/at ").map(|r| (Mode::At, r)))
+}
+
 pub(super) fn is_command(text: &str) -> bool {
     text.starts_with('/') && !text.starts_with("//")
 }
