@@ -981,15 +981,7 @@ async fn an_item_whose_reply_streams_is_not_retried() {
 
     // Left streaming by a tock that died.
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("tock.db")).unwrap();
-    let c = store.create_conversation(Some("c"), "user", T0).unwrap();
-    let id = store
-        .enqueue(&NewItem::new(c, Kind::Queued, "question"), T0)
-        .unwrap();
-    assert!(store.claim(id, "dead", T0).unwrap());
-    let item = store.item(id).unwrap().unwrap();
-    let reply = store.accept(&item, "dead", "m", T0).unwrap().unwrap();
-    store.update_streaming(reply, "partial").unwrap();
+    let (store, _, id) = left_streaming_by_a_dead_tock(&dir);
     let engine = Engine::new(
         store,
         Arc::new(ConfigSource::from_config(Config::default())),
@@ -1026,9 +1018,9 @@ async fn text_is_saved_even_if_no_further_chunk_arrives() {
     settle().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_crash_mid_reply_regenerates_from_the_item_without_a_new_row() {
-    let dir = tempfile::tempdir().unwrap();
+/// A database in `dir` whose item `id` (in conversation `c`) a tock that
+/// died had sent and was streaming the reply of ("partial" so far).
+fn left_streaming_by_a_dead_tock(dir: &tempfile::TempDir) -> (Store, i64, i64) {
     let store = Store::open(&dir.path().join("tock.db")).unwrap();
     let c = store.create_conversation(Some("c"), "user", T0).unwrap();
     let id = store
@@ -1038,6 +1030,13 @@ async fn a_crash_mid_reply_regenerates_from_the_item_without_a_new_row() {
     let item = store.item(id).unwrap().unwrap();
     let reply = store.accept(&item, "dead", "m", T0).unwrap().unwrap();
     store.update_streaming(reply, "partial").unwrap();
+    (store, c, id)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crash_mid_reply_regenerates_from_the_item_without_a_new_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, c, id) = left_streaming_by_a_dead_tock(&dir);
     let rows_before = store.list_items(true).unwrap().len();
     // Long after the grace period: a reply owed is still generated, never expired.
     let h = engine_on(store, Scripted::new(vec![]), Config::default(), dir);
