@@ -486,6 +486,59 @@ async fn a_clock_set_back_keeps_an_interval_series_going() {
     );
 }
 
+/// The clock was an hour ahead while tock ran, and was set right while no
+/// tock ran: the next start finds the series' times worked out on the wrong
+/// clock (they were last written "in the future") and brings them back, as
+/// a jump seen while running does.
+#[tokio::test(start_paused = true)]
+async fn a_clock_set_back_while_no_tock_ran_keeps_an_interval_series_going() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let ahead = berlin_ms(2026, 12, 1, 9, 30);
+    let (c, interval, daily) = {
+        let r = rig(&path, ahead, Scripted::new(vec![]));
+        let c = conv(&r);
+        r.engine.start();
+        let every = r.engine.parse_schedule("every 2 minutes").unwrap();
+        let interval = r
+            .engine
+            .create_series(c, Kind::Message, "ping", &every)
+            .unwrap();
+        let daily = r.engine.parse_schedule("every day at 9:00").unwrap();
+        let daily = r
+            .engine
+            .create_series(c, Kind::Message, "stand-up", &daily)
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(5 * 60 + 5)).await;
+        settle().await;
+        assert_eq!(r.store.series(interval).unwrap().unwrap().occurrences, 2);
+        r.engine.shutdown(Duration::from_secs(1)).await;
+        (c, interval, daily)
+    };
+    // Started again the same minute by the right clock, an hour earlier.
+    let r = rig(&path, ahead + 5 * 60_000 - 3_600_000, Scripted::new(vec![]));
+    r.engine.start();
+    settle().await;
+    let s = r.store.series(interval).unwrap().unwrap();
+    let next = s.next_due_at.unwrap();
+    assert!(
+        next > r.engine.now_ms() && next <= r.engine.now_ms() + 2 * 60_000,
+        "the next ping is two minutes away at most, not an hour: {}",
+        local(next)
+    );
+    tokio::time::sleep(Duration::from_secs(2 * 60 + 5)).await;
+    settle().await;
+    assert_eq!(r.store.series(interval).unwrap().unwrap().occurrences, 3);
+    assert_eq!(users(&r, c).len(), 3);
+    // A wall-clock rule keeps its time of day (made at 9:30 by the clock
+    // then, its first was tomorrow's, and stays so).
+    let d = r.store.series(daily).unwrap().unwrap();
+    assert_eq!(
+        local(d.next_due_at.unwrap()),
+        "2026-12-02 09:00:00.000 +0100"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn two_engines_on_one_database_never_create_the_same_occurrence() {
     let dir = tempfile::tempdir().unwrap();

@@ -108,6 +108,7 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
                 if !*holding {
                     *holding = true;
                     recover(engine, now, cfg.outbox.grace().as_millis() as i64);
+                    super::series::written_ahead_of_clock(engine, now, SLEEP_JUMP_MS);
                 }
                 DispatchState::Dispatching
             }

@@ -482,6 +482,22 @@ pub(crate) const PASS_LIMIT: usize = 500;
 /// moves too); a wall-clock rule takes its first time at or after the
 /// moved instant, so a skipped occurrence stays skipped.
 pub(crate) fn after_clock_set_back(engine: &Engine, now: i64, back_ms: i64) {
+    move_back(engine, now, |_| Some(back_ms));
+}
+
+/// At start: series last written later than now (by more than
+/// `least_ms`) were worked out on a clock that was ahead and was set right
+/// while no tock ran. Each comes back by at least as far as its last write
+/// is ahead of now, as [`after_clock_set_back`] would have moved it.
+pub(crate) fn written_ahead_of_clock(engine: &Engine, now: i64, least_ms: i64) {
+    move_back(engine, now, |s| {
+        let ahead = s.updated_at.saturating_sub(now);
+        (ahead > least_ms).then_some(ahead)
+    });
+}
+
+/// Move each active series with a next occurrence ahead back by `back(s)`.
+fn move_back(engine: &Engine, now: i64, back: impl Fn(&Series) -> Option<i64>) {
     let series = match engine.store().list_series(false) {
         Ok(s) => s,
         Err(e) => {
@@ -493,6 +509,9 @@ pub(crate) fn after_clock_set_back(engine: &Engine, now: i64, back_ms: i64) {
         .into_iter()
         .filter(|s| s.status == SeriesStatus::Active && s.next_due_at.is_some_and(|t| t > now))
     {
+        let Some(back_ms) = back(&s) else {
+            continue;
+        };
         let zone = engine.zone_of(&s);
         let moved = engine.modify(s.id, |s, rule| {
             let Some(next) = s.next_due_at else {
