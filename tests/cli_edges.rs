@@ -572,6 +572,32 @@ fn status_and_list_name_a_reply_streaming_and_one_cut_off() {
     assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
 }
 
+/// With no tock running, what waits behind a reply a dead tock left
+/// streaming is not "behind the reply being generated": nothing generates
+/// it until a tock starts again.
+#[test]
+fn what_waits_behind_a_cut_off_reply_says_so_when_no_tock_runs() {
+    let t = Tock::new();
+    let first = t.send(&["--new", "cut", "question"]);
+    {
+        let store = tock::store::Store::open(&t.db).unwrap();
+        let now = chrono::Utc::now().timestamp_millis();
+        assert!(store.claim(first, "dead", now).unwrap());
+        let item = store.item(first).unwrap().unwrap();
+        let reply = store.accept(&item, "dead", "m", now).unwrap().unwrap();
+        store.update_streaming(reply, "partial").unwrap();
+    }
+    let behind = t.send(&["--conv", "cut", "behind it"]);
+    let want = "conversation busy: behind a reply cut off when its tock stopped \
+                (the next tock or tock daemon asks for it again)";
+    assert_eq!(t.item(behind)["waiting"], want);
+    let list = t.ok(&["list"]);
+    assert!(list.contains(want), "{list}");
+    assert!(!list.contains("being generated"), "{list}");
+    let status = t.ok(&["status"]);
+    assert!(status.contains(want), "{status}");
+}
+
 #[test]
 fn database_log_and_data_dir_are_private_whatever_the_umask() {
     let mut t = Tock::new();

@@ -49,10 +49,16 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     let enabled = config.get().outbox.enabled;
     // What holds each conversation that has items waiting: the most telling
     // reason of its pending items (an approval or a busy reply first).
-    let waiting = store.waiting(now)?;
+    let mut waiting = store.waiting(now)?;
+    if lease.is_none() {
+        waiting = waiting
+            .into_iter()
+            .map(|(id, w)| (id, w.with_no_dispatcher()))
+            .collect();
+    }
     let rank = |w: &Waiting| match w {
         Waiting::Approval { .. } => 0,
-        Waiting::Behind { .. } | Waiting::BehindReply => 1,
+        Waiting::Behind { .. } | Waiting::BehindReply | Waiting::BehindCutReply => 1,
         Waiting::ReplyRetry { .. } => 2,
         Waiting::Backoff { .. } => 3,
         Waiting::QueuePaused { .. } => 1,

@@ -18,6 +18,9 @@ pub enum Waiting {
     /// Behind the reply its conversation waits for: streaming, cut off by a
     /// tock that stopped, or being generated again (no listed item).
     BehindReply,
+    /// The same with no live dispatcher: that reply was cut off when the
+    /// tock generating it stopped (see [`Waiting::with_no_dispatcher`]).
+    BehindCutReply,
     /// Backing off after a transient failure.
     Backoff { until: i64 },
     /// Its reply is being generated again after a failure (it is already in
@@ -44,6 +47,15 @@ pub enum PausedBy {
 }
 
 impl Waiting {
+    /// As it reads when no dispatcher runs (the store cannot tell; the
+    /// caller checks the lease): no reply is being generated then.
+    pub fn with_no_dispatcher(self) -> Self {
+        match self {
+            Waiting::BehindReply => Waiting::BehindCutReply,
+            w => w,
+        }
+    }
+
     /// One short line, e.g. "back-off until 14:05 (in 20s)".
     pub fn describe(&self, now: i64) -> String {
         let at = |ms: i64| {
@@ -69,6 +81,7 @@ impl Waiting {
                 // Said in `tock status` too: not "tock status says…".
                 "conversation busy: behind the reply being generated there".into()
             }
+            Waiting::BehindCutReply => "conversation busy: behind a reply cut off when its tock stopped (the next tock or tock daemon asks for it again)".into(),
             Waiting::Backoff { until } => format!("back-off until {}", at(*until)),
             Waiting::ReplyRetry { until } => {
                 format!("its reply is generated again at {}", at(*until))
