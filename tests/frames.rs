@@ -206,15 +206,25 @@ async fn chat_only_frames_leave_the_screen_as_a_whole_frame_would() {
             // Every share of it on screen before the frame.
             while app.reveal_step() {}
             // Now and then something else changes: a key in the composer,
-            // scrolling up and back down.
+            // scrolling up and back down; at the end a command's name is
+            // typed, and its menu stays over the chat while the reply
+            // streams under it.
             let key = match i {
-                _ if i % 37 == 36 => Some(KeyCode::Char('x')),
+                _ if i % 37 == 36 && i < 280 => Some(KeyCode::Char('x')),
                 150 => Some(KeyCode::PageUp),
                 200 => Some(KeyCode::End),
+                280 => {
+                    let kill = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+                    app.on_key(kill);
+                    Some(KeyCode::Char('/'))
+                }
                 _ => None,
             };
             if let Some(k) = key {
                 app.on_key(KeyEvent::new(k, KeyModifiers::NONE));
+            }
+            if i == 280 {
+                assert_eq!(app.composer_text(), "/");
             }
             let layout = frames.draw(&mut term, &app, key.is_none()).unwrap();
             app.take_layout(layout);

@@ -1073,6 +1073,41 @@ async fn a_completed_command_shows_its_usage_as_a_hint() {
     assert!(ui.screen(100, 30).contains("✗"), "a real error is one");
 }
 
+/// Typing a command's name lists the commands it starts above the
+/// composer, with how each is used; a space (the name is done) or `//` (a
+/// literal slash) closes the list.
+#[tokio::test(start_paused = true)]
+async fn a_command_name_being_typed_lists_the_matching_commands() {
+    let mut ui = Ui::new(vec![]);
+    ui.typ("/");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("commands · Tab completes"), "{s}");
+    assert!(
+        s.contains("/later DURATION TEXT  send later: /later 1h30m"),
+        "{s}"
+    );
+    assert!(s.contains("more: keep typing"), "{s}");
+    insta::assert_snapshot!("command_menu_120x40", s);
+    ui.typ("mo");
+    let s = ui.screen(60, 15);
+    assert!(s.contains("/model [NAME]"), "{s}");
+    assert!(s.contains("/mouse"), "{s}");
+    assert!(!s.contains("/later DURATION"), "{s}");
+    insta::assert_snapshot!("command_menu_60x15", s);
+    // Tab goes as far as the names agree; the list, not a status line,
+    // shows the rest.
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.composer_text(), "/mo");
+    let s = ui.screen(120, 40);
+    assert_eq!(s.matches("/mouse").count(), 1, "{s}");
+    ui.typ("del ");
+    let s = ui.screen(120, 40);
+    assert!(!s.contains("commands · Tab completes"), "{s}");
+    ui.ctrl('u');
+    ui.typ("//");
+    assert!(!ui.screen(120, 40).contains("commands · Tab completes"));
+}
+
 #[tokio::test(start_paused = true)]
 async fn later_with_an_unreadable_time_creates_nothing_and_keeps_the_text() {
     let mut ui = Ui::new(vec![]);

@@ -80,6 +80,14 @@ impl Composer {
             .is_some_and(|l| l.starts_with(prefix))
     }
 
+    /// The text when it is one line (no copy).
+    pub fn single_line(&self) -> Option<&str> {
+        match self.text.lines() {
+            [line] => Some(line.as_str()),
+            _ => None,
+        }
+    }
+
     /// Nothing typed, nothing attached, not editing.
     pub fn is_blank(&self) -> bool {
         self.is_empty() && self.attachments.is_empty() && self.edit.is_none()

@@ -99,6 +99,7 @@ impl Frames {
     ) -> Result<FrameLayout, B::Error> {
         if only_text
             && app.views.is_empty()
+            && view::command_menu(app).is_empty()
             && term.current_buffer_mut().area == self.screen.area
             && let Some(layout) = self.layout.clone()
             && self.chat.area == layout.chat

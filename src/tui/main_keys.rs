@@ -177,6 +177,8 @@ impl App {
                     Some(done) => self.composer.set_text(&done, now),
                     None => match commands::choices(&line, &c).as_slice() {
                         [] | [_] => self.info("nothing (more) to complete"),
+                        // A command's name: the menu above the composer lists them.
+                        _ if !line.contains(' ') => {}
                         many => self.info(many.join("  ")),
                     },
                 }

@@ -7,6 +7,7 @@
 pub mod app;
 mod backend;
 pub mod chat;
+mod command_menu;
 pub mod commands;
 pub mod composer;
 mod engine_events;

@@ -94,6 +94,19 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }
     draw_composer(f, app, composer_area);
+    super::command_menu::draw(
+        f.buffer_mut(),
+        &command_menu(app),
+        composer_area.x,
+        composer_area.width,
+        composer_area.y,
+        // Half the rows above the composer (the chat stays in view), or
+        // enough for a few commands.
+        {
+            let above = composer_area.y.saturating_sub(right.y);
+            above.min((above / 2).max(6))
+        },
+    );
     f.render_widget(Paragraph::new(status_lines), status);
     for v in &app.views {
         // F2 covers the screen but the status bar, which says what its
@@ -106,6 +119,16 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         v.render(over, f.buffer_mut(), &rcx);
     }
     layout
+}
+
+/// The slash commands listed above the composer: those the name being
+/// typed there starts, while the composer has the keys.
+pub fn command_menu(app: &App) -> Vec<&'static super::commands::Spec> {
+    let typing = app.focus == Focus::Composer && app.views.iter().all(|v| !v.is_modal());
+    match app.composer.single_line() {
+        Some(line) if typing => super::command_menu::matches(line),
+        _ => Vec::new(),
+    }
 }
 
 /// The conversation, into `buf` over `area`; also all a frame that only
