@@ -1074,19 +1074,20 @@ async fn a_completed_command_shows_its_usage_as_a_hint() {
 }
 
 /// Typing a command's name lists the commands it starts above the
-/// composer, with how each is used; a space (the name is done) or `//` (a
-/// literal slash) closes the list.
+/// composer, with how each is used; ↑/↓ choose, Tab completes, Enter runs
+/// (or completes one that needs an argument); a space (the name is done)
+/// or `//` (a literal slash) closes the list.
 #[tokio::test(start_paused = true)]
 async fn a_command_name_being_typed_lists_the_matching_commands() {
     let mut ui = Ui::new(vec![]);
     ui.typ("/");
     let s = ui.screen(120, 40);
-    assert!(s.contains("commands · Tab completes"), "{s}");
+    assert!(s.contains("commands · ↑↓ choose · Tab completes"), "{s}");
     assert!(
         s.contains("/later DURATION TEXT  send later: /later 1h30m"),
         "{s}"
     );
-    assert!(s.contains("more: keep typing"), "{s}");
+    assert!(s.contains("more: keep typing or ↓"), "{s}");
     insta::assert_snapshot!("command_menu_120x40", s);
     ui.typ("mo");
     let s = ui.screen(60, 15);
@@ -1094,18 +1095,40 @@ async fn a_command_name_being_typed_lists_the_matching_commands() {
     assert!(s.contains("/mouse"), "{s}");
     assert!(!s.contains("/later DURATION"), "{s}");
     insta::assert_snapshot!("command_menu_60x15", s);
-    // Tab goes as far as the names agree; the list, not a status line,
-    // shows the rest.
+    // ↓ chooses the second; Tab completes it.
+    ui.press(KeyCode::Down);
     ui.press(KeyCode::Tab);
-    assert_eq!(ui.app.composer_text(), "/mo");
+    assert_eq!(ui.app.composer_text(), "/mouse ");
+    assert!(
+        !ui.screen(120, 40).contains("commands ·"),
+        "closed by the space"
+    );
+    // Enter on one that needs an argument completes it, to type that.
+    ui.ctrl('u');
+    ui.typ("/ren");
+    ui.press(KeyCode::Enter);
+    assert_eq!(ui.app.composer_text(), "/rename ");
+    // Enter on one that needs none runs it: ↑ from the first goes round
+    // to the last (`/he`: only /help).
+    ui.ctrl('u');
+    ui.typ("/he");
+    ui.press(KeyCode::Up);
+    ui.press(KeyCode::Enter);
+    assert!(ui.app.composer_text().is_empty());
     let s = ui.screen(120, 40);
-    assert_eq!(s.matches("/mouse").count(), 1, "{s}");
-    ui.typ("del ");
+    assert!(s.contains("tock — keys"), "the help is open: {s}");
+    ui.press(KeyCode::Esc);
+    // Past the rows shown, the list follows the choice.
+    ui.typ("/");
+    for _ in 0..12 {
+        ui.press(KeyCode::Down);
+    }
     let s = ui.screen(120, 40);
-    assert!(!s.contains("commands · Tab completes"), "{s}");
+    assert!(s.contains("above, "), "{s}");
+    assert!(!s.contains("/later DURATION"), "{s}");
     ui.ctrl('u');
     ui.typ("//");
-    assert!(!ui.screen(120, 40).contains("commands · Tab completes"));
+    assert!(!ui.screen(120, 40).contains("commands ·"));
 }
 
 #[tokio::test(start_paused = true)]

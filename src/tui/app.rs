@@ -131,6 +131,9 @@ pub struct App {
     pub replies_cut_at_exit: usize,
     /// Ctrl+C pressed once on an empty composer, at this time.
     pub quit_armed: Option<i64>,
+    /// The command chosen with ↑/↓ in the list of slash commands (its
+    /// name); the first listed when it is not listed.
+    pub menu_pick: Option<&'static str>,
     /// The reply streaming in another process that Esc or Ctrl+C asked to
     /// stop (its message id): asked once; the next Ctrl+C goes on to quit.
     pub stop_asked: Option<i64>,
@@ -188,6 +191,7 @@ impl App {
             quit: false,
             replies_cut_at_exit: 0,
             quit_armed: None,
+            menu_pick: None,
             stop_asked: None,
             suspend: false,
             redraw: false,

@@ -1,7 +1,9 @@
 //! The slash commands that match what is typed, listed above the composer
 //! while a command's name is being typed (`/`, `/mo`): what there is to
-//! type, without Tab or F1 first. Tab still completes; a space (the name
-//! is done) or `//` (a literal slash) closes it.
+//! type, without Tab or F1 first. ↑/↓ choose one, Tab completes it, Enter
+//! on part of a name runs the one chosen (one that needs an argument is
+//! completed, to type it; a whole name runs as typed); a space (the name is
+//! done) or `//` (a literal slash) closes the list.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -29,9 +31,43 @@ pub fn matches(line: &str) -> Vec<&'static Spec> {
         .collect()
 }
 
-/// Draw the menu for `specs` with its foot on row `bottom` (exclusive),
-/// over at most `room` rows above it, `x`..`x + width` wide.
-pub fn draw(buf: &mut Buffer, specs: &[&Spec], x: u16, width: u16, bottom: u16, room: u16) {
+/// Whether a command is of no use without what follows its name (its
+/// usage names something not in brackets): Enter then completes it.
+pub fn needs_argument(spec: &Spec) -> bool {
+    spec.usage
+        .split_whitespace()
+        .nth(1)
+        .is_some_and(|w| !w.starts_with('['))
+}
+
+/// Where `pick` (a command's name) is in `specs`; the first when it is not.
+pub fn picked(specs: &[&Spec], pick: Option<&str>) -> usize {
+    pick.and_then(|p| specs.iter().position(|s| s.names[0] == p))
+        .unwrap_or(0)
+}
+
+/// The name of the command `by` rows from `pick` in `specs`, round the end.
+pub fn step(specs: &[&Spec], pick: Option<&str>, by: isize) -> Option<&'static str> {
+    let n = specs.len() as isize;
+    if n == 0 {
+        return None;
+    }
+    let at = (picked(specs, pick) as isize + by).rem_euclid(n);
+    Some(specs[at as usize].names[0])
+}
+
+/// Draw the menu for `specs`, row `selected` marked, with its foot on row
+/// `bottom` (exclusive), over at most `room` rows above it, `x`..`x +
+/// width` wide.
+pub fn draw(
+    buf: &mut Buffer,
+    specs: &[&Spec],
+    selected: usize,
+    x: u16,
+    width: u16,
+    bottom: u16,
+    room: u16,
+) {
     if specs.is_empty() || room < 3 || width < 20 {
         return;
     }
@@ -42,10 +78,15 @@ pub fn draw(buf: &mut Buffer, specs: &[&Spec], x: u16, width: u16, bottom: u16, 
     } else {
         (inner - 1, specs.len() - (inner - 1))
     };
+    // The rows from the first, or down to the one chosen.
+    let first = (selected + 1)
+        .saturating_sub(shown)
+        .min(specs.len() - shown);
+    let below = more.saturating_sub(first);
     // Inside the borders, a column kept clear at the right.
     let text_w = width.saturating_sub(3) as usize;
     // The usages in a column as wide as the widest (up to half the width).
-    let col = specs[..shown]
+    let col = specs[first..first + shown]
         .iter()
         .map(|s| s.usage.width())
         .max()
@@ -55,24 +96,34 @@ pub fn draw(buf: &mut Buffer, specs: &[&Spec], x: u16, width: u16, bottom: u16, 
         .fg(palette().accent)
         .add_modifier(Modifier::BOLD);
     let help_style = Style::new().fg(palette().dim);
-    let mut lines: Vec<Line<'static>> = specs[..shown]
+    let mut lines: Vec<Line<'static>> = specs[first..first + shown]
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
             let usage = elide(s.usage, col);
             let pad = col.saturating_sub(usage.width());
             let help = elide(s.help, text_w.saturating_sub(col + 2));
-            Line::from(vec![
+            let line = Line::from(vec![
                 Span::styled(usage, usage_style),
                 Span::raw(" ".repeat(pad + 2)),
                 Span::styled(help, help_style),
-            ])
+            ]);
+            if first + i == selected {
+                line.style(Style::new().add_modifier(Modifier::REVERSED))
+            } else {
+                line
+            }
         })
         .collect();
-    if more > 0 {
-        lines.push(Line::styled(
-            elide(&format!("… {more} more: keep typing"), text_w),
-            help_style,
-        ));
+    // What is not shown: above the rows (chosen further down) and below.
+    let hidden = match (first, below) {
+        (0, 0) => None,
+        (0, b) => Some(format!("… {b} more: keep typing or ↓")),
+        (a, 0) => Some(format!("… {a} above: ↑")),
+        (a, b) => Some(format!("… {a} above, {b} below")),
+    };
+    if let Some(h) = hidden {
+        lines.push(Line::styled(elide(&h, text_w), help_style));
     }
     let height = lines.len() as u16 + 2;
     let area = Rect {
@@ -82,7 +133,17 @@ pub fn draw(buf: &mut Buffer, specs: &[&Spec], x: u16, width: u16, bottom: u16, 
         height,
     };
     Clear.render(area, buf);
-    let title = elide(" commands · Tab completes ", text_w);
+    // The longest wording the border holds.
+    let title = super::text::first_fitting(
+        &[
+            " commands · ↑↓ choose · Tab completes · Enter runs ",
+            " commands · ↑↓ Tab Enter ",
+            " commands ",
+        ],
+        text_w,
+    )
+    .copied()
+    .unwrap_or_default();
     Paragraph::new(lines)
         .block(
             Block::default()

@@ -8,6 +8,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::app::{App, Focus, QUIT_WINDOW_MS, cx_of};
 use super::chat::Scroll;
+use super::command_menu;
 use super::commands;
 use super::keymap::{Action, Scope};
 use super::scheduled::ScheduledPane;
@@ -64,6 +65,9 @@ impl App {
         // 3. The composer's bindings, then the main ones.
         let composer_focused = self.focus == Focus::Composer;
         let inactive = self.top() == Some(ViewKind::Approval);
+        if composer_focused && !inactive && self.command_menu_key(key) {
+            return;
+        }
         if composer_focused
             && !inactive
             && let Some(a) = self.keys.action(Scope::Composer, &key)
@@ -94,6 +98,46 @@ impl App {
             }
             self.composer.input(key, self.now());
         }
+    }
+
+    /// ↑/↓, Tab and Enter while the list of slash commands shows (see
+    /// `command_menu`). False when the key is not the list's.
+    fn command_menu_key(&mut self, key: KeyEvent) -> bool {
+        if !key.modifiers.is_empty() {
+            return false;
+        }
+        let menu = super::view::command_menu(self);
+        if menu.is_empty() {
+            return false;
+        }
+        let now = self.now();
+        let line = self.composer.text();
+        let chosen = menu[command_menu::picked(&menu, self.menu_pick)];
+        match key.code {
+            KeyCode::Up => self.menu_pick = command_menu::step(&menu, self.menu_pick, -1),
+            KeyCode::Down => self.menu_pick = command_menu::step(&menu, self.menu_pick, 1),
+            KeyCode::Tab => {
+                self.menu_pick = None;
+                self.composer
+                    .set_text(&format!("{} ", chosen.names[0]), now);
+            }
+            KeyCode::Enter => {
+                // A whole name typed (an alias too) runs as typed.
+                if menu.iter().any(|s| s.names.contains(&line.as_str())) {
+                    return false;
+                }
+                self.menu_pick = None;
+                let name = chosen.names[0];
+                if command_menu::needs_argument(chosen) {
+                    self.composer.set_text(&format!("{name} "), now);
+                } else {
+                    self.composer.set_text(name, now);
+                    self.submit();
+                }
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// A composer binding. False when it does not apply here (the key goes on).

@@ -94,9 +94,11 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }
     draw_composer(f, app, composer_area);
+    let menu = command_menu(app);
     super::command_menu::draw(
         f.buffer_mut(),
-        &command_menu(app),
+        &menu,
+        super::command_menu::picked(&menu, app.menu_pick),
         composer_area.x,
         composer_area.width,
         composer_area.y,
