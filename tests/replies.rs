@@ -447,6 +447,56 @@ async fn a_silent_stream_is_waited_for_as_long_as_the_models_stream_timeout() {
     assert_eq!(server.requests().len(), 1, "not cut and asked again");
 }
 
+/// A reasoning model thinks for five minutes before it answers, a thought
+/// a minute: it is working, not silent, and is not cut at the 120 s
+/// without news (and asked again, to think again). The front ends hear how
+/// much it has reasoned; the reasoning is in no message.
+#[tokio::test(start_paused = true)]
+async fn a_model_that_reasons_for_minutes_is_not_cut_as_silent() {
+    let dir = tempfile::tempdir().unwrap();
+    let reasoning = |t: &str| oa(json!({"content": null, "reasoning_content": t}), None);
+    let mut thinking = vec![head(SSE)];
+    for _ in 0..5 {
+        thinking.push(chunk(&reasoning("Let me weigh this. ")));
+        thinking.push(W::Pause(60_000));
+    }
+    thinking.extend([
+        chunk(&oa_text("Forty-two.")),
+        chunk(&oa(json!({}), Some("stop"))),
+        chunk("data: [DONE]\n\n"),
+        end_body(),
+    ]);
+    let server = Server::start(vec![thinking], || oa_reply("unexpected")).await;
+    let e = engine_for_model(
+        ProviderKind::Openai,
+        &server.base,
+        &dir,
+        Config::default(),
+        None,
+    );
+    let mut events = e.subscribe();
+    let c = conv(&e);
+    e.start();
+    e.send_text(c, "a hard question").unwrap();
+    settle().await;
+    run_for(320).await;
+    let h = history(&e, c);
+    assert_eq!(h.len(), 2, "{h:?}");
+    assert_eq!(
+        (h[1].1, h[1].2.as_str()),
+        (MessageStatus::Complete, "Forty-two.")
+    );
+    assert_eq!(server.requests().len(), 1, "not cut and asked again");
+    let mut told = Vec::new();
+    while let Ok(ev) = events.try_recv() {
+        if let tock::engine::Event::Thinking { chars, .. } = ev {
+            told.push(chars);
+        }
+    }
+    let per = "Let me weigh this. ".len();
+    assert_eq!(told, (1..=5).map(|n| n * per).collect::<Vec<_>>());
+}
+
 #[tokio::test(start_paused = true)]
 async fn anthropic_overloaded_event_mid_stream_is_generated_again() {
     let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");

@@ -346,6 +346,30 @@ async fn snapshot_streaming_reply_with_two_queued() {
     ui.settle().await;
 }
 
+/// A model that reasons before it answers: where its text will be, the
+/// reply says so and how far it has got; the reasoning is not shown, and
+/// the note goes once the text begins.
+#[tokio::test(start_paused = true)]
+async fn a_reasoning_model_shows_it_is_thinking_until_its_text_comes() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let reasoning = tock::llm::StreamEvent::Reasoning("Weighing the options here.".into());
+    let mut ui = Ui::new(vec![Step::Hold(vec![reasoning], gate.clone())]);
+    ui.start().await;
+    ui.say("Which one?");
+    ui.settle().await;
+    ui.streamed().await;
+    let s = ui.screen(80, 24);
+    assert!(s.contains("… thinking (26 characters so far)"), "{s}");
+    assert!(!s.contains("Weighing"), "{s}");
+    insta::assert_snapshot!("thinking_80x24", s);
+    // Drawn again (a reload of the conversation), it still says so.
+    ui.app.model.reload_messages();
+    assert!(ui.screen(80, 24).contains("thinking (26 characters"));
+    gate.notify_one();
+    ui.settle().await;
+    assert!(!ui.screen(80, 24).contains("thinking"));
+}
+
 /// "queued: it goes as soon as this reply finishes" is not left standing
 /// once the reply is stopped elsewhere (`tock stop`, another tock): the
 /// queue is paused then, and the strip says so.

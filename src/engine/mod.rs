@@ -54,6 +54,14 @@ pub enum Event {
     /// a kept notice, maybe before this process read the file): what
     /// depends on the settings is read again.
     ConfigReloaded,
+    /// The model of a streaming reply reasons before (or between) its
+    /// text: `chars` characters of reasoning so far. Sent at most once a
+    /// second; the reasoning itself is neither shown nor kept.
+    Thinking {
+        conversation_id: i64,
+        message_id: i64,
+        chars: usize,
+    },
     /// Text appended to a streaming reply.
     Delta {
         conversation_id: i64,

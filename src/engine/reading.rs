@@ -73,9 +73,13 @@ pub(crate) struct Limits<'a> {
     pub persist_every: Duration,
 }
 
+/// How often the front ends hear how much a model has reasoned so far.
+const THINKING_TOLD_EVERY: Duration = Duration::from_secs(1);
+
 /// Read `stream` to its end, a stop, or a limit. `hand_on` gets the text
 /// for the front ends and where it starts in the reply, as often as `pace`
-/// says; `save` gets the whole text so far, to store.
+/// says; `save` gets the whole text so far, to store; `thinking` gets the
+/// characters of reasoning so far, at most once a second while it comes.
 pub(crate) async fn read(
     mut stream: EventStream,
     stop: &mut watch::Receiver<Option<StopReason>>,
@@ -83,6 +87,7 @@ pub(crate) async fn read(
     pace: &mut Pace,
     mut hand_on: impl FnMut(usize, String),
     mut save: impl FnMut(&str),
+    mut thinking: impl FnMut(usize),
 ) -> Read {
     let started = Instant::now();
     let reply_deadline = started + limits.max_reply;
@@ -96,6 +101,9 @@ pub(crate) async fn read(
     let mut progress_checked = progress_by;
     let mut timer = Deadline::new(progress_checked.min(reply_deadline));
     let mut ready_in_a_row = 0usize;
+    // Reasoning read so far (characters), and when the front ends last heard.
+    let mut thought = 0usize;
+    let mut thought_told: Option<Instant> = None;
     let end = loop {
         let ev = match (ready_in_a_row < MAX_READY_IN_A_ROW)
             .then(|| stream.next().now_or_never())
@@ -167,6 +175,17 @@ pub(crate) async fn read(
             Some(Ok(StreamEvent::ToolCall(c))) => {
                 progress_by = Instant::now() + limits.stream_timeout;
                 calls.push(c);
+            }
+            // A model that reasons at length before it answers is working:
+            // its reasoning is progress, not silence.
+            Some(Ok(StreamEvent::Reasoning(r))) => {
+                let now = Instant::now();
+                progress_by = now + limits.stream_timeout;
+                thought += r.chars().count();
+                if thought_told.is_none_or(|t| now >= t + THINKING_TOLD_EVERY) {
+                    thought_told = Some(now);
+                    thinking(thought);
+                }
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
             Some(Ok(StreamEvent::Done { .. })) => break End::Done,

@@ -223,6 +223,13 @@ pub(crate) async fn run(
         });
         engine.handed_over();
     };
+    let thinking = |chars: usize| {
+        engine.emit(Event::Thinking {
+            conversation_id: conv_id,
+            message_id: reply_id,
+            chars,
+        });
+    };
     let limits = reading::Limits {
         provider: resolved.provider.name(),
         // Keep-alives and empty chunks reset the provider's idle timeout but
@@ -236,7 +243,10 @@ pub(crate) async fn run(
         text,
         calls,
         usage,
-    } = reading::read(stream, &mut stop, limits, &mut pace, hand_on, save).await;
+    } = reading::read(
+        stream, &mut stop, limits, &mut pace, hand_on, save, thinking,
+    )
+    .await;
     // A reply that did not end as the model meant may end in a secret's beginning.
     let text = redact(&text, !matches!(end, End::Done));
     // Stored whatever the end: a cut or stopped reply was paid for too.

@@ -293,6 +293,15 @@ impl AnthropicDecoder {
                             out.push(Ok(StreamEvent::Text(t.to_string())));
                         }
                     }
+                    Some("thinking_delta") => {
+                        if let Some(t) = delta
+                            .get("thinking")
+                            .and_then(Value::as_str)
+                            .filter(|t| !t.is_empty())
+                        {
+                            out.push(Ok(StreamEvent::Reasoning(t.to_string())));
+                        }
+                    }
                     Some("input_json_delta") => {
                         if let (Some(block), Some(p)) = (
                             self.tools.get_mut(&index),
@@ -456,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn thinking_blocks_are_not_shown() {
+    fn thinking_is_reasoning_not_reply_text() {
         let out = run(concat!(
             "event: content_block_start\n",
             "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n",
@@ -467,7 +476,14 @@ mod tests {
             "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
             "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
         ));
-        assert_eq!(out, vec![Ok(StreamEvent::Done { stop_reason: None })]);
+        // Its text says the model is working, and is not reply text.
+        assert_eq!(
+            out,
+            vec![
+                Ok(StreamEvent::Reasoning("hmm".into())),
+                Ok(StreamEvent::Done { stop_reason: None })
+            ]
+        );
     }
 
     #[test]

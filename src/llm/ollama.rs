@@ -179,6 +179,14 @@ impl OllamaDecoder {
             return;
         }
         if let Some(msg) = v.get("message") {
+            // A thinking model's reasoning (`think`), before its content.
+            if let Some(t) = msg
+                .get("thinking")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                out.push(Ok(StreamEvent::Reasoning(t.to_string())));
+            }
             if let Some(t) = msg
                 .get("content")
                 .and_then(Value::as_str)
@@ -285,6 +293,21 @@ mod tests {
         assert_eq!(normalize_base_url(":9999"), "http://127.0.0.1:9999");
         assert_eq!(normalize_base_url("[::1]"), "http://[::1]:11434");
         assert_eq!(normalize_base_url("[::1]:1234/x"), "http://[::1]:1234/x");
+    }
+
+    #[test]
+    fn thinking_is_reasoning_before_the_content() {
+        let mut d = OllamaDecoder::default();
+        let out = d.feed(
+            b"{\"message\":{\"role\":\"assistant\",\"content\":\"\",\"thinking\":\"Hmm.\"},\"done\":false}\n{\"message\":{\"role\":\"assistant\",\"content\":\"Yes.\"},\"done\":false}\n",
+        );
+        assert_eq!(
+            out,
+            vec![
+                Ok(StreamEvent::Reasoning("Hmm.".into())),
+                Ok(StreamEvent::Text("Yes.".into()))
+            ]
+        );
     }
 
     #[test]

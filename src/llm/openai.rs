@@ -245,6 +245,10 @@ struct TextDelta<'a> {
     refusal: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     tool_calls: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    reasoning_content: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    reasoning: Option<serde::de::IgnoredAny>,
 }
 
 /// The text of an event that is a plain text delta, or None for any other
@@ -256,7 +260,9 @@ fn plain_text_delta(data: &str) -> Option<std::borrow::Cow<'_, str>> {
         && chunk.usage.is_none()
         && choice.finish_reason.is_none()
         && choice.delta.refusal.is_none()
-        && choice.delta.tool_calls.is_none();
+        && choice.delta.tool_calls.is_none()
+        && choice.delta.reasoning_content.is_none()
+        && choice.delta.reasoning.is_none();
     plain.then(|| choice.delta.content.unwrap_or_default())
 }
 
@@ -370,6 +376,16 @@ impl OpenAiDecoder {
             return;
         };
         if let Some(delta) = choice.get("delta") {
+            // Reasoning models' thinking: `reasoning_content` (DeepSeek,
+            // vLLM, llama.cpp) or `reasoning` (OpenRouter, Ollama); one of
+            // them, where a server sends both.
+            if let Some(text) = ["reasoning_content", "reasoning"]
+                .iter()
+                .find_map(|key| delta.get(key).and_then(Value::as_str))
+                .filter(|s| !s.is_empty())
+            {
+                out.push(Ok(StreamEvent::Reasoning(text.to_string())));
+            }
             for key in ["content", "refusal"] {
                 if let Some(text) = delta
                     .get(key)
@@ -573,6 +589,28 @@ mod tests {
                 Ok(StreamEvent::Done {
                     stop_reason: Some("tool_calls".into())
                 })
+            ]
+        );
+    }
+
+    /// Reasoning models' thinking comes as `reasoning_content` or
+    /// `reasoning` beside an empty or null `content`: reasoning, not text
+    /// (and not nothing: it is what says a long-thinking model is working).
+    #[test]
+    fn reasoning_deltas_are_reasoning_not_text() {
+        let out = run(&[
+            "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null,\"reasoning_content\":\"Let me\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"\",\"reasoning\":\" think.\",\"reasoning_details\":[]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\",\"reasoning_content\":null}}]}\n\n",
+            "data: [DONE]\n\n",
+        ]);
+        assert_eq!(
+            out,
+            vec![
+                Ok(StreamEvent::Reasoning("Let me".into())),
+                Ok(StreamEvent::Reasoning(" think.".into())),
+                Ok(StreamEvent::Text("Hi".into())),
+                Ok(StreamEvent::Done { stop_reason: None }),
             ]
         );
     }

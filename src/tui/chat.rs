@@ -41,6 +41,9 @@ pub struct Entry {
     pub version: Option<Version>,
     /// A reply's tokens (and cost), shown discreetly under it.
     pub usage: Option<String>,
+    /// While a reply streams with no text yet: how many characters its
+    /// model has reasoned so far (it says so where the text will be).
+    pub thinking: Option<usize>,
     /// A message of yours that tock sent at its time (set when loaded; it
     /// never changes, so the cache does not compare it).
     pub origin: Option<SendOrigin>,
@@ -107,6 +110,7 @@ struct Cached {
     earlier_attempts: usize,
     version: Option<Version>,
     usage: Option<String>,
+    thinking: Option<usize>,
     content_len: usize,
     status: MessageStatus,
     lines: Vec<Line<'static>>,
@@ -185,6 +189,7 @@ impl Entry {
             earlier_attempts: 0,
             version: None,
             usage: None,
+            thinking: None,
             origin: None,
             cache: RefCell::new(None),
             stable: RefCell::new(None),
@@ -216,6 +221,7 @@ impl Entry {
             && c.earlier_attempts == self.earlier_attempts
             && c.version == self.version
             && c.usage == self.usage
+            && c.thinking == self.thinking
     }
 
     /// How many rows `lines(width)` has, without rendering them again when
@@ -257,6 +263,7 @@ impl Entry {
                 retry_hint: self.retry_hint,
                 version: self.version,
                 usage: self.usage.clone(),
+                thinking: self.thinking,
                 earlier_attempts: self.earlier_attempts,
                 content_len: self.msg.content.len(),
                 status: self.msg.status,
@@ -399,6 +406,15 @@ impl Entry {
             .as_ref()
             .map(|c| c.code_blocks.clone())
             .unwrap_or_default()
+    }
+}
+
+/// "1 character", "640 characters", "12.3k characters".
+fn characters(n: usize) -> String {
+    match n {
+        1 => "1 character".into(),
+        n if n < 1000 => format!("{n} characters"),
+        n => format!("{:.1}k characters", n as f64 / 1000.0),
     }
 }
 
@@ -660,8 +676,12 @@ fn render_message(
             lines.push(Line::from(vec![Span::raw(" "), chip]));
         }
     } else if m.content.is_empty() && m.status == MessageStatus::Streaming {
+        let waiting = match e.thinking {
+            Some(n) => format!("  … thinking ({} so far)", characters(n)),
+            None => "  …".to_string(),
+        };
         lines.push(Line::from(Span::styled(
-            "  …",
+            waiting,
             Style::new().fg(palette().dim),
         )));
     } else if m.status == MessageStatus::Streaming {

@@ -42,6 +42,26 @@ impl App {
                 }
                 return true;
             }
+            Event::Thinking {
+                conversation_id,
+                message_id,
+                chars,
+            } => {
+                if Some(conversation_id) != self.model.current {
+                    return false;
+                }
+                self.model.thinking = Some((message_id, chars));
+                let Some(e) = self
+                    .model
+                    .entries
+                    .iter_mut()
+                    .rfind(|e| e.msg.id == message_id)
+                else {
+                    return false;
+                };
+                e.thinking = Some(chars);
+                return e.msg.content.is_empty();
+            }
             Event::Conversation(id)
             | Event::TurnFinished {
                 conversation_id: id,
@@ -52,6 +72,7 @@ impl App {
                     // still held is in what the reload reads.
                     if finished {
                         self.reveal.all();
+                        self.model.thinking = None;
                     }
                     self.model.reload_messages();
                     self.model.reload_items();

@@ -33,6 +33,8 @@ pub struct Model {
     /// The current conversation's regeneration on its way (Ctrl+R): no item
     /// of the strip, but the chat shows it until its reply starts.
     pub regeneration: Option<OutboxItem>,
+    /// The reply whose model reasons, and how much so far (characters).
+    pub thinking: Option<(i64, usize)>,
     /// Approvals of the current conversation.
     pub approvals: Vec<Approval>,
     /// Task rows referenced by task cards in the current conversation.
@@ -119,6 +121,7 @@ impl Model {
             items: Vec::new(),
             item_files: HashMap::new(),
             regeneration: None,
+            thinking: None,
             approvals: Vec::new(),
             tasks: HashMap::new(),
             unfinished: OpenCounts::default(),
@@ -278,6 +281,7 @@ impl Model {
                         let mut e = Entry::new(m);
                         e.version = version;
                         e.usage = usage;
+                        e.thinking = self.thinking.filter(|(id, _)| *id == mid).map(|(_, n)| n);
                         if let Some(o) = old.remove(&mid) {
                             e.reuse(o);
                         }
