@@ -143,10 +143,14 @@ impl Store {
 }
 
 /// `ours` saved over `theirs`, which another tock saved since this one last
-/// saw the draft as `known`: their text with ours in place of what we knew,
+/// saw the draft as `known`: where each changed other paragraphs of what we
+/// knew, both changes; else their text with ours in place of what we knew,
 /// when they only added to it; either whole, when it holds the other as a
 /// paragraph; else ours, then theirs.
 fn merge_drafts(ours: &str, theirs: &str, known: &str) -> String {
+    if let Some(merged) = merge_paragraphs(known, ours, theirs) {
+        return merged;
+    }
     let has_paragraph =
         |text: &str, p: &str| text.split("\n\n").any(|para| para.trim() == p.trim());
     if has_paragraph(theirs, ours) {
@@ -159,6 +163,116 @@ fn merge_drafts(ours: &str, theirs: &str, known: &str) -> String {
         return theirs.replacen(known, ours, 1);
     }
     format!("{ours}\n\n{theirs}")
+}
+
+/// A three-way merge of paragraphs (split at blank lines): the changes
+/// `ours` and `theirs` each made to `base` (paragraphs edited, removed or
+/// added), all applied. Where both changed the same paragraphs, both
+/// versions of them, ours first (once, when alike): nothing typed on either
+/// side is lost. New paragraphs both put in one place go ours first. None
+/// when there is no `base` to merge from. (`similar` diffs; it has no merge
+/// of three texts. Its LCS diff: its Myers diff put an insertion after a
+/// common suffix at an index before it, e.g. for `[a, a, b]` → `[b, c, c, c, b]`.)
+fn merge_paragraphs(base: &str, ours: &str, theirs: &str) -> Option<String> {
+    use similar::{Algorithm, DiffTag, capture_diff_slices};
+    use std::ops::Range;
+    /// Paragraphs of the base replaced, by what, on which side (0 ours).
+    type Change = (Range<usize>, Vec<String>, u8);
+    if base.trim().is_empty() {
+        return None;
+    }
+    let split = |t: &str| t.split("\n\n").map(str::to_string).collect::<Vec<_>>();
+    let b = split(base);
+    // Each side's changes: the paragraphs of `base` replaced, by what, and
+    // the side (0 ours, 1 theirs).
+    let changes = |new: &str, side: u8| -> Vec<Change> {
+        let new = split(new);
+        let mut out = Vec::new();
+        for (tag, old, new_range) in capture_diff_slices(Algorithm::Lcs, &b, &new)
+            .iter()
+            .map(|op| op.as_tag_tuple())
+        {
+            if tag == DiffTag::Equal {
+                continue;
+            }
+            // As many paragraphs for as many: each replaced on its own, so
+            // that an edit beside the other side's does not join it.
+            if old.len() == new_range.len() {
+                for (o, n) in old.zip(new_range) {
+                    out.push((o..o + 1, vec![new[n].clone()], side));
+                }
+            } else {
+                out.push((old, new[new_range].to_vec(), side));
+            }
+        }
+        out
+    };
+    let mut all = changes(ours, 0);
+    all.extend(changes(theirs, 1));
+    all.sort_by_key(|(r, _, side)| (r.start, !r.is_empty(), r.end, *side));
+    // Changes that touch the same paragraphs go together: two ranges that
+    // overlap, or an insertion inside (not at an edge of) a range.
+    let touches = |a: &Range<usize>, c: &Range<usize>| match (a.is_empty(), c.is_empty()) {
+        (true, true) => false,
+        (true, false) => c.start < a.start && a.start < c.end,
+        (false, true) => a.start < c.start && c.start < a.end,
+        (false, false) => a.start < c.end && c.start < a.end,
+    };
+    let mut groups: Vec<(Range<usize>, Vec<Change>)> = Vec::new();
+    for change in all {
+        match groups.last_mut() {
+            Some((range, members)) if touches(range, &change.0) => {
+                range.end = range.end.max(change.0.end);
+                members.push(change);
+            }
+            _ => groups.push((change.0.clone(), vec![change])),
+        }
+    }
+    // One side's version of `range`: its changes there applied.
+    let version = |range: &Range<usize>, members: &[Change], side| {
+        let mut out = Vec::new();
+        let mut at = range.start;
+        for (r, with, _) in members.iter().filter(|m| m.2 == side) {
+            out.extend(b[at..r.start].iter().cloned());
+            out.extend(with.iter().cloned());
+            at = r.end;
+        }
+        out.extend(b[at..range.end].iter().cloned());
+        out
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut at = 0;
+    for (range, members) in groups {
+        out.extend(b[at..range.start.max(at)].iter().cloned());
+        let mine = version(&range, &members, 0);
+        let yours = version(&range, &members, 1);
+        let both = members.iter().any(|m| m.2 == 0) && members.iter().any(|m| m.2 == 1);
+        match both {
+            false if members[0].2 == 0 => out.extend(mine),
+            false => out.extend(yours),
+            true if mine == yours => out.extend(mine),
+            // The one that holds the other; else theirs after ours, less
+            // what ours already holds.
+            true => {
+                let holds = |a: &[String], b: &[String]| {
+                    b.iter().all(|p| a.iter().any(|q| q.trim() == p.trim()))
+                };
+                if holds(&yours, &mine) {
+                    out.extend(yours);
+                } else {
+                    let more: Vec<String> = yours
+                        .into_iter()
+                        .filter(|p| !mine.iter().any(|m| m.trim() == p.trim()))
+                        .collect();
+                    out.extend(mine);
+                    out.extend(more);
+                }
+            }
+        }
+        at = at.max(range.end);
+    }
+    out.extend(b[at.min(b.len())..].iter().cloned());
+    Some(out.join("\n\n"))
 }
 
 #[cfg(test)]
@@ -179,5 +293,81 @@ mod merge_tests {
         assert_eq!(merge_drafts("b", "a\n\nb", "x"), "a\n\nb");
         // A short text inside a word of the other is no paragraph of it.
         assert_eq!(merge_drafts("an", "banana", ""), "an\n\nbanana");
+    }
+
+    /// Two front ends each edit another paragraph of the draft both saw:
+    /// both edits, each paragraph once (it kept both whole drafts, every
+    /// paragraph twice).
+    #[test]
+    fn edits_of_different_paragraphs_are_both_kept_once() {
+        let known = "one\n\ntwo\n\nthree";
+        assert_eq!(
+            merge_drafts("ONE\n\ntwo\n\nthree", "one\n\ntwo\n\nTHREE", known),
+            "ONE\n\ntwo\n\nTHREE"
+        );
+        // A paragraph removed here, one added there.
+        assert_eq!(
+            merge_drafts("one\n\nthree", "one\n\ntwo\n\nthree\n\nfour", known),
+            "one\n\nthree\n\nfour"
+        );
+        // Both added a paragraph at the end: ours first.
+        assert_eq!(
+            merge_drafts(
+                "one\n\ntwo\n\nthree\n\nmine",
+                "one\n\ntwo\n\nthree\n\ntheirs",
+                known
+            ),
+            "one\n\ntwo\n\nthree\n\nmine\n\ntheirs"
+        );
+        // The same edit on both sides: once.
+        assert_eq!(
+            merge_drafts("one\n\n2\n\nthree", "one\n\n2\n\nthree", known),
+            "one\n\n2\n\nthree"
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever the two sides did to the paragraphs they both saw,
+        /// every paragraph either of them wrote that was not there before
+        /// is in the merge.
+        #[test]
+        fn no_new_paragraph_is_lost(
+            base in proptest::collection::vec(0u8..6, 1..6),
+            ours in proptest::collection::vec(0u8..9, 0..7),
+            theirs in proptest::collection::vec(0u8..9, 0..7),
+        ) {
+            let text = |v: &[u8]| v.iter().map(|n| format!("p{n}")).collect::<Vec<_>>().join("\n\n");
+            let (base, ours, theirs) = (text(&base), text(&ours), text(&theirs));
+            let merged = merge_drafts(&ours, &theirs, &base);
+            let had: Vec<&str> = base.split("\n\n").collect();
+            let kept: Vec<&str> = merged.split("\n\n").collect();
+            for p in ours.split("\n\n").chain(theirs.split("\n\n")) {
+                if !p.is_empty() && !had.contains(&p) {
+                    proptest::prop_assert!(kept.contains(&p), "{p} lost: {merged:?}");
+                }
+            }
+        }
+    }
+
+    /// Both changed one paragraph: both versions of it, and of it only.
+    #[test]
+    fn one_paragraph_changed_on_both_sides_keeps_both_versions_of_it() {
+        assert_eq!(
+            merge_drafts(
+                "one\n\nTWO\n\nthree",
+                "one\n\nsecond\n\nthree",
+                "one\n\ntwo\n\nthree"
+            ),
+            "one\n\nTWO\n\nsecond\n\nthree"
+        );
+        // And beside it, another paragraph edited on one side only.
+        assert_eq!(
+            merge_drafts(
+                "uno\n\nTWO\n\nthree",
+                "one\n\nsecond\n\nthree",
+                "one\n\ntwo\n\nthree"
+            ),
+            "uno\n\nTWO\n\nsecond\n\nthree"
+        );
     }
 }
