@@ -18,9 +18,12 @@
 //!   varies); use a date instead.
 //! * Clock times (`/at` only): `9am`, `9 am`, `9:30am`, `9.30pm`, `9 p.m.`,
 //!   `14:30`, `14:30:15`, `noon`, `midday`, `midnight` (00:00), `12pm` (noon),
-//!   `12am` (midnight). A bare clock time means its *next* occurrence: today if
-//!   still ahead, else tomorrow — but a time that came less than a minute
-//!   ago means now (typed while it was ahead, Enter may come just after).
+//!   `12am` (midnight), and an hour alone past 12 (`21` is 21:00, `0` is
+//!   00:00); an hour alone from 1 to 12 (`9`, or after a day: `fri 5`) is
+//!   refused with both readings (`9am, 9pm or 21:00`). A bare clock time
+//!   means its *next* occurrence: today if still ahead, else tomorrow — but
+//!   a time that came less than a minute ago means now (typed while it was
+//!   ahead, Enter may come just after).
 //! * Dates (`/at` only), optionally followed (or preceded) by a clock time,
 //!   optionally joined by `at` / `on`: `today`, `tomorrow` (`tmrw`), weekdays
 //!   (`fri`, `friday`, `tues`, `thurs`, ...), `this fri`, `next monday`,
@@ -94,10 +97,10 @@ pub enum WhenError {
         "years and months are not durations (their length varies); give a date instead, e.g. 2030-01-15 09:00"
     )]
     YearsOrMonths,
-    /// A day and a bare hour (`fri 5`, `tomorrow 9`): morning or evening?
-    /// Carries the hour as typed.
-    #[error("{0:?} alone could be morning or evening — say {0}am or {0}pm")]
-    AmbiguousHour(String),
+    /// A bare hour from 1 to 12, alone or after a day (`9`, `fri 5`,
+    /// `tomorrow 9`): morning or evening? Carries the hour.
+    #[error("{}", ambiguous_hour_message(*.0))]
+    AmbiguousHour(u32),
     /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
     #[error("no such date or time: {0:?}")]
     NoSuchTime(String),
@@ -117,6 +120,18 @@ pub enum WhenError {
     /// `/later 1h` with no message.
     #[error("nothing to send after the time")]
     NothingToSend,
+}
+
+/// `"9" alone could be morning or evening — say 9am, 9pm or 21:00`: both
+/// readings, and how to write each.
+fn ambiguous_hour_message(hour: u32) -> String {
+    if hour == 12 {
+        return "\"12\" alone could be noon or midnight — say noon or midnight".to_string();
+    }
+    format!(
+        "\"{hour}\" alone could be morning or evening — say {hour}am, {hour}pm or {}:00",
+        hour + 12
+    )
 }
 
 /// Which expressions are allowed: `/later` takes only durations, `/at` anything.
@@ -192,6 +207,9 @@ fn parse_any_time<Tz: TimeZone>(
     }
 
     match mode {
+        // A number alone is no delay, whether or not it could be an hour:
+        // more likely the unit was left out.
+        Mode::Later if bare_hour(&words).is_some() => Err(WhenError::NotADuration(quoted(trimmed))),
         Mode::Later => match parse_absolute(trimmed, &words, now) {
             Ok(_) | Err(PErr::Fail(WhenError::Past(_))) => {
                 Err(WhenError::TimeNotDuration(quoted(trimmed)))
@@ -201,7 +219,7 @@ fn parse_any_time<Tz: TimeZone>(
         Mode::At => parse_absolute(trimmed, &words, now).map_err(|e| match e {
             PErr::Fail(e) => e,
             PErr::NoMatch => match ambiguous_hour(&words, now) {
-                Some(hour) => WhenError::AmbiguousHour(hour.to_string()),
+                Some(hour) => WhenError::AmbiguousHour(hour),
                 None => WhenError::Unrecognised(quoted(trimmed)),
             },
         }),
@@ -447,11 +465,25 @@ fn says_years_or_months(expr: &str) -> bool {
 
 /// `fri 5`, `tomorrow 9`, `next monday 10`: a day that reads on its own followed by
 /// a bare hour (1–12, where am and pm both make sense); the hour, if so.
-fn ambiguous_hour<'a, Tz: TimeZone>(words: &[&'a str], now: &DateTime<Tz>) -> Option<&'a str> {
+fn ambiguous_hour<Tz: TimeZone>(words: &[&str], now: &DateTime<Tz>) -> Option<u32> {
     let (hour, day) = words.split_last()?;
-    let h: u32 = hour.parse().ok()?;
+    let h = hour_number(hour)?;
     let day_reads = !day.is_empty() && parse_date(day, now.date_naive()).is_ok();
-    ((1..=12).contains(&h) && hour.len() <= 2 && day_reads).then_some(*hour)
+    ((1..=12).contains(&h) && day_reads).then_some(h)
+}
+
+/// `9`, `21`, `00`: one or two digits that could be an hour of the day.
+fn hour_number(w: &str) -> Option<u32> {
+    let digits = (1..=2).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| w.parse().ok()).flatten().filter(|h| *h < 24)
+}
+
+/// The time is a number alone (`21`, `at 9`): the hour, if it can be one.
+fn bare_hour(words: &[&str]) -> Option<u32> {
+    match words {
+        [w] | ["at", w] => hour_number(w),
+        _ => None,
+    }
 }
 
 /// User text quoted back in an error, shortened to one manageable line.
@@ -1031,6 +1063,18 @@ fn parse_absolute<Tz: TimeZone>(
     // Full RFC 3339 (fractional seconds, any offset): chrono parses it exactly.
     if let Ok(t) = DateTime::parse_from_rfc3339(trimmed) {
         return future(t.with_timezone(&Utc), now).map_err(PErr::Fail);
+    }
+    // A bare hour: past 12 (or 0) it can only be that hour on a 24-hour
+    // clock; 1 to 12 could be either half of the day, and the user is asked.
+    // Only alone: after a day (`fri 5 apples`) the number may be text.
+    match bare_hour(words) {
+        Some(h @ 1..=12) => return Err(PErr::Fail(WhenError::AmbiguousHour(h))),
+        Some(h) => {
+            let time = NaiveTime::from_hms_opt(h, 0, 0).ok_or(PErr::NoMatch)?;
+            let clock = Clock { time, offset: None };
+            return resolve(None, Some(clock), now).map_err(PErr::Fail);
+        }
+        None => {}
     }
     let mut words = words;
     if let ["at" | "on", rest @ ..] = words
@@ -1863,20 +1907,16 @@ mod tests {
             Err(WhenError::YearsOrMonths)
         );
         // A day and a bare hour asks which one was meant.
-        for (bad, hour) in [
-            ("tomorrow 9", "9"),
-            ("fri 5", "5"),
-            ("next monday 10", "10"),
-        ] {
+        for (bad, hour) in [("tomorrow 9", 9), ("fri 5", 5), ("next monday 10", 10)] {
             assert_eq!(
                 err(bad, &now, Mode::At),
-                WhenError::AmbiguousHour(hour.into()),
+                WhenError::AmbiguousHour(hour),
                 "{bad:?}"
             );
         }
         assert_eq!(
-            WhenError::AmbiguousHour("5".into()).to_string(),
-            "\"5\" alone could be morning or evening — say 5am or 5pm"
+            WhenError::AmbiguousHour(5).to_string(),
+            "\"5\" alone could be morning or evening — say 5am, 5pm or 17:00"
         );
         // In a message, the day alone is the time and the number is text.
         let (due, rest) = split_time_prefix("fri 5 apples", &now, Mode::At).unwrap();
@@ -1886,7 +1926,6 @@ mod tests {
         );
         for bad in [
             "blah",
-            "9",
             "1.5",
             "in",
             "next",
@@ -2227,6 +2266,63 @@ mod tests {
             let got = split_time_prefix(input, &now, mode)
                 .unwrap_or_else(|e| panic!("{input:?} refused: {e}"));
             assert_eq!(got, (due, rest.to_string()), "{input:?}");
+        }
+    }
+
+    /// A number alone after `/at`: past 12 (or 0) it can only be that
+    /// hour; 1 to 12 could be morning or evening, and the refusal names both.
+    #[test]
+    fn a_bare_hour() {
+        let now = now_p1(); // Sun 29 Nov 18:49
+        assert_eq!(ok("21", &now, Mode::At), p1_at(2026, 11, 29, 21, 0, 0));
+        assert_eq!(ok("at 21", &now, Mode::At), p1_at(2026, 11, 29, 21, 0, 0));
+        assert_eq!(ok("13", &now, Mode::At), p1_at(2026, 11, 30, 13, 0, 0));
+        assert_eq!(ok("0", &now, Mode::At), p1_at(2026, 11, 30, 0, 0, 0));
+        assert_eq!(ok("00", &now, Mode::At), p1_at(2026, 11, 30, 0, 0, 0));
+        assert_eq!(ok("23", &now, Mode::At), p1_at(2026, 11, 29, 23, 0, 0));
+        // The hour that came less than a minute ago means now, as 18:00 would.
+        let at_six = p1().with_ymd_and_hms(2026, 11, 29, 18, 0, 30).unwrap();
+        assert_eq!(ok("18", &at_six, Mode::At), at_six.with_timezone(&Utc));
+        for (typed, hour) in [("9", 9), ("at 9", 9), ("09", 9), ("1", 1), ("12", 12)] {
+            assert_eq!(
+                err(typed, &now, Mode::At),
+                WhenError::AmbiguousHour(hour),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            err("9", &now, Mode::At).to_string(),
+            "\"9\" alone could be morning or evening — say 9am, 9pm or 21:00"
+        );
+        assert_eq!(
+            err("12", &now, Mode::At).to_string(),
+            "\"12\" alone could be noon or midnight — say noon or midnight"
+        );
+        // In a message too; what follows the hour is the text.
+        let (due, rest) = split_time_prefix("21 call mom", &now, Mode::At).unwrap();
+        assert_eq!(
+            (due, rest.as_str()),
+            (p1_at(2026, 11, 29, 21, 0, 0), "call mom")
+        );
+        assert_eq!(
+            split_time_prefix("9 call mom", &now, Mode::At),
+            Err(WhenError::AmbiguousHour(9))
+        );
+        // Not an hour: too large, or a number with a unit of its own.
+        for typed in ["24", "99", "123"] {
+            assert_eq!(
+                err(typed, &now, Mode::At),
+                WhenError::Unrecognised(typed.into()),
+                "{typed:?}"
+            );
+        }
+        // A delay wants a unit: a bare number is no delay, whatever it is.
+        for typed in ["9", "21", "0"] {
+            assert_eq!(
+                err(typed, &now, Mode::Later),
+                WhenError::NotADuration(typed.into()),
+                "{typed:?}"
+            );
         }
     }
 
