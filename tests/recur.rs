@@ -321,6 +321,83 @@ fn every_form_in_utc() {
     }
 }
 
+/// `yearly`, `annually`, `every year` without a date: the date it is
+/// said on, every year, at the time given (09:00 without one), as
+/// `daily` and `monthly` stand alone.
+#[test]
+fn yearly_alone_is_this_date_every_year() {
+    // Tue 1 Dec 2026 10:00 UTC: 09:00 today has passed, 18:00 has not.
+    let now = utc_at(2026, 12, 1, 10, 0);
+    let this_evening = [
+        "Tue 2026-12-01 18:00 +0000",
+        "Wed 2027-12-01 18:00 +0000",
+        "Fri 2028-12-01 18:00 +0000",
+    ];
+    for expr in [
+        "yearly 18:00",
+        "annually at 6pm",
+        "every year at 18:00",
+        "every year 6pm",
+    ] {
+        assert_eq!(
+            next3(expr, &now),
+            (
+                "every year on 1 Dec at 18:00".to_string(),
+                this_evening.map(String::from).to_vec()
+            ),
+            "{expr}"
+        );
+    }
+    for expr in ["yearly", "annually", "every year"] {
+        assert_eq!(
+            next3(expr, &now),
+            (
+                "every year on 1 Dec at 09:00".to_string(),
+                vec![
+                    "Wed 2027-12-01 09:00 +0000".to_string(),
+                    "Fri 2028-12-01 09:00 +0000".to_string(),
+                    "Sat 2029-12-01 09:00 +0000".to_string(),
+                ]
+            ),
+            "{expr}"
+        );
+    }
+    // Said on 29 Feb, it is 29 Feb, as `every year feb 29` is: leap years.
+    let leap_day = utc_at(2028, 2, 29, 10, 0);
+    assert_eq!(
+        next3("yearly 18:00", &leap_day),
+        (
+            "every year on 29 Feb at 18:00".to_string(),
+            vec![
+                "Tue 2028-02-29 18:00 +0000".to_string(),
+                "Sun 2032-02-29 18:00 +0000".to_string(),
+                "Fri 2036-02-29 18:00 +0000".to_string(),
+            ]
+        )
+    );
+    // The date is the user's: 23:30 in New York on 1 Dec is 2 Dec in UTC.
+    let evening_ny = New_York.with_ymd_and_hms(2026, 12, 1, 23, 30, 0).unwrap();
+    assert_eq!(
+        next3("yearly 23:45", &evening_ny).0,
+        "every year on 1 Dec at 23:45"
+    );
+    // With its ends, in a message, and stored: the date is written out,
+    // so the stored rule reads back the same on any later day.
+    let (s, text) = recur::split_prefix("yearly 18:00 for 3 times renew the domain", &now)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.describe(&now).as_str(), text.as_str()),
+        ("every year on 1 Dec at 18:00, 3 times", "renew the domain")
+    );
+    let (s, text) =
+        recur::split_prefix("annually happy birthday", &now).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.rule.describe().as_str(), text.as_str()),
+        ("every year on 1 Dec at 09:00", "happy birthday")
+    );
+    assert_eq!(Rule::parse(&s.rule.expression()).unwrap(), s.rule);
+}
+
 #[test]
 fn refusals_are_one_line_reasons() {
     let now = utc_at(2026, 12, 1, 10, 0);
