@@ -89,6 +89,15 @@ pub enum WhenError {
     /// `Mode::Later` / [`parse_duration`]: not a duration.
     #[error("can't read {0:?} as a duration — try 10m, 1h30m, 2 hours, 1d, in 10 minutes")]
     NotADuration(String),
+    /// [`parse_age`]: not a span of time.
+    #[error(
+        "can't read {0:?} as a span of time — try 12h, 30d, 2w, 6mo, 1y (a month is 30 days, a year 365)"
+    )]
+    NotASpan(String),
+    /// [`parse_age`]: `6m` where months are read too. Carries the amount
+    /// and its `m`.
+    #[error("{0:?} could be minutes or months — say {0}in or {0}o")]
+    MinutesOrMonths(String),
     /// `Mode::Later` was given a point in time.
     #[error("{0:?} is a point in time, not a duration — use /at for that, or e.g. /later 1h30m")]
     TimeNotDuration(String),
@@ -193,7 +202,7 @@ fn parse_any_time<Tz: TimeZone>(
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     let now_utc = now.with_timezone(&Utc);
 
-    match duration_ms(&words) {
+    match duration_ms(&words, false) {
         Ok(ms) => {
             return Duration::try_milliseconds(ms)
                 .and_then(|d| now_utc.checked_add_signed(d))
@@ -236,10 +245,30 @@ pub fn parse_duration(expr: &str) -> Result<Duration, WhenError> {
     }
     let owned = words_of(trimmed);
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
-    match duration_ms(&words) {
+    match duration_ms(&words, false) {
         Ok(ms) => Duration::try_milliseconds(ms).ok_or(WhenError::OutOfRange),
         Err(PErr::Fail(e)) => Err(e),
         Err(PErr::NoMatch) => Err(WhenError::NotADuration(quoted(trimmed))),
+    }
+}
+
+/// How long ago, for `tock prune --older-than`: what [`parse_duration`]
+/// takes, and also months and years (`6mo`, `1y`, `2 years`) at a fixed
+/// length — a month is 30 days, a year 365 — which is near enough for
+/// "finished more than a year ago". Elsewhere they are refused, since a
+/// delay is exact. `m` alone could then be minutes or months and is
+/// refused (`1h30m` is minutes).
+pub fn parse_age(expr: &str) -> Result<Duration, WhenError> {
+    let trimmed = expr.trim();
+    if trimmed.is_empty() {
+        return Err(WhenError::Empty);
+    }
+    let owned = words_of(trimmed);
+    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+    match duration_ms(&words, true) {
+        Ok(ms) => Duration::try_milliseconds(ms).ok_or(WhenError::OutOfRange),
+        Err(PErr::Fail(e)) => Err(e),
+        Err(PErr::NoMatch) => Err(WhenError::NotASpan(quoted(trimmed))),
     }
 }
 
@@ -637,21 +666,31 @@ fn atoms<'a>(words: &[&'a str]) -> Option<Vec<Atom<'a>>> {
     Some(out)
 }
 
+const HOUR_MS: i128 = 3_600_000;
+/// A month where [`parse_age`] reads one: 30 days.
+const MONTH_MS: i128 = 30 * 86_400_000;
+/// A year where [`parse_age`] reads one: 365 days.
+const YEAR_MS: i128 = 365 * 86_400_000;
+
 /// Milliseconds per unit. `m` is minutes (never months): months and years are
-/// not fixed lengths, so they are not durations here.
-fn unit_ms(u: &str) -> Option<i128> {
+/// not fixed lengths, so they are not durations here — except with
+/// `calendar`, for [`parse_age`].
+fn unit_ms(u: &str, calendar: bool) -> Option<i128> {
     Some(match u {
         "s" | "sec" | "secs" | "second" | "seconds" => 1_000,
         "m" | "min" | "mins" | "minute" | "minutes" => 60_000,
-        "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000,
+        "h" | "hr" | "hrs" | "hour" | "hours" => HOUR_MS,
         "d" | "day" | "days" => 86_400_000,
         "w" | "wk" | "wks" | "week" | "weeks" => 604_800_000,
+        "mo" | "mos" | "month" | "months" if calendar => MONTH_MS,
+        "y" | "yr" | "yrs" | "year" | "years" if calendar => YEAR_MS,
         _ => return None,
     })
 }
 
-/// A duration in milliseconds, > 0.
-fn duration_ms(words: &[&str]) -> Result<i64, PErr> {
+/// A duration in milliseconds, > 0; with `calendar`, months and years too
+/// (see [`parse_age`]).
+fn duration_ms(words: &[&str], calendar: bool) -> Result<i64, PErr> {
     let mut words = words;
     if let [first, rest @ ..] = words
         && *first == "in"
@@ -719,7 +758,13 @@ fn duration_ms(words: &[&str]) -> Result<i64, PErr> {
         let Some(Atom::Word(unit)) = atoms.get(i) else {
             return Err(PErr::NoMatch);
         };
-        let per = unit_ms(unit).ok_or(PErr::NoMatch)?;
+        // With months about, `6m` could be either; after hours it is minutes.
+        if calendar && *unit == "m" && last_unit != Some(HOUR_MS) {
+            let n = format!("{}.{:03}", amount / 1000, amount % 1000);
+            let n = n.trim_end_matches('0').trim_end_matches('.');
+            return Err(PErr::Fail(WhenError::MinutesOrMonths(format!("{n}m"))));
+        }
+        let per = unit_ms(unit, calendar).ok_or(PErr::NoMatch)?;
         // Each unit once: "1h 1h" is more likely a typo than a sum.
         let canon = per_name(per);
         if seen.contains(&canon) {
@@ -755,6 +800,8 @@ fn hours_then_minutes(word: &str) -> bool {
 
 fn per_name(per: i128) -> &'static str {
     match per {
+        MONTH_MS => "mo",
+        YEAR_MS => "y",
         1_000 => "s",
         60_000 => "m",
         3_600_000 => "h",
@@ -1547,6 +1594,61 @@ mod tests {
         for (expr, want) in cases {
             assert_eq!(parse_duration(expr), Ok(want), "{expr:?}");
         }
+    }
+
+    /// How long ago, for `tock prune --older-than`: durations, and months
+    /// and years at a fixed length; `m` alone could be either.
+    #[test]
+    fn parse_age_values_and_refusals() {
+        let day = Duration::days(1);
+        for (expr, want) in [
+            ("1y", day * 365),
+            ("1 year", day * 365),
+            ("2 years", day * 730),
+            ("2yrs", day * 730),
+            ("6mo", day * 180),
+            ("6 months", day * 180),
+            ("1 month", day * 30),
+            ("1y 6mo", day * 545),
+            ("1 year and 2 weeks", day * 379),
+            ("2w", day * 14),
+            ("3 weeks", day * 21),
+            ("30d", day * 30),
+            ("12h", Duration::hours(12)),
+            ("1h30m", Duration::minutes(90)),
+            ("90 min", Duration::minutes(90)),
+            ("10 minutes", Duration::minutes(10)),
+        ] {
+            assert_eq!(parse_age(expr), Ok(want), "{expr:?}");
+        }
+        for (typed, m) in [
+            ("6m", "6m"),
+            ("6 m", "6m"),
+            ("1y 6m", "6m"),
+            ("1.5m", "1.5m"),
+        ] {
+            assert_eq!(
+                parse_age(typed),
+                Err(WhenError::MinutesOrMonths(m.into())),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            WhenError::MinutesOrMonths("6m".into()).to_string(),
+            "\"6m\" could be minutes or months — say 6min or 6mo"
+        );
+        assert_eq!(parse_age("0y"), Err(WhenError::NotPositive));
+        assert_eq!(parse_age(""), Err(WhenError::Empty));
+        assert_eq!(
+            parse_age("a fortnight").map_err(|e| e.to_string()),
+            Err("can't read \"a fortnight\" as a span of time — try 12h, 30d, 2w, 6mo, 1y (a month is 30 days, a year 365)".into())
+        );
+        // Elsewhere years and months stay refused: a delay or a series'
+        // span is exact, and a date says what is meant.
+        assert_eq!(
+            parse_duration("1y"),
+            Err(WhenError::NotADuration("1y".into()))
+        );
     }
 
     #[test]

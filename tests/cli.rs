@@ -305,6 +305,37 @@ fn cancel_hides_the_item_except_with_all_and_reschedule_edit_change_it() {
     assert_eq!(t.item(a)["status"], "pending");
 }
 
+/// `--older-than` takes what a user writes for how long ago: weeks,
+/// months (30 days) and years (365 days) too; what it cannot read, or
+/// cannot tell apart (`6m`: minutes or months?), is refused naming what
+/// it takes, before anything is deleted.
+#[test]
+fn prune_older_than_takes_weeks_months_and_years() {
+    let t = Tock::new();
+    let canceled = t.send(&["--new", "P", "--in", "1h", "nope"]);
+    t.ok(&["cancel", &canceled.to_string()]);
+    for age in [
+        "1y", "2 years", "1 year", "6mo", "6 months", "1y 6mo", "2w", "3 weeks", "30d",
+    ] {
+        let out = t.ok(&["prune", "--older-than", age]);
+        assert!(out.contains("pruned 0"), "{age}: {out}");
+    }
+    assert_eq!(
+        t.items().len(),
+        1,
+        "the canceled row is younger than all of them"
+    );
+    let line = t.fails(&["prune", "--older-than", "6m"]);
+    assert!(line.contains("minutes or months"), "{line}");
+    assert!(line.contains("6min") && line.contains("6mo"), "{line}");
+    let line = t.fails(&["prune", "--older-than", "a fortnight"]);
+    assert!(line.contains("\"a fortnight\""), "{line}");
+    for accepted in ["30d", "2w", "6mo", "1y"] {
+        assert!(line.contains(accepted), "{line} should name {accepted}");
+    }
+    assert_eq!(t.items().len(), 1);
+}
+
 #[test]
 fn prune_removes_finished_rows_only() {
     let mut t = Tock::new();
