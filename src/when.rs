@@ -34,7 +34,9 @@
 //!   ahead); `next monday` is the first Monday strictly after today (so on a
 //!   Sunday it is tomorrow; the preview shows the date, which removes any doubt).
 //!   A month-name date without a year means its next occurrence.
-//!   An explicit date or instant that is not in the future is refused.
+//!   An explicit date or instant that is not in the future is refused, and
+//!   so are `yesterday`, `last fri` and `2h ago`, with when that was (what
+//!   came less than a minute ago means now, as above).
 //! * Full RFC 3339 instants with an offset: `2026-12-01T09:00:00Z`,
 //!   `2026-12-01T09:00:00.5+02:00`. A clock time may also carry an
 //!   offset or `utc`/`gmt`, with any date form: `14:30 utc`, `5pm utc`,
@@ -413,6 +415,7 @@ pub fn parse_until<Tz: TimeZone>(
     let day = match date {
         DateSpec::Today => today,
         DateSpec::Tomorrow => plus(1)?,
+        DateSpec::Before(day) => day,
         DateSpec::Weekday { day, next } => {
             let mut delta = (i64::from(day.num_days_from_monday())
                 - i64::from(today.weekday().num_days_from_monday()))
@@ -960,6 +963,8 @@ enum DateSpec {
         day: Weekday,
         next: bool,
     },
+    /// A day that has gone: `yesterday`, `last fri`. Refused as past.
+    Before(NaiveDate),
     /// A calendar date; without an explicit year it rolls to its next occurrence.
     Ymd {
         date: NaiveDate,
@@ -1022,6 +1027,18 @@ fn parse_date(words: &[&str], today: NaiveDate) -> Result<DateSpec, PErr> {
     match words.as_slice() {
         ["today"] => Ok(DateSpec::Today),
         ["tomorrow" | "tmrw" | "tmr"] => Ok(DateSpec::Tomorrow),
+        ["yesterday"] => today.pred_opt().map(DateSpec::Before).ok_or(PErr::NoMatch),
+        // The latest such day before today (a week ago on that day).
+        ["last", w] if weekday(w).is_some() => {
+            let day = weekday(w).ok_or(PErr::NoMatch)?;
+            let back = (i64::from(today.weekday().num_days_from_monday())
+                - i64::from(day.num_days_from_monday()))
+            .rem_euclid(7);
+            today
+                .checked_sub_signed(Duration::days(if back == 0 { 7 } else { back }))
+                .map(DateSpec::Before)
+                .ok_or(PErr::NoMatch)
+        }
         [w] if weekday(w).is_some() => Ok(DateSpec::Weekday {
             day: weekday(w).ok_or(PErr::NoMatch)?,
             next: false,
@@ -1110,6 +1127,16 @@ fn parse_absolute<Tz: TimeZone>(
     // Full RFC 3339 (fractional seconds, any offset): chrono parses it exactly.
     if let Ok(t) = DateTime::parse_from_rfc3339(trimmed) {
         return future(t.with_timezone(&Utc), now).map_err(PErr::Fail);
+    }
+    // `2h ago`: understood, so that it is refused as past (or is now, under
+    // a minute ago, like any named time).
+    if let [amount @ .., "ago"] = words
+        && let Ok(ms) = duration_ms(amount, false)
+    {
+        let ago = Duration::try_milliseconds(ms)
+            .and_then(|d| now.with_timezone(&Utc).checked_sub_signed(d))
+            .ok_or(PErr::Fail(WhenError::OutOfRange))?;
+        return future(ago, now).map_err(PErr::Fail);
     }
     // A bare hour: past 12 (or 0) it can only be that hour on a 24-hour
     // clock; 1 to 12 could be either half of the day, and the user is asked.
@@ -1232,6 +1259,7 @@ fn resolve<Tz: TimeZone>(
         }
         Some(DateSpec::Today) => future(at(today)?, now),
         Some(DateSpec::Tomorrow) => future(at(plus_days(today, 1)?)?, now),
+        Some(DateSpec::Before(day)) => future(at(day)?, now),
         Some(DateSpec::Weekday { day, next }) => {
             let mut delta = (i64::from(day.num_days_from_monday())
                 - i64::from(today.weekday().num_days_from_monday()))
@@ -2426,6 +2454,62 @@ mod tests {
                 "{typed:?}"
             );
         }
+    }
+
+    /// Days that have gone (`yesterday`, `last fri`) and `… ago` are read,
+    /// and refused as past, naming when that was; one less than a minute
+    /// ago still means now.
+    #[test]
+    fn gone_days_are_in_the_past() {
+        let now = now_p1(); // Sun 29 Nov 18:49
+        for (typed, shown) in [
+            ("yesterday 9am", "Sat 28 Nov 09:00"),
+            ("yesterday at 9am", "Sat 28 Nov 09:00"),
+            ("9am yesterday", "Sat 28 Nov 09:00"),
+            ("yesterday", "Sat 28 Nov 09:00"),
+            ("Yesterday 17:30", "Sat 28 Nov 17:30"),
+            ("last fri", "Fri 27 Nov 09:00"),
+            ("last friday 5pm", "Fri 27 Nov 17:00"),
+            // Today is a Sunday: last Sunday is a week ago.
+            ("last sunday 20:00", "Sun 22 Nov 20:00"),
+            ("2h ago", "Sun 29 Nov 16:49"),
+            ("10 minutes ago", "Sun 29 Nov 18:39"),
+            ("3 days ago", "Thu 26 Nov 18:49"),
+        ] {
+            assert_eq!(
+                err(typed, &now, Mode::At),
+                WhenError::Past(shown.into()),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            err("yesterday 9am", &now, Mode::At).to_string(),
+            "that time is in the past (Sat 28 Nov 09:00)"
+        );
+        assert_eq!(
+            split_time_prefix("yesterday 9am call mom", &now, Mode::At),
+            Err(WhenError::Past("Sat 28 Nov 09:00".into()))
+        );
+        assert_eq!(
+            err("yesterday 9am", &now, Mode::Later),
+            WhenError::TimeNotDuration("yesterday 9am".into())
+        );
+        // Less than a minute ago is now, as for any named time.
+        let just_after_midnight = p1().with_ymd_and_hms(2026, 11, 30, 0, 0, 30).unwrap();
+        let now_utc = just_after_midnight.with_timezone(&Utc);
+        assert_eq!(
+            parse_time("yesterday 23:59:45", &just_after_midnight, Mode::At),
+            Ok(now_utc)
+        );
+        assert_eq!(
+            parse_time("30s ago", &now, Mode::At),
+            Ok(now.with_timezone(&Utc))
+        );
+        // A series cannot end yesterday either.
+        assert_eq!(
+            parse_until("yesterday", &now),
+            Err(WhenError::Past("Sat 28 Nov 23:59".into()))
+        );
     }
 
     #[test]

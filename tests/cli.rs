@@ -1542,11 +1542,7 @@ fn bad_recurring_input_exits_non_zero_with_one_line() {
         assert_eq!(line.matches(mention).count(), 1, "{args:?}: {line}");
     }
     let line = t.fails(&["send", "--every", "daily 18:00 until yesterday", "x"]);
-    assert_eq!(
-        line.matches("can't read \"yesterday\"").count(),
-        1,
-        "{line}"
-    );
+    assert_eq!(line.matches("in the past").count(), 1, "{line}");
     // Option conflicts are refused by the argument parser.
     for args in [
         &["send", "--until", "dec 24", "x"][..],

@@ -635,10 +635,14 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
         let e = recur::split_prefix(zero, &now).unwrap_err();
         assert_eq!(e.to_string(), "a duration must be positive", "{zero}");
     }
-    // An end that cannot be read is refused, not sent as the message's
-    // first words (the series would never end).
+    // An end that cannot be read, or is past, is refused, not sent as the
+    // message's first words (the series would never end).
     let e = recur::split_prefix("daily 18:00 until yesterday ping", &now).unwrap_err();
-    assert!(e.to_string().contains("yesterday"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "that time is in the past (Mon 30 Nov 23:59)",
+        "{e}"
+    );
     let e = recur::split_prefix("every day 9am until blursday ping", &now).unwrap_err();
     assert!(e.to_string().contains("blursday"), "{e}");
     // A past end after the message is refused as one before it is (kept
