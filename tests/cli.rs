@@ -1499,6 +1499,49 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
     );
 }
 
+/// A series still going says how many went so far; one that has ended
+/// says how many times it ran, and that it ended.
+#[test]
+fn an_ended_series_reads_as_finished_in_list() {
+    let t = Tock::new();
+    let going = t.send(&["--new", "S", "--every", "every 1 minute", "drink water"]);
+    let done = t.send(&[
+        "--conv",
+        "S",
+        "--every",
+        "every 1 minute for 2 times",
+        "stretch",
+    ]);
+    // As the scheduler leaves them: one went three times so far, the
+    // other ran its two times and ended.
+    let db = rusqlite::Connection::open(&t.db).unwrap();
+    db.execute("UPDATE series SET occurrences = 3 WHERE id = ?1", [going])
+        .unwrap();
+    db.execute(
+        "UPDATE series SET occurrences = 2, remaining = 0, next_due_at = NULL, \
+         status = 'ended' WHERE id = ?1",
+        [done],
+    )
+    .unwrap();
+    drop(db);
+    let table = t.ok(&["list", "--all"]);
+    let row = |text: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("{text}:\n{table}"))
+            .to_string()
+    };
+    assert!(
+        row("drink water").ends_with("[every minute; 3 so far]"),
+        "{table}"
+    );
+    assert!(
+        row("stretch").ends_with("[every minute; ran 2 times, ended]"),
+        "{table}"
+    );
+}
+
 #[test]
 fn bad_recurring_input_exits_non_zero_with_one_line() {
     let t = Tock::new();
