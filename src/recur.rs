@@ -1039,17 +1039,21 @@ fn parse_days(words: &[&str], today: Option<NaiveDate>) -> Option<Result<Days, R
     }))
 }
 
-/// croner's sentence inside a phrase: `At every 5 minutes.` reads
-/// `every 5 minutes`, `At 09:00, Monday through Friday.` reads
-/// `at 09:00, Monday through Friday`.
+/// croner's sentence inside a phrase, in lower case like tock's own rules
+/// (`every day at 09:00`): `At every 5 minutes.` reads `every 5 minutes`,
+/// `At 09:00, on Monday.` reads `at 09:00, on Monday`, `Every minute.`
+/// reads `every minute` (croner's sentences start with `At` or `Every`;
+/// only that first letter changes, so day and month names keep theirs).
 fn cron_words(sentence: &str) -> String {
     let s = sentence.trim().trim_end_matches('.');
-    if let Some(rest) = s.strip_prefix("At every ") {
-        return format!("every {rest}");
-    }
-    match s.strip_prefix("At ") {
-        Some(rest) => format!("at {rest}"),
+    let s = match s.strip_prefix("At every ") {
+        Some(rest) => format!("every {rest}"),
         None => s.to_string(),
+    };
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 

@@ -398,6 +398,28 @@ fn yearly_alone_is_this_date_every_year() {
     assert_eq!(Rule::parse(&s.rule.expression()).unwrap(), s.rule);
 }
 
+/// A cron rule's words start in lower case like every other rule's
+/// (`every day at 09:00`), whichever sentence the pattern makes.
+#[test]
+fn cron_descriptions_read_like_the_other_rules() {
+    let now = utc_at(2026, 12, 1, 10, 0);
+    for (pattern, words) in [
+        ("* * * * *", "every minute"),
+        ("* 9 * * *", "every minute past hour 9"),
+        ("* * * jan *", "every minute, in January"),
+        ("*/5 * * * *", "every 5 minutes"),
+        ("0 9 * * 1", "at 09:00, on Monday"),
+        ("0 * * * *", "at minute 0 past every hour"),
+    ] {
+        let s = recur::parse(&format!("cron \"{pattern}\""), &now).unwrap();
+        assert_eq!(
+            s.describe(&now),
+            format!("cron \"{pattern}\" ({words})"),
+            "{pattern}"
+        );
+    }
+}
+
 #[test]
 fn refusals_are_one_line_reasons() {
     let now = utc_at(2026, 12, 1, 10, 0);
