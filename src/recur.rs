@@ -21,7 +21,8 @@
 //! `every weekday 9am`, `every weekend 10:00`, `every monday 10:00`,
 //! `every mon,wed,fri 8:30`, `every mon-fri 9am`, `every 2h`,
 //! `every 30 minutes`, `hourly`, `every month on the 1st 9am`,
-//! `every month on the last day 18:00`, `every year dec 24 18:00`, and
+//! `every month on the last day 18:00`, `every year dec 24 18:00`,
+//! `yearly 18:00` / `annually` / `every year` (the date it is said on), and
 //! `cron "0 9 * * 1-5"` (five fields, quotes optional), each optionally
 //! followed by `until DATE` (a date alone means the end of that day) and
 //! `for N times` or `for DURATION`. A rule without a clock time fires at 09:00.
@@ -48,8 +49,8 @@
 //! evaluation, the hard part, is `croner`'s.
 
 use chrono::{
-    DateTime, FixedOffset, Local, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone,
-    Timelike, Utc, Weekday,
+    DateTime, Datelike, FixedOffset, Local, LocalResult, NaiveDate, NaiveDateTime, NaiveTime,
+    TimeZone, Timelike, Utc, Weekday,
 };
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
@@ -284,7 +285,7 @@ pub fn parse<Tz: TimeZone>(expr: &str, now: &DateTime<Tz>) -> Result<Schedule, R
     let (rule_words, ends) = split_ends(&words);
     let rule = match rule_text {
         Some(pattern) => cron_rule(pattern)?,
-        None => Rule::parse_words(rule_words, trimmed)?,
+        None => Rule::parse_words(rule_words, trimmed, Some(now.date_naive()))?,
     };
     if rule_text.is_some() && !rule_words.is_empty() {
         return Err(RecurError::Unrecognised(when::quoted(trimmed)));
@@ -646,10 +647,16 @@ impl Rule {
         }
         let owned = when::words_of(trimmed);
         let words: Vec<&str> = owned.iter().map(String::as_str).collect();
-        Rule::parse_words(&words, trimmed)
+        // A stored rule names its date: no `today` for `yearly` alone.
+        Rule::parse_words(&words, trimmed, None)
     }
 
-    fn parse_words(words: &[&str], shown: &str) -> Result<Rule, RecurError> {
+    /// `today` (the user's) is the date of `yearly` said without one.
+    fn parse_words(
+        words: &[&str],
+        shown: &str,
+        today: Option<NaiveDate>,
+    ) -> Result<Rule, RecurError> {
         let unrecognised = || RecurError::Unrecognised(when::quoted(shown));
         let mut words = words;
         if let ["every", rest @ ..] = words {
@@ -694,7 +701,7 @@ impl Rule {
         let time = time.unwrap_or_else(|| {
             NaiveTime::from_hms_opt(when::DEFAULT_HOUR, 0, 0).unwrap_or(NaiveTime::MIN)
         });
-        let days = parse_days(day_words).ok_or_else(unrecognised)??;
+        let days = parse_days(day_words, today).ok_or_else(unrecognised)??;
         Rule::calendar(days, time)
     }
 
@@ -938,8 +945,10 @@ fn weekday_word(w: &str) -> Option<Weekday> {
 }
 
 /// The days part of a calendar rule. None: not a days expression;
-/// Some(Err): one that cannot happen (`feb 30`, the 32nd).
-fn parse_days(words: &[&str]) -> Option<Result<Days, RecurError>> {
+/// Some(Err): one that cannot happen (`feb 30`, the 32nd). `yearly` without
+/// a date is `today`'s date every year (29 Feb: leap years, as `every year
+/// feb 29`); without a `today` it is not read.
+fn parse_days(words: &[&str], today: Option<NaiveDate>) -> Option<Result<Days, RecurError>> {
     let no_such = |w: &[&str]| Some(Err(RecurError::Time(WhenError::NoSuchTime(w.join(" ")))));
     match words {
         ["day" | "days" | "daily"] | ["every", "day"] => return Some(Ok(Days::Every)),
@@ -975,6 +984,7 @@ fn parse_days(words: &[&str]) -> Option<Result<Days, RecurError>> {
             };
         }
         let (month, day) = match rest.as_slice() {
+            [] => today.map(|d| (d.month(), d.day()))?,
             [a, b] => match (month_number(a), month_number(b)) {
                 (Some(m), None) => (m, day_number(b)?),
                 (None, Some(m)) => (m, day_number(a)?),
@@ -1029,17 +1039,21 @@ fn parse_days(words: &[&str]) -> Option<Result<Days, RecurError>> {
     }))
 }
 
-/// croner's sentence inside a phrase: `At every 5 minutes.` reads
-/// `every 5 minutes`, `At 09:00, Monday through Friday.` reads
-/// `at 09:00, Monday through Friday`.
+/// croner's sentence inside a phrase, in lower case like tock's own rules
+/// (`every day at 09:00`): `At every 5 minutes.` reads `every 5 minutes`,
+/// `At 09:00, on Monday.` reads `at 09:00, on Monday`, `Every minute.`
+/// reads `every minute` (croner's sentences start with `At` or `Every`;
+/// only that first letter changes, so day and month names keep theirs).
 fn cron_words(sentence: &str) -> String {
     let s = sentence.trim().trim_end_matches('.');
-    if let Some(rest) = s.strip_prefix("At every ") {
-        return format!("every {rest}");
-    }
-    match s.strip_prefix("At ") {
-        Some(rest) => format!("at {rest}"),
+    let s = match s.strip_prefix("At every ") {
+        Some(rest) => format!("every {rest}"),
         None => s.to_string(),
+    };
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 

@@ -18,9 +18,12 @@
 //!   varies); use a date instead.
 //! * Clock times (`/at` only): `9am`, `9 am`, `9:30am`, `9.30pm`, `9 p.m.`,
 //!   `14:30`, `14:30:15`, `noon`, `midday`, `midnight` (00:00), `12pm` (noon),
-//!   `12am` (midnight). A bare clock time means its *next* occurrence: today if
-//!   still ahead, else tomorrow — but a time that came less than a minute
-//!   ago means now (typed while it was ahead, Enter may come just after).
+//!   `12am` (midnight), and an hour alone past 12 (`21` is 21:00, `0` is
+//!   00:00); an hour alone from 1 to 12 (`9`, or after a day: `fri 5`) is
+//!   refused with both readings (`9am, 9pm or 21:00`). A bare clock time
+//!   means its *next* occurrence: today if still ahead, else tomorrow — but
+//!   a time that came less than a minute ago means now (typed while it was
+//!   ahead, Enter may come just after).
 //! * Dates (`/at` only), optionally followed (or preceded) by a clock time,
 //!   optionally joined by `at` / `on`: `today`, `tomorrow` (`tmrw`), weekdays
 //!   (`fri`, `friday`, `tues`, `thurs`, ...), `this fri`, `next monday`,
@@ -31,7 +34,9 @@
 //!   ahead); `next monday` is the first Monday strictly after today (so on a
 //!   Sunday it is tomorrow; the preview shows the date, which removes any doubt).
 //!   A month-name date without a year means its next occurrence.
-//!   An explicit date or instant that is not in the future is refused.
+//!   An explicit date or instant that is not in the future is refused, and
+//!   so are `yesterday`, `last fri` and `2h ago`, with when that was (what
+//!   came less than a minute ago means now, as above).
 //! * Full RFC 3339 instants with an offset: `2026-12-01T09:00:00Z`,
 //!   `2026-12-01T09:00:00.5+02:00`. A clock time may also carry an
 //!   offset or `utc`/`gmt`, with any date form: `14:30 utc`, `5pm utc`,
@@ -86,6 +91,15 @@ pub enum WhenError {
     /// `Mode::Later` / [`parse_duration`]: not a duration.
     #[error("can't read {0:?} as a duration — try 10m, 1h30m, 2 hours, 1d, in 10 minutes")]
     NotADuration(String),
+    /// [`parse_age`]: not a span of time.
+    #[error(
+        "can't read {0:?} as a span of time — try 12h, 30d, 2w, 6mo, 1y (a month is 30 days, a year 365)"
+    )]
+    NotASpan(String),
+    /// [`parse_age`]: `6m` where months are read too. Carries the amount
+    /// and its `m`.
+    #[error("{0:?} could be minutes or months — say {0}in or {0}o")]
+    MinutesOrMonths(String),
     /// `Mode::Later` was given a point in time.
     #[error("{0:?} is a point in time, not a duration — use /at for that, or e.g. /later 1h30m")]
     TimeNotDuration(String),
@@ -94,10 +108,10 @@ pub enum WhenError {
         "years and months are not durations (their length varies); give a date instead, e.g. 2030-01-15 09:00"
     )]
     YearsOrMonths,
-    /// A day and a bare hour (`fri 5`, `tomorrow 9`): morning or evening?
-    /// Carries the hour as typed.
-    #[error("{0:?} alone could be morning or evening — say {0}am or {0}pm")]
-    AmbiguousHour(String),
+    /// A bare hour from 1 to 12, alone or after a day (`9`, `fri 5`,
+    /// `tomorrow 9`): morning or evening? Carries the hour.
+    #[error("{}", ambiguous_hour_message(*.0))]
+    AmbiguousHour(u32),
     /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
     #[error("no such date or time: {0:?}")]
     NoSuchTime(String),
@@ -117,6 +131,18 @@ pub enum WhenError {
     /// `/later 1h` with no message.
     #[error("nothing to send after the time")]
     NothingToSend,
+}
+
+/// `"9" alone could be morning or evening — say 9am, 9pm or 21:00`: both
+/// readings, and how to write each.
+fn ambiguous_hour_message(hour: u32) -> String {
+    if hour == 12 {
+        return "\"12\" alone could be noon or midnight — say noon or midnight".to_string();
+    }
+    format!(
+        "\"{hour}\" alone could be morning or evening — say {hour}am, {hour}pm or {}:00",
+        hour + 12
+    )
 }
 
 /// Which expressions are allowed: `/later` takes only durations, `/at` anything.
@@ -178,7 +204,7 @@ fn parse_any_time<Tz: TimeZone>(
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     let now_utc = now.with_timezone(&Utc);
 
-    match duration_ms(&words) {
+    match duration_ms(&words, false) {
         Ok(ms) => {
             return Duration::try_milliseconds(ms)
                 .and_then(|d| now_utc.checked_add_signed(d))
@@ -192,6 +218,9 @@ fn parse_any_time<Tz: TimeZone>(
     }
 
     match mode {
+        // A number alone is no delay, whether or not it could be an hour:
+        // more likely the unit was left out.
+        Mode::Later if bare_hour(&words).is_some() => Err(WhenError::NotADuration(quoted(trimmed))),
         Mode::Later => match parse_absolute(trimmed, &words, now) {
             Ok(_) | Err(PErr::Fail(WhenError::Past(_))) => {
                 Err(WhenError::TimeNotDuration(quoted(trimmed)))
@@ -201,7 +230,7 @@ fn parse_any_time<Tz: TimeZone>(
         Mode::At => parse_absolute(trimmed, &words, now).map_err(|e| match e {
             PErr::Fail(e) => e,
             PErr::NoMatch => match ambiguous_hour(&words, now) {
-                Some(hour) => WhenError::AmbiguousHour(hour.to_string()),
+                Some(hour) => WhenError::AmbiguousHour(hour),
                 None => WhenError::Unrecognised(quoted(trimmed)),
             },
         }),
@@ -218,10 +247,30 @@ pub fn parse_duration(expr: &str) -> Result<Duration, WhenError> {
     }
     let owned = words_of(trimmed);
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
-    match duration_ms(&words) {
+    match duration_ms(&words, false) {
         Ok(ms) => Duration::try_milliseconds(ms).ok_or(WhenError::OutOfRange),
         Err(PErr::Fail(e)) => Err(e),
         Err(PErr::NoMatch) => Err(WhenError::NotADuration(quoted(trimmed))),
+    }
+}
+
+/// How long ago, for `tock prune --older-than`: what [`parse_duration`]
+/// takes, and also months and years (`6mo`, `1y`, `2 years`) at a fixed
+/// length — a month is 30 days, a year 365 — which is near enough for
+/// "finished more than a year ago". Elsewhere they are refused, since a
+/// delay is exact. `m` alone could then be minutes or months and is
+/// refused (`1h30m` is minutes).
+pub fn parse_age(expr: &str) -> Result<Duration, WhenError> {
+    let trimmed = expr.trim();
+    if trimmed.is_empty() {
+        return Err(WhenError::Empty);
+    }
+    let owned = words_of(trimmed);
+    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+    match duration_ms(&words, true) {
+        Ok(ms) => Duration::try_milliseconds(ms).ok_or(WhenError::OutOfRange),
+        Err(PErr::Fail(e)) => Err(e),
+        Err(PErr::NoMatch) => Err(WhenError::NotASpan(quoted(trimmed))),
     }
 }
 
@@ -366,6 +415,7 @@ pub fn parse_until<Tz: TimeZone>(
     let day = match date {
         DateSpec::Today => today,
         DateSpec::Tomorrow => plus(1)?,
+        DateSpec::Before(day) => day,
         DateSpec::Weekday { day, next } => {
             let mut delta = (i64::from(day.num_days_from_monday())
                 - i64::from(today.weekday().num_days_from_monday()))
@@ -447,11 +497,25 @@ fn says_years_or_months(expr: &str) -> bool {
 
 /// `fri 5`, `tomorrow 9`, `next monday 10`: a day that reads on its own followed by
 /// a bare hour (1–12, where am and pm both make sense); the hour, if so.
-fn ambiguous_hour<'a, Tz: TimeZone>(words: &[&'a str], now: &DateTime<Tz>) -> Option<&'a str> {
+fn ambiguous_hour<Tz: TimeZone>(words: &[&str], now: &DateTime<Tz>) -> Option<u32> {
     let (hour, day) = words.split_last()?;
-    let h: u32 = hour.parse().ok()?;
+    let h = hour_number(hour)?;
     let day_reads = !day.is_empty() && parse_date(day, now.date_naive()).is_ok();
-    ((1..=12).contains(&h) && hour.len() <= 2 && day_reads).then_some(*hour)
+    ((1..=12).contains(&h) && day_reads).then_some(h)
+}
+
+/// `9`, `21`, `00`: one or two digits that could be an hour of the day.
+fn hour_number(w: &str) -> Option<u32> {
+    let digits = (1..=2).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| w.parse().ok()).flatten().filter(|h| *h < 24)
+}
+
+/// The time is a number alone (`21`, `at 9`): the hour, if it can be one.
+fn bare_hour(words: &[&str]) -> Option<u32> {
+    match words {
+        [w] | ["at", w] => hour_number(w),
+        _ => None,
+    }
 }
 
 /// User text quoted back in an error, shortened to one manageable line.
@@ -605,21 +669,31 @@ fn atoms<'a>(words: &[&'a str]) -> Option<Vec<Atom<'a>>> {
     Some(out)
 }
 
+const HOUR_MS: i128 = 3_600_000;
+/// A month where [`parse_age`] reads one: 30 days.
+const MONTH_MS: i128 = 30 * 86_400_000;
+/// A year where [`parse_age`] reads one: 365 days.
+const YEAR_MS: i128 = 365 * 86_400_000;
+
 /// Milliseconds per unit. `m` is minutes (never months): months and years are
-/// not fixed lengths, so they are not durations here.
-fn unit_ms(u: &str) -> Option<i128> {
+/// not fixed lengths, so they are not durations here — except with
+/// `calendar`, for [`parse_age`].
+fn unit_ms(u: &str, calendar: bool) -> Option<i128> {
     Some(match u {
         "s" | "sec" | "secs" | "second" | "seconds" => 1_000,
         "m" | "min" | "mins" | "minute" | "minutes" => 60_000,
-        "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000,
+        "h" | "hr" | "hrs" | "hour" | "hours" => HOUR_MS,
         "d" | "day" | "days" => 86_400_000,
         "w" | "wk" | "wks" | "week" | "weeks" => 604_800_000,
+        "mo" | "mos" | "month" | "months" if calendar => MONTH_MS,
+        "y" | "yr" | "yrs" | "year" | "years" if calendar => YEAR_MS,
         _ => return None,
     })
 }
 
-/// A duration in milliseconds, > 0.
-fn duration_ms(words: &[&str]) -> Result<i64, PErr> {
+/// A duration in milliseconds, > 0; with `calendar`, months and years too
+/// (see [`parse_age`]).
+fn duration_ms(words: &[&str], calendar: bool) -> Result<i64, PErr> {
     let mut words = words;
     if let [first, rest @ ..] = words
         && *first == "in"
@@ -687,7 +761,13 @@ fn duration_ms(words: &[&str]) -> Result<i64, PErr> {
         let Some(Atom::Word(unit)) = atoms.get(i) else {
             return Err(PErr::NoMatch);
         };
-        let per = unit_ms(unit).ok_or(PErr::NoMatch)?;
+        // With months about, `6m` could be either; after hours it is minutes.
+        if calendar && *unit == "m" && last_unit != Some(HOUR_MS) {
+            let n = format!("{}.{:03}", amount / 1000, amount % 1000);
+            let n = n.trim_end_matches('0').trim_end_matches('.');
+            return Err(PErr::Fail(WhenError::MinutesOrMonths(format!("{n}m"))));
+        }
+        let per = unit_ms(unit, calendar).ok_or(PErr::NoMatch)?;
         // Each unit once: "1h 1h" is more likely a typo than a sum.
         let canon = per_name(per);
         if seen.contains(&canon) {
@@ -723,6 +803,8 @@ fn hours_then_minutes(word: &str) -> bool {
 
 fn per_name(per: i128) -> &'static str {
     match per {
+        MONTH_MS => "mo",
+        YEAR_MS => "y",
         1_000 => "s",
         60_000 => "m",
         3_600_000 => "h",
@@ -881,6 +963,8 @@ enum DateSpec {
         day: Weekday,
         next: bool,
     },
+    /// A day that has gone: `yesterday`, `last fri`. Refused as past.
+    Before(NaiveDate),
     /// A calendar date; without an explicit year it rolls to its next occurrence.
     Ymd {
         date: NaiveDate,
@@ -943,6 +1027,18 @@ fn parse_date(words: &[&str], today: NaiveDate) -> Result<DateSpec, PErr> {
     match words.as_slice() {
         ["today"] => Ok(DateSpec::Today),
         ["tomorrow" | "tmrw" | "tmr"] => Ok(DateSpec::Tomorrow),
+        ["yesterday"] => today.pred_opt().map(DateSpec::Before).ok_or(PErr::NoMatch),
+        // The latest such day before today (a week ago on that day).
+        ["last", w] if weekday(w).is_some() => {
+            let day = weekday(w).ok_or(PErr::NoMatch)?;
+            let back = (i64::from(today.weekday().num_days_from_monday())
+                - i64::from(day.num_days_from_monday()))
+            .rem_euclid(7);
+            today
+                .checked_sub_signed(Duration::days(if back == 0 { 7 } else { back }))
+                .map(DateSpec::Before)
+                .ok_or(PErr::NoMatch)
+        }
         [w] if weekday(w).is_some() => Ok(DateSpec::Weekday {
             day: weekday(w).ok_or(PErr::NoMatch)?,
             next: false,
@@ -1031,6 +1127,28 @@ fn parse_absolute<Tz: TimeZone>(
     // Full RFC 3339 (fractional seconds, any offset): chrono parses it exactly.
     if let Ok(t) = DateTime::parse_from_rfc3339(trimmed) {
         return future(t.with_timezone(&Utc), now).map_err(PErr::Fail);
+    }
+    // `2h ago`: understood, so that it is refused as past (or is now, under
+    // a minute ago, like any named time).
+    if let [amount @ .., "ago"] = words
+        && let Ok(ms) = duration_ms(amount, false)
+    {
+        let ago = Duration::try_milliseconds(ms)
+            .and_then(|d| now.with_timezone(&Utc).checked_sub_signed(d))
+            .ok_or(PErr::Fail(WhenError::OutOfRange))?;
+        return future(ago, now).map_err(PErr::Fail);
+    }
+    // A bare hour: past 12 (or 0) it can only be that hour on a 24-hour
+    // clock; 1 to 12 could be either half of the day, and the user is asked.
+    // Only alone: after a day (`fri 5 apples`) the number may be text.
+    match bare_hour(words) {
+        Some(h @ 1..=12) => return Err(PErr::Fail(WhenError::AmbiguousHour(h))),
+        Some(h) => {
+            let time = NaiveTime::from_hms_opt(h, 0, 0).ok_or(PErr::NoMatch)?;
+            let clock = Clock { time, offset: None };
+            return resolve(None, Some(clock), now).map_err(PErr::Fail);
+        }
+        None => {}
     }
     let mut words = words;
     if let ["at" | "on", rest @ ..] = words
@@ -1141,6 +1259,7 @@ fn resolve<Tz: TimeZone>(
         }
         Some(DateSpec::Today) => future(at(today)?, now),
         Some(DateSpec::Tomorrow) => future(at(plus_days(today, 1)?)?, now),
+        Some(DateSpec::Before(day)) => future(at(day)?, now),
         Some(DateSpec::Weekday { day, next }) => {
             let mut delta = (i64::from(day.num_days_from_monday())
                 - i64::from(today.weekday().num_days_from_monday()))
@@ -1505,6 +1624,61 @@ mod tests {
         }
     }
 
+    /// How long ago, for `tock prune --older-than`: durations, and months
+    /// and years at a fixed length; `m` alone could be either.
+    #[test]
+    fn parse_age_values_and_refusals() {
+        let day = Duration::days(1);
+        for (expr, want) in [
+            ("1y", day * 365),
+            ("1 year", day * 365),
+            ("2 years", day * 730),
+            ("2yrs", day * 730),
+            ("6mo", day * 180),
+            ("6 months", day * 180),
+            ("1 month", day * 30),
+            ("1y 6mo", day * 545),
+            ("1 year and 2 weeks", day * 379),
+            ("2w", day * 14),
+            ("3 weeks", day * 21),
+            ("30d", day * 30),
+            ("12h", Duration::hours(12)),
+            ("1h30m", Duration::minutes(90)),
+            ("90 min", Duration::minutes(90)),
+            ("10 minutes", Duration::minutes(10)),
+        ] {
+            assert_eq!(parse_age(expr), Ok(want), "{expr:?}");
+        }
+        for (typed, m) in [
+            ("6m", "6m"),
+            ("6 m", "6m"),
+            ("1y 6m", "6m"),
+            ("1.5m", "1.5m"),
+        ] {
+            assert_eq!(
+                parse_age(typed),
+                Err(WhenError::MinutesOrMonths(m.into())),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            WhenError::MinutesOrMonths("6m".into()).to_string(),
+            "\"6m\" could be minutes or months — say 6min or 6mo"
+        );
+        assert_eq!(parse_age("0y"), Err(WhenError::NotPositive));
+        assert_eq!(parse_age(""), Err(WhenError::Empty));
+        assert_eq!(
+            parse_age("a fortnight").map_err(|e| e.to_string()),
+            Err("can't read \"a fortnight\" as a span of time — try 12h, 30d, 2w, 6mo, 1y (a month is 30 days, a year 365)".into())
+        );
+        // Elsewhere years and months stay refused: a delay or a series'
+        // span is exact, and a date says what is meant.
+        assert_eq!(
+            parse_duration("1y"),
+            Err(WhenError::NotADuration("1y".into()))
+        );
+    }
+
     #[test]
     fn parse_duration_refusals() {
         assert_eq!(parse_duration(""), Err(WhenError::Empty));
@@ -1863,20 +2037,16 @@ mod tests {
             Err(WhenError::YearsOrMonths)
         );
         // A day and a bare hour asks which one was meant.
-        for (bad, hour) in [
-            ("tomorrow 9", "9"),
-            ("fri 5", "5"),
-            ("next monday 10", "10"),
-        ] {
+        for (bad, hour) in [("tomorrow 9", 9), ("fri 5", 5), ("next monday 10", 10)] {
             assert_eq!(
                 err(bad, &now, Mode::At),
-                WhenError::AmbiguousHour(hour.into()),
+                WhenError::AmbiguousHour(hour),
                 "{bad:?}"
             );
         }
         assert_eq!(
-            WhenError::AmbiguousHour("5".into()).to_string(),
-            "\"5\" alone could be morning or evening — say 5am or 5pm"
+            WhenError::AmbiguousHour(5).to_string(),
+            "\"5\" alone could be morning or evening — say 5am, 5pm or 17:00"
         );
         // In a message, the day alone is the time and the number is text.
         let (due, rest) = split_time_prefix("fri 5 apples", &now, Mode::At).unwrap();
@@ -1886,7 +2056,6 @@ mod tests {
         );
         for bad in [
             "blah",
-            "9",
             "1.5",
             "in",
             "next",
@@ -2228,6 +2397,119 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{input:?} refused: {e}"));
             assert_eq!(got, (due, rest.to_string()), "{input:?}");
         }
+    }
+
+    /// A number alone after `/at`: past 12 (or 0) it can only be that
+    /// hour; 1 to 12 could be morning or evening, and the refusal names both.
+    #[test]
+    fn a_bare_hour() {
+        let now = now_p1(); // Sun 29 Nov 18:49
+        assert_eq!(ok("21", &now, Mode::At), p1_at(2026, 11, 29, 21, 0, 0));
+        assert_eq!(ok("at 21", &now, Mode::At), p1_at(2026, 11, 29, 21, 0, 0));
+        assert_eq!(ok("13", &now, Mode::At), p1_at(2026, 11, 30, 13, 0, 0));
+        assert_eq!(ok("0", &now, Mode::At), p1_at(2026, 11, 30, 0, 0, 0));
+        assert_eq!(ok("00", &now, Mode::At), p1_at(2026, 11, 30, 0, 0, 0));
+        assert_eq!(ok("23", &now, Mode::At), p1_at(2026, 11, 29, 23, 0, 0));
+        // The hour that came less than a minute ago means now, as 18:00 would.
+        let at_six = p1().with_ymd_and_hms(2026, 11, 29, 18, 0, 30).unwrap();
+        assert_eq!(ok("18", &at_six, Mode::At), at_six.with_timezone(&Utc));
+        for (typed, hour) in [("9", 9), ("at 9", 9), ("09", 9), ("1", 1), ("12", 12)] {
+            assert_eq!(
+                err(typed, &now, Mode::At),
+                WhenError::AmbiguousHour(hour),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            err("9", &now, Mode::At).to_string(),
+            "\"9\" alone could be morning or evening — say 9am, 9pm or 21:00"
+        );
+        assert_eq!(
+            err("12", &now, Mode::At).to_string(),
+            "\"12\" alone could be noon or midnight — say noon or midnight"
+        );
+        // In a message too; what follows the hour is the text.
+        let (due, rest) = split_time_prefix("21 call mom", &now, Mode::At).unwrap();
+        assert_eq!(
+            (due, rest.as_str()),
+            (p1_at(2026, 11, 29, 21, 0, 0), "call mom")
+        );
+        assert_eq!(
+            split_time_prefix("9 call mom", &now, Mode::At),
+            Err(WhenError::AmbiguousHour(9))
+        );
+        // Not an hour: too large, or a number with a unit of its own.
+        for typed in ["24", "99", "123"] {
+            assert_eq!(
+                err(typed, &now, Mode::At),
+                WhenError::Unrecognised(typed.into()),
+                "{typed:?}"
+            );
+        }
+        // A delay wants a unit: a bare number is no delay, whatever it is.
+        for typed in ["9", "21", "0"] {
+            assert_eq!(
+                err(typed, &now, Mode::Later),
+                WhenError::NotADuration(typed.into()),
+                "{typed:?}"
+            );
+        }
+    }
+
+    /// Days that have gone (`yesterday`, `last fri`) and `… ago` are read,
+    /// and refused as past, naming when that was; one less than a minute
+    /// ago still means now.
+    #[test]
+    fn gone_days_are_in_the_past() {
+        let now = now_p1(); // Sun 29 Nov 18:49
+        for (typed, shown) in [
+            ("yesterday 9am", "Sat 28 Nov 09:00"),
+            ("yesterday at 9am", "Sat 28 Nov 09:00"),
+            ("9am yesterday", "Sat 28 Nov 09:00"),
+            ("yesterday", "Sat 28 Nov 09:00"),
+            ("Yesterday 17:30", "Sat 28 Nov 17:30"),
+            ("last fri", "Fri 27 Nov 09:00"),
+            ("last friday 5pm", "Fri 27 Nov 17:00"),
+            // Today is a Sunday: last Sunday is a week ago.
+            ("last sunday 20:00", "Sun 22 Nov 20:00"),
+            ("2h ago", "Sun 29 Nov 16:49"),
+            ("10 minutes ago", "Sun 29 Nov 18:39"),
+            ("3 days ago", "Thu 26 Nov 18:49"),
+        ] {
+            assert_eq!(
+                err(typed, &now, Mode::At),
+                WhenError::Past(shown.into()),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            err("yesterday 9am", &now, Mode::At).to_string(),
+            "that time is in the past (Sat 28 Nov 09:00)"
+        );
+        assert_eq!(
+            split_time_prefix("yesterday 9am call mom", &now, Mode::At),
+            Err(WhenError::Past("Sat 28 Nov 09:00".into()))
+        );
+        assert_eq!(
+            err("yesterday 9am", &now, Mode::Later),
+            WhenError::TimeNotDuration("yesterday 9am".into())
+        );
+        // Less than a minute ago is now, as for any named time.
+        let just_after_midnight = p1().with_ymd_and_hms(2026, 11, 30, 0, 0, 30).unwrap();
+        let now_utc = just_after_midnight.with_timezone(&Utc);
+        assert_eq!(
+            parse_time("yesterday 23:59:45", &just_after_midnight, Mode::At),
+            Ok(now_utc)
+        );
+        assert_eq!(
+            parse_time("30s ago", &now, Mode::At),
+            Ok(now.with_timezone(&Utc))
+        );
+        // A series cannot end yesterday either.
+        assert_eq!(
+            parse_until("yesterday", &now),
+            Err(WhenError::Past("Sat 28 Nov 23:59".into()))
+        );
     }
 
     #[test]

@@ -321,6 +321,105 @@ fn every_form_in_utc() {
     }
 }
 
+/// `yearly`, `annually`, `every year` without a date: the date it is
+/// said on, every year, at the time given (09:00 without one), as
+/// `daily` and `monthly` stand alone.
+#[test]
+fn yearly_alone_is_this_date_every_year() {
+    // Tue 1 Dec 2026 10:00 UTC: 09:00 today has passed, 18:00 has not.
+    let now = utc_at(2026, 12, 1, 10, 0);
+    let this_evening = [
+        "Tue 2026-12-01 18:00 +0000",
+        "Wed 2027-12-01 18:00 +0000",
+        "Fri 2028-12-01 18:00 +0000",
+    ];
+    for expr in [
+        "yearly 18:00",
+        "annually at 6pm",
+        "every year at 18:00",
+        "every year 6pm",
+    ] {
+        assert_eq!(
+            next3(expr, &now),
+            (
+                "every year on 1 Dec at 18:00".to_string(),
+                this_evening.map(String::from).to_vec()
+            ),
+            "{expr}"
+        );
+    }
+    for expr in ["yearly", "annually", "every year"] {
+        assert_eq!(
+            next3(expr, &now),
+            (
+                "every year on 1 Dec at 09:00".to_string(),
+                vec![
+                    "Wed 2027-12-01 09:00 +0000".to_string(),
+                    "Fri 2028-12-01 09:00 +0000".to_string(),
+                    "Sat 2029-12-01 09:00 +0000".to_string(),
+                ]
+            ),
+            "{expr}"
+        );
+    }
+    // Said on 29 Feb, it is 29 Feb, as `every year feb 29` is: leap years.
+    let leap_day = utc_at(2028, 2, 29, 10, 0);
+    assert_eq!(
+        next3("yearly 18:00", &leap_day),
+        (
+            "every year on 29 Feb at 18:00".to_string(),
+            vec![
+                "Tue 2028-02-29 18:00 +0000".to_string(),
+                "Sun 2032-02-29 18:00 +0000".to_string(),
+                "Fri 2036-02-29 18:00 +0000".to_string(),
+            ]
+        )
+    );
+    // The date is the user's: 23:30 in New York on 1 Dec is 2 Dec in UTC.
+    let evening_ny = New_York.with_ymd_and_hms(2026, 12, 1, 23, 30, 0).unwrap();
+    assert_eq!(
+        next3("yearly 23:45", &evening_ny).0,
+        "every year on 1 Dec at 23:45"
+    );
+    // With its ends, in a message, and stored: the date is written out,
+    // so the stored rule reads back the same on any later day.
+    let (s, text) = recur::split_prefix("yearly 18:00 for 3 times renew the domain", &now)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.describe(&now).as_str(), text.as_str()),
+        ("every year on 1 Dec at 18:00, 3 times", "renew the domain")
+    );
+    let (s, text) =
+        recur::split_prefix("annually happy birthday", &now).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.rule.describe().as_str(), text.as_str()),
+        ("every year on 1 Dec at 09:00", "happy birthday")
+    );
+    assert_eq!(Rule::parse(&s.rule.expression()).unwrap(), s.rule);
+}
+
+/// A cron rule's words start in lower case like every other rule's
+/// (`every day at 09:00`), whichever sentence the pattern makes.
+#[test]
+fn cron_descriptions_read_like_the_other_rules() {
+    let now = utc_at(2026, 12, 1, 10, 0);
+    for (pattern, words) in [
+        ("* * * * *", "every minute"),
+        ("* 9 * * *", "every minute past hour 9"),
+        ("* * * jan *", "every minute, in January"),
+        ("*/5 * * * *", "every 5 minutes"),
+        ("0 9 * * 1", "at 09:00, on Monday"),
+        ("0 * * * *", "at minute 0 past every hour"),
+    ] {
+        let s = recur::parse(&format!("cron \"{pattern}\""), &now).unwrap();
+        assert_eq!(
+            s.describe(&now),
+            format!("cron \"{pattern}\" ({words})"),
+            "{pattern}"
+        );
+    }
+}
+
 #[test]
 fn refusals_are_one_line_reasons() {
     let now = utc_at(2026, 12, 1, 10, 0);
@@ -558,10 +657,14 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
         let e = recur::split_prefix(zero, &now).unwrap_err();
         assert_eq!(e.to_string(), "a duration must be positive", "{zero}");
     }
-    // An end that cannot be read is refused, not sent as the message's
-    // first words (the series would never end).
+    // An end that cannot be read, or is past, is refused, not sent as the
+    // message's first words (the series would never end).
     let e = recur::split_prefix("daily 18:00 until yesterday ping", &now).unwrap_err();
-    assert!(e.to_string().contains("yesterday"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "that time is in the past (Mon 30 Nov 23:59)",
+        "{e}"
+    );
     let e = recur::split_prefix("every day 9am until blursday ping", &now).unwrap_err();
     assert!(e.to_string().contains("blursday"), "{e}");
     // A past end after the message is refused as one before it is (kept

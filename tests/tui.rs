@@ -4784,6 +4784,31 @@ async fn f2_lists_series_and_its_keys_act_on_them() {
     assert!(s.contains("↳ water the plants"), "{s}");
 }
 
+/// A series that ran its course reads as finished in F2: how many times
+/// it ran, and that it ended, without the keys that would only answer that
+/// it has ended.
+#[tokio::test(start_paused = true)]
+async fn f2_a_series_that_ran_its_course_reads_as_finished() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("/every 1 minute for 2 times stretch");
+    let id = ui.h.engine.list_series(false).unwrap()[0].series.id;
+    tokio::time::sleep(std::time::Duration::from_secs(2 * 60 + 5)).await;
+    ui.settle().await;
+    let v = ui.h.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(
+        (v.series.status, v.series.occurrences, v.series.skipped),
+        (tock::store::SeriesStatus::Ended, 2, 0)
+    );
+    ui.press(KeyCode::F(2));
+    ui.ch('a');
+    ui.press(KeyCode::Home);
+    let s = ui.screen(110, 30);
+    assert!(s.contains("every minute · ran 2 times, ended"), "{s}");
+    assert!(!s.contains("so far") && !s.contains("p pause"), "{s}");
+    insta::assert_snapshot!("f2_with_an_ended_series_110x30", s);
+}
+
 /// r on a series shows its rule selected: a new rule typed replaces it
 /// (typed after it, the two ran together — `every weekday at 09:00every
 /// mon,wed 8:30` — and were refused), and the prompt says so; a move first

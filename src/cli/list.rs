@@ -217,9 +217,10 @@ pub(super) fn list(
                 .unwrap_or_else(|| "-".into());
             // TRY is an item's attempts; a series has none of its own (its
             // occurrences are items), so it says how many went instead.
-            let sent = match s.occurrences {
-                0 => String::new(),
-                n => format!("; {n} so far"),
+            let sent = match (v.ended_record(), s.occurrences) {
+                (Some(record), _) => format!("; {record}"),
+                (None, 0) => String::new(),
+                (None, n) => format!("; {n} so far"),
             };
             rows.push((
                 s.next_due_at.unwrap_or(s.updated_at),

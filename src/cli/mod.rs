@@ -180,6 +180,7 @@ pub enum Command {
     Daemon,
     /// Delete finished outbox rows
     Prune {
+        /// How long ago they finished: 12h, 30d, 2w, 6mo (30 days), 1y (365 days)
         #[arg(long, value_name = "DUR", default_value = "30d")]
         older_than: String,
     },
@@ -375,8 +376,10 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         Command::Conversations { json } => history::conversations(store, *json)?,
         Command::Show { conv, json } => history::show(store, &engine, conv, *json)?,
         Command::Prune { older_than } => {
-            // "0s" means every finished row; durations elsewhere must be positive.
-            let ms = match when::parse_duration(older_than) {
+            // "0s" means every finished row; durations elsewhere must be
+            // positive. How long ago also takes months and years (30 and
+            // 365 days): `--older-than 1y`.
+            let ms = match when::parse_age(older_than) {
                 Ok(d) => d.num_milliseconds(),
                 Err(_) if is_zero_duration(older_than) => 0,
                 Err(e) => return Err(e.into()),

@@ -48,6 +48,28 @@ pub struct SeriesView {
     pub expression: String,
 }
 
+impl SeriesView {
+    /// An ended series' record, as every list shows it: `ran 2 times,
+    /// ended`, with `1 skipped` before `ended` when any were. None while it
+    /// goes on (lists count what went so far their own way).
+    pub fn ended_record(&self) -> Option<String> {
+        let s = &self.series;
+        if s.status != SeriesStatus::Ended {
+            return None;
+        }
+        let ran = match s.occurrences {
+            0 => "never ran".to_string(),
+            1 => "ran 1 time".to_string(),
+            n => format!("ran {n} times"),
+        };
+        let skipped = match s.skipped {
+            0 => String::new(),
+            n => format!(", {n} skipped"),
+        };
+        Some(format!("{ran}{skipped}, ended"))
+    }
+}
+
 /// How many upcoming occurrences a [`SeriesView`] carries.
 const UPCOMING: usize = 3;
 

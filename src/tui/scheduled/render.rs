@@ -323,6 +323,10 @@ impl ScheduledPane {
         let err = row.error.as_deref().unwrap_or("no reason recorded");
         let plural = |n: i64| if n == 1 { "" } else { "s" };
         let series_line = row.series.as_ref().map(|v| {
+            // Ended, its keys would only say so: what it did, instead.
+            if let Some(record) = v.ended_record() {
+                return format!("{} · {record}", v.description);
+            }
             let next = if v.series.status == crate::store::SeriesStatus::Paused {
                 " · paused: nothing is sent until it is resumed, then from the next time after that"
                     .to_string()
