@@ -356,12 +356,32 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 .find_conversation(conv)?
                 .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
             cut_off_reply(store, c.id, &c.display_title(), now)?;
+            let calls: Vec<String> = store
+                .tool_runs()?
+                .into_iter()
+                .filter(|r| r.conversation_id == c.id)
+                .map(|r| crate::sanitize::sanitize_line(&r.tool).into_owned())
+                .collect();
             if !engine.stop_elsewhere(c.id)? {
-                bail!("no reply is streaming in “{}”", c.display_title());
+                bail!(
+                    "no reply is streaming and no tool call runs in “{}”",
+                    c.display_title()
+                );
             }
+            let asked = if calls.is_empty() {
+                format!(
+                    "asked the tock streaming “{}” to stop its reply",
+                    c.display_title()
+                )
+            } else {
+                format!(
+                    "asked the tock running {} in “{}” to stop it",
+                    calls.join(", "),
+                    c.display_title()
+                )
+            };
             println!(
-                "asked the tock streaming “{}” to stop its reply; its queue is paused until a message is sent there or `tock resume --conv` resumes it",
-                c.display_title()
+                "{asked}; its queue is paused until a message is sent there or `tock resume --conv` resumes it"
             );
         }
         Command::Regenerate { conv } => {

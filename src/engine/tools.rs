@@ -8,6 +8,7 @@
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
+use super::running::Ran;
 use super::{Engine, Event, NoticeKind};
 use crate::config::Decision;
 use crate::llm::{ToolCall, ToolSpec};
@@ -470,6 +471,7 @@ pub(crate) async fn handle_calls(
     message_id: i64,
     calls: &[ToolCall],
     limits: &crate::config::TurnConfig,
+    stop: &tokio::sync::watch::Receiver<Option<super::StopReason>>,
 ) {
     let now = engine.now_ms();
     let history = engine.store().messages(conversation_id).unwrap_or_default();
@@ -539,24 +541,52 @@ pub(crate) async fn handle_calls(
         }
     }
     // Allowed MCP calls run at once, side by side (the approvals above are
-    // already saved, so the conversation waits for them too).
-    let results = futures::future::join_all(
-        mcp_calls
-            .iter()
-            .map(|c| engine.mcp().call(&c.name, &c.arguments)),
-    )
-    .await;
-    for (call, r) in mcp_calls.iter().zip(results) {
-        immediate.push(mcp_outcome(&call.id, &call.name, r));
+    // already saved, so the conversation waits for them too). A stop that
+    // came once the reply was read runs none of them.
+    let stopped_already = *stop.borrow() == Some(super::StopReason::User);
+    let mut stopped: Vec<&str> = Vec::new();
+    let mut rows = Vec::new();
+    if stopped_already {
+        for call in &mcp_calls {
+            immediate.push(error_outcome(
+                call,
+                error_result("not run: stopped by the user"),
+            ));
+            stopped.push(call.name.as_str());
+        }
+    } else {
+        let results = futures::future::join_all(mcp_calls.iter().map(|c| {
+            engine.run_mcp_call(conversation_id, message_id, &c.id, &c.name, &c.arguments)
+        }))
+        .await;
+        for (call, (ran, row)) in mcp_calls.iter().zip(results) {
+            rows.push(row);
+            match ran {
+                Ran::Done(r) => immediate.push(mcp_outcome(&call.id, &call.name, r)),
+                Ran::Stopped => {
+                    immediate.push(error_outcome(call, super::running::stopped_result()));
+                    stopped.push(call.name.as_str());
+                }
+            }
+        }
     }
     let now = engine.now_ms();
-    if let Err(e) =
-        engine
-            .store()
-            .record_tool_outcomes(conversation_id, message_id, None, &immediate, now)
-    {
+    // A stopped call ends the turn, as a stopped reply does.
+    let note = (!stopped.is_empty()).then(|| super::running::stopped_note(&stopped));
+    if note.is_some() {
+        engine.pause_after_stop(conversation_id);
+    }
+    if let Err(e) = engine.store().record_tool_outcomes_ending(
+        conversation_id,
+        message_id,
+        None,
+        &immediate,
+        note.as_deref(),
+        now,
+    ) {
         tracing::error!("recording tool results: {e:#}");
     }
+    drop(rows);
     engine.emit(Event::Outbox);
     engine.emit(Event::Conversation(conversation_id));
     engine.wake();

@@ -265,7 +265,8 @@ pub(crate) async fn run(
             match saved {
                 Ok(true) => {
                     if !calls.is_empty() {
-                        tools::handle_calls(engine, conv_id, reply_id, &calls, &cfg.turn).await;
+                        tools::handle_calls(engine, conv_id, reply_id, &calls, &cfg.turn, &stop)
+                            .await;
                     }
                 }
                 Ok(false) => tracing::warn!("reply {reply_id} was recovered by another dispatcher"),
