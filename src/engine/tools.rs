@@ -506,7 +506,12 @@ pub(crate) async fn handle_calls(
     let policy = engine.approval_policy();
     let mut immediate = Vec::new();
     let mut mcp_calls = Vec::new();
-    for call in calls {
+    // What is stored and asked about has the configured secrets replaced;
+    // a call that runs at once gets the arguments the model sent. One that
+    // waits for approval runs as it was approved (as stored).
+    let secrets = engine.secrets();
+    let shown: Vec<ToolCall> = calls.iter().map(|c| redact_call(c, &secrets)).collect();
+    for (sent, call) in calls.iter().zip(&shown) {
         if engine.mcp().server_of(&call.name).is_some() {
             if let Err(msg) = crate::mcp::call_arguments(&call.arguments) {
                 immediate.push(error_outcome(call, error_result(&msg)));
@@ -515,7 +520,7 @@ pub(crate) async fn handle_calls(
             let read_only = engine.mcp().read_only(&call.name);
             match policy.decide_tool(&call.name, read_only) {
                 Decision::Deny => immediate.push(error_outcome(call, refused(&call.name))),
-                Decision::Allow => mcp_calls.push(call),
+                Decision::Allow => mcp_calls.push(sent),
                 Decision::Ask => ask(
                     engine,
                     conversation_id,
@@ -590,6 +595,51 @@ pub(crate) async fn handle_calls(
     engine.emit(Event::Outbox);
     engine.emit(Event::Conversation(conversation_id));
     engine.wake();
+}
+
+/// `call` with every configured secret in its arguments replaced by
+/// `<redacted>`: what is stored, shown and asked about. Each string of the
+/// arguments is redacted before JSON escapes could hide a secret; arguments
+/// with no secret in them are kept as the model wrote them.
+pub(crate) fn redact_call(call: &ToolCall, secrets: &[String]) -> ToolCall {
+    fn scrub(v: &mut Value, secrets: &[String], changed: &mut bool) {
+        match v {
+            Value::String(s) => {
+                let r = crate::llm::http::redact_secrets(s, secrets, false);
+                if r != *s {
+                    *s = r;
+                    *changed = true;
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|v| scrub(v, secrets, changed)),
+            Value::Object(o) => {
+                let old = std::mem::take(o);
+                for (k, mut v) in old {
+                    let key = crate::llm::http::redact_secrets(&k, secrets, false);
+                    *changed |= key != k;
+                    scrub(&mut v, secrets, changed);
+                    o.insert(key, v);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut changed = false;
+    let arguments = match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(mut v) => {
+            scrub(&mut v, secrets, &mut changed);
+            if changed {
+                v.to_string()
+            } else {
+                crate::llm::http::redact_secrets(&call.arguments, secrets, false)
+            }
+        }
+        Err(_) => crate::llm::http::redact_secrets(&call.arguments, secrets, false),
+    };
+    ToolCall {
+        arguments,
+        ..call.clone()
+    }
 }
 
 /// Save a waiting approval for `call` and tell the user.
