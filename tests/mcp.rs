@@ -1483,6 +1483,34 @@ fn tock_tools_lists_servers_and_the_daemon_runs_approved_calls_answered_from_the
 /// `tock tools` with a server that exits as it starts: one line for it
 /// every time. A write to its closed pipe ended tock by SIGPIPE (exit 141,
 /// nothing printed) about two runs in three.
+/// A config file that cannot be read names no server tock can trust:
+/// `tock tools` says why in one line and fails, rather than "no MCP server
+/// is configured".
+#[test]
+fn tock_tools_on_a_config_it_cannot_read_gives_the_reason_and_fails() {
+    use support::Tock;
+    let t = Tock::new();
+    t.write_config("[mcp.test]\ncommand = 3\n");
+    // The database made first (a new one is said so on a line of its own).
+    t.run(&["list"]);
+    for args in [&["tools"][..], &["tools", "--json"]] {
+        let line = t.fails(args);
+        assert!(
+            line.contains("line 2") && line.contains("invalid type"),
+            "{args:?}: {line}"
+        );
+        assert!(!line.contains("no MCP server"), "{line}");
+    }
+    // A file that cannot be read at all (here a directory in its place).
+    let mut t = Tock::new();
+    let dir = t.path("config-dir");
+    std::fs::create_dir(&dir).unwrap();
+    t.set_env("TOCK_CONFIG", &dir.display().to_string());
+    t.run(&["list"]);
+    let line = t.fails(&["tools"]);
+    assert!(line.contains("cannot read config"), "{line}");
+}
+
 #[test]
 fn tock_tools_survives_a_server_that_exits_at_once() {
     use support::Tock;
