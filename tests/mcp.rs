@@ -1144,6 +1144,40 @@ async fn read_only_tools_run_without_asking_when_allowed_and_rules_still_decide(
     rig.engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// A key the model puts in a call's arguments: a call that runs without
+/// asking gets it as sent, but the call is stored with it replaced, and so
+/// is the result of a server that echoes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_a_call_s_arguments_reaches_the_tool_but_is_stored_redacted() {
+    use common::{Scripted, Step, done, text};
+    let key = "sk-testSECRETkey123456";
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Scripted::new(vec![
+        Step::Reply(vec![
+            call("c1", "test__echo", json!({"text": format!("use {key}")})),
+            done(),
+        ]),
+        Step::Reply(vec![text("echoed"), done()]),
+    ]);
+    let cfg = config(&format!(
+        "default_model = \"m\"\n[models.m]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key = \"{key}\"\n\n\
+         [approvals]\nrules = {{ \"test__echo\" = \"allow\" }}\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let rig = rig(cfg, Some(provider.clone()));
+    let conv = rig.conversation("echo my key");
+    rig.reply(conv, "echoed").await;
+    assert_eq!(log_lines(&log), [format!("echo use {key}")], "sent as is");
+    assert_eq!(rig.tool_messages(conv), ["echo: use <redacted>"]);
+    let stored = rig.engine.store().messages(conv).unwrap();
+    let calls: Vec<ToolCall> = stored.iter().flat_map(|m| m.tool_calls()).collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments, r#"{"text":"use <redacted>"}"#);
+    assert_eq!(scripted_results(&provider), ["echo: use <redacted>"]);
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
 // ------------------------------------------------ stopping a running call --
 
 /// The notes the conversation shows (never sent to the model).

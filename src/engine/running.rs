@@ -83,7 +83,12 @@ impl Engine {
             }
         };
         let ran = tokio::select! {
-            out = self.mcp().call(tool, arguments) => Ran::Done(out),
+            mut out = self.mcp().call(tool, arguments) => {
+                // The server took out its own secrets; a model's key it
+                // echoes (sent in the arguments) goes too.
+                out.text = crate::llm::http::redact_secrets(&out.text, &self.secrets(), false);
+                Ran::Done(out)
+            }
             _ = rx.wait_for(|stop| *stop) => Ran::Stopped,
         };
         lock(&self.inner.running_calls).remove(&key);
