@@ -87,8 +87,9 @@ pub enum Command {
     },
     /// Retry a failed or expired item, or generate again the cut reply of a sent one
     Retry { id: i64 },
-    /// Stop the reply streaming in a conversation, from whichever tock
-    /// streams it (a daemon, a TUI), and pause the conversation's queue
+    /// Stop the reply streaming in a conversation, or the tool call running
+    /// there, from whichever tock runs it (a daemon, a TUI), and pause the
+    /// conversation's queue
     Stop {
         /// Conversation id or exact title
         conv: String,
@@ -183,7 +184,7 @@ pub enum Command {
         #[arg(long, value_name = "DUR", default_value = "30d")]
         older_than: String,
     },
-    /// Dispatcher, counts by state, next due item, provider
+    /// Dispatcher, counts by state, next due item, replies streaming, tool calls running, provider
     Status {
         /// Print JSON, for scripts
         #[arg(long)]
