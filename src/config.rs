@@ -694,6 +694,15 @@ impl ConfigSource {
         })
     }
 
+    /// Why the config file could not be read when it was last read, in one
+    /// line, without what is in effect instead (see [`ConfigSource::error`]).
+    pub fn read_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     pub fn from_config(cfg: Config) -> Self {
         Self {
             path: None,

@@ -1251,3 +1251,73 @@ async fn a_secret_the_model_echoes_is_stored_redacted() {
     assert!(store.search(header, 10).unwrap().is_empty());
     assert_eq!(store.search("redacted", 10).unwrap().len(), 1);
 }
+
+/// What the front ends are handed while a reply streams is redacted as
+/// what is stored is: a key split over chunks never reaches them, not even
+/// its beginning, and their text adds up to the stored reply (offsets
+/// included). A tool call's arguments are stored, and asked about, with the
+/// key replaced too.
+#[tokio::test(start_paused = true)]
+async fn a_secret_never_reaches_the_front_ends_nor_the_stored_tool_calls() {
+    let key = "sk-testSECRETkey123456";
+    let cfg: Config = toml::from_str(&format!(
+        "default_model = \"m\"\n[models.m]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         api_key = \"{key}\"\n"
+    ))
+    .unwrap();
+    let h = harness_with(
+        Scripted::new(vec![Step::Reply(vec![
+            text("Your key is sk-te"),
+            text("stSEC"),
+            text("RETkey123456, and sk-t is no key; "),
+            text("ends with sk-testS"),
+            tool_call(
+                "schedule_task",
+                &format!(r#"{{"instruction":"send {key} to the server","delay_secs":60}}"#),
+            ),
+            done(),
+        ])]),
+        cfg,
+    );
+    let conv = new_conv(&h);
+    let mut rx = h.engine.subscribe();
+    h.engine.start();
+    h.engine.send_text(conv, "ECHOKEY").unwrap();
+    settle().await;
+    let mut shown = String::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let tock::engine::Event::Delta { offset, text, .. } = ev {
+            assert_eq!(offset, shown.len(), "{shown:?} + {text:?}");
+            shown.push_str(&text);
+            // Not even a beginning of the key, whatever the chunks.
+            assert!(!shown.contains("sk-testSE"), "{shown:?}");
+        }
+    }
+    let msgs = h.engine.store().messages(conv).unwrap();
+    let reply = msgs
+        .iter()
+        .find(|m| m.role == Role::Assistant)
+        .expect("the reply");
+    assert_eq!(
+        reply.content,
+        "Your key is <redacted>, and sk-t is no key; ends with sk-testS"
+    );
+    assert_eq!(shown, reply.content, "the front ends saw what is stored");
+    assert!(!shown.contains(key));
+    let calls = reply.tool_calls();
+    assert_eq!(calls.len(), 1);
+    let args: serde_json::Value = serde_json::from_str(&calls[0].arguments).unwrap();
+    assert_eq!(
+        args,
+        serde_json::json!({"instruction": "send <redacted> to the server", "delay_secs": 60})
+    );
+    let approvals = h.engine.store().approvals(conv).unwrap();
+    assert_eq!(approvals.len(), 1);
+    assert!(!approvals[0].arguments.contains(key), "{:?}", approvals[0]);
+    assert!(!approvals[0].summary.contains(key), "{:?}", approvals[0]);
+    assert!(
+        approvals[0]
+            .summary
+            .contains("send <redacted> to the server")
+    );
+}

@@ -848,7 +848,7 @@ const SHOT_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
 /// What a model without vision reads instead of the image.
-const SHOT_NOTE: &str = "a red dot\n[the tool returned an image (image/png, 1 KB); it is not shown to you: this model does not take images]";
+const SHOT_NOTE: &str = "a red dot\n[image image/png, 1 KB]\n[the tool returned an image (image/png, 1 KB); it is not shown to you: this model does not take images]";
 
 /// The result of the `shot` call in a request carries the image in the
 /// shape of `wire` (vision), or only the note and no image data anywhere.
@@ -875,7 +875,7 @@ fn assert_shot_in(wire: Wire, body: &Value, vision: bool) {
             assert_eq!(messages[i]["tool_call_id"], "call_1");
             assert_eq!(
                 messages[i]["content"],
-                "a red dot\n[1 image returned: in the next message]"
+                "a red dot\n[image image/png, 1 KB]\n[1 image returned: in the next message]"
             );
             let next = &messages[i + 1];
             assert_eq!(next["role"], "user", "{body:#}");
@@ -902,7 +902,7 @@ fn assert_shot_in(wire: Wire, body: &Value, vision: bool) {
             assert_eq!(
                 result["content"],
                 json!([
-                    {"type": "text", "text": "a red dot"},
+                    {"type": "text", "text": "a red dot\n[image image/png, 1 KB]"},
                     {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": SHOT_PNG}},
                 ])
             );
@@ -912,7 +912,7 @@ fn assert_shot_in(wire: Wire, body: &Value, vision: bool) {
                 .iter()
                 .find(|m| m["role"] == "tool")
                 .unwrap_or_else(|| panic!("no tool message: {body:#}"));
-            assert_eq!(m["content"], "a red dot");
+            assert_eq!(m["content"], "a red dot\n[image image/png, 1 KB]");
             assert_eq!(m["tool_name"], "test__shot");
             assert_eq!(m["images"], json!([SHOT_PNG]));
         }
@@ -953,7 +953,8 @@ async fn tool_images_on(wire: Wire, vision: bool) {
         .into_iter()
         .find(|m| m.role == Role::Tool)
         .expect("the tool message");
-    assert_eq!(tool.content, "a red dot");
+    // Its mark is in the result as stored and shown; never its bytes.
+    assert_eq!(tool.content, "a red dot\n[image image/png, 1 KB]");
     let infos = tock::files::attachment_infos(tool.parts_json.as_deref());
     assert_eq!(infos.len(), 1, "{:?}", tool.parts_json);
     assert_eq!(infos[0].mime, "image/png");
@@ -1141,6 +1142,153 @@ async fn read_only_tools_run_without_asking_when_allowed_and_rules_still_decide(
         ["test__echo"]
     );
     rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
+/// A key the model puts in a call's arguments: a call that runs without
+/// asking gets it as sent, but the call is stored with it replaced, and so
+/// is the result of a server that echoes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_a_call_s_arguments_reaches_the_tool_but_is_stored_redacted() {
+    use common::{Scripted, Step, done, text};
+    let key = "sk-testSECRETkey123456";
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Scripted::new(vec![
+        Step::Reply(vec![
+            call("c1", "test__echo", json!({"text": format!("use {key}")})),
+            done(),
+        ]),
+        Step::Reply(vec![text("echoed"), done()]),
+    ]);
+    let cfg = config(&format!(
+        "default_model = \"m\"\n[models.m]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key = \"{key}\"\n\n\
+         [approvals]\nrules = {{ \"test__echo\" = \"allow\" }}\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let rig = rig(cfg, Some(provider.clone()));
+    let conv = rig.conversation("echo my key");
+    rig.reply(conv, "echoed").await;
+    assert_eq!(log_lines(&log), [format!("echo use {key}")], "sent as is");
+    assert_eq!(rig.tool_messages(conv), ["echo: use <redacted>"]);
+    let stored = rig.engine.store().messages(conv).unwrap();
+    let calls: Vec<ToolCall> = stored.iter().flat_map(|m| m.tool_calls()).collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments, r#"{"text":"use <redacted>"}"#);
+    assert_eq!(scripted_results(&provider), ["echo: use <redacted>"]);
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
+// ------------------------------------------------ stopping a running call --
+
+/// The notes the conversation shows (never sent to the model).
+fn notes(engine: &Engine, conv: i64) -> Vec<String> {
+    engine
+        .store()
+        .messages(conv)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| m.role == Role::Notice)
+        .map(|m| m.content)
+        .collect()
+}
+
+/// Esc (the engine's stop) on a call that runs until it is cancelled: the
+/// server is told to cancel it, the call's result says the user stopped
+/// it, the turn ends there as a stopped reply's does (no further model
+/// round, a note in the conversation), and nothing is left running.
+async fn stop_a_running_call(approve: bool) {
+    use common::{Scripted, Step, done, text};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Scripted::new(vec![
+        Step::Reply(vec![call("c1", "test__block", json!({})), done()]),
+        Step::Reply(vec![text("went on after a stop"), done()]),
+    ]);
+    let rule = if approve { "ask" } else { "allow" };
+    let cfg = config(&format!(
+        "[approvals]\nrules = {{ \"test__block\" = \"{rule}\" }}\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let rig = rig(cfg, Some(provider.clone()));
+    let conv = rig.conversation("block");
+    if approve {
+        let a = rig.waiting_approval(conv).await;
+        rig.engine.answer_approval(a.id, true).unwrap();
+    }
+    let store = rig.engine.store().clone();
+    // While it runs, every process on the database sees it.
+    let run = wait_for("the running call", || {
+        store
+            .tool_runs()
+            .ok()?
+            .into_iter()
+            .find(|r| r.conversation_id == conv)
+    })
+    .await;
+    assert_eq!(run.tool, "test__block");
+    assert_eq!(run.call_id, "c1");
+    assert_eq!(run.owner, rig.engine.owner());
+    wait_for("the server to run it", || {
+        (log_lines(&log) == ["block "]).then_some(())
+    })
+    .await;
+    assert!(rig.engine.runs_tool_call_in(conv));
+    assert!(rig.engine.stop(conv), "a running call is something to stop");
+    let results = wait_for("the stopped call's result", || {
+        let r = rig.tool_messages(conv);
+        (!r.is_empty()).then_some(r)
+    })
+    .await;
+    assert_eq!(results.len(), 1, "{results:?}");
+    let v: Value = serde_json::from_str(&results[0]).expect("a JSON result");
+    assert_eq!(v["error"], "stopped by the user while it ran", "{v}");
+    wait_for("the server to hear of the cancel", || {
+        (log_lines(&log) == ["block ", "block cancelled"]).then_some(())
+    })
+    .await;
+    assert!(store.tool_runs().unwrap().is_empty(), "nothing runs now");
+    assert!(!rig.engine.runs_tool_call_in(conv));
+    assert_eq!(
+        notes(&rig.engine, conv),
+        ["The turn was ended: you stopped test__block while it ran."]
+    );
+    if approve {
+        let a = store.approvals(conv).unwrap();
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].status, ApprovalStatus::Approved);
+    }
+    // The turn ended: no request after the first, nothing left to send.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(provider.count(), 1, "the model was not asked again");
+    assert!(
+        store
+            .list_items(true)
+            .unwrap()
+            .iter()
+            .all(|i| i.status != tock::store::Status::Pending),
+        "nothing waits to go"
+    );
+    assert!(!rig.engine.stop(conv), "nothing runs to stop");
+    // The next message goes on from there: the model reads the call and
+    // that it was stopped.
+    rig.engine.send_text(conv, "never mind").unwrap();
+    rig.reply(conv, "went on after a stop").await;
+    assert_eq!(
+        scripted_results(&provider),
+        [results[0].clone()],
+        "the model reads the stopped result once"
+    );
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_call_running_is_stopped_by_the_user_and_the_turn_ends() {
+    stop_a_running_call(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_call_running_is_stopped_by_the_user_and_the_turn_ends() {
+    stop_a_running_call(true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1370,6 +1518,34 @@ fn tock_tools_lists_servers_and_the_daemon_runs_approved_calls_answered_from_the
 /// `tock tools` with a server that exits as it starts: one line for it
 /// every time. A write to its closed pipe ended tock by SIGPIPE (exit 141,
 /// nothing printed) about two runs in three.
+/// A config file that cannot be read names no server tock can trust:
+/// `tock tools` says why in one line and fails, rather than "no MCP server
+/// is configured".
+#[test]
+fn tock_tools_on_a_config_it_cannot_read_gives_the_reason_and_fails() {
+    use support::Tock;
+    let t = Tock::new();
+    t.write_config("[mcp.test]\ncommand = 3\n");
+    // The database made first (a new one is said so on a line of its own).
+    t.run(&["list"]);
+    for args in [&["tools"][..], &["tools", "--json"]] {
+        let line = t.fails(args);
+        assert!(
+            line.contains("line 2") && line.contains("invalid type"),
+            "{args:?}: {line}"
+        );
+        assert!(!line.contains("no MCP server"), "{line}");
+    }
+    // A file that cannot be read at all (here a directory in its place).
+    let mut t = Tock::new();
+    let dir = t.path("config-dir");
+    std::fs::create_dir(&dir).unwrap();
+    t.set_env("TOCK_CONFIG", &dir.display().to_string());
+    t.run(&["list"]);
+    let line = t.fails(&["tools"]);
+    assert!(line.contains("cannot read config"), "{line}");
+}
+
 #[test]
 fn tock_tools_survives_a_server_that_exits_at_once() {
     use support::Tock;
@@ -1650,6 +1826,132 @@ fn an_allowed_call_running_when_the_daemon_is_killed_is_not_run_again_and_the_mo
         error.contains("may or may not have taken effect") && error.contains("not run again"),
         "{result}"
     );
+}
+
+/// A model that calls `test__block` (allowed) and, once it reads a result,
+/// answers "all done".
+fn blocking_model() -> support::MockServer {
+    use support::{MockServer, Reply};
+    let server = MockServer::start();
+    server.respond_with(|r| {
+        if r.last_role().as_deref() == Some("tool") {
+            return Reply::text("all done");
+        }
+        Reply::text("").with_tool_call("test__block", json!({}))
+    });
+    server
+}
+
+/// The stopped call's result and the note, as `tock show` gives them.
+fn assert_stopped_in(t: &support::Tock, conv: &str) {
+    let shown = t.show(conv);
+    let msgs = shown["messages"].as_array().cloned().unwrap_or_default();
+    let tools: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tools.len(), 1, "{msgs:#?}");
+    assert!(
+        tools[0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stopped by the user while it ran"),
+        "{:?}",
+        tools[0]
+    );
+    assert!(
+        msgs.iter().any(|m| m["role"] == "notice"
+            && m["content"] == "The turn was ended: you stopped test__block while it ran."),
+        "{msgs:#?}"
+    );
+}
+
+/// `tock status` shows a call the daemon runs, and `tock stop` from a shell
+/// stops it: the daemon hears the request through the database, cancels
+/// the call, and the turn ends there.
+#[test]
+fn tock_status_shows_a_running_call_and_tock_stop_stops_it_in_the_daemon() {
+    use support::{Tock, wait_until};
+    let server = blocking_model();
+    let t = Tock::with_openai(&server.base_url());
+    let log = t.path("calls.log");
+    t.write_config(&format!(
+        "[approvals]\nrules = {{ \"test__block\" = \"allow\" }}\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let _daemon = t.spawn_daemon();
+    t.send(&["--new", "Block", "block"]);
+    wait_until(Duration::from_secs(30), "the call to start", || {
+        (log_lines(&log) == ["block "]).then_some(())
+    });
+    let status = wait_until(Duration::from_secs(30), "status to show the call", || {
+        let out = t.ok(&["status"]);
+        out.contains("running tool test__block").then_some(out)
+    });
+    assert!(status.contains("`tock stop 1` stops it"), "{status}");
+    let json = t.json(&["status", "--json"]);
+    assert_eq!(
+        json["tool_calls_running"][0]["tool"], "test__block",
+        "{json}"
+    );
+    assert_eq!(
+        json["tool_calls_running"][0]["conversation_id"], 1,
+        "{json}"
+    );
+
+    let said = t.ok(&["stop", "Block"]);
+    assert!(
+        said.contains("asked the tock running test__block in “Block” to stop it"),
+        "{said}"
+    );
+    wait_until(
+        Duration::from_secs(30),
+        "the server to hear of the cancel",
+        || (log_lines(&log) == ["block ", "block cancelled"]).then_some(()),
+    );
+    wait_until(Duration::from_secs(30), "the stopped result", || {
+        (count(&t, "SELECT COUNT(*) FROM messages WHERE role = 'tool'") == 1).then_some(())
+    });
+    assert_stopped_in(&t, "Block");
+    let status = t.ok(&["status"]);
+    assert!(!status.contains("running tool"), "{status}");
+    assert_eq!(count(&t, "SELECT COUNT(*) FROM tool_runs"), 0);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(server.count(), 1, "the model was not asked again");
+    let again = t.fails(&["stop", "Block"]);
+    assert!(again.contains("no tool call runs"), "{again}");
+}
+
+/// Esc in the TUI stops a call it runs, as it stops a streaming reply.
+#[test]
+fn esc_in_the_tui_stops_a_running_tool_call() {
+    use support::{Pty, Tock, wait_until};
+    let server = blocking_model();
+    let t = Tock::with_openai(&server.base_url());
+    let log = t.path("calls.log");
+    t.write_config(&format!(
+        "[approvals]\nrules = {{ \"test__block\" = \"allow\" }}\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let long = Duration::from_secs(30);
+    let pty = Pty::spawn(&[], &t.env, 30, 100);
+    pty.wait_text("Enter sends", long);
+    pty.type_text("block please");
+    pty.enter();
+    wait_until(long, "the call to start", || {
+        (log_lines(&log) == ["block "]).then_some(())
+    });
+    pty.write(b"\x1b");
+    wait_until(long, "the server to hear of the cancel", || {
+        (log_lines(&log) == ["block ", "block cancelled"]).then_some(())
+    });
+    pty.wait_text("you stopped test__block while it ran", long);
+    let conv = wait_until(long, "the conversation", || {
+        let c = t.json(&["conversations", "--json"]);
+        c.as_array()
+            .and_then(|a| a.first())
+            .map(|c| c["id"].to_string())
+    });
+    assert_stopped_in(&t, &conv);
+    assert_eq!(count(&t, "SELECT COUNT(*) FROM tool_runs"), 0);
+    assert_eq!(server.count(), 1, "the model was not asked again");
 }
 
 // ------------------------------------------------- third-party servers --

@@ -5050,6 +5050,42 @@ async fn a_pending_approval_is_listed_in_f2_and_marked_in_the_sidebar() {
     assert_eq!(ui.app.top(), Some(ViewKind::Approval));
 }
 
+/// The status bar counts the calls that wait, not the conversations they
+/// wait in: two calls of one reply are two to approve, and one answered
+/// leaves one.
+#[tokio::test(start_paused = true)]
+async fn the_status_bar_counts_each_call_waiting_for_approval() {
+    let call = |id: &str, title: &str| {
+        StreamEvent::ToolCall(ToolCall {
+            id: id.into(),
+            name: "schedule_task".into(),
+            arguments: format!(
+                r#"{{"instruction":"check {title}","delay_secs":3600,"title":"{title}"}}"#
+            ),
+        })
+    };
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![call("c1", "build"), call("c2", "deploy"), done()]),
+        Step::Reply(vec![text("both scheduled"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("remind me twice");
+    ui.settle().await;
+    let waiting = ui.store().approvals(ui.conv()).unwrap();
+    assert_eq!(waiting.len(), 2);
+    let s = ui.screen(100, 30);
+    assert!(s.contains("?2 to approve"), "{s}");
+    ui.h.engine.answer_approval(waiting[0].id, true).unwrap();
+    ui.settle().await;
+    let s = ui.screen(100, 30);
+    assert!(s.contains("?1 to approve"), "{s}");
+    let exit = ui.app.exit_line().unwrap_or_default();
+    assert!(
+        exit.contains("1 tool call waiting for your approval"),
+        "{exit}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_status_line_goes_when_what_it_describes_has_changed() {
     let mut ui = Ui::new(task_steps());
@@ -5175,7 +5211,7 @@ async fn the_exit_line_names_approvals_waiting_and_a_reply_cut_off() {
     ui.app.model.reload_summaries();
     let line = ui.app.exit_line().unwrap();
     assert!(
-        line.contains("1 conversation has a tool call waiting for your approval (tock approvals)"),
+        line.contains("1 tool call waiting for your approval (tock approvals)"),
         "{line}"
     );
 

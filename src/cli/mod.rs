@@ -87,8 +87,9 @@ pub enum Command {
     },
     /// Retry a failed or expired item, or generate again the cut reply of a sent one
     Retry { id: i64 },
-    /// Stop the reply streaming in a conversation, from whichever tock
-    /// streams it (a daemon, a TUI), and pause the conversation's queue
+    /// Stop the reply streaming in a conversation, or the tool call running
+    /// there, from whichever tock runs it (a daemon, a TUI), and pause the
+    /// conversation's queue
     Stop {
         /// Conversation id or exact title
         conv: String,
@@ -184,7 +185,7 @@ pub enum Command {
         #[arg(long, value_name = "DUR", default_value = "30d")]
         older_than: String,
     },
-    /// Dispatcher, counts by state, next due item, provider
+    /// Dispatcher, counts by state, next due item, replies streaming, tool calls running, provider
     Status {
         /// Print JSON, for scripts
         #[arg(long)]
@@ -357,12 +358,32 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                 .find_conversation(conv)?
                 .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
             cut_off_reply(store, c.id, &c.display_title(), now)?;
+            let calls: Vec<String> = store
+                .tool_runs()?
+                .into_iter()
+                .filter(|r| r.conversation_id == c.id)
+                .map(|r| crate::sanitize::sanitize_line(&r.tool).into_owned())
+                .collect();
             if !engine.stop_elsewhere(c.id)? {
-                bail!("no reply is streaming in “{}”", c.display_title());
+                bail!(
+                    "no reply is streaming and no tool call runs in “{}”",
+                    c.display_title()
+                );
             }
+            let asked = if calls.is_empty() {
+                format!(
+                    "asked the tock streaming “{}” to stop its reply",
+                    c.display_title()
+                )
+            } else {
+                format!(
+                    "asked the tock running {} in “{}” to stop it",
+                    calls.join(", "),
+                    c.display_title()
+                )
+            };
             println!(
-                "asked the tock streaming “{}” to stop its reply; its queue is paused until a message is sent there or `tock resume --conv` resumes it",
-                c.display_title()
+                "{asked}; its queue is paused until a message is sent there or `tock resume --conv` resumes it"
             );
         }
         Command::Regenerate { conv } => {
@@ -470,7 +491,10 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
     let config = ConfigSource::new(cfg_path.clone(), cli.model.clone())
         .context("loading the configuration")?;
     if cli.command.is_some() {
-        for e in config.error().into_iter().chain(config.get().problems()) {
+        // `tock tools` fails with the reason instead (it can list nothing).
+        let tools = matches!(cli.command, Some(Command::Tools { .. }));
+        let unreadable = config.error().filter(|_| !tools);
+        for e in unreadable.into_iter().chain(config.get().problems()) {
             eprintln!("warning: {}", crate::sanitize::sanitize_line(&e));
         }
     }

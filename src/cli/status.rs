@@ -91,6 +91,14 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     // Tool calls waiting for the user: they hold their conversations.
     let approvals = store.waiting_approvals()?;
     let live = lease.is_some();
+    // Tool calls running now: only the live dispatcher's run (a row of
+    // another owner was left by a tock that died, and the next start
+    // settles it).
+    let calls: Vec<crate::store::ToolRun> = store
+        .tool_runs()?
+        .into_iter()
+        .filter(|r| lease.as_ref().is_some_and(|l| l.owner == r.owner))
+        .collect();
     let series = store.list_series(false)?;
     let active = series
         .iter()
@@ -129,6 +137,13 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
                     "characters": r.characters,
                     "started_at": rfc3339(Some(r.started_at)),
                     "live": live,
+                })).collect::<Vec<_>>(),
+                "tool_calls_running": calls.iter().map(|r| json!({
+                    "conversation_id": r.conversation_id,
+                    "message_id": r.message_id,
+                    "call_id": r.call_id,
+                    "tool": r.tool,
+                    "started_at": rfc3339(Some(r.started_at)),
                 })).collect::<Vec<_>>(),
                 "series": {"active": active, "paused": series.len() - active, "next_due_at": rfc3339(next_series)},
                 "model": model_name,
@@ -221,6 +236,9 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     for line in reply_lines(store, &replies, live)? {
         println!("{line}");
     }
+    for line in tool_call_lines(store, &calls, now)? {
+        println!("{line}");
+    }
     if !series.is_empty() {
         let next = next_series
             .map(|d| format!("; next {} ({})", local(d), when::countdown(d, now)))
@@ -271,6 +289,31 @@ pub(super) fn reply_lines(
             "conversation #{} “{}”: {what}",
             r.conversation_id,
             crate::sanitize::sanitize_line(&title)
+        ));
+    }
+    Ok(lines)
+}
+
+/// One line per tool call running now: `running tool files__read (12s)`.
+pub(super) fn tool_call_lines(
+    store: &Store,
+    calls: &[crate::store::ToolRun],
+    now: i64,
+) -> Result<Vec<String>> {
+    let mut lines = Vec::with_capacity(calls.len());
+    for r in calls {
+        let title = store
+            .conversation(r.conversation_id)?
+            .map(|c| c.display_title())
+            .unwrap_or_default();
+        let secs = u128::try_from(now.saturating_sub(r.started_at).max(0) / 1000).unwrap_or(0);
+        lines.push(format!(
+            "conversation #{} “{}”: running tool {} ({}; `tock stop {}` stops it)",
+            r.conversation_id,
+            crate::sanitize::sanitize_line(&title),
+            crate::sanitize::sanitize_line(&r.tool),
+            crate::when::compact_span(secs),
+            r.conversation_id
         ));
     }
     Ok(lines)

@@ -15,6 +15,10 @@ use crate::store::Store;
 /// `tock tools [--json]`: every configured server with its state and tools.
 /// Servers not running are started to list them, then stopped again.
 pub(super) fn tools(engine: &Engine, as_json: bool) -> Result<()> {
+    // Its servers are unknown: "no server is configured" would be untrue.
+    if let Some(e) = engine.config().read_error() {
+        bail!("{e}; its MCP servers cannot be listed until it is fixed");
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

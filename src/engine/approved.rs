@@ -12,6 +12,7 @@
 
 use serde_json::json;
 
+use super::running::{self, Ran};
 use super::{Engine, Event, NoticeKind, lock, tools};
 use crate::store::ApprovalStatus;
 use crate::store::approvals::ApprovalAnswer;
@@ -68,26 +69,48 @@ fn run_approved(engine: &Engine) {
         );
         let e = engine.clone();
         let handle = tokio::spawn(async move {
-            let mut out = e.mcp().call(&a.tool, &a.arguments).await;
-            if again {
-                out.text = format!("{RUN_AGAIN_NOTE}\n{}", out.text);
-            }
+            let (ran, row) = e
+                .run_mcp_call(
+                    a.conversation_id,
+                    a.message_id,
+                    &a.call_id,
+                    &a.tool,
+                    &a.arguments,
+                )
+                .await;
+            let (outcome, note) = match ran {
+                Ran::Done(mut out) => {
+                    if again {
+                        out.text = format!("{RUN_AGAIN_NOTE}\n{}", out.text);
+                    }
+                    (tools::mcp_outcome(&a.call_id, &a.tool, out), None)
+                }
+                // The turn ends, as a stopped reply's does.
+                Ran::Stopped => {
+                    e.pause_after_stop(a.conversation_id);
+                    (
+                        tools::text_outcome(&a.call_id, &a.tool, running::stopped_result()),
+                        Some(running::stopped_note(&[a.tool.as_str()])),
+                    )
+                }
+            };
             let recorded = ApprovalAnswer {
                 id: a.id,
                 from: ApprovalStatus::Executing,
                 approved: true,
                 allow_always: None,
             };
-            let outcome = tools::mcp_outcome(&a.call_id, &a.tool, out);
-            if let Err(err) = e.store().record_tool_outcomes(
+            if let Err(err) = e.store().record_tool_outcomes_ending(
                 a.conversation_id,
                 a.message_id,
                 Some(&recorded),
                 &[outcome],
+                note.as_deref(),
                 e.now_ms(),
             ) {
                 tracing::error!("recording the result of approval {}: {err:#}", a.id);
             }
+            drop(row);
             lock(&e.inner.running_approvals).remove(&a.id);
             e.emit(Event::Conversation(a.conversation_id));
             e.emit(Event::Outbox);

@@ -10,6 +10,7 @@ mod ops;
 mod pace;
 pub mod policy;
 pub(crate) mod reading;
+mod running;
 mod scheduler;
 mod series;
 pub mod state;
@@ -263,9 +264,11 @@ struct Inner {
     /// (see [`Engine::reader`]).
     reader: std::sync::OnceLock<Option<Store>>,
     mcp: crate::mcp::Manager,
-    /// Approved MCP calls this process is running (by approval id).
     /// Approved calls running here: approval id → conversation id.
     running_approvals: Mutex<HashMap<i64, i64>>,
+    /// MCP calls running here (approved or allowed), and how to stop each.
+    running_calls: Mutex<HashMap<u64, running::Running>>,
+    next_run: std::sync::atomic::AtomicU64,
     /// What the front ends show, which paces streaming replies' text.
     shown: tokio::sync::watch::Sender<pace::Shown>,
     /// Told each time a reply's text is handed on: work that can wait for
@@ -325,6 +328,8 @@ impl Engine {
                 reader: std::sync::OnceLock::new(),
                 mcp,
                 running_approvals: Mutex::new(HashMap::new()),
+                running_calls: Mutex::new(HashMap::new()),
+                next_run: std::sync::atomic::AtomicU64::new(0),
                 shown: tokio::sync::watch::channel(pace::Shown::default()).0,
                 handed_over: Notify::new(),
                 watch_checks: Default::default(),
@@ -885,7 +890,10 @@ impl Engine {
     /// it as its own Esc would, and the queue paused here at once. False if
     /// no reply streams there.
     pub fn stop_elsewhere(&self, conversation_id: i64) -> Result<bool> {
-        if !self.store().request_stop(conversation_id)? {
+        // A reply streams, or its tool calls run; not both.
+        if !self.store().request_stop(conversation_id)?
+            && !self.store().request_tool_stop(conversation_id)?
+        {
             return Ok(false);
         }
         self.pause_after_stop(conversation_id);
@@ -942,6 +950,22 @@ impl Engine {
                 Err(e) => tracing::warn!("reading stop requests: {e:#}"),
             }
         }
+        // Only while calls run here: it writes when it finds a request.
+        if lock(&self.inner.running_calls).is_empty() {
+            return;
+        }
+        match self.store().take_tool_stop_requests(self.owner()) {
+            Ok(convs) => {
+                for conv in convs {
+                    tracing::info!(
+                        conversation = conv,
+                        "tool call stopped from another process"
+                    );
+                    self.stop_tool_calls(conv);
+                }
+            }
+            Err(e) => tracing::warn!("reading tool-call stop requests: {e:#}"),
+        }
     }
 
     /// The first half of [`Engine::stop`]: tell the reply streaming in the
@@ -949,8 +973,11 @@ impl Engine {
     /// A turn that sees the stop pauses the queue itself before it ends;
     /// the second half covers a turn already past its reading (finishing,
     /// or running its tool calls) when the stop came.
+    /// A tool call running here in the conversation is stopped too.
     pub fn interrupt(&self, conversation_id: i64) -> bool {
-        self.signal_stop(conversation_id, StopReason::User)
+        let reply = self.signal_stop(conversation_id, StopReason::User);
+        let calls = self.stop_tool_calls(conversation_id);
+        reply || calls
     }
 
     /// Tell the turn running in the conversation to stop, and why. False if

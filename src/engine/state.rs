@@ -12,6 +12,8 @@ pub struct ConversationGate {
     pub paused_at: Option<i64>,
     /// A tool call waits for the user's answer.
     pub awaiting_approval: bool,
+    /// How many of its tool calls wait for the user's answer.
+    pub approvals_waiting: u32,
     /// An approved tool call is running (its reply goes on when it is done).
     pub running_tool: bool,
 }
@@ -159,9 +161,11 @@ pub fn gates(
             .paused_at = Some(at);
     }
     for a in store.waiting_approvals()? {
-        map.entry(a.conversation_id)
-            .or_insert_with(ConversationGate::default)
-            .awaiting_approval = true;
+        let gate = map
+            .entry(a.conversation_id)
+            .or_insert_with(ConversationGate::default);
+        gate.awaiting_approval = true;
+        gate.approvals_waiting += 1;
     }
     for a in store.executing_approvals()? {
         map.entry(a.conversation_id)

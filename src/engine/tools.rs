@@ -8,6 +8,7 @@
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
+use super::running::Ran;
 use super::{Engine, Event, NoticeKind};
 use crate::config::Decision;
 use crate::llm::{ToolCall, ToolSpec};
@@ -470,6 +471,7 @@ pub(crate) async fn handle_calls(
     message_id: i64,
     calls: &[ToolCall],
     limits: &crate::config::TurnConfig,
+    stop: &tokio::sync::watch::Receiver<Option<super::StopReason>>,
 ) {
     let now = engine.now_ms();
     let history = engine.store().messages(conversation_id).unwrap_or_default();
@@ -504,7 +506,12 @@ pub(crate) async fn handle_calls(
     let policy = engine.approval_policy();
     let mut immediate = Vec::new();
     let mut mcp_calls = Vec::new();
-    for call in calls {
+    // What is stored and asked about has the configured secrets replaced;
+    // a call that runs at once gets the arguments the model sent. One that
+    // waits for approval runs as it was approved (as stored).
+    let secrets = engine.secrets();
+    let shown: Vec<ToolCall> = calls.iter().map(|c| redact_call(c, &secrets)).collect();
+    for (sent, call) in calls.iter().zip(&shown) {
         if engine.mcp().server_of(&call.name).is_some() {
             if let Err(msg) = crate::mcp::call_arguments(&call.arguments) {
                 immediate.push(error_outcome(call, error_result(&msg)));
@@ -513,7 +520,7 @@ pub(crate) async fn handle_calls(
             let read_only = engine.mcp().read_only(&call.name);
             match policy.decide_tool(&call.name, read_only) {
                 Decision::Deny => immediate.push(error_outcome(call, refused(&call.name))),
-                Decision::Allow => mcp_calls.push(call),
+                Decision::Allow => mcp_calls.push(sent),
                 Decision::Ask => ask(
                     engine,
                     conversation_id,
@@ -539,27 +546,100 @@ pub(crate) async fn handle_calls(
         }
     }
     // Allowed MCP calls run at once, side by side (the approvals above are
-    // already saved, so the conversation waits for them too).
-    let results = futures::future::join_all(
-        mcp_calls
-            .iter()
-            .map(|c| engine.mcp().call(&c.name, &c.arguments)),
-    )
-    .await;
-    for (call, r) in mcp_calls.iter().zip(results) {
-        immediate.push(mcp_outcome(&call.id, &call.name, r));
+    // already saved, so the conversation waits for them too). A stop that
+    // came once the reply was read runs none of them.
+    let stopped_already = *stop.borrow() == Some(super::StopReason::User);
+    let mut stopped: Vec<&str> = Vec::new();
+    let mut rows = Vec::new();
+    if stopped_already {
+        for call in &mcp_calls {
+            immediate.push(error_outcome(
+                call,
+                error_result("not run: stopped by the user"),
+            ));
+            stopped.push(call.name.as_str());
+        }
+    } else {
+        let results = futures::future::join_all(mcp_calls.iter().map(|c| {
+            engine.run_mcp_call(conversation_id, message_id, &c.id, &c.name, &c.arguments)
+        }))
+        .await;
+        for (call, (ran, row)) in mcp_calls.iter().zip(results) {
+            rows.push(row);
+            match ran {
+                Ran::Done(r) => immediate.push(mcp_outcome(&call.id, &call.name, r)),
+                Ran::Stopped => {
+                    immediate.push(error_outcome(call, super::running::stopped_result()));
+                    stopped.push(call.name.as_str());
+                }
+            }
+        }
     }
     let now = engine.now_ms();
-    if let Err(e) =
-        engine
-            .store()
-            .record_tool_outcomes(conversation_id, message_id, None, &immediate, now)
-    {
+    // A stopped call ends the turn, as a stopped reply does.
+    let note = (!stopped.is_empty()).then(|| super::running::stopped_note(&stopped));
+    if note.is_some() {
+        engine.pause_after_stop(conversation_id);
+    }
+    if let Err(e) = engine.store().record_tool_outcomes_ending(
+        conversation_id,
+        message_id,
+        None,
+        &immediate,
+        note.as_deref(),
+        now,
+    ) {
         tracing::error!("recording tool results: {e:#}");
     }
+    drop(rows);
     engine.emit(Event::Outbox);
     engine.emit(Event::Conversation(conversation_id));
     engine.wake();
+}
+
+/// `call` with every configured secret in its arguments replaced by
+/// `<redacted>`: what is stored, shown and asked about. Each string of the
+/// arguments is redacted before JSON escapes could hide a secret; arguments
+/// with no secret in them are kept as the model wrote them.
+pub(crate) fn redact_call(call: &ToolCall, secrets: &[String]) -> ToolCall {
+    fn scrub(v: &mut Value, secrets: &[String], changed: &mut bool) {
+        match v {
+            Value::String(s) => {
+                let r = crate::llm::http::redact_secrets(s, secrets, false);
+                if r != *s {
+                    *s = r;
+                    *changed = true;
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|v| scrub(v, secrets, changed)),
+            Value::Object(o) => {
+                let old = std::mem::take(o);
+                for (k, mut v) in old {
+                    let key = crate::llm::http::redact_secrets(&k, secrets, false);
+                    *changed |= key != k;
+                    scrub(&mut v, secrets, changed);
+                    o.insert(key, v);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut changed = false;
+    let arguments = match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(mut v) => {
+            scrub(&mut v, secrets, &mut changed);
+            if changed {
+                v.to_string()
+            } else {
+                crate::llm::http::redact_secrets(&call.arguments, secrets, false)
+            }
+        }
+        Err(_) => crate::llm::http::redact_secrets(&call.arguments, secrets, false),
+    };
+    ToolCall {
+        arguments,
+        ..call.clone()
+    }
 }
 
 /// Save a waiting approval for `call` and tell the user.

@@ -214,13 +214,22 @@ pub(crate) async fn run(
             tracing::warn!("saving the partial reply: {e:#}");
         }
     };
-    let hand_on = |offset: usize, text: String| {
-        engine.emit(Event::Delta {
-            conversation_id: conv_id,
-            message_id: reply_id,
-            offset,
-            text,
-        });
+    // What the front ends are handed is redacted too, and a beginning of a
+    // secret is held back until the next chunk settles it: no secret ever
+    // reaches a screen, and the offsets are those of the stored text.
+    let mut shown = crate::llm::http::StreamRedactor::new(&secrets);
+    let show = |(offset, text): (usize, String)| {
+        if !text.is_empty() {
+            engine.emit(Event::Delta {
+                conversation_id: conv_id,
+                message_id: reply_id,
+                offset,
+                text,
+            });
+        }
+    };
+    let mut hand_on = |_: usize, text: String| {
+        show(shown.push(&text));
         engine.handed_over();
     };
     let thinking = |chars: usize| {
@@ -244,11 +253,19 @@ pub(crate) async fn run(
         calls,
         usage,
     } = reading::read(
-        stream, &mut stop, limits, &mut pace, hand_on, save, thinking,
+        stream,
+        &mut stop,
+        limits,
+        &mut pace,
+        &mut hand_on,
+        save,
+        thinking,
     )
     .await;
     // A reply that did not end as the model meant may end in a secret's beginning.
-    let text = redact(&text, !matches!(end, End::Done));
+    let cut = !matches!(end, End::Done);
+    show(shown.finish(cut));
+    let text = redact(&text, cut);
     // Stored whatever the end: a cut or stopped reply was paid for too.
     if let Some(u) = &usage
         && let Err(e) = store.set_message_usage(reply_id, u)
@@ -259,8 +276,14 @@ pub(crate) async fn run(
     let now = engine.now_ms();
     match end {
         End::Done => {
+            // The calls as stored and shown: redacted (those that run at
+            // once still get what the model sent).
+            let stored: Vec<ToolCall> = calls
+                .iter()
+                .map(|c| tools::redact_call(c, &secrets))
+                .collect();
             let calls_json =
-                (!calls.is_empty()).then(|| serde_json::to_string(&calls).unwrap_or_default());
+                (!calls.is_empty()).then(|| serde_json::to_string(&stored).unwrap_or_default());
             let saved = write_end(engine, reply_id, &mut stop, || {
                 store.finish_message(
                     reply_id,
@@ -275,7 +298,8 @@ pub(crate) async fn run(
             match saved {
                 Ok(true) => {
                     if !calls.is_empty() {
-                        tools::handle_calls(engine, conv_id, reply_id, &calls, &cfg.turn).await;
+                        tools::handle_calls(engine, conv_id, reply_id, &calls, &cfg.turn, &stop)
+                            .await;
                     }
                 }
                 Ok(false) => tracing::warn!("reply {reply_id} was recovered by another dispatcher"),

@@ -625,6 +625,91 @@ pub fn redact_secrets(text: &str, secrets: &[String], cut: bool) -> String {
     out
 }
 
+/// A reply's text on its way to the front ends, redacted of `secrets` as it
+/// streams: no secret reaches them, also one split over chunks. Text that
+/// could be the beginning of a secret (it ends what arrived so far) is held
+/// back until what follows settles it; all the rest goes on at once.
+///
+/// What it hands on adds up to [`redact_secrets`] of the whole text (with
+/// `cut` as [`StreamRedactor::finish`] is given), so the offsets it gives
+/// are those of the text as it is stored.
+pub struct StreamRedactor {
+    secrets: Vec<String>,
+    /// Arrived, not handed on: a secret's beginning may be in it.
+    held: String,
+    /// Bytes handed on so far (the offset of the next text).
+    sent: usize,
+}
+
+impl StreamRedactor {
+    /// `secrets` longest first, as [`redact_secrets`] takes them.
+    pub fn new(secrets: &[String]) -> Self {
+        Self {
+            secrets: secrets.iter().filter(|s| !s.is_empty()).cloned().collect(),
+            held: String::new(),
+            sent: 0,
+        }
+    }
+
+    /// Take `text`; returns what may go on now (maybe nothing) and where it
+    /// starts in the redacted reply.
+    pub fn push(&mut self, text: &str) -> (usize, String) {
+        self.held.push_str(text);
+        let split = self.safe_end();
+        let rest = self.held.split_off(split);
+        let out = redact_secrets(
+            &std::mem::replace(&mut self.held, rest),
+            &self.secrets,
+            false,
+        );
+        let at = self.sent;
+        self.sent += out.len();
+        (at, out)
+    }
+
+    /// The end of the reply: what was held back, redacted (with `cut`, a
+    /// beginning of a secret at its end goes too, as for a stored reply cut
+    /// there), and where it starts.
+    pub fn finish(&mut self, cut: bool) -> (usize, String) {
+        let out = redact_secrets(&std::mem::take(&mut self.held), &self.secrets, cut);
+        let at = self.sent;
+        self.sent += out.len();
+        (at, out)
+    }
+
+    /// How much of `held` can go now: up to the first place where a secret
+    /// may begin and not be complete yet (the rest of it may come), moved
+    /// back to before any secret that would straddle it.
+    fn safe_end(&self) -> usize {
+        let held = self.held.as_str();
+        if self.secrets.is_empty() {
+            return held.len();
+        }
+        // The earliest start from which the rest of `held` is a beginning
+        // (or the whole) of a secret: a longer one may still come.
+        let mut split = held.len();
+        for (i, _) in held.char_indices() {
+            let tail = &held[i..];
+            if self.secrets.iter().any(|s| s.starts_with(tail)) {
+                split = i;
+                break;
+            }
+        }
+        // A whole secret across the split is held back whole.
+        loop {
+            let straddling = self.secrets.iter().find_map(|s| {
+                held.match_indices(s.as_str())
+                    .map(|(at, m)| (at, at + m.len()))
+                    .find(|&(at, end)| at < split && end > split)
+            });
+            match straddling {
+                Some((at, _)) => split = at,
+                None => return split,
+            }
+        }
+    }
+}
+
 /// Replaces a beginning of `key` (at least [`MIN_KEY_PREFIX`] bytes) that
 /// ends `text`: what is left of a key a cut went through.
 fn drop_key_prefix_at_end(text: &mut Vec<u8>, key: &[u8]) {
@@ -810,6 +895,62 @@ pub fn base(url: &str) -> &str {
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    /// Every chunking of a text with secrets in it: what is handed on never
+    /// holds a secret, adds up to the stored (redacted) text, and text that
+    /// cannot begin a secret is not held back.
+    #[test]
+    fn a_streamed_reply_is_redacted_whatever_its_chunks() {
+        let secrets = vec!["sk-live-12345".to_string(), "tok-ABCDEFGH".to_string()];
+        let text = "key sk-live-12345 and tok-ABCDEFGH, sk-live-1234 not, é sk-live-12345";
+        let stored = redact_secrets(text, &secrets, false);
+        for a in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+            for b in (a..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+                let mut r = StreamRedactor::new(&secrets);
+                let mut shown = String::new();
+                for chunk in [&text[..a], &text[a..b], &text[b..]] {
+                    let (at, out) = r.push(chunk);
+                    assert_eq!(at, shown.len());
+                    shown.push_str(&out);
+                    for s in &secrets {
+                        assert!(!shown.contains(s.as_str()), "{a} {b}: {shown}");
+                    }
+                }
+                let (at, out) = r.finish(false);
+                assert_eq!(at, shown.len());
+                shown.push_str(&out);
+                assert_eq!(shown, stored, "chunks at {a} and {b}");
+            }
+        }
+        // Nothing that cannot start a secret waits.
+        let mut r = StreamRedactor::new(&secrets);
+        assert_eq!(r.push("hello wor"), (0, "hello wor".to_string()));
+        assert_eq!(r.push("ld sk-li"), (9, "ld ".to_string()));
+        // The last "s" may begin one: it waits for what follows.
+        assert_eq!(r.push("ke this"), (12, "sk-like thi".to_string()));
+        assert_eq!(r.push(" sk-live-1"), (23, "s ".to_string()));
+        // Cut there: the beginning of the secret is not shown either.
+        assert_eq!(r.finish(true), (25, REDACTED.to_string()));
+        // With no secret configured, everything goes at once.
+        let mut r = StreamRedactor::new(&[]);
+        assert_eq!(r.push("sk-"), (0, "sk-".to_string()));
+    }
+
+    /// Secrets that overlap: one whole secret across the place where a
+    /// longer one might begin is not handed on in part.
+    #[test]
+    fn overlapping_secrets_are_never_handed_on_in_part() {
+        let secrets = vec!["cdxyz".to_string(), "abcd".to_string()];
+        let mut r = StreamRedactor::new(&secrets);
+        // "cdx" may begin the first; "abcd" holds that place: all waits.
+        assert_eq!(r.push("abcdx"), (0, String::new()));
+        assert_eq!(r.push("q"), (0, "<redacted>xq".to_string()));
+        assert_eq!(
+            redact_secrets("abcdxq", &secrets, false),
+            "<redacted>xq",
+            "as stored"
+        );
+    }
 
     #[test]
     fn classification() {

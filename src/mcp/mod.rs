@@ -783,6 +783,9 @@ fn render(result: CallToolResult, image_budget: u64, secrets: &[String]) -> Call
                     continue;
                 }
                 image_bytes += len;
+                // A plain mark where it came, for whoever reads the result
+                // (the image itself goes with it, never its bytes as text).
+                parts.push(format!("[image {mime}, {} KB]", len.div_ceil(1024)));
                 images.push(Image {
                     mime,
                     data_base64: data,
@@ -964,7 +967,7 @@ mod tests {
         );
         assert_eq!(
             out.text,
-            "hello\n[image image/svg+xml: not passed to the model: models take png, jpeg, gif or webp images]\n\
+            "hello\n[image image/png, 1 KB]\n[image image/svg+xml: not passed to the model: models take png, jpeg, gif or webp images]\n\
              [image image/png: not passed to the model: its data is not valid base64]\n\
              [image image/webp, 1 KB: not passed to the model: over the 0 KB limit for the images of one result]"
         );
@@ -975,7 +978,10 @@ mod tests {
         ]);
         let out = render(r, 11, &[]);
         assert_eq!(out.images.len(), 2);
-        assert_eq!(out.text, "");
+        assert_eq!(
+            out.text,
+            "[image image/png, 1 KB]\n[image image/webp, 1 KB]"
+        );
         let out = render(
             CallToolResult::error(vec![ContentBlock::text("boom")]),
             1024,

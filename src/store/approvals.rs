@@ -308,6 +308,11 @@ impl Store {
                     params![a.id, result],
                 )?;
             }
+            // Answered: no longer running, in the same transaction.
+            tx.execute(
+                "DELETE FROM tool_runs WHERE conversation_id = ?1 AND call_id = ?2",
+                params![conversation_id, o.call_id],
+            )?;
             let parts_json = o.parts_json()?;
             insert_message(
                 &tx,

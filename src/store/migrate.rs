@@ -86,6 +86,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0015_notices",
         include_str!("../../migrations/0015_notices.sql"),
     ),
+    (
+        16,
+        "0016_tool_runs",
+        include_str!("../../migrations/0016_tool_runs.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

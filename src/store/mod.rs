@@ -19,6 +19,7 @@ mod rewrite;
 mod search;
 mod series;
 mod settings;
+mod tool_runs;
 mod usage;
 mod waiting;
 
@@ -37,6 +38,7 @@ pub use outbox::{
 };
 pub use search::{SearchHit, SearchQuery, fold_for_matching};
 pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};
+pub use tool_runs::ToolRun;
 pub use usage::{MessageUsage, by_message as usage_by_message};
 pub use waiting::{PausedBy, Waiting};
 

@@ -691,7 +691,7 @@ impl App {
         // Counted by the last reload (the loop reloads right before exit).
         let open = usize::try_from(self.model.unfinished.total()).unwrap_or(0);
         let series = self.model.active_series as usize;
-        let approvals = self.model.awaiting.len();
+        let approvals = self.model.calls_awaiting_approval();
         let cut = self.replies_cut_at_exit;
         if open == 0 && series == 0 && approvals == 0 && cut == 0 {
             return None;
@@ -710,9 +710,9 @@ impl App {
             parts.push(format!(
                 "{approvals} {} waiting for your approval (tock approvals)",
                 if approvals == 1 {
-                    "conversation has a tool call"
+                    "tool call"
                 } else {
-                    "conversations have tool calls"
+                    "tool calls"
                 }
             ));
         }

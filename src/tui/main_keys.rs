@@ -473,8 +473,16 @@ impl App {
     /// to stop it (it does within a moment, as its own Esc would), once per
     /// reply. False if no such reply, or it was asked already.
     fn stop_elsewhere(&mut self) -> bool {
-        let (Some(conv), Some(reply)) = (self.model.current, self.streaming_elsewhere()) else {
+        let Some(conv) = self.model.current else {
             return false;
+        };
+        // A reply streaming there, else a tool call of its reply running there.
+        let (reply, what) = match self.streaming_elsewhere() {
+            Some(reply) => (reply, "streaming this reply"),
+            None => match self.call_running_elsewhere(conv) {
+                Some(reply) => (reply, "running the tool call"),
+                None => return false,
+            },
         };
         if self.stop_asked == Some(reply) {
             return false;
@@ -485,17 +493,35 @@ impl App {
             move |e| e.stop_elsewhere(conv),
             move |app, r| match r {
                 Ok(true) if queued => {
-                    app.info(
-                        "asked the tock streaming this reply to stop it — the queue is paused (Enter in the strip or /resume)",
-                    );
+                    app.info(format!(
+                        "asked the tock {what} to stop it — the queue is paused (Enter in the strip or /resume)",
+                    ));
                     app.status_about_a_pause(conv);
                 }
-                Ok(true) => app.info("asked the tock streaming this reply to stop it"),
-                Ok(false) => app.info("the reply had already ended"),
+                Ok(true) => app.info(format!("asked the tock {what} to stop it")),
+                Ok(false) => app.info("it had already ended"),
                 Err(e) => app.error(e),
             },
         );
         true
+    }
+
+    /// A tool call of the conversation that another process on this
+    /// database runs: the reply that made it.
+    fn call_running_elsewhere(&self, conv: i64) -> Option<i64> {
+        if self.engine().runs_tool_call_in(conv) {
+            return None;
+        }
+        match self.engine().reader().tool_runs() {
+            Ok(runs) => runs
+                .into_iter()
+                .find(|r| r.conversation_id == conv)
+                .map(|r| r.message_id),
+            Err(e) => {
+                tracing::warn!("reading the running tool calls: {e:#}");
+                None
+            }
+        }
     }
 
     pub(super) fn toggle_sidebar(&mut self) {

@@ -514,6 +514,15 @@ impl Model {
         }
     }
 
+    /// How many tool calls wait for approval, in every conversation (two
+    /// calls of one reply are two).
+    pub fn calls_awaiting_approval(&self) -> usize {
+        self.gates
+            .values()
+            .map(|g| g.approvals_waiting as usize)
+            .sum()
+    }
+
     /// The recurring-series count and each conversation's gate (paused,
     /// awaiting approval): small, read whole on every change.
     fn reload_gates(&mut self) {

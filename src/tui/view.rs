@@ -541,7 +541,7 @@ fn status_spans_with(
     // Counts by the one item state, the same the strip and F2 show; what
     // needs the user first.
     let c = model.state_counts();
-    let approvals = model.awaiting.len();
+    let approvals = model.calls_awaiting_approval();
     // Each state its own sign, so the short form (`↯1 ↻2`) reads alone:
     // ↯ an item failing and tried again, ↻ a series that repeats.
     let counts = [

@@ -13,7 +13,8 @@
 //! `header` (a request header of the HTTP call, for `headers`), `shot`
 //! (a text and a 1x1 PNG image, declares `readOnlyHint`), `wait_file`
 //! (answers once a file exists, declares `readOnlyHint`: a call that is
-//! still running while a test kills tock).
+//! still running while a test kills tock), `block` (runs until the client
+//! cancels the call, then logs `block cancelled`).
 //!
 //! With `MCP_TEST_LEAK=VAR,VAR2,…` the server gives away the values of
 //! those variables everywhere it can (as a careless server does with its
@@ -205,6 +206,19 @@ impl TestServer {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         "gave up waiting".to_string()
+    }
+
+    #[tool(description = "Run until the client cancels the call.")]
+    async fn block(&self, context: rmcp::service::RequestContext<rmcp::RoleServer>) -> String {
+        log_call("block", "");
+        // Bounded, so a server left behind by a killed client ends too.
+        tokio::select! {
+            _ = context.ct.cancelled() => {
+                log_call("block", "cancelled");
+                "cancelled".to_string()
+            }
+            _ = tokio::time::sleep(std::time::Duration::from_secs(120)) => "gave up".to_string(),
+        }
     }
 
     #[tool(description = "Whether a variable has the given value.")]

@@ -411,6 +411,9 @@ impl Store {
              WHERE status = 'sending' AND COALESCE(claimed_by, '') != ?2",
             params![now, me],
         )?;
+        // Calls a dispatcher that is gone was running: they run no more
+        // (what their conversations read is settled below).
+        tx.execute("DELETE FROM tool_runs WHERE owner != ?1", [me])?;
         let streaming: Vec<(i64, i64, Option<i64>)> = {
             let mut st = tx.prepare(
                 "SELECT m.id, m.conversation_id, m.outbox_id FROM messages m
