@@ -445,6 +445,8 @@ async fn ending_a_series_cancels_an_occurrence_still_waiting() {
     settle().await;
     let texts: Vec<_> = users(&r, c).into_iter().map(|m| m.content).collect();
     assert_eq!(texts, ["a long question"], "nothing of the series was sent");
+    // It never went: the series ran no time ("ran 1 time, ended" it said).
+    assert_eq!(r.store.series(id).unwrap().unwrap().occurrences, 0);
 }
 
 /// The clock was an hour ahead and is set right while tock runs: an

@@ -4800,6 +4800,9 @@ async fn f2_a_series_that_ran_its_course_reads_as_finished() {
         (v.series.status, v.series.occurrences, v.series.skipped),
         (tock::store::SeriesStatus::Ended, 2, 0)
     );
+    // The status bar counts it no more.
+    let s = ui.screen(110, 30);
+    assert!(!s.contains("↻1"), "{s}");
     ui.press(KeyCode::F(2));
     ui.ch('a');
     ui.press(KeyCode::Home);

@@ -464,7 +464,7 @@ impl Store {
             // Ended means nothing more is sent: an occurrence already due
             // and still waiting (its conversation busy, a tool call
             // awaiting approval) goes with the series, in this transaction.
-            let convs: Vec<i64> = tx
+            let convs: Vec<Option<i64>> = tx
                 .prepare(
                     "UPDATE outbox SET status = 'canceled', claimed_by = NULL, next_attempt_at = NULL,
                             updated_at = ?2, last_error = 'its recurring series was ended'
@@ -472,9 +472,17 @@ impl Store {
                      RETURNING conversation_id",
                 )?
                 .query_map(params![id, now], |r| r.get::<_, Option<i64>>(0))?
-                .filter_map(|c| c.transpose())
                 .collect::<rusqlite::Result<_>>()?;
-            for conv in convs {
+            // Those never went: they are not occurrences the series ran.
+            if !convs.is_empty() {
+                let n = convs.len() as i64;
+                tx.execute(
+                    "UPDATE series SET occurrences = MAX(occurrences - ?2, 0) WHERE id = ?1",
+                    params![id, n],
+                )?;
+                s.occurrences = (s.occurrences - n).max(0);
+            }
+            for conv in convs.into_iter().flatten() {
                 super::outbox::lift_pause_if_nothing_held(&tx, conv)?;
             }
         }
