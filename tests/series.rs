@@ -704,9 +704,15 @@ async fn operations_pause_resume_skip_edit_end_send_now() {
     );
     r.engine.end_series(id).unwrap();
     let s = r.store.series(id).unwrap().unwrap();
+    // The extra occurrence still waited (nothing dispatches here): ending
+    // canceled it, and it is not counted as one the series ran.
     assert_eq!(
         (s.status, s.next_due_at, s.occurrences),
-        (SeriesStatus::Ended, None, 1)
+        (SeriesStatus::Ended, None, 0)
+    );
+    assert_eq!(
+        r.store.item(extra).unwrap().unwrap().status,
+        Status::Canceled
     );
     assert!(r.engine.send_series_now(id).is_err());
     assert!(r.engine.list_series(false).unwrap().is_empty());
