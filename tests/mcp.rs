@@ -1291,6 +1291,70 @@ async fn an_approved_call_running_is_stopped_by_the_user_and_the_turn_ends() {
     stop_a_running_call(true).await;
 }
 
+/// A reply calls two tools: one allowed, which runs, and one that waits
+/// for approval. Stopping the running one ends the turn, the waiting one
+/// with it: it is not asked about any more (answering it later carried the
+/// turn on, the model asked again), and the model reads that it never ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_ends_the_turn_and_its_calls_still_waiting_for_approval() {
+    use common::{Scripted, Step, done, text};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Scripted::new(vec![
+        Step::Reply(vec![
+            call("c1", "test__block", json!({})),
+            call("c2", "test__echo", json!({"text": "later"})),
+            done(),
+        ]),
+        Step::Reply(vec![text("went on after a stop"), done()]),
+    ]);
+    let cfg = config(&format!(
+        "[approvals]\nrules = {{ \"test__block\" = \"allow\", \"test__echo\" = \"ask\" }}\n\n{}",
+        stdio_server("test", &log, "")
+    ));
+    let rig = rig(cfg, Some(provider.clone()));
+    let conv = rig.conversation("block and ask");
+    let store = rig.engine.store().clone();
+    let waiting = rig.waiting_approval(conv).await;
+    assert_eq!(waiting.call_id, "c2");
+    wait_for("the server to run the allowed call", || {
+        (log_lines(&log) == ["block "]).then_some(())
+    })
+    .await;
+    assert!(rig.engine.stop(conv));
+    let results = wait_for("a result for each call", || {
+        let r = rig.tool_messages(conv);
+        (r.len() == 2).then_some(r)
+    })
+    .await;
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("stopped by the user while it ran")),
+        "{results:?}"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("not run: the turn ended before this call was answered")),
+        "{results:?}"
+    );
+    let a = store.approval(waiting.id).unwrap().unwrap();
+    assert_eq!(a.status, ApprovalStatus::Denied);
+    assert!(
+        rig.engine.answer_approval(a.id, true).is_err(),
+        "nothing left to answer"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(provider.count(), 1, "the model was not asked again");
+    assert_eq!(
+        log_lines(&log),
+        ["block ", "block cancelled"],
+        "echo never ran"
+    );
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unanswered_approval_is_declined_after_approval_timeout_on_the_engine_clock() {
     use common::{Scripted, Step, done, text};

@@ -329,6 +329,32 @@ impl Store {
             )?;
         }
         if let Some(note) = end_note {
+            // The turn ends here: a call of the same reply still waiting for
+            // an answer is not asked about any more (an answer would carry
+            // the turn on), and the model reads that it never ran.
+            let unanswered: Vec<(String, String)> = tx
+                .prepare(
+                    "UPDATE approvals SET status = 'denied', result = ?3, updated_at = ?2
+                     WHERE message_id = ?1 AND status = 'waiting' RETURNING call_id, tool",
+                )?
+                .query_map(params![message_id, now, UNANSWERED_AT_END], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            for (call_id, tool) in unanswered {
+                insert_message(
+                    &tx,
+                    conversation_id,
+                    &NewMessage {
+                        role: Some(Role::Tool),
+                        content: UNANSWERED_AT_END,
+                        tool_call_id: Some(&call_id),
+                        model: Some(&tool),
+                        ..Default::default()
+                    },
+                    now,
+                )?;
+            }
             insert_message(
                 &tx,
                 conversation_id,
@@ -347,6 +373,10 @@ impl Store {
         Ok(task_ids)
     }
 }
+
+/// The result a call waiting for approval gets when its turn ends first.
+const UNANSWERED_AT_END: &str =
+    r#"{"error":"not run: the turn ended before this call was answered"}"#;
 
 /// Add `tool` to the saved `allow` rules under `key` (a JSON array).
 fn save_allow_rule(tx: &rusqlite::Transaction<'_>, key: &str, tool: &str) -> Result<()> {
