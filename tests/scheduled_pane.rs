@@ -1116,3 +1116,51 @@ async fn a_failure_that_counts_its_attempts_says_so_once() {
         "{screen}"
     );
 }
+
+/// A regeneration on its way (Ctrl+R while the provider cannot be
+/// reached: it retries) is listed with the rest, as what it is: F2 left it
+/// out, though it lists everything tock will send. It has no text or time
+/// to change; `x` calls it off and the earlier reply stays.
+#[tokio::test(start_paused = true)]
+async fn a_regeneration_on_its_way_is_listed_and_can_be_called_off() {
+    let h = harness(vec![
+        Step::Reply(vec![text("the first answer"), done()]),
+        Step::Fail(tock::llm::LlmError::transient("connection refused")),
+    ]);
+    let c = h
+        .engine
+        .store()
+        .create_conversation(Some("Plans"), "user", T0)
+        .unwrap();
+    h.engine.start();
+    h.engine.send_text(c, "a question").unwrap();
+    settle().await;
+    let id = h.engine.regenerate(c).unwrap();
+    settle().await;
+    assert_eq!(item(&h, id).status, Status::Pending, "it retries");
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, id);
+    let shown = screen_of(&draw(&pane, 100, 20));
+    assert!(shown.contains("regenerate the last reply"), "{shown}");
+    assert!(shown.contains("Plans"), "{shown}");
+    for k in ['e', 'r'] {
+        let a = pane.handle_key(ch(k), &h.engine, now());
+        assert!(
+            matches!(&a, PaneAction::Info(s) if s.contains("has no text or time to change")),
+            "{k}: {a:?}"
+        );
+    }
+    press(&mut pane, &h, &[ch('x'), ch('y')]);
+    assert_eq!(item(&h, id).status, Status::Canceled);
+    let replies: Vec<String> = h
+        .engine
+        .store()
+        .messages(c)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == tock::store::Role::Assistant)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(replies, ["the first answer"]);
+    h.engine.shutdown(std::time::Duration::from_secs(1)).await;
+}

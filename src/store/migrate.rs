@@ -91,6 +91,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0016_tool_runs",
         include_str!("../../migrations/0016_tool_runs.sql"),
     ),
+    (
+        17,
+        "0017_unfinished_regenerations",
+        include_str!("../../migrations/0017_unfinished_regenerations.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

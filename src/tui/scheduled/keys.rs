@@ -141,6 +141,11 @@ impl ScheduledPane {
             Status::Canceled => format!("#{id} is canceled (r reschedules it, R sends it again)"),
             _ => format!("#{id} can't be changed now"),
         };
+        if row.item.kind == Kind::Regenerate && matches!(c, 'r' | 'e') {
+            return PaneAction::Info(format!(
+                "#{id} generates the last reply again: it has no text or time to change (x calls it off and keeps the earlier reply)"
+            ));
+        }
         match c {
             'r' if open || status == Status::Canceled => {
                 self.mode = Mode::Reschedule {

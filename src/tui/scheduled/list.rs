@@ -1,8 +1,9 @@
 //! The rows of the F2 pane, loaded a window at a time.
 //!
 //! The list is a few rows loaded whole (the tool calls waiting for an
-//! answer, the recurring series each followed by its occurrences, and the
-//! occurrences of series not listed), then the outbox rows in list order
+//! answer, the regenerations on their way, the recurring series each
+//! followed by its occurrences, and the occurrences of series not listed),
+//! then the outbox rows in list order
 //! (`COALESCE(due_at, created_at)`, then id), of which only a window around
 //! the selection is loaded: after long use the outbox holds 100,000
 //! unfinished rows and a million finished ones. The window is read by
@@ -160,6 +161,13 @@ impl RowList {
         // Tool calls waiting for an answer come first: nothing in their
         // conversation goes out until they are answered.
         let mut head = approval_rows(store)?;
+        // Then regenerations on their way (Ctrl+R, `tock regenerate`): the
+        // body's index lists no regeneration, and they are few.
+        let mut regenerations = self.rows_of(store, store.unfinished_regenerations()?)?;
+        for r in &mut regenerations {
+            r.summary = "regenerate the last reply".to_string();
+        }
+        head.extend(regenerations);
         let (mut occurrences_open, mut occurrences_done) = (0, 0);
         if !series.is_empty() {
             let occurrences = store.listed_occurrences(all)?;
