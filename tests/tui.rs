@@ -4315,6 +4315,73 @@ async fn slash_commands_run_while_an_approval_waits() {
     assert!(ui.status_line().starts_with("choose Approve or Deny first"));
 }
 
+/// The list of slash commands while an approval card waits: shown over
+/// the card, and ↓, Tab and Enter are the list's (the card's Tab chose on
+/// the card and the list vanished); with the list closed, the card has its
+/// keys again.
+#[tokio::test(start_paused = true)]
+async fn the_command_list_works_while_an_approval_waits() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.typ("/h");
+    for (w, h) in [(120, 40), (60, 15)] {
+        let s = ui.screen(w, h);
+        assert!(s.contains("/help"), "{w}×{h}:\n{s}");
+    }
+    ui.press(KeyCode::Enter);
+    assert_eq!(ui.app.top(), Some(ViewKind::Help), "/help ran");
+    ui.press(KeyCode::Esc);
+    ui.typ("/mo");
+    ui.press(KeyCode::Down);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.composer_text(), "/mouse ");
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+}
+
+/// Esc closes the list, and does nothing else: while a reply streamed it
+/// stopped the reply. A choice made in a list that closed is not the next
+/// list's (`/`, ↑ to `/quit`, Ctrl+U, `/`, Enter quit tock). A command
+/// chosen with ↓ wins over a whole name typed (`/at`, ↓, Enter ran `/at`).
+#[tokio::test(start_paused = true)]
+async fn esc_closes_the_command_list_and_a_choice_does_not_outlive_it() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("Let me think")], gate.clone())]);
+    ui.start().await;
+    ui.say("a question");
+    ui.settle().await;
+    ui.streamed().await;
+    assert!(ui.app.model.is_busy());
+    ui.typ("/");
+    assert!(ui.screen(120, 40).contains("commands ·"));
+    ui.press(KeyCode::Esc);
+    assert!(ui.app.model.is_busy(), "the reply goes on");
+    assert!(!ui.screen(120, 40).contains("commands ·"), "closed");
+    assert_eq!(ui.app.composer_text(), "/", "what was typed stays");
+    ui.typ("m");
+    assert!(
+        ui.screen(120, 40).contains("commands ·"),
+        "open again as the line changes"
+    );
+    ui.ctrl('u');
+    ui.typ("/");
+    ui.press(KeyCode::Up);
+    ui.ctrl('u');
+    ui.typ("/");
+    ui.press(KeyCode::Enter);
+    assert!(!ui.app.quit, "the first command, not /quit");
+    assert_eq!(ui.app.composer_text(), "/later ");
+    ui.ctrl('u');
+    ui.typ("/at");
+    ui.press(KeyCode::Down);
+    ui.press(KeyCode::Enter);
+    assert_eq!(ui.app.composer_text(), "/attach ");
+    gate.notify_one();
+    ui.settle().await;
+}
+
 /// "choose Approve or Deny first" goes once the approval is answered
 /// elsewhere (`tock approve`), with no key pressed here; a key's
 /// confirmation ("conversation deleted", "retrying") goes with the next key.

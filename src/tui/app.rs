@@ -134,6 +134,9 @@ pub struct App {
     /// The command chosen with ↑/↓ in the list of slash commands (its
     /// name); the first listed when it is not listed.
     pub menu_pick: Option<&'static str>,
+    /// The composer line the list of slash commands was closed on (Esc):
+    /// it shows again once the line changes.
+    pub menu_closed_on: Option<String>,
     /// The reply streaming in another process that Esc or Ctrl+C asked to
     /// stop (its message id): asked once; the next Ctrl+C goes on to quit.
     pub stop_asked: Option<i64>,
@@ -192,6 +195,7 @@ impl App {
             replies_cut_at_exit: 0,
             quit_armed: None,
             menu_pick: None,
+            menu_closed_on: None,
             stop_asked: None,
             suspend: false,
             redraw: false,

@@ -31,6 +31,14 @@ impl App {
         if !arms_quit {
             self.quit_armed = None;
         }
+        // 0. The list of slash commands, over an approval card too (its
+        // Tab and arrows choose on the card otherwise).
+        if self.focus == Focus::Composer
+            && self.top() == Some(ViewKind::Approval)
+            && self.command_menu_key(key)
+        {
+            return;
+        }
         // 1. The view on top of the stack.
         if let Some(mut top) = self.views.pop() {
             let mut cx = self.cx();
@@ -103,17 +111,31 @@ impl App {
     /// ↑/↓, Tab and Enter while the list of slash commands shows (see
     /// `command_menu`). False when the key is not the list's.
     fn command_menu_key(&mut self, key: KeyEvent) -> bool {
-        if !key.modifiers.is_empty() {
-            return false;
+        // Closed on a line that has changed since: the list may show again.
+        if self.menu_closed_on.is_some()
+            && self.menu_closed_on.as_deref() != self.composer.single_line()
+        {
+            self.menu_closed_on = None;
         }
         let menu = super::view::command_menu(self);
         if menu.is_empty() {
+            // A choice made in a list that closed is not the next list's.
+            self.menu_pick = None;
+            return false;
+        }
+        if !key.modifiers.is_empty() {
             return false;
         }
         let now = self.now();
         let line = self.composer.text();
         let chosen = menu[command_menu::picked(&menu, self.menu_pick)];
         match key.code {
+            // Closes the list (and only that: while a reply streams, Esc
+            // stopped it), until the line changes.
+            KeyCode::Esc => {
+                self.menu_pick = None;
+                self.menu_closed_on = Some(line);
+            }
             KeyCode::Up => self.menu_pick = command_menu::step(&menu, self.menu_pick, -1),
             KeyCode::Down => self.menu_pick = command_menu::step(&menu, self.menu_pick, 1),
             KeyCode::Tab => {
@@ -122,8 +144,10 @@ impl App {
                     .set_text(&format!("{} ", chosen.names[0]), now);
             }
             KeyCode::Enter => {
-                // A whole name typed (an alias too) runs as typed.
-                if menu.iter().any(|s| s.names.contains(&line.as_str())) {
+                // A whole name typed (an alias too) runs as typed, unless
+                // another was chosen with ↑/↓ (`/at`, ↓ to `/attach`).
+                if self.menu_pick.is_none() && menu.iter().any(|s| s.names.contains(&line.as_str()))
+                {
                     return false;
                 }
                 self.menu_pick = None;

@@ -94,6 +94,19 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }
     draw_composer(f, app, composer_area);
+    f.render_widget(Paragraph::new(status_lines), status);
+    for v in &app.views {
+        // F2 covers the screen but the status bar, which says what its
+        // keys did (an action refused, with the reason).
+        let over = if v.kind() == super::views::ViewKind::Scheduled {
+            main
+        } else {
+            area
+        };
+        v.render(over, f.buffer_mut(), &rcx);
+    }
+    // Over an approval card too: it is shown only while the composer has
+    // the keys (no view that takes them is open).
     let menu = command_menu(app);
     super::command_menu::draw(
         f.buffer_mut(),
@@ -109,17 +122,6 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
             above.min((above / 2).max(6))
         },
     );
-    f.render_widget(Paragraph::new(status_lines), status);
-    for v in &app.views {
-        // F2 covers the screen but the status bar, which says what its
-        // keys did (an action refused, with the reason).
-        let over = if v.kind() == super::views::ViewKind::Scheduled {
-            main
-        } else {
-            area
-        };
-        v.render(over, f.buffer_mut(), &rcx);
-    }
     layout
 }
 
@@ -128,6 +130,7 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
 pub fn command_menu(app: &App) -> Vec<&'static super::commands::Spec> {
     let typing = app.focus == Focus::Composer && app.views.iter().all(|v| !v.is_modal());
     match app.composer.single_line() {
+        Some(line) if app.menu_closed_on.as_deref() == Some(line) => Vec::new(),
         Some(line) if typing => super::command_menu::matches(line),
         _ => Vec::new(),
     }
