@@ -856,6 +856,51 @@ async fn snapshot_interrupted_reply() {
 
 // ----- whole-app tests, driven by keys, checked against the database -------------
 
+/// A message sent as `//usr/bin is here` (a literal slash) comes back as
+/// typed when recalled or edited: without its "//" it read as a command,
+/// and Enter said "unknown command /usr/bin".
+#[tokio::test(start_paused = true)]
+async fn a_message_that_starts_with_a_slash_is_recalled_with_its_escape() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text("noted"), done()]),
+        Step::Reply(vec![text("noted again"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("//usr/bin is here");
+    ui.settle().await;
+    assert_eq!(
+        ui.messages()[0].content,
+        "/usr/bin is here",
+        "sent with one slash"
+    );
+    ui.press(KeyCode::Up);
+    assert_eq!(
+        ui.app.composer_text(),
+        "//usr/bin is here",
+        "edited as typed"
+    );
+    ui.press(KeyCode::Esc);
+    ui.ctrl('p');
+    assert_eq!(
+        ui.app.composer_text(),
+        "//usr/bin is here",
+        "recalled as typed"
+    );
+    ui.enter();
+    ui.settle().await;
+    let users: Vec<String> = ui
+        .messages()
+        .into_iter()
+        .filter(|m| m.role == tock::store::Role::User)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        users,
+        ["/usr/bin is here", "/usr/bin is here"],
+        "sent again, not refused"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn typing_and_enter_sends_and_the_reply_arrives() {
     let mut ui = Ui::new(vec![Step::Reply(vec![

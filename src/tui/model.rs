@@ -665,7 +665,7 @@ impl Model {
             .entries
             .iter()
             .filter(|e| e.msg.role == Role::User && !e.msg.content.starts_with("[Scheduled task]"))
-            .map(|e| e.msg.content.clone())
+            .map(|e| super::sending::escape_slash(&e.msg.content).into_owned())
             .collect();
         let keep = v.len().saturating_sub(200);
         v.drain(..keep);

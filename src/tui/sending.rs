@@ -160,7 +160,7 @@ impl App {
         // The composer moves on at once; the write clears (or, after an
         // edit, sets) the saved draft itself, and if it fails what was sent
         // comes back.
-        self.composer.history.push(text.to_string());
+        self.composer.history.push(escape_slash(text).into_owned());
         match &restore {
             Some(d) => {
                 let history = std::mem::take(&mut self.composer.history);
@@ -266,7 +266,7 @@ impl App {
             .and_then(|j| serde_json::from_str(j).ok())
             .unwrap_or_default();
         self.composer
-            .begin_edit(m.id, &m.content, parts, self.now());
+            .begin_edit(m.id, &escape_slash(&m.content), parts, self.now());
     }
 
     pub(super) fn copy(&mut self, block: Option<usize>) {
@@ -733,6 +733,16 @@ pub(super) fn unescape_slash(text: &str) -> &str {
     text.strip_prefix('/')
         .filter(|_| text.starts_with("//"))
         .unwrap_or(text)
+}
+
+/// A message's text as it is typed again (recalled, edited): one that
+/// starts with a slash gets its "//" back, or it would read as a command.
+pub(super) fn escape_slash(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with('/') {
+        format!("/{text}").into()
+    } else {
+        text.into()
+    }
 }
 
 /// What a `/later`, `/at` or `/every` line will do, as it is typed.
