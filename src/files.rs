@@ -22,6 +22,18 @@ use crate::engine::Part;
 pub const FILE_MODE: u32 = 0o600;
 pub const DIR_MODE: u32 = 0o700;
 
+/// A size with honest rounding: 41 B, 1.5 KB, 20 MB (a 69-byte image
+/// was "1 KB").
+pub fn human_size(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
 /// Create `dir` (and missing parents) readable by the user only. An
 /// existing directory is left as it is (see [`tighten`]).
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {

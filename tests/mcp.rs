@@ -848,7 +848,7 @@ const SHOT_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
 /// What a model without vision reads instead of the image.
-const SHOT_NOTE: &str = "a red dot\n[image image/png, 1 KB]\n[the tool returned an image (image/png, 1 KB); it is not shown to you: this model does not take images]";
+const SHOT_NOTE: &str = "a red dot\n[image image/png, 69 B]\n[the tool returned an image (image/png, 69 B); it is not shown to you: this model does not take images]";
 
 /// The result of the `shot` call in a request carries the image in the
 /// shape of `wire` (vision), or only the note and no image data anywhere.
@@ -875,7 +875,7 @@ fn assert_shot_in(wire: Wire, body: &Value, vision: bool) {
             assert_eq!(messages[i]["tool_call_id"], "call_1");
             assert_eq!(
                 messages[i]["content"],
-                "a red dot\n[image image/png, 1 KB]\n[1 image returned: in the next message]"
+                "a red dot\n[image image/png, 69 B]\n[1 image returned: in the next message]"
             );
             let next = &messages[i + 1];
             assert_eq!(next["role"], "user", "{body:#}");
@@ -902,7 +902,7 @@ fn assert_shot_in(wire: Wire, body: &Value, vision: bool) {
             assert_eq!(
                 result["content"],
                 json!([
-                    {"type": "text", "text": "a red dot\n[image image/png, 1 KB]"},
+                    {"type": "text", "text": "a red dot\n[image image/png, 69 B]"},
                     {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": SHOT_PNG}},
                 ])
             );
@@ -912,7 +912,7 @@ fn assert_shot_in(wire: Wire, body: &Value, vision: bool) {
                 .iter()
                 .find(|m| m["role"] == "tool")
                 .unwrap_or_else(|| panic!("no tool message: {body:#}"));
-            assert_eq!(m["content"], "a red dot\n[image image/png, 1 KB]");
+            assert_eq!(m["content"], "a red dot\n[image image/png, 69 B]");
             assert_eq!(m["tool_name"], "test__shot");
             assert_eq!(m["images"], json!([SHOT_PNG]));
         }
@@ -954,7 +954,7 @@ async fn tool_images_on(wire: Wire, vision: bool) {
         .find(|m| m.role == Role::Tool)
         .expect("the tool message");
     // Its mark is in the result as stored and shown; never its bytes.
-    assert_eq!(tool.content, "a red dot\n[image image/png, 1 KB]");
+    assert_eq!(tool.content, "a red dot\n[image image/png, 69 B]");
     let infos = tock::files::attachment_infos(tool.parts_json.as_deref());
     assert_eq!(infos.len(), 1, "{:?}", tool.parts_json);
     assert_eq!(infos[0].mime, "image/png");

@@ -685,12 +685,12 @@ fn tool_message(call_id: &str, m: &Message, vision: bool) -> ChatMessage {
         if vision {
             images.push(Image { mime, data_base64 });
         } else {
-            let kb = (data_base64.len() as u64 / 4 * 3).div_ceil(1024);
+            let size = crate::files::human_size(data_base64.len() as u64 / 4 * 3);
             if !content.is_empty() {
                 content.push('\n');
             }
             content.push_str(&format!(
-                "[the tool returned an image ({mime}, {kb} KB); it is not shown to you: this model does not take images]"
+                "[the tool returned an image ({mime}, {size}); it is not shown to you: this model does not take images]"
             ));
         }
     }

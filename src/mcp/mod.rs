@@ -776,16 +776,16 @@ fn render(result: CallToolResult, image_budget: u64, secrets: &[String]) -> Call
                 let len = bytes.len() as u64;
                 if image_bytes.saturating_add(len) > image_budget {
                     parts.push(format!(
-                        "[image {shown}, {} KB: not passed to the model: over the {} KB limit for the images of one result]",
-                        len.div_ceil(1024),
-                        image_budget / 1024
+                        "[image {shown}, {}: not passed to the model: over the {} limit for the images of one result]",
+                        crate::files::human_size(len),
+                        crate::files::human_size(image_budget)
                     ));
                     continue;
                 }
                 image_bytes += len;
                 // A plain mark where it came, for whoever reads the result
                 // (the image itself goes with it, never its bytes as text).
-                parts.push(format!("[image {mime}, {} KB]", len.div_ceil(1024)));
+                parts.push(format!("[image {mime}, {}]", crate::files::human_size(len)));
                 images.push(Image {
                     mime,
                     data_base64: data,
@@ -967,9 +967,9 @@ mod tests {
         );
         assert_eq!(
             out.text,
-            "hello\n[image image/png, 1 KB]\n[image image/svg+xml: not passed to the model: models take png, jpeg, gif or webp images]\n\
+            "hello\n[image image/png, 5 B]\n[image image/svg+xml: not passed to the model: models take png, jpeg, gif or webp images]\n\
              [image image/png: not passed to the model: its data is not valid base64]\n\
-             [image image/webp, 1 KB: not passed to the model: over the 0 KB limit for the images of one result]"
+             [image image/webp, 6 B: not passed to the model: over the 8 B limit for the images of one result]"
         );
         // Within the budget, both go.
         let r = CallToolResult::success(vec![
@@ -978,10 +978,7 @@ mod tests {
         ]);
         let out = render(r, 11, &[]);
         assert_eq!(out.images.len(), 2);
-        assert_eq!(
-            out.text,
-            "[image image/png, 1 KB]\n[image image/webp, 1 KB]"
-        );
+        assert_eq!(out.text, "[image image/png, 5 B]\n[image image/webp, 6 B]");
         let out = render(
             CallToolResult::error(vec![ContentBlock::text("boom")]),
             1024,

@@ -467,11 +467,5 @@ pub fn describe(p: &Part) -> (String, String, u64) {
 
 /// A size with honest rounding: 41 B, 1.5 KB, 20 MB.
 pub fn size(bytes: u64) -> String {
-    if bytes < 1024 {
-        format!("{bytes} B")
-    } else if bytes < 1024 * 1024 {
-        format!("{:.1} KB", bytes as f64 / 1024.0)
-    } else {
-        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
-    }
+    crate::files::human_size(bytes)
 }
