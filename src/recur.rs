@@ -658,6 +658,7 @@ impl Rule {
         today: Option<NaiveDate>,
     ) -> Result<Rule, RecurError> {
         let unrecognised = || RecurError::Unrecognised(when::quoted(shown));
+        let said = words;
         let mut words = words;
         if let ["every", rest @ ..] = words {
             words = rest;
@@ -694,14 +695,42 @@ impl Rule {
         }
 
         // Calendar rules: DAYS [at] [TIME].
-        let (mut day_words, time) = trailing_clock(words)?;
+        let (mut day_words, mut time) = trailing_clock(words)?;
         if let [d @ .., "at"] = day_words {
             day_words = d;
+        }
+        let mut days = parse_days(day_words, today);
+        // A bare hour after the days (`every mon 21`, `daily at 21`), read
+        // as by `/at tomorrow 21`: 0 or 13 to 23 is that hour, 1 to 12 is
+        // asked about. Only when the days do not read the number
+        // themselves (`every month 21` is the 21st).
+        if days.is_none()
+            && time.is_none()
+            && let [before @ .., last] = day_words
+            && let Some(hour) = when::hour_number(last)
+        {
+            let mut before = before;
+            if let [d @ .., "at"] = before {
+                before = d;
+            }
+            if let Some(read) = parse_days(before, today) {
+                let read = read?;
+                if (1..=12).contains(&hour) {
+                    // The words as said, `every` included.
+                    let after = &said[..said.len() - (words.len() - before.len())];
+                    return Err(RecurError::Time(WhenError::AmbiguousHourAfter {
+                        hour,
+                        after: when::quoted(&after.join(" ")),
+                    }));
+                }
+                time = NaiveTime::from_hms_opt(hour, 0, 0);
+                days = Some(Ok(read));
+            }
         }
         let time = time.unwrap_or_else(|| {
             NaiveTime::from_hms_opt(when::DEFAULT_HOUR, 0, 0).unwrap_or(NaiveTime::MIN)
         });
-        let days = parse_days(day_words, today).ok_or_else(unrecognised)??;
+        let days = days.ok_or_else(unrecognised)??;
         Rule::calendar(days, time)
     }
 
@@ -1334,6 +1363,91 @@ mod tests {
             (Some("0 9 * * 1-5"), " ping")
         );
         assert_eq!(split_cron("crons are fun"), (None, "crons are fun"));
+    }
+
+    /// A number after a rule's days is its hour, as after `/at tomorrow`:
+    /// 0 and 13 to 23 are that hour, 1 to 12 are asked about; a number the
+    /// days read themselves (`every month 21`, the 21st) stays theirs.
+    #[test]
+    fn a_bare_hour_after_the_days() {
+        // Tue 1 Dec 2026 10:00 UTC.
+        let now = Utc.with_ymd_and_hms(2026, 12, 1, 10, 0, 0).unwrap();
+        for (expr, want) in [
+            ("every day at 21", "every day at 21:00"),
+            ("day at 21", "every day at 21:00"),
+            ("daily 21", "every day at 21:00"),
+            ("every daily 0", "every day at 00:00"),
+            ("every mon 21", "every Monday at 21:00"),
+            ("every mon,wed 13", "every Mon and Wed at 13:00"),
+            ("every weekday at 18", "every weekday at 18:00"),
+            ("every year dec 24 18", "every year on 24 Dec at 18:00"),
+            ("every year 24 dec at 18", "every year on 24 Dec at 18:00"),
+            (
+                "every month on the 1st 21",
+                "every month on the 1st at 21:00",
+            ),
+            ("every month 21", "every month on the 21st at 09:00"),
+            ("every month 5", "every month on the 5th at 09:00"),
+        ] {
+            let s = parse(expr, &now).unwrap_or_else(|e| panic!("{expr}: {e}"));
+            assert_eq!(s.describe(&now), want, "{expr}");
+        }
+        for (expr, hour, after) in [
+            ("every daily 9", 9, "every daily"),
+            ("every day at 9", 9, "every day"),
+            ("every mon 5", 5, "every mon"),
+            ("weekday 12", 12, "weekday"),
+            ("every year dec 24 6", 6, "every year dec 24"),
+        ] {
+            assert_eq!(
+                parse(expr, &now).unwrap_err(),
+                RecurError::Time(WhenError::AmbiguousHourAfter {
+                    hour,
+                    after: after.into()
+                }),
+                "{expr}"
+            );
+        }
+        assert_eq!(
+            parse("every mon 9", &now).unwrap_err().to_string(),
+            "\"9\" after \"every mon\" could be morning or evening — say 9am, 9pm or 21:00"
+        );
+        // In a message: the hour is the rule's, the rest is the text; 1 to 12
+        // is asked about rather than left in the text.
+        for (input, want, text) in [
+            (
+                "every day at 21 take out bins",
+                "every day at 21:00",
+                "take out bins",
+            ),
+            ("every mon 21 x", "every Monday at 21:00", "x"),
+            (
+                "every year dec 24 18 Carols",
+                "every year on 24 Dec at 18:00",
+                "Carols",
+            ),
+            (
+                "every mon 9pm 2 things",
+                "every Monday at 21:00",
+                "2 things",
+            ),
+        ] {
+            let (s, rest) = split_prefix(input, &now).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!((s.describe(&now).as_str(), rest.as_str()), (want, text));
+        }
+        for (input, hour, after) in [
+            ("every daily 9 x", 9, "every daily"),
+            ("every mon 5 apples", 5, "every mon"),
+        ] {
+            assert_eq!(
+                split_prefix(input, &now).unwrap_err(),
+                RecurError::Time(WhenError::AmbiguousHourAfter {
+                    hour,
+                    after: after.into()
+                }),
+                "{input}"
+            );
+        }
     }
 
     #[test]

@@ -108,10 +108,15 @@ pub enum WhenError {
         "years and months are not durations (their length varies); give a date instead, e.g. 2030-01-15 09:00"
     )]
     YearsOrMonths,
-    /// A bare hour from 1 to 12, alone or after a day (`9`, `fri 5`,
-    /// `tomorrow 9`): morning or evening? Carries the hour.
-    #[error("{}", ambiguous_hour_message(*.0))]
+    /// A bare hour from 1 to 12 alone (`9`, `at 9`): morning or evening?
+    /// Carries the hour.
+    #[error("{}", ambiguous_hour_message(*.0, "alone"))]
     AmbiguousHour(u32),
+    /// A bare hour from 1 to 12 after a day, a date or a rule's days
+    /// (`fri 5`, `tomorrow 9`, `dec 25 9`, `every mon 9`): morning or
+    /// evening? Carries the hour and the words it follows.
+    #[error("{}", ambiguous_hour_message(*hour, &format!("after {after:?}")))]
+    AmbiguousHourAfter { hour: u32, after: String },
     /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
     #[error("no such date or time: {0:?}")]
     NoSuchTime(String),
@@ -133,14 +138,15 @@ pub enum WhenError {
     NothingToSend,
 }
 
-/// `"9" alone could be morning or evening — say 9am, 9pm or 21:00`: both
-/// readings, and how to write each.
-fn ambiguous_hour_message(hour: u32) -> String {
+/// `"9" alone could be morning or evening — say 9am, 9pm or 21:00` (or
+/// `"9" after "tomorrow" …`, as `placed` says): both readings, and how to
+/// write each.
+fn ambiguous_hour_message(hour: u32, placed: &str) -> String {
     if hour == 12 {
-        return "\"12\" alone could be noon or midnight — say noon or midnight".to_string();
+        return format!("\"12\" {placed} could be noon or midnight — say noon or midnight");
     }
     format!(
-        "\"{hour}\" alone could be morning or evening — say {hour}am, {hour}pm or {}:00",
+        "\"{hour}\" {placed} could be morning or evening — say {hour}am, {hour}pm or {}:00",
         hour + 12
     )
 }
@@ -229,10 +235,7 @@ fn parse_any_time<Tz: TimeZone>(
         },
         Mode::At => parse_absolute(trimmed, &words, now).map_err(|e| match e {
             PErr::Fail(e) => e,
-            PErr::NoMatch => match ambiguous_hour(&words, now) {
-                Some(hour) => WhenError::AmbiguousHour(hour),
-                None => WhenError::Unrecognised(quoted(trimmed)),
-            },
+            PErr::NoMatch => WhenError::Unrecognised(quoted(trimmed)),
         }),
     }
 }
@@ -469,8 +472,10 @@ enum PErr {
 }
 
 /// Errors that mean "recognised, but refused" (as opposed to "not a time").
-/// An ambiguous hour is not one of them: in `/at fri 5 apples` the time may
-/// well be `fri` and the text "5 apples".
+/// A bare hour alone is not one of them (nothing shorter is tried after
+/// it anyway); one after a day is: in `/at fri 5 apples` the 5 may be the
+/// hour, and taking `fri` alone with the text "5 apples" would schedule
+/// 09:00 without a word.
 fn is_specific(e: &WhenError) -> bool {
     !matches!(
         e,
@@ -495,17 +500,8 @@ fn says_years_or_months(expr: &str) -> bool {
     ["y", "yr", "yrs", "year", "years", "mo", "month", "months"].contains(&unit)
 }
 
-/// `fri 5`, `tomorrow 9`, `next monday 10`: a day that reads on its own followed by
-/// a bare hour (1–12, where am and pm both make sense); the hour, if so.
-fn ambiguous_hour<Tz: TimeZone>(words: &[&str], now: &DateTime<Tz>) -> Option<u32> {
-    let (hour, day) = words.split_last()?;
-    let h = hour_number(hour)?;
-    let day_reads = !day.is_empty() && parse_date(day, now.date_naive()).is_ok();
-    ((1..=12).contains(&h) && day_reads).then_some(h)
-}
-
 /// `9`, `21`, `00`: one or two digits that could be an hour of the day.
-fn hour_number(w: &str) -> Option<u32> {
+pub(crate) fn hour_number(w: &str) -> Option<u32> {
     let digits = (1..=2).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit());
     digits.then(|| w.parse().ok()).flatten().filter(|h| *h < 24)
 }
@@ -1094,6 +1090,15 @@ fn month_date(words: &[&str], today: NaiveDate) -> Result<DateSpec, PErr> {
         return Err(PErr::NoMatch);
     }
     let has_year = numbers == 2;
+    // A year has four digits: in `dec 25 21` the 21 is an hour (read by
+    // the caller), not the year 21.
+    if has_year
+        && !toks
+            .iter()
+            .any(|t| t.len() == 4 && t.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Err(PErr::NoMatch);
+    }
     // interim reads "dec 1 2026" as a day followed by a clock time and fails;
     // it wants "dec 1, 2026".
     let text = match toks.as_slice() {
@@ -1140,7 +1145,7 @@ fn parse_absolute<Tz: TimeZone>(
     }
     // A bare hour: past 12 (or 0) it can only be that hour on a 24-hour
     // clock; 1 to 12 could be either half of the day, and the user is asked.
-    // Only alone: after a day (`fri 5 apples`) the number may be text.
+    // After a day or a date too (`tomorrow 21`, `dec 25 9`), below.
     match bare_hour(words) {
         Some(h @ 1..=12) => return Err(PErr::Fail(WhenError::AmbiguousHour(h))),
         Some(h) => {
@@ -1160,6 +1165,7 @@ fn parse_absolute<Tz: TimeZone>(
     let empty: &[&str] = &[];
     let mut splits: Vec<(&[&str], &[&str])> = vec![(empty, words), (words, empty)];
     // date then time: "tomorrow 9 am", "tomorrow at 9am"
+    let first = splits.len();
     for k in [2, 1] {
         if n > k {
             let mut date = &words[..n - k];
@@ -1171,6 +1177,7 @@ fn parse_absolute<Tz: TimeZone>(
             splits.push((date, &words[n - k..]));
         }
     }
+    let date_first = first..splits.len();
     // time then date: "9am tomorrow", "5pm on fri"
     for k in [2, 1] {
         if n > k {
@@ -1186,7 +1193,7 @@ fn parse_absolute<Tz: TimeZone>(
 
     let today = now.date_naive();
     let mut refusal: Option<WhenError> = None;
-    for (date_words, time_words) in splits {
+    for (i, (date_words, time_words)) in splits.into_iter().enumerate() {
         let clock = if time_words.is_empty() {
             Ok(None)
         } else {
@@ -1196,6 +1203,23 @@ fn parse_absolute<Tz: TimeZone>(
             Ok(None)
         } else {
             parse_date(date_words, today).map(Some)
+        };
+        // A bare hour after a day or a date (`tomorrow 21`, `dec 25 21`),
+        // read as alone: 0 or 13 to 23 is that hour, 1 to 12 is asked about.
+        let clock = match (&date, clock, time_words) {
+            (Ok(Some(_)), Err(PErr::NoMatch), [w]) if date_first.contains(&i) => {
+                match hour_number(w) {
+                    Some(hour @ 1..=12) => Err(PErr::Fail(WhenError::AmbiguousHourAfter {
+                        hour,
+                        after: quoted(&date_words.join(" ")),
+                    })),
+                    Some(h) => NaiveTime::from_hms_opt(h, 0, 0)
+                        .map(|time| Some(Clock { time, offset: None }))
+                        .ok_or(PErr::NoMatch),
+                    None => Err(PErr::NoMatch),
+                }
+            }
+            (_, clock, _) => clock,
         };
         match (date, clock) {
             (Ok(date), Ok(clock)) => {
@@ -2037,10 +2061,17 @@ mod tests {
             Err(WhenError::YearsOrMonths)
         );
         // A day and a bare hour asks which one was meant.
-        for (bad, hour) in [("tomorrow 9", 9), ("fri 5", 5), ("next monday 10", 10)] {
+        for (bad, hour, after) in [
+            ("tomorrow 9", 9, "tomorrow"),
+            ("fri 5", 5, "fri"),
+            ("next monday 10", 10, "next monday"),
+        ] {
             assert_eq!(
                 err(bad, &now, Mode::At),
-                WhenError::AmbiguousHour(hour),
+                WhenError::AmbiguousHourAfter {
+                    hour,
+                    after: after.into()
+                },
                 "{bad:?}"
             );
         }
@@ -2048,11 +2079,14 @@ mod tests {
             WhenError::AmbiguousHour(5).to_string(),
             "\"5\" alone could be morning or evening — say 5am, 5pm or 17:00"
         );
-        // In a message, the day alone is the time and the number is text.
-        let (due, rest) = split_time_prefix("fri 5 apples", &now, Mode::At).unwrap();
+        // In a message too: the 5 may be the hour, so it is asked about
+        // rather than taken as the start of the text.
         assert_eq!(
-            (due, rest.as_str()),
-            (ok("fri", &now, Mode::At), "5 apples")
+            split_time_prefix("fri 5 apples", &now, Mode::At),
+            Err(WhenError::AmbiguousHourAfter {
+                hour: 5,
+                after: "fri".into()
+            })
         );
         for bad in [
             "blah",
@@ -2452,6 +2486,115 @@ mod tests {
                 err(typed, &now, Mode::Later),
                 WhenError::NotADuration(typed.into()),
                 "{typed:?}"
+            );
+        }
+    }
+
+    /// A number after a day or a date is its hour, as a number alone is:
+    /// 0 and 13 to 23 can only be that hour; 1 to 12 could be morning or
+    /// evening and the user is asked, naming the day. Never a year: a
+    /// year has four digits.
+    #[test]
+    fn a_bare_hour_after_a_day_or_date() {
+        let now = now_p1(); // Sun 29 Nov 18:49
+        for (typed, want) in [
+            ("tomorrow 21", p1_at(2026, 11, 30, 21, 0, 0)),
+            ("tomorrow at 21", p1_at(2026, 11, 30, 21, 0, 0)),
+            ("at tomorrow 21", p1_at(2026, 11, 30, 21, 0, 0)),
+            ("Tomorrow 0", p1_at(2026, 11, 30, 0, 0, 0)),
+            ("today 21", p1_at(2026, 11, 29, 21, 0, 0)),
+            ("fri 21", p1_at(2026, 12, 4, 21, 0, 0)),
+            ("mon 13", p1_at(2026, 11, 30, 13, 0, 0)),
+            ("next monday 00", p1_at(2026, 11, 30, 0, 0, 0)),
+            // Today's weekday, its hour gone: next week's.
+            ("sun 13", p1_at(2026, 12, 6, 13, 0, 0)),
+            ("dec 25 21", p1_at(2026, 12, 25, 21, 0, 0)),
+            ("25 dec 21", p1_at(2026, 12, 25, 21, 0, 0)),
+            ("25th dec 23", p1_at(2026, 12, 25, 23, 0, 0)),
+            ("25 december 2026 21", p1_at(2026, 12, 25, 21, 0, 0)),
+            ("2026-12-25 21", p1_at(2026, 12, 25, 21, 0, 0)),
+            // A date gone this year is next year's, at that hour.
+            ("nov 1 21", p1_at(2027, 11, 1, 21, 0, 0)),
+            // A four-digit year is still a year.
+            ("dec 25 2026", p1_at(2026, 12, 25, 9, 0, 0)),
+            ("25 dec 2027", p1_at(2027, 12, 25, 9, 0, 0)),
+        ] {
+            assert_eq!(ok(typed, &now, Mode::At), want, "{typed:?}");
+        }
+        for (typed, hour, after) in [
+            ("tomorrow 9", 9, "tomorrow"),
+            ("tomorrow at 9", 9, "tomorrow"),
+            ("fri 5", 5, "fri"),
+            ("next monday 10", 10, "next monday"),
+            ("dec 25 9", 9, "dec 25"),
+            ("25 dec 9", 9, "25 dec"),
+            ("2026-12-25 12", 12, "2026-12-25"),
+        ] {
+            assert_eq!(
+                err(typed, &now, Mode::At),
+                WhenError::AmbiguousHourAfter {
+                    hour,
+                    after: after.into()
+                },
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            err("tomorrow 9", &now, Mode::At).to_string(),
+            "\"9\" after \"tomorrow\" could be morning or evening — say 9am, 9pm or 21:00"
+        );
+        assert_eq!(
+            err("fri 12", &now, Mode::At).to_string(),
+            "\"12\" after \"fri\" could be noon or midnight — say noon or midnight"
+        );
+        // Only after the day: before it, the number stays the text's (or
+        // is an hour alone when nothing else is).
+        assert_eq!(
+            err("21 tomorrow", &now, Mode::At),
+            WhenError::Unrecognised("21 tomorrow".into())
+        );
+        // Not a year of one or two digits (it was refused as long past).
+        for typed in ["1 jan 30", "dec 25 99", "1 jan 24"] {
+            assert_eq!(
+                err(typed, &now, Mode::At),
+                WhenError::Unrecognised(typed.into()),
+                "{typed:?}"
+            );
+        }
+        // In a message: the hour is the time's, the rest is the text.
+        for (input, want, text) in [
+            (
+                "tomorrow 21 take out bins",
+                p1_at(2026, 11, 30, 21, 0, 0),
+                "take out bins",
+            ),
+            ("fri 21 x", p1_at(2026, 12, 4, 21, 0, 0), "x"),
+            ("mon 21 x", p1_at(2026, 11, 30, 21, 0, 0), "x"),
+            ("dec 25 21 Party!", p1_at(2026, 12, 25, 21, 0, 0), "Party!"),
+            ("dec 25 2026 party", p1_at(2026, 12, 25, 9, 0, 0), "party"),
+            (
+                "tomorrow 9pm 2 things",
+                p1_at(2026, 11, 30, 21, 0, 0),
+                "2 things",
+            ),
+        ] {
+            let (due, rest) = split_time_prefix(input, &now, Mode::At)
+                .unwrap_or_else(|e| panic!("{input:?}: {e}"));
+            assert_eq!((due, rest.as_str()), (want, text), "{input:?}");
+        }
+        // 1 to 12 is asked about, not left in the text.
+        for (input, hour, after) in [
+            ("fri 5 apples", 5, "fri"),
+            ("tomorrow 9 stand-up", 9, "tomorrow"),
+            ("dec 25 3 presents", 3, "dec 25"),
+        ] {
+            assert_eq!(
+                split_time_prefix(input, &now, Mode::At),
+                Err(WhenError::AmbiguousHourAfter {
+                    hour,
+                    after: after.into()
+                }),
+                "{input:?}"
             );
         }
     }

@@ -1598,3 +1598,33 @@ fn bad_recurring_input_exits_non_zero_with_one_line() {
     }
     assert_eq!(t.json(&["list", "--all", "--json"]), serde_json::json!([]));
 }
+
+/// A number after a day or a date in `--at` / `--every` is an hour: 13 to
+/// 23 is taken (never a two-digit year), 1 to 12 is asked about.
+#[test]
+fn a_bare_hour_after_a_day_is_an_hour_or_a_question() {
+    let mut t = Tock::new();
+    t.set_env("TZ", "UTC");
+    let tomorrow = chrono::Utc::now().date_naive() + chrono::Days::new(1);
+    let id = t.send(&["--new", "Bins", "--at", "tomorrow 21", "take out bins"]);
+    let christmas = t.send(&["--conv", "Bins", "--at", "dec 25 21", "carols"]);
+    let series = t.send(&["--conv", "Bins", "--every", "daily 21", "lights"]);
+    let list = t.json(&["list", "--json"]);
+    let rows = list.as_array().unwrap();
+    assert_eq!(
+        item(rows, id).unwrap()["due_at"],
+        format!("{tomorrow}T21:00:00.000Z")
+    );
+    assert!(
+        item(rows, christmas).unwrap()["due_at"]
+            .as_str()
+            .unwrap()
+            .ends_with("-12-25T21:00:00.000Z"),
+        "{list:#}"
+    );
+    assert_eq!(item(rows, series).unwrap()["rule"], "every day at 21:00");
+    for (flag, when) in [("--at", "tomorrow 9"), ("--every", "daily 9")] {
+        let line = t.fails(&["send", "--conv", "Bins", flag, when, "x"]);
+        assert!(line.contains("say 9am, 9pm or 21:00"), "{when}: {line}");
+    }
+}
