@@ -1,6 +1,6 @@
 //! The store: migrations, the outbox state machine, refusal of bad files.
 
-use tock::store::{Kind, NewItem, Status, Store};
+use tock::store::{Draft, Kind, MessageStatus, NewItem, Role, Status, Store};
 
 #[test]
 fn migrations_fresh_rerun_and_upgrade() {
@@ -552,4 +552,37 @@ fn a_state_notice_is_kept_once_until_the_state_changes() {
         .map(|n| n.kind)
         .collect();
     assert_eq!(kinds, ["broken", "fired", "broken", "fixed", "broken"]);
+}
+
+/// A message sent to another model (`/with MODEL`), edited and sent again,
+/// goes to that model again: it went to the conversation's. An edit that
+/// names a model itself goes there.
+#[test]
+fn an_edited_message_goes_to_the_model_the_original_went_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("t.db")).unwrap();
+    let c = s.create_conversation(Some("c"), "user", 1).unwrap();
+    let mut first = NewItem::new(c, Kind::Queued, "which is larger?");
+    first.model_override = Some("big-model".into());
+    let id = s.enqueue(&first, 1).unwrap();
+    assert!(s.claim(id, "me", 2).unwrap());
+    let item = s.item(id).unwrap().unwrap();
+    let reply = s.accept(&item, "me", "big-model", 2).unwrap().unwrap();
+    s.finish_message(reply, "the whale", MessageStatus::Complete, None, None, 3)
+        .unwrap();
+    let user = s
+        .messages(c)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::User)
+        .unwrap()
+        .id;
+    let edited = NewItem::new(c, Kind::Queued, "which is heavier?");
+    let again = s
+        .edit_and_resend(c, user, &edited, &Draft::default(), 4)
+        .unwrap();
+    assert_eq!(
+        s.item(again).unwrap().unwrap().model_override.as_deref(),
+        Some("big-model")
+    );
 }

@@ -41,6 +41,17 @@ impl Store {
             params![conversation_id, message_id, MessageStatus::Superseded],
         )?;
         let id = insert_item(&tx, item, now)?;
+        // Sent to another model (`/with`): the edit goes there too, unless
+        // it names one itself.
+        if item.model_override.is_none() {
+            tx.execute(
+                "UPDATE outbox SET model_override = (
+                     SELECT o.model_override FROM messages m JOIN outbox o ON o.id = m.outbox_id
+                     WHERE m.id = ?2)
+                 WHERE id = ?1",
+                params![id, message_id],
+            )?;
+        }
         // The new user message will be the next version of this one.
         tx.execute(
             "UPDATE outbox SET replaces_message_id = ?2 WHERE id = ?1",
