@@ -479,7 +479,13 @@ async fn a_model_that_reasons_for_minutes_is_not_cut_as_silent() {
     e.start();
     e.send_text(c, "a hard question").unwrap();
     settle().await;
-    run_for(320).await;
+    run_for(130).await;
+    // Mid-think: saved on the reply, for other processes' front ends.
+    let per = "Let me weigh this. ".len();
+    let stored = e.store().reasoning_chars(c).unwrap();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(stored[0].1 >= 2 * per, "{stored:?}");
+    run_for(190).await;
     let h = history(&e, c);
     assert_eq!(h.len(), 2, "{h:?}");
     assert_eq!(
@@ -493,8 +499,10 @@ async fn a_model_that_reasons_for_minutes_is_not_cut_as_silent() {
             told.push(chars);
         }
     }
-    let per = "Let me weigh this. ".len();
     assert_eq!(told, (1..=5).map(|n| n * per).collect::<Vec<_>>());
+    // Saved on the reply for other processes while it streamed; the
+    // finished reply is not listed as reasoning.
+    assert!(e.store().reasoning_chars(c).unwrap().is_empty());
 }
 
 #[tokio::test(start_paused = true)]

@@ -370,6 +370,26 @@ async fn a_reasoning_model_shows_it_is_thinking_until_its_text_comes() {
     assert!(!ui.screen(80, 24).contains("thinking"));
 }
 
+/// A reply another process streams (`tock daemon`) whose model reasons:
+/// this TUI reads how much from the database and says so too (it showed
+/// only "…", the count being an event of the other process).
+#[tokio::test(start_paused = true)]
+async fn thinking_in_another_process_shows_here_too() {
+    let mut ui = Ui::new(vec![]);
+    let c = ui.conv();
+    let store = ui.store();
+    let id = store
+        .enqueue(&NewItem::new(c, Kind::Queued, "a deep question"), T0)
+        .unwrap();
+    assert!(store.claim(id, "the daemon", T0).unwrap());
+    let item = store.item(id).unwrap().unwrap();
+    let reply = store.accept(&item, "the daemon", "m", T0).unwrap().unwrap();
+    store.set_reasoning_chars(reply, 1234).unwrap();
+    ui.app.on_engine(Event::External);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("… thinking (1.2k characters so far)"), "{s}");
+}
+
 /// "queued: it goes as soon as this reply finishes" is not left standing
 /// once the reply is stopped elsewhere (`tock stop`, another tock): the
 /// queue is paused then, and the strip says so.

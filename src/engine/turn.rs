@@ -233,6 +233,10 @@ pub(crate) async fn run(
         engine.handed_over();
     };
     let thinking = |chars: usize| {
+        // Kept for the front ends of other processes (they read the row).
+        if let Err(e) = store.set_reasoning_chars(reply_id, chars) {
+            tracing::warn!("saving how much the model reasoned: {e:#}");
+        }
         engine.emit(Event::Thinking {
             conversation_id: conv_id,
             message_id: reply_id,

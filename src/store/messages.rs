@@ -234,6 +234,31 @@ impl Store {
         Ok(())
     }
 
+    /// How much the model of streaming reply `message_id` has reasoned so
+    /// far, for other processes' front ends (see `Event::Thinking`).
+    pub fn set_reasoning_chars(&self, message_id: i64, chars: usize) -> Result<()> {
+        self.conn()
+            .prepare_cached(
+                "UPDATE messages SET reasoning_chars = ?2 WHERE id = ?1 AND status = 'streaming'",
+            )?
+            .execute(params![message_id, chars as i64])?;
+        Ok(())
+    }
+
+    /// The streaming replies of `conversation_id` whose model has reasoned,
+    /// and how much (characters).
+    pub fn reasoning_chars(&self, conversation_id: i64) -> Result<Vec<(i64, usize)>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT id, reasoning_chars FROM messages
+             WHERE conversation_id = ?1 AND status = 'streaming' AND reasoning_chars IS NOT NULL",
+        )?;
+        let rows = st.query_map([conversation_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?.max(0) as usize))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// End a streamed reply. Only a still-streaming message is changed, so a
     /// process that lost its lease cannot overwrite the new dispatcher's work.
     pub fn finish_message(

@@ -96,6 +96,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0017_unfinished_regenerations",
         include_str!("../../migrations/0017_unfinished_regenerations.sql"),
     ),
+    (
+        18,
+        "0018_reasoning_chars",
+        include_str!("../../migrations/0018_reasoning_chars.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

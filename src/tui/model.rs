@@ -265,6 +265,19 @@ impl Model {
             Ok(msgs) => {
                 self.alternates = self.engine.reader().alternates(id).unwrap_or_default();
                 self.usage = self.engine.usage(id).unwrap_or_default();
+                // How much a model has reasoned, as another process (a
+                // daemon) that streams the reply saved it.
+                if msgs
+                    .iter()
+                    .any(|m| m.status == crate::store::MessageStatus::Streaming)
+                    && let Ok(stored) = self.engine.reader().reasoning_chars(id)
+                {
+                    for (mid, n) in stored {
+                        if self.thinking.is_none_or(|(m, c)| m != mid || c < n) {
+                            self.thinking = Some((mid, n));
+                        }
+                    }
+                }
                 let hidden = self.hidden_versions(&msgs);
                 // Repeated interrupted attempts at one reply show as the latest.
                 let collapsed = crate::store::collapse_attempts(&msgs);
