@@ -598,6 +598,41 @@ fn what_waits_behind_a_cut_off_reply_says_so_when_no_tock_runs() {
     assert!(status.contains(want), "{status}");
 }
 
+/// What waits behind a tool call running in its conversation says so: it
+/// read "ready: sent as soon as a dispatcher runs". With no tock running
+/// (its tock was killed during the call), that the call was cut off.
+#[test]
+fn what_waits_behind_a_tool_call_says_so() {
+    let t = Tock::new();
+    let first = t.send(&["--new", "tools", "read the file"]);
+    {
+        let store = tock::store::Store::open(&t.db).unwrap();
+        let now = chrono::Utc::now().timestamp_millis();
+        assert!(store.claim(first, "dead", now).unwrap());
+        let item = store.item(first).unwrap().unwrap();
+        let reply = store.accept(&item, "dead", "m", now).unwrap().unwrap();
+        store
+            .finish_message(
+                reply,
+                "",
+                tock::store::MessageStatus::Complete,
+                None,
+                None,
+                now,
+            )
+            .unwrap();
+        let c = item.conversation_id.unwrap();
+        store
+            .start_tool_run(c, reply, "call_1", "files__read", "dead", now)
+            .unwrap();
+    }
+    let behind = t.send(&["--conv", "tools", "and then this"]);
+    let want = "conversation busy: behind the tool call files__read, cut off when its tock \
+                stopped (the next tock or tock daemon goes on from there)";
+    assert_eq!(t.item(behind)["waiting"], want);
+    assert!(t.ok(&["list"]).contains(want));
+}
+
 #[test]
 fn database_log_and_data_dir_are_private_whatever_the_umask() {
     let mut t = Tock::new();

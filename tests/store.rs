@@ -586,3 +586,24 @@ fn an_edited_message_goes_to_the_model_the_original_went_to() {
         Some("big-model")
     );
 }
+
+/// A tool call running in a conversation holds what is queued there, and
+/// the reason names it.
+#[test]
+fn an_item_behind_a_running_tool_call_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("t.db")).unwrap();
+    let c = s.create_conversation(Some("c"), "user", 1).unwrap();
+    let id = s
+        .enqueue(&NewItem::new(c, Kind::Queued, "next"), 1)
+        .unwrap();
+    s.start_tool_run(c, 1, "call_1", "files__read", "me", 2)
+        .unwrap();
+    let w = s.waiting(3).unwrap();
+    assert_eq!(
+        w.get(&id).map(|w| w.describe(3)).as_deref(),
+        Some(
+            "conversation busy: behind the tool call files__read running there (tock stop CONV stops it)"
+        )
+    );
+}

@@ -58,7 +58,11 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     }
     let rank = |w: &Waiting| match w {
         Waiting::Approval { .. } => 0,
-        Waiting::Behind { .. } | Waiting::BehindReply | Waiting::BehindCutReply => 1,
+        Waiting::Behind { .. }
+        | Waiting::BehindReply
+        | Waiting::BehindCutReply
+        | Waiting::BehindToolCall { .. }
+        | Waiting::BehindCutToolCall { .. } => 1,
         Waiting::ReplyRetry { .. } => 2,
         Waiting::Backoff { .. } => 3,
         Waiting::QueuePaused { .. } => 1,

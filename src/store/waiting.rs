@@ -21,6 +21,10 @@ pub enum Waiting {
     /// The same with no live dispatcher: that reply was cut off when the
     /// tock generating it stopped (see [`Waiting::with_no_dispatcher`]).
     BehindCutReply,
+    /// Behind a tool call running in its conversation (an MCP server's).
+    BehindToolCall { tool: String },
+    /// The same with no live dispatcher: the call was cut off.
+    BehindCutToolCall { tool: String },
     /// Backing off after a transient failure.
     Backoff { until: i64 },
     /// Its reply is being generated again after a failure (it is already in
@@ -52,6 +56,7 @@ impl Waiting {
     pub fn with_no_dispatcher(self) -> Self {
         match self {
             Waiting::BehindReply => Waiting::BehindCutReply,
+            Waiting::BehindToolCall { tool } => Waiting::BehindCutToolCall { tool },
             w => w,
         }
     }
@@ -82,6 +87,14 @@ impl Waiting {
                 "conversation busy: behind the reply being generated there".into()
             }
             Waiting::BehindCutReply => "conversation busy: behind a reply cut off when its tock stopped (the next tock or tock daemon asks for it again)".into(),
+            Waiting::BehindToolCall { tool } => format!(
+                "conversation busy: behind the tool call {} running there (tock stop CONV stops it)",
+                crate::sanitize::sanitize_line(tool)
+            ),
+            Waiting::BehindCutToolCall { tool } => format!(
+                "conversation busy: behind the tool call {}, cut off when its tock stopped (the next tock or tock daemon goes on from there)",
+                crate::sanitize::sanitize_line(tool)
+            ),
             Waiting::Backoff { until } => format!("back-off until {}", at(*until)),
             Waiting::ReplyRetry { until } => {
                 format!("its reply is generated again at {}", at(*until))
@@ -193,6 +206,17 @@ impl Store {
             st.query_map([], |r| Ok((r.get(0)?, Waiting::BehindReply)))?
                 .collect::<rusqlite::Result<_>>()?
         };
+        // A tool call running there holds it as its reply does.
+        {
+            let mut st = conn.prepare_cached(
+                "SELECT conversation_id, tool FROM tool_runs ORDER BY started_at, id",
+            )?;
+            let runs = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+            for run in runs {
+                let (conv, tool) = run?;
+                head.entry(conv).or_insert(Waiting::BehindToolCall { tool });
+            }
+        }
         let behind = |id: i64, regenerate: bool, sent: Option<i64>| {
             if regenerate || sent.is_some() {
                 Waiting::BehindReply
