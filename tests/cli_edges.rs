@@ -457,6 +457,10 @@ fn a_reply_streaming_in_the_daemon_is_stopped_from_another_process() {
     let behind = t.send(&["--conv", "long", "and then?"]);
     let line = t.ok(&["stop", "long"]);
     assert!(line.contains("asked the tock streaming"), "{line}");
+    assert!(
+        line.contains("its queue is paused"),
+        "something waits: {line}"
+    );
     let stopped = wait_until(Duration::from_secs(10), "the reply stopped", || {
         let v = t.show("long");
         let m = v["messages"].as_array().cloned().unwrap_or_default();

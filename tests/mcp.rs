@@ -1965,6 +1965,8 @@ fn tock_status_shows_a_running_call_and_tock_stop_stops_it_in_the_daemon() {
         said.contains("asked the tock running test__block in “Block” to stop it"),
         "{said}"
     );
+    // Nothing is queued there: no pause to speak of.
+    assert!(!said.contains("paused"), "{said}");
     wait_until(
         Duration::from_secs(30),
         "the server to hear of the cancel",

@@ -382,9 +382,17 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
                     c.display_title()
                 )
             };
-            println!(
-                "{asked}; its queue is paused until a message is sent there or `tock resume --conv` resumes it"
-            );
+            // With nothing queued behind it there is no pause to speak of.
+            let queued = store.conversation_items(c.id)?.iter().any(|i| {
+                i.status == crate::store::Status::Pending && i.due_at.is_none_or(|d| d <= now)
+            });
+            if queued {
+                println!(
+                    "{asked}; its queue is paused until a message is sent there or `tock resume --conv` resumes it"
+                );
+            } else {
+                println!("{asked}");
+            }
         }
         Command::Regenerate { conv } => {
             let c = store

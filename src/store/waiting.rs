@@ -101,7 +101,7 @@ impl Waiting {
             }
             Waiting::Ready => "ready: sent as soon as a dispatcher runs".into(),
             Waiting::QueuePaused { by } => match by {
-                PausedBy::Stop => "queue paused: a reply was stopped in its conversation (a new message there, or tock resume --conv, resumes it)".into(),
+                PausedBy::Stop => "queue paused: a reply or tool call was stopped in its conversation (a new message there, or tock resume --conv, resumes it)".into(),
                 PausedBy::FailedMessage { item_id } => format!(
                     "queue paused after item #{item_id} could not be sent (tock retry {item_id} sends it, then this)"
                 ),
