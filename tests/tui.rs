@@ -7169,6 +7169,42 @@ async fn delete_asks_again_when_more_came_since_it_asked() {
     assert!(ui.app.model.convs.iter().all(|c| c.id != conv));
 }
 
+/// Another tock changes the draft while this one is idle: this composer
+/// takes it (it kept its older text, sent that, and its next save brought
+/// back what the other had sent). Text typed here and not saved yet is
+/// never replaced.
+#[tokio::test(start_paused = true)]
+async fn an_idle_composer_takes_the_draft_another_tock_saved() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let conv = ui.conv();
+    let save_elsewhere = |ui: &Ui, text: &str| {
+        let d = tock::store::Draft {
+            text: text.into(),
+            ..Default::default()
+        };
+        ui.store()
+            .save_draft(conv, &d, ui.app.model.now_ms())
+            .unwrap();
+    };
+    save_elsewhere(&ui, "one\n\ntwo, edited there");
+    ui.app.on_engine(Event::External);
+    assert_eq!(ui.app.composer_text(), "one\n\ntwo, edited there");
+    // Typed here, not saved yet: kept; the save merges.
+    ui.typ(" and here");
+    save_elsewhere(&ui, "one\n\ntwo, edited there again");
+    ui.app.on_engine(Event::External);
+    assert_eq!(ui.app.composer_text(), "one\n\ntwo, edited there and here");
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    // Sent from the other tock (its draft cleared there): cleared here too.
+    save_elsewhere(&ui, "");
+    ui.app.on_engine(Event::External);
+    assert_eq!(ui.app.composer_text(), "");
+}
+
 /// Two tocks typing a draft in one conversation: the one that saves last
 /// merges the other's text in rather than saving over it (the other's was
 /// lost), and shows both.

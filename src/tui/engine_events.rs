@@ -95,6 +95,7 @@ impl App {
                 if self.model.current.is_none() {
                     self.open_other_or_new();
                 }
+                self.take_draft_saved_elsewhere();
                 self.update_title();
             }
             Event::Dispatch(s) => self.model.dispatch = s,

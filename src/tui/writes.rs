@@ -397,6 +397,36 @@ impl App {
         out
     }
 
+    /// Another tock changed this conversation's saved draft (typed in it,
+    /// merged it, sent or cleared it): the composer takes it, unless
+    /// something typed here is not saved yet (the next save merges then).
+    /// An idle composer kept its older text, sent it, and its next save
+    /// brought back what the other had sent.
+    pub(super) fn take_draft_saved_elsewhere(&mut self) {
+        let Some(conv) = self.model.current else {
+            return;
+        };
+        let busy_here = self.composer.unsaved_since.is_some()
+            || self.composer.edit.is_some()
+            || self.composer.history_pos.is_some()
+            || self.drafts.get(conv).is_some();
+        if busy_here {
+            return;
+        }
+        let Ok(stored) = self.engine().reader().draft(conv) else {
+            return;
+        };
+        let known = self.drafts.known.get(&conv).cloned().unwrap_or_default();
+        if stored.text == known {
+            return;
+        }
+        self.drafts.known.insert(conv, stored.text.clone());
+        if stored.text != self.composer.text() {
+            let history = self.model.sent_texts();
+            self.composer.load(&stored, history);
+        }
+    }
+
     /// The draft of `conv`: the one on its way to the database if there is
     /// one, else the saved one.
     pub(super) fn draft_of(&mut self, conv: i64) -> Draft {
