@@ -74,6 +74,9 @@ fn send_text(
     engine: &Engine,
 ) -> Result<()> {
     let text = text.to_string();
+    // "in 2h" is counted from when it was asked, not from after the write
+    // (a few milliseconds on, which made it "in 1h 59m").
+    let asked_at = engine.now_ms();
     let SendArgs {
         conv,
         conv_id,
@@ -126,7 +129,7 @@ fn send_text(
         series.model_override = model.map(str::to_owned);
         let id = engine.submit_series(&series)?;
         println!("{id}");
-        say_when("first scheduled for", series.next_due_at, engine.now_ms());
+        say_when("first scheduled for", series.next_due_at, asked_at);
         say_if_no_tock_sends(store, engine)?;
         return Ok(());
     }
@@ -134,9 +137,8 @@ fn send_text(
     item.model_override = model.map(str::to_owned);
     let id = engine.submit(item)?;
     println!("{id}");
-    let now = engine.now_ms();
-    if let Some(d) = due.filter(|&d| d > now) {
-        say_when("scheduled for", d, now);
+    if let Some(d) = due.filter(|&d| d > asked_at) {
+        say_when("scheduled for", d, asked_at);
     }
     say_if_no_tock_sends(store, engine)?;
     // The id is the output scripts read; why it waits goes to stderr. A tool
