@@ -2004,11 +2004,15 @@ fn esc_in_the_tui_stops_a_running_tool_call() {
     wait_until(long, "the call to start", || {
         (log_lines(&log) == ["block "]).then_some(())
     });
+    // The composer says it runs, for how long, and that Esc stops it.
+    pty.wait_text("running test__block (", long);
+    pty.wait_text("s)… Esc stops", long);
     pty.write(b"\x1b");
     wait_until(long, "the server to hear of the cancel", || {
         (log_lines(&log) == ["block ", "block cancelled"]).then_some(())
     });
     pty.wait_text("you stopped test__block while it ran", long);
+    pty.wait_text("Message (Enter sends", long);
     let conv = wait_until(long, "the conversation", || {
         let c = t.json(&["conversations", "--json"]);
         c.as_array()

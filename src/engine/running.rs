@@ -82,6 +82,8 @@ impl Engine {
                 None
             }
         };
+        // The front ends show it running (and Esc stops it).
+        self.emit(super::Event::Conversation(conversation_id));
         let ran = tokio::select! {
             mut out = self.mcp().call(tool, arguments) => {
                 // The server took out its own secrets; a model's key it

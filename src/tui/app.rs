@@ -599,6 +599,11 @@ impl App {
                 at.push(t);
             }
         }
+        // A running tool call's seconds, in the composer's title.
+        if let Some(run) = self.model.tool_runs.first() {
+            let ran = (now - run.started_at).max(0);
+            at.push(now + 1000 - ran % 1000);
+        }
         // Task cards count down like the strip.
         at.extend(
             self.model

@@ -35,6 +35,8 @@ pub struct Model {
     pub regeneration: Option<OutboxItem>,
     /// The reply whose model reasons, and how much so far (characters).
     pub thinking: Option<(i64, usize)>,
+    /// Tool calls running in the current conversation (in any process).
+    pub tool_runs: Vec<crate::store::ToolRun>,
     /// Approvals of the current conversation.
     pub approvals: Vec<Approval>,
     /// Task rows referenced by task cards in the current conversation.
@@ -122,6 +124,7 @@ impl Model {
             item_files: HashMap::new(),
             regeneration: None,
             thinking: None,
+            tool_runs: Vec::new(),
             approvals: Vec::new(),
             tasks: HashMap::new(),
             unfinished: OpenCounts::default(),
@@ -265,6 +268,14 @@ impl Model {
             Ok(msgs) => {
                 self.alternates = self.engine.reader().alternates(id).unwrap_or_default();
                 self.usage = self.engine.usage(id).unwrap_or_default();
+                self.tool_runs = self
+                    .engine
+                    .reader()
+                    .tool_runs()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|r| r.conversation_id == id)
+                    .collect();
                 // How much a model has reasoned, as another process (a
                 // daemon) that streams the reply saved it.
                 if msgs

@@ -363,6 +363,19 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
                 .copied()
                 .unwrap_or("");
                 title.push(Span::styled(wording, Style::new().fg(palette().warning)));
+            } else if let Some(run) = app.model.tool_runs.first() {
+                let secs = (app.model.now_ms() - run.started_at).max(0) / 1000;
+                let wording = format!(
+                    " running {} ({secs}s)… Esc stops ",
+                    sanitize_line(&run.tool)
+                );
+                let fitting = crate::tui::text::first_fitting(
+                    &[wording.as_str(), " running a tool… Esc stops "],
+                    area.width.saturating_sub(2) as usize,
+                )
+                .map(|w| w.to_string())
+                .unwrap_or_default();
+                title.push(Span::styled(fitting, Style::new().fg(palette().warning)));
             } else if app.model.is_busy() || app.streaming_elsewhere().is_some() {
                 title.push(Span::styled(
                     " answering… Enter queues · Esc stops ",
