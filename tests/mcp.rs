@@ -2098,6 +2098,22 @@ async fn the_official_everything_and_filesystem_servers_work_through_npx() {
 /// A server whose name cannot prefix tool names is not dropped without a
 /// word: `tock tools` (and every command, and the TUI's status line at
 /// start) says which server and why, as for any setting that cannot be used.
+/// A server whose url is no address says so: it read "cannot reach it:
+/// Client error: builder error".
+#[test]
+fn a_server_url_that_is_no_address_says_so() {
+    use support::Tock;
+    let t = Tock::new();
+    t.write_config("[mcp.u]\nurl = \"not a url\"\n");
+    let o = t.run(&["tools"]);
+    let all = format!("{}{}", o.stdout, o.stderr);
+    assert!(
+        all.contains("its url \"not a url\" is not an http:// or https:// address"),
+        "{all}"
+    );
+    assert!(!all.contains("builder error"), "{all}");
+}
+
 #[test]
 fn a_server_name_tock_cannot_use_is_reported_not_dropped() {
     use support::Tock;

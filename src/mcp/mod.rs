@@ -559,6 +559,16 @@ impl Server {
                 ().serve(transport).await.map_err(start_failure)?
             }
             (None, Some(url)) => {
+                // Said plainly: the HTTP client's word for it is "builder error".
+                let is_url = url.parse::<http::Uri>().is_ok_and(|u| {
+                    matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some()
+                });
+                if !is_url {
+                    return Err(format!(
+                        "its url {:?} is not an http:// or https:// address",
+                        crate::sanitize::sanitize_line(url)
+                    ));
+                }
                 use rmcp::transport::StreamableHttpClientTransport;
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
                 install_crypto_provider();
