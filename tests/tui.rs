@@ -1220,6 +1220,19 @@ async fn a_command_name_being_typed_lists_the_matching_commands() {
     assert!(!ui.screen(120, 40).contains("commands ·"));
 }
 
+/// A line about the key just pressed goes with the next key: "nothing
+/// (more) to complete" stayed ten seconds, over what came next (Tab on `/`
+/// completed `/later` under it).
+#[tokio::test(start_paused = true)]
+async fn a_line_about_a_tab_goes_with_the_next_key() {
+    let mut ui = Ui::new(vec![]);
+    ui.typ("/later ");
+    ui.press(KeyCode::Tab);
+    assert!(ui.status_line().contains("nothing (more) to complete"));
+    ui.ctrl('u');
+    assert!(!ui.status_line().contains("nothing (more) to complete"));
+}
+
 #[tokio::test(start_paused = true)]
 async fn later_with_an_unreadable_time_creates_nothing_and_keeps_the_text() {
     let mut ui = Ui::new(vec![]);

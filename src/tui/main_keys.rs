@@ -244,7 +244,7 @@ impl App {
                 match commands::complete(&line, &c) {
                     Some(done) => self.composer.set_text(&done, now),
                     None => match commands::choices(&line, &c).as_slice() {
-                        [] | [_] => self.info("nothing (more) to complete"),
+                        [] | [_] => self.info_until_key("nothing (more) to complete"),
                         // A command's name: the menu above the composer lists them.
                         _ if !line.contains(' ') => {}
                         many => self.info(many.join("  ")),
@@ -341,7 +341,7 @@ impl App {
             }
             Action::Stop => {
                 if self.composer.abandon_edit(self.now()) {
-                    self.info("edit abandoned; your draft is back");
+                    self.info_until_key("edit abandoned; your draft is back");
                 } else if conv.is_some_and(|c| self.stop_reply(c)) {
                     self.say_stopped();
                 } else if self.call_off_regeneration() || self.stop_elsewhere() {
@@ -466,7 +466,7 @@ impl App {
         } else if self.call_off_regeneration() || self.stop_elsewhere() {
             // Its outcome is said when the write is done.
         } else if self.composer.abandon_edit(now) {
-            self.info("edit abandoned; your draft is back");
+            self.info_until_key("edit abandoned; your draft is back");
         } else if !self.composer.is_blank() {
             // Kept in the history: Ctrl+P brings it back.
             let text = self.composer.text();
