@@ -597,6 +597,11 @@ fn an_item_behind_a_running_tool_call_waits_for_it() {
     let id = s
         .enqueue(&NewItem::new(c, Kind::Queued, "next"), 1)
         .unwrap();
+    // Run by a live dispatcher (with none, the call was cut off).
+    assert!(
+        s.acquire_lease("me", std::process::id(), 2, 60_000)
+            .unwrap()
+    );
     s.start_tool_run(c, 1, "call_1", "files__read", "me", 2)
         .unwrap();
     let w = s.waiting(3).unwrap();

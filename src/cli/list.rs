@@ -106,10 +106,6 @@ pub(super) fn list(
     let mut waiting = store.waiting(now)?;
     if !config.get().outbox.enabled {
         waiting.values_mut().for_each(|w| *w = Waiting::Disabled);
-    } else if store.live_lease_holder(now)?.is_none() {
-        waiting
-            .values_mut()
-            .for_each(|w| *w = std::mem::replace(w, Waiting::Ready).with_no_dispatcher());
     }
     let series = engine.list_series(all)?;
     let gates = crate::engine::state::gates(store)?;

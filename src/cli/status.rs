@@ -49,13 +49,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     let enabled = config.get().outbox.enabled;
     // What holds each conversation that has items waiting: the most telling
     // reason of its pending items (an approval or a busy reply first).
-    let mut waiting = store.waiting(now)?;
-    if lease.is_none() {
-        waiting = waiting
-            .into_iter()
-            .map(|(id, w)| (id, w.with_no_dispatcher()))
-            .collect();
-    }
+    let waiting = store.waiting(now)?;
     let rank = |w: &Waiting| match w {
         Waiting::Approval { .. } => 0,
         Waiting::Behind { .. }

@@ -19,7 +19,7 @@ pub enum Waiting {
     /// tock that stopped, or being generated again (no listed item).
     BehindReply,
     /// The same with no live dispatcher: that reply was cut off when the
-    /// tock generating it stopped (see [`Waiting::with_no_dispatcher`]).
+    /// tock generating it stopped.
     BehindCutReply,
     /// Behind a tool call running in its conversation (an MCP server's).
     BehindToolCall { tool: String },
@@ -51,9 +51,9 @@ pub enum PausedBy {
 }
 
 impl Waiting {
-    /// As it reads when no dispatcher runs (the store cannot tell; the
-    /// caller checks the lease): no reply is being generated then.
-    pub fn with_no_dispatcher(self) -> Self {
+    /// As it reads when no dispatcher runs: no reply is being generated
+    /// then, no tool call runs.
+    fn with_no_dispatcher(self) -> Self {
         match self {
             Waiting::BehindReply => Waiting::BehindCutReply,
             Waiting::BehindToolCall { tool } => Waiting::BehindCutToolCall { tool },
@@ -121,6 +121,7 @@ impl Store {
     /// The reason each pending row waits, by row id (regenerations included:
     /// they hold their conversation too).
     pub fn waiting(&self, now: i64) -> Result<HashMap<i64, Waiting>> {
+        let dispatching = self.live_lease_holder(now)?.is_some();
         let conn = self.conn();
         let approvals: HashMap<i64, i64> = {
             let mut st = conn.prepare_cached(
@@ -257,6 +258,12 @@ impl Store {
                 }
             };
             out.insert(id, reason);
+        }
+        if !dispatching {
+            out = out
+                .into_iter()
+                .map(|(id, w)| (id, w.with_no_dispatcher()))
+                .collect();
         }
         Ok(out)
     }
