@@ -577,6 +577,17 @@ fn status_and_list_name_a_reply_streaming_and_one_cut_off() {
     assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
 }
 
+/// Item `id` taken and its reply begun by a tock that then died (no tock
+/// runs): the store, the reply and the conversation.
+fn accepted_by_a_dead_tock(t: &Tock, id: i64) -> (tock::store::Store, i64, i64) {
+    let store = tock::store::Store::open(&t.db).unwrap();
+    let now = chrono::Utc::now().timestamp_millis();
+    assert!(store.claim(id, "dead", now).unwrap());
+    let item = store.item(id).unwrap().unwrap();
+    let reply = store.accept(&item, "dead", "m", now).unwrap().unwrap();
+    (store, reply, item.conversation_id.unwrap())
+}
+
 /// With no tock running, what waits behind a reply a dead tock left
 /// streaming is not "behind the reply being generated": nothing generates
 /// it until a tock starts again.
@@ -585,11 +596,7 @@ fn what_waits_behind_a_cut_off_reply_says_so_when_no_tock_runs() {
     let t = Tock::new();
     let first = t.send(&["--new", "cut", "question"]);
     {
-        let store = tock::store::Store::open(&t.db).unwrap();
-        let now = chrono::Utc::now().timestamp_millis();
-        assert!(store.claim(first, "dead", now).unwrap());
-        let item = store.item(first).unwrap().unwrap();
-        let reply = store.accept(&item, "dead", "m", now).unwrap().unwrap();
+        let (store, reply, _) = accepted_by_a_dead_tock(&t, first);
         store.update_streaming(reply, "partial").unwrap();
     }
     let behind = t.send(&["--conv", "cut", "behind it"]);
@@ -611,11 +618,8 @@ fn what_waits_behind_a_tool_call_says_so() {
     let t = Tock::new();
     let first = t.send(&["--new", "tools", "read the file"]);
     {
-        let store = tock::store::Store::open(&t.db).unwrap();
+        let (store, reply, c) = accepted_by_a_dead_tock(&t, first);
         let now = chrono::Utc::now().timestamp_millis();
-        assert!(store.claim(first, "dead", now).unwrap());
-        let item = store.item(first).unwrap().unwrap();
-        let reply = store.accept(&item, "dead", "m", now).unwrap().unwrap();
         store
             .finish_message(
                 reply,
@@ -626,7 +630,6 @@ fn what_waits_behind_a_tool_call_says_so() {
                 now,
             )
             .unwrap();
-        let c = item.conversation_id.unwrap();
         store
             .start_tool_run(c, reply, "call_1", "files__read", "dead", now)
             .unwrap();
