@@ -449,16 +449,9 @@ async fn ending_a_series_cancels_an_occurrence_still_waiting() {
     assert_eq!(r.store.series(id).unwrap().unwrap().occurrences, 0);
 }
 
-/// The clock was an hour ahead and is set right while tock runs: an
-/// interval series keeps its pace instead of going quiet for that hour; a
-/// wall-clock one keeps its time of day.
-#[tokio::test(start_paused = true)]
-async fn a_clock_set_back_keeps_an_interval_series_going() {
-    let dir = tempfile::tempdir().unwrap();
-    let start = berlin_ms(2026, 12, 1, 8, 30);
-    let r = rig(&dir.path().join("t.db"), start, Scripted::new(vec![]));
-    let c = conv(&r);
-    r.engine.start();
+/// The two series the clock tests watch: `every 2 minutes` (an interval)
+/// and `every day at 9:00` (a wall-clock rule), in conversation `c`.
+fn ping_and_stand_up(r: &Rig, c: i64) -> (i64, i64) {
     let every = r.engine.parse_schedule("every 2 minutes").unwrap();
     let interval = r
         .engine
@@ -469,6 +462,20 @@ async fn a_clock_set_back_keeps_an_interval_series_going() {
         .engine
         .create_series(c, Kind::Message, "stand-up", &daily)
         .unwrap();
+    (interval, daily)
+}
+
+/// The clock was an hour ahead and is set right while tock runs: an
+/// interval series keeps its pace instead of going quiet for that hour; a
+/// wall-clock one keeps its time of day.
+#[tokio::test(start_paused = true)]
+async fn a_clock_set_back_keeps_an_interval_series_going() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = berlin_ms(2026, 12, 1, 8, 30);
+    let r = rig(&dir.path().join("t.db"), start, Scripted::new(vec![]));
+    let c = conv(&r);
+    r.engine.start();
+    let (interval, daily) = ping_and_stand_up(&r, c);
     settle().await;
     r.clock.jump(-3_600_000);
     tokio::time::sleep(Duration::from_secs(2 * 60 + 5)).await;
@@ -501,16 +508,7 @@ async fn a_clock_set_back_while_no_tock_ran_keeps_an_interval_series_going() {
         let r = rig(&path, ahead, Scripted::new(vec![]));
         let c = conv(&r);
         r.engine.start();
-        let every = r.engine.parse_schedule("every 2 minutes").unwrap();
-        let interval = r
-            .engine
-            .create_series(c, Kind::Message, "ping", &every)
-            .unwrap();
-        let daily = r.engine.parse_schedule("every day at 9:00").unwrap();
-        let daily = r
-            .engine
-            .create_series(c, Kind::Message, "stand-up", &daily)
-            .unwrap();
+        let (interval, daily) = ping_and_stand_up(&r, c);
         tokio::time::sleep(Duration::from_secs(5 * 60 + 5)).await;
         settle().await;
         assert_eq!(r.store.series(interval).unwrap().unwrap().occurrences, 2);
