@@ -31,12 +31,10 @@ impl App {
         if !arms_quit {
             self.quit_armed = None;
         }
-        // 0. The list of slash commands, over an approval card too (its
-        // Tab and arrows choose on the card otherwise).
-        if self.focus == Focus::Composer
-            && self.top() == Some(ViewKind::Approval)
-            && self.command_menu_key(key)
-        {
+        // 0. The list of slash commands, shown only while the composer has
+        // the keys: over an approval card too (its Tab and arrows choose
+        // on the card otherwise), the one view that leaves it the keys.
+        if self.focus == Focus::Composer && self.command_menu_key(key) {
             return;
         }
         // 1. The view on top of the stack.
@@ -73,9 +71,6 @@ impl App {
         // 3. The composer's bindings, then the main ones.
         let composer_focused = self.focus == Focus::Composer;
         let inactive = self.top() == Some(ViewKind::Approval);
-        if composer_focused && !inactive && self.command_menu_key(key) {
-            return;
-        }
         if composer_focused
             && !inactive
             && let Some(a) = self.keys.action(Scope::Composer, &key)
