@@ -438,7 +438,7 @@ pub fn chips(parts: &[Part]) -> Vec<Span<'static>> {
     for p in parts {
         let (name, kind, bytes) = describe(p);
         v.push(Span::styled(
-            format!(" 📎 {name} · {kind} · {} ", size(bytes)),
+            format!(" 📎 {name} · {kind} · {} ", crate::files::human_size(bytes)),
             Style::new().fg(palette().special),
         ));
     }
@@ -463,9 +463,4 @@ pub fn describe(p: &Part) -> (String, String, u64) {
             content.len() as u64,
         ),
     }
-}
-
-/// A size with honest rounding: 41 B, 1.5 KB, 20 MB.
-pub fn size(bytes: u64) -> String {
-    crate::files::human_size(bytes)
 }

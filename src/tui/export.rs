@@ -22,7 +22,7 @@ fn attachment_markdown(p: &Part) -> String {
     let name = name.replace('`', "'");
     let head = format!(
         "Attached `{name}` ({kind}, {}):\n\n",
-        super::composer::size(bytes)
+        crate::files::human_size(bytes)
     );
     match p {
         Part::Text { content, .. } => {

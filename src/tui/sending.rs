@@ -700,7 +700,7 @@ impl App {
         self.composer.attachments.push(part);
         Ok(format!(
             "attached {name} ({kind}, {}) to the next message (/detach removes)",
-            composer::size(bytes)
+            crate::files::human_size(bytes)
         ))
     }
 }
