@@ -1077,7 +1077,7 @@ fn picker_esc_leaves_custom_first_then_cancels() {
 fn picker_selection_clamps() {
     let mut p = TimePicker::new();
     p.handle_key(key(KeyCode::Up), now());
-    p.handle_key(ch('k'), now());
+    p.handle_key(key(KeyCode::Up), now());
     assert_eq!(
         p.handle_key(key(KeyCode::Enter), now()),
         PickerAction::Pick(utc(T0 + 5 * MIN))
@@ -1163,4 +1163,62 @@ async fn a_regeneration_on_its_way_is_listed_and_can_be_called_off() {
         .collect();
     assert_eq!(replies, ["the first answer"]);
     h.engine.shutdown(std::time::Duration::from_secs(1)).await;
+}
+
+/// What `typed` then Enter picks in a fresh picker.
+fn picker_pick(typed: &str) -> PickerAction {
+    let mut p = TimePicker::new();
+    for c in typed.chars() {
+        p.handle_key(ch(c), now());
+    }
+    p.handle_key(key(KeyCode::Enter), now())
+}
+
+#[test]
+fn a_time_typed_into_the_picker_is_the_time_it_picks() {
+    // Local 01:53 on Mon 30 Nov (+01:00): 15:00 local is 14:00 UTC.
+    let three_pm_tomorrow = Utc.with_ymd_and_hms(2026, 12, 1, 14, 0, 0).unwrap();
+    let eight_pm_today = Utc.with_ymd_and_hms(2026, 11, 30, 19, 0, 0).unwrap();
+    let three_pm_today = Utc.with_ymd_and_hms(2026, 11, 30, 14, 0, 0).unwrap();
+    // Letters were dropped, and Enter picked the preset a digit had jumped to.
+    assert_eq!(
+        picker_pick("tomorrow 3pm"),
+        PickerAction::Pick(three_pm_tomorrow)
+    );
+    // A digit no preset has, then letters.
+    assert_eq!(picker_pick("8pm"), PickerAction::Pick(eight_pm_today));
+    // A preset's digit that goes on as a time.
+    assert_eq!(picker_pick("3pm"), PickerAction::Pick(three_pm_today));
+    assert_eq!(picker_pick("10m"), PickerAction::Pick(utc(T0 + 10 * MIN)));
+    assert_eq!(picker_pick("45m"), PickerAction::Pick(utc(T0 + 45 * MIN)));
+    // "5" is also "custom…": it still begins a time typed after it.
+    assert_eq!(
+        picker_pick("5pm"),
+        PickerAction::Pick(Utc.with_ymd_and_hms(2026, 11, 30, 16, 0, 0).unwrap())
+    );
+    // `jun`: j is no longer "down" here.
+    assert_eq!(
+        picker_pick("jun 3 9am"),
+        PickerAction::Pick(Utc.with_ymd_and_hms(2027, 6, 3, 8, 0, 0).unwrap())
+    );
+    // A digit alone, then Enter, is still its preset.
+    assert_eq!(picker_pick("3"), PickerAction::Pick(utc(T0 + HOUR)));
+    // So is "5", then a word: the word is the time.
+    assert_eq!(
+        picker_pick("5in 2h"),
+        PickerAction::Pick(utc(T0 + 2 * HOUR))
+    );
+}
+
+#[test]
+fn typing_in_the_picker_shows_what_is_typed_and_its_time() {
+    let mut p = TimePicker::new();
+    for c in "tomorrow 3pm".chars() {
+        p.handle_key(ch(c), now());
+    }
+    let t = draw_picker(&p, 70, 16);
+    let screen = format!("{:?}", t.backend().buffer());
+    assert!(screen.contains("tomorrow 3pm"), "{screen}");
+    assert!(screen.contains("Tue 1 Dec 15:00"), "{screen}");
+    assert!(screen.contains("Esc back"), "{screen}");
 }

@@ -831,8 +831,10 @@ fn defaults() -> Vec<Binding> {
             "close",
         ),
     ]);
-    v.extend(list(Picker));
+    // No j/k here: letters type a time (`jun 3 9am`), arrows move.
     v.extend([
+        b(Picker, Ac::Up, "up", vec![k(K::Up, N)], "move up"),
+        b(Picker, Ac::Down, "down", vec![k(K::Down, N)], "move down"),
         b(
             Picker,
             Ac::Preset1,

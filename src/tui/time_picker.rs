@@ -179,6 +179,16 @@ const PRESETS: [&str; 5] = [
 ];
 const CUSTOM: usize = PRESETS.len() - 1;
 
+/// Whether `c` typed after a digit goes on with a number (`3pm`, `10m`,
+/// `5:30`, `2 h`) rather than starting a word (`tomorrow`).
+fn continues_a_number(c: char) -> bool {
+    c.is_ascii_digit()
+        || matches!(
+            c.to_ascii_lowercase(),
+            ':' | '.' | ' ' | 'm' | 'h' | 'd' | 'w' | 'p' | 'a'
+        )
+}
+
 /// What the composer does after a key in the picker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PickerAction {
@@ -194,6 +204,9 @@ pub struct TimePicker {
     custom: TimeInput,
     /// Keys go to the custom input (it is selected and being typed in).
     typing: bool,
+    /// The digit that just jumped to a preset: a character typed next makes
+    /// them both the start of a time (`3` then `pm`), not two jumps.
+    jumped: Option<char>,
 }
 
 impl Default for TimePicker {
@@ -215,6 +228,7 @@ impl TimePicker {
             selected: 0,
             custom: TimeInput::new(),
             typing: false,
+            jumped: None,
         }
     }
 
@@ -262,6 +276,17 @@ impl TimePicker {
         if key.kind == KeyEventKind::Release {
             return PickerAction::None;
         }
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if let (Some(digit), KeyCode::Char(c), true) = (self.jumped.take(), key.code, plain)
+            && continues_a_number(c)
+            && self.custom.text().is_empty()
+        {
+            // `3pm`, `10m`, `5:30`: the digit began a time.
+            self.start_typing(&[digit, c]);
+            return PickerAction::None;
+        }
         if self.typing {
             return self.custom_key(key, &now);
         }
@@ -298,6 +323,9 @@ impl TimePicker {
                     Action::Preset4 => 3,
                     _ => CUSTOM,
                 });
+                if let KeyCode::Char(d @ '0'..='9') = key.code {
+                    self.jumped = Some(d);
+                }
                 PickerAction::None
             }
             Some(Action::Accept) => match Self::preset(self.selected, &now) {
@@ -308,19 +336,23 @@ impl TimePicker {
                 }
             },
             _ => match key.code {
-                KeyCode::Char(c)
-                    if self.selected == CUSTOM
-                        && !key
-                            .modifiers
-                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-                {
-                    // Typing on "custom…" starts the expression with that key.
-                    self.typing = true;
-                    self.custom.insert_char(c);
+                KeyCode::Char(c) if plain => {
+                    // Any other character starts a time of the user's own
+                    // (`tomorrow 3pm`, `8pm`): never dropped, never a
+                    // preset picked instead of what was typed.
+                    self.start_typing(&[c]);
                     PickerAction::None
                 }
                 _ => PickerAction::None,
             },
+        }
+    }
+
+    /// Selects "custom…" and types `chars` into it.
+    fn start_typing(&mut self, chars: &[char]) {
+        self.select(CUSTOM);
+        for &c in chars {
+            self.custom.insert_char(c);
         }
     }
 
