@@ -383,9 +383,39 @@ pub struct ModelFacts {
     pub base_url: String,
 }
 
+/// The name a config entry's model goes by and the id asked of its
+/// server: the entry's own (`x`, its `model`), or another its server
+/// offers (`x/ID`, `ID`).
+fn entry_model(entry: &str, mc: &ModelConfig, id: Option<String>) -> (String, String) {
+    match id {
+        Some(id) => (format!("{entry}/{id}"), id),
+        None => (
+            entry.to_string(),
+            mc.model.clone().unwrap_or_else(|| entry.to_string()),
+        ),
+    }
+}
+
+/// Why `name` leads nowhere, with the way to name a model a configured
+/// server offers.
+fn unknown_model(cfg: &Config, name: &str) -> String {
+    let name = crate::sanitize::sanitize_line(name);
+    match cfg.models.keys().next() {
+        Some(entry) => format!(
+            "unknown model \"{name}\": not in the config and no provider in the environment \
+             (another model of a configured server is named ENTRY/ID, e.g. {entry}/{name})"
+        ),
+        None => format!(
+            "unknown model \"{name}\": not in the config and no provider in the environment"
+        ),
+    }
+}
+
 /// Where a model name leads (see `ConfigSource::lookup`).
 enum Found<'a> {
-    Config(&'a str, &'a ModelConfig),
+    /// A config entry, and the model id asked of its server when named
+    /// `ENTRY/ID` (else the entry's own `model`).
+    Config(&'a str, &'a ModelConfig, Option<String>),
     Echo,
     Env(ProviderSpec, String),
 }
@@ -809,7 +839,7 @@ impl ConfigSource {
             }
         };
         Ok(match self.lookup(&cfg, name)? {
-            Found::Config(n, mc) => {
+            Found::Config(n, mc, id) => {
                 let key = self.key_for(n, mc)?;
                 let mut spec = ProviderSpec::new(
                     mc.provider,
@@ -828,8 +858,8 @@ impl ConfigSource {
                 // long `stream_timeout_secs` was), unless set on its own.
                 spec.idle_timeout =
                     Duration::from_secs(mc.timeout_secs.unwrap_or(stream_timeout).max(1));
-                let model = mc.model.clone().unwrap_or_else(|| n.to_string());
-                let mut r = mk(n.to_string(), model, mc.provider, mc.vision, Some(spec));
+                let (name, model) = entry_model(n, mc, id);
+                let mut r = mk(name, model, mc.provider, mc.vision, Some(spec));
                 r.stream_timeout = Duration::from_secs(stream_timeout);
                 r
             }
@@ -851,19 +881,24 @@ impl ConfigSource {
             .or_else(|| self.default_model_name());
         if let Some(n) = &name {
             if let Some((n, mc)) = cfg.models.get_key_value(n) {
-                return Ok(Found::Config(n, mc));
+                return Ok(Found::Config(n, mc, None));
             }
             if n == "echo" {
                 return Ok(Found::Echo);
+            }
+            // `ENTRY/ID`: another model of a configured entry's server (ids
+            // may hold slashes themselves: `x/meta-llama/Llama-3`).
+            if let Some((entry, id)) = n.split_once('/')
+                && let Some((entry, mc)) = cfg.models.get_key_value(entry)
+                && !id.trim().is_empty()
+            {
+                return Ok(Found::Config(entry, mc, Some(id.trim().to_string())));
             }
         }
         match env_model(name.as_deref()) {
             Some((spec, model)) => Ok(Found::Env(spec, model)),
             None => match name {
-                Some(n) if n != "echo" => Err(format!(
-                    "unknown model \"{}\": not in the config and no provider in the environment",
-                    crate::sanitize::sanitize_line(&n)
-                )),
+                Some(n) if n != "echo" => Err(unknown_model(cfg, &n)),
                 _ => Ok(Found::Echo),
             },
         }
@@ -875,16 +910,19 @@ impl ConfigSource {
     pub fn facts(&self, name: Option<&str>) -> Result<ModelFacts, String> {
         let cfg = self.get();
         Ok(match self.lookup(&cfg, name)? {
-            Found::Config(n, mc) => ModelFacts {
-                name: n.to_string(),
-                model: mc.model.clone().unwrap_or_else(|| n.to_string()),
-                kind: mc.provider,
-                vision: mc.vision,
-                base_url: mc
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| default_base_url(mc.provider)),
-            },
+            Found::Config(n, mc, id) => {
+                let (name, model) = entry_model(n, mc, id);
+                ModelFacts {
+                    name,
+                    model,
+                    kind: mc.provider,
+                    vision: mc.vision,
+                    base_url: mc
+                        .base_url
+                        .clone()
+                        .unwrap_or_else(|| default_base_url(mc.provider)),
+                }
+            }
             Found::Echo => ModelFacts {
                 name: "echo".into(),
                 model: "echo".into(),
@@ -996,14 +1034,16 @@ impl ConfigSource {
     /// answers may change (a password manager unlocked), so a send that
     /// needs it is tried again later rather than failed.
     pub fn key_command_failed(&self, name: Option<&str>) -> bool {
-        let Ok((name, _)) = self.describe(name) else {
+        // Keys are the entry's: `x/other-id` runs the `api_key_cmd` of `x`.
+        let cfg = self.get();
+        let Ok(Found::Config(name, _, _)) = self.lookup(&cfg, name) else {
             return false;
         };
         matches!(
             self.key_cache
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .get(&name),
+                .get(name),
             Some(Err(_))
         )
     }
@@ -1011,27 +1051,12 @@ impl ConfigSource {
     /// A model's name and provider, as `resolve` would find them, without
     /// building a provider or running `api_key_cmd` (cheap enough for every frame).
     pub fn describe(&self, name: Option<&str>) -> Result<(String, &'static str), String> {
-        let name = name
-            .map(str::to_string)
-            .or_else(|| self.default_model_name());
-        if let Some(n) = &name {
-            if let Some(mc) = self.get().models.get(n) {
-                return Ok((n.clone(), mc.provider.label()));
-            }
-            if n == "echo" {
-                return Ok(("echo".into(), ProviderKind::Echo.label()));
-            }
-        }
-        match env_model(name.as_deref()) {
-            Some((spec, model)) => Ok((model, spec.kind.label())),
-            None => match name {
-                Some(n) if n != "echo" => Err(format!(
-                    "unknown model \"{}\": not in the config and no provider in the environment",
-                    crate::sanitize::sanitize_line(&n)
-                )),
-                _ => Ok(("echo".into(), ProviderKind::Echo.label())),
-            },
-        }
+        let cfg = self.get();
+        Ok(match self.lookup(&cfg, name)? {
+            Found::Config(n, mc, id) => (entry_model(n, mc, id).0, mc.provider.label()),
+            Found::Echo => ("echo".into(), ProviderKind::Echo.label()),
+            Found::Env(spec, model) => (model, spec.kind.label()),
+        })
     }
 
     /// Names to offer for `/model`: config entries, plus `echo`.

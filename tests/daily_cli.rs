@@ -395,3 +395,123 @@ fn an_image_is_refused_for_a_model_without_vision() {
         .unwrap();
     assert!(matches!(part, tock::engine::Part::Image { ref mime, .. } if mime == "image/png"));
 }
+
+/// A model id a configured entry's server lists is usable: named
+/// `ENTRY/ID` (as `/model` and `/with` name an id that completion offered),
+/// it is asked of that entry's server with the entry's key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_model_of_a_configured_server_is_named_entry_slash_id() {
+    use std::sync::Arc;
+    use tock::config::{Config, ConfigSource, ModelConfig};
+    use tock::engine::{Engine, ModelList, Options, SystemClock};
+
+    let server = MockServer::start();
+    let mut cfg = Config::default();
+    cfg.models.insert(
+        "x".into(),
+        ModelConfig {
+            provider: tock::llm::ProviderKind::Openai,
+            model: Some("gpt-4o".into()),
+            base_url: Some(server.base_url()),
+            api_key: Some("sk-entry-x".into()),
+            api_key_env: None,
+            api_key_cmd: None,
+            vision: false,
+            timeout_secs: Some(5),
+            stream_timeout_secs: None,
+            price_in: None,
+            price_out: None,
+            price_cached: None,
+            context_tokens: None,
+        },
+    );
+    cfg.default_model = Some("x".into());
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::new(
+        Store::open(&dir.path().join("t.db")).unwrap(),
+        Arc::new(ConfigSource::from_config(cfg)),
+        Arc::new(SystemClock),
+        Options {
+            watch_db: false,
+            ..Options::default()
+        },
+    );
+    let config = engine.config();
+    // Before: "not in the config", with no way named to reach it.
+    let err = config.describe(Some("gpt-4o-mini")).unwrap_err();
+    assert!(err.contains("x/gpt-4o-mini"), "{err}");
+    // ENTRY/ID resolves to the entry's server, key and provider.
+    let r = config.resolve(Some("x/gpt-4o-mini")).unwrap();
+    assert_eq!(
+        (r.name.as_str(), r.model.as_str()),
+        ("x/gpt-4o-mini", "gpt-4o-mini")
+    );
+    assert_eq!(r.base_url, server.base_url());
+    assert_eq!(
+        config.describe(Some("x/gpt-4o-mini")).unwrap(),
+        ("x/gpt-4o-mini".to_string(), "openai")
+    );
+    // Ids may hold slashes; an entry with nothing after it leads nowhere.
+    assert_eq!(
+        config.resolve(Some("x/meta-llama/Llama-3")).unwrap().model,
+        "meta-llama/Llama-3"
+    );
+    assert!(config.describe(Some("x/")).is_err());
+    assert!(config.describe(Some("nope/gpt-4o")).is_err());
+
+    // A bare id the current model's server lists becomes ENTRY/ID once
+    // the list is cached; one it does not list stays as typed.
+    wait_until(Duration::from_secs(10), "the model list", || {
+        matches!(engine.cached_models(Some("x")), ModelList::Listed(_)).then_some(())
+    });
+    assert_eq!(
+        engine.model_name_for("gpt-4o-mini", Some("x")),
+        "x/gpt-4o-mini"
+    );
+    assert_eq!(engine.model_name_for("gpt-4o-mini", None), "x/gpt-4o-mini");
+    assert_eq!(engine.model_name_for("x", None), "x");
+    assert_eq!(engine.model_name_for("gpt-5", None), "gpt-5");
+
+    // Sent with it: the request names the id, with the entry's key.
+    let conv = engine
+        .store()
+        .create_conversation(Some("Ids"), "user", support::now_ms())
+        .unwrap();
+    engine
+        .set_conversation_model(conv, Some("x/gpt-4o-mini"))
+        .unwrap();
+    let _scheduler = engine.start();
+    server.push(Reply::text("hello from mini"));
+    engine.send_text(conv, "hi").unwrap();
+    let reqs = wait_until(Duration::from_secs(10), "the chat request", || {
+        let r: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        (!r.is_empty()).then_some(r)
+    });
+    assert_eq!(reqs[0].body["model"], "gpt-4o-mini");
+    assert_eq!(reqs[0].header("authorization"), Some("Bearer sk-entry-x"));
+}
+
+/// The CLI takes `--model ENTRY/ID` too, and says how to name an id it
+/// cannot find.
+#[test]
+fn the_cli_takes_entry_slash_id() {
+    let server = MockServer::start();
+    let t = Tock::new();
+    t.write_config(&format!(
+        "default_model = \"x\"\n[models.x]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{}\"\napi_key = \"sk-test\"\n",
+        server.base_url()
+    ));
+    let ids = t.ok(&["--model", "x/gpt-4o-mini", "models"]);
+    assert_eq!(ids, "gpt-4o\ngpt-4o-mini\n");
+    let status = t.ok(&["--model", "x/gpt-4o-mini", "status"]);
+    assert!(status.contains("x/gpt-4o-mini"), "{status}");
+    let err = t.ok(&["--model", "gpt-4o-mini", "status"]);
+    assert!(
+        err.contains("unknown model") && err.contains("x/gpt-4o-mini"),
+        "{err}"
+    );
+}

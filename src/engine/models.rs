@@ -155,6 +155,40 @@ impl Engine {
         out
     }
 
+    /// The name to keep for a model the user chose (`/model`, `/with`):
+    /// as typed when it leads somewhere (a config entry, `ENTRY/ID`, the
+    /// environment's provider); else, when a configured entry's server
+    /// lists it as an id (its cached list; the server of `current` first,
+    /// as completion offers its ids), `ENTRY/ID`. Otherwise as typed, and
+    /// choosing it says why it leads nowhere.
+    pub fn model_name_for(&self, name: &str, current: Option<&str>) -> String {
+        let config = self.config();
+        if config.facts(Some(name)).is_ok() {
+            return name.to_string();
+        }
+        let entries = config.model_names();
+        let current_entry = config
+            .facts(current)
+            .ok()
+            .map(|f| f.name.split('/').next().unwrap_or_default().to_string());
+        let order = current_entry.iter().chain(
+            entries
+                .iter()
+                .filter(|e| Some(*e) != current_entry.as_ref()),
+        );
+        for entry in order {
+            if entry == "echo" {
+                continue;
+            }
+            if let ModelList::Listed(l) = self.cached_models(Some(entry))
+                && l.iter().any(|m| m.id == name)
+            {
+                return format!("{entry}/{name}");
+            }
+        }
+        name.to_string()
+    }
+
     /// `Some` the first time (per process) a model is chosen whose id its
     /// server does not list: a model id typed for the environment's
     /// provider, or the `model` of a config entry. `None` when it is

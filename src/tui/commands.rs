@@ -259,6 +259,16 @@ pub fn complete(line: &str, c: &Candidates<'_>) -> Option<String> {
     extend(typed, &refs).map(|done| format!("{head}{done}{}", if one { " " } else { "" }))
 }
 
+/// Whether Tab on `line` completes a model name (`/model gp`, `/with o`).
+pub fn completes_a_model(line: &str) -> bool {
+    line.split_once(' ').is_some_and(|(name, arg)| {
+        !arg.contains(' ')
+            && COMMANDS
+                .iter()
+                .any(|s| s.names.contains(&name) && s.arg == Arg::Model)
+    })
+}
+
 /// What Tab could complete the line to, when it cannot go further alone:
 /// the command names, or the argument's values, that start with what is
 /// typed (`/mo` → `/model`, `/mouse`).
@@ -432,6 +442,9 @@ mod tests {
         assert_eq!(complete("/model e", &c).as_deref(), Some("/model echo "));
         assert_eq!(complete("/role p", &c).as_deref(), Some("/role pirate "));
         assert_eq!(complete("/with ec", &c).as_deref(), Some("/with echo "));
+        assert!(completes_a_model("/model fake-") && completes_a_model("/with o"));
+        assert!(!completes_a_model("/with o3 hi") && !completes_a_model("/role p"));
+        assert!(!completes_a_model("/model"));
         assert_eq!(complete("/later 1", &c), None);
     }
 

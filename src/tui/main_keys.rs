@@ -239,6 +239,15 @@ impl App {
                 match commands::complete(&line, &c) {
                     Some(done) => self.composer.set_text(&done, now),
                     None => match commands::choices(&line, &c).as_slice() {
+                        // The server's ids are not in yet: the fetch has just
+                        // started (`model_candidates`).
+                        [] | [_]
+                            if commands::completes_a_model(&line)
+                                && self.engine().cached_models(current.as_deref())
+                                    == crate::engine::ModelList::Unknown =>
+                        {
+                            self.info_until_key("asking the server for its models — Tab again")
+                        }
                         [] | [_] => self.info_until_key("nothing (more) to complete"),
                         // A command's name: the menu above the composer lists them.
                         _ if !line.contains(' ') => {}

@@ -475,6 +475,10 @@ impl App {
                     ));
                     done(self);
                 } else if let Some(id) = conv {
+                    // An id completion offered from a configured server
+                    // becomes `ENTRY/ID`, which every process resolves.
+                    let current = self.model.current_conv().and_then(|c| c.model.clone());
+                    let arg = self.engine().model_name_for(&arg, current.as_deref());
                     let name = arg.clone();
                     self.write(
                         move |e| e.set_conversation_model(id, Some(&name)),
@@ -553,9 +557,11 @@ impl App {
             }
             Command::With => match arg.split_once(char::is_whitespace) {
                 Some((model, text)) if !text.trim().is_empty() => {
-                    match self.engine().config().describe(Some(model)) {
+                    let current = self.model.current_conv().and_then(|c| c.model.clone());
+                    let model = self.engine().model_name_for(model, current.as_deref());
+                    match self.engine().config().describe(Some(&model)) {
                         Ok(_) => {
-                            self.model_override = Some(model.to_string());
+                            self.model_override = Some(model);
                             self.send(text.trim(), None);
                             self.model_override = None;
                         }
