@@ -825,6 +825,60 @@ async fn snapshot_approval_then_task_card_then_canceled() {
     insta::assert_snapshot!("task_card_canceled_80x24", ui.render(80, 24).backend());
 }
 
+/// A recurring task the model scheduled gets a card as a one-off task
+/// does (its rule, its next time, its live state), not the tool's JSON.
+#[tokio::test(start_paused = true)]
+async fn a_recurring_task_has_a_live_card() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![
+            text("I'll remind you every evening."),
+            tool_call(
+                "schedule_task",
+                r#"{"instruction":"feed the cat","repeat":"every day at 7pm","title":"Cat"}"#,
+            ),
+            done(),
+        ]),
+        Step::Reply(vec![text("Scheduled."), done()]),
+    ]);
+    ui.start().await;
+    ui.say("remind me to feed the cat every evening");
+    ui.settle().await;
+    ui.approve();
+    ui.settle().await;
+    let series = ui.h.engine.list_series(true).unwrap();
+    let [v] = series.as_slice() else {
+        panic!("one series: {series:?}")
+    };
+    let id = v.series.id;
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains(&format!("task #{id} · Cat")) && s.contains("[recurring]"),
+        "{s}"
+    );
+    assert!(
+        s.contains("every day at 19:00 · next Mon 30 Nov 19:00"),
+        "{s}"
+    );
+    assert!(!s.contains("job_id"), "the tool's JSON is not shown:\n{s}");
+    insta::assert_snapshot!("recurring_task_card_80x24", ui.render(80, 24).backend());
+
+    // Its state follows the series, wherever it changes.
+    ui.h.engine.pause_series(id).unwrap();
+    ui.settle().await;
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("[paused]") && s.contains("paused (F2 resumes it)"),
+        "{s}"
+    );
+    ui.h.engine.end_series(id).unwrap();
+    ui.settle().await;
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("[ended]") && s.contains("never ran, ended"),
+        "{s}"
+    );
+}
+
 /// A task's message in the chat is marked as one (whether it went at its
 /// time or was sent early from F2, it is the task's).
 #[tokio::test(start_paused = true)]

@@ -857,7 +857,7 @@ fn wrap_verbatim(line: &str, width: usize) -> Vec<String> {
 
 fn state_style(state: &str) -> Style {
     match state {
-        "scheduled" => Style::new().fg(palette().accent),
+        "scheduled" | "recurring" => Style::new().fg(palette().accent),
         "fired" => Style::new().fg(palette().success),
         "failed" => Style::new().fg(palette().error),
         "expired" => Style::new().fg(palette().special),

@@ -41,6 +41,8 @@ pub struct Model {
     pub approvals: Vec<Approval>,
     /// Task rows referenced by task cards in the current conversation.
     pub tasks: HashMap<i64, OutboxItem>,
+    /// Recurring tasks referenced by task cards (their job id is the series').
+    pub task_series: HashMap<i64, crate::engine::SeriesView>,
     /// Unfinished items of all conversations, counted by status and
     /// conversation (status-bar counts, sidebar badges, the exit line).
     pub unfinished: OpenCounts,
@@ -127,6 +129,7 @@ impl Model {
             tool_runs: Vec::new(),
             approvals: Vec::new(),
             tasks: HashMap::new(),
+            task_series: HashMap::new(),
             unfinished: OpenCounts::default(),
             gates: HashMap::new(),
             awaiting: HashSet::new(),
@@ -332,16 +335,13 @@ impl Model {
             Err(e) => self.fail("approvals", e),
         }
         self.tasks.clear();
+        self.task_series.clear();
         let job_ids: Vec<i64> = self
             .entries
             .iter()
             .filter_map(|e| task_job_id(&e.msg))
             .collect();
-        for oid in job_ids {
-            if let Ok(Some(it)) = self.engine.reader().item(oid) {
-                self.tasks.insert(oid, it);
-            }
-        }
+        self.load_tasks(job_ids);
         self.refresh_cards();
         self.apply_fold();
         self.apply_retry_hints();
@@ -389,13 +389,39 @@ impl Model {
             Err(e) => self.fail("pending items", e),
         }
         self.apply_retry_hints();
-        let ids: Vec<i64> = self.tasks.keys().copied().collect();
-        for oid in ids {
-            if let Ok(Some(it)) = self.engine.reader().item(oid) {
-                self.tasks.insert(oid, it);
+        let ids: Vec<i64> = self
+            .tasks
+            .keys()
+            .chain(self.task_series.keys())
+            .copied()
+            .collect();
+        self.load_tasks(ids);
+        self.refresh_cards();
+    }
+
+    /// The rows behind task cards: an outbox item for a one-off task, a
+    /// series for a recurring one (ids share one space: one id, one row).
+    fn load_tasks(&mut self, job_ids: Vec<i64>) {
+        for oid in job_ids {
+            match self.engine.reader().item(oid) {
+                Ok(Some(it)) => {
+                    self.tasks.insert(oid, it);
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.fail("a task", e);
+                    continue;
+                }
+            }
+            match self.engine.series_view(oid) {
+                Ok(Some(v)) => {
+                    self.task_series.insert(oid, v);
+                }
+                Ok(None) => {}
+                Err(e) => self.fail("a recurring task", e),
             }
         }
-        self.refresh_cards();
     }
 
     /// The status bar's counts now.
@@ -640,6 +666,10 @@ impl Model {
             let Some(job) = task_job_id(&e.msg) else {
                 continue;
             };
+            if let Some(v) = self.task_series.get(&job) {
+                e.card = Some(series_card(job, v, &now_local));
+                continue;
+            }
             e.card = self.tasks.get(&job).map(|t| {
                 let due = t.due_at.unwrap_or(0);
                 let due_utc = DateTime::from_timestamp_millis(due).unwrap_or_default();
@@ -703,6 +733,33 @@ impl Model {
             .rev()
             .find(|e| e.msg.role == Role::User)
             .map(|e| &e.msg)
+    }
+}
+
+/// A recurring task's card: its rule, and when it fires next (or how it
+/// ended); its state is the series'.
+fn series_card(job: i64, v: &crate::engine::SeriesView, now: &DateTime<ShownZone>) -> TaskCard {
+    use crate::store::SeriesStatus;
+    let s = &v.series;
+    let next = match (s.status, v.upcoming.first()) {
+        (SeriesStatus::Ended, _) => v.ended_record().unwrap_or_default(),
+        (SeriesStatus::Paused, _) => "paused (F2 resumes it)".to_string(),
+        (SeriesStatus::Active, Some(&due)) => {
+            format!("next {}", super::views::preview(due, now))
+        }
+        (SeriesStatus::Active, None) => "no occurrence left".to_string(),
+    };
+    TaskCard {
+        job_id: job,
+        title: s.title.clone().unwrap_or_else(|| "task".into()),
+        instruction: s.text.clone(),
+        when: format!("{} · {next}", v.description),
+        state: match s.status {
+            SeriesStatus::Active => "recurring",
+            SeriesStatus::Paused => "paused",
+            SeriesStatus::Ended => "ended",
+        }
+        .into(),
     }
 }
 
