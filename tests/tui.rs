@@ -1233,6 +1233,71 @@ async fn a_line_about_a_tab_goes_with_the_next_key() {
     assert!(!ui.status_line().contains("nothing (more) to complete"));
 }
 
+/// What a key or a command did is said until the next key, not for ten
+/// seconds over what the user does next ("exported to …" stayed while the
+/// next message was typed and sent); what to type next (`/model`'s list)
+/// and an error stay their time.
+#[tokio::test(start_paused = true)]
+async fn a_report_of_what_a_key_did_goes_with_the_next_key() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![text("hi"), done()])]);
+    ui.start().await;
+    let bar = |ui: &mut Ui| {
+        let s = ui.screen(120, 30);
+        s.lines().last().unwrap_or_default().to_string()
+    };
+    // (key that made the line, what the line says)
+    type Press = fn(&mut Ui);
+    let reports: [(Press, &str); 6] = [
+        (
+            |ui| {
+                let out = ui.h.dir.path().join("out.md");
+                ui.say(&format!("/export {}", out.display()))
+            },
+            "exported to",
+        ),
+        (
+            |ui| ui.key(KeyCode::Char('m'), KeyModifiers::ALT),
+            "mouse capture",
+        ),
+        (|ui| ui.ctrl('p'), "no earlier message"),
+        (|ui| ui.ctrl('c'), "press Ctrl+C again to quit"),
+        (|ui| ui.ctrl('t'), "type the message first"),
+        (|ui| ui.ctrl('y'), "no reply to copy yet"),
+    ];
+    for (make, says) in reports {
+        make(&mut ui);
+        assert!(bar(&mut ui).contains(says), "{says}: {}", bar(&mut ui));
+        ui.ch('x');
+        assert!(
+            !bar(&mut ui).contains(says),
+            "{says} went with the next key: {}",
+            bar(&mut ui)
+        );
+        ui.press(KeyCode::Backspace);
+    }
+    // Sending is a key too: "exported to …" is not left over the send.
+    let out = ui.h.dir.path().join("again.md");
+    ui.say(&format!("/export {}", out.display()));
+    assert!(ui.status_line().starts_with("exported to"));
+    ui.say("hello");
+    ui.settle().await;
+    assert_eq!(ui.status_line(), "");
+    assert_eq!(ui.user_texts(), vec!["hello"]);
+    // What to type next stays while it is typed.
+    ui.say("/model");
+    assert!(
+        ui.status_line().starts_with("model: "),
+        "{}",
+        ui.status_line()
+    );
+    ui.typ("/model e");
+    assert!(
+        ui.status_line().starts_with("model: "),
+        "{}",
+        ui.status_line()
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn later_with_an_unreadable_time_creates_nothing_and_keeps_the_text() {
     let mut ui = Ui::new(vec![]);

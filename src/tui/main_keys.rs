@@ -167,10 +167,13 @@ impl App {
             Action::Newline => self.composer.newline(now),
             Action::TimePicker => {
                 let text = self.composer.text();
+                // Why the key did nothing: typing on makes it stale.
                 if text.trim().is_empty() {
-                    self.error("type the message first, then Ctrl+T to choose when it is sent");
+                    self.error_until_key(
+                        "type the message first, then Ctrl+T to choose when it is sent",
+                    );
                 } else if super::sending::is_command(text.trim()) {
-                    self.error(
+                    self.error_until_key(
                         "a command is not sent later; Ctrl+T schedules a message (start with // to send a literal /)",
                     );
                 } else {
@@ -201,7 +204,7 @@ impl App {
             }
             Action::HistoryPrev => {
                 if !self.composer.recall(true, now) {
-                    self.info("no earlier message in this conversation");
+                    self.info_until_key("no earlier message in this conversation");
                 }
             }
             Action::HistoryNext => {
@@ -399,7 +402,7 @@ impl App {
                 );
                 self.status_about_a_pause(conv);
             }
-            None => self.info("stopped; Ctrl+R regenerates"),
+            None => self.info_until_key("stopped; Ctrl+R regenerates"),
         }
     }
 
@@ -446,7 +449,8 @@ impl App {
             return;
         }
         self.quit_armed = Some(now);
-        self.info(warning);
+        // Any other key disarms the quit: the line goes with it.
+        self.info_until_key(warning);
         if let Some(s) = self.status.as_mut() {
             s.until = now + QUIT_WINDOW_MS;
         }
@@ -517,8 +521,8 @@ impl App {
                     ));
                     app.status_about_a_pause(conv);
                 }
-                Ok(true) => app.info(format!("asked the tock {what} to stop it")),
-                Ok(false) => app.info("it had already ended"),
+                Ok(true) => app.info_until_key(format!("asked the tock {what} to stop it")),
+                Ok(false) => app.info_until_key("it had already ended"),
                 Err(e) => app.error(e),
             },
         );
@@ -556,14 +560,16 @@ impl App {
             self.focus = Focus::Composer;
         }
         if !shown && width < 60 {
-            self.info("the window is too narrow for the conversation list (Alt+↑/↓ switches)");
+            self.info_until_key(
+                "the window is too narrow for the conversation list (Alt+↑/↓ switches)",
+            );
         }
     }
 
     pub(super) fn toggle_mouse(&mut self) {
         self.mouse = !self.mouse;
         self.output.mouse = Some(self.mouse);
-        self.info(if self.mouse {
+        self.info_until_key(if self.mouse {
             "mouse capture on (wheel scrolls, clicks select)"
         } else {
             "mouse capture off: select and copy text with the terminal"
