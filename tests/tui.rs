@@ -3070,6 +3070,81 @@ async fn denying_a_tool_call_schedules_nothing() {
     assert!(md.contains("\"instruction\""), "the arguments: {md}");
 }
 
+/// A card waiting for an answer does not hold the user in its
+/// conversation: Tab steps through its buttons and on to the conversation
+/// list, whose keys are the list's then (`j`, Enter), and Alt+↑/↓ switch
+/// conversations; none of it answers the call, which waits where it was.
+#[tokio::test(start_paused = true)]
+async fn tab_and_alt_arrows_leave_an_approval_card_waiting() {
+    init_env();
+    let h = harness_with(Scripted::new(task_steps()), Config::default());
+    let other = h
+        .engine
+        .store()
+        .create_conversation(Some("Groceries"), "user", T0 - 3_600_000)
+        .unwrap();
+    let mut ui = Ui::on(h);
+    ui.start().await;
+    assert_eq!(ui.conv(), other, "the one conversation there is");
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    let asked = ui.conv();
+    assert_ne!(asked, other);
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    let card = |ui: &mut Ui| ui.screen(100, 30).contains("Schedule “build check”?");
+    let chosen = |ui: &mut Ui| ui.screen(100, 30).contains("Enter confirms");
+    let waiting = |ui: &Ui| {
+        ui.store()
+            .approvals(asked)
+            .unwrap()
+            .iter()
+            .filter(|a| a.status == tock::store::ApprovalStatus::Waiting)
+            .count()
+    };
+    assert!(card(&mut ui));
+    assert_eq!(waiting(&ui), 1);
+
+    // Alt+↓ goes to the other conversation, Alt+↑ back to the card.
+    ui.key(KeyCode::Down, KeyModifiers::ALT);
+    assert_eq!(ui.conv(), other, "Alt+↓ left the card's conversation");
+    assert!(!card(&mut ui));
+    ui.key(KeyCode::Up, KeyModifiers::ALT);
+    assert_eq!(ui.conv(), asked, "Alt+↑ came back");
+    assert!(card(&mut ui) && !chosen(&mut ui), "waiting, nothing chosen");
+
+    // Tab: Approve, Deny, then on to the list, the choice taken back.
+    ui.press(KeyCode::Tab);
+    assert!(chosen(&mut ui), "Tab chooses on the card first");
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Composer);
+    ui.press(KeyCode::Tab);
+    if ui.app.focus == Focus::Strip {
+        ui.press(KeyCode::Tab);
+    }
+    assert_eq!(ui.app.focus, Focus::Sidebar, "Tab reached the list");
+    assert!(!chosen(&mut ui), "leaving the card takes its choice back");
+    // The list's keys: j moves down to the other conversation, Enter opens it.
+    ui.ch('j');
+    ui.enter();
+    assert_eq!(
+        ui.conv(),
+        other,
+        "Enter in the list opened the conversation"
+    );
+    assert_eq!(waiting(&ui), 1, "nothing answered the call");
+
+    // And back (Alt+↑ from here, or Tab and Enter in the list): the card
+    // still waits, nothing chosen, and is answered deliberately.
+    ui.key(KeyCode::Up, KeyModifiers::ALT);
+    assert_eq!(ui.conv(), asked);
+    assert_eq!(ui.app.focus, Focus::Composer);
+    assert!(card(&mut ui) && !chosen(&mut ui));
+    assert_eq!(waiting(&ui), 1);
+    ui.approve();
+    ui.settle().await;
+    assert_eq!(waiting(&ui), 0, "answered on the card");
+}
+
 #[tokio::test(start_paused = true)]
 async fn model_and_role_commands() {
     let mut ui = Ui::new(vec![]);

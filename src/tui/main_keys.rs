@@ -37,8 +37,11 @@ impl App {
         if self.focus == Focus::Composer && self.command_menu_key(key) {
             return;
         }
-        // 1. The view on top of the stack.
-        if let Some(mut top) = self.views.pop() {
+        // 1. The view on top of the stack. The approval card has the keys
+        // only beside the composer: Tab leaves it waiting for the strip or
+        // the conversation list, whose keys are theirs (`d`, Enter).
+        let card_left = self.focus != Focus::Composer && self.top() == Some(ViewKind::Approval);
+        if !card_left && let Some(mut top) = self.views.pop() {
             let mut cx = self.cx();
             let outcome = top.handle_key(key, &mut cx);
             let intents = std::mem::take(&mut cx.intents);
