@@ -3145,6 +3145,42 @@ async fn tab_and_alt_arrows_leave_an_approval_card_waiting() {
     assert_eq!(waiting(&ui), 0, "answered on the card");
 }
 
+/// A message sent while the clock was three hours ahead, then set right:
+/// it happened, so the conversation list and F2 tell it as now, not as a
+/// time to come ("03:53", "in 3h").
+#[tokio::test(start_paused = true)]
+async fn what_was_written_on_a_clock_ahead_is_told_as_past_once_it_is_set_right() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![text("hi"), done()])]);
+    ui.start().await;
+    let ahead = 3 * 3_600_000;
+    ui.h.clock.jump(ahead);
+    ui.say("hello");
+    ui.settle().await;
+    ui.h.clock.jump(-ahead);
+    ui.settle().await;
+    let conv = ui.store().conversation(ui.conv()).unwrap().unwrap();
+    assert!(conv.updated_at > T0 + ahead - 1, "stored as written");
+    let s = ui.screen(120, 30);
+    // The list (the chat's headers keep the time each message has).
+    let list: String = s
+        .lines()
+        .map(|l| l.chars().take(26).collect::<String>() + "\n")
+        .collect();
+    assert!(list.contains("  00:53"), "the list says now:\n{s}");
+    assert!(!list.contains("03:53"), "not three hours from now:\n{s}");
+    // F2, finished rows shown: the message went, by now at the latest.
+    ui.press(KeyCode::F(2));
+    ui.ch('a');
+    ui.press(KeyCode::Down);
+    let s = ui.screen(120, 30);
+    assert!(s.contains("Mon 30 Nov 00:53 sent"), "its row: {s}");
+    assert!(
+        s.contains("sent Mon 30 Nov 00:53 (now)"),
+        "its details: {s}"
+    );
+    assert!(!s.contains("in 3h") && !s.contains("03:53"), "{s}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn model_and_role_commands() {
     let mut ui = Ui::new(vec![]);
