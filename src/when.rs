@@ -311,6 +311,14 @@ pub fn split_time_prefix<Tz: TimeZone>(
     Err(shortest_err)
 }
 
+/// When something that has happened is shown as having happened: at the
+/// time stored, or `now` for a time still ahead of it (written on a clock
+/// that was ahead and has since been set right; the event is past all the
+/// same). What is stored, and what `--json` prints, stays as it was.
+pub fn happened(at_ms: i64, now_ms: i64) -> i64 {
+    at_ms.min(now_ms)
+}
+
 /// `Mon 30 Nov 09:00, in 14h 11m`: the instant in `now`'s time zone (with the
 /// year when it is not `now`'s year), then the distance from `now`.
 ///

@@ -1287,6 +1287,71 @@ async fn a_line_about_a_tab_goes_with_the_next_key() {
     assert!(!ui.status_line().contains("nothing (more) to complete"));
 }
 
+/// What a key or a command did is said until the next key, not for ten
+/// seconds over what the user does next ("exported to …" stayed while the
+/// next message was typed and sent); what to type next (`/model`'s list)
+/// and an error stay their time.
+#[tokio::test(start_paused = true)]
+async fn a_report_of_what_a_key_did_goes_with_the_next_key() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![text("hi"), done()])]);
+    ui.start().await;
+    let bar = |ui: &mut Ui| {
+        let s = ui.screen(120, 30);
+        s.lines().last().unwrap_or_default().to_string()
+    };
+    // (key that made the line, what the line says)
+    type Press = fn(&mut Ui);
+    let reports: [(Press, &str); 6] = [
+        (
+            |ui| {
+                let out = ui.h.dir.path().join("out.md");
+                ui.say(&format!("/export {}", out.display()))
+            },
+            "exported to",
+        ),
+        (
+            |ui| ui.key(KeyCode::Char('m'), KeyModifiers::ALT),
+            "mouse capture",
+        ),
+        (|ui| ui.ctrl('p'), "no earlier message"),
+        (|ui| ui.ctrl('c'), "press Ctrl+C again to quit"),
+        (|ui| ui.ctrl('t'), "type the message first"),
+        (|ui| ui.ctrl('y'), "no reply to copy yet"),
+    ];
+    for (make, says) in reports {
+        make(&mut ui);
+        assert!(bar(&mut ui).contains(says), "{says}: {}", bar(&mut ui));
+        ui.ch('x');
+        assert!(
+            !bar(&mut ui).contains(says),
+            "{says} went with the next key: {}",
+            bar(&mut ui)
+        );
+        ui.press(KeyCode::Backspace);
+    }
+    // Sending is a key too: "exported to …" is not left over the send.
+    let out = ui.h.dir.path().join("again.md");
+    ui.say(&format!("/export {}", out.display()));
+    assert!(ui.status_line().starts_with("exported to"));
+    ui.say("hello");
+    ui.settle().await;
+    assert_eq!(ui.status_line(), "");
+    assert_eq!(ui.user_texts(), vec!["hello"]);
+    // What to type next stays while it is typed.
+    ui.say("/model");
+    assert!(
+        ui.status_line().starts_with("model: "),
+        "{}",
+        ui.status_line()
+    );
+    ui.typ("/model e");
+    assert!(
+        ui.status_line().starts_with("model: "),
+        "{}",
+        ui.status_line()
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn later_with_an_unreadable_time_creates_nothing_and_keeps_the_text() {
     let mut ui = Ui::new(vec![]);
@@ -3057,6 +3122,117 @@ async fn denying_a_tool_call_schedules_nothing() {
     let md = std::fs::read_to_string(&out).unwrap();
     assert!(md.contains("Tool call `schedule_task`"), "{md}");
     assert!(md.contains("\"instruction\""), "the arguments: {md}");
+}
+
+/// A card waiting for an answer does not hold the user in its
+/// conversation: Tab steps through its buttons and on to the conversation
+/// list, whose keys are the list's then (`j`, Enter), and Alt+↑/↓ switch
+/// conversations; none of it answers the call, which waits where it was.
+#[tokio::test(start_paused = true)]
+async fn tab_and_alt_arrows_leave_an_approval_card_waiting() {
+    init_env();
+    let h = harness_with(Scripted::new(task_steps()), Config::default());
+    let other = h
+        .engine
+        .store()
+        .create_conversation(Some("Groceries"), "user", T0 - 3_600_000)
+        .unwrap();
+    let mut ui = Ui::on(h);
+    ui.start().await;
+    assert_eq!(ui.conv(), other, "the one conversation there is");
+    ui.key(KeyCode::Char('n'), KeyModifiers::ALT);
+    let asked = ui.conv();
+    assert_ne!(asked, other);
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    let card = |ui: &mut Ui| ui.screen(100, 30).contains("Schedule “build check”?");
+    let chosen = |ui: &mut Ui| ui.screen(100, 30).contains("Enter confirms");
+    let waiting = |ui: &Ui| {
+        ui.store()
+            .approvals(asked)
+            .unwrap()
+            .iter()
+            .filter(|a| a.status == tock::store::ApprovalStatus::Waiting)
+            .count()
+    };
+    assert!(card(&mut ui));
+    assert_eq!(waiting(&ui), 1);
+
+    // Alt+↓ goes to the other conversation, Alt+↑ back to the card.
+    ui.key(KeyCode::Down, KeyModifiers::ALT);
+    assert_eq!(ui.conv(), other, "Alt+↓ left the card's conversation");
+    assert!(!card(&mut ui));
+    ui.key(KeyCode::Up, KeyModifiers::ALT);
+    assert_eq!(ui.conv(), asked, "Alt+↑ came back");
+    assert!(card(&mut ui) && !chosen(&mut ui), "waiting, nothing chosen");
+
+    // Tab: Approve, Deny, then on to the list, the choice taken back.
+    ui.press(KeyCode::Tab);
+    assert!(chosen(&mut ui), "Tab chooses on the card first");
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Composer);
+    ui.press(KeyCode::Tab);
+    if ui.app.focus == Focus::Strip {
+        ui.press(KeyCode::Tab);
+    }
+    assert_eq!(ui.app.focus, Focus::Sidebar, "Tab reached the list");
+    assert!(!chosen(&mut ui), "leaving the card takes its choice back");
+    // The list's keys: j moves down to the other conversation, Enter opens it.
+    ui.ch('j');
+    ui.enter();
+    assert_eq!(
+        ui.conv(),
+        other,
+        "Enter in the list opened the conversation"
+    );
+    assert_eq!(waiting(&ui), 1, "nothing answered the call");
+
+    // And back (Alt+↑ from here, or Tab and Enter in the list): the card
+    // still waits, nothing chosen, and is answered deliberately.
+    ui.key(KeyCode::Up, KeyModifiers::ALT);
+    assert_eq!(ui.conv(), asked);
+    assert_eq!(ui.app.focus, Focus::Composer);
+    assert!(card(&mut ui) && !chosen(&mut ui));
+    assert_eq!(waiting(&ui), 1);
+    ui.approve();
+    ui.settle().await;
+    assert_eq!(waiting(&ui), 0, "answered on the card");
+}
+
+/// A message sent while the clock was three hours ahead, then set right:
+/// it happened, so the conversation list and F2 tell it as now, not as a
+/// time to come ("03:53", "in 3h").
+#[tokio::test(start_paused = true)]
+async fn what_was_written_on_a_clock_ahead_is_told_as_past_once_it_is_set_right() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![text("hi"), done()])]);
+    ui.start().await;
+    let ahead = 3 * 3_600_000;
+    ui.h.clock.jump(ahead);
+    ui.say("hello");
+    ui.settle().await;
+    ui.h.clock.jump(-ahead);
+    ui.settle().await;
+    let conv = ui.store().conversation(ui.conv()).unwrap().unwrap();
+    assert!(conv.updated_at > T0 + ahead - 1, "stored as written");
+    let s = ui.screen(120, 30);
+    // The list (the chat's headers keep the time each message has).
+    let list: String = s
+        .lines()
+        .map(|l| l.chars().take(26).collect::<String>() + "\n")
+        .collect();
+    assert!(list.contains("  00:53"), "the list says now:\n{s}");
+    assert!(!list.contains("03:53"), "not three hours from now:\n{s}");
+    // F2, finished rows shown: the message went, by now at the latest.
+    ui.press(KeyCode::F(2));
+    ui.ch('a');
+    ui.press(KeyCode::Down);
+    let s = ui.screen(120, 30);
+    assert!(s.contains("Mon 30 Nov 00:53 sent"), "its row: {s}");
+    assert!(
+        s.contains("sent Mon 30 Nov 00:53 (now)"),
+        "its details: {s}"
+    );
+    assert!(!s.contains("in 3h") && !s.contains("03:53"), "{s}");
 }
 
 #[tokio::test(start_paused = true)]

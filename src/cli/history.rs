@@ -8,8 +8,9 @@ use super::{local, rfc3339};
 use crate::engine::Engine;
 use crate::store::Store;
 
-/// `tock conversations [--json]`.
-pub(super) fn conversations(store: &Store, json: bool) -> Result<()> {
+/// `tock conversations [--json]`: when each last changed, as the TUI's
+/// list says it (a time stored ahead of now is now).
+pub(super) fn conversations(store: &Store, now: i64, json: bool) -> Result<()> {
     let convs = store.conversations()?;
     if json {
         let arr: Vec<_> = convs
@@ -22,7 +23,7 @@ pub(super) fn conversations(store: &Store, json: bool) -> Result<()> {
             println!(
                 "{:>5}  {}  {}",
                 c.id,
-                local(c.updated_at),
+                local(crate::when::happened(c.updated_at, now)),
                 c.display_title()
             );
         }

@@ -148,7 +148,10 @@ pub(super) fn list(
             // A row done with (`--all`) counts down to nothing and is not
             // sent "asap": when it went, or the time it had.
             let due = match (i.status, i.due_at) {
-                (Status::Sent, _) => format!("{} (sent)", local(i.sent_at.unwrap_or(i.updated_at))),
+                (Status::Sent, _) => format!(
+                    "{} (sent)",
+                    local(when::happened(i.sent_at.unwrap_or(i.updated_at), now))
+                ),
                 (Status::Canceled | Status::Failed | Status::Expired, Some(d)) => local(d),
                 (Status::Canceled | Status::Failed | Status::Expired, None) => "—".into(),
                 (_, Some(d)) => format!("{} ({})", local(d), when::countdown(d, now)),

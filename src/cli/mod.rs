@@ -402,7 +402,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             let id = engine.regenerate(c.id)?;
             println!("{id}");
         }
-        Command::Conversations { json } => history::conversations(store, *json)?,
+        Command::Conversations { json } => history::conversations(store, now, *json)?,
         Command::Show { conv, json } => history::show(store, &engine, conv, *json)?,
         Command::Prune { older_than } => {
             // "0s" means every finished row; durations elsewhere must be

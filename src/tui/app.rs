@@ -261,13 +261,27 @@ impl App {
         self.model.now_ms()
     }
 
+    /// A line for its ten seconds (or until what it describes changes, see
+    /// [`Status`]): what happened without a key (a notice, another tock's
+    /// draft), or what to type next (`/model`'s list, Tab's choices). What
+    /// a key or command did is said with [`Self::info_until_key`].
     pub fn info(&mut self, s: impl Into<String>) {
         self.status = Some(Status::new(s.into(), false, self.now() + 10_000));
     }
 
-    /// A line about the key just pressed: the next key (or paste) ends it.
+    /// A line about the key just pressed, what it did ("exported to …",
+    /// "renamed"): the next key (or paste) ends it, and leaving the
+    /// conversation does.
     pub(super) fn info_until_key(&mut self, s: impl Into<String>) {
         self.info(s);
+        if let Some(st) = self.status.as_mut() {
+            st.until_key = true;
+        }
+    }
+
+    /// Why the key just pressed did nothing: the next key (or paste) ends it.
+    pub(super) fn error_until_key(&mut self, s: impl std::fmt::Display) {
+        self.error(s);
         if let Some(st) = self.status.as_mut() {
             st.until_key = true;
         }

@@ -19,7 +19,7 @@ impl App {
     pub(super) fn apply_one(&mut self, intent: Intent) {
         let now = self.now();
         match intent {
-            Intent::Info(s) => self.info(s),
+            Intent::Info(s) => self.info_until_key(s),
             Intent::Error(s) => self.error(s),
             Intent::KeyError(s) => {
                 self.error(s);
@@ -75,8 +75,8 @@ impl App {
                 move |e| e.cancel_queued(conv),
                 |app, r| {
                     match r {
-                        Ok(1) => app.info("canceled 1 queued message"),
-                        Ok(n) => app.info(format!("canceled {n} queued messages")),
+                        Ok(1) => app.info_until_key("canceled 1 queued message"),
+                        Ok(n) => app.info_until_key(format!("canceled {n} queued messages")),
                         Err(e) => app.error(e),
                     }
                     // What is left (scheduled items) is chosen at once, so
@@ -127,7 +127,7 @@ impl App {
                                     app.info_until_key("moved back into the composer");
                                 }
                             } else {
-                                app.info("moved back into its conversation's draft");
+                                app.info_until_key("moved back into its conversation's draft");
                             }
                         }
                         Err(e) => app.error(e),
@@ -139,8 +139,8 @@ impl App {
                     self.write(
                         move |e| e.resume_queue(c),
                         |app, r| match r {
-                            Ok(true) => app.info("queue resumed"),
-                            Ok(false) => app.info("the queue is not paused"),
+                            Ok(true) => app.info_until_key("queue resumed"),
+                            Ok(false) => app.info_until_key("the queue is not paused"),
                             Err(e) => app.error(e),
                         },
                     );
@@ -161,7 +161,7 @@ impl App {
                     self.open(conversation);
                     self.focus = Focus::Composer;
                     if !self.scroll_to_message(message) {
-                        self.info("that message is no longer shown here");
+                        self.info_until_key("that message is no longer shown here");
                     }
                 } else {
                     self.error("that conversation no longer exists");
@@ -174,7 +174,7 @@ impl App {
                     Ok(()) => {
                         app.model.reload_convs();
                         app.update_title();
-                        app.info("renamed");
+                        app.info_until_key("renamed");
                     }
                     Err(e) => app.error(e),
                 },
@@ -200,7 +200,7 @@ impl App {
                 move |e| e.answer_approval(id, approve),
                 move |app, r| {
                     match r {
-                        Ok(()) => app.info(if approve { "approved" } else { "denied" }),
+                        Ok(()) => app.info_until_key(if approve { "approved" } else { "denied" }),
                         Err(e) => app.error(e),
                     }
                     app.model.reload_messages();
@@ -252,7 +252,7 @@ impl App {
         // the sidebar for good.
         if title.is_none() && self.shows_an_unused_conversation() {
             self.focus = Focus::Composer;
-            self.info("this conversation is new and empty: type a message to start it");
+            self.info_until_key("this conversation is new and empty: type a message to start it");
             return;
         }
         let title = title.map(str::to_string);

@@ -717,7 +717,7 @@ fn defaults() -> Vec<Binding> {
             Ac::Right,
             "right",
             vec![k(K::Right, N), k(K::Tab, N)],
-            "choose Deny",
+            "choose Deny (Tab: Approve, Deny, then on to the strip and the list)",
         ),
         b(
             Approval,

@@ -37,8 +37,11 @@ impl App {
         if self.focus == Focus::Composer && self.command_menu_key(key) {
             return;
         }
-        // 1. The view on top of the stack.
-        if let Some(mut top) = self.views.pop() {
+        // 1. The view on top of the stack. The approval card has the keys
+        // only beside the composer: Tab leaves it waiting for the strip or
+        // the conversation list, whose keys are theirs (`d`, Enter).
+        let card_left = self.focus != Focus::Composer && self.top() == Some(ViewKind::Approval);
+        if !card_left && let Some(mut top) = self.views.pop() {
             let mut cx = self.cx();
             let outcome = top.handle_key(key, &mut cx);
             let intents = std::mem::take(&mut cx.intents);
@@ -167,10 +170,13 @@ impl App {
             Action::Newline => self.composer.newline(now),
             Action::TimePicker => {
                 let text = self.composer.text();
+                // Why the key did nothing: typing on makes it stale.
                 if text.trim().is_empty() {
-                    self.error("type the message first, then Ctrl+T to choose when it is sent");
+                    self.error_until_key(
+                        "type the message first, then Ctrl+T to choose when it is sent",
+                    );
                 } else if super::sending::is_command(text.trim()) {
-                    self.error(
+                    self.error_until_key(
                         "a command is not sent later; Ctrl+T schedules a message (start with // to send a literal /)",
                     );
                 } else {
@@ -201,7 +207,7 @@ impl App {
             }
             Action::HistoryPrev => {
                 if !self.composer.recall(true, now) {
-                    self.info("no earlier message in this conversation");
+                    self.info_until_key("no earlier message in this conversation");
                 }
             }
             Action::HistoryNext => {
@@ -408,7 +414,7 @@ impl App {
                 );
                 self.status_about_a_pause(conv);
             }
-            None => self.info("stopped; Ctrl+R regenerates"),
+            None => self.info_until_key("stopped; Ctrl+R regenerates"),
         }
     }
 
@@ -455,7 +461,8 @@ impl App {
             return;
         }
         self.quit_armed = Some(now);
-        self.info(warning);
+        // Any other key disarms the quit: the line goes with it.
+        self.info_until_key(warning);
         if let Some(s) = self.status.as_mut() {
             s.until = now + QUIT_WINDOW_MS;
         }
@@ -526,8 +533,8 @@ impl App {
                     ));
                     app.status_about_a_pause(conv);
                 }
-                Ok(true) => app.info(format!("asked the tock {what} to stop it")),
-                Ok(false) => app.info("it had already ended"),
+                Ok(true) => app.info_until_key(format!("asked the tock {what} to stop it")),
+                Ok(false) => app.info_until_key("it had already ended"),
                 Err(e) => app.error(e),
             },
         );
@@ -565,14 +572,16 @@ impl App {
             self.focus = Focus::Composer;
         }
         if !shown && width < 60 {
-            self.info("the window is too narrow for the conversation list (Alt+↑/↓ switches)");
+            self.info_until_key(
+                "the window is too narrow for the conversation list (Alt+↑/↓ switches)",
+            );
         }
     }
 
     pub(super) fn toggle_mouse(&mut self) {
         self.mouse = !self.mouse;
         self.output.mouse = Some(self.mouse);
-        self.info(if self.mouse {
+        self.info_until_key(if self.mouse {
             "mouse capture on (wheel scrolls, clicks select)"
         } else {
             "mouse capture off: select and copy text with the terminal"

@@ -390,7 +390,7 @@ async fn event_loop(
                 Ok(Some(text)) => {
                     app.set_composer(&text);
                     app.save_draft();
-                    app.info("the draft is what you saved in the editor");
+                    app.info_until_key("the draft is what you saved in the editor");
                 }
                 Ok(None) => {
                     app.error("no editor: set $VISUAL or $EDITOR (vi is not on $PATH either)")

@@ -205,9 +205,9 @@ impl App {
                         };
                         let files = attached.join(", ");
                         match (note, attached.is_empty()) {
-                            (Some(n), true) => app.info(n),
-                            (Some(n), false) => app.info(format!("{n} · 📎 {files}")),
-                            (None, false) => app.info(format!("sent with 📎 {files}")),
+                            (Some(n), true) => app.info_until_key(n),
+                            (Some(n), false) => app.info_until_key(format!("{n} · 📎 {files}")),
+                            (None, false) => app.info_until_key(format!("sent with 📎 {files}")),
                             (None, true) => {}
                         }
                         if busy
@@ -256,7 +256,7 @@ impl App {
             // Nothing sent here yet: ↑ recalls what was typed before, if anything.
             let now = self.now();
             if !self.composer.recall(true, now) {
-                self.info("no message to edit yet");
+                self.info_until_key("no message to edit yet");
             }
             return;
         };
@@ -278,7 +278,7 @@ impl App {
             .rev()
             .find(|e| e.msg.role == Role::Assistant)
         else {
-            self.error("no reply to copy yet");
+            self.error_until_key("no reply to copy yet");
             return;
         };
         let text = match block {
@@ -314,7 +314,7 @@ impl App {
         };
         let text = crate::sanitize::sanitize(&text).into_owned();
         self.output.raw.push(osc52(&text));
-        self.info(format!(
+        self.info_until_key(format!(
             "sent {} characters to the terminal's clipboard (OSC 52){}",
             text.chars().count(),
             if self.in_tmux {
@@ -392,7 +392,7 @@ impl App {
                             move |e| e.create_series(id, Kind::Message, &text, &s),
                             move |app, r| match r {
                                 Ok(series) => {
-                                    app.info(format!(
+                                    app.info_until_key(format!(
                                         "repeating: {what} (F2 to pause, edit or end it)"
                                     ));
                                     app.status_names_series(series);
@@ -498,7 +498,7 @@ impl App {
                                             format!(" (did you mean {}?)", u.suggestions.join(", "))
                                         }
                                     )),
-                                    None => app.info(format!(
+                                    None => app.info_until_key(format!(
                                         "model for this conversation: {arg} ({kind})"
                                     )),
                                 }
@@ -534,7 +534,7 @@ impl App {
                         move |app, r| match r {
                             Ok(()) => {
                                 app.model.reload_convs();
-                                app.info(format!("role: {arg}"));
+                                app.info_until_key(format!("role: {arg}"));
                                 done_later(app);
                             }
                             Err(e) => app.error(e),
@@ -544,7 +544,7 @@ impl App {
             }
             Command::Attach => match self.attach(&commands::expand_home(&arg)) {
                 Ok(msg) => {
-                    self.info(msg);
+                    self.info_until_key(msg);
                     self.composer.set_text("", now);
                 }
                 Err(e) => self.error(e),
@@ -553,7 +553,7 @@ impl App {
                 let n = self.composer.attachments.len();
                 self.composer.attachments.clear();
                 self.composer.set_text("", now);
-                self.info(format!("removed {n} attachment(s)"));
+                self.info_until_key(format!("removed {n} attachment(s)"));
             }
             Command::With => match arg.split_once(char::is_whitespace) {
                 Some((model, text)) if !text.trim().is_empty() => {
@@ -598,7 +598,7 @@ impl App {
             }
             Command::Export => match super::export::export(&self.model, &arg) {
                 Ok(p) => {
-                    self.info(format!("exported to {p}"));
+                    self.info_until_key(format!("exported to {p}"));
                     done(self);
                 }
                 Err(e) => self.error(e),
@@ -647,7 +647,7 @@ impl App {
                     self.theme.session = Some(t);
                     // Bad `[ui.colors]` entries were reported at start.
                     let _ = self.apply_theme();
-                    self.info(format!(
+                    self.info_until_key(format!(
                         "theme: {} for this session (set [ui] theme = \"{}\" in the config to keep it)",
                         self.theme.describe(),
                         t.name()
@@ -679,7 +679,9 @@ impl App {
                 Ok(id) => {
                     app.model.reload_convs();
                     app.open(id);
-                    app.info("forked: this is a new conversation with the history up to there");
+                    app.info_until_key(
+                        "forked: this is a new conversation with the history up to there",
+                    );
                 }
                 Err(e) => app.error(format!("{e:#}")),
             },

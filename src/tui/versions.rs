@@ -37,7 +37,9 @@ impl App {
     /// Step `by` versions (−1 older, +1 newer) on the message with versions nearest the foot of the window.
     pub(super) fn step_version(&mut self, by: isize) {
         let Some(id) = self.versioned_message() else {
-            self.info("no message on screen has other versions (Ctrl+R regenerates a reply)");
+            self.info_until_key(
+                "no message on screen has other versions (Ctrl+R regenerates a reply)",
+            );
             return;
         };
         let Some(group) = self.model.alternates.of(id).cloned() else {
@@ -49,7 +51,7 @@ impl App {
         let n = group.versions.len();
         let to = at as isize + by;
         if to < 0 || to >= n as isize {
-            self.info(if by < 0 {
+            self.info_until_key(if by < 0 {
                 format!("‹{}/{n}› is the first version", at + 1)
             } else {
                 format!("‹{}/{n}› is the newest version", at + 1)
@@ -67,7 +69,7 @@ impl App {
                     Ok(()) => {
                         app.model.browsing.remove(&first);
                         app.model.reload_messages();
-                        app.info(format!(
+                        app.info_until_key(format!(
                             "‹{}/{n}›: the conversation goes on from this reply",
                             to + 1
                         ));
@@ -89,7 +91,7 @@ impl App {
                 to + 1,
                 s + 1
             )),
-            _ => self.info(format!("‹{}/{n}›", to + 1)),
+            _ => self.info_until_key(format!("‹{}/{n}›", to + 1)),
         }
     }
 }

@@ -131,8 +131,10 @@ impl App {
         self.write(
             move |e| e.cancel_regeneration(conv),
             |app, r| match r {
-                Ok(true) => app.info("regeneration called off; the earlier reply is kept"),
-                Ok(false) => app.info("the new reply has already started"),
+                Ok(true) => {
+                    app.info_until_key("regeneration called off; the earlier reply is kept")
+                }
+                Ok(false) => app.info_until_key("the new reply has already started"),
                 Err(e) => app.error(e),
             },
         );

@@ -210,7 +210,13 @@ pub(super) fn cells(row: &Row, now: &DateTime<ShownZone>, now_ms: i64) -> Cells 
         && matches!(it.status, S::Sent | S::Canceled | S::Failed | S::Expired);
     let (due, rel) = match it.due_at {
         _ if done && it.status == S::Sent => (
-            absolute(utc(it.sent_at.unwrap_or(it.updated_at)), now),
+            absolute(
+                utc(crate::when::happened(
+                    it.sent_at.unwrap_or(it.updated_at),
+                    now_ms,
+                )),
+                now,
+            ),
             "sent".to_string(),
         ),
         Some(d) if done => (absolute(utc(d), now), String::new()),

@@ -391,6 +391,7 @@ impl ScheduledPane {
             State::Sent => format!(
                 "sent {}",
                 it.sent_at
+                    .map(|t| when::happened(t, now_ms))
                     .map(|t| format!("{} ({})", absolute(utc(t), now), when::relative(t, now_ms)))
                     .unwrap_or_default()
             ),

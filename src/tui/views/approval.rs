@@ -366,13 +366,17 @@ impl View for ApprovalCard {
                 cx.push(Intent::Type(key));
             }
             Some(Action::Left) => self.choice = Some(Choice::Approve),
-            // Tab steps through the buttons; → goes to Deny.
-            Some(Action::Right) if key.code == KeyCode::Tab => {
-                self.choice = Some(match self.choice {
-                    None | Some(Choice::Deny) => Choice::Approve,
-                    Some(Choice::Approve) => Choice::Deny,
-                })
-            }
+            // Tab steps through the buttons and then on, as it does without
+            // a card: to the pending strip and the conversation list (the
+            // card waits, nothing chosen). → goes to Deny.
+            Some(Action::Right) if key.code == KeyCode::Tab => match self.choice {
+                None => self.choice = Some(Choice::Approve),
+                Some(Choice::Approve) => self.choice = Some(Choice::Deny),
+                Some(Choice::Deny) => {
+                    self.choice = None;
+                    return Outcome::Ignored;
+                }
+            },
             Some(Action::Right) => self.choice = Some(Choice::Deny),
             Some(a @ (Action::PickApprove | Action::PickDeny)) if composer_empty => {
                 self.choice = Some(if a == Action::PickApprove {

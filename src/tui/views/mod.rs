@@ -313,9 +313,11 @@ pub fn short_absolute<Tz: TimeZone>(due: i64, now: &DateTime<Tz>) -> String {
 /// in the sidebar (`· 1 pending`) fits.
 pub fn short_past<Tz: TimeZone>(at: i64, now: &DateTime<Tz>) -> String {
     use chrono::Datelike;
+    // Stored ahead of now (a clock that was ahead, set right since): it
+    // happened by now, not hours or days from now.
+    let at = when::happened(at, now.timestamp_millis());
     let (at, today) = local_and_today(at, now);
     let format = match (today - at.date()).num_days() {
-        // A clock a little ahead of another process's: today still.
         ..=0 => "%H:%M",
         1..7 => "%a %H:%M",
         _ if at.date().year() == today.year() => "%-d %b",
@@ -347,6 +349,17 @@ mod tests {
             short_past(at("2025-01-05T09:00:00+00:00"), &now),
             "5 Jan 2025"
         );
+    }
+
+    #[test]
+    fn a_time_past_stored_ahead_of_the_clock_is_told_as_now() {
+        // Sun 6 Dec 2026 17:02 UTC: written on a clock that was ahead, by
+        // hours (later today) or by days (no date, it read as today's).
+        let now = DateTime::parse_from_rfc3339("2026-12-06T17:02:00+00:00").unwrap();
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().timestamp_millis();
+        assert_eq!(short_past(at("2026-12-06T20:15:00+00:00"), &now), "17:02");
+        assert_eq!(short_past(at("2026-12-08T09:00:00+00:00"), &now), "17:02");
+        assert_eq!(short_past(at("2027-01-05T09:00:00+00:00"), &now), "17:02");
     }
 
     #[test]
