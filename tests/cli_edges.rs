@@ -902,3 +902,29 @@ fn list_writes_dates_as_the_other_commands_do() {
     let line = t.ok(&["reschedule", &id.to_string(), "2027-01-06 09:00"]);
     assert!(line.contains("Wed 6 Jan 2027 09:00"), "{line}");
 }
+
+/// One item reads the same in `tock list`, `tock status` and its
+/// `waiting` line: its day and time to the minute, and the same countdown
+/// (the whole minutes left, as the TUI counts down). `status` said
+/// "in 1h 30m" and "17:00:00" of the item `list` showed "in 1h 29m".
+#[test]
+fn a_scheduled_item_reads_the_same_in_list_and_status() {
+    let t = Tock::new();
+    let id = t.send(&["--new", "soon", "--in", "90m", "stretch"]);
+    let list = t.ok(&["list"]);
+    let status = t.ok(&["status"]);
+    let waiting = t.item(id)["waiting"].as_str().unwrap().to_string();
+    let due = chrono::DateTime::parse_from_rfc3339(t.item(id)["due_at"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&chrono::Local);
+    let this_year = due.format("%Y").to_string() == chrono::Local::now().format("%Y").to_string();
+    let day = if this_year {
+        due.format("%a %-d %b %H:%M").to_string()
+    } else {
+        due.format("%a %-d %b %Y %H:%M").to_string()
+    };
+    assert_eq!(waiting, format!("scheduled for {day} (in 1h 29m)"));
+    assert!(list.contains(&format!("{day} (in 1h 29m)")), "{list}");
+    assert!(!status.contains("1h 30m"), "{status}");
+    assert!(status.contains("(in 1h 29m)"), "{status}");
+}

@@ -74,10 +74,22 @@ impl Waiting {
             let local = chrono::DateTime::from_timestamp_millis(ms)
                 .map(|d| d.with_timezone(&chrono::Local).format(fmt).to_string())
                 .unwrap_or_default();
-            format!("{local} ({})", crate::when::relative(ms, now))
+            // Counted down as `tock list` and the TUI count (to the whole
+            // second left), so that the same item reads the same everywhere.
+            format!("{local} ({})", crate::when::countdown(ms, now))
         };
         match self {
-            Waiting::Due { at: t } => format!("scheduled for {}", at(*t)),
+            // A time someone set: as every list shows it, to the minute with its day.
+            Waiting::Due { at: t } => {
+                let local = chrono::DateTime::from_timestamp_millis(*t)
+                    .zip(chrono::DateTime::from_timestamp_millis(now))
+                    .map(|(d, n)| crate::when::absolute(d, &n.with_timezone(&chrono::Local)))
+                    .unwrap_or_default();
+                format!(
+                    "scheduled for {local} ({})",
+                    crate::when::countdown(*t, now)
+                )
+            }
             Waiting::Approval { approval_id } => {
                 format!("waiting for approval #{approval_id} in its conversation")
             }
