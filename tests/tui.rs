@@ -5532,7 +5532,7 @@ async fn the_exit_line_says_what_is_still_pending() {
     );
     assert!(line.contains("1 recurring series"), "{line}");
     assert!(
-        line.contains("a `tock daemon` already running, or the next `tock` started, sends them"),
+        line.contains("a tock or `tock daemon` already running on this database takes them over at once, else the next `tock` started does"),
         "{line}"
     );
     assert!(
@@ -5604,7 +5604,7 @@ async fn the_exit_line_names_approvals_waiting_and_a_reply_cut_off() {
     let line = ui.app.exit_line().unwrap();
     assert!(
         line.starts_with(
-            "tock: 1 reply cut off by quitting (asked for again by the next tock or tock daemon)"
+            "tock: 1 reply cut off by quitting (to be asked for again) — kept in the database; a tock or `tock daemon` already running on this database takes them over at once"
         ),
         "{line}"
     );

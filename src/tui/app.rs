@@ -725,7 +725,7 @@ impl App {
         let mut parts = Vec::new();
         if cut > 0 {
             parts.push(format!(
-                "{cut} {} cut off by quitting (asked for again by the next tock or tock daemon)",
+                "{cut} {} cut off by quitting (to be asked for again)",
                 if cut == 1 { "reply" } else { "replies" }
             ));
         }
@@ -776,7 +776,7 @@ impl App {
             }
             // A daemon waiting in standby takes the lease over once this
             // tock lets it go.
-            _ => "; a `tock daemon` already running, or the next `tock` started, sends them"
+            _ => "; a tock or `tock daemon` already running on this database takes them over at once, else the next `tock` started does"
                 .to_string(),
         };
         Some(format!(
