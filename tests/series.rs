@@ -539,6 +539,62 @@ async fn a_clock_set_back_while_no_tock_ran_keeps_an_interval_series_going() {
     );
 }
 
+/// Conversations written while the clock was ahead do not head the list
+/// until the real time catches up with them once it is set right: seen
+/// while tock runs, or at the next start when it was set right while none
+/// ran, their time comes back to now.
+#[tokio::test(start_paused = true)]
+async fn conversations_written_on_a_clock_ahead_come_back_to_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let ahead = berlin_ms(2026, 12, 1, 12, 0);
+    let order = |r: &Rig| -> Vec<i64> {
+        r.store
+            .conversations()
+            .unwrap()
+            .into_iter()
+            .map(|c| c.id)
+            .collect()
+    };
+    let touched = |r: &Rig, title: &str| {
+        r.store
+            .create_conversation(Some(title), "user", r.engine.now_ms())
+            .unwrap()
+    };
+    {
+        let r = rig(&path, ahead, Scripted::new(vec![]));
+        r.engine.start();
+        settle().await;
+        let a = touched(&r, "written three hours ahead");
+        r.clock.jump(-3 * 3_600_000);
+        // Seen at the scheduler's next wake-up (its clock check).
+        tokio::time::sleep(Duration::from_secs(3600 + 5)).await;
+        settle().await;
+        let now = r.engine.now_ms();
+        let a_at = r.store.conversation(a).unwrap().unwrap().updated_at;
+        assert!(a_at <= now, "{} > {}", local(a_at), local(now));
+        let b = touched(&r, "written by the right clock");
+        assert_eq!(order(&r), [b, a]);
+        r.engine.shutdown(Duration::from_secs(1)).await;
+    }
+    // Ahead again while tock runs, set right while none runs.
+    let (c, at) = {
+        let r = rig(&path, ahead + 6 * 3_600_000, Scripted::new(vec![]));
+        r.engine.start();
+        settle().await;
+        let c = touched(&r, "written ahead, then no tock ran");
+        r.engine.shutdown(Duration::from_secs(1)).await;
+        (c, r.engine.now_ms())
+    };
+    let r = rig(&path, at - 5 * 3_600_000, Scripted::new(vec![]));
+    r.engine.start();
+    settle().await;
+    let c_at = r.store.conversation(c).unwrap().unwrap().updated_at;
+    assert!(c_at <= r.engine.now_ms(), "{}", local(c_at));
+    let d = touched(&r, "the newest");
+    assert_eq!(order(&r)[0], d);
+}
+
 #[tokio::test(start_paused = true)]
 async fn two_engines_on_one_database_never_create_the_same_occurrence() {
     let dir = tempfile::tempdir().unwrap();

@@ -34,6 +34,7 @@ pub(crate) async fn run(engine: Engine) {
         // for series is as far ahead.
         if gained < -SLEEP_JUMP_MS && holding {
             super::series::after_clock_set_back(&engine, wall, -gained);
+            conversations_written_ahead(&engine, wall);
         }
         let mut standby = None;
         let next = tick(&engine, &mut holding, &mut standby);
@@ -109,6 +110,7 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
                     *holding = true;
                     recover(engine, now, cfg.outbox.grace().as_millis() as i64);
                     super::series::written_ahead_of_clock(engine, now, SLEEP_JUMP_MS);
+                    conversations_written_ahead(engine, now);
                 }
                 DispatchState::Dispatching
             }
@@ -399,5 +401,19 @@ mod tests {
                 assert_eq!(at % ms as i64, 0, "{ms} {now} {at}");
             }
         }
+    }
+}
+
+/// Conversations written on a clock that was ahead (set right now, or while
+/// no tock ran) come back to `now`: otherwise they would head the list
+/// until the real time caught up with them.
+fn conversations_written_ahead(engine: &Engine, now: i64) {
+    match engine
+        .store()
+        .bring_back_conversations_ahead(now, SLEEP_JUMP_MS)
+    {
+        Ok(0) => {}
+        Ok(_) => engine.emit(Event::Conversations),
+        Err(e) => tracing::error!("conversations after the clock was set back: {e:#}"),
     }
 }

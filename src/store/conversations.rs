@@ -286,6 +286,17 @@ impl Store {
         Ok(n == 1)
     }
 
+    /// Conversations last written more than `least_ms` later than `now`
+    /// were written on a clock that was ahead and has been set right:
+    /// their time comes back to `now`, so the list orders them by what
+    /// happened, not by the wrong clock. Returns how many came back.
+    pub fn bring_back_conversations_ahead(&self, now: i64, least_ms: i64) -> Result<usize> {
+        Ok(self.conn().execute(
+            "UPDATE conversations SET updated_at = ?1 WHERE updated_at > ?1 + ?2",
+            params![now, least_ms],
+        )?)
+    }
+
     pub fn set_conversation_model(&self, id: i64, model: Option<&str>) -> Result<()> {
         self.conn().execute(
             "UPDATE conversations SET model = ?2 WHERE id = ?1",
