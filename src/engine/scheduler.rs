@@ -378,6 +378,20 @@ fn dispatch(engine: &Engine, item: OutboxItem, now: i64) {
     turns.push(handle);
 }
 
+/// Conversations written on a clock that was ahead (set right now, or while
+/// no tock ran) come back to `now`: otherwise they would head the list
+/// until the real time caught up with them.
+fn conversations_written_ahead(engine: &Engine, now: i64) {
+    match engine
+        .store()
+        .bring_back_conversations_ahead(now, SLEEP_JUMP_MS)
+    {
+        Ok(0) => {}
+        Ok(_) => engine.emit(Event::Conversations),
+        Err(e) => tracing::error!("conversations after the clock was set back: {e:#}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,19 +415,5 @@ mod tests {
                 assert_eq!(at % ms as i64, 0, "{ms} {now} {at}");
             }
         }
-    }
-}
-
-/// Conversations written on a clock that was ahead (set right now, or while
-/// no tock ran) come back to `now`: otherwise they would head the list
-/// until the real time caught up with them.
-fn conversations_written_ahead(engine: &Engine, now: i64) {
-    match engine
-        .store()
-        .bring_back_conversations_ahead(now, SLEEP_JUMP_MS)
-    {
-        Ok(0) => {}
-        Ok(_) => engine.emit(Event::Conversations),
-        Err(e) => tracing::error!("conversations after the clock was set back: {e:#}"),
     }
 }
