@@ -93,6 +93,15 @@ pub enum RecurError {
 }
 
 impl RecurError {
+    /// The error with the words it quotes as they were typed in `expr`
+    /// (see [`WhenError::quoting_as_typed`]).
+    fn quoting_as_typed(self, expr: &str) -> RecurError {
+        match self {
+            RecurError::Time(e) => RecurError::Time(e.quoting_as_typed(expr)),
+            other => other,
+        }
+    }
+
     /// "Recognised but refused" (as opposed to "not a rule at all").
     fn is_specific(&self) -> bool {
         !matches!(
@@ -276,6 +285,11 @@ fn utc(ms: i64) -> DateTime<Utc> {
 /// Parse a whole expression (rule and optional end) at `now`.
 pub fn parse<Tz: TimeZone>(expr: &str, now: &DateTime<Tz>) -> Result<Schedule, RecurError> {
     let trimmed = expr.trim();
+    read(trimmed, now).map_err(|e| e.quoting_as_typed(trimmed))
+}
+
+/// [`parse`] of a trimmed expression, its errors quoting its lower-cased words.
+fn read<Tz: TimeZone>(trimmed: &str, now: &DateTime<Tz>) -> Result<Schedule, RecurError> {
     if trimmed.is_empty() {
         return Err(RecurError::Empty);
     }
@@ -636,6 +650,12 @@ impl Rule {
     /// A rule alone (no `until` / `for`), e.g. the stored [`Rule::expression`].
     pub fn parse(expr: &str) -> Result<Rule, RecurError> {
         let trimmed = expr.trim();
+        Rule::read(trimmed).map_err(|e| e.quoting_as_typed(trimmed))
+    }
+
+    /// [`Rule::parse`] of a trimmed expression, its errors quoting its
+    /// lower-cased words.
+    fn read(trimmed: &str) -> Result<Rule, RecurError> {
         if trimmed.is_empty() {
             return Err(RecurError::Empty);
         }

@@ -97,9 +97,14 @@ pub enum WhenError {
     )]
     NotASpan(String),
     /// [`parse_age`]: `6m` where months are read too. Carries the amount
-    /// and its `m`.
-    #[error("{0:?} could be minutes or months — say {0}in or {0}o")]
-    MinutesOrMonths(String),
+    /// and its `m` as typed (`6M`, `6 m`) and the amount alone (`6`).
+    #[error("{said:?} could be minutes or months — say {amount}min or {amount}mo")]
+    MinutesOrMonths { said: String, amount: String },
+    /// [`parse_age`]: a number without a unit (`1`); carries it as typed.
+    #[error(
+        "{0:?} has no unit — say {0}h, {0}d, {0}w, {0}mo or {0}y (a month is 30 days, a year 365)"
+    )]
+    NoUnit(String),
     /// `Mode::Later` was given a point in time.
     #[error("{0:?} is a point in time, not a duration — use /at for that, or e.g. /later 1h30m")]
     TimeNotDuration(String),
@@ -120,6 +125,9 @@ pub enum WhenError {
     /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
     #[error("no such date or time: {0:?}")]
     NoSuchTime(String),
+    /// A repeating rule's clock time with a zone (`9am utc`); carries the time.
+    #[error("{0:?} has a time zone — a repeating rule follows your local time: leave out the zone")]
+    ZoneInRule(String),
     /// Resolves to an instant that is not after now; carries the instant as
     /// shown to the user, e.g. `Sun 29 Nov 08:00`.
     #[error("that time is in the past ({0})")]
@@ -195,6 +203,16 @@ fn parse_any_time<Tz: TimeZone>(
     mode: Mode,
 ) -> Result<DateTime<Utc>, WhenError> {
     let trimmed = expr.trim();
+    read_any_time(trimmed, now, mode).map_err(|e| e.quoting_as_typed(trimmed))
+}
+
+/// [`parse_any_time`] of a trimmed expression, its errors quoting its
+/// lower-cased words.
+fn read_any_time<Tz: TimeZone>(
+    trimmed: &str,
+    now: &DateTime<Tz>,
+    mode: Mode,
+) -> Result<DateTime<Utc>, WhenError> {
     if trimmed.is_empty() {
         return Err(WhenError::Empty);
     }
@@ -252,7 +270,7 @@ pub fn parse_duration(expr: &str) -> Result<Duration, WhenError> {
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     match duration_ms(&words, false) {
         Ok(ms) => Duration::try_milliseconds(ms).ok_or(WhenError::OutOfRange),
-        Err(PErr::Fail(e)) => Err(e),
+        Err(PErr::Fail(e)) => Err(e.quoting_as_typed(trimmed)),
         Err(PErr::NoMatch) => Err(WhenError::NotADuration(quoted(trimmed))),
     }
 }
@@ -272,9 +290,20 @@ pub fn parse_age(expr: &str) -> Result<Duration, WhenError> {
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     match duration_ms(&words, true) {
         Ok(ms) => Duration::try_milliseconds(ms).ok_or(WhenError::OutOfRange),
-        Err(PErr::Fail(e)) => Err(e),
+        Err(PErr::Fail(e)) => Err(e.quoting_as_typed(trimmed)),
+        // A number alone: hours, days, months? (0 of anything is 0: the
+        // caller may take it.)
+        Err(PErr::NoMatch) if is_number(trimmed) => Err(WhenError::NoUnit(quoted(trimmed))),
         Err(PErr::NoMatch) => Err(WhenError::NotASpan(quoted(trimmed))),
     }
+}
+
+/// `1`, `30`, `1.5`: digits, with at most one decimal point inside.
+fn is_number(s: &str) -> bool {
+    let (int, frac) = s.split_once('.').unwrap_or((s, "0"));
+    [int, frac]
+        .iter()
+        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// For `/later 1h check the build` and `/at tomorrow 9am stand-up notes`:
@@ -402,13 +431,19 @@ pub fn parse_until<Tz: TimeZone>(
     now: &DateTime<Tz>,
 ) -> Result<DateTime<Utc>, WhenError> {
     let trimmed = expr.trim();
+    read_until(trimmed, now).map_err(|e| e.quoting_as_typed(trimmed))
+}
+
+/// [`parse_until`] of a trimmed expression, its errors quoting its
+/// lower-cased words.
+fn read_until<Tz: TimeZone>(trimmed: &str, now: &DateTime<Tz>) -> Result<DateTime<Utc>, WhenError> {
     let owned = words_of(trimmed);
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     let today = now.date_naive();
     let date = match parse_date(&words, today) {
         Ok(d) => d,
         Err(PErr::Fail(e)) => return Err(e),
-        Err(PErr::NoMatch) => return parse_any_time(trimmed, now, Mode::At),
+        Err(PErr::NoMatch) => return read_any_time(trimmed, now, Mode::At),
     };
     let plus = |n: i64| {
         today
@@ -449,10 +484,7 @@ pub(crate) fn clock_time(words: &[&str]) -> Option<Result<NaiveTime, WhenError>>
         Ok(Clock { offset: None, time }) => Some(Ok(time)),
         Ok(Clock {
             offset: Some(_), ..
-        }) => Some(Err(WhenError::NoSuchTime(format!(
-            "{} (a repeating rule follows your local time: leave out the zone)",
-            quoted(&words.join(" "))
-        )))),
+        }) => Some(Err(WhenError::ZoneInRule(quoted(&words.join(" "))))),
         Err(PErr::Fail(e)) => Some(Err(e)),
         Err(PErr::NoMatch) => None,
     }
@@ -522,6 +554,95 @@ pub(crate) fn quoted(s: &str) -> String {
         out.push('…');
     }
     out
+}
+
+impl WhenError {
+    /// The error with the words it quotes as they were typed in `expr`:
+    /// they were read from [`words_of`], in lower case (`13PM`, not `13pm`).
+    pub(crate) fn quoting_as_typed(self, expr: &str) -> WhenError {
+        use WhenError as E;
+        match self {
+            E::Unrecognised(s) => E::Unrecognised(as_typed(expr, &s)),
+            E::NotADuration(s) => E::NotADuration(as_typed(expr, &s)),
+            E::NotASpan(s) => E::NotASpan(as_typed(expr, &s)),
+            E::NoUnit(s) => E::NoUnit(as_typed(expr, &s)),
+            E::TimeNotDuration(s) => E::TimeNotDuration(as_typed(expr, &s)),
+            E::NoSuchTime(s) => E::NoSuchTime(as_typed(expr, &s)),
+            E::ZoneInRule(s) => E::ZoneInRule(as_typed(expr, &s)),
+            E::MinutesOrMonths { said, amount } => E::MinutesOrMonths {
+                said: as_typed(expr, &said),
+                amount,
+            },
+            E::AmbiguousHourAfter { hour, after } => E::AmbiguousHourAfter {
+                hour,
+                after: as_typed(expr, &after),
+            },
+            other => other,
+        }
+    }
+}
+
+/// `part`, words read from `expr` by [`words_of`] (lower-cased, single
+/// spaces, maybe shortened by [`quoted`]), as `expr` spells them: the first
+/// place in `expr` they match, a word's start first; `part` itself when
+/// they are not found.
+pub(crate) fn as_typed(expr: &str, part: &str) -> String {
+    let (needle, cut) = match part.strip_suffix('…') {
+        Some(p) => (p, "…"),
+        None => (part, ""),
+    };
+    if needle.is_empty() {
+        return part.to_string();
+    }
+    let starts = || expr.char_indices().map(|(i, _)| i);
+    let word_start = |i: usize| i == 0 || expr[..i].ends_with(char::is_whitespace);
+    starts()
+        .filter(|&i| word_start(i))
+        .chain(starts().filter(|&i| !word_start(i)))
+        .find_map(|i| typed_match(&expr[i..], needle))
+        .map_or_else(|| part.to_string(), |m| format!("{m}{cut}"))
+}
+
+/// The start of `hay` that reads as `needle` (see [`as_typed`]): letters
+/// in either case, a space for any run of white space, and what
+/// [`words_of`] glued onto a clock time (`9am utc` is `9amz`, `9:00 +02:00`
+/// is `9:00+02:00`) unglued again.
+fn typed_match<'h>(hay: &'h str, needle: &str) -> Option<&'h str> {
+    let mut at = 0;
+    let mut wanted = needle.chars().peekable();
+    while let Some(c) = wanted.next() {
+        let rest = &hay[at..];
+        let gap = rest.len() - rest.trim_start().len();
+        if c == ' ' {
+            if gap == 0 {
+                return None;
+            }
+            at += gap;
+            continue;
+        }
+        // A zone word glued on as `z`.
+        if c == 'z' && wanted.peek().is_none_or(|n| *n == ' ') && gap > 0 {
+            let word = rest.trim_start();
+            let len = word.find(char::is_whitespace).unwrap_or(word.len());
+            if ["utc", "gmt", "z"]
+                .iter()
+                .any(|z| word[..len].eq_ignore_ascii_case(z))
+            {
+                at += gap + len;
+                continue;
+            }
+        }
+        // An offset glued on.
+        if (c == '+' || c == '-') && gap > 0 && rest.trim_start().starts_with(c) {
+            at += gap;
+        }
+        let h = hay[at..].chars().next()?;
+        if h.to_ascii_lowercase() != c {
+            return None;
+        }
+        at += h.len_utf8();
+    }
+    Some(&hay[..at])
 }
 
 /// Byte offsets just after each of the first `max` whitespace-separated words.
@@ -609,10 +730,12 @@ fn iso_date_parts(w: &str) -> Option<(i32, u32, u32)> {
 // `midnight`, `hours`, `month` … as a zero-length duration, i.e. now.
 
 /// A piece of a duration word: a number (in thousandths, so `1.5` is 1500)
-/// or a run of letters. `1h30m` is `[1000, "h", 30000, "m"]`.
+/// or a run of letters. `1h30m` is `[1000, "h", 30000, "m"]`. A number
+/// keeps its text, and whether its word goes on after it (`30m`, not `30 m`),
+/// for an error to quote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Atom<'a> {
-    Num(i128),
+    Num { n: i128, text: &'a str, glued: bool },
     Word(&'a str),
 }
 
@@ -651,7 +774,11 @@ fn atoms<'a>(words: &[&'a str]) -> Option<Vec<Atom<'a>>> {
                     let scale = 10i128.pow(3 - u32::try_from(frac.len()).ok()?);
                     frac.parse::<i128>().ok()? * scale
                 };
-                out.push(Atom::Num(int * 1000 + frac_val));
+                out.push(Atom::Num {
+                    n: int * 1000 + frac_val,
+                    text: &w[start..i],
+                    glued: i < b.len(),
+                });
             } else if b[i].is_ascii_alphabetic() {
                 while i < b.len() && b[i].is_ascii_alphabetic() {
                     i += 1;
@@ -734,23 +861,30 @@ fn duration_ms(words: &[&str], calendar: bool) -> Result<i64, PErr> {
         if last_unit.is_some() && atoms[i] == Atom::Word("and") {
             i += 1;
         }
-        let amount = match atoms.get(i) {
-            Some(Atom::Num(n)) => {
+        // The amount, and its words as an error quotes them before a unit.
+        let (amount, said) = match atoms.get(i) {
+            Some(Atom::Num { n, text, glued }) => {
                 i += 1;
-                *n
+                (*n, format!("{text}{}", if *glued { "" } else { " " }))
             }
             // Only the first component may be a word: in "/later 20m a second
             // message" the "a second" belongs to the message, not the delay.
-            Some(Atom::Word("a" | "an" | "one")) if last_unit.is_none() && seen.is_empty() => {
+            Some(Atom::Word(w @ ("a" | "an" | "one")))
+                if last_unit.is_none() && seen.is_empty() =>
+            {
                 i += 1;
-                1000
+                (1000, format!("{w} "))
             }
             // "half an hour"
             Some(Atom::Word("half"))
                 if seen.is_empty() && matches!(atoms.get(i + 1), Some(Atom::Word("a" | "an"))) =>
             {
+                let an = match atoms.get(i + 1) {
+                    Some(Atom::Word(an)) => an,
+                    _ => "an",
+                };
                 i += 2;
-                500
+                (500, format!("half {an} "))
             }
             _ => return Err(PErr::NoMatch),
         };
@@ -761,7 +895,10 @@ fn duration_ms(words: &[&str], calendar: bool) -> Result<i64, PErr> {
         if calendar && *unit == "m" && last_unit != Some(HOUR_MS) {
             let n = format!("{}.{:03}", amount / 1000, amount % 1000);
             let n = n.trim_end_matches('0').trim_end_matches('.');
-            return Err(PErr::Fail(WhenError::MinutesOrMonths(format!("{n}m"))));
+            return Err(PErr::Fail(WhenError::MinutesOrMonths {
+                said: format!("{said}m"),
+                amount: n.to_string(),
+            }));
         }
         let per = unit_ms(unit, calendar).ok_or(PErr::NoMatch)?;
         // Each unit once: "1h 1h" is more likely a typo than a sum.
@@ -1673,23 +1810,54 @@ mod tests {
         ] {
             assert_eq!(parse_age(expr), Ok(want), "{expr:?}");
         }
-        for (typed, m) in [
-            ("6m", "6m"),
-            ("6 m", "6m"),
-            ("1y 6m", "6m"),
-            ("1.5m", "1.5m"),
+        // The error quotes the amount and its `m` as typed.
+        for (typed, said, amount) in [
+            ("6m", "6m", "6"),
+            ("6 m", "6 m", "6"),
+            ("1y 6m", "6m", "6"),
+            ("1.5m", "1.5m", "1.5"),
+            ("1M", "1M", "1"),
+            ("6  M", "6  M", "6"),
+            ("1Y 6M", "6M", "6"),
+            ("an M", "an M", "1"),
         ] {
             assert_eq!(
                 parse_age(typed),
-                Err(WhenError::MinutesOrMonths(m.into())),
+                Err(WhenError::MinutesOrMonths {
+                    said: said.into(),
+                    amount: amount.into()
+                }),
                 "{typed:?}"
             );
         }
         assert_eq!(
-            WhenError::MinutesOrMonths("6m".into()).to_string(),
-            "\"6m\" could be minutes or months — say 6min or 6mo"
+            parse_age("1M").map_err(|e| e.to_string()),
+            Err("\"1M\" could be minutes or months — say 1min or 1mo".into())
         );
         assert_eq!(parse_age("0y"), Err(WhenError::NotPositive));
+        // A number alone could be hours, days, months or years: refused
+        // naming each, with the number given.
+        for bare in ["1", "30", "1.5", " 7 "] {
+            assert_eq!(
+                parse_age(bare),
+                Err(WhenError::NoUnit(bare.trim().into())),
+                "{bare:?}"
+            );
+        }
+        assert_eq!(
+            parse_age("1").map_err(|e| e.to_string()),
+            Err(
+                "\"1\" has no unit — say 1h, 1d, 1w, 1mo or 1y (a month is 30 days, a year 365)"
+                    .into()
+            )
+        );
+        for not_a_number in ["1.", ".5", "1.2.3", "1 2"] {
+            assert_eq!(
+                parse_age(not_a_number),
+                Err(WhenError::NotASpan(not_a_number.into())),
+                "{not_a_number:?}"
+            );
+        }
         assert_eq!(parse_age(""), Err(WhenError::Empty));
         assert_eq!(
             parse_age("a fortnight").map_err(|e| e.to_string()),
@@ -2215,6 +2383,85 @@ mod tests {
                 "{t:?}"
             );
         }
+    }
+
+    /// Errors quote the words as the user typed them, not as they were
+    /// read (lower-cased, spaces collapsed, a zone glued on).
+    #[test]
+    fn errors_quote_what_was_typed() {
+        let now = now_p1();
+        for (expr, mode, want) in [
+            (
+                "tomorrow 13PM",
+                Mode::At,
+                WhenError::NoSuchTime("13PM".into()),
+            ),
+            (
+                "13PM UTC",
+                Mode::At,
+                WhenError::NoSuchTime("13PM UTC".into()),
+            ),
+            (
+                "25:00 +02:00",
+                Mode::At,
+                WhenError::NoSuchTime("25:00 +02:00".into()),
+            ),
+            (
+                "2026-02-30",
+                Mode::At,
+                WhenError::NoSuchTime("2026-02-30".into()),
+            ),
+            ("FEB 30", Mode::At, WhenError::NoSuchTime("FEB 30".into())),
+            (
+                "Fri  5",
+                Mode::At,
+                WhenError::AmbiguousHourAfter {
+                    hour: 5,
+                    after: "Fri".into(),
+                },
+            ),
+            (
+                "Next Monday 9",
+                Mode::At,
+                WhenError::AmbiguousHourAfter {
+                    hour: 9,
+                    after: "Next Monday".into(),
+                },
+            ),
+            ("Blah", Mode::At, WhenError::Unrecognised("Blah".into())),
+            (
+                "Tomorrow",
+                Mode::Later,
+                WhenError::TimeNotDuration("Tomorrow".into()),
+            ),
+            (
+                "10 Parsecs",
+                Mode::Later,
+                WhenError::NotADuration("10 Parsecs".into()),
+            ),
+        ] {
+            assert_eq!(err(expr, &now, mode), want, "{expr:?}");
+        }
+        assert_eq!(
+            split_time_prefix("Tomorrow 13PM Call Bob", &now, Mode::At),
+            Err(WhenError::NoSuchTime("13PM".into()))
+        );
+        assert_eq!(
+            parse_until("FEB 30", &now),
+            Err(WhenError::NoSuchTime("FEB 30".into()))
+        );
+        assert_eq!(
+            parse_duration("1Y"),
+            Err(WhenError::NotADuration("1Y".into()))
+        );
+        // What cannot be found again is quoted as read; a shortened quote
+        // stays shortened.
+        assert_eq!(as_typed("abc", "xyz"), "xyz");
+        let long = "X".repeat(60);
+        assert_eq!(
+            as_typed(&long, &quoted(&long.to_lowercase())),
+            quoted(&long)
+        );
     }
 
     #[test]

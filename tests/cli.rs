@@ -336,6 +336,40 @@ fn prune_older_than_takes_weeks_months_and_years() {
     assert_eq!(t.items().len(), 1);
 }
 
+/// A number alone is no age (hours? days? years?): refused naming the
+/// units with that number, as `0` is not (0 of anything is 0). An error
+/// quotes what was typed, not its lower case (`1M` was quoted "1m").
+#[test]
+fn prune_older_than_a_bare_number_and_errors_quote_what_was_typed() {
+    let t = Tock::new();
+    let canceled = t.send(&["--new", "P", "--in", "1h", "nope"]);
+    t.ok(&["cancel", &canceled.to_string()]);
+    for bare in ["1", "30", "1.5"] {
+        let line = t.fails(&["prune", "--older-than", bare]);
+        assert!(line.contains(&format!("\"{bare}\" has no unit")), "{line}");
+        for unit in ["h", "d", "w", "mo", "y"] {
+            assert!(
+                line.contains(&format!("{bare}{unit}")),
+                "{line} should name {bare}{unit}"
+            );
+        }
+        assert!(!line.contains('\n'), "{line}");
+    }
+    assert_eq!(t.items().len(), 1, "nothing was pruned");
+    let line = t.fails(&["prune", "--older-than", "1M"]);
+    assert!(
+        line.contains("\"1M\" could be minutes or months — say 1min or 1mo"),
+        "{line}"
+    );
+    let line = t.fails(&["prune", "--older-than", "1Y 6M"]);
+    assert!(line.contains("\"6M\" could be"), "{line}");
+    let line = t.fails(&["prune", "--older-than", "Blah"]);
+    assert!(line.contains("\"Blah\""), "{line}");
+    assert_eq!(t.items().len(), 1, "nothing was pruned");
+    let out = t.ok(&["prune", "--older-than", "0"]);
+    assert!(out.contains("pruned 1"), "{out}");
+}
+
 #[test]
 fn prune_removes_finished_rows_only() {
     let mut t = Tock::new();

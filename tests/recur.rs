@@ -861,6 +861,34 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     assert_eq!(c.next, Some(t0 + 365 * 86_400_000 + 60_000));
 }
 
+/// Errors quote the rule's words as typed, not lower-cased.
+#[test]
+fn rule_errors_quote_what_was_typed() {
+    let now = utc_at(2026, 12, 1, 10, 0);
+    for (expr, want) in [
+        (
+            "Every Mon 9",
+            "\"9\" after \"Every Mon\" could be morning or evening — say 9am, 9pm or 21:00",
+        ),
+        (
+            "every Month on the 32ND",
+            "no such date or time: \"Month on the 32ND\"",
+        ),
+        ("every day at 13PM", "no such date or time: \"13PM\""),
+        (
+            "Every Day at 9AM UTC",
+            "\"9AM UTC\" has a time zone — a repeating rule follows your local time: leave out the zone",
+        ),
+        ("every day until FEB 30", "no such date or time: \"FEB 30\""),
+    ] {
+        assert_eq!(
+            recur::parse(expr, &now).map_err(|e| e.to_string()),
+            Err(want.to_string()),
+            "{expr}"
+        );
+    }
+}
+
 mod hostile {
     use super::*;
     use proptest::prelude::*;
