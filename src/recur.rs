@@ -22,7 +22,10 @@
 //! `every mon,wed,fri 8:30`, `every mon-fri 9am`, `every 2h`,
 //! `every 30 minutes`, `hourly`, `every month on the 1st 9am`,
 //! `every month on the last day 18:00`, `every year dec 24 18:00`,
-//! `yearly 18:00` / `annually` / `every year` (the date it is said on), and
+//! `yearly 18:00` / `annually` / `every year` (the date it is said on),
+//! `every 3 months on the 15th 9am`, `every 6 months` (on the 1st, as
+//! `every month`), `every other month`, `every 2 years` (the date it is
+//! said on, as `yearly`), `every 2 years dec 24 18:00`, and
 //! `cron "0 9 * * 1-5"` (five fields, quotes optional), each optionally
 //! followed by `until DATE` (a date alone means the end of that day) and
 //! `for N times` or `for DURATION`. A rule without a clock time fires at 09:00.
@@ -36,6 +39,17 @@
 //!   fires once, at the first. These are the rules of the Open Cron Pattern
 //!   Specification, which `croner` implements; calendar rules are translated
 //!   to a cron pattern so that both kinds share one, tested, evaluator.
+//! * `every N months` / `every N years` (N of 2 or more) are wall-clock
+//!   rules counted in calendar months from the first occurrence (the next
+//!   date the rule names, kept as the series' anchor): the day of the month
+//!   is kept, and a month without it (the 31st in April, the 29th to 31st
+//!   in February) takes its last day — unlike `every month on the 31st`,
+//!   which skips such months, since skipping would leave `every 6 months
+//!   on the 31st` silent for a year. 29 Feb every N years fires in the
+//!   series' leap years only, as `yearly` does. They are evaluated here
+//!   rather than by croner (cron has no "every N months from this one"),
+//!   with croner's rules for a time in a gap or a fold; `every 1 month` /
+//!   `every 1 year` are the monthly and yearly rules.
 //! * Interval rules (`every 2h`) are exact elapsed time from the first
 //!   occurrence (one interval after the series is created).
 //! * Refused with a one-line reason: a rule that never fires, one that fires
@@ -50,7 +64,7 @@
 
 use chrono::{
     DateTime, Datelike, FixedOffset, Local, LocalResult, NaiveDate, NaiveDateTime, NaiveTime,
-    TimeZone, Timelike, Utc, Weekday,
+    Offset, TimeZone, Timelike, Utc, Weekday,
 };
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
@@ -145,6 +159,17 @@ pub enum Rule {
     },
     /// A five-field cron pattern as the user wrote it.
     Cron { pattern: String, cron: Cron },
+    /// Every `months` calendar months (2 or more; a multiple of 12, for
+    /// years, with [`Days::YearDay`]) at a local time of day, counted from
+    /// the series' first occurrence (its anchor). `days` is a
+    /// [`Days::MonthDay`], where a month without that day takes its last
+    /// day, [`Days::LastOfMonth`], or a [`Days::YearDay`], where 29 Feb
+    /// fires in leap years only (as `yearly` does).
+    Months {
+        months: u32,
+        days: Days,
+        time: NaiveTime,
+    },
 }
 
 /// A rule and where it ends.
@@ -719,7 +744,7 @@ impl Rule {
         if let [d @ .., "at"] = day_words {
             day_words = d;
         }
-        let mut days = parse_days(day_words, today);
+        let mut days = spaced_days(day_words, today);
         // A bare hour after the days (`every mon 21`, `daily at 21`), read
         // as by `/at tomorrow 21`: 0 or 13 to 23 is that hour, 1 to 12 is
         // asked about. Only when the days do not read the number
@@ -733,7 +758,7 @@ impl Rule {
             if let [d @ .., "at"] = before {
                 before = d;
             }
-            if let Some(read) = parse_days(before, today) {
+            if let Some(read) = spaced_days(before, today) {
                 let read = read?;
                 if (1..=12).contains(&hour) {
                     // The words as said, `every` included.
@@ -750,8 +775,22 @@ impl Rule {
         let time = time.unwrap_or_else(|| {
             NaiveTime::from_hms_opt(when::DEFAULT_HOUR, 0, 0).unwrap_or(NaiveTime::MIN)
         });
-        let days = days.ok_or_else(unrecognised)??;
-        Rule::calendar(days, time)
+        let (every, days) = days.ok_or_else(unrecognised)??;
+        Rule::spaced(every, days, time)
+    }
+
+    /// `every` months or years apart (as `days` says), 1 being the
+    /// calendar rule of `days` itself.
+    fn spaced(every: u32, days: Days, time: NaiveTime) -> Result<Rule, RecurError> {
+        let months = match (every, &days) {
+            (0, _) => return Err(RecurError::Time(WhenError::NotPositive)),
+            (1, _) => return Rule::calendar(days, time),
+            (n, Days::YearDay { .. }) => n
+                .checked_mul(12)
+                .ok_or(RecurError::Time(WhenError::OutOfRange))?,
+            (n, _) => n,
+        };
+        Ok(Rule::Months { months, days, time })
     }
 
     /// A calendar rule and its cron pattern.
@@ -795,14 +834,31 @@ impl Rule {
 
     /// The rule in words: `every weekday at 09:00`, `every 2 hours`.
     pub fn describe(&self) -> String {
+        let clock = |time: &NaiveTime| {
+            if time.second() == 0 {
+                time.format("%H:%M").to_string()
+            } else {
+                time.format("%H:%M:%S").to_string()
+            }
+        };
         match self {
             Rule::Interval { every_ms } => describe_interval(*every_ms),
-            Rule::Calendar { days, time, .. } => {
-                let t = if time.second() == 0 {
-                    time.format("%H:%M").to_string()
-                } else {
-                    time.format("%H:%M:%S").to_string()
+            Rule::Months { months, days, time } => {
+                let d = match days {
+                    Days::YearDay { month, day } => format!(
+                        "every {} years on {day} {}",
+                        months / 12,
+                        MONTHS[(*month as usize).saturating_sub(1) % 12]
+                    ),
+                    Days::LastOfMonth => format!("every {months} months on the last day"),
+                    Days::MonthDay(n) => format!("every {months} months on the {}", ordinal(*n)),
+                    // Not built: see [`Rule::spaced`].
+                    _ => format!("every {months} months"),
                 };
+                format!("{d} at {}", clock(time))
+            }
+            Rule::Calendar { days, time, .. } => {
+                let t = clock(time);
                 let d = match days {
                     Days::Every => "every day".to_string(),
                     Days::Weekdays => "every weekday".into(),
@@ -838,7 +894,7 @@ impl Rule {
 
     fn cron(&self) -> Option<&Cron> {
         match self {
-            Rule::Interval { .. } => None,
+            Rule::Interval { .. } | Rule::Months { .. } => None,
             Rule::Calendar { cron, .. } | Rule::Cron { cron, .. } => Some(cron),
         }
     }
@@ -848,6 +904,16 @@ impl Rule {
     pub fn first<Tz: TimeZone>(&self, tz: &Tz, now_ms: i64) -> Option<i64> {
         match self {
             Rule::Interval { every_ms } => now_ms.checked_add(*every_ms),
+            // Its day in any month (in its month of any year): the first
+            // occurrence is where the counting starts.
+            Rule::Months { days, time, .. } => {
+                let (every, phase) = match days {
+                    Days::YearDay { month, .. } => (12, i64::from(*month) - 1),
+                    _ => (1, 0),
+                };
+                let spacing = Spacing { every, phase };
+                spacing.next_after(tz, days, *time, now_ms)
+            }
             _ => self.next_after(tz, now_ms, now_ms),
         }
     }
@@ -862,6 +928,9 @@ impl Rule {
                 }
                 let k = (after_ms - anchor_ms) / every_ms + 1;
                 k.checked_mul(*every_ms)?.checked_add(anchor_ms)
+            }
+            Rule::Months { months, days, time } => {
+                Spacing::from_anchor(tz, *months, anchor_ms).next_after(tz, days, *time, after_ms)
             }
             _ => {
                 let cron = self.cron()?;
@@ -896,6 +965,8 @@ impl Rule {
                 }
                 Some(anchor_ms + (t_ms - anchor_ms) / every_ms * every_ms)
             }
+            Rule::Months { months, days, time } => Spacing::from_anchor(tz, *months, anchor_ms)
+                .latest_at_or_before(tz, days, *time, t_ms),
             _ => {
                 let from = utc(t_ms).with_timezone(tz);
                 self.cron()?
@@ -906,6 +977,198 @@ impl Rule {
             }
         }
     }
+}
+
+/// How many months to look through for a [`Rule::Months`] occurrence
+/// before giving up (29 Feb every 3 years fires every 12; a date chrono
+/// cannot hold never does).
+const MONTHS_SCAN: usize = 1200;
+
+/// Which months a [`Rule::Months`] fires in: those a multiple of `every`
+/// away from the month `phase` (months counted from year 0).
+#[derive(Clone, Copy, Debug)]
+struct Spacing {
+    every: i64,
+    phase: i64,
+}
+
+/// A local date's month, counted from January of year 0.
+fn month_index(d: NaiveDate) -> i64 {
+    i64::from(d.year()) * 12 + i64::from(d.month0())
+}
+
+impl Spacing {
+    /// `months` apart, counted from the month of the series' first
+    /// occurrence (where it is in `tz`).
+    fn from_anchor<Tz: TimeZone>(tz: &Tz, months: u32, anchor_ms: i64) -> Spacing {
+        Spacing {
+            every: i64::from(months.max(1)),
+            phase: month_index(utc(anchor_ms).with_timezone(tz).date_naive()),
+        }
+    }
+
+    /// The month at or after `m` (before it when `back`) that is one of them.
+    fn align(self, m: i64, back: bool) -> i64 {
+        let off = (m - self.phase).rem_euclid(self.every);
+        match (back, off) {
+            (_, 0) => m,
+            (false, _) => m + self.every - off,
+            (true, _) => m - off,
+        }
+    }
+
+    fn next_after<Tz: TimeZone>(
+        self,
+        tz: &Tz,
+        days: &Days,
+        time: NaiveTime,
+        after_ms: i64,
+    ) -> Option<i64> {
+        // From the month before: a gap can carry a time into the next day.
+        let from = month_index(utc(after_ms).with_timezone(tz).date_naive()) - 1;
+        let mut m = self.align(from, false);
+        for _ in 0..MONTHS_SCAN {
+            if let Some(t) = month_occurrence(tz, days, time, m)
+                && t > after_ms
+            {
+                return Some(t);
+            }
+            m = m.checked_add(self.every)?;
+        }
+        None
+    }
+
+    fn latest_at_or_before<Tz: TimeZone>(
+        self,
+        tz: &Tz,
+        days: &Days,
+        time: NaiveTime,
+        t_ms: i64,
+    ) -> Option<i64> {
+        let from = month_index(utc(t_ms).with_timezone(tz).date_naive()) + 1;
+        let mut m = self.align(from, true);
+        for _ in 0..MONTHS_SCAN {
+            if let Some(t) = month_occurrence(tz, days, time, m)
+                && t <= t_ms
+            {
+                return Some(t);
+            }
+            m = m.checked_sub(self.every)?;
+        }
+        None
+    }
+}
+
+/// A [`Rule::Months`] occurrence in month `m` ([`month_index`]), if it has
+/// one: a day the month lacks is its last day, except 29 Feb of a
+/// [`Days::YearDay`], which only leap years have.
+fn month_occurrence<Tz: TimeZone>(tz: &Tz, days: &Days, time: NaiveTime, m: i64) -> Option<i64> {
+    let year = i32::try_from(m.div_euclid(12)).ok()?;
+    let month = u32::try_from(m.rem_euclid(12)).ok()? + 1;
+    let next_month = match month {
+        12 => NaiveDate::from_ymd_opt(year.checked_add(1)?, 1, 1)?,
+        _ => NaiveDate::from_ymd_opt(year, month + 1, 1)?,
+    };
+    let last = next_month.pred_opt()?.day();
+    let day = match days {
+        Days::MonthDay(d) => (*d).min(last),
+        Days::LastOfMonth => last,
+        Days::YearDay { month: on, day } if *on == month && *day <= last => *day,
+        _ => return None,
+    };
+    wall_clock_instant(
+        tz,
+        NaiveDate::from_ymd_opt(year, month, day)?.and_time(time),
+    )
+}
+
+/// A local time as a wall-clock rule takes it (as croner does for the
+/// others): a time that happens twice is the first; one that does not
+/// exist (in a gap the clocks jump over) is the first instant after the gap.
+fn wall_clock_instant<Tz: TimeZone>(tz: &Tz, local: NaiveDateTime) -> Option<i64> {
+    match tz.from_local_datetime(&local) {
+        LocalResult::Single(t) => return Some(t.timestamp_millis()),
+        LocalResult::Ambiguous(a, b) => return Some(a.min(b).timestamp_millis()),
+        LocalResult::None => {}
+    }
+    let offset_at = |secs: i64| {
+        DateTime::from_timestamp(secs, 0).map(|t| {
+            tz.offset_from_utc_datetime(&t.naive_utc())
+                .fix()
+                .local_minus_utc()
+        })
+    };
+    // Zones do not change offset twice in a day: a day before, the offset
+    // is the one before the gap; read with it, `local` lands past the gap.
+    let day_before = local.checked_sub_signed(chrono::Duration::days(1))?;
+    let before = tz
+        .offset_from_utc_datetime(&day_before)
+        .fix()
+        .local_minus_utc();
+    let past = local.and_utc().timestamp() - i64::from(before);
+    let after = offset_at(past)?;
+    // The gap starts less than its length before `past`: its first second
+    // is the first with the new offset.
+    let (mut lo, mut hi) = (past - i64::from((after - before).max(0)), past);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if offset_at(mid)? == after {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi.checked_mul(1000)
+}
+
+/// The days of a calendar rule, and how many months (for a monthly rule)
+/// or years (for a yearly one) apart they are: 1 for the rules of
+/// [`parse_days`], N for `every N months …`, `every N years …` (`6mo`,
+/// `2 yrs`, `other` for 2).
+fn spaced_days(
+    words: &[&str],
+    today: Option<NaiveDate>,
+) -> Option<Result<(u32, Days), RecurError>> {
+    let unit_of = |w: &str| match w {
+        "month" | "months" | "mo" | "mos" => Some("month"),
+        "year" | "years" | "yr" | "yrs" => Some("year"),
+        _ => None,
+    };
+    let count = |w: &str| match w {
+        "other" => Some(Ok(2)),
+        _ if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) => Some(
+            w.parse::<u32>()
+                .map_err(|_| RecurError::Time(WhenError::OutOfRange)),
+        ),
+        _ => None,
+    };
+    let glued = |w: &str| {
+        let digits = w.find(|c: char| !c.is_ascii_digit()).unwrap_or(w.len());
+        Some((count(&w[..digits])?, unit_of(&w[digits..])?))
+    };
+    let (n, unit, rest) = match words {
+        [n, unit, rest @ ..] if count(n).is_some() && unit_of(unit).is_some() => {
+            (count(n)?, unit_of(unit)?, rest)
+        }
+        [w, rest @ ..] if glued(w).is_some() => {
+            let (n, unit) = glued(w)?;
+            (n, unit, rest)
+        }
+        _ => return parse_days(words, today).map(|d| d.map(|d| (1, d))),
+    };
+    let n = match n {
+        Ok(n) => n,
+        Err(e) => return Some(Err(e)),
+    };
+    let days: Vec<&str> = std::iter::once(unit).chain(rest.iter().copied()).collect();
+    Some(match parse_days(&days, today)? {
+        Ok(d) => Ok((n, d)),
+        // Quoted as said, not as `month …`.
+        Err(RecurError::Time(WhenError::NoSuchTime(_))) => {
+            Err(RecurError::Time(WhenError::NoSuchTime(words.join(" "))))
+        }
+        Err(e) => Err(e),
+    })
 }
 
 /// The clock time at the end of `words`, if any, and the words before it.
@@ -1489,6 +1752,11 @@ mod tests {
             "every year dec 24 18:00",
             "every day at 09:00:30",
             "cron \"0 9 * * 1-5\"",
+            "every 6 months on the 15th 9am",
+            "every other month",
+            "every 2 months on the last day 18:00",
+            "every 2 years dec 24 18:00",
+            "every 3 years on 29 feb",
         ] {
             let r = Rule::parse(e).unwrap();
             assert_eq!(

@@ -861,6 +861,350 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     assert_eq!(c.next, Some(t0 + 365 * 86_400_000 + 60_000));
 }
 
+/// `every N months` and `every N years`: wall-clock rules counted from
+/// the first occurrence, the day of the month kept (a month without it
+/// takes its last day), 29 Feb in leap years only, as `yearly`.
+#[test]
+fn every_n_months_and_years() {
+    // Tue 1 Dec 2026 10:00 UTC: 09:00 today has passed.
+    let now = utc_at(2026, 12, 1, 10, 0);
+    let table: &[(&str, &str, [&str; 3])] = &[
+        (
+            "every 6 months",
+            "every 6 months on the 1st at 09:00",
+            [
+                "Fri 2027-01-01 09:00",
+                "Thu 2027-07-01 09:00",
+                "Sat 2028-01-01 09:00",
+            ],
+        ),
+        (
+            "every 3 months on the 15th 9am",
+            "every 3 months on the 15th at 09:00",
+            [
+                "Tue 2026-12-15 09:00",
+                "Mon 2027-03-15 09:00",
+                "Tue 2027-06-15 09:00",
+            ],
+        ),
+        (
+            "every 2 months",
+            "every 2 months on the 1st at 09:00",
+            [
+                "Fri 2027-01-01 09:00",
+                "Mon 2027-03-01 09:00",
+                "Sat 2027-05-01 09:00",
+            ],
+        ),
+        (
+            "6mo 18:00",
+            "every 6 months on the 1st at 18:00",
+            [
+                "Tue 2026-12-01 18:00",
+                "Tue 2027-06-01 18:00",
+                "Wed 2027-12-01 18:00",
+            ],
+        ),
+        // The 31st: the last day of a month without one, and the 31st
+        // again when there is one.
+        (
+            "every 2 months on the 31st",
+            "every 2 months on the 31st at 09:00",
+            [
+                "Thu 2026-12-31 09:00",
+                "Sun 2027-02-28 09:00",
+                "Fri 2027-04-30 09:00",
+            ],
+        ),
+        (
+            "every other month on the last day 18:00",
+            "every 2 months on the last day at 18:00",
+            [
+                "Thu 2026-12-31 18:00",
+                "Sun 2027-02-28 18:00",
+                "Fri 2027-04-30 18:00",
+            ],
+        ),
+        (
+            "every 12 months on the 29th at 8:30",
+            "every 12 months on the 29th at 08:30",
+            [
+                "Tue 2026-12-29 08:30",
+                "Wed 2027-12-29 08:30",
+                "Fri 2028-12-29 08:30",
+            ],
+        ),
+        // Years: the date it is said on, as `yearly`.
+        (
+            "every 2 years",
+            "every 2 years on 1 Dec at 09:00",
+            [
+                "Wed 2027-12-01 09:00",
+                "Sat 2029-12-01 09:00",
+                "Mon 2031-12-01 09:00",
+            ],
+        ),
+        (
+            "every 2 years dec 24 18:00",
+            "every 2 years on 24 Dec at 18:00",
+            [
+                "Thu 2026-12-24 18:00",
+                "Sun 2028-12-24 18:00",
+                "Tue 2030-12-24 18:00",
+            ],
+        ),
+        (
+            "every 5 yrs on 2 jan",
+            "every 5 years on 2 Jan at 09:00",
+            [
+                "Sat 2027-01-02 09:00",
+                "Fri 2032-01-02 09:00",
+                "Fri 2037-01-02 09:00",
+            ],
+        ),
+        // 29 Feb: the years of the series that are leap years.
+        (
+            "every 2 years feb 29",
+            "every 2 years on 29 Feb at 09:00",
+            [
+                "Tue 2028-02-29 09:00",
+                "Sun 2032-02-29 09:00",
+                "Fri 2036-02-29 09:00",
+            ],
+        ),
+        (
+            "every 3 years on 29 february at 8am",
+            "every 3 years on 29 Feb at 08:00",
+            [
+                "Tue 2028-02-29 08:00",
+                "Wed 2040-02-29 08:00",
+                "Thu 2052-02-29 08:00",
+            ],
+        ),
+        // Once a month or a year is the rule of its own.
+        (
+            "every 1 month on the 15th",
+            "every month on the 15th at 09:00",
+            [
+                "Tue 2026-12-15 09:00",
+                "Fri 2027-01-15 09:00",
+                "Mon 2027-02-15 09:00",
+            ],
+        ),
+        (
+            "every 1 year dec 24",
+            "every year on 24 Dec at 09:00",
+            [
+                "Thu 2026-12-24 09:00",
+                "Fri 2027-12-24 09:00",
+                "Sun 2028-12-24 09:00",
+            ],
+        ),
+        (
+            "every 3 months on the 15th 9am for 2 times",
+            "every 3 months on the 15th at 09:00, 2 times",
+            ["Tue 2026-12-15 09:00", "Mon 2027-03-15 09:00", ""],
+        ),
+        (
+            "every 2 months on the 1st 21",
+            "every 2 months on the 1st at 21:00",
+            [
+                "Tue 2026-12-01 21:00",
+                "Mon 2027-02-01 21:00",
+                "Thu 2027-04-01 21:00",
+            ],
+        ),
+    ];
+    for (expr, words, want) in table {
+        let (desc, got) = next3(expr, &now);
+        assert_eq!(&desc, words, "{expr}");
+        let want: Vec<String> = want
+            .iter()
+            .filter(|w| !w.is_empty())
+            .map(|w| format!("{w} +0000"))
+            .collect();
+        assert_eq!(got, want, "{expr}");
+        // Stored as its words, read back to the same rule.
+        let s = recur::parse(expr, &now).unwrap();
+        assert_eq!(
+            Rule::parse(&s.rule.expression()).unwrap(),
+            s.rule,
+            "{expr} -> {}",
+            s.rule.expression()
+        );
+    }
+    // `every month on the 31st` skips the months without one, as it did.
+    let (_, got) = next3("every month on the 31st", &now);
+    assert_eq!(
+        got,
+        [
+            "Thu 2026-12-31 09:00 +0000",
+            "Sun 2027-01-31 09:00 +0000",
+            "Wed 2027-03-31 09:00 +0000"
+        ]
+    );
+}
+
+/// A stored `every N months` rule counts from the series' anchor (its
+/// first occurrence), not from now or January: months in between, and
+/// after a long absence, are where the anchor puts them.
+#[test]
+fn every_n_months_counts_from_the_anchor() {
+    let tz = Utc;
+    let at = |y: i32, mo: u32, d: u32| utc_at(y, mo, d, 9, 0).timestamp_millis();
+    let rule = Rule::parse("every 5 months on the 31st at 09:00").unwrap();
+    let anchor = at(2027, 1, 31);
+    // Jan, Jun (30 days), Nov (30), Apr 2028 (30), Sep (30), Feb 2029 (28).
+    let mut t = anchor;
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        t = rule.next_after(&tz, anchor, t).unwrap();
+        got.push(t);
+    }
+    assert_eq!(
+        got,
+        [
+            at(2027, 6, 30),
+            at(2027, 11, 30),
+            at(2028, 4, 30),
+            at(2028, 9, 30),
+            at(2029, 2, 28)
+        ]
+    );
+    // Between two, the next is the later one; at one, the one after.
+    assert_eq!(
+        rule.next_after(&tz, anchor, at(2027, 3, 1)),
+        Some(at(2027, 6, 30))
+    );
+    assert_eq!(
+        rule.latest_at_or_before(&tz, anchor, at(2027, 11, 29)),
+        Some(at(2027, 6, 30))
+    );
+    assert_eq!(
+        rule.latest_at_or_before(&tz, anchor, at(2027, 11, 30)),
+        Some(at(2027, 11, 30))
+    );
+    // Away from the 1st anchor (March) for two years: the occurrences of
+    // Mar and Sep each year are due; the latest fires, within the grace.
+    let twice_a_year = Rule::parse("every 6 months on the 15th at 09:00").unwrap();
+    let anchor = at(2027, 3, 15);
+    let c = catch_up(
+        &twice_a_year,
+        &tz,
+        Position {
+            anchor,
+            next_due: anchor,
+            until: None,
+            remaining: None,
+        },
+        at(2029, 3, 16),
+        7 * 86_400_000,
+    );
+    assert_eq!(
+        (c.fire, c.skipped, c.consumed, c.next),
+        (Some(at(2029, 3, 15)), 4, 5, Some(at(2029, 9, 15)))
+    );
+    // Every 2 years from a leap day: 2028, then 2032 (2030 has none).
+    let leap = Rule::parse("every 2 years on 29 Feb at 09:00").unwrap();
+    let anchor = at(2028, 2, 29);
+    assert_eq!(leap.next_after(&tz, anchor, anchor), Some(at(2032, 2, 29)));
+    // The rule said before this change reads as it always did.
+    for old in [
+        "every month on the 1st at 09:00",
+        "every month on the last day at 18:00",
+        "every year on 24 Dec at 18:00",
+    ] {
+        let r = Rule::parse(old).unwrap();
+        assert!(!matches!(r, Rule::Months { .. }), "{old}: {r:?}");
+        assert_eq!(r.expression(), old);
+    }
+}
+
+/// In a zone with daylight saving, `every N months` keeps local time: 9am
+/// stays 9am; a time in the spring gap fires once at the gap's end, as the
+/// other wall-clock rules do; one that happens twice fires at the first.
+#[test]
+fn every_n_months_in_berlin_keeps_local_time() {
+    let now = Berlin.with_ymd_and_hms(2024, 1, 10, 12, 0, 0).unwrap();
+    let (_, t) = next3("every 3 months on the 15th 9am", &now);
+    assert_eq!(
+        t,
+        [
+            "Mon 2024-01-15 09:00 +0100",
+            "Mon 2024-04-15 09:00 +0200",
+            "Mon 2024-07-15 09:00 +0200"
+        ]
+    );
+    // Clocks jumped 02:00 -> 03:00 on Sun 31 Mar 2024.
+    let (_, t) = next3("every 2 months on the last day 2:30", &now);
+    assert_eq!(
+        t,
+        [
+            "Wed 2024-01-31 02:30 +0100",
+            "Sun 2024-03-31 03:00 +0200",
+            "Fri 2024-05-31 02:30 +0200"
+        ]
+    );
+    let (_, monthly) = next3("every month on the last day 2:30", &now);
+    assert_eq!(monthly[2], t[1], "as the monthly rule fires it");
+    // Clocks went 03:00 -> 02:00 on Sun 27 Oct 2024.
+    let (_, t) = next3("every 9 months on the 27th 2:30", &now);
+    assert_eq!(
+        t,
+        [
+            "Sat 2024-01-27 02:30 +0100",
+            "Sun 2024-10-27 02:30 +0200",
+            "Sun 2025-07-27 02:30 +0200"
+        ]
+    );
+}
+
+/// Refused as the other rules are, quoting the words as typed.
+#[test]
+fn every_n_months_refusals() {
+    let now = utc_at(2026, 12, 1, 10, 0);
+    for (expr, want) in [
+        ("every 0 months", "a duration must be positive".to_string()),
+        ("every 0 years dec 24", "a duration must be positive".into()),
+        (
+            "every 2 Months on the 32nd",
+            "no such date or time: \"2 Months on the 32nd\"".into(),
+        ),
+        (
+            "every 2 years FEB 30",
+            "no such date or time: \"2 years FEB 30\"".into(),
+        ),
+        (
+            "every 2 months on the 1st 9",
+            "\"9\" after \"every 2 months on the 1st\" could be morning or evening — say 9am, 9pm or 21:00"
+                .into(),
+        ),
+        (
+            "every 99999999999 months",
+            "that is too far in the future".into(),
+        ),
+    ] {
+        assert_eq!(
+            recur::parse(expr, &now).map_err(|e| e.to_string()),
+            Err(want),
+            "{expr}"
+        );
+    }
+    // In a message: the rule, then the text.
+    let (s, text) = recur::split_prefix("every 6 months on the 15th 9am see the dentist", &now)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.describe(&now).as_str(), text.as_str()),
+        ("every 6 months on the 15th at 09:00", "see the dentist")
+    );
+    let (s, text) = recur::split_prefix("every 2 years renew the passport", &now)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.describe(&now).as_str(), text.as_str()),
+        ("every 2 years on 1 Dec at 09:00", "renew the passport")
+    );
+}
+
 /// Errors quote the rule's words as typed, not lower-cased.
 #[test]
 fn rule_errors_quote_what_was_typed() {
@@ -900,6 +1244,10 @@ mod hostile {
             Just("weekday".to_string()),
             Just("month".to_string()),
             Just("year".to_string()),
+            Just("months".to_string()),
+            Just("years".to_string()),
+            Just("other".to_string()),
+            Just("feb".to_string()),
             Just("on".to_string()),
             Just("the".to_string()),
             Just("at".to_string()),
@@ -917,7 +1265,7 @@ mod hostile {
             Just("*/5".to_string()),
             Just("*".to_string()),
             Just("1-5".to_string()),
-            "[0-9]{1,3}(st|nd|h|m|s)?",
+            "[0-9]{1,3}(st|nd|h|m|s|mo)?",
             "\\PC{1,6}",
         ]
     }
