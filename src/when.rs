@@ -24,6 +24,16 @@
 //!   means its *next* occurrence: today if still ahead, else tomorrow — but
 //!   a time that came less than a minute ago means now (typed while it was
 //!   ahead, Enter may come just after).
+//! * Parts of the day (`/at` only; see [`DayPart`]): `morning` (09:00),
+//!   `afternoon` (15:00), `evening` (19:00), `night` and `tonight` (21:00),
+//!   alone or after a day (`tomorrow evening`, `fri night`, `this morning`,
+//!   `tomorrow in the morning`), and with a clock time, whose hour they
+//!   place in their half of the day (`tomorrow evening 7` is 19:00,
+//!   `morning 7` 07:00, `7 in the evening`, `8pm tonight`); a time outside
+//!   the part (`evening 7am`) is refused, as is `tonight` once it is over.
+//!   A bare part right after a clock time (`fri 8pm night out`) is not
+//!   taken: it is more likely the text's, and the composer asks.
+//!   `17.30` is 17:30, as `17:30`.
 //! * Dates (`/at` only), optionally followed (or preceded) by a clock time,
 //!   optionally joined by `at` / `on`: `today`, `tomorrow` (`tmrw`), weekdays
 //!   (`fri`, `friday`, `tues`, `thurs`, ...), `this fri`, `next monday`,
@@ -122,6 +132,18 @@ pub enum WhenError {
     /// evening? Carries the hour and the words it follows.
     #[error("{}", ambiguous_hour_message(*hour, &format!("after {after:?}")))]
     AmbiguousHourAfter { hour: u32, after: String },
+    /// A part of the day and a clock time that is not in it (`evening 7am`,
+    /// `morning 8`): carries the words as said, the part and its hours.
+    #[error("{said:?} does not fit: the {part} is {hours} — give the time alone (e.g. 7am, 19:00)")]
+    NotInDayPart {
+        said: String,
+        part: &'static str,
+        hours: &'static str,
+    },
+    /// A part of today that is over (`tonight` at 22:00, `this morning` at
+    /// noon): carries the words and the time they stand for.
+    #[error("{said:?} is over ({at} has passed) — give a time still ahead, or a delay with /later")]
+    DayPartOver { said: String, at: String },
     /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
     #[error("no such date or time: {0:?}")]
     NoSuchTime(String),
@@ -576,6 +598,15 @@ impl WhenError {
             E::AmbiguousHourAfter { hour, after } => E::AmbiguousHourAfter {
                 hour,
                 after: as_typed(expr, &after),
+            },
+            E::NotInDayPart { said, part, hours } => E::NotInDayPart {
+                said: as_typed(expr, &said),
+                part,
+                hours,
+            },
+            E::DayPartOver { said, at } => E::DayPartOver {
+                said: as_typed(expr, &said),
+                at,
             },
             other => other,
         }
@@ -1035,8 +1066,9 @@ fn clock_token(w: &str, meridiem_word: Option<bool>, shown: &str) -> Result<Cloc
     } else {
         Some(parse_offset(rest).ok_or(PErr::NoMatch)?)
     };
-    // `9` alone is ambiguous (9am? 9 minutes?); `1.5` is a number, not 1:05.
-    if pm.is_none() && sep != Some(b':') {
+    // `9` alone is ambiguous (9am? 9 minutes?); `1.5` is a number, not
+    // 1:05; `17.30` (two digits after the point) is 17:30, as `17:30`.
+    if pm.is_none() && sep.is_none() {
         return Err(PErr::NoMatch);
     }
     let no_such = || PErr::Fail(WhenError::NoSuchTime(quoted(shown)));
@@ -1280,21 +1312,227 @@ fn parse_absolute<Tz: TimeZone>(
             .ok_or(PErr::Fail(WhenError::OutOfRange))?;
         return future(ago, now).map_err(PErr::Fail);
     }
+    // A part of the day (`tomorrow evening`, `fri night 8pm`, `tonight`,
+    // `7 in the evening`): read with the rest, which it gives a time or
+    // whose hour it places in its half of the day.
+    if let Some(found) = find_day_part(words) {
+        return date_and_clock(&found.rest, now, Some(&found));
+    }
+    date_and_clock(words, now, None)
+}
+
+/// A part of the day found among the words of a time: which, whether it
+/// names today too (`tonight`, `this evening`), the words without it, and
+/// it as said (`in the evening`).
+struct FoundPart<'a> {
+    part: DayPart,
+    today: bool,
+    rest: Vec<&'a str>,
+    said: String,
+}
+
+/// The one part-of-the-day word in `words`, with what goes with it (`in
+/// the`, `this`, `at` before `night`). None when there is none, more than
+/// one, or a bare one right after a clock time: in `/at fri 8pm night out`
+/// the `night` is more likely the text's (and is then asked about, see
+/// [`time_like_start`]); `8pm tonight`, `7 in the evening` are the time's.
+fn find_day_part<'a>(words: &[&'a str]) -> Option<FoundPart<'a>> {
+    let mut hits = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| Some((i, DayPart::of(w)?)));
+    let (i, (part, mut today)) = hits.next()?;
+    if hits.next().is_some() {
+        return None;
+    }
+    let mut start = i;
+    match &words[..i] {
+        [.., "in", "the"] => start = i - 2,
+        [.., "this"] if !today => {
+            start = i - 1;
+            today = true;
+        }
+        [.., "at"] if part == DayPart::Night => start = i - 1,
+        [.., before] if !today && clock_like(before) => return None,
+        _ => {}
+    }
+    let rest = words[..start]
+        .iter()
+        .chain(&words[i + 1..])
+        .copied()
+        .collect();
+    Some(FoundPart {
+        part,
+        today,
+        rest,
+        said: words[start..=i].join(" "),
+    })
+}
+
+/// `8pm`, `20:00`, `8`, `pm`: a word that ends a clock time.
+fn clock_like(w: &str) -> bool {
+    parse_clock(&[w]).is_ok() || hour_number(w).is_some() || meridiem(w).is_some()
+}
+
+/// A part of the day, said instead of a time or with one. Its time alone
+/// and its hours (where a clock time said with it must fall; an hour from
+/// 1 to 12 is taken in the half of the day inside them):
+///
+/// * `morning`: 09:00; 05:00–11:59 (`morning 7` is 07:00)
+/// * `afternoon`: 15:00; 12:00–17:59 (`afternoon 2` is 14:00)
+/// * `evening`: 19:00; 17:00–23:59 (`evening 7` is 19:00)
+/// * `night`, `tonight`: 21:00; 18:00–04:59, the small hours being those
+///   after the day said (`fri night 1am` is Saturday 01:00, `tonight 12`
+///   the midnight that ends today)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DayPart {
+    Morning,
+    Afternoon,
+    Evening,
+    Night,
+}
+
+impl DayPart {
+    /// The part a word names, and whether it names today too (`tonight`).
+    pub(crate) fn of(w: &str) -> Option<(DayPart, bool)> {
+        Some(match w.trim_end_matches(',') {
+            "morning" => (DayPart::Morning, false),
+            "afternoon" => (DayPart::Afternoon, false),
+            "evening" => (DayPart::Evening, false),
+            "night" => (DayPart::Night, false),
+            "tonight" => (DayPart::Night, true),
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DayPart::Morning => "morning",
+            DayPart::Afternoon => "afternoon",
+            DayPart::Evening => "evening",
+            DayPart::Night => "night",
+        }
+    }
+
+    fn hours(self) -> &'static str {
+        match self {
+            DayPart::Morning => "05:00–11:59",
+            DayPart::Afternoon => "12:00–17:59",
+            DayPart::Evening => "17:00–23:59",
+            DayPart::Night => "18:00–04:59",
+        }
+    }
+
+    /// Its time when no clock time is said with it.
+    pub(crate) fn time(self) -> NaiveTime {
+        let h = match self {
+            DayPart::Morning => 9,
+            DayPart::Afternoon => 15,
+            DayPart::Evening => 19,
+            DayPart::Night => 21,
+        };
+        NaiveTime::from_hms_opt(h, 0, 0).unwrap_or(NaiveTime::MIN)
+    }
+
+    /// Whether `t` is in this part: `Some(true)` when it is in the small
+    /// hours of the day after (a night's 01:00), None when it is not in it.
+    pub(crate) fn admits(self, t: NaiveTime) -> Option<bool> {
+        use chrono::Timelike;
+        let h = t.hour();
+        match self {
+            DayPart::Morning => (5..12).contains(&h).then_some(false),
+            DayPart::Afternoon => (12..18).contains(&h).then_some(false),
+            DayPart::Evening => (17..24).contains(&h).then_some(false),
+            DayPart::Night if h >= 18 => Some(false),
+            DayPart::Night => (h < 5).then_some(true),
+        }
+    }
+
+    /// An hour said alone with this part (`evening 7`): from 1 to 12, the
+    /// one of its two readings inside the part; 0 or 13 to 23, itself.
+    pub(crate) fn hour(self, h: u32) -> Option<NaiveTime> {
+        let readings = match h {
+            1..=12 => vec![h % 12, h % 12 + 12],
+            _ => vec![h],
+        };
+        readings
+            .into_iter()
+            .filter_map(|h| NaiveTime::from_hms_opt(h, 0, 0))
+            .find(|t| self.admits(*t).is_some())
+    }
+
+    /// A clock time said with this part (its `words` as said): itself if
+    /// it is in the part, else, written on a 12-hour clock without am or pm
+    /// (`evening 6:30`, not `06:30`), its afternoon or evening reading if
+    /// that is; None when neither is.
+    pub(crate) fn place(self, t: NaiveTime, words: &[&str]) -> Option<NaiveTime> {
+        if self.admits(t).is_some() {
+            return Some(t);
+        }
+        let twelve_hour = match words {
+            [w] => {
+                let hl = w.bytes().take_while(u8::is_ascii_digit).count();
+                !w.starts_with('0')
+                    && w[..hl].parse::<u32>().is_ok_and(|h| (1..=12).contains(&h))
+                    && !w
+                        .bytes()
+                        .any(|b| b.is_ascii_alphabetic() || b == b'+' || b == b'-')
+            }
+            _ => false,
+        };
+        let other = t.overflowing_add_signed(Duration::hours(12)).0;
+        (twelve_hour && self.admits(other).is_some()).then_some(other)
+    }
+
+    /// The error for `said` (the part and a clock time) not in it.
+    pub(crate) fn refusal(self, said: &str) -> WhenError {
+        WhenError::NotInDayPart {
+            said: quoted(said),
+            part: self.name(),
+            hours: self.hours(),
+        }
+    }
+}
+
+/// A time read as a date and a clock time, in either order (after a part
+/// of the day was taken out, when `part` says which).
+fn date_and_clock<Tz: TimeZone>(
+    words: &[&str],
+    now: &DateTime<Tz>,
+    part: Option<&FoundPart>,
+) -> Result<DateTime<Utc>, PErr> {
     // A bare hour: past 12 (or 0) it can only be that hour on a 24-hour
-    // clock; 1 to 12 could be either half of the day, and the user is asked.
+    // clock; 1 to 12 could be either half of the day, and the user is asked
+    // (unless a part of the day says which).
     // After a day or a date too (`tomorrow 21`, `dec 25 9`), below.
-    match bare_hour(words) {
-        Some(h @ 1..=12) => return Err(PErr::Fail(WhenError::AmbiguousHour(h))),
-        Some(h) => {
+    match (bare_hour(words), part) {
+        (Some(h), Some(p)) => {
+            let time = p.part.hour(h).ok_or_else(|| {
+                PErr::Fail(p.part.refusal(&format!("{} {}", p.said, words.join(" "))))
+            })?;
+            let date = p.today.then_some(DateSpec::Today);
+            let clock = Clock { time, offset: None };
+            let next_day = p.part.admits(time) == Some(true);
+            return resolve_part(date, Some(clock), next_day, now, Some(p)).map_err(PErr::Fail);
+        }
+        (Some(h @ 1..=12), None) => return Err(PErr::Fail(WhenError::AmbiguousHour(h))),
+        (Some(h), None) => {
             let time = NaiveTime::from_hms_opt(h, 0, 0).ok_or(PErr::NoMatch)?;
             let clock = Clock { time, offset: None };
             return resolve(None, Some(clock), now).map_err(PErr::Fail);
         }
-        None => {}
+        (None, _) => {}
     }
     let mut words = words;
     if let ["at" | "on", rest @ ..] = words
         && !rest.is_empty()
+    {
+        words = rest;
+    }
+    // `tomorrow at`, what `tomorrow at night` leaves: the joining word
+    // was the part's.
+    if part.is_some()
+        && let [rest @ .., "at" | "on"] = words
     {
         words = rest;
     }
@@ -1341,10 +1579,36 @@ fn parse_absolute<Tz: TimeZone>(
         } else {
             parse_date(date_words, today).map(Some)
         };
-        // A bare hour after a day or a date (`tomorrow 21`, `dec 25 21`),
-        // read as alone: 0 or 13 to 23 is that hour, 1 to 12 is asked about.
-        let clock = match (&date, clock, time_words) {
-            (Ok(Some(_)), Err(PErr::NoMatch), [w]) if date_first.contains(&i) => {
+        // `tonight`, `this evening` name the day: no other with them.
+        let date = match (part, date) {
+            (Some(p), Ok(None)) if p.today => Ok(Some(DateSpec::Today)),
+            (Some(p), Ok(Some(_))) if p.today => Err(PErr::NoMatch),
+            (_, date) => date,
+        };
+        let clock = match (part, &date, clock, time_words) {
+            // With a part of the day: its time, or an hour in its half of
+            // the day, or a clock time that is in it.
+            (Some(p), _, Ok(None), _) => Ok(Some(Clock {
+                time: p.part.time(),
+                offset: None,
+            })),
+            (Some(p), Ok(_), Err(PErr::NoMatch), [w]) if hour_number(w).is_some() => {
+                match hour_number(w).and_then(|h| p.part.hour(h)) {
+                    Some(time) => Ok(Some(Clock { time, offset: None })),
+                    None => Err(PErr::Fail(p.part.refusal(&format!("{} {w}", p.said)))),
+                }
+            }
+            (Some(p), _, Ok(Some(c)), _) => match p.part.place(c.time, time_words) {
+                Some(time) => Ok(Some(Clock { time, ..c })),
+                None => Err(PErr::Fail(p.part.refusal(&format!(
+                    "{} {}",
+                    p.said,
+                    time_words.join(" ")
+                )))),
+            },
+            // A bare hour after a day or a date (`tomorrow 21`, `dec 25 21`),
+            // read as alone: 0 or 13 to 23 is that hour, 1 to 12 is asked about.
+            (None, Ok(Some(_)), Err(PErr::NoMatch), [w]) if date_first.contains(&i) => {
                 match hour_number(w) {
                     Some(hour @ 1..=12) => Err(PErr::Fail(WhenError::AmbiguousHourAfter {
                         hour,
@@ -1356,11 +1620,16 @@ fn parse_absolute<Tz: TimeZone>(
                     None => Err(PErr::NoMatch),
                 }
             }
-            (_, clock, _) => clock,
+            (_, _, clock, _) => clock,
+        };
+        // A night's small hours are on the day after the one said.
+        let next_day = match (part, &clock) {
+            (Some(p), Ok(Some(c))) => p.part.admits(c.time) == Some(true),
+            _ => false,
         };
         match (date, clock) {
             (Ok(date), Ok(clock)) => {
-                return resolve(date, clock, now).map_err(PErr::Fail);
+                return resolve_part(date, clock, next_day, now, part).map_err(PErr::Fail);
             }
             // A refusal only counts when the rest of this reading was
             // understood: "tomorrow 25:00" is an impossible time, but in
@@ -1374,10 +1643,41 @@ fn parse_absolute<Tz: TimeZone>(
     Err(refusal.map_or(PErr::NoMatch, PErr::Fail))
 }
 
+/// [`resolve`] of a time said with a part of the day: `next_day` when its
+/// clock time is in the small hours after the day (`fri night 1am`); a
+/// part of today that has gone is refused as over, by name.
+fn resolve_part<Tz: TimeZone>(
+    date: Option<DateSpec>,
+    clock: Option<Clock>,
+    next_day: bool,
+    now: &DateTime<Tz>,
+    part: Option<&FoundPart>,
+) -> Result<DateTime<Utc>, WhenError> {
+    let today = matches!(date, Some(DateSpec::Today));
+    match (resolve_on(date, clock, next_day, now), part) {
+        (Err(WhenError::Past(at)), Some(p)) if today => Err(WhenError::DayPartOver {
+            said: quoted(&p.said),
+            at,
+        }),
+        (r, _) => r,
+    }
+}
+
 /// The instant for a parsed date and/or clock time, strictly after `now`.
 fn resolve<Tz: TimeZone>(
     date: Option<DateSpec>,
     clock: Option<Clock>,
+    now: &DateTime<Tz>,
+) -> Result<DateTime<Utc>, WhenError> {
+    resolve_on(date, clock, false, now)
+}
+
+/// [`resolve`], the clock time on the day after the date when `next_day`
+/// (a night's small hours: `fri night 1am` is Saturday 01:00).
+fn resolve_on<Tz: TimeZone>(
+    date: Option<DateSpec>,
+    clock: Option<Clock>,
+    next_day: bool,
     now: &DateTime<Tz>,
 ) -> Result<DateTime<Utc>, WhenError> {
     let tz = now.timezone();
@@ -1388,6 +1688,10 @@ fn resolve<Tz: TimeZone>(
         |c| c.time,
     );
     let at = |d: NaiveDate| -> Result<DateTime<Utc>, WhenError> {
+        let d = match (next_day, &date) {
+            (true, Some(_)) => d.succ_opt().ok_or(WhenError::OutOfRange)?,
+            _ => d,
+        };
         let naive = d.and_time(time);
         match clock.and_then(|c| c.offset) {
             Some(off) => off
@@ -3234,6 +3538,162 @@ mod tests {
         fn relative_never_panics(a in any::<i64>(), b in any::<i64>()) {
             let r = relative(a, b);
             prop_assert!(r == "now" || r.starts_with("in ") || r.ends_with(" ago"));
+        }
+    }
+}
+
+/// Parts of the day (`tomorrow evening 7pm`, `fri night`, `tonight`), the
+/// rows a tester found read wrong in the composer, and `17.30`.
+#[cfg(test)]
+mod day_part_tests {
+    use super::*;
+
+    /// +01:00; now = Mon 7 Dec 2026 04:22, as when the rows were found.
+    fn now() -> DateTime<FixedOffset> {
+        FixedOffset::east_opt(3600)
+            .and_then(|z| z.with_ymd_and_hms(2026, 12, 7, 4, 22, 0).single())
+            .expect("fixture")
+    }
+    fn at(d: u32, h: u32, m: u32) -> DateTime<Utc> {
+        FixedOffset::east_opt(3600)
+            .and_then(|z| z.with_ymd_and_hms(2026, 12, d, h, m, 0).single())
+            .expect("fixture")
+            .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn parts_of_the_day_alone_and_with_a_clock_time() {
+        let now = now();
+        for (typed, want) in [
+            ("tomorrow evening 7pm", at(8, 19, 0)),
+            ("tomorrow evening 7", at(8, 19, 0)),
+            ("tomorrow evening at 7", at(8, 19, 0)),
+            ("Tomorrow Evening", at(8, 19, 0)),
+            ("friday night 8pm", at(11, 20, 0)),
+            ("fri night 8", at(11, 20, 0)),
+            ("tomorrow night", at(8, 21, 0)),
+            ("tomorrow at night", at(8, 21, 0)),
+            ("tomorrow afternoon", at(8, 15, 0)),
+            ("tomorrow afternoon 2", at(8, 14, 0)),
+            ("friday evening", at(11, 19, 0)),
+            ("tomorrow morning", at(8, 9, 0)),
+            ("tomorrow morning 7", at(8, 7, 0)),
+            ("tomorrow in the morning", at(8, 9, 0)),
+            ("tomorrow 7 in the evening", at(8, 19, 0)),
+            ("7 in the evening", at(7, 19, 0)),
+            ("evening", at(7, 19, 0)),
+            ("morning", at(7, 9, 0)),
+            ("this morning", at(7, 9, 0)),
+            ("this evening 6:30", at(7, 18, 30)),
+            ("tonight", at(7, 21, 0)),
+            ("tonight 11", at(7, 23, 0)),
+            ("tonight 10:30pm", at(7, 22, 30)),
+            ("8pm tonight", at(7, 20, 0)),
+            // A night's small hours are the next day's.
+            ("fri night 1am", at(12, 1, 0)),
+            ("tonight 12", at(8, 0, 0)),
+            ("tonight midnight", at(8, 0, 0)),
+            ("next monday evening", at(14, 19, 0)),
+            ("dec 24 evening", at(24, 19, 0)),
+            // A dot between hour and minutes, as a colon.
+            ("17.30", at(7, 17, 30)),
+            ("tomorrow 17.30", at(8, 17, 30)),
+        ] {
+            match parse_time(typed, &now, Mode::At) {
+                Ok(t) => assert_eq!(t, want, "{typed:?}"),
+                Err(e) => panic!("{typed:?} refused: {e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_clock_time_outside_its_part_is_refused_by_name() {
+        let now = now();
+        for (typed, said, part) in [
+            ("tomorrow evening 7am", "evening 7am", "evening"),
+            ("tomorrow morning 8pm", "morning 8pm", "morning"),
+            ("tomorrow Evening 2", "Evening 2", "evening"),
+            ("fri afternoon 9", "afternoon 9", "afternoon"),
+            ("tonight 5", "tonight 5", "night"),
+        ] {
+            match parse_time(typed, &now, Mode::At) {
+                Err(WhenError::NotInDayPart {
+                    said: s, part: p, ..
+                }) => {
+                    assert_eq!((s.as_str(), p), (said, part), "{typed:?}")
+                }
+                other => panic!("{typed:?}: {other:?}"),
+            }
+        }
+        let e = parse_time("tomorrow evening 7am", &now, Mode::At)
+            .map(|t| t.to_string())
+            .unwrap_or_else(|e| e.to_string());
+        assert_eq!(
+            e,
+            "\"evening 7am\" does not fit: the evening is 17:00–23:59 — give the time alone (e.g. 7am, 19:00)"
+        );
+    }
+
+    #[test]
+    fn tonight_once_over_is_refused_by_name() {
+        let late = FixedOffset::east_opt(3600)
+            .and_then(|z| z.with_ymd_and_hms(2026, 12, 7, 22, 30, 0).single())
+            .expect("fixture");
+        for (typed, said) in [("tonight", "tonight"), ("this morning", "this morning")] {
+            assert_eq!(
+                parse_time(typed, &late, Mode::At),
+                Err(WhenError::DayPartOver {
+                    said: said.into(),
+                    at: if said == "tonight" {
+                        "Mon 7 Dec 21:00".into()
+                    } else {
+                        "Mon 7 Dec 09:00".into()
+                    }
+                }),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            parse_time("Tonight", &late, Mode::At).map_err(|e| e.to_string()),
+            Err("\"Tonight\" is over (Mon 7 Dec 21:00 has passed) — give a time still ahead, or a delay with /later".into())
+        );
+        // Later tonight still is tonight.
+        assert_eq!(
+            parse_time("tonight 11pm", &late, Mode::At),
+            Ok(FixedOffset::east_opt(3600)
+                .and_then(|z| z.with_ymd_and_hms(2026, 12, 7, 23, 0, 0).single())
+                .expect("fixture")
+                .with_timezone(&Utc))
+        );
+    }
+
+    /// The composer's `/at` rows: the whole time read, the text after it.
+    #[test]
+    fn at_rows_split_into_time_and_text() {
+        let now = now();
+        for (typed, want, text) in [
+            ("tomorrow evening 7pm call mom", at(8, 19, 0), "call mom"),
+            ("friday night 8pm movie", at(11, 20, 0), "movie"),
+            (
+                "tomorrow night take out trash",
+                at(8, 21, 0),
+                "take out trash",
+            ),
+            ("tomorrow afternoon x", at(8, 15, 0), "x"),
+            ("friday evening x", at(11, 19, 0), "x"),
+            (
+                "tomorrow morning call the bank",
+                at(8, 9, 0),
+                "call the bank",
+            ),
+            ("tonight x", at(7, 21, 0), "x"),
+            ("17.30 x", at(7, 17, 30), "x"),
+            ("7pm dinner tonight", at(7, 19, 0), "dinner tonight"),
+        ] {
+            match split_time_prefix(typed, &now, Mode::At) {
+                Ok((t, rest)) => assert_eq!((t, rest.as_str()), (want, text), "{typed:?}"),
+                Err(e) => panic!("{typed:?} refused: {e}"),
+            }
         }
     }
 }
