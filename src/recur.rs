@@ -29,6 +29,12 @@
 //! `cron "0 9 * * 1-5"` (five fields, quotes optional), each optionally
 //! followed by `until DATE` (a date alone means the end of that day) and
 //! `for N times` or `for DURATION`. A rule without a clock time fires at 09:00.
+//! Parts of the day read as with `/at` (`every sunday night` at 21:00,
+//! `every friday evening 6` at 18:00; see `when::DayPart`); a clock time
+//! or part of the day without days is every day (`every 5pm`, `every
+//! evening`); `every 2 weeks on monday 9am` and `every other monday` fire
+//! every N weeks on those days, counted from the first; `every second
+//! monday` (every other, or the 2nd of the month?) is asked about.
 //!
 //! # Semantics
 //!
@@ -104,6 +110,26 @@ pub enum RecurError {
     Time(#[from] WhenError),
     #[error("nothing to send after the rule")]
     NothingToSend,
+    /// `every second monday`: every other Monday, or the 2nd of the month?
+    #[error("{}", second_weekday_message(said, *day))]
+    SecondWeekday { said: String, day: Weekday },
+    /// `every sunday night 1am`: the small hours after a day are the next
+    /// day's, which a rule names.
+    #[error(
+        "{0:?} falls on the day after the one named — name that day (every monday 1am, not every sunday night 1am)"
+    )]
+    NightAfter(String),
+}
+
+/// `"every second monday" could be every other Monday or the 2nd Monday
+/// of each month — …`: both readings, and how to say each.
+fn second_weekday_message(said: &str, day: Weekday) -> String {
+    format!(
+        "{said:?} could be every other {d} or the 2nd {d} of each month — say every other {w}, or cron \"0 9 * * {n}#2\" for the 2nd",
+        d = full_day(day),
+        w = full_day(day).to_ascii_lowercase(),
+        n = day.num_days_from_sunday()
+    )
 }
 
 impl RecurError {
@@ -112,6 +138,11 @@ impl RecurError {
     fn quoting_as_typed(self, expr: &str) -> RecurError {
         match self {
             RecurError::Time(e) => RecurError::Time(e.quoting_as_typed(expr)),
+            RecurError::SecondWeekday { said, day } => RecurError::SecondWeekday {
+                said: when::as_typed(expr, &said),
+                day,
+            },
+            RecurError::NightAfter(s) => RecurError::NightAfter(when::as_typed(expr, &s)),
             other => other,
         }
     }
@@ -167,6 +198,15 @@ pub enum Rule {
     /// fires in leap years only (as `yearly` does).
     Months {
         months: u32,
+        days: Days,
+        time: NaiveTime,
+    },
+    /// Every `weeks` weeks (2 or more) on some days of the week
+    /// ([`Days::Set`], [`Days::Weekdays`] or [`Days::Weekend`]) at a local
+    /// time of day, counted in weeks (Monday to Sunday) from the week of
+    /// the series' first occurrence (its anchor): `every other monday`.
+    Weeks {
+        weeks: u32,
         days: Days,
         time: NaiveTime,
     },
@@ -711,6 +751,16 @@ impl Rule {
         if words.is_empty() {
             return Err(unrecognised());
         }
+        // `every second monday`: not a unit of time, and not one rule.
+        if let ["second" | "2nd", day, ..] = words
+            && let Some(day) = weekday_word(day)
+        {
+            let upto = said.len() - words.len() + 2;
+            return Err(RecurError::SecondWeekday {
+                said: when::quoted(&said[..upto].join(" ")),
+                day,
+            });
+        }
         // Intervals: "2h", "30 minutes", "1h30m", "hour", "hourly".
         let joined = words.join(" ");
         let bare_unit = match words {
@@ -739,12 +789,40 @@ impl Rule {
             return Ok(Rule::Interval { every_ms: ms });
         }
 
-        // Calendar rules: DAYS [at] [TIME].
+        // Calendar rules: DAYS [at] [TIME], where a part of the day may
+        // stand for the time or place its hour (`every sunday night`,
+        // `every friday evening 6`), as with `/at`.
+        let found = when::find_day_part(words);
+        let part_words: Vec<&str>;
+        let part = match found {
+            Some(f) if f.today => return Err(unrecognised()),
+            Some(f) => {
+                part_words = f.rest;
+                words = &part_words;
+                Some((f.part, f.said))
+            }
+            None => None,
+        };
         let (mut day_words, mut time) = trailing_clock(words)?;
+        if let (Some((p, part_said)), Some(t)) = (&part, time) {
+            let clock_words = &words[day_words.len()..];
+            let said_here = format!("{part_said} {}", clock_words.join(" "));
+            let t = p
+                .place(t, clock_words)
+                .ok_or_else(|| RecurError::Time(p.refusal(&said_here)))?;
+            if p.admits(t) == Some(true) {
+                return Err(RecurError::NightAfter(when::quoted(&said.join(" "))));
+            }
+            time = Some(t);
+        }
         if let [d @ .., "at"] = day_words {
             day_words = d;
         }
         let mut days = spaced_days(day_words, today);
+        // No days: every day (`every 5pm`, `every evening`).
+        if day_words.is_empty() && (time.is_some() || part.is_some()) {
+            days = Some(Ok((1, Days::Every, false)));
+        }
         // A bare hour after the days (`every mon 21`, `daily at 21`), read
         // as by `/at tomorrow 21`: 0 or 13 to 23 is that hour, 1 to 12 is
         // asked about. Only when the days do not read the number
@@ -758,8 +836,22 @@ impl Rule {
             if let [d @ .., "at"] = before {
                 before = d;
             }
-            if let Some(read) = spaced_days(before, today) {
+            let read = match spaced_days(before, today) {
+                None if before.is_empty() => Some(Ok((1, Days::Every, false))),
+                r => r,
+            };
+            if let Some(read) = read {
                 let read = read?;
+                if let Some((p, part_said)) = &part {
+                    let said_here = format!("{part_said} {last}");
+                    let t = p
+                        .hour(hour)
+                        .ok_or_else(|| RecurError::Time(p.refusal(&said_here)))?;
+                    if p.admits(t) == Some(true) {
+                        return Err(RecurError::NightAfter(when::quoted(&said.join(" "))));
+                    }
+                    return Rule::spaced(read, t);
+                }
                 if (1..=12).contains(&hour) {
                     // The words as said, `every` included.
                     let after = &said[..said.len() - (words.len() - before.len())];
@@ -772,19 +864,30 @@ impl Rule {
                 days = Some(Ok(read));
             }
         }
-        let time = time.unwrap_or_else(|| {
-            NaiveTime::from_hms_opt(when::DEFAULT_HOUR, 0, 0).unwrap_or(NaiveTime::MIN)
+        let time = time.unwrap_or_else(|| match &part {
+            Some((p, _)) => p.time(),
+            None => NaiveTime::from_hms_opt(when::DEFAULT_HOUR, 0, 0).unwrap_or(NaiveTime::MIN),
         });
-        let (every, days) = days.ok_or_else(unrecognised)??;
-        Rule::spaced(every, days, time)
+        let read = days.ok_or_else(unrecognised)??;
+        Rule::spaced(read, time)
     }
 
-    /// `every` months or years apart (as `days` says), 1 being the
-    /// calendar rule of `days` itself.
-    fn spaced(every: u32, days: Days, time: NaiveTime) -> Result<Rule, RecurError> {
+    /// `every` months or years apart (as `days` says), or weeks when
+    /// `weeks`, 1 being the calendar rule of `days` itself.
+    fn spaced(
+        (every, days, weeks): (u32, Days, bool),
+        time: NaiveTime,
+    ) -> Result<Rule, RecurError> {
         let months = match (every, &days) {
             (0, _) => return Err(RecurError::Time(WhenError::NotPositive)),
             (1, _) => return Rule::calendar(days, time),
+            (weeks_apart, _) if weeks => {
+                return Ok(Rule::Weeks {
+                    weeks: weeks_apart,
+                    days,
+                    time,
+                });
+            }
             (n, Days::YearDay { .. }) => n
                 .checked_mul(12)
                 .ok_or(RecurError::Time(WhenError::OutOfRange))?,
@@ -857,6 +960,23 @@ impl Rule {
                 };
                 format!("{d} at {}", clock(time))
             }
+            Rule::Weeks { weeks, days, time } => {
+                let d = match days {
+                    Days::Weekdays => "weekdays".to_string(),
+                    Days::Weekend => "weekends".to_string(),
+                    Days::Set(set) if set.len() == 1 => full_day(set[0]).to_string(),
+                    Days::Set(set) => {
+                        let names: Vec<String> = set.iter().map(|d| d.to_string()).collect();
+                        let (last, init) = names
+                            .split_last()
+                            .map_or(("", &[][..]), |(l, i)| (l.as_str(), i));
+                        format!("{} and {last}", init.join(", "))
+                    }
+                    // Not built: see [`spaced_days`].
+                    _ => "every day".to_string(),
+                };
+                format!("every {weeks} weeks on {d} at {}", clock(time))
+            }
             Rule::Calendar { days, time, .. } => {
                 let t = clock(time);
                 let d = match days {
@@ -894,7 +1014,7 @@ impl Rule {
 
     fn cron(&self) -> Option<&Cron> {
         match self {
-            Rule::Interval { .. } | Rule::Months { .. } => None,
+            Rule::Interval { .. } | Rule::Months { .. } | Rule::Weeks { .. } => None,
             Rule::Calendar { cron, .. } | Rule::Cron { cron, .. } => Some(cron),
         }
     }
@@ -914,6 +1034,10 @@ impl Rule {
                 let spacing = Spacing { every, phase };
                 spacing.next_after(tz, days, *time, now_ms)
             }
+            // The next of its days: the week counting starts from.
+            Rule::Weeks { days, time, .. } => {
+                Spacing { every: 1, phase: 0 }.next_week_after(tz, days, *time, now_ms)
+            }
             _ => self.next_after(tz, now_ms, now_ms),
         }
     }
@@ -932,6 +1056,8 @@ impl Rule {
             Rule::Months { months, days, time } => {
                 Spacing::from_anchor(tz, *months, anchor_ms).next_after(tz, days, *time, after_ms)
             }
+            Rule::Weeks { weeks, days, time } => Spacing::weeks_from_anchor(tz, *weeks, anchor_ms)
+                .next_week_after(tz, days, *time, after_ms),
             _ => {
                 let cron = self.cron()?;
                 let from = utc(after_ms).with_timezone(tz);
@@ -967,6 +1093,8 @@ impl Rule {
             }
             Rule::Months { months, days, time } => Spacing::from_anchor(tz, *months, anchor_ms)
                 .latest_at_or_before(tz, days, *time, t_ms),
+            Rule::Weeks { weeks, days, time } => Spacing::weeks_from_anchor(tz, *weeks, anchor_ms)
+                .latest_week_at_or_before(tz, days, *time, t_ms),
             _ => {
                 let from = utc(t_ms).with_timezone(tz);
                 self.cron()?
@@ -1005,6 +1133,62 @@ impl Spacing {
             every: i64::from(months.max(1)),
             phase: month_index(utc(anchor_ms).with_timezone(tz).date_naive()),
         }
+    }
+
+    /// `weeks` apart, counted from the week (Monday to Sunday) of the
+    /// series' first occurrence (where it is in `tz`).
+    fn weeks_from_anchor<Tz: TimeZone>(tz: &Tz, weeks: u32, anchor_ms: i64) -> Spacing {
+        Spacing {
+            every: i64::from(weeks.max(1)),
+            phase: week_index(utc(anchor_ms).with_timezone(tz).date_naive()),
+        }
+    }
+
+    /// The first of `days` at `time` after `after_ms`, in one of the weeks.
+    fn next_week_after<Tz: TimeZone>(
+        self,
+        tz: &Tz,
+        days: &Days,
+        time: NaiveTime,
+        after_ms: i64,
+    ) -> Option<i64> {
+        // From the day before: a gap can carry a time into the next day.
+        let from = utc(after_ms).with_timezone(tz).date_naive().pred_opt()?;
+        let mut w = self.align(week_index(from), false);
+        for _ in 0..3 {
+            for d in week_days(days) {
+                if let Some(t) = week_occurrence(tz, w, d, time)
+                    && t > after_ms
+                {
+                    return Some(t);
+                }
+            }
+            w = w.checked_add(self.every)?;
+        }
+        None
+    }
+
+    /// The last of `days` at `time` at or before `t_ms`, in one of the weeks.
+    fn latest_week_at_or_before<Tz: TimeZone>(
+        self,
+        tz: &Tz,
+        days: &Days,
+        time: NaiveTime,
+        t_ms: i64,
+    ) -> Option<i64> {
+        let from = utc(t_ms).with_timezone(tz).date_naive().succ_opt()?;
+        let mut w = self.align(week_index(from), true);
+        for _ in 0..3 {
+            for d in week_days(days).into_iter().rev() {
+                if let Some(t) = week_occurrence(tz, w, d, time)
+                    && t <= t_ms
+                {
+                    return Some(t);
+                }
+            }
+            w = w.checked_sub(self.every)?;
+        }
+        None
     }
 
     /// The month at or after `m` (before it when `back`) that is one of them.
@@ -1057,6 +1241,33 @@ impl Spacing {
         }
         None
     }
+}
+
+/// A local date's week (Monday to Sunday), counted from the week of
+/// 1 January of year 1 (a Monday).
+fn week_index(d: NaiveDate) -> i64 {
+    (i64::from(d.num_days_from_ce()) - 1).div_euclid(7)
+}
+
+/// The days of the week a [`Rule::Weeks`] fires on, Monday first.
+fn week_days(days: &Days) -> Vec<Weekday> {
+    use Weekday::*;
+    match days {
+        Days::Weekdays => vec![Mon, Tue, Wed, Thu, Fri],
+        Days::Weekend => vec![Sat, Sun],
+        Days::Set(set) => set.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Day `d` of week `w` ([`week_index`]) at `time`, as a wall-clock rule
+/// takes it.
+fn week_occurrence<Tz: TimeZone>(tz: &Tz, w: i64, d: Weekday, time: NaiveTime) -> Option<i64> {
+    let day = w
+        .checked_mul(7)?
+        .checked_add(1 + i64::from(d.num_days_from_monday()))?;
+    let date = NaiveDate::from_num_days_from_ce_opt(i32::try_from(day).ok()?)?;
+    wall_clock_instant(tz, date.and_time(time))
 }
 
 /// A [`Rule::Months`] occurrence in month `m` ([`month_index`]), if it has
@@ -1121,17 +1332,19 @@ fn wall_clock_instant<Tz: TimeZone>(tz: &Tz, local: NaiveDateTime) -> Option<i64
     hi.checked_mul(1000)
 }
 
-/// The days of a calendar rule, and how many months (for a monthly rule)
-/// or years (for a yearly one) apart they are: 1 for the rules of
-/// [`parse_days`], N for `every N months …`, `every N years …` (`6mo`,
-/// `2 yrs`, `other` for 2).
+/// The days of a calendar rule, and how many months (for a monthly rule),
+/// years (for a yearly one) or weeks (with `true`: for days of the week)
+/// apart they are: 1 for the rules of [`parse_days`], N for `every N
+/// months …`, `every N years …` (`6mo`, `2 yrs`, `other` for 2), `every N
+/// weeks on DAYS` and `every other DAYS` (`every other monday`).
 fn spaced_days(
     words: &[&str],
     today: Option<NaiveDate>,
-) -> Option<Result<(u32, Days), RecurError>> {
+) -> Option<Result<(u32, Days, bool), RecurError>> {
     let unit_of = |w: &str| match w {
         "month" | "months" | "mo" | "mos" => Some("month"),
         "year" | "years" | "yr" | "yrs" => Some("year"),
+        "week" | "weeks" | "wk" | "wks" | "w" => Some("week"),
         _ => None,
     };
     let count = |w: &str| match w {
@@ -1154,15 +1367,29 @@ fn spaced_days(
             let (n, unit) = glued(w)?;
             (n, unit, rest)
         }
-        _ => return parse_days(words, today).map(|d| d.map(|d| (1, d))),
+        // `every other monday`, `every other mon, fri`
+        ["other", rest @ ..] if !rest.is_empty() => (Ok(2), "week", rest),
+        _ => return parse_days(words, today).map(|d| d.map(|d| (1, d, false))),
     };
     let n = match n {
         Ok(n) => n,
         Err(e) => return Some(Err(e)),
     };
+    if unit == "week" {
+        // `every 2 weeks` alone is an interval (read before this).
+        let rest = match rest {
+            ["on", r @ ..] => r,
+            r => r,
+        };
+        return match parse_days(rest, today)? {
+            Ok(d @ (Days::Set(_) | Days::Weekdays | Days::Weekend)) => Some(Ok((n, d, true))),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        };
+    }
     let days: Vec<&str> = std::iter::once(unit).chain(rest.iter().copied()).collect();
     Some(match parse_days(&days, today)? {
-        Ok(d) => Ok((n, d)),
+        Ok(d) => Ok((n, d, false)),
         // Quoted as said, not as `month …`.
         Err(RecurError::Time(WhenError::NoSuchTime(_))) => {
             Err(RecurError::Time(WhenError::NoSuchTime(words.join(" "))))

@@ -1324,11 +1324,11 @@ fn parse_absolute<Tz: TimeZone>(
 /// A part of the day found among the words of a time: which, whether it
 /// names today too (`tonight`, `this evening`), the words without it, and
 /// it as said (`in the evening`).
-struct FoundPart<'a> {
-    part: DayPart,
-    today: bool,
-    rest: Vec<&'a str>,
-    said: String,
+pub(crate) struct FoundPart<'a> {
+    pub(crate) part: DayPart,
+    pub(crate) today: bool,
+    pub(crate) rest: Vec<&'a str>,
+    pub(crate) said: String,
 }
 
 /// The one part-of-the-day word in `words`, with what goes with it (`in
@@ -1336,7 +1336,7 @@ struct FoundPart<'a> {
 /// one, or a bare one right after a clock time: in `/at fri 8pm night out`
 /// the `night` is more likely the text's (and is then asked about, see
 /// [`time_like_start`]); `8pm tonight`, `7 in the evening` are the time's.
-fn find_day_part<'a>(words: &[&'a str]) -> Option<FoundPart<'a>> {
+pub(crate) fn find_day_part<'a>(words: &[&'a str]) -> Option<FoundPart<'a>> {
     let mut hits = words
         .iter()
         .enumerate()

@@ -1311,3 +1311,271 @@ mod hostile {
         }
     }
 }
+
+/// Parts of the day in a rule, a clock time alone as every day, and every
+/// other week on a day (the rows a tester found read wrong in `/every`).
+/// Now is Mon 7 Dec 2026 04:22 UTC.
+#[test]
+fn parts_of_the_day_a_time_alone_and_every_other_week() {
+    let now = utc_at(2026, 12, 7, 4, 22);
+    let table: &[(&str, &str, [&str; 3])] = &[
+        (
+            "every sunday night",
+            "every Sunday at 21:00",
+            [
+                "Sun 2026-12-13 21:00",
+                "Sun 2026-12-20 21:00",
+                "Sun 2026-12-27 21:00",
+            ],
+        ),
+        (
+            "every friday evening 6pm",
+            "every Friday at 18:00",
+            [
+                "Fri 2026-12-11 18:00",
+                "Fri 2026-12-18 18:00",
+                "Fri 2026-12-25 18:00",
+            ],
+        ),
+        (
+            "every friday evening 6",
+            "every Friday at 18:00",
+            [
+                "Fri 2026-12-11 18:00",
+                "Fri 2026-12-18 18:00",
+                "Fri 2026-12-25 18:00",
+            ],
+        ),
+        (
+            "every monday evening",
+            "every Monday at 19:00",
+            [
+                "Mon 2026-12-07 19:00",
+                "Mon 2026-12-14 19:00",
+                "Mon 2026-12-21 19:00",
+            ],
+        ),
+        (
+            "every friday afternoon",
+            "every Friday at 15:00",
+            [
+                "Fri 2026-12-11 15:00",
+                "Fri 2026-12-18 15:00",
+                "Fri 2026-12-25 15:00",
+            ],
+        ),
+        (
+            "every weekday morning 7:30",
+            "every weekday at 07:30",
+            [
+                "Mon 2026-12-07 07:30",
+                "Tue 2026-12-08 07:30",
+                "Wed 2026-12-09 07:30",
+            ],
+        ),
+        (
+            "every evening",
+            "every day at 19:00",
+            [
+                "Mon 2026-12-07 19:00",
+                "Tue 2026-12-08 19:00",
+                "Wed 2026-12-09 19:00",
+            ],
+        ),
+        (
+            "every 5pm",
+            "every day at 17:00",
+            [
+                "Mon 2026-12-07 17:00",
+                "Tue 2026-12-08 17:00",
+                "Wed 2026-12-09 17:00",
+            ],
+        ),
+        (
+            "every 9am",
+            "every day at 09:00",
+            [
+                "Mon 2026-12-07 09:00",
+                "Tue 2026-12-08 09:00",
+                "Wed 2026-12-09 09:00",
+            ],
+        ),
+        (
+            "every 21",
+            "every day at 21:00",
+            [
+                "Mon 2026-12-07 21:00",
+                "Tue 2026-12-08 21:00",
+                "Wed 2026-12-09 21:00",
+            ],
+        ),
+        (
+            "every 2 weeks monday 9am",
+            "every 2 weeks on Monday at 09:00",
+            [
+                "Mon 2026-12-07 09:00",
+                "Mon 2026-12-21 09:00",
+                "Mon 2027-01-04 09:00",
+            ],
+        ),
+        (
+            "every other monday 9am",
+            "every 2 weeks on Monday at 09:00",
+            [
+                "Mon 2026-12-07 09:00",
+                "Mon 2026-12-21 09:00",
+                "Mon 2027-01-04 09:00",
+            ],
+        ),
+        (
+            "every other week on tuesday",
+            "every 2 weeks on Tuesday at 09:00",
+            [
+                "Tue 2026-12-08 09:00",
+                "Tue 2026-12-22 09:00",
+                "Tue 2027-01-05 09:00",
+            ],
+        ),
+        (
+            "every 3 weeks on mon, fri at 8:30",
+            "every 3 weeks on Mon and Fri at 08:30",
+            [
+                "Mon 2026-12-07 08:30",
+                "Fri 2026-12-11 08:30",
+                "Mon 2026-12-28 08:30",
+            ],
+        ),
+        (
+            "every 2 weeks on weekends",
+            "every 2 weeks on weekends at 09:00",
+            [
+                "Sat 2026-12-12 09:00",
+                "Sun 2026-12-13 09:00",
+                "Sat 2026-12-26 09:00",
+            ],
+        ),
+        // One week apart is the weekly rule; two weeks alone, an interval.
+        (
+            "every 1 week on monday",
+            "every Monday at 09:00",
+            [
+                "Mon 2026-12-07 09:00",
+                "Mon 2026-12-14 09:00",
+                "Mon 2026-12-21 09:00",
+            ],
+        ),
+        (
+            "every 2 weeks",
+            "every 2 weeks",
+            [
+                "Mon 2026-12-21 04:22",
+                "Mon 2027-01-04 04:22",
+                "Mon 2027-01-18 04:22",
+            ],
+        ),
+    ];
+    for (expr, describe, times) in table {
+        let (d, t) = next3(expr, &now);
+        let times: Vec<String> = times.iter().map(|t| format!("{t} +0000")).collect();
+        assert_eq!((d.as_str(), t), (*describe, times), "{expr}");
+        // Stored as its words, which read back to the same rule.
+        let rule = recur::parse(expr, &now).unwrap().rule;
+        assert_eq!(Rule::parse(&rule.expression()).unwrap(), rule, "{expr}");
+    }
+}
+
+/// `every 2 weeks on …` counts weeks from its first occurrence (the
+/// series' anchor), not from whenever it is asked, and keeps local time
+/// across a DST change.
+#[test]
+fn every_n_weeks_counts_from_the_anchor_in_berlin() {
+    let rule = Rule::parse("every 2 weeks on Monday at 09:00").unwrap();
+    // Anchor: Mon 16 Mar 2026 09:00 CET; the clocks go forward on 29 Mar.
+    let anchor = Berlin
+        .with_ymd_and_hms(2026, 3, 16, 9, 0, 0)
+        .unwrap()
+        .timestamp_millis();
+    let show = |ms: i64| {
+        DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .with_timezone(&Berlin)
+            .format("%a %Y-%m-%d %H:%M %z")
+            .to_string()
+    };
+    let mut t = anchor;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        t = rule.next_after(&Berlin, anchor, t).unwrap();
+        seen.push(show(t));
+    }
+    assert_eq!(
+        seen,
+        [
+            "Mon 2026-03-30 09:00 +0200",
+            "Mon 2026-04-13 09:00 +0200",
+            "Mon 2026-04-27 09:00 +0200"
+        ]
+    );
+    // Asked from inside the week off: the next week on.
+    let tue = Berlin
+        .with_ymd_and_hms(2026, 3, 24, 12, 0, 0)
+        .unwrap()
+        .timestamp_millis();
+    assert_eq!(
+        show(rule.next_after(&Berlin, anchor, tue).unwrap()),
+        "Mon 2026-03-30 09:00 +0200"
+    );
+    // The latest at or before a time inside the week off: the anchor's.
+    assert_eq!(
+        show(rule.latest_at_or_before(&Berlin, anchor, tue).unwrap()),
+        "Mon 2026-03-16 09:00 +0100"
+    );
+}
+
+#[test]
+fn second_weekday_and_times_outside_their_part_are_refused() {
+    let now = utc_at(2026, 12, 7, 4, 22);
+    for (expr, want) in [
+        (
+            "every second monday",
+            "\"every second monday\" could be every other Monday or the 2nd Monday of each month — say every other monday, or cron \"0 9 * * 1#2\" for the 2nd",
+        ),
+        (
+            "Every 2nd Friday 9am",
+            "\"Every 2nd Friday\" could be every other Friday or the 2nd Friday of each month — say every other friday, or cron \"0 9 * * 5#2\" for the 2nd",
+        ),
+        (
+            "every evening 7am",
+            "\"evening 7am\" does not fit: the evening is 17:00–23:59 — give the time alone (e.g. 7am, 19:00)",
+        ),
+        (
+            "every sunday night 1am",
+            "\"every sunday night 1am\" falls on the day after the one named — name that day (every monday 1am, not every sunday night 1am)",
+        ),
+        (
+            "every 9",
+            "\"9\" after \"every\" could be morning or evening — say 9am, 9pm or 21:00",
+        ),
+    ] {
+        match recur::parse(expr, &now) {
+            Ok(s) => panic!("{expr} read as {}", s.rule.describe()),
+            Err(e) => assert_eq!(e.to_string(), want, "{expr}"),
+        }
+    }
+}
+
+/// The cron pattern the `every second monday` refusal suggests is one
+/// tock takes.
+#[test]
+fn the_suggested_cron_for_a_2nd_weekday_is_taken() {
+    let now = utc_at(2026, 12, 7, 4, 22);
+    let (_, times) = next3("cron \"0 9 * * 1#2\"", &now);
+    assert_eq!(
+        times,
+        [
+            "Mon 2026-12-14 09:00 +0000",
+            "Mon 2027-01-11 09:00 +0000",
+            "Mon 2027-02-08 09:00 +0000"
+        ]
+    );
+}
