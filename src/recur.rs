@@ -110,6 +110,23 @@ pub enum RecurError {
     Time(#[from] WhenError),
     #[error("nothing to send after the rule")]
     NothingToSend,
+    /// The text after a rule starts with what reads as more of it
+    /// (`/every friday 6pm evening drinks`): the rule and those words.
+    #[error(
+        "{said:?} after {rule:?} looks like more of the rule — say it all before the text, or write \"{rule} -- {said} …\" to send it as text"
+    )]
+    MoreInText { rule: String, said: String },
+    /// A second time after the rule's (`every weekday at 9am and 5pm`,
+    /// `every mon 9am, fri 5pm`): the rule, the words of the second, and
+    /// the second as a rule of its own.
+    #[error(
+        "{said:?} after {rule:?}: one time per rule — make two, e.g. /every {rule} … and /every {second} …"
+    )]
+    SecondSlot {
+        rule: String,
+        said: String,
+        second: String,
+    },
     /// `every second monday`: every other Monday, or the 2nd of the month?
     #[error("{}", second_weekday_message(said, *day))]
     SecondWeekday { said: String, day: Weekday },
@@ -400,14 +417,55 @@ pub fn split_prefix<Tz: TimeZone>(
     now: &DateTime<Tz>,
 ) -> Result<(Schedule, String), RecurError> {
     let input = input.trim_start();
+    // `friday 6pm -- evening drinks`: the rule is what comes before the `--`.
+    if let Some((rule, text)) = when::split_at_dashes(input) {
+        match parse(rule, now) {
+            Ok(_) if text.is_empty() => return Err(RecurError::NothingToSend),
+            Ok(s) => return Ok((s, text.to_string())),
+            Err(e) if e.is_specific() => return Err(e),
+            Err(_) => {}
+        }
+    }
     let ends = prefix_ends(input);
     let mut last_err = RecurError::Empty;
     for (i, &end) in ends.iter().enumerate().rev() {
-        match parse(&input[..end], now) {
+        // `every mon 9am, …`: the comma ends the rule.
+        let prefix = input[..end].trim_end_matches(',');
+        match parse(prefix, now) {
             Ok(s) => {
                 let rest = input[end..].trim();
                 if rest.is_empty() {
                     return Err(RecurError::NothingToSend);
+                }
+                // Text that starts with more time (`every sunday 9pm night
+                // check`, `every weekday 9am and 5pm x`) is asked about:
+                // taken as text, the rule would fire at another time.
+                // (A cron pattern or an interval takes no more time: what
+                // follows is text.)
+                if matches!(
+                    s.rule,
+                    Rule::Calendar { .. } | Rule::Months { .. } | Rule::Weeks { .. }
+                ) && let Some(more) = when::time_in_text(rest, input[..end].ends_with(','))
+                {
+                    let rule = prefix.trim().to_string();
+                    return Err(if more.another {
+                        // As `/every` takes it: `every` is its own word.
+                        let rule = match rule.get(..6) {
+                            Some(e) if e.eq_ignore_ascii_case("every ") => rule[6..].trim().into(),
+                            _ => rule,
+                        };
+                        let second = second_rule(&rule, &more.second);
+                        RecurError::SecondSlot {
+                            rule,
+                            said: more.said,
+                            second,
+                        }
+                    } else {
+                        RecurError::MoreInText {
+                            rule,
+                            said: more.said,
+                        }
+                    });
                 }
                 // `until` right after a rule is its end, even one that
                 // cannot be read: not the first word of the message.
@@ -436,6 +494,38 @@ pub fn split_prefix<Tz: TimeZone>(
         }
     }
     Err(last_err)
+}
+
+/// The rule of a second time said after `rule` (`weekday at 9am` and
+/// `5pm`): that time on the rule's days (`weekday 5pm`), or the second as
+/// said when it names days of its own (`fri 5pm`).
+fn second_rule(rule: &str, second: &str) -> String {
+    let own = when::words_of(second);
+    let names_days = own.iter().any(|w| {
+        weekday_word(w).is_some()
+            || matches!(
+                w.as_str(),
+                "day" | "daily" | "weekday" | "weekdays" | "weekend" | "weekends"
+            )
+    });
+    if names_days {
+        return second.to_string();
+    }
+    let typed: Vec<&str> = rule.split_whitespace().collect();
+    let owned = when::words_of(rule);
+    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let Ok((mut days, _)) = trailing_clock(&words) else {
+        return second.to_string();
+    };
+    if let [d @ .., "at"] = days {
+        days = d;
+    }
+    match typed.get(..days.len()) {
+        Some(d) if !d.is_empty() && words.len() == typed.len() => {
+            format!("{} {second}", d.join(" "))
+        }
+        _ => second.to_string(),
+    }
 }
 
 /// The ends of a series said after its message: `text for N times`,

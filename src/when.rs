@@ -144,6 +144,22 @@ pub enum WhenError {
     /// noon): carries the words and the time they stand for.
     #[error("{said:?} is over ({at} has passed) — give a time still ahead, or a delay with /later")]
     DayPartOver { said: String, at: String },
+    /// The text after a time starts with what reads as more of it (`/at
+    /// 9am evening call`): carries the time and those words as typed.
+    #[error(
+        "{said:?} after {time:?} looks like more of the time — say it all before the text, or write \"{time} -- {said} …\" to send it as text"
+    )]
+    TimeInText { time: String, said: String },
+    /// A second time after the first (`/at 9am and 5pm x`): carries the
+    /// first, the words of the second as typed, and the second alone.
+    #[error(
+        "{said:?} after {time:?}: one time per message — send two, /at {time} … and /at {second} …"
+    )]
+    SecondTime {
+        time: String,
+        said: String,
+        second: String,
+    },
     /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
     #[error("no such date or time: {0:?}")]
     NoSuchTime(String),
@@ -343,15 +359,45 @@ pub fn split_time_prefix<Tz: TimeZone>(
     now: &DateTime<Tz>,
     mode: Mode,
 ) -> Result<(DateTime<Utc>, String), WhenError> {
+    // `9am -- evening class`: the time is what comes before the `--`.
+    if let Some((time, text)) = split_at_dashes(input) {
+        match parse_time(time, now, mode) {
+            Ok(_) if text.is_empty() => return Err(WhenError::NothingToSend),
+            Ok(due) => return Ok((due, text.to_string())),
+            Err(e) if is_specific(&e) => return Err(e),
+            Err(_) => {}
+        }
+    }
     let ends = word_ends(input, MAX_PREFIX_WORDS);
     let mut shortest_err = WhenError::Empty;
     for &end in ends.iter().rev() {
-        let prefix = &input[..end];
+        // `fri 9am, call mom`: the comma ends the time.
+        let prefix = input[..end].trim_end_matches(',');
         match parse_time(prefix, now, mode) {
             Ok(due) => {
                 let rest = input[end..].trim();
                 if rest.is_empty() {
                     return Err(WhenError::NothingToSend);
+                }
+                // Text that starts with more time (`/at 9am evening
+                // call`, `/at 9am and 5pm x`) is asked about: taken as
+                // text, the time would be another than the one meant.
+                if mode == Mode::At
+                    && let Some(more) = time_in_text(rest, input[..end].ends_with(','))
+                {
+                    let time = prefix.trim().to_string();
+                    return Err(if more.another {
+                        WhenError::SecondTime {
+                            time,
+                            said: more.said,
+                            second: more.second,
+                        }
+                    } else {
+                        WhenError::TimeInText {
+                            time,
+                            said: more.said,
+                        }
+                    });
                 }
                 return Ok((due, rest.to_string()));
             }
@@ -360,6 +406,84 @@ pub fn split_time_prefix<Tz: TimeZone>(
         }
     }
     Err(shortest_err)
+}
+
+/// `9am -- evening class` -> (`9am`, `evening class`): a `--` word among
+/// the first words of a time and its text says where the time ends.
+pub(crate) fn split_at_dashes(input: &str) -> Option<(&str, &str)> {
+    let mut at = 0;
+    for (n, w) in input.split_whitespace().enumerate() {
+        let start = at + input[at..].find(w)?;
+        at = start + w.len();
+        if n > MAX_PREFIX_WORDS + 10 {
+            return None;
+        }
+        if w == "--" && n > 0 {
+            return Some((input[..start].trim(), input[at..].trim()));
+        }
+    }
+    None
+}
+
+/// What the text after a time starts with when it reads as more time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MoreTime {
+    /// Those words as typed (`evening`, `and 5pm`).
+    pub(crate) said: String,
+    /// The time alone, without a joining word (`5pm`).
+    pub(crate) second: String,
+    /// Another time, not more of the first: after `and`, `&`, `then`,
+    /// `or`, or a comma that ended the time.
+    pub(crate) another: bool,
+}
+
+/// Whether `rest`, the text after a time, starts with words that read as
+/// time: a part of the day (`evening`, `tonight`), `noon`, `today`,
+/// `tomorrow`, a clock time (`7pm`, `19:00`, `7 pm`, `at 5pm`; not `3.50`,
+/// more likely a price), a day's full name (`monday`) or a short one with
+/// a clock time after it (`fri 5pm`) — or any of those after `and`, `&`,
+/// `then` or `or`, or after a comma that ended the time (`after_comma`),
+/// which make it a second time.
+pub(crate) fn time_in_text(rest: &str, after_comma: bool) -> Option<MoreTime> {
+    let owned = words_of(rest);
+    let words: Vec<&str> = owned.iter().map(|w| w.trim_end_matches(',')).collect();
+    let (joined, body) = match words.as_slice() {
+        ["and" | "&" | "then" | "or", b @ ..] => (1, b),
+        b => (0, b),
+    };
+    let n = timey_words(body)?;
+    let typed: Vec<&str> = rest.split_whitespace().collect();
+    let take = |from: usize, to: usize| {
+        let w = typed.get(from..to.min(typed.len())).unwrap_or_default();
+        quoted(w.join(" ").trim_end_matches(','))
+    };
+    Some(MoreTime {
+        said: take(0, joined + n),
+        second: take(joined, joined + n),
+        another: joined > 0 || after_comma,
+    })
+}
+
+/// How many of the first words read as a time (see [`time_in_text`]).
+fn timey_words(w: &[&str]) -> Option<usize> {
+    let clock = |w: &[&str]| !w.iter().any(|w| w.contains('.')) && parse_clock(w).is_ok();
+    match w {
+        ["at", rest @ ..] => timey_words(rest).map(|n| n + 1),
+        [first, ..]
+            if DayPart::of(first).is_some()
+                || matches!(
+                    *first,
+                    "noon" | "midday" | "midnight" | "today" | "tomorrow" | "tmrw"
+                ) =>
+        {
+            Some(1)
+        }
+        [a, b, ..] if clock(&[a, b]) => Some(2),
+        [a, ..] if clock(&[a]) => Some(1),
+        [day, next, ..] if weekday(day).is_some() && clock_like(next) => Some(2),
+        [day, ..] if weekday(day).is_some() && day.len() >= 6 => Some(1),
+        _ => None,
+    }
 }
 
 /// `Mon 30 Nov 09:00, in 14h 11m`: the instant in `now`'s time zone (with the
@@ -2844,8 +2968,11 @@ mod tests {
                 p1_at(2026, 11, 30, 9, 0, 0),
                 "25:00 is the new deadline",
             ),
+            // A text that starts with a clock time is asked about (see
+            // `text_that_starts_with_more_time_is_asked_about`); `--` says
+            // it is text.
             (
-                "fri 5pm 13:00 moved",
+                "fri 5pm -- 13:00 moved",
                 Mode::At,
                 p1_at(2026, 12, 4, 17, 0, 0),
                 "13:00 moved",
@@ -3695,5 +3822,79 @@ mod day_part_tests {
                 Err(e) => panic!("{typed:?} refused: {e}"),
             }
         }
+    }
+
+    /// Text after the time that starts with more time is asked about, the
+    /// way `fri 5 apples` is: never a time kept and the rest swallowed.
+    #[test]
+    fn text_that_starts_with_more_time_is_asked_about() {
+        let now = now();
+        for (typed, time, said) in [
+            ("9am evening call", "9am", "evening"),
+            ("fri 8pm night out", "fri 8pm", "night"),
+            ("tomorrow 9am Monday prep", "tomorrow 9am", "Monday"),
+            ("9am 7PM x", "9am", "7PM"),
+            ("9am at 5pm x", "9am", "at 5pm"),
+        ] {
+            assert_eq!(
+                split_time_prefix(typed, &now, Mode::At),
+                Err(WhenError::TimeInText {
+                    time: time.into(),
+                    said: said.into()
+                }),
+                "{typed:?}"
+            );
+        }
+        for (typed, time, said, second) in [
+            ("9am and 5pm x", "9am", "and 5pm", "5pm"),
+            ("9am, 5pm x", "9am", "5pm", "5pm"),
+            ("fri 9am & sat 10am x", "fri 9am", "& sat 10am", "sat 10am"),
+        ] {
+            assert_eq!(
+                split_time_prefix(typed, &now, Mode::At),
+                Err(WhenError::SecondTime {
+                    time: time.into(),
+                    said: said.into(),
+                    second: second.into()
+                }),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            split_time_prefix("9am evening call", &now, Mode::At).map_err(|e| e.to_string()),
+            Err("\"evening\" after \"9am\" looks like more of the time — say it all before the text, or write \"9am -- evening …\" to send it as text".into())
+        );
+        assert_eq!(
+            split_time_prefix("9am and 5pm x", &now, Mode::At).map_err(|e| e.to_string()),
+            Err("\"and 5pm\" after \"9am\": one time per message — send two, /at 9am … and /at 5pm …".into())
+        );
+        // `--` says where the time ends; a comma after it ends it too. A
+        // price, a number, a delay's text stay text.
+        for (typed, mode, want, text) in [
+            (
+                "9am -- morning stand-up",
+                Mode::At,
+                at(7, 9, 0),
+                "morning stand-up",
+            ),
+            ("fri 9am, call mom", Mode::At, at(11, 9, 0), "call mom"),
+            (
+                "9am 3.50 for lunch",
+                Mode::At,
+                at(7, 9, 0),
+                "3.50 for lunch",
+            ),
+            ("9am 5 apples", Mode::At, at(7, 9, 0), "5 apples"),
+            ("1h evening run", Mode::Later, at(7, 5, 22), "evening run"),
+        ] {
+            match split_time_prefix(typed, &now, mode) {
+                Ok((t, rest)) => assert_eq!((t, rest.as_str()), (want, text), "{typed:?}"),
+                Err(e) => panic!("{typed:?} refused: {e}"),
+            }
+        }
+        assert_eq!(
+            split_time_prefix("9am --", &now, Mode::At),
+            Err(WhenError::NothingToSend)
+        );
     }
 }

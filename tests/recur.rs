@@ -1579,3 +1579,67 @@ fn the_suggested_cron_for_a_2nd_weekday_is_taken() {
         ]
     );
 }
+
+/// The `/every` rows a tester found: the whole rule read and the text
+/// after it, or, when the text starts with more time, asked about.
+#[test]
+fn split_reads_parts_of_the_day_and_asks_about_more_time_in_the_text() {
+    let now = utc_at(2026, 12, 7, 4, 22);
+    for (input, describe, text) in [
+        (
+            "every sunday night check backups",
+            "every Sunday at 21:00",
+            "check backups",
+        ),
+        (
+            "every friday evening 6pm drinks",
+            "every Friday at 18:00",
+            "drinks",
+        ),
+        ("every monday evening x", "every Monday at 19:00", "x"),
+        ("every friday afternoon x", "every Friday at 15:00", "x"),
+        (
+            "every 2 weeks monday 9am payroll check",
+            "every 2 weeks on Monday at 09:00",
+            "payroll check",
+        ),
+        ("every 5pm x", "every day at 17:00", "x"),
+        ("every 9am x", "every day at 09:00", "x"),
+        (
+            "every friday 6pm -- evening drinks",
+            "every Friday at 18:00",
+            "evening drinks",
+        ),
+        ("daily 9am, check mail", "every day at 09:00", "check mail"),
+    ] {
+        let (s, t) = recur::split_prefix(input, &now).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(
+            (s.rule.describe().as_str(), t.as_str()),
+            (describe, text),
+            "{input}"
+        );
+    }
+    for (input, want) in [
+        (
+            "every weekday at 9am and 5pm x",
+            "\"and 5pm\" after \"weekday at 9am\": one time per rule — make two, e.g. /every weekday at 9am … and /every weekday 5pm …",
+        ),
+        (
+            "every mon 9am, fri 5pm x",
+            "\"fri 5pm\" after \"mon 9am\": one time per rule — make two, e.g. /every mon 9am … and /every fri 5pm …",
+        ),
+        (
+            "every friday 6pm evening drinks",
+            "\"evening\" after \"every friday 6pm\" looks like more of the rule — say it all before the text, or write \"every friday 6pm -- evening …\" to send it as text",
+        ),
+        (
+            "every second monday x",
+            "\"every second monday\" could be every other Monday or the 2nd Monday of each month — say every other monday, or cron \"0 9 * * 1#2\" for the 2nd",
+        ),
+    ] {
+        match recur::split_prefix(input, &now) {
+            Ok((s, t)) => panic!("{input}: {} | {t}", s.rule.describe()),
+            Err(e) => assert_eq!(e.to_string(), want, "{input}"),
+        }
+    }
+}
