@@ -22,10 +22,19 @@
 //! `every mon,wed,fri 8:30`, `every mon-fri 9am`, `every 2h`,
 //! `every 30 minutes`, `hourly`, `every month on the 1st 9am`,
 //! `every month on the last day 18:00`, `every year dec 24 18:00`,
-//! `yearly 18:00` / `annually` / `every year` (the date it is said on), and
+//! `yearly 18:00` / `annually` / `every year` (the date it is said on),
+//! `every 3 months on the 15th 9am`, `every 6 months` (on the 1st, as
+//! `every month`), `every other month`, `every 2 years` (the date it is
+//! said on, as `yearly`), `every 2 years dec 24 18:00`, and
 //! `cron "0 9 * * 1-5"` (five fields, quotes optional), each optionally
 //! followed by `until DATE` (a date alone means the end of that day) and
 //! `for N times` or `for DURATION`. A rule without a clock time fires at 09:00.
+//! Parts of the day read as with `/at` (`every sunday night` at 21:00,
+//! `every friday evening 6` at 18:00; see `when::DayPart`); a clock time
+//! or part of the day without days is every day (`every 5pm`, `every
+//! evening`); `every 2 weeks on monday 9am` and `every other monday` fire
+//! every N weeks on those days, counted from the first; `every second
+//! monday` (every other, or the 2nd of the month?) is asked about.
 //!
 //! # Semantics
 //!
@@ -36,6 +45,17 @@
 //!   fires once, at the first. These are the rules of the Open Cron Pattern
 //!   Specification, which `croner` implements; calendar rules are translated
 //!   to a cron pattern so that both kinds share one, tested, evaluator.
+//! * `every N months` / `every N years` (N of 2 or more) are wall-clock
+//!   rules counted in calendar months from the first occurrence (the next
+//!   date the rule names, kept as the series' anchor): the day of the month
+//!   is kept, and a month without it (the 31st in April, the 29th to 31st
+//!   in February) takes its last day — unlike `every month on the 31st`,
+//!   which skips such months, since skipping would leave `every 6 months
+//!   on the 31st` silent for a year. 29 Feb every N years fires in the
+//!   series' leap years only, as `yearly` does. They are evaluated here
+//!   rather than by croner (cron has no "every N months from this one"),
+//!   with croner's rules for a time in a gap or a fold; `every 1 month` /
+//!   `every 1 year` are the monthly and yearly rules.
 //! * Interval rules (`every 2h`) are exact elapsed time from the first
 //!   occurrence (one interval after the series is created).
 //! * Refused with a one-line reason: a rule that never fires, one that fires
@@ -50,7 +70,7 @@
 
 use chrono::{
     DateTime, Datelike, FixedOffset, Local, LocalResult, NaiveDate, NaiveDateTime, NaiveTime,
-    TimeZone, Timelike, Utc, Weekday,
+    Offset, TimeZone, Timelike, Utc, Weekday,
 };
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
@@ -90,9 +110,60 @@ pub enum RecurError {
     Time(#[from] WhenError),
     #[error("nothing to send after the rule")]
     NothingToSend,
+    /// The text after a rule starts with what reads as more of it
+    /// (`/every friday 6pm evening drinks`): the rule and those words.
+    #[error(
+        "{said:?} after {rule:?} looks like more of the rule — say it all before the text, or write \"{rule} -- {said} …\" to send it as text"
+    )]
+    MoreInText { rule: String, said: String },
+    /// A second time after the rule's (`every weekday at 9am and 5pm`,
+    /// `every mon 9am, fri 5pm`): the rule, the words of the second, and
+    /// the second as a rule of its own.
+    #[error(
+        "{said:?} after {rule:?}: one time per rule — make two, e.g. /every {rule} … and /every {second} …"
+    )]
+    SecondSlot {
+        rule: String,
+        said: String,
+        second: String,
+    },
+    /// `every second monday`: every other Monday, or the 2nd of the month?
+    #[error("{}", second_weekday_message(said, *day))]
+    SecondWeekday { said: String, day: Weekday },
+    /// `every sunday night 1am`: the small hours after a day are the next
+    /// day's, which a rule names.
+    #[error(
+        "{0:?} falls on the day after the one named — name that day (every monday 1am, not every sunday night 1am)"
+    )]
+    NightAfter(String),
+}
+
+/// `"every second monday" could be every other Monday or the 2nd Monday
+/// of each month — …`: both readings, and how to say each.
+fn second_weekday_message(said: &str, day: Weekday) -> String {
+    format!(
+        "{said:?} could be every other {d} or the 2nd {d} of each month — say every other {w}, or cron \"0 9 * * {n}#2\" for the 2nd",
+        d = full_day(day),
+        w = full_day(day).to_ascii_lowercase(),
+        n = day.num_days_from_sunday()
+    )
 }
 
 impl RecurError {
+    /// The error with the words it quotes as they were typed in `expr`
+    /// (see [`WhenError::quoting_as_typed`]).
+    fn quoting_as_typed(self, expr: &str) -> RecurError {
+        match self {
+            RecurError::Time(e) => RecurError::Time(e.quoting_as_typed(expr)),
+            RecurError::SecondWeekday { said, day } => RecurError::SecondWeekday {
+                said: when::as_typed(expr, &said),
+                day,
+            },
+            RecurError::NightAfter(s) => RecurError::NightAfter(when::as_typed(expr, &s)),
+            other => other,
+        }
+    }
+
     /// "Recognised but refused" (as opposed to "not a rule at all").
     fn is_specific(&self) -> bool {
         !matches!(
@@ -136,6 +207,26 @@ pub enum Rule {
     },
     /// A five-field cron pattern as the user wrote it.
     Cron { pattern: String, cron: Cron },
+    /// Every `months` calendar months (2 or more; a multiple of 12, for
+    /// years, with [`Days::YearDay`]) at a local time of day, counted from
+    /// the series' first occurrence (its anchor). `days` is a
+    /// [`Days::MonthDay`], where a month without that day takes its last
+    /// day, [`Days::LastOfMonth`], or a [`Days::YearDay`], where 29 Feb
+    /// fires in leap years only (as `yearly` does).
+    Months {
+        months: u32,
+        days: Days,
+        time: NaiveTime,
+    },
+    /// Every `weeks` weeks (2 or more) on some days of the week
+    /// ([`Days::Set`], [`Days::Weekdays`] or [`Days::Weekend`]) at a local
+    /// time of day, counted in weeks (Monday to Sunday) from the week of
+    /// the series' first occurrence (its anchor): `every other monday`.
+    Weeks {
+        weeks: u32,
+        days: Days,
+        time: NaiveTime,
+    },
 }
 
 /// A rule and where it ends.
@@ -276,6 +367,11 @@ fn utc(ms: i64) -> DateTime<Utc> {
 /// Parse a whole expression (rule and optional end) at `now`.
 pub fn parse<Tz: TimeZone>(expr: &str, now: &DateTime<Tz>) -> Result<Schedule, RecurError> {
     let trimmed = expr.trim();
+    read(trimmed, now).map_err(|e| e.quoting_as_typed(trimmed))
+}
+
+/// [`parse`] of a trimmed expression, its errors quoting its lower-cased words.
+fn read<Tz: TimeZone>(trimmed: &str, now: &DateTime<Tz>) -> Result<Schedule, RecurError> {
     if trimmed.is_empty() {
         return Err(RecurError::Empty);
     }
@@ -321,14 +417,55 @@ pub fn split_prefix<Tz: TimeZone>(
     now: &DateTime<Tz>,
 ) -> Result<(Schedule, String), RecurError> {
     let input = input.trim_start();
+    // `friday 6pm -- evening drinks`: the rule is what comes before the `--`.
+    if let Some((rule, text)) = when::split_at_dashes(input) {
+        match parse(rule, now) {
+            Ok(_) if text.is_empty() => return Err(RecurError::NothingToSend),
+            Ok(s) => return Ok((s, text.to_string())),
+            Err(e) if e.is_specific() => return Err(e),
+            Err(_) => {}
+        }
+    }
     let ends = prefix_ends(input);
     let mut last_err = RecurError::Empty;
     for (i, &end) in ends.iter().enumerate().rev() {
-        match parse(&input[..end], now) {
+        // `every mon 9am, …`: the comma ends the rule.
+        let prefix = input[..end].trim_end_matches(',');
+        match parse(prefix, now) {
             Ok(s) => {
                 let rest = input[end..].trim();
                 if rest.is_empty() {
                     return Err(RecurError::NothingToSend);
+                }
+                // Text that starts with more time (`every sunday 9pm night
+                // check`, `every weekday 9am and 5pm x`) is asked about:
+                // taken as text, the rule would fire at another time.
+                // (A cron pattern or an interval takes no more time: what
+                // follows is text.)
+                if matches!(
+                    s.rule,
+                    Rule::Calendar { .. } | Rule::Months { .. } | Rule::Weeks { .. }
+                ) && let Some(more) = when::time_in_text(rest, input[..end].ends_with(','))
+                {
+                    let rule = prefix.trim().to_string();
+                    return Err(if more.another {
+                        // As `/every` takes it: `every` is its own word.
+                        let rule = match rule.get(..6) {
+                            Some(e) if e.eq_ignore_ascii_case("every ") => rule[6..].trim().into(),
+                            _ => rule,
+                        };
+                        let second = second_rule(&rule, &more.second);
+                        RecurError::SecondSlot {
+                            rule,
+                            said: more.said,
+                            second,
+                        }
+                    } else {
+                        RecurError::MoreInText {
+                            rule,
+                            said: more.said,
+                        }
+                    });
                 }
                 // `until` right after a rule is its end, even one that
                 // cannot be read: not the first word of the message.
@@ -357,6 +494,38 @@ pub fn split_prefix<Tz: TimeZone>(
         }
     }
     Err(last_err)
+}
+
+/// The rule of a second time said after `rule` (`weekday at 9am` and
+/// `5pm`): that time on the rule's days (`weekday 5pm`), or the second as
+/// said when it names days of its own (`fri 5pm`).
+fn second_rule(rule: &str, second: &str) -> String {
+    let own = when::words_of(second);
+    let names_days = own.iter().any(|w| {
+        weekday_word(w).is_some()
+            || matches!(
+                w.as_str(),
+                "day" | "daily" | "weekday" | "weekdays" | "weekend" | "weekends"
+            )
+    });
+    if names_days {
+        return second.to_string();
+    }
+    let typed: Vec<&str> = rule.split_whitespace().collect();
+    let owned = when::words_of(rule);
+    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let Ok((mut days, _)) = trailing_clock(&words) else {
+        return second.to_string();
+    };
+    if let [d @ .., "at"] = days {
+        days = d;
+    }
+    match typed.get(..days.len()) {
+        Some(d) if !d.is_empty() && words.len() == typed.len() => {
+            format!("{} {second}", d.join(" "))
+        }
+        _ => second.to_string(),
+    }
 }
 
 /// The ends of a series said after its message: `text for N times`,
@@ -636,6 +805,12 @@ impl Rule {
     /// A rule alone (no `until` / `for`), e.g. the stored [`Rule::expression`].
     pub fn parse(expr: &str) -> Result<Rule, RecurError> {
         let trimmed = expr.trim();
+        Rule::read(trimmed).map_err(|e| e.quoting_as_typed(trimmed))
+    }
+
+    /// [`Rule::parse`] of a trimmed expression, its errors quoting its
+    /// lower-cased words.
+    fn read(trimmed: &str) -> Result<Rule, RecurError> {
         if trimmed.is_empty() {
             return Err(RecurError::Empty);
         }
@@ -666,6 +841,16 @@ impl Rule {
         if words.is_empty() {
             return Err(unrecognised());
         }
+        // `every second monday`: not a unit of time, and not one rule.
+        if let ["second" | "2nd", day, ..] = words
+            && let Some(day) = weekday_word(day)
+        {
+            let upto = said.len() - words.len() + 2;
+            return Err(RecurError::SecondWeekday {
+                said: when::quoted(&said[..upto].join(" ")),
+                day,
+            });
+        }
         // Intervals: "2h", "30 minutes", "1h30m", "hour", "hourly".
         let joined = words.join(" ");
         let bare_unit = match words {
@@ -694,12 +879,40 @@ impl Rule {
             return Ok(Rule::Interval { every_ms: ms });
         }
 
-        // Calendar rules: DAYS [at] [TIME].
+        // Calendar rules: DAYS [at] [TIME], where a part of the day may
+        // stand for the time or place its hour (`every sunday night`,
+        // `every friday evening 6`), as with `/at`.
+        let found = when::find_day_part(words);
+        let part_words: Vec<&str>;
+        let part = match found {
+            Some(f) if f.today => return Err(unrecognised()),
+            Some(f) => {
+                part_words = f.rest;
+                words = &part_words;
+                Some((f.part, f.said))
+            }
+            None => None,
+        };
         let (mut day_words, mut time) = trailing_clock(words)?;
+        if let (Some((p, part_said)), Some(t)) = (&part, time) {
+            let clock_words = &words[day_words.len()..];
+            let said_here = format!("{part_said} {}", clock_words.join(" "));
+            let t = p
+                .place(t, clock_words)
+                .ok_or_else(|| RecurError::Time(p.refusal(&said_here)))?;
+            if p.admits(t) == Some(true) {
+                return Err(RecurError::NightAfter(when::quoted(&said.join(" "))));
+            }
+            time = Some(t);
+        }
         if let [d @ .., "at"] = day_words {
             day_words = d;
         }
-        let mut days = parse_days(day_words, today);
+        let mut days = spaced_days(day_words, today);
+        // No days: every day (`every 5pm`, `every evening`).
+        if day_words.is_empty() && (time.is_some() || part.is_some()) {
+            days = Some(Ok((1, Days::Every, false)));
+        }
         // A bare hour after the days (`every mon 21`, `daily at 21`), read
         // as by `/at tomorrow 21`: 0 or 13 to 23 is that hour, 1 to 12 is
         // asked about. Only when the days do not read the number
@@ -713,8 +926,22 @@ impl Rule {
             if let [d @ .., "at"] = before {
                 before = d;
             }
-            if let Some(read) = parse_days(before, today) {
+            let read = match spaced_days(before, today) {
+                None if before.is_empty() => Some(Ok((1, Days::Every, false))),
+                r => r,
+            };
+            if let Some(read) = read {
                 let read = read?;
+                if let Some((p, part_said)) = &part {
+                    let said_here = format!("{part_said} {last}");
+                    let t = p
+                        .hour(hour)
+                        .ok_or_else(|| RecurError::Time(p.refusal(&said_here)))?;
+                    if p.admits(t) == Some(true) {
+                        return Err(RecurError::NightAfter(when::quoted(&said.join(" "))));
+                    }
+                    return Rule::spaced(read, t);
+                }
                 if (1..=12).contains(&hour) {
                     // The words as said, `every` included.
                     let after = &said[..said.len() - (words.len() - before.len())];
@@ -727,11 +954,36 @@ impl Rule {
                 days = Some(Ok(read));
             }
         }
-        let time = time.unwrap_or_else(|| {
-            NaiveTime::from_hms_opt(when::DEFAULT_HOUR, 0, 0).unwrap_or(NaiveTime::MIN)
+        let time = time.unwrap_or_else(|| match &part {
+            Some((p, _)) => p.time(),
+            None => NaiveTime::from_hms_opt(when::DEFAULT_HOUR, 0, 0).unwrap_or(NaiveTime::MIN),
         });
-        let days = days.ok_or_else(unrecognised)??;
-        Rule::calendar(days, time)
+        let read = days.ok_or_else(unrecognised)??;
+        Rule::spaced(read, time)
+    }
+
+    /// `every` months or years apart (as `days` says), or weeks when
+    /// `weeks`, 1 being the calendar rule of `days` itself.
+    fn spaced(
+        (every, days, weeks): (u32, Days, bool),
+        time: NaiveTime,
+    ) -> Result<Rule, RecurError> {
+        let months = match (every, &days) {
+            (0, _) => return Err(RecurError::Time(WhenError::NotPositive)),
+            (1, _) => return Rule::calendar(days, time),
+            (weeks_apart, _) if weeks => {
+                return Ok(Rule::Weeks {
+                    weeks: weeks_apart,
+                    days,
+                    time,
+                });
+            }
+            (n, Days::YearDay { .. }) => n
+                .checked_mul(12)
+                .ok_or(RecurError::Time(WhenError::OutOfRange))?,
+            (n, _) => n,
+        };
+        Ok(Rule::Months { months, days, time })
     }
 
     /// A calendar rule and its cron pattern.
@@ -775,14 +1027,48 @@ impl Rule {
 
     /// The rule in words: `every weekday at 09:00`, `every 2 hours`.
     pub fn describe(&self) -> String {
+        let clock = |time: &NaiveTime| {
+            if time.second() == 0 {
+                time.format("%H:%M").to_string()
+            } else {
+                time.format("%H:%M:%S").to_string()
+            }
+        };
         match self {
             Rule::Interval { every_ms } => describe_interval(*every_ms),
-            Rule::Calendar { days, time, .. } => {
-                let t = if time.second() == 0 {
-                    time.format("%H:%M").to_string()
-                } else {
-                    time.format("%H:%M:%S").to_string()
+            Rule::Months { months, days, time } => {
+                let d = match days {
+                    Days::YearDay { month, day } => format!(
+                        "every {} years on {day} {}",
+                        months / 12,
+                        MONTHS[(*month as usize).saturating_sub(1) % 12]
+                    ),
+                    Days::LastOfMonth => format!("every {months} months on the last day"),
+                    Days::MonthDay(n) => format!("every {months} months on the {}", ordinal(*n)),
+                    // Not built: see [`Rule::spaced`].
+                    _ => format!("every {months} months"),
                 };
+                format!("{d} at {}", clock(time))
+            }
+            Rule::Weeks { weeks, days, time } => {
+                let d = match days {
+                    Days::Weekdays => "weekdays".to_string(),
+                    Days::Weekend => "weekends".to_string(),
+                    Days::Set(set) if set.len() == 1 => full_day(set[0]).to_string(),
+                    Days::Set(set) => {
+                        let names: Vec<String> = set.iter().map(|d| d.to_string()).collect();
+                        let (last, init) = names
+                            .split_last()
+                            .map_or(("", &[][..]), |(l, i)| (l.as_str(), i));
+                        format!("{} and {last}", init.join(", "))
+                    }
+                    // Not built: see [`spaced_days`].
+                    _ => "every day".to_string(),
+                };
+                format!("every {weeks} weeks on {d} at {}", clock(time))
+            }
+            Rule::Calendar { days, time, .. } => {
+                let t = clock(time);
                 let d = match days {
                     Days::Every => "every day".to_string(),
                     Days::Weekdays => "every weekday".into(),
@@ -818,7 +1104,7 @@ impl Rule {
 
     fn cron(&self) -> Option<&Cron> {
         match self {
-            Rule::Interval { .. } => None,
+            Rule::Interval { .. } | Rule::Months { .. } | Rule::Weeks { .. } => None,
             Rule::Calendar { cron, .. } | Rule::Cron { cron, .. } => Some(cron),
         }
     }
@@ -828,6 +1114,20 @@ impl Rule {
     pub fn first<Tz: TimeZone>(&self, tz: &Tz, now_ms: i64) -> Option<i64> {
         match self {
             Rule::Interval { every_ms } => now_ms.checked_add(*every_ms),
+            // Its day in any month (in its month of any year): the first
+            // occurrence is where the counting starts.
+            Rule::Months { days, time, .. } => {
+                let (every, phase) = match days {
+                    Days::YearDay { month, .. } => (12, i64::from(*month) - 1),
+                    _ => (1, 0),
+                };
+                let spacing = Spacing { every, phase };
+                spacing.next_after(tz, days, *time, now_ms)
+            }
+            // The next of its days: the week counting starts from.
+            Rule::Weeks { days, time, .. } => {
+                Spacing { every: 1, phase: 0 }.next_week_after(tz, days, *time, now_ms)
+            }
             _ => self.next_after(tz, now_ms, now_ms),
         }
     }
@@ -843,6 +1143,11 @@ impl Rule {
                 let k = (after_ms - anchor_ms) / every_ms + 1;
                 k.checked_mul(*every_ms)?.checked_add(anchor_ms)
             }
+            Rule::Months { months, days, time } => {
+                Spacing::from_anchor(tz, *months, anchor_ms).next_after(tz, days, *time, after_ms)
+            }
+            Rule::Weeks { weeks, days, time } => Spacing::weeks_from_anchor(tz, *weeks, anchor_ms)
+                .next_week_after(tz, days, *time, after_ms),
             _ => {
                 let cron = self.cron()?;
                 let from = utc(after_ms).with_timezone(tz);
@@ -876,6 +1181,10 @@ impl Rule {
                 }
                 Some(anchor_ms + (t_ms - anchor_ms) / every_ms * every_ms)
             }
+            Rule::Months { months, days, time } => Spacing::from_anchor(tz, *months, anchor_ms)
+                .latest_at_or_before(tz, days, *time, t_ms),
+            Rule::Weeks { weeks, days, time } => Spacing::weeks_from_anchor(tz, *weeks, anchor_ms)
+                .latest_week_at_or_before(tz, days, *time, t_ms),
             _ => {
                 let from = utc(t_ms).with_timezone(tz);
                 self.cron()?
@@ -886,6 +1195,297 @@ impl Rule {
             }
         }
     }
+}
+
+/// How many months to look through for a [`Rule::Months`] occurrence
+/// before giving up (29 Feb every 3 years fires every 12; a date chrono
+/// cannot hold never does).
+const MONTHS_SCAN: usize = 1200;
+
+/// Which months a [`Rule::Months`] fires in: those a multiple of `every`
+/// away from the month `phase` (months counted from year 0).
+#[derive(Clone, Copy, Debug)]
+struct Spacing {
+    every: i64,
+    phase: i64,
+}
+
+/// A local date's month, counted from January of year 0.
+fn month_index(d: NaiveDate) -> i64 {
+    i64::from(d.year()) * 12 + i64::from(d.month0())
+}
+
+impl Spacing {
+    /// `months` apart, counted from the month of the series' first
+    /// occurrence (where it is in `tz`).
+    fn from_anchor<Tz: TimeZone>(tz: &Tz, months: u32, anchor_ms: i64) -> Spacing {
+        Spacing {
+            every: i64::from(months.max(1)),
+            phase: month_index(utc(anchor_ms).with_timezone(tz).date_naive()),
+        }
+    }
+
+    /// `weeks` apart, counted from the week (Monday to Sunday) of the
+    /// series' first occurrence (where it is in `tz`).
+    fn weeks_from_anchor<Tz: TimeZone>(tz: &Tz, weeks: u32, anchor_ms: i64) -> Spacing {
+        Spacing {
+            every: i64::from(weeks.max(1)),
+            phase: week_index(utc(anchor_ms).with_timezone(tz).date_naive()),
+        }
+    }
+
+    /// The first of `days` at `time` after `after_ms`, in one of the weeks.
+    fn next_week_after<Tz: TimeZone>(
+        self,
+        tz: &Tz,
+        days: &Days,
+        time: NaiveTime,
+        after_ms: i64,
+    ) -> Option<i64> {
+        // From the day before: a gap can carry a time into the next day.
+        let from = utc(after_ms).with_timezone(tz).date_naive().pred_opt()?;
+        let mut w = self.align(week_index(from), false);
+        for _ in 0..3 {
+            for d in week_days(days) {
+                if let Some(t) = week_occurrence(tz, w, d, time)
+                    && t > after_ms
+                {
+                    return Some(t);
+                }
+            }
+            w = w.checked_add(self.every)?;
+        }
+        None
+    }
+
+    /// The last of `days` at `time` at or before `t_ms`, in one of the weeks.
+    fn latest_week_at_or_before<Tz: TimeZone>(
+        self,
+        tz: &Tz,
+        days: &Days,
+        time: NaiveTime,
+        t_ms: i64,
+    ) -> Option<i64> {
+        let from = utc(t_ms).with_timezone(tz).date_naive().succ_opt()?;
+        let mut w = self.align(week_index(from), true);
+        for _ in 0..3 {
+            for d in week_days(days).into_iter().rev() {
+                if let Some(t) = week_occurrence(tz, w, d, time)
+                    && t <= t_ms
+                {
+                    return Some(t);
+                }
+            }
+            w = w.checked_sub(self.every)?;
+        }
+        None
+    }
+
+    /// The month at or after `m` (before it when `back`) that is one of them.
+    fn align(self, m: i64, back: bool) -> i64 {
+        let off = (m - self.phase).rem_euclid(self.every);
+        match (back, off) {
+            (_, 0) => m,
+            (false, _) => m + self.every - off,
+            (true, _) => m - off,
+        }
+    }
+
+    fn next_after<Tz: TimeZone>(
+        self,
+        tz: &Tz,
+        days: &Days,
+        time: NaiveTime,
+        after_ms: i64,
+    ) -> Option<i64> {
+        // From the month before: a gap can carry a time into the next day.
+        let from = month_index(utc(after_ms).with_timezone(tz).date_naive()) - 1;
+        let mut m = self.align(from, false);
+        for _ in 0..MONTHS_SCAN {
+            if let Some(t) = month_occurrence(tz, days, time, m)
+                && t > after_ms
+            {
+                return Some(t);
+            }
+            m = m.checked_add(self.every)?;
+        }
+        None
+    }
+
+    fn latest_at_or_before<Tz: TimeZone>(
+        self,
+        tz: &Tz,
+        days: &Days,
+        time: NaiveTime,
+        t_ms: i64,
+    ) -> Option<i64> {
+        let from = month_index(utc(t_ms).with_timezone(tz).date_naive()) + 1;
+        let mut m = self.align(from, true);
+        for _ in 0..MONTHS_SCAN {
+            if let Some(t) = month_occurrence(tz, days, time, m)
+                && t <= t_ms
+            {
+                return Some(t);
+            }
+            m = m.checked_sub(self.every)?;
+        }
+        None
+    }
+}
+
+/// A local date's week (Monday to Sunday), counted from the week of
+/// 1 January of year 1 (a Monday).
+fn week_index(d: NaiveDate) -> i64 {
+    (i64::from(d.num_days_from_ce()) - 1).div_euclid(7)
+}
+
+/// The days of the week a [`Rule::Weeks`] fires on, Monday first.
+fn week_days(days: &Days) -> Vec<Weekday> {
+    use Weekday::*;
+    match days {
+        Days::Weekdays => vec![Mon, Tue, Wed, Thu, Fri],
+        Days::Weekend => vec![Sat, Sun],
+        Days::Set(set) => set.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Day `d` of week `w` ([`week_index`]) at `time`, as a wall-clock rule
+/// takes it.
+fn week_occurrence<Tz: TimeZone>(tz: &Tz, w: i64, d: Weekday, time: NaiveTime) -> Option<i64> {
+    let day = w
+        .checked_mul(7)?
+        .checked_add(1 + i64::from(d.num_days_from_monday()))?;
+    let date = NaiveDate::from_num_days_from_ce_opt(i32::try_from(day).ok()?)?;
+    wall_clock_instant(tz, date.and_time(time))
+}
+
+/// A [`Rule::Months`] occurrence in month `m` ([`month_index`]), if it has
+/// one: a day the month lacks is its last day, except 29 Feb of a
+/// [`Days::YearDay`], which only leap years have.
+fn month_occurrence<Tz: TimeZone>(tz: &Tz, days: &Days, time: NaiveTime, m: i64) -> Option<i64> {
+    let year = i32::try_from(m.div_euclid(12)).ok()?;
+    let month = u32::try_from(m.rem_euclid(12)).ok()? + 1;
+    let next_month = match month {
+        12 => NaiveDate::from_ymd_opt(year.checked_add(1)?, 1, 1)?,
+        _ => NaiveDate::from_ymd_opt(year, month + 1, 1)?,
+    };
+    let last = next_month.pred_opt()?.day();
+    let day = match days {
+        Days::MonthDay(d) => (*d).min(last),
+        Days::LastOfMonth => last,
+        Days::YearDay { month: on, day } if *on == month && *day <= last => *day,
+        _ => return None,
+    };
+    wall_clock_instant(
+        tz,
+        NaiveDate::from_ymd_opt(year, month, day)?.and_time(time),
+    )
+}
+
+/// A local time as a wall-clock rule takes it (as croner does for the
+/// others): a time that happens twice is the first; one that does not
+/// exist (in a gap the clocks jump over) is the first instant after the gap.
+fn wall_clock_instant<Tz: TimeZone>(tz: &Tz, local: NaiveDateTime) -> Option<i64> {
+    match tz.from_local_datetime(&local) {
+        LocalResult::Single(t) => return Some(t.timestamp_millis()),
+        LocalResult::Ambiguous(a, b) => return Some(a.min(b).timestamp_millis()),
+        LocalResult::None => {}
+    }
+    let offset_at = |secs: i64| {
+        DateTime::from_timestamp(secs, 0).map(|t| {
+            tz.offset_from_utc_datetime(&t.naive_utc())
+                .fix()
+                .local_minus_utc()
+        })
+    };
+    // Zones do not change offset twice in a day: a day before, the offset
+    // is the one before the gap; read with it, `local` lands past the gap.
+    let day_before = local.checked_sub_signed(chrono::Duration::days(1))?;
+    let before = tz
+        .offset_from_utc_datetime(&day_before)
+        .fix()
+        .local_minus_utc();
+    let past = local.and_utc().timestamp() - i64::from(before);
+    let after = offset_at(past)?;
+    // The gap starts less than its length before `past`: its first second
+    // is the first with the new offset.
+    let (mut lo, mut hi) = (past - i64::from((after - before).max(0)), past);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if offset_at(mid)? == after {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi.checked_mul(1000)
+}
+
+/// The days of a calendar rule, and how many months (for a monthly rule),
+/// years (for a yearly one) or weeks (with `true`: for days of the week)
+/// apart they are: 1 for the rules of [`parse_days`], N for `every N
+/// months …`, `every N years …` (`6mo`, `2 yrs`, `other` for 2), `every N
+/// weeks on DAYS` and `every other DAYS` (`every other monday`).
+fn spaced_days(
+    words: &[&str],
+    today: Option<NaiveDate>,
+) -> Option<Result<(u32, Days, bool), RecurError>> {
+    let unit_of = |w: &str| match w {
+        "month" | "months" | "mo" | "mos" => Some("month"),
+        "year" | "years" | "yr" | "yrs" => Some("year"),
+        "week" | "weeks" | "wk" | "wks" | "w" => Some("week"),
+        _ => None,
+    };
+    let count = |w: &str| match w {
+        "other" => Some(Ok(2)),
+        _ if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) => Some(
+            w.parse::<u32>()
+                .map_err(|_| RecurError::Time(WhenError::OutOfRange)),
+        ),
+        _ => None,
+    };
+    let glued = |w: &str| {
+        let digits = w.find(|c: char| !c.is_ascii_digit()).unwrap_or(w.len());
+        Some((count(&w[..digits])?, unit_of(&w[digits..])?))
+    };
+    let (n, unit, rest) = match words {
+        [n, unit, rest @ ..] if count(n).is_some() && unit_of(unit).is_some() => {
+            (count(n)?, unit_of(unit)?, rest)
+        }
+        [w, rest @ ..] if glued(w).is_some() => {
+            let (n, unit) = glued(w)?;
+            (n, unit, rest)
+        }
+        // `every other monday`, `every other mon, fri`
+        ["other", rest @ ..] if !rest.is_empty() => (Ok(2), "week", rest),
+        _ => return parse_days(words, today).map(|d| d.map(|d| (1, d, false))),
+    };
+    let n = match n {
+        Ok(n) => n,
+        Err(e) => return Some(Err(e)),
+    };
+    if unit == "week" {
+        // `every 2 weeks` alone is an interval (read before this).
+        let rest = match rest {
+            ["on", r @ ..] => r,
+            r => r,
+        };
+        return match parse_days(rest, today)? {
+            Ok(d @ (Days::Set(_) | Days::Weekdays | Days::Weekend)) => Some(Ok((n, d, true))),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        };
+    }
+    let days: Vec<&str> = std::iter::once(unit).chain(rest.iter().copied()).collect();
+    Some(match parse_days(&days, today)? {
+        Ok(d) => Ok((n, d, false)),
+        // Quoted as said, not as `month …`.
+        Err(RecurError::Time(WhenError::NoSuchTime(_))) => {
+            Err(RecurError::Time(WhenError::NoSuchTime(words.join(" "))))
+        }
+        Err(e) => Err(e),
+    })
 }
 
 /// The clock time at the end of `words`, if any, and the words before it.
@@ -1469,6 +2069,11 @@ mod tests {
             "every year dec 24 18:00",
             "every day at 09:00:30",
             "cron \"0 9 * * 1-5\"",
+            "every 6 months on the 15th 9am",
+            "every other month",
+            "every 2 months on the last day 18:00",
+            "every 2 years dec 24 18:00",
+            "every 3 years on 29 feb",
         ] {
             let r = Rule::parse(e).unwrap();
             assert_eq!(

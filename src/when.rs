@@ -24,6 +24,16 @@
 //!   means its *next* occurrence: today if still ahead, else tomorrow — but
 //!   a time that came less than a minute ago means now (typed while it was
 //!   ahead, Enter may come just after).
+//! * Parts of the day (`/at` only; see [`DayPart`]): `morning` (09:00),
+//!   `afternoon` (15:00), `evening` (19:00), `night` and `tonight` (21:00),
+//!   alone or after a day (`tomorrow evening`, `fri night`, `this morning`,
+//!   `tomorrow in the morning`), and with a clock time, whose hour they
+//!   place in their half of the day (`tomorrow evening 7` is 19:00,
+//!   `morning 7` 07:00, `7 in the evening`, `8pm tonight`); a time outside
+//!   the part (`evening 7am`) is refused, as is `tonight` once it is over.
+//!   A bare part right after a clock time (`fri 8pm night out`) is not
+//!   taken: it is more likely the text's, and the composer asks.
+//!   `17.30` is 17:30, as `17:30`.
 //! * Dates (`/at` only), optionally followed (or preceded) by a clock time,
 //!   optionally joined by `at` / `on`: `today`, `tomorrow` (`tmrw`), weekdays
 //!   (`fri`, `friday`, `tues`, `thurs`, ...), `this fri`, `next monday`,
@@ -97,9 +107,14 @@ pub enum WhenError {
     )]
     NotASpan(String),
     /// [`parse_age`]: `6m` where months are read too. Carries the amount
-    /// and its `m`.
-    #[error("{0:?} could be minutes or months — say {0}in or {0}o")]
-    MinutesOrMonths(String),
+    /// and its `m` as typed (`6M`, `6 m`) and the amount alone (`6`).
+    #[error("{said:?} could be minutes or months — say {amount}min or {amount}mo")]
+    MinutesOrMonths { said: String, amount: String },
+    /// [`parse_age`]: a number without a unit (`1`); carries it as typed.
+    #[error(
+        "{0:?} has no unit — say {0}h, {0}d, {0}w, {0}mo or {0}y (a month is 30 days, a year 365)"
+    )]
+    NoUnit(String),
     /// `Mode::Later` was given a point in time.
     #[error("{0:?} is a point in time, not a duration — use /at for that, or e.g. /later 1h30m")]
     TimeNotDuration(String),
@@ -117,9 +132,40 @@ pub enum WhenError {
     /// evening? Carries the hour and the words it follows.
     #[error("{}", ambiguous_hour_message(*hour, &format!("after {after:?}")))]
     AmbiguousHourAfter { hour: u32, after: String },
+    /// A part of the day and a clock time that is not in it (`evening 7am`,
+    /// `morning 8`): carries the words as said, the part and its hours.
+    #[error("{said:?} does not fit: the {part} is {hours} — give the time alone (e.g. 7am, 19:00)")]
+    NotInDayPart {
+        said: String,
+        part: &'static str,
+        hours: &'static str,
+    },
+    /// A part of today that is over (`tonight` at 22:00, `this morning` at
+    /// noon): carries the words and the time they stand for.
+    #[error("{said:?} is over ({at} has passed) — give a time still ahead, or a delay with /later")]
+    DayPartOver { said: String, at: String },
+    /// The text after a time starts with what reads as more of it (`/at
+    /// 9am evening call`): carries the time and those words as typed.
+    #[error(
+        "{said:?} after {time:?} looks like more of the time — say it all before the text, or write \"{time} -- {said} …\" to send it as text"
+    )]
+    TimeInText { time: String, said: String },
+    /// A second time after the first (`/at 9am and 5pm x`): carries the
+    /// first, the words of the second as typed, and the second alone.
+    #[error(
+        "{said:?} after {time:?}: one time per message — send two, /at {time} … and /at {second} …"
+    )]
+    SecondTime {
+        time: String,
+        said: String,
+        second: String,
+    },
     /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
     #[error("no such date or time: {0:?}")]
     NoSuchTime(String),
+    /// A repeating rule's clock time with a zone (`9am utc`); carries the time.
+    #[error("{0:?} has a time zone — a repeating rule follows your local time: leave out the zone")]
+    ZoneInRule(String),
     /// Resolves to an instant that is not after now; carries the instant as
     /// shown to the user, e.g. `Sun 29 Nov 08:00`.
     #[error("that time is in the past ({0})")]
@@ -195,6 +241,16 @@ fn parse_any_time<Tz: TimeZone>(
     mode: Mode,
 ) -> Result<DateTime<Utc>, WhenError> {
     let trimmed = expr.trim();
+    read_any_time(trimmed, now, mode).map_err(|e| e.quoting_as_typed(trimmed))
+}
+
+/// [`parse_any_time`] of a trimmed expression, its errors quoting its
+/// lower-cased words.
+fn read_any_time<Tz: TimeZone>(
+    trimmed: &str,
+    now: &DateTime<Tz>,
+    mode: Mode,
+) -> Result<DateTime<Utc>, WhenError> {
     if trimmed.is_empty() {
         return Err(WhenError::Empty);
     }
@@ -252,7 +308,7 @@ pub fn parse_duration(expr: &str) -> Result<Duration, WhenError> {
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     match duration_ms(&words, false) {
         Ok(ms) => Duration::try_milliseconds(ms).ok_or(WhenError::OutOfRange),
-        Err(PErr::Fail(e)) => Err(e),
+        Err(PErr::Fail(e)) => Err(e.quoting_as_typed(trimmed)),
         Err(PErr::NoMatch) => Err(WhenError::NotADuration(quoted(trimmed))),
     }
 }
@@ -272,9 +328,20 @@ pub fn parse_age(expr: &str) -> Result<Duration, WhenError> {
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     match duration_ms(&words, true) {
         Ok(ms) => Duration::try_milliseconds(ms).ok_or(WhenError::OutOfRange),
-        Err(PErr::Fail(e)) => Err(e),
+        Err(PErr::Fail(e)) => Err(e.quoting_as_typed(trimmed)),
+        // A number alone: hours, days, months? (0 of anything is 0: the
+        // caller may take it.)
+        Err(PErr::NoMatch) if is_number(trimmed) => Err(WhenError::NoUnit(quoted(trimmed))),
         Err(PErr::NoMatch) => Err(WhenError::NotASpan(quoted(trimmed))),
     }
+}
+
+/// `1`, `30`, `1.5`: digits, with at most one decimal point inside.
+fn is_number(s: &str) -> bool {
+    let (int, frac) = s.split_once('.').unwrap_or((s, "0"));
+    [int, frac]
+        .iter()
+        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// For `/later 1h check the build` and `/at tomorrow 9am stand-up notes`:
@@ -292,15 +359,45 @@ pub fn split_time_prefix<Tz: TimeZone>(
     now: &DateTime<Tz>,
     mode: Mode,
 ) -> Result<(DateTime<Utc>, String), WhenError> {
+    // `9am -- evening class`: the time is what comes before the `--`.
+    if let Some((time, text)) = split_at_dashes(input) {
+        match parse_time(time, now, mode) {
+            Ok(_) if text.is_empty() => return Err(WhenError::NothingToSend),
+            Ok(due) => return Ok((due, text.to_string())),
+            Err(e) if is_specific(&e) => return Err(e),
+            Err(_) => {}
+        }
+    }
     let ends = word_ends(input, MAX_PREFIX_WORDS);
     let mut shortest_err = WhenError::Empty;
     for &end in ends.iter().rev() {
-        let prefix = &input[..end];
+        // `fri 9am, call mom`: the comma ends the time.
+        let prefix = input[..end].trim_end_matches(',');
         match parse_time(prefix, now, mode) {
             Ok(due) => {
                 let rest = input[end..].trim();
                 if rest.is_empty() {
                     return Err(WhenError::NothingToSend);
+                }
+                // Text that starts with more time (`/at 9am evening
+                // call`, `/at 9am and 5pm x`) is asked about: taken as
+                // text, the time would be another than the one meant.
+                if mode == Mode::At
+                    && let Some(more) = time_in_text(rest, input[..end].ends_with(','))
+                {
+                    let time = prefix.trim().to_string();
+                    return Err(if more.another {
+                        WhenError::SecondTime {
+                            time,
+                            said: more.said,
+                            second: more.second,
+                        }
+                    } else {
+                        WhenError::TimeInText {
+                            time,
+                            said: more.said,
+                        }
+                    });
                 }
                 return Ok((due, rest.to_string()));
             }
@@ -317,6 +414,84 @@ pub fn split_time_prefix<Tz: TimeZone>(
 /// same). What is stored, and what `--json` prints, stays as it was.
 pub fn happened(at_ms: i64, now_ms: i64) -> i64 {
     at_ms.min(now_ms)
+}
+
+/// `9am -- evening class` -> (`9am`, `evening class`): a `--` word among
+/// the first words of a time and its text says where the time ends.
+pub(crate) fn split_at_dashes(input: &str) -> Option<(&str, &str)> {
+    let mut at = 0;
+    for (n, w) in input.split_whitespace().enumerate() {
+        let start = at + input[at..].find(w)?;
+        at = start + w.len();
+        if n > MAX_PREFIX_WORDS + 10 {
+            return None;
+        }
+        if w == "--" && n > 0 {
+            return Some((input[..start].trim(), input[at..].trim()));
+        }
+    }
+    None
+}
+
+/// What the text after a time starts with when it reads as more time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MoreTime {
+    /// Those words as typed (`evening`, `and 5pm`).
+    pub(crate) said: String,
+    /// The time alone, without a joining word (`5pm`).
+    pub(crate) second: String,
+    /// Another time, not more of the first: after `and`, `&`, `then`,
+    /// `or`, or a comma that ended the time.
+    pub(crate) another: bool,
+}
+
+/// Whether `rest`, the text after a time, starts with words that read as
+/// time: a part of the day (`evening`, `tonight`), `noon`, `today`,
+/// `tomorrow`, a clock time (`7pm`, `19:00`, `7 pm`, `at 5pm`; not `3.50`,
+/// more likely a price), a day's full name (`monday`) or a short one with
+/// a clock time after it (`fri 5pm`) — or any of those after `and`, `&`,
+/// `then` or `or`, or after a comma that ended the time (`after_comma`),
+/// which make it a second time.
+pub(crate) fn time_in_text(rest: &str, after_comma: bool) -> Option<MoreTime> {
+    let owned = words_of(rest);
+    let words: Vec<&str> = owned.iter().map(|w| w.trim_end_matches(',')).collect();
+    let (joined, body) = match words.as_slice() {
+        ["and" | "&" | "then" | "or", b @ ..] => (1, b),
+        b => (0, b),
+    };
+    let n = timey_words(body)?;
+    let typed: Vec<&str> = rest.split_whitespace().collect();
+    let take = |from: usize, to: usize| {
+        let w = typed.get(from..to.min(typed.len())).unwrap_or_default();
+        quoted(w.join(" ").trim_end_matches(','))
+    };
+    Some(MoreTime {
+        said: take(0, joined + n),
+        second: take(joined, joined + n),
+        another: joined > 0 || after_comma,
+    })
+}
+
+/// How many of the first words read as a time (see [`time_in_text`]).
+fn timey_words(w: &[&str]) -> Option<usize> {
+    let clock = |w: &[&str]| !w.iter().any(|w| w.contains('.')) && parse_clock(w).is_ok();
+    match w {
+        ["at", rest @ ..] => timey_words(rest).map(|n| n + 1),
+        [first, ..]
+            if DayPart::of(first).is_some()
+                || matches!(
+                    *first,
+                    "noon" | "midday" | "midnight" | "today" | "tomorrow" | "tmrw"
+                ) =>
+        {
+            Some(1)
+        }
+        [a, b, ..] if clock(&[a, b]) => Some(2),
+        [a, ..] if clock(&[a]) => Some(1),
+        [day, next, ..] if weekday(day).is_some() && clock_like(next) => Some(2),
+        [day, ..] if weekday(day).is_some() && day.len() >= 6 => Some(1),
+        _ => None,
+    }
 }
 
 /// `Mon 30 Nov 09:00, in 14h 11m`: the instant in `now`'s time zone (with the
@@ -410,13 +585,19 @@ pub fn parse_until<Tz: TimeZone>(
     now: &DateTime<Tz>,
 ) -> Result<DateTime<Utc>, WhenError> {
     let trimmed = expr.trim();
+    read_until(trimmed, now).map_err(|e| e.quoting_as_typed(trimmed))
+}
+
+/// [`parse_until`] of a trimmed expression, its errors quoting its
+/// lower-cased words.
+fn read_until<Tz: TimeZone>(trimmed: &str, now: &DateTime<Tz>) -> Result<DateTime<Utc>, WhenError> {
     let owned = words_of(trimmed);
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     let today = now.date_naive();
     let date = match parse_date(&words, today) {
         Ok(d) => d,
         Err(PErr::Fail(e)) => return Err(e),
-        Err(PErr::NoMatch) => return parse_any_time(trimmed, now, Mode::At),
+        Err(PErr::NoMatch) => return read_any_time(trimmed, now, Mode::At),
     };
     let plus = |n: i64| {
         today
@@ -457,10 +638,7 @@ pub(crate) fn clock_time(words: &[&str]) -> Option<Result<NaiveTime, WhenError>>
         Ok(Clock { offset: None, time }) => Some(Ok(time)),
         Ok(Clock {
             offset: Some(_), ..
-        }) => Some(Err(WhenError::NoSuchTime(format!(
-            "{} (a repeating rule follows your local time: leave out the zone)",
-            quoted(&words.join(" "))
-        )))),
+        }) => Some(Err(WhenError::ZoneInRule(quoted(&words.join(" "))))),
         Err(PErr::Fail(e)) => Some(Err(e)),
         Err(PErr::NoMatch) => None,
     }
@@ -530,6 +708,104 @@ pub(crate) fn quoted(s: &str) -> String {
         out.push('…');
     }
     out
+}
+
+impl WhenError {
+    /// The error with the words it quotes as they were typed in `expr`:
+    /// they were read from [`words_of`], in lower case (`13PM`, not `13pm`).
+    pub(crate) fn quoting_as_typed(self, expr: &str) -> WhenError {
+        use WhenError as E;
+        match self {
+            E::Unrecognised(s) => E::Unrecognised(as_typed(expr, &s)),
+            E::NotADuration(s) => E::NotADuration(as_typed(expr, &s)),
+            E::NotASpan(s) => E::NotASpan(as_typed(expr, &s)),
+            E::NoUnit(s) => E::NoUnit(as_typed(expr, &s)),
+            E::TimeNotDuration(s) => E::TimeNotDuration(as_typed(expr, &s)),
+            E::NoSuchTime(s) => E::NoSuchTime(as_typed(expr, &s)),
+            E::ZoneInRule(s) => E::ZoneInRule(as_typed(expr, &s)),
+            E::MinutesOrMonths { said, amount } => E::MinutesOrMonths {
+                said: as_typed(expr, &said),
+                amount,
+            },
+            E::AmbiguousHourAfter { hour, after } => E::AmbiguousHourAfter {
+                hour,
+                after: as_typed(expr, &after),
+            },
+            E::NotInDayPart { said, part, hours } => E::NotInDayPart {
+                said: as_typed(expr, &said),
+                part,
+                hours,
+            },
+            E::DayPartOver { said, at } => E::DayPartOver {
+                said: as_typed(expr, &said),
+                at,
+            },
+            other => other,
+        }
+    }
+}
+
+/// `part`, words read from `expr` by [`words_of`] (lower-cased, single
+/// spaces, maybe shortened by [`quoted`]), as `expr` spells them: the first
+/// place in `expr` they match, a word's start first; `part` itself when
+/// they are not found.
+pub(crate) fn as_typed(expr: &str, part: &str) -> String {
+    let (needle, cut) = match part.strip_suffix('…') {
+        Some(p) => (p, "…"),
+        None => (part, ""),
+    };
+    if needle.is_empty() {
+        return part.to_string();
+    }
+    let starts = || expr.char_indices().map(|(i, _)| i);
+    let word_start = |i: usize| i == 0 || expr[..i].ends_with(char::is_whitespace);
+    starts()
+        .filter(|&i| word_start(i))
+        .chain(starts().filter(|&i| !word_start(i)))
+        .find_map(|i| typed_match(&expr[i..], needle))
+        .map_or_else(|| part.to_string(), |m| format!("{m}{cut}"))
+}
+
+/// The start of `hay` that reads as `needle` (see [`as_typed`]): letters
+/// in either case, a space for any run of white space, and what
+/// [`words_of`] glued onto a clock time (`9am utc` is `9amz`, `9:00 +02:00`
+/// is `9:00+02:00`) unglued again.
+fn typed_match<'h>(hay: &'h str, needle: &str) -> Option<&'h str> {
+    let mut at = 0;
+    let mut wanted = needle.chars().peekable();
+    while let Some(c) = wanted.next() {
+        let rest = &hay[at..];
+        let gap = rest.len() - rest.trim_start().len();
+        if c == ' ' {
+            if gap == 0 {
+                return None;
+            }
+            at += gap;
+            continue;
+        }
+        // A zone word glued on as `z`.
+        if c == 'z' && wanted.peek().is_none_or(|n| *n == ' ') && gap > 0 {
+            let word = rest.trim_start();
+            let len = word.find(char::is_whitespace).unwrap_or(word.len());
+            if ["utc", "gmt", "z"]
+                .iter()
+                .any(|z| word[..len].eq_ignore_ascii_case(z))
+            {
+                at += gap + len;
+                continue;
+            }
+        }
+        // An offset glued on.
+        if (c == '+' || c == '-') && gap > 0 && rest.trim_start().starts_with(c) {
+            at += gap;
+        }
+        let h = hay[at..].chars().next()?;
+        if h.to_ascii_lowercase() != c {
+            return None;
+        }
+        at += h.len_utf8();
+    }
+    Some(&hay[..at])
 }
 
 /// Byte offsets just after each of the first `max` whitespace-separated words.
@@ -617,10 +893,12 @@ fn iso_date_parts(w: &str) -> Option<(i32, u32, u32)> {
 // `midnight`, `hours`, `month` … as a zero-length duration, i.e. now.
 
 /// A piece of a duration word: a number (in thousandths, so `1.5` is 1500)
-/// or a run of letters. `1h30m` is `[1000, "h", 30000, "m"]`.
+/// or a run of letters. `1h30m` is `[1000, "h", 30000, "m"]`. A number
+/// keeps its text, and whether its word goes on after it (`30m`, not `30 m`),
+/// for an error to quote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Atom<'a> {
-    Num(i128),
+    Num { n: i128, text: &'a str, glued: bool },
     Word(&'a str),
 }
 
@@ -659,7 +937,11 @@ fn atoms<'a>(words: &[&'a str]) -> Option<Vec<Atom<'a>>> {
                     let scale = 10i128.pow(3 - u32::try_from(frac.len()).ok()?);
                     frac.parse::<i128>().ok()? * scale
                 };
-                out.push(Atom::Num(int * 1000 + frac_val));
+                out.push(Atom::Num {
+                    n: int * 1000 + frac_val,
+                    text: &w[start..i],
+                    glued: i < b.len(),
+                });
             } else if b[i].is_ascii_alphabetic() {
                 while i < b.len() && b[i].is_ascii_alphabetic() {
                     i += 1;
@@ -742,23 +1024,30 @@ fn duration_ms(words: &[&str], calendar: bool) -> Result<i64, PErr> {
         if last_unit.is_some() && atoms[i] == Atom::Word("and") {
             i += 1;
         }
-        let amount = match atoms.get(i) {
-            Some(Atom::Num(n)) => {
+        // The amount, and its words as an error quotes them before a unit.
+        let (amount, said) = match atoms.get(i) {
+            Some(Atom::Num { n, text, glued }) => {
                 i += 1;
-                *n
+                (*n, format!("{text}{}", if *glued { "" } else { " " }))
             }
             // Only the first component may be a word: in "/later 20m a second
             // message" the "a second" belongs to the message, not the delay.
-            Some(Atom::Word("a" | "an" | "one")) if last_unit.is_none() && seen.is_empty() => {
+            Some(Atom::Word(w @ ("a" | "an" | "one")))
+                if last_unit.is_none() && seen.is_empty() =>
+            {
                 i += 1;
-                1000
+                (1000, format!("{w} "))
             }
             // "half an hour"
             Some(Atom::Word("half"))
                 if seen.is_empty() && matches!(atoms.get(i + 1), Some(Atom::Word("a" | "an"))) =>
             {
+                let an = match atoms.get(i + 1) {
+                    Some(Atom::Word(an)) => an,
+                    _ => "an",
+                };
                 i += 2;
-                500
+                (500, format!("half {an} "))
             }
             _ => return Err(PErr::NoMatch),
         };
@@ -769,7 +1058,10 @@ fn duration_ms(words: &[&str], calendar: bool) -> Result<i64, PErr> {
         if calendar && *unit == "m" && last_unit != Some(HOUR_MS) {
             let n = format!("{}.{:03}", amount / 1000, amount % 1000);
             let n = n.trim_end_matches('0').trim_end_matches('.');
-            return Err(PErr::Fail(WhenError::MinutesOrMonths(format!("{n}m"))));
+            return Err(PErr::Fail(WhenError::MinutesOrMonths {
+                said: format!("{said}m"),
+                amount: n.to_string(),
+            }));
         }
         let per = unit_ms(unit, calendar).ok_or(PErr::NoMatch)?;
         // Each unit once: "1h 1h" is more likely a typo than a sum.
@@ -906,8 +1198,9 @@ fn clock_token(w: &str, meridiem_word: Option<bool>, shown: &str) -> Result<Cloc
     } else {
         Some(parse_offset(rest).ok_or(PErr::NoMatch)?)
     };
-    // `9` alone is ambiguous (9am? 9 minutes?); `1.5` is a number, not 1:05.
-    if pm.is_none() && sep != Some(b':') {
+    // `9` alone is ambiguous (9am? 9 minutes?); `1.5` is a number, not
+    // 1:05; `17.30` (two digits after the point) is 17:30, as `17:30`.
+    if pm.is_none() && sep.is_none() {
         return Err(PErr::NoMatch);
     }
     let no_such = || PErr::Fail(WhenError::NoSuchTime(quoted(shown)));
@@ -1151,21 +1444,227 @@ fn parse_absolute<Tz: TimeZone>(
             .ok_or(PErr::Fail(WhenError::OutOfRange))?;
         return future(ago, now).map_err(PErr::Fail);
     }
+    // A part of the day (`tomorrow evening`, `fri night 8pm`, `tonight`,
+    // `7 in the evening`): read with the rest, which it gives a time or
+    // whose hour it places in its half of the day.
+    if let Some(found) = find_day_part(words) {
+        return date_and_clock(&found.rest, now, Some(&found));
+    }
+    date_and_clock(words, now, None)
+}
+
+/// A part of the day found among the words of a time: which, whether it
+/// names today too (`tonight`, `this evening`), the words without it, and
+/// it as said (`in the evening`).
+pub(crate) struct FoundPart<'a> {
+    pub(crate) part: DayPart,
+    pub(crate) today: bool,
+    pub(crate) rest: Vec<&'a str>,
+    pub(crate) said: String,
+}
+
+/// The one part-of-the-day word in `words`, with what goes with it (`in
+/// the`, `this`, `at` before `night`). None when there is none, more than
+/// one, or a bare one right after a clock time: in `/at fri 8pm night out`
+/// the `night` is more likely the text's (and is then asked about, see
+/// [`time_like_start`]); `8pm tonight`, `7 in the evening` are the time's.
+pub(crate) fn find_day_part<'a>(words: &[&'a str]) -> Option<FoundPart<'a>> {
+    let mut hits = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| Some((i, DayPart::of(w)?)));
+    let (i, (part, mut today)) = hits.next()?;
+    if hits.next().is_some() {
+        return None;
+    }
+    let mut start = i;
+    match &words[..i] {
+        [.., "in", "the"] => start = i - 2,
+        [.., "this"] if !today => {
+            start = i - 1;
+            today = true;
+        }
+        [.., "at"] if part == DayPart::Night => start = i - 1,
+        [.., before] if !today && clock_like(before) => return None,
+        _ => {}
+    }
+    let rest = words[..start]
+        .iter()
+        .chain(&words[i + 1..])
+        .copied()
+        .collect();
+    Some(FoundPart {
+        part,
+        today,
+        rest,
+        said: words[start..=i].join(" "),
+    })
+}
+
+/// `8pm`, `20:00`, `8`, `pm`: a word that ends a clock time.
+fn clock_like(w: &str) -> bool {
+    parse_clock(&[w]).is_ok() || hour_number(w).is_some() || meridiem(w).is_some()
+}
+
+/// A part of the day, said instead of a time or with one. Its time alone
+/// and its hours (where a clock time said with it must fall; an hour from
+/// 1 to 12 is taken in the half of the day inside them):
+///
+/// * `morning`: 09:00; 05:00–11:59 (`morning 7` is 07:00)
+/// * `afternoon`: 15:00; 12:00–17:59 (`afternoon 2` is 14:00)
+/// * `evening`: 19:00; 17:00–23:59 (`evening 7` is 19:00)
+/// * `night`, `tonight`: 21:00; 18:00–04:59, the small hours being those
+///   after the day said (`fri night 1am` is Saturday 01:00, `tonight 12`
+///   the midnight that ends today)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DayPart {
+    Morning,
+    Afternoon,
+    Evening,
+    Night,
+}
+
+impl DayPart {
+    /// The part a word names, and whether it names today too (`tonight`).
+    pub(crate) fn of(w: &str) -> Option<(DayPart, bool)> {
+        Some(match w.trim_end_matches(',') {
+            "morning" => (DayPart::Morning, false),
+            "afternoon" => (DayPart::Afternoon, false),
+            "evening" => (DayPart::Evening, false),
+            "night" => (DayPart::Night, false),
+            "tonight" => (DayPart::Night, true),
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DayPart::Morning => "morning",
+            DayPart::Afternoon => "afternoon",
+            DayPart::Evening => "evening",
+            DayPart::Night => "night",
+        }
+    }
+
+    fn hours(self) -> &'static str {
+        match self {
+            DayPart::Morning => "05:00–11:59",
+            DayPart::Afternoon => "12:00–17:59",
+            DayPart::Evening => "17:00–23:59",
+            DayPart::Night => "18:00–04:59",
+        }
+    }
+
+    /// Its time when no clock time is said with it.
+    pub(crate) fn time(self) -> NaiveTime {
+        let h = match self {
+            DayPart::Morning => 9,
+            DayPart::Afternoon => 15,
+            DayPart::Evening => 19,
+            DayPart::Night => 21,
+        };
+        NaiveTime::from_hms_opt(h, 0, 0).unwrap_or(NaiveTime::MIN)
+    }
+
+    /// Whether `t` is in this part: `Some(true)` when it is in the small
+    /// hours of the day after (a night's 01:00), None when it is not in it.
+    pub(crate) fn admits(self, t: NaiveTime) -> Option<bool> {
+        use chrono::Timelike;
+        let h = t.hour();
+        match self {
+            DayPart::Morning => (5..12).contains(&h).then_some(false),
+            DayPart::Afternoon => (12..18).contains(&h).then_some(false),
+            DayPart::Evening => (17..24).contains(&h).then_some(false),
+            DayPart::Night if h >= 18 => Some(false),
+            DayPart::Night => (h < 5).then_some(true),
+        }
+    }
+
+    /// An hour said alone with this part (`evening 7`): from 1 to 12, the
+    /// one of its two readings inside the part; 0 or 13 to 23, itself.
+    pub(crate) fn hour(self, h: u32) -> Option<NaiveTime> {
+        let readings = match h {
+            1..=12 => vec![h % 12, h % 12 + 12],
+            _ => vec![h],
+        };
+        readings
+            .into_iter()
+            .filter_map(|h| NaiveTime::from_hms_opt(h, 0, 0))
+            .find(|t| self.admits(*t).is_some())
+    }
+
+    /// A clock time said with this part (its `words` as said): itself if
+    /// it is in the part, else, written on a 12-hour clock without am or pm
+    /// (`evening 6:30`, not `06:30`), its afternoon or evening reading if
+    /// that is; None when neither is.
+    pub(crate) fn place(self, t: NaiveTime, words: &[&str]) -> Option<NaiveTime> {
+        if self.admits(t).is_some() {
+            return Some(t);
+        }
+        let twelve_hour = match words {
+            [w] => {
+                let hl = w.bytes().take_while(u8::is_ascii_digit).count();
+                !w.starts_with('0')
+                    && w[..hl].parse::<u32>().is_ok_and(|h| (1..=12).contains(&h))
+                    && !w
+                        .bytes()
+                        .any(|b| b.is_ascii_alphabetic() || b == b'+' || b == b'-')
+            }
+            _ => false,
+        };
+        let other = t.overflowing_add_signed(Duration::hours(12)).0;
+        (twelve_hour && self.admits(other).is_some()).then_some(other)
+    }
+
+    /// The error for `said` (the part and a clock time) not in it.
+    pub(crate) fn refusal(self, said: &str) -> WhenError {
+        WhenError::NotInDayPart {
+            said: quoted(said),
+            part: self.name(),
+            hours: self.hours(),
+        }
+    }
+}
+
+/// A time read as a date and a clock time, in either order (after a part
+/// of the day was taken out, when `part` says which).
+fn date_and_clock<Tz: TimeZone>(
+    words: &[&str],
+    now: &DateTime<Tz>,
+    part: Option<&FoundPart>,
+) -> Result<DateTime<Utc>, PErr> {
     // A bare hour: past 12 (or 0) it can only be that hour on a 24-hour
-    // clock; 1 to 12 could be either half of the day, and the user is asked.
+    // clock; 1 to 12 could be either half of the day, and the user is asked
+    // (unless a part of the day says which).
     // After a day or a date too (`tomorrow 21`, `dec 25 9`), below.
-    match bare_hour(words) {
-        Some(h @ 1..=12) => return Err(PErr::Fail(WhenError::AmbiguousHour(h))),
-        Some(h) => {
+    match (bare_hour(words), part) {
+        (Some(h), Some(p)) => {
+            let time = p.part.hour(h).ok_or_else(|| {
+                PErr::Fail(p.part.refusal(&format!("{} {}", p.said, words.join(" "))))
+            })?;
+            let date = p.today.then_some(DateSpec::Today);
+            let clock = Clock { time, offset: None };
+            let next_day = p.part.admits(time) == Some(true);
+            return resolve_part(date, Some(clock), next_day, now, Some(p)).map_err(PErr::Fail);
+        }
+        (Some(h @ 1..=12), None) => return Err(PErr::Fail(WhenError::AmbiguousHour(h))),
+        (Some(h), None) => {
             let time = NaiveTime::from_hms_opt(h, 0, 0).ok_or(PErr::NoMatch)?;
             let clock = Clock { time, offset: None };
             return resolve(None, Some(clock), now).map_err(PErr::Fail);
         }
-        None => {}
+        (None, _) => {}
     }
     let mut words = words;
     if let ["at" | "on", rest @ ..] = words
         && !rest.is_empty()
+    {
+        words = rest;
+    }
+    // `tomorrow at`, what `tomorrow at night` leaves: the joining word
+    // was the part's.
+    if part.is_some()
+        && let [rest @ .., "at" | "on"] = words
     {
         words = rest;
     }
@@ -1212,10 +1711,36 @@ fn parse_absolute<Tz: TimeZone>(
         } else {
             parse_date(date_words, today).map(Some)
         };
-        // A bare hour after a day or a date (`tomorrow 21`, `dec 25 21`),
-        // read as alone: 0 or 13 to 23 is that hour, 1 to 12 is asked about.
-        let clock = match (&date, clock, time_words) {
-            (Ok(Some(_)), Err(PErr::NoMatch), [w]) if date_first.contains(&i) => {
+        // `tonight`, `this evening` name the day: no other with them.
+        let date = match (part, date) {
+            (Some(p), Ok(None)) if p.today => Ok(Some(DateSpec::Today)),
+            (Some(p), Ok(Some(_))) if p.today => Err(PErr::NoMatch),
+            (_, date) => date,
+        };
+        let clock = match (part, &date, clock, time_words) {
+            // With a part of the day: its time, or an hour in its half of
+            // the day, or a clock time that is in it.
+            (Some(p), _, Ok(None), _) => Ok(Some(Clock {
+                time: p.part.time(),
+                offset: None,
+            })),
+            (Some(p), Ok(_), Err(PErr::NoMatch), [w]) if hour_number(w).is_some() => {
+                match hour_number(w).and_then(|h| p.part.hour(h)) {
+                    Some(time) => Ok(Some(Clock { time, offset: None })),
+                    None => Err(PErr::Fail(p.part.refusal(&format!("{} {w}", p.said)))),
+                }
+            }
+            (Some(p), _, Ok(Some(c)), _) => match p.part.place(c.time, time_words) {
+                Some(time) => Ok(Some(Clock { time, ..c })),
+                None => Err(PErr::Fail(p.part.refusal(&format!(
+                    "{} {}",
+                    p.said,
+                    time_words.join(" ")
+                )))),
+            },
+            // A bare hour after a day or a date (`tomorrow 21`, `dec 25 21`),
+            // read as alone: 0 or 13 to 23 is that hour, 1 to 12 is asked about.
+            (None, Ok(Some(_)), Err(PErr::NoMatch), [w]) if date_first.contains(&i) => {
                 match hour_number(w) {
                     Some(hour @ 1..=12) => Err(PErr::Fail(WhenError::AmbiguousHourAfter {
                         hour,
@@ -1227,11 +1752,16 @@ fn parse_absolute<Tz: TimeZone>(
                     None => Err(PErr::NoMatch),
                 }
             }
-            (_, clock, _) => clock,
+            (_, _, clock, _) => clock,
+        };
+        // A night's small hours are on the day after the one said.
+        let next_day = match (part, &clock) {
+            (Some(p), Ok(Some(c))) => p.part.admits(c.time) == Some(true),
+            _ => false,
         };
         match (date, clock) {
             (Ok(date), Ok(clock)) => {
-                return resolve(date, clock, now).map_err(PErr::Fail);
+                return resolve_part(date, clock, next_day, now, part).map_err(PErr::Fail);
             }
             // A refusal only counts when the rest of this reading was
             // understood: "tomorrow 25:00" is an impossible time, but in
@@ -1245,10 +1775,41 @@ fn parse_absolute<Tz: TimeZone>(
     Err(refusal.map_or(PErr::NoMatch, PErr::Fail))
 }
 
+/// [`resolve`] of a time said with a part of the day: `next_day` when its
+/// clock time is in the small hours after the day (`fri night 1am`); a
+/// part of today that has gone is refused as over, by name.
+fn resolve_part<Tz: TimeZone>(
+    date: Option<DateSpec>,
+    clock: Option<Clock>,
+    next_day: bool,
+    now: &DateTime<Tz>,
+    part: Option<&FoundPart>,
+) -> Result<DateTime<Utc>, WhenError> {
+    let today = matches!(date, Some(DateSpec::Today));
+    match (resolve_on(date, clock, next_day, now), part) {
+        (Err(WhenError::Past(at)), Some(p)) if today => Err(WhenError::DayPartOver {
+            said: quoted(&p.said),
+            at,
+        }),
+        (r, _) => r,
+    }
+}
+
 /// The instant for a parsed date and/or clock time, strictly after `now`.
 fn resolve<Tz: TimeZone>(
     date: Option<DateSpec>,
     clock: Option<Clock>,
+    now: &DateTime<Tz>,
+) -> Result<DateTime<Utc>, WhenError> {
+    resolve_on(date, clock, false, now)
+}
+
+/// [`resolve`], the clock time on the day after the date when `next_day`
+/// (a night's small hours: `fri night 1am` is Saturday 01:00).
+fn resolve_on<Tz: TimeZone>(
+    date: Option<DateSpec>,
+    clock: Option<Clock>,
+    next_day: bool,
     now: &DateTime<Tz>,
 ) -> Result<DateTime<Utc>, WhenError> {
     let tz = now.timezone();
@@ -1259,6 +1820,10 @@ fn resolve<Tz: TimeZone>(
         |c| c.time,
     );
     let at = |d: NaiveDate| -> Result<DateTime<Utc>, WhenError> {
+        let d = match (next_day, &date) {
+            (true, Some(_)) => d.succ_opt().ok_or(WhenError::OutOfRange)?,
+            _ => d,
+        };
         let naive = d.and_time(time);
         match clock.and_then(|c| c.offset) {
             Some(off) => off
@@ -1681,23 +2246,54 @@ mod tests {
         ] {
             assert_eq!(parse_age(expr), Ok(want), "{expr:?}");
         }
-        for (typed, m) in [
-            ("6m", "6m"),
-            ("6 m", "6m"),
-            ("1y 6m", "6m"),
-            ("1.5m", "1.5m"),
+        // The error quotes the amount and its `m` as typed.
+        for (typed, said, amount) in [
+            ("6m", "6m", "6"),
+            ("6 m", "6 m", "6"),
+            ("1y 6m", "6m", "6"),
+            ("1.5m", "1.5m", "1.5"),
+            ("1M", "1M", "1"),
+            ("6  M", "6  M", "6"),
+            ("1Y 6M", "6M", "6"),
+            ("an M", "an M", "1"),
         ] {
             assert_eq!(
                 parse_age(typed),
-                Err(WhenError::MinutesOrMonths(m.into())),
+                Err(WhenError::MinutesOrMonths {
+                    said: said.into(),
+                    amount: amount.into()
+                }),
                 "{typed:?}"
             );
         }
         assert_eq!(
-            WhenError::MinutesOrMonths("6m".into()).to_string(),
-            "\"6m\" could be minutes or months — say 6min or 6mo"
+            parse_age("1M").map_err(|e| e.to_string()),
+            Err("\"1M\" could be minutes or months — say 1min or 1mo".into())
         );
         assert_eq!(parse_age("0y"), Err(WhenError::NotPositive));
+        // A number alone could be hours, days, months or years: refused
+        // naming each, with the number given.
+        for bare in ["1", "30", "1.5", " 7 "] {
+            assert_eq!(
+                parse_age(bare),
+                Err(WhenError::NoUnit(bare.trim().into())),
+                "{bare:?}"
+            );
+        }
+        assert_eq!(
+            parse_age("1").map_err(|e| e.to_string()),
+            Err(
+                "\"1\" has no unit — say 1h, 1d, 1w, 1mo or 1y (a month is 30 days, a year 365)"
+                    .into()
+            )
+        );
+        for not_a_number in ["1.", ".5", "1.2.3", "1 2"] {
+            assert_eq!(
+                parse_age(not_a_number),
+                Err(WhenError::NotASpan(not_a_number.into())),
+                "{not_a_number:?}"
+            );
+        }
         assert_eq!(parse_age(""), Err(WhenError::Empty));
         assert_eq!(
             parse_age("a fortnight").map_err(|e| e.to_string()),
@@ -2225,6 +2821,85 @@ mod tests {
         }
     }
 
+    /// Errors quote the words as the user typed them, not as they were
+    /// read (lower-cased, spaces collapsed, a zone glued on).
+    #[test]
+    fn errors_quote_what_was_typed() {
+        let now = now_p1();
+        for (expr, mode, want) in [
+            (
+                "tomorrow 13PM",
+                Mode::At,
+                WhenError::NoSuchTime("13PM".into()),
+            ),
+            (
+                "13PM UTC",
+                Mode::At,
+                WhenError::NoSuchTime("13PM UTC".into()),
+            ),
+            (
+                "25:00 +02:00",
+                Mode::At,
+                WhenError::NoSuchTime("25:00 +02:00".into()),
+            ),
+            (
+                "2026-02-30",
+                Mode::At,
+                WhenError::NoSuchTime("2026-02-30".into()),
+            ),
+            ("FEB 30", Mode::At, WhenError::NoSuchTime("FEB 30".into())),
+            (
+                "Fri  5",
+                Mode::At,
+                WhenError::AmbiguousHourAfter {
+                    hour: 5,
+                    after: "Fri".into(),
+                },
+            ),
+            (
+                "Next Monday 9",
+                Mode::At,
+                WhenError::AmbiguousHourAfter {
+                    hour: 9,
+                    after: "Next Monday".into(),
+                },
+            ),
+            ("Blah", Mode::At, WhenError::Unrecognised("Blah".into())),
+            (
+                "Tomorrow",
+                Mode::Later,
+                WhenError::TimeNotDuration("Tomorrow".into()),
+            ),
+            (
+                "10 Parsecs",
+                Mode::Later,
+                WhenError::NotADuration("10 Parsecs".into()),
+            ),
+        ] {
+            assert_eq!(err(expr, &now, mode), want, "{expr:?}");
+        }
+        assert_eq!(
+            split_time_prefix("Tomorrow 13PM Call Bob", &now, Mode::At),
+            Err(WhenError::NoSuchTime("13PM".into()))
+        );
+        assert_eq!(
+            parse_until("FEB 30", &now),
+            Err(WhenError::NoSuchTime("FEB 30".into()))
+        );
+        assert_eq!(
+            parse_duration("1Y"),
+            Err(WhenError::NotADuration("1Y".into()))
+        );
+        // What cannot be found again is quoted as read; a shortened quote
+        // stays shortened.
+        assert_eq!(as_typed("abc", "xyz"), "xyz");
+        let long = "X".repeat(60);
+        assert_eq!(
+            as_typed(&long, &quoted(&long.to_lowercase())),
+            quoted(&long)
+        );
+    }
+
     #[test]
     fn error_messages_are_one_readable_line() {
         let now = now_p1();
@@ -2301,8 +2976,11 @@ mod tests {
                 p1_at(2026, 11, 30, 9, 0, 0),
                 "25:00 is the new deadline",
             ),
+            // A text that starts with a clock time is asked about (see
+            // `text_that_starts_with_more_time_is_asked_about`); `--` says
+            // it is text.
             (
-                "fri 5pm 13:00 moved",
+                "fri 5pm -- 13:00 moved",
                 Mode::At,
                 p1_at(2026, 12, 4, 17, 0, 0),
                 "13:00 moved",
@@ -2996,5 +3674,235 @@ mod tests {
             let r = relative(a, b);
             prop_assert!(r == "now" || r.starts_with("in ") || r.ends_with(" ago"));
         }
+    }
+}
+
+/// Parts of the day (`tomorrow evening 7pm`, `fri night`, `tonight`), the
+/// rows a tester found read wrong in the composer, and `17.30`.
+#[cfg(test)]
+mod day_part_tests {
+    use super::*;
+
+    /// +01:00; now = Mon 7 Dec 2026 04:22, as when the rows were found.
+    fn now() -> DateTime<FixedOffset> {
+        FixedOffset::east_opt(3600)
+            .and_then(|z| z.with_ymd_and_hms(2026, 12, 7, 4, 22, 0).single())
+            .expect("fixture")
+    }
+    fn at(d: u32, h: u32, m: u32) -> DateTime<Utc> {
+        FixedOffset::east_opt(3600)
+            .and_then(|z| z.with_ymd_and_hms(2026, 12, d, h, m, 0).single())
+            .expect("fixture")
+            .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn parts_of_the_day_alone_and_with_a_clock_time() {
+        let now = now();
+        for (typed, want) in [
+            ("tomorrow evening 7pm", at(8, 19, 0)),
+            ("tomorrow evening 7", at(8, 19, 0)),
+            ("tomorrow evening at 7", at(8, 19, 0)),
+            ("Tomorrow Evening", at(8, 19, 0)),
+            ("friday night 8pm", at(11, 20, 0)),
+            ("fri night 8", at(11, 20, 0)),
+            ("tomorrow night", at(8, 21, 0)),
+            ("tomorrow at night", at(8, 21, 0)),
+            ("tomorrow afternoon", at(8, 15, 0)),
+            ("tomorrow afternoon 2", at(8, 14, 0)),
+            ("friday evening", at(11, 19, 0)),
+            ("tomorrow morning", at(8, 9, 0)),
+            ("tomorrow morning 7", at(8, 7, 0)),
+            ("tomorrow in the morning", at(8, 9, 0)),
+            ("tomorrow 7 in the evening", at(8, 19, 0)),
+            ("7 in the evening", at(7, 19, 0)),
+            ("evening", at(7, 19, 0)),
+            ("morning", at(7, 9, 0)),
+            ("this morning", at(7, 9, 0)),
+            ("this evening 6:30", at(7, 18, 30)),
+            ("tonight", at(7, 21, 0)),
+            ("tonight 11", at(7, 23, 0)),
+            ("tonight 10:30pm", at(7, 22, 30)),
+            ("8pm tonight", at(7, 20, 0)),
+            // A night's small hours are the next day's.
+            ("fri night 1am", at(12, 1, 0)),
+            ("tonight 12", at(8, 0, 0)),
+            ("tonight midnight", at(8, 0, 0)),
+            ("next monday evening", at(14, 19, 0)),
+            ("dec 24 evening", at(24, 19, 0)),
+            // A dot between hour and minutes, as a colon.
+            ("17.30", at(7, 17, 30)),
+            ("tomorrow 17.30", at(8, 17, 30)),
+        ] {
+            match parse_time(typed, &now, Mode::At) {
+                Ok(t) => assert_eq!(t, want, "{typed:?}"),
+                Err(e) => panic!("{typed:?} refused: {e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_clock_time_outside_its_part_is_refused_by_name() {
+        let now = now();
+        for (typed, said, part) in [
+            ("tomorrow evening 7am", "evening 7am", "evening"),
+            ("tomorrow morning 8pm", "morning 8pm", "morning"),
+            ("tomorrow Evening 2", "Evening 2", "evening"),
+            ("fri afternoon 9", "afternoon 9", "afternoon"),
+            ("tonight 5", "tonight 5", "night"),
+        ] {
+            match parse_time(typed, &now, Mode::At) {
+                Err(WhenError::NotInDayPart {
+                    said: s, part: p, ..
+                }) => {
+                    assert_eq!((s.as_str(), p), (said, part), "{typed:?}")
+                }
+                other => panic!("{typed:?}: {other:?}"),
+            }
+        }
+        let e = parse_time("tomorrow evening 7am", &now, Mode::At)
+            .map(|t| t.to_string())
+            .unwrap_or_else(|e| e.to_string());
+        assert_eq!(
+            e,
+            "\"evening 7am\" does not fit: the evening is 17:00–23:59 — give the time alone (e.g. 7am, 19:00)"
+        );
+    }
+
+    #[test]
+    fn tonight_once_over_is_refused_by_name() {
+        let late = FixedOffset::east_opt(3600)
+            .and_then(|z| z.with_ymd_and_hms(2026, 12, 7, 22, 30, 0).single())
+            .expect("fixture");
+        for (typed, said) in [("tonight", "tonight"), ("this morning", "this morning")] {
+            assert_eq!(
+                parse_time(typed, &late, Mode::At),
+                Err(WhenError::DayPartOver {
+                    said: said.into(),
+                    at: if said == "tonight" {
+                        "Mon 7 Dec 21:00".into()
+                    } else {
+                        "Mon 7 Dec 09:00".into()
+                    }
+                }),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            parse_time("Tonight", &late, Mode::At).map_err(|e| e.to_string()),
+            Err("\"Tonight\" is over (Mon 7 Dec 21:00 has passed) — give a time still ahead, or a delay with /later".into())
+        );
+        // Later tonight still is tonight.
+        assert_eq!(
+            parse_time("tonight 11pm", &late, Mode::At),
+            Ok(FixedOffset::east_opt(3600)
+                .and_then(|z| z.with_ymd_and_hms(2026, 12, 7, 23, 0, 0).single())
+                .expect("fixture")
+                .with_timezone(&Utc))
+        );
+    }
+
+    /// The composer's `/at` rows: the whole time read, the text after it.
+    #[test]
+    fn at_rows_split_into_time_and_text() {
+        let now = now();
+        for (typed, want, text) in [
+            ("tomorrow evening 7pm call mom", at(8, 19, 0), "call mom"),
+            ("friday night 8pm movie", at(11, 20, 0), "movie"),
+            (
+                "tomorrow night take out trash",
+                at(8, 21, 0),
+                "take out trash",
+            ),
+            ("tomorrow afternoon x", at(8, 15, 0), "x"),
+            ("friday evening x", at(11, 19, 0), "x"),
+            (
+                "tomorrow morning call the bank",
+                at(8, 9, 0),
+                "call the bank",
+            ),
+            ("tonight x", at(7, 21, 0), "x"),
+            ("17.30 x", at(7, 17, 30), "x"),
+            ("7pm dinner tonight", at(7, 19, 0), "dinner tonight"),
+        ] {
+            match split_time_prefix(typed, &now, Mode::At) {
+                Ok((t, rest)) => assert_eq!((t, rest.as_str()), (want, text), "{typed:?}"),
+                Err(e) => panic!("{typed:?} refused: {e}"),
+            }
+        }
+    }
+
+    /// Text after the time that starts with more time is asked about, the
+    /// way `fri 5 apples` is: never a time kept and the rest swallowed.
+    #[test]
+    fn text_that_starts_with_more_time_is_asked_about() {
+        let now = now();
+        for (typed, time, said) in [
+            ("9am evening call", "9am", "evening"),
+            ("fri 8pm night out", "fri 8pm", "night"),
+            ("tomorrow 9am Monday prep", "tomorrow 9am", "Monday"),
+            ("9am 7PM x", "9am", "7PM"),
+            ("9am at 5pm x", "9am", "at 5pm"),
+        ] {
+            assert_eq!(
+                split_time_prefix(typed, &now, Mode::At),
+                Err(WhenError::TimeInText {
+                    time: time.into(),
+                    said: said.into()
+                }),
+                "{typed:?}"
+            );
+        }
+        for (typed, time, said, second) in [
+            ("9am and 5pm x", "9am", "and 5pm", "5pm"),
+            ("9am, 5pm x", "9am", "5pm", "5pm"),
+            ("fri 9am & sat 10am x", "fri 9am", "& sat 10am", "sat 10am"),
+        ] {
+            assert_eq!(
+                split_time_prefix(typed, &now, Mode::At),
+                Err(WhenError::SecondTime {
+                    time: time.into(),
+                    said: said.into(),
+                    second: second.into()
+                }),
+                "{typed:?}"
+            );
+        }
+        assert_eq!(
+            split_time_prefix("9am evening call", &now, Mode::At).map_err(|e| e.to_string()),
+            Err("\"evening\" after \"9am\" looks like more of the time — say it all before the text, or write \"9am -- evening …\" to send it as text".into())
+        );
+        assert_eq!(
+            split_time_prefix("9am and 5pm x", &now, Mode::At).map_err(|e| e.to_string()),
+            Err("\"and 5pm\" after \"9am\": one time per message — send two, /at 9am … and /at 5pm …".into())
+        );
+        // `--` says where the time ends; a comma after it ends it too. A
+        // price, a number, a delay's text stay text.
+        for (typed, mode, want, text) in [
+            (
+                "9am -- morning stand-up",
+                Mode::At,
+                at(7, 9, 0),
+                "morning stand-up",
+            ),
+            ("fri 9am, call mom", Mode::At, at(11, 9, 0), "call mom"),
+            (
+                "9am 3.50 for lunch",
+                Mode::At,
+                at(7, 9, 0),
+                "3.50 for lunch",
+            ),
+            ("9am 5 apples", Mode::At, at(7, 9, 0), "5 apples"),
+            ("1h evening run", Mode::Later, at(7, 5, 22), "evening run"),
+        ] {
+            match split_time_prefix(typed, &now, mode) {
+                Ok((t, rest)) => assert_eq!((t, rest.as_str()), (want, text), "{typed:?}"),
+                Err(e) => panic!("{typed:?} refused: {e}"),
+            }
+        }
+        assert_eq!(
+            split_time_prefix("9am --", &now, Mode::At),
+            Err(WhenError::NothingToSend)
+        );
     }
 }

@@ -336,6 +336,40 @@ fn prune_older_than_takes_weeks_months_and_years() {
     assert_eq!(t.items().len(), 1);
 }
 
+/// A number alone is no age (hours? days? years?): refused naming the
+/// units with that number, as `0` is not (0 of anything is 0). An error
+/// quotes what was typed, not its lower case (`1M` was quoted "1m").
+#[test]
+fn prune_older_than_a_bare_number_and_errors_quote_what_was_typed() {
+    let t = Tock::new();
+    let canceled = t.send(&["--new", "P", "--in", "1h", "nope"]);
+    t.ok(&["cancel", &canceled.to_string()]);
+    for bare in ["1", "30", "1.5"] {
+        let line = t.fails(&["prune", "--older-than", bare]);
+        assert!(line.contains(&format!("\"{bare}\" has no unit")), "{line}");
+        for unit in ["h", "d", "w", "mo", "y"] {
+            assert!(
+                line.contains(&format!("{bare}{unit}")),
+                "{line} should name {bare}{unit}"
+            );
+        }
+        assert!(!line.contains('\n'), "{line}");
+    }
+    assert_eq!(t.items().len(), 1, "nothing was pruned");
+    let line = t.fails(&["prune", "--older-than", "1M"]);
+    assert!(
+        line.contains("\"1M\" could be minutes or months — say 1min or 1mo"),
+        "{line}"
+    );
+    let line = t.fails(&["prune", "--older-than", "1Y 6M"]);
+    assert!(line.contains("\"6M\" could be"), "{line}");
+    let line = t.fails(&["prune", "--older-than", "Blah"]);
+    assert!(line.contains("\"Blah\""), "{line}");
+    assert_eq!(t.items().len(), 1, "nothing was pruned");
+    let out = t.ok(&["prune", "--older-than", "0"]);
+    assert!(out.contains("pruned 1"), "{out}");
+}
+
 #[test]
 fn prune_removes_finished_rows_only() {
     let mut t = Tock::new();
@@ -527,6 +561,75 @@ fn a_series_at_a_time_that_happens_twice_is_due_at_the_first() {
         "{rule}: {s:#}"
     );
     assert_eq!(s["due_at"].as_str(), upcoming.first().copied(), "{s:#}");
+}
+
+/// `--every` takes `every N months` and `every N years` (both were
+/// refused): listed in words, stored so that the list reads them back,
+/// their times that many calendar months apart at the same local time.
+#[test]
+fn send_every_n_months_and_years() {
+    use chrono::{Datelike, Timelike};
+    let t = Tock::new();
+    let local = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+            .unwrap()
+            .with_timezone(&chrono::Local)
+    };
+    let months = t.send(&[
+        "--new",
+        "Care",
+        "--every",
+        "every 6 months on the 15th 9am",
+        "book the dentist",
+    ]);
+    let years = t.send(&["--conv", "Care", "--every", "every 2 years", "renew"]);
+    let list = t.json(&["list", "--json"]);
+    let list = list.as_array().unwrap();
+    let s = item(list, months).unwrap();
+    assert_eq!(s["rule"], "every 6 months on the 15th at 09:00", "{s:#}");
+    assert_eq!(s["expression"], "every 6 months on the 15th at 09:00");
+    let up: Vec<_> = s["upcoming"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(local)
+        .collect();
+    assert_eq!(up.len(), 3, "{s:#}");
+    for w in up.windows(2) {
+        let apart = (w[1].year() - w[0].year()) * 12 + w[1].month() as i32 - w[0].month() as i32;
+        assert_eq!(apart, 6, "{up:?}");
+    }
+    assert!(
+        up.iter()
+            .all(|t| (t.day(), t.hour(), t.minute()) == (15, 9, 0)),
+        "{up:?}"
+    );
+    let s = item(list, years).unwrap();
+    let up: Vec<_> = s["upcoming"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(local)
+        .collect();
+    assert_eq!(
+        s["rule"],
+        format!("every 2 years on {} at 09:00", up[0].format("%-d %b")),
+        "{s:#}"
+    );
+    assert_eq!(up[1].year() - up[0].year(), 2, "{up:?}");
+    assert_eq!(
+        up[1].format("%m-%d %H:%M").to_string(),
+        up[0].format("%m-%d %H:%M").to_string()
+    );
+    // `every 2 years` on 29 Feb would skip to a leap year; any other day
+    // is the day it was said on (or, past 09:00, the same day two years on).
+    let today = chrono::Local::now().date_naive();
+    assert!(
+        up[0].date_naive() == today
+            || (up[0].month(), up[0].day()) == (today.month(), today.day())
+            || (today.month(), today.day()) == (2, 29),
+        "{up:?}"
+    );
 }
 
 /// With no tock running on the database, `send` says who will send what

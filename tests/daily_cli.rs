@@ -224,6 +224,53 @@ fn show_json_has_usage_cost_context_and_attachments() {
     );
 }
 
+/// `tock show` gives an attachment's size rounded as the chat does
+/// (`files::human_size`: 8 B, 1.5 KB), where it gave "8 bytes"; the JSON
+/// keeps the exact count.
+#[test]
+fn show_gives_attachment_sizes_as_the_chat_does() {
+    let t = Tock::new();
+    t.send(&["--new", "Sizes", "--in", "1h", "later"]);
+    let c = t.show("Sizes")["id"].as_i64().unwrap();
+    let parts = serde_json::json!([
+        {"type": "image", "name": "cat.png", "mime": "image/png", "data_base64": "iVBORw0KGgo="},
+        {"type": "text", "name": "big.txt", "content": "x".repeat(1536)},
+    ])
+    .to_string();
+    Store::open(&t.db)
+        .unwrap()
+        .insert_message(
+            c,
+            &NewMessage {
+                role: Some(Role::User),
+                content: "see these",
+                parts_json: Some(&parts),
+                ..Default::default()
+            },
+            1,
+        )
+        .unwrap();
+    let text = t.ok(&["show", "Sizes"]);
+    assert!(
+        text.contains("[attached: cat.png (image/png, 8 B)]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[attached: big.txt (text/plain, 1.5 KB)]"),
+        "{text}"
+    );
+    assert!(!text.contains("bytes"), "{text}");
+    let shown = t.show("Sizes");
+    let messages = shown["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap()["attachments"],
+        serde_json::json!([
+            {"name": "cat.png", "mime": "image/png", "bytes": 8},
+            {"name": "big.txt", "mime": "text/plain", "bytes": 1536},
+        ])
+    );
+}
+
 #[test]
 fn models_lists_what_the_server_offers() {
     let server = MockServer::start();

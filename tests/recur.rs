@@ -861,6 +861,378 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     assert_eq!(c.next, Some(t0 + 365 * 86_400_000 + 60_000));
 }
 
+/// `every N months` and `every N years`: wall-clock rules counted from
+/// the first occurrence, the day of the month kept (a month without it
+/// takes its last day), 29 Feb in leap years only, as `yearly`.
+#[test]
+fn every_n_months_and_years() {
+    // Tue 1 Dec 2026 10:00 UTC: 09:00 today has passed.
+    let now = utc_at(2026, 12, 1, 10, 0);
+    let table: &[(&str, &str, [&str; 3])] = &[
+        (
+            "every 6 months",
+            "every 6 months on the 1st at 09:00",
+            [
+                "Fri 2027-01-01 09:00",
+                "Thu 2027-07-01 09:00",
+                "Sat 2028-01-01 09:00",
+            ],
+        ),
+        (
+            "every 3 months on the 15th 9am",
+            "every 3 months on the 15th at 09:00",
+            [
+                "Tue 2026-12-15 09:00",
+                "Mon 2027-03-15 09:00",
+                "Tue 2027-06-15 09:00",
+            ],
+        ),
+        (
+            "every 2 months",
+            "every 2 months on the 1st at 09:00",
+            [
+                "Fri 2027-01-01 09:00",
+                "Mon 2027-03-01 09:00",
+                "Sat 2027-05-01 09:00",
+            ],
+        ),
+        (
+            "6mo 18:00",
+            "every 6 months on the 1st at 18:00",
+            [
+                "Tue 2026-12-01 18:00",
+                "Tue 2027-06-01 18:00",
+                "Wed 2027-12-01 18:00",
+            ],
+        ),
+        // The 31st: the last day of a month without one, and the 31st
+        // again when there is one.
+        (
+            "every 2 months on the 31st",
+            "every 2 months on the 31st at 09:00",
+            [
+                "Thu 2026-12-31 09:00",
+                "Sun 2027-02-28 09:00",
+                "Fri 2027-04-30 09:00",
+            ],
+        ),
+        (
+            "every other month on the last day 18:00",
+            "every 2 months on the last day at 18:00",
+            [
+                "Thu 2026-12-31 18:00",
+                "Sun 2027-02-28 18:00",
+                "Fri 2027-04-30 18:00",
+            ],
+        ),
+        (
+            "every 12 months on the 29th at 8:30",
+            "every 12 months on the 29th at 08:30",
+            [
+                "Tue 2026-12-29 08:30",
+                "Wed 2027-12-29 08:30",
+                "Fri 2028-12-29 08:30",
+            ],
+        ),
+        // Years: the date it is said on, as `yearly`.
+        (
+            "every 2 years",
+            "every 2 years on 1 Dec at 09:00",
+            [
+                "Wed 2027-12-01 09:00",
+                "Sat 2029-12-01 09:00",
+                "Mon 2031-12-01 09:00",
+            ],
+        ),
+        (
+            "every 2 years dec 24 18:00",
+            "every 2 years on 24 Dec at 18:00",
+            [
+                "Thu 2026-12-24 18:00",
+                "Sun 2028-12-24 18:00",
+                "Tue 2030-12-24 18:00",
+            ],
+        ),
+        (
+            "every 5 yrs on 2 jan",
+            "every 5 years on 2 Jan at 09:00",
+            [
+                "Sat 2027-01-02 09:00",
+                "Fri 2032-01-02 09:00",
+                "Fri 2037-01-02 09:00",
+            ],
+        ),
+        // 29 Feb: the years of the series that are leap years.
+        (
+            "every 2 years feb 29",
+            "every 2 years on 29 Feb at 09:00",
+            [
+                "Tue 2028-02-29 09:00",
+                "Sun 2032-02-29 09:00",
+                "Fri 2036-02-29 09:00",
+            ],
+        ),
+        (
+            "every 3 years on 29 february at 8am",
+            "every 3 years on 29 Feb at 08:00",
+            [
+                "Tue 2028-02-29 08:00",
+                "Wed 2040-02-29 08:00",
+                "Thu 2052-02-29 08:00",
+            ],
+        ),
+        // Once a month or a year is the rule of its own.
+        (
+            "every 1 month on the 15th",
+            "every month on the 15th at 09:00",
+            [
+                "Tue 2026-12-15 09:00",
+                "Fri 2027-01-15 09:00",
+                "Mon 2027-02-15 09:00",
+            ],
+        ),
+        (
+            "every 1 year dec 24",
+            "every year on 24 Dec at 09:00",
+            [
+                "Thu 2026-12-24 09:00",
+                "Fri 2027-12-24 09:00",
+                "Sun 2028-12-24 09:00",
+            ],
+        ),
+        (
+            "every 3 months on the 15th 9am for 2 times",
+            "every 3 months on the 15th at 09:00, 2 times",
+            ["Tue 2026-12-15 09:00", "Mon 2027-03-15 09:00", ""],
+        ),
+        (
+            "every 2 months on the 1st 21",
+            "every 2 months on the 1st at 21:00",
+            [
+                "Tue 2026-12-01 21:00",
+                "Mon 2027-02-01 21:00",
+                "Thu 2027-04-01 21:00",
+            ],
+        ),
+    ];
+    for (expr, words, want) in table {
+        let (desc, got) = next3(expr, &now);
+        assert_eq!(&desc, words, "{expr}");
+        let want: Vec<String> = want
+            .iter()
+            .filter(|w| !w.is_empty())
+            .map(|w| format!("{w} +0000"))
+            .collect();
+        assert_eq!(got, want, "{expr}");
+        // Stored as its words, read back to the same rule.
+        let s = recur::parse(expr, &now).unwrap();
+        assert_eq!(
+            Rule::parse(&s.rule.expression()).unwrap(),
+            s.rule,
+            "{expr} -> {}",
+            s.rule.expression()
+        );
+    }
+    // `every month on the 31st` skips the months without one, as it did.
+    let (_, got) = next3("every month on the 31st", &now);
+    assert_eq!(
+        got,
+        [
+            "Thu 2026-12-31 09:00 +0000",
+            "Sun 2027-01-31 09:00 +0000",
+            "Wed 2027-03-31 09:00 +0000"
+        ]
+    );
+}
+
+/// A stored `every N months` rule counts from the series' anchor (its
+/// first occurrence), not from now or January: months in between, and
+/// after a long absence, are where the anchor puts them.
+#[test]
+fn every_n_months_counts_from_the_anchor() {
+    let tz = Utc;
+    let at = |y: i32, mo: u32, d: u32| utc_at(y, mo, d, 9, 0).timestamp_millis();
+    let rule = Rule::parse("every 5 months on the 31st at 09:00").unwrap();
+    let anchor = at(2027, 1, 31);
+    // Jan, Jun (30 days), Nov (30), Apr 2028 (30), Sep (30), Feb 2029 (28).
+    let mut t = anchor;
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        t = rule.next_after(&tz, anchor, t).unwrap();
+        got.push(t);
+    }
+    assert_eq!(
+        got,
+        [
+            at(2027, 6, 30),
+            at(2027, 11, 30),
+            at(2028, 4, 30),
+            at(2028, 9, 30),
+            at(2029, 2, 28)
+        ]
+    );
+    // Between two, the next is the later one; at one, the one after.
+    assert_eq!(
+        rule.next_after(&tz, anchor, at(2027, 3, 1)),
+        Some(at(2027, 6, 30))
+    );
+    assert_eq!(
+        rule.latest_at_or_before(&tz, anchor, at(2027, 11, 29)),
+        Some(at(2027, 6, 30))
+    );
+    assert_eq!(
+        rule.latest_at_or_before(&tz, anchor, at(2027, 11, 30)),
+        Some(at(2027, 11, 30))
+    );
+    // Away from the 1st anchor (March) for two years: the occurrences of
+    // Mar and Sep each year are due; the latest fires, within the grace.
+    let twice_a_year = Rule::parse("every 6 months on the 15th at 09:00").unwrap();
+    let anchor = at(2027, 3, 15);
+    let c = catch_up(
+        &twice_a_year,
+        &tz,
+        Position {
+            anchor,
+            next_due: anchor,
+            until: None,
+            remaining: None,
+        },
+        at(2029, 3, 16),
+        7 * 86_400_000,
+    );
+    assert_eq!(
+        (c.fire, c.skipped, c.consumed, c.next),
+        (Some(at(2029, 3, 15)), 4, 5, Some(at(2029, 9, 15)))
+    );
+    // Every 2 years from a leap day: 2028, then 2032 (2030 has none).
+    let leap = Rule::parse("every 2 years on 29 Feb at 09:00").unwrap();
+    let anchor = at(2028, 2, 29);
+    assert_eq!(leap.next_after(&tz, anchor, anchor), Some(at(2032, 2, 29)));
+    // The rule said before this change reads as it always did.
+    for old in [
+        "every month on the 1st at 09:00",
+        "every month on the last day at 18:00",
+        "every year on 24 Dec at 18:00",
+    ] {
+        let r = Rule::parse(old).unwrap();
+        assert!(!matches!(r, Rule::Months { .. }), "{old}: {r:?}");
+        assert_eq!(r.expression(), old);
+    }
+}
+
+/// In a zone with daylight saving, `every N months` keeps local time: 9am
+/// stays 9am; a time in the spring gap fires once at the gap's end, as the
+/// other wall-clock rules do; one that happens twice fires at the first.
+#[test]
+fn every_n_months_in_berlin_keeps_local_time() {
+    let now = Berlin.with_ymd_and_hms(2024, 1, 10, 12, 0, 0).unwrap();
+    let (_, t) = next3("every 3 months on the 15th 9am", &now);
+    assert_eq!(
+        t,
+        [
+            "Mon 2024-01-15 09:00 +0100",
+            "Mon 2024-04-15 09:00 +0200",
+            "Mon 2024-07-15 09:00 +0200"
+        ]
+    );
+    // Clocks jumped 02:00 -> 03:00 on Sun 31 Mar 2024.
+    let (_, t) = next3("every 2 months on the last day 2:30", &now);
+    assert_eq!(
+        t,
+        [
+            "Wed 2024-01-31 02:30 +0100",
+            "Sun 2024-03-31 03:00 +0200",
+            "Fri 2024-05-31 02:30 +0200"
+        ]
+    );
+    let (_, monthly) = next3("every month on the last day 2:30", &now);
+    assert_eq!(monthly[2], t[1], "as the monthly rule fires it");
+    // Clocks went 03:00 -> 02:00 on Sun 27 Oct 2024.
+    let (_, t) = next3("every 9 months on the 27th 2:30", &now);
+    assert_eq!(
+        t,
+        [
+            "Sat 2024-01-27 02:30 +0100",
+            "Sun 2024-10-27 02:30 +0200",
+            "Sun 2025-07-27 02:30 +0200"
+        ]
+    );
+}
+
+/// Refused as the other rules are, quoting the words as typed.
+#[test]
+fn every_n_months_refusals() {
+    let now = utc_at(2026, 12, 1, 10, 0);
+    for (expr, want) in [
+        ("every 0 months", "a duration must be positive".to_string()),
+        ("every 0 years dec 24", "a duration must be positive".into()),
+        (
+            "every 2 Months on the 32nd",
+            "no such date or time: \"2 Months on the 32nd\"".into(),
+        ),
+        (
+            "every 2 years FEB 30",
+            "no such date or time: \"2 years FEB 30\"".into(),
+        ),
+        (
+            "every 2 months on the 1st 9",
+            "\"9\" after \"every 2 months on the 1st\" could be morning or evening — say 9am, 9pm or 21:00"
+                .into(),
+        ),
+        (
+            "every 99999999999 months",
+            "that is too far in the future".into(),
+        ),
+    ] {
+        assert_eq!(
+            recur::parse(expr, &now).map_err(|e| e.to_string()),
+            Err(want),
+            "{expr}"
+        );
+    }
+    // In a message: the rule, then the text.
+    let (s, text) = recur::split_prefix("every 6 months on the 15th 9am see the dentist", &now)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.describe(&now).as_str(), text.as_str()),
+        ("every 6 months on the 15th at 09:00", "see the dentist")
+    );
+    let (s, text) = recur::split_prefix("every 2 years renew the passport", &now)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.describe(&now).as_str(), text.as_str()),
+        ("every 2 years on 1 Dec at 09:00", "renew the passport")
+    );
+}
+
+/// Errors quote the rule's words as typed, not lower-cased.
+#[test]
+fn rule_errors_quote_what_was_typed() {
+    let now = utc_at(2026, 12, 1, 10, 0);
+    for (expr, want) in [
+        (
+            "Every Mon 9",
+            "\"9\" after \"Every Mon\" could be morning or evening — say 9am, 9pm or 21:00",
+        ),
+        (
+            "every Month on the 32ND",
+            "no such date or time: \"Month on the 32ND\"",
+        ),
+        ("every day at 13PM", "no such date or time: \"13PM\""),
+        (
+            "Every Day at 9AM UTC",
+            "\"9AM UTC\" has a time zone — a repeating rule follows your local time: leave out the zone",
+        ),
+        ("every day until FEB 30", "no such date or time: \"FEB 30\""),
+    ] {
+        assert_eq!(
+            recur::parse(expr, &now).map_err(|e| e.to_string()),
+            Err(want.to_string()),
+            "{expr}"
+        );
+    }
+}
+
 mod hostile {
     use super::*;
     use proptest::prelude::*;
@@ -872,6 +1244,10 @@ mod hostile {
             Just("weekday".to_string()),
             Just("month".to_string()),
             Just("year".to_string()),
+            Just("months".to_string()),
+            Just("years".to_string()),
+            Just("other".to_string()),
+            Just("feb".to_string()),
             Just("on".to_string()),
             Just("the".to_string()),
             Just("at".to_string()),
@@ -889,7 +1265,7 @@ mod hostile {
             Just("*/5".to_string()),
             Just("*".to_string()),
             Just("1-5".to_string()),
-            "[0-9]{1,3}(st|nd|h|m|s)?",
+            "[0-9]{1,3}(st|nd|h|m|s|mo)?",
             "\\PC{1,6}",
         ]
     }
@@ -932,6 +1308,338 @@ mod hostile {
             words in prop::collection::vec(word(), 1..8)
         ) {
             check(&words.join(" "))?;
+        }
+    }
+}
+
+/// Parts of the day in a rule, a clock time alone as every day, and every
+/// other week on a day (the rows a tester found read wrong in `/every`).
+/// Now is Mon 7 Dec 2026 04:22 UTC.
+#[test]
+fn parts_of_the_day_a_time_alone_and_every_other_week() {
+    let now = utc_at(2026, 12, 7, 4, 22);
+    let table: &[(&str, &str, [&str; 3])] = &[
+        (
+            "every sunday night",
+            "every Sunday at 21:00",
+            [
+                "Sun 2026-12-13 21:00",
+                "Sun 2026-12-20 21:00",
+                "Sun 2026-12-27 21:00",
+            ],
+        ),
+        (
+            "every friday evening 6pm",
+            "every Friday at 18:00",
+            [
+                "Fri 2026-12-11 18:00",
+                "Fri 2026-12-18 18:00",
+                "Fri 2026-12-25 18:00",
+            ],
+        ),
+        (
+            "every friday evening 6",
+            "every Friday at 18:00",
+            [
+                "Fri 2026-12-11 18:00",
+                "Fri 2026-12-18 18:00",
+                "Fri 2026-12-25 18:00",
+            ],
+        ),
+        (
+            "every monday evening",
+            "every Monday at 19:00",
+            [
+                "Mon 2026-12-07 19:00",
+                "Mon 2026-12-14 19:00",
+                "Mon 2026-12-21 19:00",
+            ],
+        ),
+        (
+            "every friday afternoon",
+            "every Friday at 15:00",
+            [
+                "Fri 2026-12-11 15:00",
+                "Fri 2026-12-18 15:00",
+                "Fri 2026-12-25 15:00",
+            ],
+        ),
+        (
+            "every weekday morning 7:30",
+            "every weekday at 07:30",
+            [
+                "Mon 2026-12-07 07:30",
+                "Tue 2026-12-08 07:30",
+                "Wed 2026-12-09 07:30",
+            ],
+        ),
+        (
+            "every evening",
+            "every day at 19:00",
+            [
+                "Mon 2026-12-07 19:00",
+                "Tue 2026-12-08 19:00",
+                "Wed 2026-12-09 19:00",
+            ],
+        ),
+        (
+            "every 5pm",
+            "every day at 17:00",
+            [
+                "Mon 2026-12-07 17:00",
+                "Tue 2026-12-08 17:00",
+                "Wed 2026-12-09 17:00",
+            ],
+        ),
+        (
+            "every 9am",
+            "every day at 09:00",
+            [
+                "Mon 2026-12-07 09:00",
+                "Tue 2026-12-08 09:00",
+                "Wed 2026-12-09 09:00",
+            ],
+        ),
+        (
+            "every 21",
+            "every day at 21:00",
+            [
+                "Mon 2026-12-07 21:00",
+                "Tue 2026-12-08 21:00",
+                "Wed 2026-12-09 21:00",
+            ],
+        ),
+        (
+            "every 2 weeks monday 9am",
+            "every 2 weeks on Monday at 09:00",
+            [
+                "Mon 2026-12-07 09:00",
+                "Mon 2026-12-21 09:00",
+                "Mon 2027-01-04 09:00",
+            ],
+        ),
+        (
+            "every other monday 9am",
+            "every 2 weeks on Monday at 09:00",
+            [
+                "Mon 2026-12-07 09:00",
+                "Mon 2026-12-21 09:00",
+                "Mon 2027-01-04 09:00",
+            ],
+        ),
+        (
+            "every other week on tuesday",
+            "every 2 weeks on Tuesday at 09:00",
+            [
+                "Tue 2026-12-08 09:00",
+                "Tue 2026-12-22 09:00",
+                "Tue 2027-01-05 09:00",
+            ],
+        ),
+        (
+            "every 3 weeks on mon, fri at 8:30",
+            "every 3 weeks on Mon and Fri at 08:30",
+            [
+                "Mon 2026-12-07 08:30",
+                "Fri 2026-12-11 08:30",
+                "Mon 2026-12-28 08:30",
+            ],
+        ),
+        (
+            "every 2 weeks on weekends",
+            "every 2 weeks on weekends at 09:00",
+            [
+                "Sat 2026-12-12 09:00",
+                "Sun 2026-12-13 09:00",
+                "Sat 2026-12-26 09:00",
+            ],
+        ),
+        // One week apart is the weekly rule; two weeks alone, an interval.
+        (
+            "every 1 week on monday",
+            "every Monday at 09:00",
+            [
+                "Mon 2026-12-07 09:00",
+                "Mon 2026-12-14 09:00",
+                "Mon 2026-12-21 09:00",
+            ],
+        ),
+        (
+            "every 2 weeks",
+            "every 2 weeks",
+            [
+                "Mon 2026-12-21 04:22",
+                "Mon 2027-01-04 04:22",
+                "Mon 2027-01-18 04:22",
+            ],
+        ),
+    ];
+    for (expr, describe, times) in table {
+        let (d, t) = next3(expr, &now);
+        let times: Vec<String> = times.iter().map(|t| format!("{t} +0000")).collect();
+        assert_eq!((d.as_str(), t), (*describe, times), "{expr}");
+        // Stored as its words, which read back to the same rule.
+        let rule = recur::parse(expr, &now).unwrap().rule;
+        assert_eq!(Rule::parse(&rule.expression()).unwrap(), rule, "{expr}");
+    }
+}
+
+/// `every 2 weeks on …` counts weeks from its first occurrence (the
+/// series' anchor), not from whenever it is asked, and keeps local time
+/// across a DST change.
+#[test]
+fn every_n_weeks_counts_from_the_anchor_in_berlin() {
+    let rule = Rule::parse("every 2 weeks on Monday at 09:00").unwrap();
+    // Anchor: Mon 16 Mar 2026 09:00 CET; the clocks go forward on 29 Mar.
+    let anchor = Berlin
+        .with_ymd_and_hms(2026, 3, 16, 9, 0, 0)
+        .unwrap()
+        .timestamp_millis();
+    let show = |ms: i64| {
+        DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .with_timezone(&Berlin)
+            .format("%a %Y-%m-%d %H:%M %z")
+            .to_string()
+    };
+    let mut t = anchor;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        t = rule.next_after(&Berlin, anchor, t).unwrap();
+        seen.push(show(t));
+    }
+    assert_eq!(
+        seen,
+        [
+            "Mon 2026-03-30 09:00 +0200",
+            "Mon 2026-04-13 09:00 +0200",
+            "Mon 2026-04-27 09:00 +0200"
+        ]
+    );
+    // Asked from inside the week off: the next week on.
+    let tue = Berlin
+        .with_ymd_and_hms(2026, 3, 24, 12, 0, 0)
+        .unwrap()
+        .timestamp_millis();
+    assert_eq!(
+        show(rule.next_after(&Berlin, anchor, tue).unwrap()),
+        "Mon 2026-03-30 09:00 +0200"
+    );
+    // The latest at or before a time inside the week off: the anchor's.
+    assert_eq!(
+        show(rule.latest_at_or_before(&Berlin, anchor, tue).unwrap()),
+        "Mon 2026-03-16 09:00 +0100"
+    );
+}
+
+#[test]
+fn second_weekday_and_times_outside_their_part_are_refused() {
+    let now = utc_at(2026, 12, 7, 4, 22);
+    for (expr, want) in [
+        (
+            "every second monday",
+            "\"every second monday\" could be every other Monday or the 2nd Monday of each month — say every other monday, or cron \"0 9 * * 1#2\" for the 2nd",
+        ),
+        (
+            "Every 2nd Friday 9am",
+            "\"Every 2nd Friday\" could be every other Friday or the 2nd Friday of each month — say every other friday, or cron \"0 9 * * 5#2\" for the 2nd",
+        ),
+        (
+            "every evening 7am",
+            "\"evening 7am\" does not fit: the evening is 17:00–23:59 — give the time alone (e.g. 7am, 19:00)",
+        ),
+        (
+            "every sunday night 1am",
+            "\"every sunday night 1am\" falls on the day after the one named — name that day (every monday 1am, not every sunday night 1am)",
+        ),
+        (
+            "every 9",
+            "\"9\" after \"every\" could be morning or evening — say 9am, 9pm or 21:00",
+        ),
+    ] {
+        match recur::parse(expr, &now) {
+            Ok(s) => panic!("{expr} read as {}", s.rule.describe()),
+            Err(e) => assert_eq!(e.to_string(), want, "{expr}"),
+        }
+    }
+}
+
+/// The cron pattern the `every second monday` refusal suggests is one
+/// tock takes.
+#[test]
+fn the_suggested_cron_for_a_2nd_weekday_is_taken() {
+    let now = utc_at(2026, 12, 7, 4, 22);
+    let (_, times) = next3("cron \"0 9 * * 1#2\"", &now);
+    assert_eq!(
+        times,
+        [
+            "Mon 2026-12-14 09:00 +0000",
+            "Mon 2027-01-11 09:00 +0000",
+            "Mon 2027-02-08 09:00 +0000"
+        ]
+    );
+}
+
+/// The `/every` rows a tester found: the whole rule read and the text
+/// after it, or, when the text starts with more time, asked about.
+#[test]
+fn split_reads_parts_of_the_day_and_asks_about_more_time_in_the_text() {
+    let now = utc_at(2026, 12, 7, 4, 22);
+    for (input, describe, text) in [
+        (
+            "every sunday night check backups",
+            "every Sunday at 21:00",
+            "check backups",
+        ),
+        (
+            "every friday evening 6pm drinks",
+            "every Friday at 18:00",
+            "drinks",
+        ),
+        ("every monday evening x", "every Monday at 19:00", "x"),
+        ("every friday afternoon x", "every Friday at 15:00", "x"),
+        (
+            "every 2 weeks monday 9am payroll check",
+            "every 2 weeks on Monday at 09:00",
+            "payroll check",
+        ),
+        ("every 5pm x", "every day at 17:00", "x"),
+        ("every 9am x", "every day at 09:00", "x"),
+        (
+            "every friday 6pm -- evening drinks",
+            "every Friday at 18:00",
+            "evening drinks",
+        ),
+        ("daily 9am, check mail", "every day at 09:00", "check mail"),
+    ] {
+        let (s, t) = recur::split_prefix(input, &now).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(
+            (s.rule.describe().as_str(), t.as_str()),
+            (describe, text),
+            "{input}"
+        );
+    }
+    for (input, want) in [
+        (
+            "every weekday at 9am and 5pm x",
+            "\"and 5pm\" after \"weekday at 9am\": one time per rule — make two, e.g. /every weekday at 9am … and /every weekday 5pm …",
+        ),
+        (
+            "every mon 9am, fri 5pm x",
+            "\"fri 5pm\" after \"mon 9am\": one time per rule — make two, e.g. /every mon 9am … and /every fri 5pm …",
+        ),
+        (
+            "every friday 6pm evening drinks",
+            "\"evening\" after \"every friday 6pm\" looks like more of the rule — say it all before the text, or write \"every friday 6pm -- evening …\" to send it as text",
+        ),
+        (
+            "every second monday x",
+            "\"every second monday\" could be every other Monday or the 2nd Monday of each month — say every other monday, or cron \"0 9 * * 1#2\" for the 2nd",
+        ),
+    ] {
+        match recur::split_prefix(input, &now) {
+            Ok((s, t)) => panic!("{input}: {} | {t}", s.rule.describe()),
+            Err(e) => assert_eq!(e.to_string(), want, "{input}"),
         }
     }
 }

@@ -4937,7 +4937,7 @@ async fn every_creates_a_series_with_a_live_preview() {
     ui.typ("/every mon,wed,fri 8:30 gym until 2027-01-31");
     let narrow = ui.screen(60, 15);
     assert!(
-        narrow.contains("╭ ⏰ every Mon, Wed, Fri 08:30, until 31 Jan 2027 ─"),
+        narrow.contains("╭ ⏰ every Mon, Wed, Fri 08:30, until 31 Jan 2027 · \"gym\" ─"),
         "{narrow}"
     );
     // Where even that does not fit, the rule in fewer words, its end kept
@@ -7483,4 +7483,91 @@ async fn a_draft_saved_over_another_tocks_keeps_both_texts() {
         ui.store().draft(conv).unwrap().text,
         "typed here\n\ntyped in the other tock and more"
     );
+}
+
+/// `/at tomorrow evening 7pm call mom` is Tuesday 19:00 with the text
+/// "call mom" (it was 09:00 with the text "evening 7pm call mom"); the
+/// preview names the time and the text it will send.
+#[tokio::test(start_paused = true)]
+async fn at_a_part_of_the_day_with_a_clock_time_is_that_time_and_the_rest_is_the_text() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    // T0 is Mon 30 Nov 2026 00:53:20 UTC (TZ=UTC).
+    ui.typ("/at tomorrow evening 7pm call mom");
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("⏰ sends Tue 1 Dec 19:00, in 1d 18h · \"call mom\""),
+        "{s}"
+    );
+    // In a narrow window the text is cut to what is left.
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("╭ ⏰ sends Tue 1 Dec 19:00, in 1d 18h · \"call mom\" ─"),
+        "{s}"
+    );
+    ui.typ(" about the weekend");
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("╭ ⏰ sends Tue 1 Dec 19:00, in 1d 18h · \"call mom about…\" ─╮"),
+        "{s}"
+    );
+    ui.erase(" about the weekend".len());
+    ui.app.sidebar_pref = Some(true);
+    ui.enter();
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].text, "call mom");
+    let due = chrono::DateTime::from_timestamp_millis(rows[0].due_at.unwrap()).unwrap();
+    assert_eq!(due.format("%a %d %b %H:%M").to_string(), "Tue 01 Dec 19:00");
+    assert_eq!(ui.app.composer_text(), "");
+    // `/every` reads parts of the day too.
+    ui.say("/every sunday night check backups");
+    let series = ui.h.engine.list_series(false).unwrap();
+    assert_eq!(
+        (
+            series[0].description.as_str(),
+            series[0].series.text.as_str()
+        ),
+        ("every Sunday at 21:00", "check backups")
+    );
+}
+
+/// Text that starts with more time (`/at 9am evening call`, `/every
+/// weekday at 9am and 5pm x`) is refused with a one-line question and
+/// the composer keeps it, as `fri 5 apples` is; `--` sends it as text.
+#[tokio::test(start_paused = true)]
+async fn at_text_that_starts_with_more_time_is_asked_about_and_kept() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.typ("/at 9am evening call");
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("✗ \"evening\" after \"9am\" looks like more of the time"),
+        "{s}"
+    );
+    ui.enter();
+    assert!(ui.rows().is_empty(), "{:?}", ui.rows());
+    assert_eq!(ui.app.composer_text(), "/at 9am evening call");
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(is_err, "{msg}");
+    assert_eq!(
+        msg,
+        "\"evening\" after \"9am\" looks like more of the time — say it all before the text, or write \"9am -- evening …\" to send it as text"
+    );
+    ui.app.set_composer("");
+    ui.say("/every weekday at 9am and 5pm x");
+    assert!(ui.h.engine.list_series(false).unwrap().is_empty());
+    assert_eq!(ui.app.composer_text(), "/every weekday at 9am and 5pm x");
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(is_err, "{msg}");
+    assert_eq!(
+        msg,
+        "\"and 5pm\" after \"weekday at 9am\": one time per rule — make two, e.g. /every weekday at 9am … and /every weekday 5pm …"
+    );
+    ui.app.set_composer("");
+    ui.say("/at 9am -- evening call");
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].text, "evening call");
 }

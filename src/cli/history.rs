@@ -111,11 +111,12 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
                 println!();
             }
             for a in crate::files::attachment_infos(m.parts_json.as_deref()) {
+                // The size rounded as the chat shows it.
                 println!(
-                    "[attached: {} ({}, {} bytes)]",
+                    "[attached: {} ({}, {})]",
                     crate::sanitize::sanitize_line(&a.name),
                     crate::sanitize::sanitize_line(&a.mime),
-                    a.bytes
+                    crate::files::human_size(a.bytes)
                 );
             }
             if let Some(u) = by_message.get(&m.id) {

@@ -36,9 +36,9 @@ pub fn specs() -> Vec<ToolSpec> {
                 "properties": {
                     "instruction": {"type": "string", "description": "What to do when the task fires, written as an instruction to yourself."},
                     "delay_secs": {"type": "integer", "description": "Seconds from now."},
-                    "at": {"type": "string", "description": "When: RFC 3339 (2026-12-01T09:00:00+01:00) or an expression like 'tomorrow 9am', 'in 2 hours'. Wins over delay_secs."},
+                    "at": {"type": "string", "description": "When: RFC 3339 (2026-12-01T09:00:00+01:00) or an expression like 'tomorrow 9am', 'fri evening 7' (evening 19:00, morning 09:00, afternoon 15:00, night 21:00), 'in 2 hours'. Wins over delay_secs."},
                     "title": {"type": "string", "description": "A short title."},
-                    "repeat": {"type": "string", "description": "Make it recurring, in the user's local time: 'every day at 9am', 'every weekday 9am', 'every monday 10:00', 'every mon,wed,fri 8:30', 'every 2h', 'every month on the 1st 9am', 'every year dec 24 18:00', 'for 5 times', or a 5-field cron expression 'cron \"0 9 * * 1-5\"'. The first occurrence follows the rule; delay_secs and at are then ignored."},
+                    "repeat": {"type": "string", "description": "Make it recurring, in the user's local time: 'every day at 9am', 'every weekday 9am', 'every monday 10:00', 'every mon,wed,fri 8:30', 'every sunday night' (21:00), 'every other monday 9am', 'every 2h', 'every month on the 1st 9am', 'every year dec 24 18:00', 'every 3 months on the 15th 9am', 'every 2 years', 'for 5 times', or a 5-field cron expression 'cron \"0 9 * * 1-5\"'. The first occurrence follows the rule; delay_secs and at are then ignored."},
                     "until": {"type": "string", "description": "With repeat: the last day or instant, e.g. 'dec 24', '2026-12-31', 'in 2 weeks'."}
                 },
                 "required": ["instruction"]

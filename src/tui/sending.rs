@@ -26,7 +26,7 @@ impl App {
             let engine = self.engine();
             return Some(match engine.split_schedule(rest) {
                 Ok((s, _)) if let Err(e) = engine.check_schedule(&s) => Err(e.to_string()),
-                Ok((s, _)) => {
+                Ok((s, text)) => {
                     let rule = engine.describe_schedule(&s);
                     // `, 5 times, until Sun 20 Dec 23:59` after the rule alone.
                     let end = rule
@@ -38,6 +38,7 @@ impl App {
                         end,
                         times: engine.preview_schedule(&s, 3),
                         next: engine.preview_schedule(&s, 1),
+                        text: Some(text),
                     })
                 }
                 Err(e) => Err(e.to_string()),
@@ -52,13 +53,14 @@ impl App {
         }
         let now = self.model.now();
         Some(match when::split_time_prefix(rest, &now, mode) {
-            Ok((due, _)) => {
+            Ok((due, text)) => {
                 let times = format!("sends {}", when::preview(due, &now));
                 Ok(Preview {
                     rule: None,
                     end: None,
                     next: times.clone(),
                     times,
+                    text: Some(text),
                 })
             }
             Err(e) => Err(e.to_string()),
@@ -765,6 +767,9 @@ pub struct Preview {
     pub times: String,
     /// Its next time alone.
     pub next: String,
+    /// The text it sends, shown after the times where there is room:
+    /// what was read as the time is then plain to see.
+    pub text: Option<String>,
 }
 
 impl Preview {
@@ -777,6 +782,23 @@ impl Preview {
     /// keeping its end, what a typo would lose) only where even that does
     /// not fit.
     pub fn line(&self, width: usize) -> String {
+        use unicode_width::UnicodeWidthStr;
+        let line = self.without_text(width);
+        let Some(text) = &self.text else {
+            return line;
+        };
+        // ` · "…"`: the text on one line, cut to what is left, if at least
+        // a word of it shows.
+        let text = crate::sanitize::sanitize_line(text).replace(['\n', '\t'], " ");
+        let room = width.saturating_sub(line.width() + 5);
+        if room < 6.min(text.width()) || room == 0 {
+            return line;
+        }
+        format!("{line} · \"{}\"", super::text::elide(&text, room))
+    }
+
+    /// [`Preview::line`] without the text.
+    fn without_text(&self, width: usize) -> String {
         use unicode_width::UnicodeWidthStr;
         let fits = |a: &str, b: &str| a.width() + 3 + b.width() <= width;
         let Some(rule) = &self.rule else {
@@ -894,6 +916,7 @@ mod tests {
             end: end.map(Into::into),
             times: times.into(),
             next: next.into(),
+            text: None,
         }
     }
 
