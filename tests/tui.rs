@@ -1452,12 +1452,135 @@ async fn strip_cancel_asks_first() {
     assert_eq!(ui.app.model.strip_items().collect::<Vec<_>>().len(), 1);
     assert_eq!(
         ui.strip_sel(),
-        None,
-        "the selected item left: nothing is selected, no key acts on the row that took its place"
+        Some(0),
+        "the canceled item left: the one that took its place (the one before, as it was last) is selected"
     );
     // Esc goes back to the composer.
     ui.press(KeyCode::Esc);
     assert_eq!(ui.app.focus, Focus::Composer);
+}
+
+/// Three scheduled items, x y three times: each cancel selects the row that
+/// took the canceled one's place, shown before a key acts on it, so the
+/// next x y cancels it; nothing is typed into the composer.
+#[tokio::test(start_paused = true)]
+async fn strip_cancels_item_after_item_with_x_y() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("/later {n}h strip item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    assert_eq!(ids.len(), 3);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    for n in 1..=3 {
+        let s = ui.screen(120, 40);
+        let marked = s.lines().find(|l| l.contains("› ")).unwrap_or_default();
+        assert!(
+            marked.contains(&format!("strip item {n}")),
+            "item {n} is shown selected:\n{s}"
+        );
+        ui.ch('x');
+        assert_eq!(ui.app.popup(), Some(ViewKind::Confirm));
+        ui.ch('y');
+        ui.pump();
+        assert_eq!(ui.row(ids[n - 1]).status, Status::Canceled, "item {n}");
+        let (msg, is_err) = ui.app.status_pair();
+        assert!(!is_err, "{msg}");
+    }
+    assert!(ui.app.model.strip_items().next().is_none());
+    assert_eq!(
+        ui.app.composer_text(),
+        "",
+        "nothing typed into the composer"
+    );
+}
+
+/// `u` takes the selected item back into the composer: back in the strip,
+/// the row that took its place is selected, not the first.
+#[tokio::test(start_paused = true)]
+async fn after_a_pull_back_the_strip_selects_the_row_that_took_its_place() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("queued item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    ui.press(KeyCode::Down);
+    ui.ch('u');
+    ui.pump();
+    assert_eq!(ui.row(ids[1]).status, Status::Canceled);
+    assert_eq!(ui.app.composer_text(), "queued item 2");
+    assert_eq!(ui.app.focus, Focus::Composer);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    assert_eq!(ui.app.strip.selected, Some(ids[2]));
+    let s = ui.screen(120, 40);
+    assert!(s.contains("› ⏳ queued · queued item 3"), "{s}");
+}
+
+/// An item that leaves the strip by another hand (`tock cancel`, another
+/// tock) takes the selection with it: the row that slid into its place is
+/// not selected, and a key acts on nothing until ↑/↓ chooses.
+#[tokio::test(start_paused = true)]
+async fn strip_item_canceled_elsewhere_leaves_nothing_selected() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=2 {
+        ui.say(&format!("/later {n}h strip item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.strip_sel(), Some(0));
+    ui.screen(120, 40);
+    ui.h.engine.cancel(ids[0]).unwrap();
+    ui.pump();
+    assert_eq!(ui.strip_sel(), None);
+    let s = ui.screen(120, 40);
+    assert!(!s.contains("› "), "no row is marked:\n{s}");
+    ui.ch('x');
+    assert_eq!(ui.app.popup(), None);
+    assert!(ui.status_line().contains("no item selected"));
+    assert_eq!(ui.row(ids[1]).status, Status::Pending);
+}
+
+/// Keys typed ahead, before a frame showed the row that took the canceled
+/// item's place: they do not act on it (the user has not seen it
+/// selected), and the `y` meant for a question is not typed either.
+#[tokio::test(start_paused = true)]
+async fn strip_keys_typed_ahead_of_the_new_selection_do_not_act_on_it() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("/later {n}h strip item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    ui.screen(120, 40);
+    // x y x y x y in one burst: no frame between the keys.
+    for c in "xyxyxy".chars() {
+        ui.ch(c);
+        ui.pump();
+    }
+    assert_eq!(ui.row(ids[0]).status, Status::Canceled);
+    assert_eq!(ui.row(ids[1]).status, Status::Pending, "not seen selected");
+    assert_eq!(ui.row(ids[2]).status, Status::Pending);
+    assert_eq!(ui.app.popup(), None);
+    assert_eq!(ui.app.composer_text(), "", "no y typed into the composer");
+    assert_eq!(ui.app.focus, Focus::Strip);
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(is_err && msg.contains("no question is open"), "{msg}");
+    // Once a frame has shown it selected, x acts on it.
+    let s = ui.screen(120, 40);
+    let marked = s.lines().find(|l| l.contains("› ")).unwrap_or_default();
+    assert!(marked.contains("strip item 2"), "{s}");
+    ui.ch('x');
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.row(ids[1]).status, Status::Canceled);
+    assert_eq!(ui.row(ids[2]).status, Status::Pending);
+    // Another letter the strip does not use is not typed either.
+    ui.ch('q');
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(ui.status_line().contains("not a key of the pending strip"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -3460,11 +3583,14 @@ async fn a_long_strip_keeps_its_header_and_the_selection_in_view() {
     assert_eq!(ui.rows()[11].status, Status::Canceled);
     assert_eq!(
         ui.strip_sel(),
-        None,
-        "the canceled item left; nothing is selected"
+        Some(10),
+        "the canceled item left; it was last, so the one before it is selected"
     );
+    let s = ui.screen(80, 24);
+    assert!(s.contains("─ pending (11)"), "the header stays:\n{s}");
+    assert!(s.contains("› ⏳ queued · queued item 10"), "{s}");
     ui.press(KeyCode::Up);
-    assert!(ui.screen(80, 24).contains("› ⏳ queued · queued item 0"));
+    assert!(ui.screen(80, 24).contains("› ⏳ queued · queued item 9"));
 }
 
 #[tokio::test(start_paused = true)]

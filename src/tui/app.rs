@@ -101,6 +101,8 @@ pub struct FrameLayout {
     /// Pending-strip rows: (y, item id), and the strip's left edge.
     pub strip_rows: Vec<(u16, i64)>,
     pub strip_x: u16,
+    /// The strip item drawn selected (marked `›`, nothing covering it).
+    pub strip_marked: Option<i64>,
     pub sidebar_visible: bool,
     pub chat: ratatui::layout::Rect,
     /// The scroll offset the chat could honour (clamped at the top).
@@ -655,6 +657,8 @@ impl App {
         if !layout.sidebar_visible && self.focus == Focus::Sidebar {
             self.focus = Focus::Composer;
         }
+        // A selection that moved by itself is acted on once it was shown.
+        self.strip.drawn(layout.strip_marked);
         self.layout = layout;
         self.anchor_scroll();
     }

@@ -49,6 +49,12 @@ impl App {
                     ItemAction::Edit(text) => Some(text.clone()),
                     _ => None,
                 };
+                // Cancel and send now take it out of the strip: the row
+                // that takes its place is selected then (marked before the
+                // write, whose events may come before its result).
+                if matches!(action, ItemAction::Cancel | ItemAction::SendNow) {
+                    self.strip.acted_on(id, &self.model);
+                }
                 self.write(
                     move |e| e.act_on_item(id, seen, action),
                     move |app, r| match (r, edited) {
@@ -63,7 +69,10 @@ impl App {
                             text,
                             error: e.to_string(),
                         }),
-                        (Err(e), None) => app.error(e),
+                        (Err(e), None) => {
+                            app.strip.not_acted_on(id);
+                            app.error(e)
+                        }
                     },
                 );
             }
@@ -102,6 +111,7 @@ impl App {
                     .find(|i| i.id == id)
                     .and_then(|i| i.due_at)
                     .filter(|d| *d > now);
+                self.strip.acted_on(id, &self.model);
                 self.write(
                     move |e| e.pull_back(id, seen),
                     move |app, r| match r {
@@ -130,7 +140,10 @@ impl App {
                                 app.info_until_key("moved back into its conversation's draft");
                             }
                         }
-                        Err(e) => app.error(e),
+                        Err(e) => {
+                            app.strip.not_acted_on(id);
+                            app.error(e)
+                        }
                     },
                 );
             }

@@ -90,6 +90,12 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         .map(|(line, id)| (strip_area.y + line as u16, id))
         .collect();
     layout.strip_x = strip_area.x;
+    // Shown selected: marked in the focused strip, under no popup.
+    layout.strip_marked = app
+        .strip
+        .selected
+        .filter(|id| app.focus == Focus::Strip && layout.strip_rows.iter().any(|(_, i)| i == id))
+        .filter(|_| app.views.iter().all(|v| !v.is_modal()));
     if strip_h > 0 {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }
