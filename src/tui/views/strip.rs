@@ -138,17 +138,22 @@ impl Strip {
         }
     }
 
-    /// The user acted on item `id` in a way that takes it out of the strip
-    /// (its write succeeded): if it is the one selected, the row that takes
-    /// its place is selected when it leaves.
-    pub fn acted_on(&mut self, id: i64, model: &crate::tui::model::Model) {
-        if self.selected == Some(id) {
-            self.acted_on = Some(id);
-            self.order = model.strip_items().map(|i| i.id).collect();
+    /// The user acts on item `id` in a way that takes it out of the strip:
+    /// if it is the one selected, the row that takes its place is selected
+    /// when it leaves. True if this marked it (it was not marked already),
+    /// for [`Strip::not_acted_on`] if the action fails.
+    pub fn acted_on(&mut self, id: i64, model: &crate::tui::model::Model) -> bool {
+        if self.selected != Some(id) || self.acted_on == Some(id) {
+            return false;
         }
+        self.acted_on = Some(id);
+        self.order = model.strip_items().map(|i| i.id).collect();
+        true
     }
 
-    /// The action on item `id` failed: it is not leaving because of it.
+    /// The action that marked item `id` failed: it is not leaving because
+    /// of it. (One that failed on an item an earlier action already takes
+    /// out, typed ahead, leaves that mark.)
     pub fn not_acted_on(&mut self, id: i64) {
         if self.acted_on == Some(id) {
             self.acted_on = None;
