@@ -5888,6 +5888,75 @@ async fn tick_at(ui: &mut Ui, at: i64) {
     ui.app.on_tick();
 }
 
+/// A provider that takes the request and does not answer: after a few
+/// seconds the bubble says how long it has waited, and that changes once a
+/// second (a tick for each, and no other); once the reply has come, no
+/// timer is left (an idle screen draws no frame).
+#[tokio::test(start_paused = true)]
+async fn a_send_the_model_does_not_answer_shows_how_long_it_has_waited() {
+    init_env();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let config = Arc::new(
+        ConfigSource::from_config(Config::default())
+            .with_provider(Arc::new(SlowAccept { gate: gate.clone() })),
+    );
+    let engine = Engine::new(store, config, clock.clone(), options());
+    let mut ui = Ui::on(Harness {
+        engine,
+        clock,
+        provider: Scripted::new(vec![]),
+        dir,
+    });
+    ui.start().await;
+    ui.say("is anyone there?");
+    ui.settle().await;
+    let item = ui.rows()[0].clone();
+    assert_eq!(item.status, Status::Sending);
+    let since = item.updated_at;
+    let bubble = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("◌ sending…"))
+            .map(|l| l.trim().to_string())
+            .unwrap_or_default()
+    };
+    let s = ui.screen(80, 24);
+    assert!(
+        bubble(&s).ends_with("◌ sending…"),
+        "at first, no time:\n{s}"
+    );
+    // The status line's expiry is a timer of its own: not this one's.
+    ui.app.status = None;
+    // The first tick is when the wait first shows…
+    let at = ui.app.next_tick_at().unwrap();
+    assert_eq!(at, since + 3_000);
+    tick_at(&mut ui, at).await;
+    assert!(bubble(&ui.screen(80, 24)).ends_with("◌ sending… 3s"));
+    // … then one a second, each drawing the next second.
+    for secs in 4..=12 {
+        let at = ui.app.next_tick_at().unwrap();
+        assert_eq!(at, since + secs * 1_000);
+        tick_at(&mut ui, at).await;
+        let s = ui.screen(80, 24);
+        assert!(bubble(&s).ends_with(&format!("◌ sending… {secs}s")), "{s}");
+    }
+    // At 60×15 it shows too; past a minute, in minutes and seconds.
+    tokio::time::advance(std::time::Duration::from_millis(63_000)).await;
+    ui.app.on_tick();
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(bubble(&s).ends_with("◌ sending… 1m 15s"), "{s}");
+    // The model answers: the bubble goes, and with it its timer.
+    gate.notify_one();
+    ui.settle().await;
+    assert_eq!(ui.row(item.id).status, Status::Sent);
+    assert!(!ui.screen(80, 24).contains("sending…"));
+    ui.app.status = None;
+    assert_eq!(ui.app.next_tick_at(), None, "idle: no timer at all");
+}
+
 #[tokio::test(start_paused = true)]
 async fn countdowns_tick_on_whole_seconds_and_never_show_a_past_time() {
     let mut ui = Ui::new(vec![]);

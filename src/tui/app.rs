@@ -615,6 +615,14 @@ impl App {
                 at.push(t);
             }
         }
+        // How long a message being sent has waited, in its bubble.
+        at.extend(
+            self.model
+                .items
+                .iter()
+                .filter(|i| i.status == crate::store::Status::Sending)
+                .map(|i| views::waited_change(i.updated_at, now)),
+        );
         // A running tool call's seconds, in the composer's title.
         if let Some(run) = self.model.tool_runs.first() {
             let ran = (now - run.started_at).max(0);
