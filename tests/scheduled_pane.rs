@@ -711,8 +711,44 @@ async fn cancel_then_yes_cancels() {
     assert_eq!(a, PaneAction::Info(format!("#{} canceled", f.scheduled)));
     assert_eq!(item(&h, f.scheduled).status, Status::Canceled);
     assert_eq!(pane.count(), before - 1);
-    // The selected item left: nothing is selected, so no key acts on the row
-    // that took its place (here: the task must not be sent by a stray `s`).
+    // The canceled item left: the row that took its place is selected...
+    assert_eq!(pane.selected_id(), Some(f.task));
+    // ...but no key acts on it before a frame has shown it selected (here:
+    // the task must not be sent by an `s` typed ahead).
+    let task_before = item(&h, f.task);
+    let a = pane.handle_key(ch('s'), &h.engine, now());
+    assert!(
+        matches!(&a, PaneAction::Info(m) if m.contains("press again")),
+        "{a:?}"
+    );
+    assert_eq!(
+        item(&h, f.task),
+        task_before,
+        "no key acts on a selection not shown yet"
+    );
+    let screen = screen_of(&draw(&pane, 100, 24));
+    let marked = screen
+        .lines()
+        .find(|l| l.starts_with('›'))
+        .unwrap_or_default();
+    assert!(marked.contains("Nightly review"), "{screen}");
+    // Shown: its keys act on it.
+    pane.handle_key(ch('s'), &h.engine, now());
+    assert_ne!(item(&h, f.task), task_before, "s sent the task now");
+}
+
+/// The selected item canceled by another hand (`tock cancel`, another
+/// tock): nothing is selected, so no key acts on the row that slid into its
+/// place; the details say so, and a move selects again.
+#[tokio::test(start_paused = true)]
+async fn an_item_that_leaves_by_another_hand_leaves_nothing_selected() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    draw(&pane, 100, 24);
+    h.engine.cancel(f.scheduled).unwrap();
+    pane.refresh_with(&h.engine).unwrap();
     assert_eq!(pane.selected_id(), None);
     // Said where the details were, not left blank.
     let screen = screen_of(&draw(&pane, 100, 24));
@@ -729,6 +765,25 @@ async fn cancel_then_yes_cancels() {
     );
     // A move selects again, from the top.
     pane.handle_key(ch('j'), &h.engine, now());
+    assert!(pane.selected_id().is_some());
+}
+
+/// x y twice: each cancel selects the row that took the canceled one's
+/// place, so once it is shown the next x y cancels it.
+#[tokio::test(start_paused = true)]
+async fn cancel_two_rows_in_a_row() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    draw(&pane, 100, 24);
+    press(&mut pane, &h, &[ch('x'), ch('y')]);
+    assert_eq!(item(&h, f.scheduled).status, Status::Canceled);
+    assert_eq!(pane.selected_id(), Some(f.task));
+    let screen = screen_of(&draw(&pane, 100, 24));
+    assert!(!screen.contains("nothing selected"), "{screen}");
+    press(&mut pane, &h, &[ch('x'), ch('y')]);
+    assert_eq!(item(&h, f.task).status, Status::Canceled);
     assert!(pane.selected_id().is_some());
 }
 

@@ -1452,12 +1452,136 @@ async fn strip_cancel_asks_first() {
     assert_eq!(ui.app.model.strip_items().collect::<Vec<_>>().len(), 1);
     assert_eq!(
         ui.strip_sel(),
-        None,
-        "the selected item left: nothing is selected, no key acts on the row that took its place"
+        Some(0),
+        "the canceled item left: the one that took its place (the one before, as it was last) is selected"
     );
     // Esc goes back to the composer.
     ui.press(KeyCode::Esc);
     assert_eq!(ui.app.focus, Focus::Composer);
+}
+
+/// Three scheduled items, x y three times: each cancel selects the row that
+/// took the canceled one's place, shown before a key acts on it, so the
+/// next x y cancels it; nothing is typed into the composer.
+#[tokio::test(start_paused = true)]
+async fn strip_cancels_item_after_item_with_x_y() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("/later {n}h strip item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    assert_eq!(ids.len(), 3);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    for n in 1..=3 {
+        let s = ui.screen(120, 40);
+        let marked = s.lines().find(|l| l.contains("› ")).unwrap_or_default();
+        assert!(
+            marked.contains(&format!("strip item {n}")),
+            "item {n} is shown selected:\n{s}"
+        );
+        ui.ch('x');
+        assert_eq!(ui.app.popup(), Some(ViewKind::Confirm));
+        ui.ch('y');
+        ui.pump();
+        assert_eq!(ui.row(ids[n - 1]).status, Status::Canceled, "item {n}");
+        let (msg, is_err) = ui.app.status_pair();
+        assert!(!is_err, "{msg}");
+    }
+    assert!(ui.app.model.strip_items().next().is_none());
+    assert_eq!(
+        ui.app.composer_text(),
+        "",
+        "nothing typed into the composer"
+    );
+}
+
+/// `u` takes the selected item back into the composer: back in the strip,
+/// the row that took its place is selected, not the first.
+#[tokio::test(start_paused = true)]
+async fn after_a_pull_back_the_strip_selects_the_row_that_took_its_place() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("queued item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    ui.press(KeyCode::Down);
+    ui.ch('u');
+    ui.pump();
+    assert_eq!(ui.row(ids[1]).status, Status::Canceled);
+    assert_eq!(ui.app.composer_text(), "queued item 2");
+    assert_eq!(ui.app.focus, Focus::Composer);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    assert_eq!(ui.app.strip.selected, Some(ids[2]));
+    let s = ui.screen(120, 40);
+    assert!(s.contains("› ⏳ queued · queued item 3"), "{s}");
+}
+
+/// An item that leaves the strip by another hand (`tock cancel`, another
+/// tock) takes the selection with it: the row that slid into its place is
+/// not selected, and a key acts on nothing until ↑/↓ chooses.
+#[tokio::test(start_paused = true)]
+async fn strip_item_canceled_elsewhere_leaves_nothing_selected() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=2 {
+        ui.say(&format!("/later {n}h strip item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.strip_sel(), Some(0));
+    ui.screen(120, 40);
+    ui.h.engine.cancel(ids[0]).unwrap();
+    ui.pump();
+    assert_eq!(ui.strip_sel(), None);
+    let s = ui.screen(120, 40);
+    assert!(!s.contains("› "), "no row is marked:\n{s}");
+    ui.ch('x');
+    assert_eq!(ui.app.popup(), None);
+    assert!(ui.status_line().contains("no item selected"));
+    assert_eq!(ui.row(ids[1]).status, Status::Pending);
+}
+
+/// Keys typed ahead, before a frame showed the row that took the canceled
+/// item's place: they do not act on it (the user has not seen it
+/// selected), and the `y` meant for a question is not typed either.
+#[tokio::test(start_paused = true)]
+async fn strip_keys_typed_ahead_of_the_new_selection_do_not_act_on_it() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("/later {n}h strip item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    ui.screen(120, 40);
+    // x y x y x y in one burst: no frame between the keys, and the
+    // engine's events about the cancel wait until the burst is done.
+    for c in "xyxyxy".chars() {
+        ui.ch(c);
+    }
+    ui.pump();
+    assert_eq!(ui.row(ids[0]).status, Status::Canceled);
+    assert_eq!(ui.row(ids[1]).status, Status::Pending, "not seen selected");
+    assert_eq!(ui.row(ids[2]).status, Status::Pending);
+    assert_eq!(ui.app.popup(), None);
+    assert_eq!(ui.app.composer_text(), "", "no y typed into the composer");
+    assert_eq!(ui.app.focus, Focus::Strip);
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(is_err && msg.contains("no question is open"), "{msg}");
+    // Once a frame has shown it selected, x acts on it.
+    let s = ui.screen(120, 40);
+    let marked = s.lines().find(|l| l.contains("› ")).unwrap_or_default();
+    assert!(marked.contains("strip item 2"), "{s}");
+    ui.ch('x');
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.row(ids[1]).status, Status::Canceled);
+    assert_eq!(ui.row(ids[2]).status, Status::Pending);
+    // Another letter the strip does not use is not typed either.
+    ui.ch('q');
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(ui.status_line().contains("not a key of the pending strip"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -3460,11 +3584,14 @@ async fn a_long_strip_keeps_its_header_and_the_selection_in_view() {
     assert_eq!(ui.rows()[11].status, Status::Canceled);
     assert_eq!(
         ui.strip_sel(),
-        None,
-        "the canceled item left; nothing is selected"
+        Some(10),
+        "the canceled item left; it was last, so the one before it is selected"
     );
+    let s = ui.screen(80, 24);
+    assert!(s.contains("─ pending (11)"), "the header stays:\n{s}");
+    assert!(s.contains("› ⏳ queued · queued item 10"), "{s}");
     ui.press(KeyCode::Up);
-    assert!(ui.screen(80, 24).contains("› ⏳ queued · queued item 0"));
+    assert!(ui.screen(80, 24).contains("› ⏳ queued · queued item 9"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -5323,12 +5450,11 @@ async fn the_repeating_line_goes_when_its_series_changes() {
     assert!(!repeating(&ui), "{}", ui.status_line());
 }
 
-/// After x y in F2 the ended series has left and nothing is selected (so
-/// a stray key cannot act on the row that took its place): no row is
-/// marked, a key says why it does nothing, and a move selects again. The
-/// first row had looked selected while keys did nothing, silently.
+/// After x y in F2 the ended series has left and the row that took its
+/// place (the other series) is selected; a key typed before a frame showed
+/// it does not act on it, and says why; once shown, keys act on it.
 #[tokio::test(start_paused = true)]
-async fn f2_after_ending_a_series_no_row_looks_selected_and_keys_say_why() {
+async fn f2_after_ending_a_series_the_next_row_is_selected_once_shown() {
     let mut ui = Ui::new(vec![]);
     ui.say("/every day at 9am first series");
     ui.say("/every day at 10am second series");
@@ -5339,6 +5465,52 @@ async fn f2_after_ending_a_series_no_row_looks_selected_and_keys_say_why() {
     ui.ch('y');
     let left = ui.h.engine.list_series(false).unwrap();
     assert_eq!(left.len(), 1, "one series ended");
+    let status = |ui: &Ui| {
+        ui.h.engine
+            .series_view(left[0].series.id)
+            .unwrap()
+            .unwrap()
+            .series
+            .status
+    };
+    // Typed ahead of the frame that shows the new selection: nothing done.
+    ui.ch('p');
+    assert!(
+        ui.status_line().contains("press again"),
+        "{}",
+        ui.status_line()
+    );
+    assert_eq!(status(&ui), tock::store::SeriesStatus::Active);
+    let s = ui.screen(110, 30);
+    let marked = s.lines().find(|l| l.starts_with('›')).unwrap_or_default();
+    assert!(marked.contains("second series"), "{s}");
+    ui.ch('p');
+    assert_eq!(status(&ui), tock::store::SeriesStatus::Paused);
+}
+
+/// A series ended by another hand while F2 shows it selected: nothing is
+/// selected (a stray key cannot act on the row that slid into its place),
+/// no row is marked, a key says why it does nothing, and a move selects
+/// again. The first row had looked selected while keys did nothing, silently.
+#[tokio::test(start_paused = true)]
+async fn f2_after_a_series_ends_elsewhere_no_row_looks_selected_and_keys_say_why() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/every day at 9am first series");
+    ui.say("/every day at 10am second series");
+    ui.pump();
+    ui.press(KeyCode::F(2));
+    assert!(ui.screen(110, 30).contains("› "));
+    let all = ui.h.engine.list_series(false).unwrap();
+    let first = all
+        .iter()
+        .find(|v| v.series.text == "first series")
+        .unwrap()
+        .series
+        .id;
+    ui.h.engine.end_series(first).unwrap();
+    ui.pump();
+    let left = ui.h.engine.list_series(false).unwrap();
+    assert_eq!(left.len(), 1, "one series ended");
     let s = ui.screen(110, 30);
     assert!(!s.contains("›"), "no row is marked:\n{s}");
     ui.ch('p');
@@ -5347,13 +5519,16 @@ async fn f2_after_ending_a_series_no_row_looks_selected_and_keys_say_why() {
         "{}",
         ui.status_line()
     );
-    assert_eq!(
+    let status = |ui: &Ui| {
         ui.h.engine
             .series_view(left[0].series.id)
             .unwrap()
             .unwrap()
             .series
-            .status,
+            .status
+    };
+    assert_eq!(
+        status(&ui),
         tock::store::SeriesStatus::Active,
         "the stray key did nothing"
     );
@@ -5361,15 +5536,61 @@ async fn f2_after_ending_a_series_no_row_looks_selected_and_keys_say_why() {
     ui.press(KeyCode::Down);
     assert!(ui.screen(110, 30).contains("› "));
     ui.ch('p');
-    assert_eq!(
-        ui.h.engine
-            .series_view(left[0].series.id)
-            .unwrap()
-            .unwrap()
-            .series
-            .status,
-        tock::store::SeriesStatus::Paused
-    );
+    assert_eq!(status(&ui), tock::store::SeriesStatus::Paused);
+}
+
+/// F2, x y x y in one burst (no frame between): the second x is not for
+/// the row that took the first one's place, unseen; nothing is typed.
+#[tokio::test(start_paused = true)]
+async fn f2_keys_typed_ahead_of_the_new_selection_do_not_act_on_it() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=2 {
+        ui.say(&format!("/later {n}h f2 item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::F(2));
+    ui.screen(110, 30);
+    for c in "xyxy".chars() {
+        ui.ch(c);
+    }
+    ui.pump();
+    assert_eq!(ui.row(ids[0]).status, Status::Canceled);
+    assert_eq!(ui.row(ids[1]).status, Status::Pending, "not seen selected");
+    assert_eq!(ui.app.composer_text(), "");
+    let s = ui.screen(110, 30);
+    let marked = s.lines().find(|l| l.starts_with('›')).unwrap_or_default();
+    assert!(marked.contains("f2 item 2"), "{s}");
+    ui.ch('x');
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.row(ids[1]).status, Status::Canceled);
+}
+
+/// F2 on three scheduled messages: x y, x y, x y cancels all three, each
+/// time on the row shown selected after the one before left; nothing is
+/// typed into the composer.
+#[tokio::test(start_paused = true)]
+async fn f2_cancels_row_after_row_with_x_y() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("/later {n}h f2 item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::F(2));
+    for n in 1..=3 {
+        let s = ui.screen(110, 30);
+        let marked = s.lines().find(|l| l.starts_with('›')).unwrap_or_default();
+        assert!(marked.contains(&format!("f2 item {n}")), "{s}");
+        ui.ch('x');
+        ui.ch('y');
+        ui.pump();
+        assert_eq!(ui.row(ids[n - 1]).status, Status::Canceled, "item {n}");
+    }
+    // Typed ahead on an empty list: y answers nothing and types nothing.
+    ui.ch('x');
+    ui.ch('y');
+    assert_eq!(ui.app.popup(), Some(ViewKind::Scheduled));
+    assert_eq!(ui.app.composer_text(), "");
 }
 
 /// `r` on a series offers its whole schedule, ends included: Enter on it
@@ -5665,6 +5886,75 @@ async fn tick_at(ui: &mut Ui, at: i64) {
     assert!(at > now, "a tick at {at} asked for at {now}");
     tokio::time::advance(std::time::Duration::from_millis((at - now) as u64)).await;
     ui.app.on_tick();
+}
+
+/// A provider that takes the request and does not answer: after a few
+/// seconds the bubble says how long it has waited, and that changes once a
+/// second (a tick for each, and no other); once the reply has come, no
+/// timer is left (an idle screen draws no frame).
+#[tokio::test(start_paused = true)]
+async fn a_send_the_model_does_not_answer_shows_how_long_it_has_waited() {
+    init_env();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let config = Arc::new(
+        ConfigSource::from_config(Config::default())
+            .with_provider(Arc::new(SlowAccept { gate: gate.clone() })),
+    );
+    let engine = Engine::new(store, config, clock.clone(), options());
+    let mut ui = Ui::on(Harness {
+        engine,
+        clock,
+        provider: Scripted::new(vec![]),
+        dir,
+    });
+    ui.start().await;
+    ui.say("is anyone there?");
+    ui.settle().await;
+    let item = ui.rows()[0].clone();
+    assert_eq!(item.status, Status::Sending);
+    let since = item.updated_at;
+    let bubble = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("◌ sending…"))
+            .map(|l| l.trim().to_string())
+            .unwrap_or_default()
+    };
+    let s = ui.screen(80, 24);
+    assert!(
+        bubble(&s).ends_with("◌ sending…"),
+        "at first, no time:\n{s}"
+    );
+    // The status line's expiry is a timer of its own: not this one's.
+    ui.app.status = None;
+    // The first tick is when the wait first shows…
+    let at = ui.app.next_tick_at().unwrap();
+    assert_eq!(at, since + 3_000);
+    tick_at(&mut ui, at).await;
+    assert!(bubble(&ui.screen(80, 24)).ends_with("◌ sending… 3s"));
+    // … then one a second, each drawing the next second.
+    for secs in 4..=12 {
+        let at = ui.app.next_tick_at().unwrap();
+        assert_eq!(at, since + secs * 1_000);
+        tick_at(&mut ui, at).await;
+        let s = ui.screen(80, 24);
+        assert!(bubble(&s).ends_with(&format!("◌ sending… {secs}s")), "{s}");
+    }
+    // At 60×15 it shows too; past a minute, in minutes and seconds.
+    tokio::time::advance(std::time::Duration::from_millis(63_000)).await;
+    ui.app.on_tick();
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(bubble(&s).ends_with("◌ sending… 1m 15s"), "{s}");
+    // The model answers: the bubble goes, and with it its timer.
+    gate.notify_one();
+    ui.settle().await;
+    assert_eq!(ui.row(item.id).status, Status::Sent);
+    assert!(!ui.screen(80, 24).contains("sending…"));
+    ui.app.status = None;
+    assert_eq!(ui.app.next_tick_at(), None, "idle: no timer at all");
 }
 
 #[tokio::test(start_paused = true)]

@@ -101,6 +101,8 @@ pub struct FrameLayout {
     /// Pending-strip rows: (y, item id), and the strip's left edge.
     pub strip_rows: Vec<(u16, i64)>,
     pub strip_x: u16,
+    /// The strip item drawn selected (marked `›`, nothing covering it).
+    pub strip_marked: Option<i64>,
     pub sidebar_visible: bool,
     pub chat: ratatui::layout::Rect,
     /// The scroll offset the chat could honour (clamped at the top).
@@ -613,6 +615,14 @@ impl App {
                 at.push(t);
             }
         }
+        // How long a message being sent has waited, in its bubble.
+        at.extend(
+            self.model
+                .items
+                .iter()
+                .filter(|i| i.status == crate::store::Status::Sending)
+                .map(|i| views::waited_change(i.updated_at, now)),
+        );
         // A running tool call's seconds, in the composer's title.
         if let Some(run) = self.model.tool_runs.first() {
             let ran = (now - run.started_at).max(0);
@@ -655,6 +665,8 @@ impl App {
         if !layout.sidebar_visible && self.focus == Focus::Sidebar {
             self.focus = Focus::Composer;
         }
+        // A selection that moved by itself is acted on once it was shown.
+        self.strip.drawn(layout.strip_marked);
         self.layout = layout;
         self.anchor_scroll();
     }

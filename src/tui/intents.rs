@@ -49,11 +49,25 @@ impl App {
                     ItemAction::Edit(text) => Some(text.clone()),
                     _ => None,
                 };
+                // Cancel and send now take it out of the strip: the row
+                // that takes its place is selected then (marked before the
+                // write, whose events may come before its result).
+                let leaves = matches!(action, ItemAction::Cancel | ItemAction::SendNow);
+                let marked = leaves && self.strip.acted_on(id, &self.model);
+                let canceled = matches!(action, ItemAction::Cancel);
                 self.write(
                     move |e| e.act_on_item(id, seen, action),
                     move |app, r| match (r, edited) {
                         // A key's confirmation: the next key makes it stale.
                         (Ok(()), _) => {
+                            // Gone from the strip at once, not at the
+                            // engine's event after keys typed ahead: those
+                            // meet the row that took its place, not seen
+                            // yet, instead of the item just canceled.
+                            if canceled {
+                                app.model.reload_items();
+                                app.sync_views();
+                            }
                             app.info_until_key(done);
                         }
                         // The item went (or changed) while it was being
@@ -63,7 +77,12 @@ impl App {
                             text,
                             error: e.to_string(),
                         }),
-                        (Err(e), None) => app.error(e),
+                        (Err(e), None) => {
+                            if marked {
+                                app.strip.not_acted_on(id);
+                            }
+                            app.error(e)
+                        }
                     },
                 );
             }
@@ -102,6 +121,7 @@ impl App {
                     .find(|i| i.id == id)
                     .and_then(|i| i.due_at)
                     .filter(|d| *d > now);
+                let marked = self.strip.acted_on(id, &self.model);
                 self.write(
                     move |e| e.pull_back(id, seen),
                     move |app, r| match r {
@@ -130,7 +150,12 @@ impl App {
                                 app.info_until_key("moved back into its conversation's draft");
                             }
                         }
-                        Err(e) => app.error(e),
+                        Err(e) => {
+                            if marked {
+                                app.strip.not_acted_on(id);
+                            }
+                            app.error(e)
+                        }
                     },
                 );
             }

@@ -85,11 +85,22 @@ impl App {
             self.main_action(a);
             return;
         }
-        // 4. Text. Typing while a list has focus goes to the composer, not nowhere.
+        // 4. Text. Typing while the conversation list has focus goes to the
+        // composer, not nowhere. The strip's letters are its commands: one
+        // it does not use is said, not typed (the `y` of a question already
+        // answered, or refused, went into the draft).
         let typing = matches!(key.code, KeyCode::Char(_))
             && !key
                 .modifiers
                 .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if typing && self.focus == Focus::Strip {
+            if key.code == KeyCode::Char('?') && self.composer.is_empty() && !inactive {
+                self.views.push(Box::new(views::help::Help::default()));
+            } else {
+                self.apply_one(Intent::KeyError(self.not_a_strip_key(&key)));
+            }
+            return;
+        }
         if composer_focused || typing {
             if !composer_focused {
                 self.focus = Focus::Composer;
@@ -103,6 +114,27 @@ impl App {
                 return;
             }
             self.composer.input(key, self.now());
+        }
+    }
+
+    /// What a letter the focused strip does not use says instead of being
+    /// typed: a question's answer with no question open, or how to type.
+    fn not_a_strip_key(&self, key: &KeyEvent) -> String {
+        let back = self.keys.label(Scope::Strip, Action::Back);
+        let help = self.keys.label(Scope::Main, Action::Help);
+        let what = match key.code {
+            KeyCode::Char(c) => c.to_string(),
+            _ => String::new(),
+        };
+        if matches!(
+            self.keys.action(Scope::Confirm, key),
+            Some(Action::Yes | Action::No)
+        ) {
+            format!("{what}: no question is open (nothing was typed) · {back} back to the composer")
+        } else {
+            format!(
+                "{what}: not a key of the pending strip (nothing was typed) · {back} back to the composer, {help} lists the keys"
+            )
         }
     }
 

@@ -90,6 +90,12 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         .map(|(line, id)| (strip_area.y + line as u16, id))
         .collect();
     layout.strip_x = strip_area.x;
+    // Shown selected: marked in the focused strip, under no popup.
+    layout.strip_marked = app
+        .strip
+        .selected
+        .filter(|id| app.focus == Focus::Strip && layout.strip_rows.iter().any(|(_, i)| i == id))
+        .filter(|_| app.views.iter().all(|v| !v.is_modal()));
     if strip_h > 0 {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }
@@ -151,15 +157,22 @@ pub fn draw_chat(buf: &mut Buffer, app: &App, area: Rect) -> usize {
 pub fn chat_tail(app: &App, area: Rect) -> Tail {
     let model = &app.model;
     let mut tail: Tail = Vec::new();
-    // Items being sent show as the user's bubble at the end of the history.
+    // Items being sent show as the user's bubble at the end of the history,
+    // with how long the model has kept them waiting once that is noticeable
+    // (claimed for sending at `updated_at`).
+    let now = model.now_ms();
     for it in model.items.iter().filter(|i| i.status == Status::Sending) {
+        let sending = match super::views::waited(it.updated_at, now) {
+            Some(w) => format!("  ◌ sending… {w}"),
+            None => "  ◌ sending…".to_string(),
+        };
         tail.push(Line::from(vec![
             Span::styled("▌ ", Style::new().fg(palette().info)),
             Span::styled(
                 "You",
                 Style::new().fg(palette().info).add_modifier(Modifier::BOLD),
             ),
-            Span::styled("  ◌ sending…", Style::new().fg(palette().warning)),
+            Span::styled(sending, Style::new().fg(palette().warning)),
         ]));
         for l in it.user_text().unwrap_or_default().lines() {
             tail.push(Line::from(format!(
@@ -172,7 +185,6 @@ pub fn chat_tail(app: &App, area: Rect) -> Tail {
     // A regeneration (Ctrl+R) shows where its reply will be, in the state
     // it waits in (queued, retrying in 12s: why), until the reply starts.
     if let Some(r) = model.waiting_regeneration() {
-        let now = model.now_ms();
         let width = area.width.saturating_sub(2) as usize;
         let lead = "new reply  ";
         let state = model.state_of(r, now);

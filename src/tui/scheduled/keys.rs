@@ -120,6 +120,14 @@ impl ScheduledPane {
                 "no item is selected (the one selected has gone): ↑/↓ chooses one".to_string()
             });
         };
+        if self.unseen.get() {
+            // Typed ahead for the item that left: not for the one that
+            // took its place, which no frame has shown selected yet.
+            return PaneAction::Info(
+                "the item you chose has left; the next one is selected now: press again to act on it"
+                    .to_string(),
+            );
+        }
         if let Some(v) = &row.series {
             return self.series_key(c, engine, v.clone());
         }
@@ -174,8 +182,9 @@ impl ScheduledPane {
                     .conversation
                     .clone()
                     .unwrap_or_else(|| "its conversation".to_string());
-                self.act(
+                self.act_leaving(
                     engine,
+                    id,
                     move |e| e.act_on_item(id, seen, ItemAction::SendNow),
                     format!("#{id} will be sent as soon as {conv} is free"),
                 )
@@ -442,13 +451,15 @@ impl ScheduledPane {
 
     fn confirm_key(&mut self, key: KeyEvent, engine: &Engine, id: i64, seen: i64) -> PaneAction {
         match key.code {
-            KeyCode::Char('y' | 'Y') if self.is_series(id) => self.act(
+            KeyCode::Char('y' | 'Y') if self.is_series(id) => self.act_leaving(
                 engine,
+                id,
                 move |e| e.end_series(id),
                 format!("series #{id} ended"),
             ),
-            KeyCode::Char('y' | 'Y') => self.act(
+            KeyCode::Char('y' | 'Y') => self.act_leaving(
                 engine,
+                id,
                 move |e| e.act_on_item(id, seen, ItemAction::Cancel),
                 format!("#{id} canceled"),
             ),

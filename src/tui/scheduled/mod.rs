@@ -108,6 +108,10 @@ enum Mode {
     },
 }
 
+/// How many rows on each side of an item acted on may take its place
+/// (those after it first): more than leave at once in practice.
+const PLACE_TAKERS: usize = 8;
+
 static DEFAULT_KEYS: std::sync::LazyLock<Keymap> = std::sync::LazyLock::new(Keymap::default);
 
 pub struct ScheduledPane {
@@ -115,6 +119,15 @@ pub struct ScheduledPane {
     list: RowList,
     /// The selected item's id: selection follows the item across reloads.
     selected: Option<i64>,
+    /// The selected item the user acted on in a way that takes it out of
+    /// the list (cancel, end, send now): when it leaves, the row that took
+    /// its place is selected. An item that leaves otherwise (sent by the
+    /// dispatcher, changed by another process) leaves nothing selected.
+    acted_on: Option<i64>,
+    /// The selection moved by itself (to the row that took the place of
+    /// the item acted on) and no frame has shown it yet: no key acts on it
+    /// until one has (a key typed ahead was meant for the item that left).
+    unseen: Cell<bool>,
     show_all: bool,
     mode: Mode,
     /// First visible row (an index into the loaded rows). Render adjusts it
@@ -151,6 +164,8 @@ impl ScheduledPane {
         Self {
             list: RowList::new(),
             selected: None,
+            acted_on: None,
+            unseen: Cell::new(false),
             show_all: false,
             mode: Mode::List,
             offset: Cell::new(0),
@@ -220,9 +235,35 @@ impl ScheduledPane {
         })
     }
 
+    /// Like [`Self::act`], on item `id` (selected) that the write takes
+    /// out of the list: when it leaves, the row that took its place is
+    /// selected.
+    fn act_leaving(
+        &mut self,
+        engine: &Engine,
+        id: i64,
+        job: impl FnOnce(&Engine) -> anyhow::Result<()> + Send + 'static,
+        done: String,
+    ) -> PaneAction {
+        if self.selected == Some(id) {
+            self.acted_on = Some(id);
+        }
+        self.write(engine, job, move |pane, engine, result| match result {
+            Ok(()) => pane.reload(engine, done),
+            Err(e) => {
+                if pane.acted_on == Some(id) {
+                    pane.acted_on = None;
+                }
+                PaneAction::Error(error_line(&e))
+            }
+        })
+    }
+
     /// Reload rows from the store (called on open, on every outbox/external
     /// event while open). Keeps the selection on the same item id; when that
-    /// item left the list, on the row that took its place.
+    /// item left the list because the user acted on it, on the row that
+    /// took its place (the next, or the one before if it was last), not
+    /// acted on until drawn; when it left otherwise, nothing is selected.
     pub fn refresh(&mut self, store: &Store) -> anyhow::Result<()> {
         self.load(store, None)
     }
@@ -238,10 +279,23 @@ impl ScheduledPane {
         let old_offset = self.offset.get();
         let old_at_start = self.list.at_start();
         let old_top = self.list.get(old_offset).map(|r| r.item.id);
+        // Where the item acted on is, the rows that would take its place
+        // if it left: the next ones, then those before it, nearest first.
+        let in_its_place: Vec<i64> = match old_selected {
+            Some(i) if self.acted_on.is_some() && self.acted_on == self.selected => {
+                let after = self.list.rows(i + 1, i + 1 + PLACE_TAKERS);
+                let before = (i.saturating_sub(PLACE_TAKERS)..i)
+                    .rev()
+                    .filter_map(|k| self.list.get(k));
+                after.chain(before).map(|r| r.item.id).collect()
+            }
+            _ => Vec::new(),
+        };
         self.list.load_head(store, engine, self.show_all)?;
         // The window is read around the selected item where it is now (a
-        // reschedule moves it); an item that left the list is not selected
-        // any more, so no key acts on the row that took its place.
+        // reschedule moves it). An item that left the list is not selected
+        // any more: the row that took its place is if the user's action
+        // took it out, else none (no key acts on a row that slid in).
         let mut anchor = None;
         if let Some(id) = self.selected
             && !self.list.in_head(id)
@@ -251,11 +305,28 @@ impl ScheduledPane {
                 None => self.selected = None,
             }
         }
+        if self.selected.is_none() && !in_its_place.is_empty() {
+            for id in in_its_place {
+                if self.list.in_head(id) {
+                    self.selected = Some(id);
+                } else if let Some(it) = store.item(id)?.filter(|it| self.list.lists(it)) {
+                    anchor = Some(ListCursor::of(&it));
+                    self.selected = Some(id);
+                }
+                if self.selected.is_some() {
+                    self.unseen.set(true);
+                    break;
+                }
+            }
+        }
         self.list.load_body(store, anchor, self.reach())?;
         match self.selected {
             Some(id) if self.index_of(id).is_none() => self.selected = None,
             None if !self.loaded => self.selected = self.list.get(0).map(|r| r.item.id),
             _ => {}
+        }
+        if self.acted_on.is_some() && self.acted_on != self.selected {
+            self.acted_on = None;
         }
         // The same rows stay on screen: from the list's start the first
         // visible row keeps its place in the list; elsewhere the row that
@@ -314,6 +385,8 @@ impl ScheduledPane {
         let last = self.list.len().saturating_sub(1);
         if let Some(r) = self.list.get(index.min(last)) {
             self.selected = Some(r.item.id);
+            // Chosen by the user: the keys act where they put it.
+            self.unseen.set(false);
         }
     }
 

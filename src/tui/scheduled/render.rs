@@ -112,8 +112,9 @@ impl ScheduledPane {
 
     fn render_table(&self, area: Rect, buf: &mut Buffer, now: &DateTime<ShownZone>, keys: &Keymap) {
         let now_ms = now.timestamp_millis();
-        // An item that left the list is not selected any more (no key acts
-        // on the row that took its place): no row is marked then.
+        // An item that left the list by another hand is not selected any
+        // more (no key acts on the row that slid into its place): no row
+        // is marked then.
         let chosen = self.selected_index();
         let selected = chosen.unwrap_or(0);
         // The selected row's cells and its state in words, for the details.
@@ -179,6 +180,10 @@ impl ScheduledPane {
             let Some(row) = self.list.get(i) else { break };
             let Some(c) = cell(i) else { break };
             let is_sel = Some(i) == chosen;
+            if is_sel && matches!(self.mode, Mode::List) {
+                // Shown selected: a selection that moved by itself is acted on now.
+                self.unseen.set(false);
+            }
             if is_sel {
                 buf.set_style(
                     Rect::new(area.x, y, area.width, 1),
@@ -252,9 +257,10 @@ impl ScheduledPane {
                     c,
                     &state,
                 ),
-                // The selected item left the list (sent, canceled): no row
-                // is chosen in its place, so a key pressed again acts on
-                // nothing. Said, where the details were, not left blank.
+                // The selected item left the list by another hand (sent,
+                // canceled elsewhere): no row is chosen in its place, so a
+                // key pressed again acts on nothing. Said, where the
+                // details were, not left blank.
                 None => {
                     let hint = crate::tui::text::first_fitting(
                         &[

@@ -231,6 +231,39 @@ pub fn label_at(due: i64, now: i64) -> i64 {
     }
 }
 
+/// How long a message is sent for before its bubble says how long it has
+/// waited: a provider that takes the request and does not answer is
+/// otherwise only "sending…" until the stream times out (two minutes).
+pub const WAITED_SHOWN_AFTER: i64 = 3 * SECOND;
+
+/// How long a send that began at `since` has waited at `now`, as its bubble
+/// shows it: nothing for the first [`WAITED_SHOWN_AFTER`], then `12s`,
+/// `2m 05s`, `1h 02m`. A start ahead of `now` (another machine's clock) is now.
+pub fn waited(since: i64, now: i64) -> Option<String> {
+    let ms = now.saturating_sub(since).max(0);
+    if ms < WAITED_SHOWN_AFTER {
+        return None;
+    }
+    let secs = ms / SECOND;
+    Some(match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
+        _ => format!("{}h {:02}m", secs / 3600, secs % 3600 / 60),
+    })
+}
+
+/// When [`waited`] for a send that began at `since` next changes, seen at
+/// `now`: when it first shows, then at each whole second of the wait (each
+/// minute once it shows hours).
+pub fn waited_change(since: i64, now: i64) -> i64 {
+    let ms = now.saturating_sub(since).max(0);
+    if ms < WAITED_SHOWN_AFTER {
+        return since.saturating_add(WAITED_SHOWN_AFTER);
+    }
+    let step = if ms >= HOUR { MINUTE } else { SECOND };
+    since.saturating_add((ms / step + 1) * step)
+}
+
 /// When the countdown to `due` next changes, seen at `now` (see
 /// [`label_at`]): the next whole second while it shows seconds (below an
 /// hour); above, the whole minute at which its minutes (below a day) or its
@@ -329,6 +362,30 @@ pub fn short_past<Tz: TimeZone>(at: i64, now: &DateTime<Tz>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wait_shows_after_a_few_seconds_and_changes_when_its_label_does() {
+        let since = 1_000_000_123;
+        assert_eq!(waited(since, since + 2_999), None);
+        assert_eq!(waited_change(since, since), since + 3_000);
+        assert_eq!(waited(since, since + 3_000).as_deref(), Some("3s"));
+        assert_eq!(waited_change(since, since + 3_000), since + 4_000);
+        assert_eq!(waited(since, since + 59_999).as_deref(), Some("59s"));
+        assert_eq!(waited(since, since + 75_500).as_deref(), Some("1m 15s"));
+        assert_eq!(waited_change(since, since + 75_500), since + 76_000);
+        assert_eq!(
+            waited(since, since + HOUR + 5 * MINUTE).as_deref(),
+            Some("1h 05m")
+        );
+        assert_eq!(
+            waited_change(since, since + HOUR + 5 * MINUTE + 1),
+            since + HOUR + 6 * MINUTE
+        );
+        // Begun on a clock that was ahead: no wait yet, and no tick before
+        // the one at which it would show.
+        assert_eq!(waited(since, since - 10_000), None);
+        assert_eq!(waited_change(since, since - 10_000), since + 3_000);
+    }
 
     #[test]
     fn a_time_past_is_told_without_a_count_that_goes_stale() {

@@ -1,7 +1,12 @@
 //! The pending strip: the current conversation's unsent items, between the
 //! history and the composer. The selection is an item id, not a row: when
-//! items leave, arrive or reorder, the cursor stays on the same item, and if
-//! that item is gone nothing is selected and no key acts.
+//! items leave, arrive or reorder, the cursor stays on the same item. When
+//! the item leaves because the user acted on it (cancel, send now, back into
+//! the composer), the row that took its place is selected, as in any list;
+//! when it leaves otherwise (sent by the dispatcher, changed by another
+//! process), nothing is selected. Either way no key acts on a row the user
+//! has not seen selected: a selection moved that way waits for a frame to
+//! show it before a key acts on it.
 
 use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
@@ -24,6 +29,16 @@ use crate::when;
 pub struct Strip {
     /// The item the cursor is on, by id.
     pub selected: Option<i64>,
+    /// The selected item the user acted on in a way that takes it out of
+    /// the strip (cancel, send now, back into the composer): when it
+    /// leaves, the row that took its place is selected.
+    acted_on: Option<i64>,
+    /// The strip's items, in order, as last seen: where an item that left was.
+    order: Vec<i64>,
+    /// The selection moved by itself (to the row that took the place of
+    /// the item acted on) and no frame has shown it yet: no key acts on it
+    /// until one has (a key typed ahead was meant for the item that left).
+    unseen: bool,
 }
 
 fn dim() -> Style {
@@ -123,11 +138,59 @@ impl Strip {
         }
     }
 
-    /// The database changed: a selected item that left is unselected (never
-    /// replaced by the one that slid into its row).
+    /// The user acts on item `id` in a way that takes it out of the strip:
+    /// if it is the one selected, the row that takes its place is selected
+    /// when it leaves. True if this marked it (it was not marked already),
+    /// for [`Strip::not_acted_on`] if the action fails.
+    pub fn acted_on(&mut self, id: i64, model: &crate::tui::model::Model) -> bool {
+        if self.selected != Some(id) || self.acted_on == Some(id) {
+            return false;
+        }
+        self.acted_on = Some(id);
+        self.order = model.strip_items().map(|i| i.id).collect();
+        true
+    }
+
+    /// The action that marked item `id` failed: it is not leaving because
+    /// of it. (One that failed on an item an earlier action already takes
+    /// out, typed ahead, leaves that mark.)
+    pub fn not_acted_on(&mut self, id: i64) {
+        if self.acted_on == Some(id) {
+            self.acted_on = None;
+        }
+    }
+
+    /// The database changed. A selected item that left because the user
+    /// acted on it gives way to the row that took its place (the next one,
+    /// or the one before if it was last), not acted on until a frame has
+    /// shown it ([`Strip::drawn`]); one that left otherwise is unselected
+    /// (never replaced by the one that slid into its row).
     pub fn sync(&mut self, model: &crate::tui::model::Model) {
-        if self.selected_item(model).is_none() {
+        let present = |id: i64| model.strip_items().any(|i| i.id == id);
+        if let Some(id) = self.selected
+            && !present(id)
+        {
             self.selected = None;
+            if self.acted_on == Some(id)
+                && let Some(pos) = self.order.iter().position(|&i| i == id)
+            {
+                let after = self.order[pos + 1..].iter();
+                let before = self.order[..pos].iter().rev();
+                self.selected = after.chain(before).copied().find(|&i| present(i));
+                self.unseen = self.selected.is_some();
+            }
+        }
+        if self.acted_on.is_some_and(|id| !present(id)) {
+            self.acted_on = None;
+        }
+        self.order = model.strip_items().map(|i| i.id).collect();
+    }
+
+    /// A frame was drawn showing item `marked` selected in the strip (None:
+    /// no selection shown: the strip hidden, unfocused or covered).
+    pub fn drawn(&mut self, marked: Option<i64>) {
+        if marked.is_some() && marked == self.selected {
+            self.unseen = false;
         }
     }
 
@@ -147,6 +210,8 @@ impl Strip {
                     (Some(p), _) => (p + 1).min(items.len().saturating_sub(1)),
                 };
                 self.selected = items.get(next).map(|i| i.id);
+                // Chosen by the user: what the keys act on is where they put it.
+                self.unseen = false;
                 return Outcome::Consumed;
             }
             Action::Back => {
@@ -186,6 +251,15 @@ impl Strip {
             ));
             return Outcome::Consumed;
         };
+        if self.unseen {
+            // Typed ahead for the item that left: not for the one that
+            // took its place, which the user has not seen selected yet.
+            cx.push(Intent::KeyError(
+                "the item you chose has left; the next one is selected now: press again to act on it"
+                    .into(),
+            ));
+            return Outcome::Consumed;
+        }
         let (id, seen) = (item.id, item.updated_at);
         match action {
             Action::EditItem => cx.push(Intent::Push(Box::new(super::prompt::Prompt::edit_item(
@@ -393,6 +467,7 @@ impl Strip {
     /// A click on an item's row: it is selected (the strip takes the focus).
     pub fn click(&mut self, id: i64) {
         self.selected = Some(id);
+        self.unseen = false;
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, lines: Vec<Line<'static>>) {
