@@ -1,0 +1,366 @@
+//! Tool calls waiting for approval: the card, typing past it, commands while it waits.
+
+use super::*;
+
+/// The card of a server's tool call shows its arguments line by line, as
+/// many as fit; Ctrl+O shows all of them (what a long file ends with, where
+/// a harmful line would hide), and Esc goes back to the card to answer.
+#[tokio::test(start_paused = true)]
+async fn the_approval_card_shows_every_argument_of_a_long_call_on_ctrl_o() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("hello");
+    ui.settle().await;
+    let conv = ui.conv();
+    let mut content: String = (0..60)
+        .map(|i| format!("line {i}: harmless text\n"))
+        .collect();
+    content.push_str("rm -rf ~ # hidden at the end");
+    let args = serde_json::json!({"path": "/tmp/notes/long.txt", "content": content}).to_string();
+    let now = ui.h.engine.now_ms();
+    ui.store()
+        .add_approval(conv, 0, "call_9", "files__write_file", &args, "{}", now)
+        .unwrap();
+    ui.app.on_engine(Event::Conversation(conv));
+    ui.pump();
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval));
+    let s = ui.screen(100, 30);
+    assert!(s.contains("Allow files__write_file?"), "{s}");
+    assert!(s.contains("path: /tmp/notes/long.txt"), "{s}");
+    assert!(
+        s.contains("content: (61 lines)") && s.contains("line 0: harmless text"),
+        "{s}"
+    );
+    assert!(
+        s.contains("more lines — Ctrl+O shows the whole call"),
+        "{s}"
+    );
+    assert!(!s.contains("rm -rf"), "{s}");
+    snap!("approval_long_call_100x30", ui.render(100, 30).backend());
+    ui.key(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert_eq!(ui.app.top(), Some(ViewKind::Call));
+    ui.render(100, 30);
+    ui.press(KeyCode::End);
+    let s = ui.screen(100, 30);
+    assert!(s.contains("rm -rf ~ # hidden at the end"), "{s}");
+    ui.render(60, 15);
+    ui.press(KeyCode::End);
+    snap!("approval_call_end_60x15", ui.render(60, 15).backend());
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval), "back to answer it");
+    ui.press(KeyCode::Right);
+    ui.enter();
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_none(), "denied");
+}
+
+/// A schedule_task card in a narrow window: the instruction wraps, and
+/// where it is longer than the card holds its last row ends in `…` and the
+/// card says Ctrl+O shows it all; the title is cut inside its quotes and
+/// its `[needs approval]` badge is whole (it was cut to `[needs approv`,
+/// the instruction to its first row with no `…`).
+#[tokio::test(start_paused = true)]
+async fn a_long_instruction_on_the_approval_card_says_it_is_cut() {
+    let instruction = "review the pull requests that are waiting for me in the main \
+        repository today and then also the ones in the docs repository and the \
+        website, and write a summary for the team";
+    let args = serde_json::json!({
+        "instruction": instruction,
+        "delay_secs": 600,
+        "title": "review the pull requests that",
+    })
+    .to_string();
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![tool_call("schedule_task", &args), done()]),
+        Step::Reply(vec![text("Done."), done()]),
+    ]);
+    ui.start().await;
+    ui.say("remind me");
+    ui.settle().await;
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval));
+    ui.app.sidebar_pref = Some(false);
+    let s = ui.screen(60, 15);
+    assert!(
+        s.contains("╭─ Schedule “review the pull request…”? [needs approval] ─"),
+        "{s}"
+    );
+    assert!(
+        s.contains("│ review the pull requests that are waiting for me in the"),
+        "{s}"
+    );
+    assert!(
+        s.contains("│ main repository today and then also the ones in the …"),
+        "{s}"
+    );
+    assert!(s.contains("│ Ctrl+O shows the whole instruction"), "{s}");
+    assert!(s.contains("│ fires Mon 30 Nov 01:03, in 10m"), "{s}");
+    snap!("approval_long_instruction_60x15", s);
+    // Where there is room, all of it, and no word of a cut.
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("│ the website, and write a summary for the team"),
+        "{s}"
+    );
+    assert!(!s.contains("shows the whole instruction"), "{s}");
+    snap!("approval_long_instruction_120x40", s);
+    // With the sidebar, the badge goes whole rather than be cut.
+    ui.app.sidebar_pref = Some(true);
+    let s = ui.screen(60, 15);
+    assert!(!s.contains("[needs"), "{s}");
+    // and the time in fewer words rather than its countdown cut.
+    assert!(s.contains("│ fires 01:03, in 10m "), "{s}");
+    ui.app.sidebar_pref = None;
+    ui.key(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert_eq!(ui.app.top(), Some(ViewKind::Call));
+}
+
+/// With `approval_timeout`, the card says when the call is declined if
+/// nobody answers, and counts down to it.
+#[tokio::test(start_paused = true)]
+async fn the_approval_card_says_when_an_unanswered_call_is_declined() {
+    let mut cfg = Config::default();
+    cfg.approvals.approval_timeout = Some("90m".into());
+    let mut ui = Ui::with_config(task_steps(), cfg);
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval));
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("unanswered, it is declined Mon 30 Nov 02:23, in 1h 30m"),
+        "{s}"
+    );
+    tokio::time::sleep(std::time::Duration::from_secs(30 * 60)).await;
+    ui.pump();
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("unanswered, it is declined Mon 30 Nov 02:23, in 1h "),
+        "{s}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn typed_text_never_answers_an_approval_and_is_kept() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    assert_eq!(ui.app.top(), Some(ViewKind::Approval));
+    // A word typed before noticing the card, then Enter.
+    ui.typ("yes and now");
+    ui.enter();
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+    assert_eq!(
+        ui.app.composer_text(),
+        "yes and now",
+        "the letters are kept"
+    );
+    assert!(ui.rows().iter().all(|r| r.kind != Kind::Task));
+    // "a" on an empty composer followed by more letters is a word, not a choice.
+    ui.app.composer.clear(0);
+    ui.typ("apple");
+    ui.enter();
+    assert!(ui.app.model.waiting_approval().is_some());
+    assert_eq!(ui.app.composer_text(), "apple");
+    snap!("approval_pending_60x15", ui.screen(60, 15));
+    snap!("approval_pending_120x40", ui.screen(120, 40));
+    // At 40 columns the composer's border says it in fewer words, whole.
+    ui.app.composer.clear(0);
+    let tiny = ui.screen(40, 12);
+    assert!(
+        tiny.contains("╭ a tool call waits above ─")
+            && tiny.contains("│answer the approval above first"),
+        "{tiny}"
+    );
+    // A deliberate choice answers it; the hint to choose goes with the key.
+    ui.app.composer.clear(0);
+    assert!(
+        ui.status_line().starts_with("choose Approve or Deny first"),
+        "{}",
+        ui.status_line()
+    );
+    ui.press(KeyCode::Left);
+    assert_eq!(
+        ui.status_line(),
+        "",
+        "the hint is stale once a choice is made"
+    );
+    ui.enter();
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_none());
+    assert!(ui.rows().iter().any(|r| r.kind == Kind::Task));
+}
+
+/// With text in the composer, ← / → move its cursor: they do not choose on
+/// the card (a draft's ← then Enter approved the call). Tab still chooses,
+/// and the card says so.
+#[tokio::test(start_paused = true)]
+async fn arrows_edit_a_draft_while_an_approval_waits_and_tab_chooses() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.typ("my draft");
+    ui.press(KeyCode::Left);
+    ui.press(KeyCode::Left);
+    ui.ch('X');
+    assert_eq!(ui.app.composer_text(), "my draXft", "← moved the cursor");
+    ui.press(KeyCode::Right);
+    ui.enter();
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+    assert!(ui.rows().iter().all(|r| r.kind != Kind::Task));
+    let screen = ui.screen(120, 40);
+    assert!(
+        screen.contains("Tab to choose (←/→ edit your text), then Enter"),
+        "{screen}"
+    );
+    assert_eq!(
+        ui.status_line(),
+        "choose Approve or Deny first (Tab), then Enter"
+    );
+    // Tab chooses Approve (then Deny); Enter confirms it, text and all.
+    ui.press(KeyCode::Tab);
+    ui.enter();
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_none());
+    assert!(ui.rows().iter().any(|r| r.kind == Kind::Task));
+    assert_eq!(ui.app.composer_text(), "my draXft", "the draft is kept");
+}
+
+/// While an approval waits, a slash command still runs (`/tools` shows what
+/// the call would use; `/later` schedules): only a message or Enter on
+/// nothing chosen waits for the answer.
+#[tokio::test(start_paused = true)]
+async fn slash_commands_run_while_an_approval_waits() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.typ("/later 10m water the plants");
+    ui.enter();
+    ui.settle().await;
+    assert_eq!(ui.app.composer_text(), "", "the command ran");
+    assert!(
+        ui.rows()
+            .iter()
+            .any(|r| r.user_text().as_deref() == Some("water the plants")),
+        "scheduled"
+    );
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+    ui.typ("/tools");
+    ui.enter();
+    assert_eq!(ui.app.top(), Some(ViewKind::Tools));
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+    // A message still waits for the answer.
+    ui.press(KeyCode::Esc);
+    ui.typ("a message");
+    ui.enter();
+    assert_eq!(ui.app.composer_text(), "a message");
+    assert!(ui.status_line().starts_with("choose Approve or Deny first"));
+}
+
+/// The list of slash commands while an approval card waits: shown over
+/// the card, and ↓, Tab and Enter are the list's (the card's Tab chose on
+/// the card and the list vanished); with the list closed, the card has its
+/// keys again.
+#[tokio::test(start_paused = true)]
+async fn the_command_list_works_while_an_approval_waits() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.typ("/h");
+    for (w, h) in [(120, 40), (60, 15)] {
+        let s = ui.screen(w, h);
+        assert!(s.contains("/help"), "{w}×{h}:\n{s}");
+    }
+    ui.press(KeyCode::Enter);
+    assert_eq!(ui.app.top(), Some(ViewKind::Help), "/help ran");
+    ui.press(KeyCode::Esc);
+    ui.typ("/mo");
+    ui.press(KeyCode::Down);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.composer_text(), "/mouse ");
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+}
+
+/// Esc closes the list, and does nothing else: while a reply streamed it
+/// stopped the reply. A choice made in a list that closed is not the next
+/// list's (`/`, ↑ to `/quit`, Ctrl+U, `/`, Enter quit tock). A command
+/// chosen with ↓ wins over a whole name typed (`/at`, ↓, Enter ran `/at`).
+#[tokio::test(start_paused = true)]
+async fn esc_closes_the_command_list_and_a_choice_does_not_outlive_it() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("Let me think")], gate.clone())]);
+    ui.start().await;
+    ui.say("a question");
+    ui.settle().await;
+    ui.streamed().await;
+    assert!(ui.app.model.is_busy());
+    ui.typ("/");
+    assert!(ui.screen(120, 40).contains("commands ·"));
+    ui.press(KeyCode::Esc);
+    assert!(ui.app.model.is_busy(), "the reply goes on");
+    assert!(!ui.screen(120, 40).contains("commands ·"), "closed");
+    assert_eq!(ui.app.composer_text(), "/", "what was typed stays");
+    ui.typ("m");
+    assert!(
+        ui.screen(120, 40).contains("commands ·"),
+        "open again as the line changes"
+    );
+    ui.ctrl('u');
+    ui.typ("/");
+    ui.press(KeyCode::Up);
+    ui.ctrl('u');
+    ui.typ("/");
+    ui.press(KeyCode::Enter);
+    assert!(!ui.app.quit, "the first command, not /quit");
+    assert_eq!(ui.app.composer_text(), "/later ");
+    ui.ctrl('u');
+    ui.typ("/at");
+    ui.press(KeyCode::Down);
+    ui.press(KeyCode::Enter);
+    assert_eq!(ui.app.composer_text(), "/attach ");
+    gate.notify_one();
+    ui.settle().await;
+}
+
+/// "choose Approve or Deny first" goes once the approval is answered
+/// elsewhere (`tock approve`), with no key pressed here; a key's
+/// confirmation ("conversation deleted", "retrying") goes with the next key.
+#[tokio::test(start_paused = true)]
+async fn key_hints_go_when_answered_elsewhere_or_at_the_next_key() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    let approval = ui.app.model.waiting_approval().unwrap().id;
+    ui.enter();
+    assert!(
+        ui.status_line().starts_with("choose Approve or Deny first"),
+        "{}",
+        ui.status_line()
+    );
+    ui.h.engine.answer_approval(approval, true).unwrap();
+    ui.settle().await;
+    assert_eq!(ui.status_line(), "", "answered from elsewhere");
+    // An item's confirmation lasts until the next key.
+    let task = ui
+        .rows()
+        .into_iter()
+        .find(|i| i.kind == Kind::Task)
+        .expect("the task");
+    ui.press(KeyCode::Tab);
+    ui.ch('x');
+    ui.ch('y');
+    ui.settle().await;
+    assert_eq!(ui.row(task.id).status, Status::Canceled);
+    assert_eq!(ui.status_line(), "canceled");
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.status_line(), "");
+}

@@ -1,0 +1,818 @@
+//! The composer (sending, queueing, /later, commands, the slash list) and the pending strip.
+
+use super::*;
+
+/// A message sent as `//usr/bin is here` (a literal slash) comes back as
+/// typed when recalled or edited: without its "//" it read as a command,
+/// and Enter said "unknown command /usr/bin".
+#[tokio::test(start_paused = true)]
+async fn a_message_that_starts_with_a_slash_is_recalled_with_its_escape() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text("noted"), done()]),
+        Step::Reply(vec![text("noted again"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("//usr/bin is here");
+    ui.settle().await;
+    assert_eq!(
+        ui.messages()[0].content,
+        "/usr/bin is here",
+        "sent with one slash"
+    );
+    ui.press(KeyCode::Up);
+    assert_eq!(
+        ui.app.composer_text(),
+        "//usr/bin is here",
+        "edited as typed"
+    );
+    ui.press(KeyCode::Esc);
+    ui.ctrl('p');
+    assert_eq!(
+        ui.app.composer_text(),
+        "//usr/bin is here",
+        "recalled as typed"
+    );
+    ui.enter();
+    ui.settle().await;
+    let users: Vec<String> = ui
+        .messages()
+        .into_iter()
+        .filter(|m| m.role == tock::store::Role::User)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        users,
+        ["/usr/bin is here", "/usr/bin is here"],
+        "sent again, not refused"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn typing_and_enter_sends_and_the_reply_arrives() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![
+        text("Hello "),
+        text("there"),
+        done(),
+    ])]);
+    ui.start().await;
+    ui.typ("hi");
+    ui.key(KeyCode::Enter, KeyModifiers::ALT);
+    ui.typ("two lines");
+    assert_eq!(ui.app.composer_text(), "hi\ntwo lines");
+    ui.enter();
+    assert_eq!(ui.app.composer_text(), "", "Enter clears the composer");
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1, "one outbox row before anything is sent");
+    assert_eq!(
+        (rows[0].kind, rows[0].text.as_str(), rows[0].due_at),
+        (Kind::Queued, "hi\ntwo lines", None)
+    );
+    ui.settle().await;
+    assert_eq!(ui.row(rows[0].id).status, Status::Sent);
+    let msgs = ui.messages();
+    assert_eq!(
+        msgs.iter()
+            .map(|m| (m.role, m.content.as_str()))
+            .collect::<Vec<_>>(),
+        vec![
+            (Role::User, "hi\ntwo lines"),
+            (Role::Assistant, "Hello there")
+        ]
+    );
+    // The app shows it without a keypress.
+    assert_eq!(ui.app.model.entries.len(), 2);
+    let s = ui.screen(80, 24);
+    assert!(s.contains("Hello there") && s.contains("two lines"), "{s}");
+    assert_eq!(
+        ui.app.model.current_conv().unwrap().display_title(),
+        "hi",
+        "titled from the first message"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn enter_while_answering_queues_and_everything_goes_in_order() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("thinking")], gate.clone())]);
+    ui.start().await;
+    ui.say("one");
+    ui.settle().await;
+    assert!(ui.app.model.is_busy());
+    ui.say("two");
+    ui.say("three");
+    ui.settle().await;
+    assert_eq!(
+        ui.h.provider.count(),
+        1,
+        "nothing else goes while answering"
+    );
+    let rows = ui.rows();
+    assert_eq!(
+        rows.iter()
+            .map(|r| (r.text.as_str(), r.status))
+            .collect::<Vec<_>>(),
+        vec![
+            ("one", Status::Sent),
+            ("two", Status::Pending),
+            ("three", Status::Pending)
+        ]
+    );
+    assert_eq!(
+        ui.app
+            .model
+            .strip_items()
+            .map(|i| i.text.as_str())
+            .collect::<Vec<_>>(),
+        vec!["two", "three"]
+    );
+    assert!(
+        ui.status_line().starts_with("queued"),
+        "{}",
+        ui.status_line()
+    );
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("⏳ queued · two") && s.contains("⏳ queued · three"),
+        "{s}"
+    );
+    gate.notify_one();
+    ui.settle().await;
+    assert_eq!(ui.user_texts(), vec!["one", "two", "three"]);
+    assert!(ui.rows().iter().all(|r| r.status == Status::Sent));
+    assert!(ui.app.model.strip_items().collect::<Vec<_>>().is_empty());
+    assert!(!ui.screen(80, 24).contains("pending ("));
+}
+
+#[tokio::test(start_paused = true)]
+async fn later_creates_a_scheduled_message_row() {
+    // Not dispatching: the clock stays at T0.
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 2h x");
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (
+            rows[0].kind,
+            rows[0].text.as_str(),
+            rows[0].due_at,
+            rows[0].status
+        ),
+        (
+            Kind::Message,
+            "x",
+            Some(T0 + 2 * 3_600_000),
+            Status::Pending
+        )
+    );
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(
+        ui.status_line().starts_with("scheduled: Mon 30 Nov 02:53"),
+        "{}",
+        ui.status_line()
+    );
+    // `/at` too.
+    ui.say("/at 9am standup");
+    let due = ui.rows().last().unwrap().due_at.unwrap();
+    assert_eq!(due, T0 - 53 * 60_000 - 20_000 + 9 * 3_600_000);
+}
+
+/// `/at` with the minute about to come: the preview counts down on an idle
+/// screen (a redraw is asked for each second), and Enter a few seconds into
+/// that minute sends it now, not tomorrow. A minute later it reads tomorrow.
+#[tokio::test(start_paused = true)]
+async fn a_clock_time_typed_just_before_it_comes_is_sent_then_not_tomorrow() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    // T0 is 00:53:20 UTC: to 00:53:50.
+    ui.h.clock.jump(30_000);
+    ui.typ("/at 00:54 standup");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("⏰ sends Mon 30 Nov 00:54, in 10s"), "{s}");
+    let now = ui.h.engine.now_ms();
+    assert_eq!(
+        ui.app.composer_preview_changes_at(),
+        Some(now + 1_000 - now % 1_000),
+        "the countdown is redrawn"
+    );
+    ui.h.clock.jump(15_000);
+    let s = ui.screen(120, 40);
+    assert!(s.contains("⏰ sends Mon 30 Nov 00:54, now"), "{s}");
+    ui.enter();
+    let due = ui.rows().last().unwrap().due_at.unwrap();
+    assert_eq!(due, ui.h.engine.now_ms(), "sent now, not tomorrow");
+    // Once its minute is over, the same time is tomorrow's.
+    ui.h.clock.jump(60_000);
+    ui.typ("/at 00:54 standup");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("⏰ sends Tue 1 Dec 00:54, in 23h 58m"), "{s}");
+    // `/later` is redrawn when the minute it comes to moves on.
+    ui.app.composer.clear(0);
+    ui.typ("/later 10m x");
+    let now = ui.h.engine.now_ms();
+    assert_eq!(
+        ui.app.composer_preview_changes_at(),
+        Some(now + 60_000 - now % 60_000),
+        "{now}"
+    );
+}
+
+/// A composer taller than its box says how much is out of sight, above
+/// and below the cursor (nothing told of the hidden lines).
+#[tokio::test(start_paused = true)]
+async fn a_tall_composer_says_how_many_lines_are_hidden() {
+    let mut ui = Ui::new(vec![]);
+    ui.app.set_composer(
+        &(1..=30)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    // The cursor at the end: the first lines are above.
+    let s = ui.screen(60, 15);
+    assert!(s.contains("line 30"), "{s}");
+    let hidden = s.lines().find(|l| l.contains("more")).unwrap_or_default();
+    assert!(hidden.contains("↑") && !hidden.contains("↓"), "{s}");
+    // At the top, the rest is below.
+    for _ in 0..40 {
+        ui.press(KeyCode::Up);
+    }
+    let s = ui.screen(60, 15);
+    assert!(s.contains("line 1 "), "{s}");
+    let hidden = s.lines().find(|l| l.contains("more")).unwrap_or_default();
+    assert!(hidden.contains("↓") && !hidden.contains("↑"), "{s}");
+    // Short text: no such line.
+    ui.app.set_composer("short");
+    assert!(!ui.screen(60, 15).contains("more "));
+}
+
+/// The strip's reschedule prompt at 60 columns: an error wraps rather than
+/// losing its end (the advice on what to type is at its end).
+#[tokio::test(start_paused = true)]
+async fn the_reschedule_prompt_error_is_whole_at_60_columns() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 2h x");
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    ui.ch('r');
+    assert_eq!(ui.app.top(), Some(ViewKind::Prompt));
+    ui.typ("next blursday");
+    let s = ui.screen(60, 15);
+    let flat: String = s
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == ' ' || c == '│'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("✗ "), "{s}");
+    assert!(
+        flat.contains("fri 5pm"),
+        "the error's advice is on screen:\n{s}"
+    );
+    // The error is inside the prompt's box: nothing of the screen behind
+    // shows at the ends of its lines.
+    snap!("strip_reschedule_error_60x15", s);
+    snap!("strip_reschedule_error_120x40", ui.screen(120, 40));
+}
+
+/// Tab completes `/la` to `/later `, and the composer says how it is used
+/// as a hint, not as an error, until something is typed after it.
+#[tokio::test(start_paused = true)]
+async fn a_completed_command_shows_its_usage_as_a_hint() {
+    let mut ui = Ui::new(vec![]);
+    ui.typ("/la");
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.composer_text(), "/later ");
+    let s = ui.screen(100, 30);
+    assert!(s.contains("/later DURATION TEXT — e.g."), "{s}");
+    assert!(!s.contains("✗"), "{s}");
+    ui.typ("blah x");
+    assert!(ui.screen(100, 30).contains("✗"), "a real error is one");
+}
+
+/// Typing a command's name lists the commands it starts above the
+/// composer, with how each is used; ↑/↓ choose, Tab completes, Enter runs
+/// (or completes one that needs an argument); a space (the name is done)
+/// or `//` (a literal slash) closes the list.
+#[tokio::test(start_paused = true)]
+async fn a_command_name_being_typed_lists_the_matching_commands() {
+    let mut ui = Ui::new(vec![]);
+    ui.typ("/");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("commands · ↑↓ choose · Tab completes"), "{s}");
+    assert!(
+        s.contains("/later DURATION TEXT  send later: /later 1h30m"),
+        "{s}"
+    );
+    assert!(s.contains("more: keep typing or ↓"), "{s}");
+    snap!("command_menu_120x40", s);
+    ui.typ("mo");
+    let s = ui.screen(60, 15);
+    assert!(s.contains("/model [NAME]"), "{s}");
+    assert!(s.contains("/mouse"), "{s}");
+    assert!(!s.contains("/later DURATION"), "{s}");
+    snap!("command_menu_60x15", s);
+    // ↓ chooses the second; Tab completes it.
+    ui.press(KeyCode::Down);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.composer_text(), "/mouse ");
+    assert!(
+        !ui.screen(120, 40).contains("commands ·"),
+        "closed by the space"
+    );
+    // Enter on one that needs an argument completes it, to type that.
+    ui.ctrl('u');
+    ui.typ("/ren");
+    ui.press(KeyCode::Enter);
+    assert_eq!(ui.app.composer_text(), "/rename ");
+    // Enter on one that needs none runs it: ↑ from the first goes round
+    // to the last (`/he`: only /help).
+    ui.ctrl('u');
+    ui.typ("/he");
+    ui.press(KeyCode::Up);
+    ui.press(KeyCode::Enter);
+    assert!(ui.app.composer_text().is_empty());
+    let s = ui.screen(120, 40);
+    assert!(s.contains("tock — keys"), "the help is open: {s}");
+    ui.press(KeyCode::Esc);
+    // Past the rows shown, the list follows the choice.
+    ui.typ("/");
+    for _ in 0..12 {
+        ui.press(KeyCode::Down);
+    }
+    let s = ui.screen(120, 40);
+    assert!(s.contains("above, "), "{s}");
+    assert!(!s.contains("/later DURATION"), "{s}");
+    ui.ctrl('u');
+    ui.typ("//");
+    assert!(!ui.screen(120, 40).contains("commands ·"));
+}
+
+/// A line about the key just pressed goes with the next key: "nothing
+/// (more) to complete" stayed ten seconds, over what came next (Tab on `/`
+/// completed `/later` under it).
+#[tokio::test(start_paused = true)]
+async fn a_line_about_a_tab_goes_with_the_next_key() {
+    let mut ui = Ui::new(vec![]);
+    ui.typ("/later ");
+    ui.press(KeyCode::Tab);
+    assert!(ui.status_line().contains("nothing (more) to complete"));
+    ui.ctrl('u');
+    assert!(!ui.status_line().contains("nothing (more) to complete"));
+}
+
+/// What a key or a command did is said until the next key, not for ten
+/// seconds over what the user does next ("exported to …" stayed while the
+/// next message was typed and sent); what to type next (`/model`'s list)
+/// and an error stay their time.
+#[tokio::test(start_paused = true)]
+async fn a_report_of_what_a_key_did_goes_with_the_next_key() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![text("hi"), done()])]);
+    ui.start().await;
+    let bar = |ui: &mut Ui| {
+        let s = ui.screen(120, 30);
+        s.lines().last().unwrap_or_default().to_string()
+    };
+    // (key that made the line, what the line says)
+    type Press = fn(&mut Ui);
+    let reports: [(Press, &str); 6] = [
+        (
+            |ui| {
+                let out = ui.h.dir.path().join("out.md");
+                ui.say(&format!("/export {}", out.display()))
+            },
+            "exported to",
+        ),
+        (
+            |ui| ui.key(KeyCode::Char('m'), KeyModifiers::ALT),
+            "mouse capture",
+        ),
+        (|ui| ui.ctrl('p'), "no earlier message"),
+        (|ui| ui.ctrl('c'), "press Ctrl+C again to quit"),
+        (|ui| ui.ctrl('t'), "type the message first"),
+        (|ui| ui.ctrl('y'), "no reply to copy yet"),
+    ];
+    for (make, says) in reports {
+        make(&mut ui);
+        assert!(bar(&mut ui).contains(says), "{says}: {}", bar(&mut ui));
+        ui.ch('x');
+        assert!(
+            !bar(&mut ui).contains(says),
+            "{says} went with the next key: {}",
+            bar(&mut ui)
+        );
+        ui.press(KeyCode::Backspace);
+    }
+    // Sending is a key too: "exported to …" is not left over the send.
+    let out = ui.h.dir.path().join("again.md");
+    ui.say(&format!("/export {}", out.display()));
+    assert!(ui.status_line().starts_with("exported to"));
+    ui.say("hello");
+    ui.settle().await;
+    assert_eq!(ui.status_line(), "");
+    assert_eq!(ui.user_texts(), vec!["hello"]);
+    // What to type next stays while it is typed.
+    ui.say("/model");
+    assert!(
+        ui.status_line().starts_with("model: "),
+        "{}",
+        ui.status_line()
+    );
+    ui.typ("/model e");
+    assert!(
+        ui.status_line().starts_with("model: "),
+        "{}",
+        ui.status_line()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn later_with_an_unreadable_time_creates_nothing_and_keeps_the_text() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("/later blah x");
+    assert!(ui.rows().is_empty());
+    assert_eq!(ui.app.composer_text(), "/later blah x");
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(is_err && msg.contains("blah"), "{msg}");
+    ui.app.set_composer("");
+    ui.say("/at yesterday 9am x");
+    assert!(ui.rows().is_empty(), "nothing for a past time");
+    assert_eq!(ui.app.composer_text(), "/at yesterday 9am x");
+    // Alone, each scheduling command says how it is used, with an example.
+    for (cmd, usage) in [
+        (
+            "/later",
+            "usage: /later DURATION TEXT — e.g. /later 1h30m check the build",
+        ),
+        (
+            "/at ",
+            "usage: /at TIME TEXT — e.g. /at tomorrow 9am stand-up notes",
+        ),
+        (
+            "/every",
+            "usage: /every EXPR TEXT — e.g. /every weekday 9am stand-up notes",
+        ),
+    ] {
+        ui.app.set_composer("");
+        ui.say(cmd);
+        let (msg, is_err) = ui.app.status_pair();
+        assert!(is_err && msg == usage, "{cmd}: {msg}");
+    }
+    assert!(ui.rows().is_empty());
+    ui.settle().await;
+    assert_eq!(ui.h.provider.count(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn unknown_commands_are_never_sent() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("/frobnicate the widget");
+    ui.settle().await;
+    assert!(ui.rows().is_empty());
+    assert_eq!(ui.h.provider.count(), 0);
+    assert_eq!(ui.app.composer_text(), "/frobnicate the widget");
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(
+        is_err && msg.contains("unknown command /frobnicate"),
+        "{msg}"
+    );
+    let s = ui.screen(120, 32);
+    assert!(s.contains("unknown command /frobnicate"), "{s}");
+    // A literal leading slash is sent with `//`.
+    ui.app.set_composer("");
+    ui.say("//etc/hosts is a file");
+    assert_eq!(ui.rows()[0].text, "/etc/hosts is a file");
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_cancel_asks_first() {
+    // Not dispatching: both stay queued.
+    let mut ui = Ui::new(vec![]);
+    ui.say("first");
+    ui.say("second");
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    ui.ch('j');
+    assert_eq!(ui.strip_sel(), Some(1));
+    let s = ui.screen(80, 24);
+    assert!(s.contains("› ⏳ queued · second"), "{s}");
+    // Every key of the focused strip is shown, even at 80 columns with the sidebar.
+    for k in [
+        "e edit",
+        "x cancel",
+        "s send now",
+        "u to composer",
+        "r reschedule",
+        "R retry",
+        "Esc back",
+    ] {
+        assert!(s.contains(k), "{k:?} not shown:\n{s}");
+    }
+    snap!("strip_focused_80x24", ui.render(80, 24).backend());
+    ui.ch('x');
+    assert!(ui.app.popup() == Some(ViewKind::Confirm));
+    assert!(ui.screen(80, 24).contains("Cancel “second”? y / n"));
+    ui.ch('n');
+    assert!(ui.app.popup().is_none());
+    assert_eq!(ui.row(ids[1]).status, Status::Pending, "n keeps it");
+    ui.ch('x');
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.row(ids[1]).status, Status::Canceled);
+    assert_eq!(ui.row(ids[0]).status, Status::Pending);
+    assert_eq!(ui.app.model.strip_items().collect::<Vec<_>>().len(), 1);
+    assert_eq!(
+        ui.strip_sel(),
+        Some(0),
+        "the canceled item left: the one that took its place (the one before, as it was last) is selected"
+    );
+    // Esc goes back to the composer.
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.focus, Focus::Composer);
+}
+
+/// Three scheduled items, x y three times: each cancel selects the row that
+/// took the canceled one's place, shown before a key acts on it, so the
+/// next x y cancels it; nothing is typed into the composer.
+#[tokio::test(start_paused = true)]
+async fn strip_cancels_item_after_item_with_x_y() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("/later {n}h strip item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    assert_eq!(ids.len(), 3);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    for n in 1..=3 {
+        let s = ui.screen(120, 40);
+        let marked = s.lines().find(|l| l.contains("› ")).unwrap_or_default();
+        assert!(
+            marked.contains(&format!("strip item {n}")),
+            "item {n} is shown selected:\n{s}"
+        );
+        ui.ch('x');
+        assert_eq!(ui.app.popup(), Some(ViewKind::Confirm));
+        ui.ch('y');
+        ui.pump();
+        assert_eq!(ui.row(ids[n - 1]).status, Status::Canceled, "item {n}");
+        let (msg, is_err) = ui.app.status_pair();
+        assert!(!is_err, "{msg}");
+    }
+    assert!(ui.app.model.strip_items().next().is_none());
+    assert_eq!(
+        ui.app.composer_text(),
+        "",
+        "nothing typed into the composer"
+    );
+}
+
+/// `u` takes the selected item back into the composer: back in the strip,
+/// the row that took its place is selected, not the first.
+#[tokio::test(start_paused = true)]
+async fn after_a_pull_back_the_strip_selects_the_row_that_took_its_place() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("queued item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    ui.press(KeyCode::Down);
+    ui.ch('u');
+    ui.pump();
+    assert_eq!(ui.row(ids[1]).status, Status::Canceled);
+    assert_eq!(ui.app.composer_text(), "queued item 2");
+    assert_eq!(ui.app.focus, Focus::Composer);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    assert_eq!(ui.app.strip.selected, Some(ids[2]));
+    let s = ui.screen(120, 40);
+    assert!(s.contains("› ⏳ queued · queued item 3"), "{s}");
+}
+
+/// An item that leaves the strip by another hand (`tock cancel`, another
+/// tock) takes the selection with it: the row that slid into its place is
+/// not selected, and a key acts on nothing until ↑/↓ chooses.
+#[tokio::test(start_paused = true)]
+async fn strip_item_canceled_elsewhere_leaves_nothing_selected() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=2 {
+        ui.say(&format!("/later {n}h strip item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.strip_sel(), Some(0));
+    ui.screen(120, 40);
+    ui.h.engine.cancel(ids[0]).unwrap();
+    ui.pump();
+    assert_eq!(ui.strip_sel(), None);
+    let s = ui.screen(120, 40);
+    assert!(!s.contains("› "), "no row is marked:\n{s}");
+    ui.ch('x');
+    assert_eq!(ui.app.popup(), None);
+    assert!(ui.status_line().contains("no item selected"));
+    assert_eq!(ui.row(ids[1]).status, Status::Pending);
+}
+
+/// Keys typed ahead, before a frame showed the row that took the canceled
+/// item's place: they do not act on it (the user has not seen it
+/// selected), and the `y` meant for a question is not typed either.
+#[tokio::test(start_paused = true)]
+async fn strip_keys_typed_ahead_of_the_new_selection_do_not_act_on_it() {
+    let mut ui = Ui::new(vec![]);
+    for n in 1..=3 {
+        ui.say(&format!("/later {n}h strip item {n}"));
+    }
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    ui.screen(120, 40);
+    // x y x y x y in one burst: no frame between the keys, and the
+    // engine's events about the cancel wait until the burst is done.
+    for c in "xyxyxy".chars() {
+        ui.ch(c);
+    }
+    ui.pump();
+    assert_eq!(ui.row(ids[0]).status, Status::Canceled);
+    assert_eq!(ui.row(ids[1]).status, Status::Pending, "not seen selected");
+    assert_eq!(ui.row(ids[2]).status, Status::Pending);
+    assert_eq!(ui.app.popup(), None);
+    assert_eq!(ui.app.composer_text(), "", "no y typed into the composer");
+    assert_eq!(ui.app.focus, Focus::Strip);
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(is_err && msg.contains("no question is open"), "{msg}");
+    // Once a frame has shown it selected, x acts on it.
+    let s = ui.screen(120, 40);
+    let marked = s.lines().find(|l| l.contains("› ")).unwrap_or_default();
+    assert!(marked.contains("strip item 2"), "{s}");
+    ui.ch('x');
+    ui.ch('y');
+    ui.pump();
+    assert_eq!(ui.row(ids[1]).status, Status::Canceled);
+    assert_eq!(ui.row(ids[2]).status, Status::Pending);
+    // Another letter the strip does not use is not typed either.
+    ui.ch('q');
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(ui.status_line().contains("not a key of the pending strip"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_pull_back_into_the_composer() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("a draft\nwith two lines");
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.pump();
+    assert_eq!(ui.row(id).status, Status::Canceled);
+    assert_eq!(ui.app.composer_text(), "a draft\nwith two lines");
+    assert_eq!(ui.app.focus, Focus::Composer);
+    // The line about it goes with the next key.
+    assert!(ui.status_line().contains("moved back into the composer"));
+    ui.press(KeyCode::End);
+    assert_eq!(ui.status_line(), "");
+    assert!(ui.app.model.strip_items().collect::<Vec<_>>().is_empty());
+}
+
+/// What `u` brings back is this tock's own draft: saving it after typing
+/// on, or clearing it, is no change by "another tock" to be merged with
+/// (it doubled the text, and a cleared composer got it back).
+#[tokio::test(start_paused = true)]
+async fn a_pulled_back_item_is_the_draft_and_typing_on_or_clearing_it_merges_nothing() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    // A queued one, typed on.
+    ui.say("queued");
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "queued");
+    ui.typ(" and more");
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "queued and more");
+    assert_eq!(ui.store().draft(conv).unwrap().text, "queued and more");
+    assert!(
+        !ui.screen(120, 40).contains("another tock"),
+        "{}",
+        ui.screen(120, 40)
+    );
+    // Cleared: it stays cleared.
+    ui.ctrl('u');
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "");
+    assert_eq!(ui.store().draft(conv).unwrap().text, "");
+    assert!(!ui.screen(120, 40).contains("another tock"));
+    // A scheduled one comes back as `/at TIME TEXT`, saved as it is shown.
+    ui.say("/later 1h quick");
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.pump();
+    let shown = ui.app.composer_text();
+    assert!(
+        shown.starts_with("/at ") && shown.ends_with(" quick"),
+        "{shown}"
+    );
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), shown, "not doubled");
+    assert_eq!(ui.store().draft(conv).unwrap().text, shown);
+    assert!(!ui.screen(120, 40).contains("another tock"));
+    ui.ctrl('u');
+    ui.app.save_draft();
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "", "not brought back");
+    assert_eq!(ui.store().draft(conv).unwrap().text, "");
+}
+
+/// The new conversation's hint is never cut off at the foot: where all of
+/// it does not fit (60×15 beside the sidebar), a shorter one that does.
+#[tokio::test(start_paused = true)]
+async fn the_new_conversation_hint_fits_or_is_shortened_whole() {
+    let mut ui = Ui::new(vec![]);
+    ui.app.sidebar_pref = Some(true);
+    let s = ui.screen(60, 15);
+    assert!(s.contains("F1 shows every key."), "{s}");
+    assert!(s.contains("answers: messages queue."), "{s}");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("Ctrl+T picks a time"), "{s}");
+    assert!(s.contains("F1 shows every key."), "{s}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_send_now_skips_the_queue() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("first");
+    ui.say("urgent");
+    let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
+    ui.press(KeyCode::Tab);
+    ui.press(KeyCode::Down);
+    ui.ch('s');
+    assert_eq!(ui.row(ids[1]).priority, 1);
+    assert_eq!(ui.row(ids[0]).priority, 0);
+    ui.start().await;
+    ui.settle().await;
+    assert_eq!(ui.user_texts(), vec!["urgent", "first"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn strip_edit_changes_the_text() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("orignal text");
+    let id = ui.rows()[0].id;
+    ui.press(KeyCode::Tab);
+    ui.ch('e');
+    assert!(ui.app.popup() == Some(ViewKind::Prompt));
+    ui.erase(20);
+    ui.typ("original text");
+    ui.key(KeyCode::Enter, KeyModifiers::ALT);
+    ui.typ("and more");
+    ui.enter();
+    assert!(ui.app.popup().is_none());
+    ui.pump();
+    assert_eq!(ui.row(id).text, "original text\nand more");
+    assert!(ui.screen(80, 24).contains("original text and more"));
+}
+
+/// The item went out while it was being edited: the edit cannot apply, and
+/// what was typed waits in the composer instead of being dropped.
+#[tokio::test(start_paused = true)]
+async fn a_strip_edit_of_an_item_sent_meanwhile_lands_in_the_composer() {
+    edit_of_an_item_sent_meanwhile(KeyCode::Tab).await;
+}
+
+/// The same in F2: an item sent while its edit was open. Esc there would
+/// have dropped what was typed with the editor; saving puts it in the
+/// composer instead.
+#[tokio::test(start_paused = true)]
+async fn an_f2_edit_of_an_item_sent_meanwhile_lands_in_the_composer() {
+    edit_of_an_item_sent_meanwhile(KeyCode::F(2)).await;
+}
+
+/// Open the edit of a queued item with `open` (Tab: the strip, F2: the
+/// pane), let the item go meanwhile, then save the edit.
+async fn edit_of_an_item_sent_meanwhile(open: KeyCode) {
+    let mut ui = Ui::new(vec![]);
+    ui.say("orignal text");
+    let id = ui.rows()[0].id;
+    ui.press(open);
+    ui.ch('e');
+    ui.erase(20);
+    ui.typ("original text, edited");
+    ui.start().await;
+    assert_eq!(ui.row(id).status, Status::Sent, "it went meanwhile");
+    ui.enter();
+    ui.pump();
+    assert_eq!(ui.user_texts(), vec!["orignal text"]);
+    assert_eq!(ui.app.composer_text(), "original text, edited");
+    assert_eq!(ui.app.focus, Focus::Composer);
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(
+        is_err && msg.ends_with("your edit is in the composer"),
+        "{msg}"
+    );
+    // Esc (closing F2, if open) keeps the text.
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.composer_text(), "original text, edited");
+}
