@@ -399,16 +399,24 @@ fn entry_model(entry: &str, mc: &ModelConfig, id: Option<String>) -> (String, St
 /// Why `name` leads nowhere, with the way to name a model a configured
 /// server offers.
 fn unknown_model(cfg: &Config, name: &str) -> String {
-    let name = crate::sanitize::sanitize_line(name);
-    match cfg.models.keys().next() {
-        Some(entry) => format!(
-            "unknown model \"{name}\": not in the config and no provider in the environment \
-             (another model of a configured server is named ENTRY/ID, e.g. {entry}/{name})"
-        ),
-        None => format!(
-            "unknown model \"{name}\": not in the config and no provider in the environment"
-        ),
+    let shown = crate::sanitize::sanitize_line(name);
+    let Some(entry) = cfg.models.keys().next() else {
+        return format!(
+            "unknown model \"{shown}\": not in the config and no provider in the environment"
+        );
+    };
+    if let Some((e, "")) = name.split_once('/')
+        && cfg.models.contains_key(e)
+    {
+        let e = crate::sanitize::sanitize_line(e);
+        return format!(
+            "\"{shown}\" names no model: write {e}/ID with an id its server offers (tock --model {e} models lists them)"
+        );
     }
+    format!(
+        "unknown model \"{shown}\": not in the config and no provider in the environment \
+         (a model a configured server offers is named ENTRY/ID, e.g. {entry}/ID; tock models lists them)"
+    )
 }
 
 /// Where a model name leads (see `ConfigSource::lookup`).

@@ -486,7 +486,12 @@ async fn another_model_of_a_configured_server_is_named_entry_slash_id() {
     let config = engine.config();
     // Before: "not in the config", with no way named to reach it.
     let err = config.describe(Some("gpt-4o-mini")).unwrap_err();
-    assert!(err.contains("x/gpt-4o-mini"), "{err}");
+    assert!(err.contains("named ENTRY/ID, e.g. x/ID"), "{err}");
+    let err = config.describe(Some("x/")).unwrap_err();
+    assert!(
+        err.starts_with("\"x/\" names no model: write x/ID"),
+        "{err}"
+    );
     // ENTRY/ID resolves to the entry's server, key and provider.
     let r = config.resolve(Some("x/gpt-4o-mini")).unwrap();
     assert_eq!(
@@ -556,9 +561,28 @@ fn the_cli_takes_entry_slash_id() {
     assert_eq!(ids, "gpt-4o\ngpt-4o-mini\n");
     let status = t.ok(&["--model", "x/gpt-4o-mini", "status"]);
     assert!(status.contains("x/gpt-4o-mini"), "{status}");
-    let err = t.ok(&["--model", "gpt-4o-mini", "status"]);
+    let status = t.ok(&["--model", "gpt-4o-mini", "status"]);
     assert!(
-        err.contains("unknown model") && err.contains("x/gpt-4o-mini"),
-        "{err}"
+        status.contains("\nmodel: unknown model \"gpt-4o-mini\"") && status.contains("e.g. x/ID"),
+        "{status}"
     );
+    // A send with a model nothing resolves is refused before anything is
+    // stored (it exited 0 with an id, and the message failed later).
+    let out = t.run(&["--model", "gpt-4o-mini", "send", "--new", "typo", "hi"]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(
+        out.stderr.contains("unknown model \"gpt-4o-mini\""),
+        "{out:?}"
+    );
+    assert!(
+        t.ok(&["list", "--all"])
+            .starts_with("nothing scheduled or pending")
+    );
+    assert!(!t.ok(&["conversations"]).contains("typo"));
+    // With a model that resolves it goes as before.
+    let id = t.send(&["--new", "ok", "hi"]);
+    assert!(id > 0);
+    let out = t.run(&["--model", "x/gpt-4o-mini", "send", "--conv", "ok", "again"]);
+    assert!(out.status.success(), "{out:?}");
 }

@@ -53,6 +53,11 @@ pub(super) fn send(
     if text.trim().is_empty() {
         bail!("the message is empty");
     }
+    // A model nothing can resolve would fail the message later, after this
+    // command had said it was sent: refused before anything is stored.
+    if let Some(m) = model {
+        engine.config().describe(Some(m)).map_err(|e| anyhow!(e))?;
+    }
     let sent = send_text(args, &text, model, store, engine);
     // Text read from stdin is gone from the pipe: a send that failed (a
     // database locked too long, say) gives it back, for the script to retry.

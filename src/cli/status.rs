@@ -246,14 +246,17 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             series.len() - active
         );
     }
-    println!(
-        "model: {model_name} ({provider}){}",
-        if provider == "echo" {
-            " — offline"
-        } else {
-            ""
-        }
-    );
+    match &model {
+        Ok(_) => println!(
+            "model: {model_name} ({provider}){}",
+            if provider == "echo" {
+                " — offline"
+            } else {
+                ""
+            }
+        ),
+        Err(e) => println!("model: {}", crate::sanitize::sanitize_line(e)),
+    }
     println!("provider: {reachable}");
     Ok(())
 }
