@@ -95,7 +95,8 @@ pub struct TaskCard {
     pub job_id: i64,
     pub title: String,
     pub instruction: String,
-    /// "fires Tue 09:00 — in 3h" (recomputed each minute).
+    /// "fires Tue 09:00 — in 3h" (recomputed each minute); a recurring
+    /// task's rule, then its next time, on two lines.
     pub when: String,
     pub state: String,
 }
@@ -965,13 +966,17 @@ fn clip(s: &str, max: usize) -> String {
 
 fn render_card(card: &TaskCard, width: u16) -> Vec<Line<'static>> {
     let inner = (width as usize).clamp(20, 72).saturating_sub(6);
-    let body = vec![
-        Line::from(Span::styled(clip(&card.instruction, inner), Style::new())),
-        Line::from(Span::styled(
-            clip(&card.when, inner),
-            Style::new().fg(palette().dim),
-        )),
-    ];
+    let mut body = vec![Line::from(Span::styled(
+        clip(&card.instruction, inner),
+        Style::new(),
+    ))];
+    // A recurring task's rule and its next time: a line each, so that a
+    // long rule never cuts the time off.
+    body.extend(
+        card.when
+            .lines()
+            .map(|l| Line::from(Span::styled(clip(l, inner), Style::new().fg(palette().dim)))),
+    );
     let title = format!(
         "⏰ task #{} · {}",
         card.job_id,

@@ -753,7 +753,7 @@ fn series_card(job: i64, v: &crate::engine::SeriesView, now: &DateTime<ShownZone
         job_id: job,
         title: s.title.clone().unwrap_or_else(|| "task".into()),
         instruction: s.text.clone(),
-        when: format!("{} · {next}", v.description),
+        when: format!("{}\n{next}", v.description),
         state: match s.status {
             SeriesStatus::Active => "recurring",
             SeriesStatus::Paused => "paused",

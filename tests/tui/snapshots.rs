@@ -544,7 +544,7 @@ async fn a_recurring_task_has_a_live_card() {
         "{s}"
     );
     assert!(
-        s.contains("every day at 19:00 · next Mon 30 Nov 19:00"),
+        s.contains("│ every day at 19:00") && s.contains("│ next Mon 30 Nov 19:00, in 18h 7m"),
         "{s}"
     );
     assert!(!s.contains("job_id"), "the tool's JSON is not shown:\n{s}");
