@@ -689,6 +689,7 @@ async fn a_pulled_back_item_is_the_draft_and_typing_on_or_clearing_it_merges_not
     assert_eq!(ui.app.composer_text(), "queued");
     ui.typ(" and more");
     ui.app.save_draft();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
     ui.pump();
     assert_eq!(ui.app.composer_text(), "queued and more");
     assert_eq!(ui.store().draft(conv).unwrap().text, "queued and more");
@@ -700,6 +701,7 @@ async fn a_pulled_back_item_is_the_draft_and_typing_on_or_clearing_it_merges_not
     // Cleared: it stays cleared.
     ui.ctrl('u');
     ui.app.save_draft();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
     ui.pump();
     assert_eq!(ui.app.composer_text(), "");
     assert_eq!(ui.store().draft(conv).unwrap().text, "");
@@ -715,12 +717,14 @@ async fn a_pulled_back_item_is_the_draft_and_typing_on_or_clearing_it_merges_not
         "{shown}"
     );
     ui.app.save_draft();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
     ui.pump();
     assert_eq!(ui.app.composer_text(), shown, "not doubled");
     assert_eq!(ui.store().draft(conv).unwrap().text, shown);
     assert!(!ui.screen(120, 40).contains("another tock"));
     ui.ctrl('u');
     ui.app.save_draft();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
     ui.pump();
     assert_eq!(ui.app.composer_text(), "", "not brought back");
     assert_eq!(ui.store().draft(conv).unwrap().text, "");

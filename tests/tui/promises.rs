@@ -144,6 +144,8 @@ async fn an_empty_composer_does_not_remove_a_draft_another_tock_saved() {
     ui.typ("y");
     ui.press(KeyCode::Backspace);
     ui.app.save_draft();
+    // The save runs on the writer thread: its result, however busy the machine.
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
     ui.pump();
     assert_eq!(ui.store().draft(conv).unwrap().text, theirs.text, "kept");
     assert_eq!(ui.app.composer_text(), theirs.text, "and shown here");
@@ -151,9 +153,11 @@ async fn an_empty_composer_does_not_remove_a_draft_another_tock_saved() {
     ui.press(KeyCode::End);
     ui.typ(" and more");
     ui.app.save_draft();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
     ui.pump();
     ui.app.composer.clear(0);
     ui.app.save_draft();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
     ui.pump();
     assert_eq!(ui.store().draft(conv).unwrap().text, "");
 }
