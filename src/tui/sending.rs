@@ -328,10 +328,16 @@ impl App {
     }
 
     pub(super) fn command(&mut self, line: String) {
+        // What the line said about the command before is stale: this one
+        // says its own (or nothing, where what it did shows).
+        self.drop_status_about_a_command();
+        // Errors below are about this command, which stays in the composer
+        // to be fixed (`App::command_error`).
+        let cmd = line.clone();
         let (spec, arg) = match commands::parse(&line) {
             Ok(p) => p,
             // Never sent to the model; the text stays so it can be fixed.
-            Err(e) => return self.error(e),
+            Err(e) => return self.command_error(&cmd, e),
         };
         let arg = arg.to_string();
         let now = self.now();
@@ -356,7 +362,7 @@ impl App {
                 .split_once(": ")
                 .and_then(|(_, e)| e.split(", ").next())
                 .unwrap_or_default();
-            return self.error(format!("usage: {} — e.g. {example}", spec.usage));
+            return self.command_error(&cmd, format!("usage: {} — e.g. {example}", spec.usage));
         }
         match spec.command {
             Command::Later | Command::At => {
@@ -366,8 +372,11 @@ impl App {
                     Mode::At
                 };
                 match when::split_time_prefix(&arg, &self.model.now(), mode) {
+                    Ok((_, text)) if text.is_empty() => {
+                        self.command_error(&cmd, "nothing to send after the time")
+                    }
                     Ok((due, text)) => self.schedule(&text, due.timestamp_millis()),
-                    Err(e) => self.error(e),
+                    Err(e) => self.command_error(&cmd, e),
                 }
             }
             Command::Every => {
@@ -380,7 +389,8 @@ impl App {
                         if !commands::mentioned_files(&text).is_empty()
                             || !self.composer.attachments.is_empty() =>
                     {
-                        self.error(
+                        self.command_error(
+                            &cmd,
                             "a recurring message cannot carry files: remove the @path or attachment (send the file once with a plain message)",
                         );
                     }
@@ -401,11 +411,11 @@ impl App {
                                     done_later(app);
                                 }
                                 // The text stays in the composer so nothing is lost.
-                                Err(e) => app.error(format!("{e:#}")),
+                                Err(e) => app.command_error(&cmd, format!("{e:#}")),
                             },
                         );
                     }
-                    Err(e) => self.error(e),
+                    Err(e) => self.command_error(&cmd, e),
                 }
             }
             Command::New => {
@@ -433,7 +443,7 @@ impl App {
                             app.update_title();
                             done_later(app);
                         }
-                        Err(e) => app.error(e),
+                        Err(e) => app.command_error(&cmd, e),
                     },
                 ),
                 None => {}
@@ -490,7 +500,7 @@ impl App {
                                 // Said once: the name may still be right (a server
                                 // that does not list every model it serves).
                                 match app.engine().unknown_model(&arg) {
-                                    Some(u) => app.error(format!(
+                                    Some(u) => app.error_until_key(format!(
                                         "model for this conversation: {arg} — but the {} server does not list {}{}",
                                         u.provider,
                                         u.name,
@@ -506,7 +516,7 @@ impl App {
                                 }
                                 done_later(app);
                             }
-                            Err(e) => app.error(e),
+                            Err(e) => app.command_error(&cmd, e),
                         },
                     );
                 }
@@ -539,7 +549,7 @@ impl App {
                                 app.info_until_key(format!("role: {arg}"));
                                 done_later(app);
                             }
-                            Err(e) => app.error(e),
+                            Err(e) => app.command_error(&cmd, e),
                         },
                     );
                 }
@@ -549,7 +559,7 @@ impl App {
                     self.info_until_key(msg);
                     self.composer.set_text("", now);
                 }
-                Err(e) => self.error(e),
+                Err(e) => self.command_error(&cmd, e),
             },
             Command::Detach => {
                 let n = self.composer.attachments.len();
@@ -567,12 +577,13 @@ impl App {
                             self.send(text.trim(), None);
                             self.model_override = None;
                         }
-                        Err(e) => self.error(e),
+                        Err(e) => self.command_error(&cmd, e),
                     }
                 }
-                _ => {
-                    self.error("usage: /with MODEL TEXT — sends this one message to another model")
-                }
+                _ => self.command_error(
+                    &cmd,
+                    "usage: /with MODEL TEXT — sends this one message to another model",
+                ),
             },
             Command::Retry => {
                 done(self);
@@ -592,7 +603,8 @@ impl App {
                             done(self);
                             self.copy(Some(n));
                         }
-                        Err(_) => self.error(
+                        Err(_) => self.command_error(
+                            &cmd,
                             "usage: /copy [N] — N is the code block number shown in its header",
                         ),
                     }
@@ -603,7 +615,7 @@ impl App {
                     self.info_until_key(format!("exported to {p}"));
                     done(self);
                 }
-                Err(e) => self.error(e),
+                Err(e) => self.command_error(&cmd, e),
             },
             Command::Search => {
                 done(self);
@@ -655,7 +667,7 @@ impl App {
                         t.name()
                     ));
                 }
-                Err(e) => self.error(e),
+                Err(e) => self.command_error(&cmd, e),
             },
             Command::Help => {
                 done(self);
