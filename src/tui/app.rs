@@ -161,6 +161,11 @@ pub struct App {
     pub enhanced_keys: bool,
     /// Model for the message being sent by `/with`.
     pub(super) model_override: Option<String>,
+    /// A `/model` or `/with` waiting for a server's model list to name its
+    /// model (`App::wait_for_model_lists`).
+    pub(super) model_wait: Option<super::sending::ModelWait>,
+    /// The command being run is the one that waited: it does not wait again.
+    pub(super) model_waited: bool,
     /// Drafts on their way to the database.
     pub drafts: super::writes::PendingDrafts,
     /// The widest the conversation is laid out (`[ui] max_width`).
@@ -214,6 +219,8 @@ impl App {
             mouse: cfg.ui.mouse,
             enhanced_keys: false,
             model_override: None,
+            model_wait: None,
+            model_waited: false,
             drafts: Default::default(),
             writes_waiting_since: None,
             sends_in_flight: Default::default(),
@@ -667,6 +674,10 @@ impl App {
                 .filter(|i| i.status == crate::store::Status::Sending)
                 .map(|i| views::waited_change(i.updated_at, now)),
         );
+        // A command waiting for a server's model list looks again soon.
+        if let Some(w) = &self.model_wait {
+            at.push(w.until.min(now + super::sending::MODEL_WAIT_POLL_MS));
+        }
         // A running tool call's seconds, in the composer's title.
         if let Some(run) = self.model.tool_runs.first() {
             let ran = (now - run.started_at).max(0);
@@ -696,6 +707,7 @@ impl App {
         self.retry_drafts_if_due();
         self.notice_waiting_writes();
         self.model.refresh_cards();
+        self.retry_command_waiting_for_models();
     }
 
     /// After the last frame: take the layout the frame used.

@@ -491,6 +491,9 @@ impl App {
                     // becomes `ENTRY/ID`, which every process resolves.
                     let current = self.model.current_conv().and_then(|c| c.model.clone());
                     let arg = self.engine().model_name_for(&arg, current.as_deref());
+                    if self.wait_for_model_lists(&arg, &cmd) {
+                        return;
+                    }
                     let name = arg.clone();
                     self.write(
                         move |e| e.set_conversation_model(id, Some(&name)),
@@ -571,6 +574,9 @@ impl App {
                 Some((model, text)) if !text.trim().is_empty() => {
                     let current = self.model.current_conv().and_then(|c| c.model.clone());
                     let model = self.engine().model_name_for(model, current.as_deref());
+                    if self.wait_for_model_lists(&model, &cmd) {
+                        return;
+                    }
                     match self.engine().config().describe(Some(&model)) {
                         Ok(_) => {
                             self.model_override = Some(model);
@@ -680,6 +686,57 @@ impl App {
         }
     }
 
+    /// `name` (from `/model` or `/with`) leads nowhere yet, and a configured
+    /// server's model list, which may list it as an id, is on its way: the
+    /// command `line` is run again when the list is in, or after
+    /// [`MODEL_WAIT_MS`] (then saying what it says without the list), so
+    /// the same command gives the same answer in a TUI just started. True
+    /// when it waits; the UI thread does not.
+    fn wait_for_model_lists(&mut self, name: &str, line: &str) -> bool {
+        if self.model_waited
+            || self.engine().config().facts(Some(name)).is_ok()
+            || !self.engine().model_lists_coming()
+        {
+            return false;
+        }
+        let now = self.now();
+        self.model_wait = Some(ModelWait {
+            line: line.to_string(),
+            conv: self.model.current,
+            until: now + MODEL_WAIT_MS,
+        });
+        self.info(ASKING_FOR_MODELS);
+        true
+    }
+
+    /// On a tick: a command waiting for a model list runs again once the
+    /// list is in (or the wait is over), if the composer still holds it in
+    /// the same conversation; otherwise it is dropped with its line.
+    pub(super) fn retry_command_waiting_for_models(&mut self) {
+        let Some(wait) = &self.model_wait else {
+            return;
+        };
+        if self.now() < wait.until && self.engine().model_lists_coming() {
+            return;
+        }
+        let Some(wait) = self.model_wait.take() else {
+            return;
+        };
+        if self
+            .status
+            .as_ref()
+            .is_some_and(|s| s.text == ASKING_FOR_MODELS)
+        {
+            self.status = None;
+        }
+        if self.model.current != wait.conv || self.composer.text().trim() != wait.line.trim() {
+            return;
+        }
+        self.model_waited = true;
+        self.command(wait.line);
+        self.model_waited = false;
+    }
+
     /// A new conversation with this one's history up to the last message on
     /// screen (`/fork`, or its key). Returns whether there was one to fork.
     pub(super) fn fork_here(&mut self) -> bool {
@@ -729,6 +786,20 @@ impl App {
 /// OSC 52 clipboard write. Sent raw inside tmux too: tmux takes it into its
 /// buffer and passes it on to the outer terminal with `set-clipboard on`,
 /// whereas a passthrough-wrapped one is dropped unless `allow-passthrough` is on.
+/// How long `/model` or `/with` waits for a server's model list that is on
+/// its way before it answers without it.
+pub const MODEL_WAIT_MS: i64 = 5_000;
+/// How often a command waiting for a model list looks whether it is in.
+pub(super) const MODEL_WAIT_POLL_MS: i64 = 100;
+const ASKING_FOR_MODELS: &str = "asking the server for its models…";
+
+/// A `/model` or `/with` waiting for a model list (`App::model_wait`).
+pub struct ModelWait {
+    line: String,
+    conv: Option<i64>,
+    pub(super) until: i64,
+}
+
 pub fn osc52(text: &str) -> String {
     use base64::Engine as _;
     format!(
