@@ -1277,3 +1277,94 @@ fn typing_in_the_picker_shows_what_is_typed_and_its_time() {
     assert!(screen.contains("Tue 1 Dec 15:00"), "{screen}");
     assert!(screen.contains("Esc back"), "{screen}");
 }
+
+/// What the picker picks after `keys` (characters typed, `↑`, `↓` and
+/// `⎋` for the arrows and Esc) then Enter.
+fn picker_after(keys: &str) -> (TimePicker, PickerAction) {
+    let mut p = TimePicker::new();
+    for c in keys.chars() {
+        let k = match c {
+            '↑' => key(KeyCode::Up),
+            '↓' => key(KeyCode::Down),
+            '⎋' => key(KeyCode::Esc),
+            c => ch(c),
+        };
+        assert_eq!(p.handle_key(k, now()), PickerAction::None, "{keys:?}");
+    }
+    let picked = p.handle_key(key(KeyCode::Enter), now());
+    (p, picked)
+}
+
+fn picker_screen(p: &TimePicker) -> String {
+    let t = draw_picker(p, 70, 16);
+    let buf = t.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn typing_after_esc_back_in_the_picker_starts_a_new_time() {
+    let three_pm_today = Utc.with_ymd_and_hms(2026, 11, 30, 14, 0, 0).unwrap();
+    let nine_pm_today = Utc.with_ymd_and_hms(2026, 11, 30, 20, 0, 0).unwrap();
+    // A preset's digit that goes on as a time: not `tomorrow 3pmpm`.
+    let (_, picked) = picker_after("tomorrow 3pm⎋3pm");
+    assert_eq!(picked, PickerAction::Pick(three_pm_today));
+    // A letter: not `8pm9pm`.
+    let (_, picked) = picker_after("8pm⎋9pm");
+    assert_eq!(picked, PickerAction::Pick(nine_pm_today));
+    // A word: not `8pmtomorrow 3pm`.
+    let (_, picked) = picker_after("8pm⎋tomorrow 3pm");
+    assert_eq!(
+        picked,
+        PickerAction::Pick(Utc.with_ymd_and_hms(2026, 12, 1, 14, 0, 0).unwrap())
+    );
+    // A digit alone is its preset, and the old time is gone with it.
+    let (p, picked) = picker_after("8pm⎋2");
+    assert_eq!(picked, PickerAction::Pick(utc(T0 + 30 * MIN)));
+    assert!(!picker_screen(&p).contains("8pm"), "{}", picker_screen(&p));
+}
+
+#[test]
+fn a_preset_chosen_after_a_custom_time_is_the_only_time_shown_as_chosen() {
+    let tomorrow_nine = utc(NINE_AM + 24 * HOUR);
+    for keys in ["8pm↑", "8pm⎋↑"] {
+        let mut p = TimePicker::new();
+        for c in keys.chars() {
+            let k = match c {
+                '↑' => key(KeyCode::Up),
+                '⎋' => key(KeyCode::Esc),
+                c => ch(c),
+            };
+            p.handle_key(k, now());
+        }
+        let screen = picker_screen(&p);
+        // The preset is selected; the typed time has no "sends" preview.
+        assert!(screen.contains("› 4 tomorrow 09:00"), "{keys}\n{screen}");
+        assert!(!screen.contains("sends"), "{keys}\n{screen}");
+        assert!(!screen.contains("20:00"), "{keys}\n{screen}");
+        assert_eq!(
+            p.handle_key(key(KeyCode::Enter), now()),
+            PickerAction::Pick(tomorrow_nine),
+            "{keys}"
+        );
+    }
+    // Moving back down to "custom…" takes the typed time up again.
+    let (_, picked) = picker_after("8pm↑↓");
+    assert_eq!(
+        picked,
+        PickerAction::Pick(Utc.with_ymd_and_hms(2026, 11, 30, 19, 0, 0).unwrap())
+    );
+    // While typing, the preview is there.
+    let mut p = TimePicker::new();
+    for c in "8pm".chars() {
+        p.handle_key(ch(c), now());
+    }
+    let screen = picker_screen(&p);
+    assert!(screen.contains("sends Mon 30 Nov 20:00"), "{screen}");
+}

@@ -189,6 +189,29 @@ impl Engine {
         name.to_string()
     }
 
+    /// Whether the model list of a configured entry's server (other than
+    /// echo) is not in yet and its fetch is on its way (started here where
+    /// none was): [`Self::model_name_for`] may find a bare id once it is.
+    pub fn model_lists_coming(&self) -> bool {
+        let config = self.config();
+        config
+            .model_names()
+            .iter()
+            .filter(|entry| entry.as_str() != "echo")
+            .any(|entry| {
+                if self.cached_models(Some(entry)) != ModelList::Unknown {
+                    return false;
+                }
+                let Ok(facts) = config.facts(Some(entry)) else {
+                    return false;
+                };
+                lock(cache())
+                    .by_endpoint
+                    .get(&endpoint(facts.kind, &facts.base_url))
+                    .is_some_and(|e| e.fetching)
+            })
+    }
+
     /// `Some` the first time (per process) a model is chosen whose id its
     /// server does not list: a model id typed for the environment's
     /// provider, or the `model` of a config entry. `None` when it is

@@ -72,6 +72,11 @@ pub struct Status {
     /// is failed any more (retried here, from the CLI or another tock), the
     /// line is stale.
     pub failed_in: Option<i64>,
+    /// Why the slash command sent (`/every`, `/model`, …) did nothing; it
+    /// stays in the composer to be fixed. Once the composer holds another
+    /// command or text (cleared, typed over), or a command is sent again,
+    /// the line is stale.
+    pub about_command: Option<String>,
 }
 
 impl Status {
@@ -89,6 +94,7 @@ impl Status {
             until_key: false,
             paused_in: None,
             failed_in: None,
+            about_command: None,
         }
     }
 }
@@ -155,6 +161,11 @@ pub struct App {
     pub enhanced_keys: bool,
     /// Model for the message being sent by `/with`.
     pub(super) model_override: Option<String>,
+    /// A `/model` or `/with` waiting for a server's model list to name its
+    /// model (`App::wait_for_model_lists`).
+    pub(super) model_wait: Option<super::sending::ModelWait>,
+    /// The command being run is the one that waited: it does not wait again.
+    pub(super) model_waited: bool,
     /// Drafts on their way to the database.
     pub drafts: super::writes::PendingDrafts,
     /// The widest the conversation is laid out (`[ui] max_width`).
@@ -208,6 +219,8 @@ impl App {
             mouse: cfg.ui.mouse,
             enhanced_keys: false,
             model_override: None,
+            model_wait: None,
+            model_waited: false,
             drafts: Default::default(),
             writes_waiting_since: None,
             sends_in_flight: Default::default(),
@@ -292,6 +305,39 @@ impl App {
     /// A key or a paste came: a line about the key before it is stale.
     pub(super) fn drop_status_about_the_last_key(&mut self) {
         if self.status.as_ref().is_some_and(|s| s.until_key) {
+            self.status = None;
+        }
+    }
+
+    /// Why the command `line` (still in the composer, to be fixed) did
+    /// nothing: the line stays while the composer holds that command and
+    /// goes once it holds something else or a command is sent again.
+    pub(super) fn command_error(&mut self, line: &str, e: impl std::fmt::Display) {
+        self.error(e);
+        if let Some(st) = self.status.as_mut() {
+            st.about_command = command_word(line);
+        }
+    }
+
+    /// After a key or a paste: an error about a command the composer no
+    /// longer holds (cleared, or typed over with something else) is stale.
+    pub(super) fn drop_status_about_a_command_gone(&mut self) {
+        let Some(cmd) = self.status.as_ref().and_then(|s| s.about_command.as_ref()) else {
+            return;
+        };
+        if command_word(&self.composer.text()).as_ref() != Some(cmd) {
+            self.status = None;
+        }
+    }
+
+    /// A command was sent: what the status line said about the one before
+    /// is stale (the new one says its own).
+    pub(super) fn drop_status_about_a_command(&mut self) {
+        if self
+            .status
+            .as_ref()
+            .is_some_and(|s| s.about_command.is_some())
+        {
             self.status = None;
         }
     }
@@ -552,6 +598,11 @@ impl App {
     }
 
     pub(super) fn on_paste(&mut self, s: &str) {
+        self.paste_into_focus(s);
+        self.drop_status_about_a_command_gone();
+    }
+
+    fn paste_into_focus(&mut self, s: &str) {
         // A paste is typing too.
         self.drop_status_about_the_last_key();
         // Pastes go into whatever input has focus; control characters are made visible.
@@ -566,7 +617,7 @@ impl App {
             }
             self.apply(intents);
             if outcome == Outcome::Dismissed {
-                return self.on_paste(s);
+                return self.paste_into_focus(s);
             }
             if outcome != Outcome::Ignored || self.views.last().is_some_and(|v| v.is_modal()) {
                 return;
@@ -623,6 +674,10 @@ impl App {
                 .filter(|i| i.status == crate::store::Status::Sending)
                 .map(|i| views::waited_change(i.updated_at, now)),
         );
+        // A command waiting for a server's model list looks again soon.
+        if let Some(w) = &self.model_wait {
+            at.push(w.until.min(now + super::sending::MODEL_WAIT_POLL_MS));
+        }
         // A running tool call's seconds, in the composer's title.
         if let Some(run) = self.model.tool_runs.first() {
             let ran = (now - run.started_at).max(0);
@@ -652,6 +707,7 @@ impl App {
         self.retry_drafts_if_due();
         self.notice_waiting_writes();
         self.model.refresh_cards();
+        self.retry_command_waiting_for_models();
     }
 
     /// After the last frame: take the layout the frame used.
@@ -833,4 +889,10 @@ fn first_conversation(engine: &Engine) -> anyhow::Result<i64> {
             done => return done,
         }
     }
+}
+
+/// The command word a composer line begins with (`/every`), if it is one.
+fn command_word(text: &str) -> Option<String> {
+    let word = text.split_whitespace().next()?;
+    word.starts_with('/').then(|| word.to_string())
 }

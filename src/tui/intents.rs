@@ -142,7 +142,7 @@ impl App {
                                 app.focus = Focus::Composer;
                                 if at.is_some() {
                                     app.composer.unsaved_since = Some(app.now());
-                                    app.info("moved back into the composer with its time: Enter schedules it again");
+                                    app.info_until_key("moved back into the composer with its time: Enter schedules it again");
                                 } else {
                                     app.info_until_key("moved back into the composer");
                                 }

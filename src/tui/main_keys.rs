@@ -17,6 +17,11 @@ use super::views::{self, Intent, Outcome, ViewKind};
 
 impl App {
     pub fn on_key(&mut self, key: KeyEvent) {
+        self.key_to_focus(key);
+        self.drop_status_about_a_command_gone();
+    }
+
+    fn key_to_focus(&mut self, key: KeyEvent) {
         if key.kind == KeyEventKind::Release {
             return;
         }
@@ -53,7 +58,7 @@ impl App {
             if outcome == Outcome::Dismissed {
                 // Closed without using the key: it goes on as if the view
                 // had not been there.
-                return self.on_key(key);
+                return self.key_to_focus(key);
             }
             if outcome != Outcome::Ignored || modal {
                 return;
@@ -289,7 +294,8 @@ impl App {
                         [] | [_] => self.info_until_key("nothing (more) to complete"),
                         // A command's name: the menu above the composer lists them.
                         _ if !line.contains(' ') => {}
-                        many => self.info(many.join("  ")),
+                        // Tab again shows them again: any other key ends them.
+                        many => self.info_until_key(many.join("  ")),
                     },
                 }
             }

@@ -328,10 +328,16 @@ impl App {
     }
 
     pub(super) fn command(&mut self, line: String) {
+        // What the line said about the command before is stale: this one
+        // says its own (or nothing, where what it did shows).
+        self.drop_status_about_a_command();
+        // Errors below are about this command, which stays in the composer
+        // to be fixed (`App::command_error`).
+        let cmd = line.clone();
         let (spec, arg) = match commands::parse(&line) {
             Ok(p) => p,
             // Never sent to the model; the text stays so it can be fixed.
-            Err(e) => return self.error(e),
+            Err(e) => return self.command_error(&cmd, e),
         };
         let arg = arg.to_string();
         let now = self.now();
@@ -356,7 +362,7 @@ impl App {
                 .split_once(": ")
                 .and_then(|(_, e)| e.split(", ").next())
                 .unwrap_or_default();
-            return self.error(format!("usage: {} — e.g. {example}", spec.usage));
+            return self.command_error(&cmd, format!("usage: {} — e.g. {example}", spec.usage));
         }
         match spec.command {
             Command::Later | Command::At => {
@@ -366,8 +372,11 @@ impl App {
                     Mode::At
                 };
                 match when::split_time_prefix(&arg, &self.model.now(), mode) {
+                    Ok((_, text)) if text.is_empty() => {
+                        self.command_error(&cmd, "nothing to send after the time")
+                    }
                     Ok((due, text)) => self.schedule(&text, due.timestamp_millis()),
-                    Err(e) => self.error(e),
+                    Err(e) => self.command_error(&cmd, e),
                 }
             }
             Command::Every => {
@@ -380,7 +389,8 @@ impl App {
                         if !commands::mentioned_files(&text).is_empty()
                             || !self.composer.attachments.is_empty() =>
                     {
-                        self.error(
+                        self.command_error(
+                            &cmd,
                             "a recurring message cannot carry files: remove the @path or attachment (send the file once with a plain message)",
                         );
                     }
@@ -401,11 +411,11 @@ impl App {
                                     done_later(app);
                                 }
                                 // The text stays in the composer so nothing is lost.
-                                Err(e) => app.error(format!("{e:#}")),
+                                Err(e) => app.command_error(&cmd, format!("{e:#}")),
                             },
                         );
                     }
-                    Err(e) => self.error(e),
+                    Err(e) => self.command_error(&cmd, e),
                 }
             }
             Command::New => {
@@ -433,7 +443,7 @@ impl App {
                             app.update_title();
                             done_later(app);
                         }
-                        Err(e) => app.error(e),
+                        Err(e) => app.command_error(&cmd, e),
                     },
                 ),
                 None => {}
@@ -481,6 +491,9 @@ impl App {
                     // becomes `ENTRY/ID`, which every process resolves.
                     let current = self.model.current_conv().and_then(|c| c.model.clone());
                     let arg = self.engine().model_name_for(&arg, current.as_deref());
+                    if self.wait_for_model_lists(&arg, &cmd) {
+                        return;
+                    }
                     let name = arg.clone();
                     self.write(
                         move |e| e.set_conversation_model(id, Some(&name)),
@@ -490,7 +503,7 @@ impl App {
                                 // Said once: the name may still be right (a server
                                 // that does not list every model it serves).
                                 match app.engine().unknown_model(&arg) {
-                                    Some(u) => app.error(format!(
+                                    Some(u) => app.error_until_key(format!(
                                         "model for this conversation: {arg} — but the {} server does not list {}{}",
                                         u.provider,
                                         u.name,
@@ -506,7 +519,7 @@ impl App {
                                 }
                                 done_later(app);
                             }
-                            Err(e) => app.error(e),
+                            Err(e) => app.command_error(&cmd, e),
                         },
                     );
                 }
@@ -539,7 +552,7 @@ impl App {
                                 app.info_until_key(format!("role: {arg}"));
                                 done_later(app);
                             }
-                            Err(e) => app.error(e),
+                            Err(e) => app.command_error(&cmd, e),
                         },
                     );
                 }
@@ -549,7 +562,7 @@ impl App {
                     self.info_until_key(msg);
                     self.composer.set_text("", now);
                 }
-                Err(e) => self.error(e),
+                Err(e) => self.command_error(&cmd, e),
             },
             Command::Detach => {
                 let n = self.composer.attachments.len();
@@ -561,18 +574,22 @@ impl App {
                 Some((model, text)) if !text.trim().is_empty() => {
                     let current = self.model.current_conv().and_then(|c| c.model.clone());
                     let model = self.engine().model_name_for(model, current.as_deref());
+                    if self.wait_for_model_lists(&model, &cmd) {
+                        return;
+                    }
                     match self.engine().config().describe(Some(&model)) {
                         Ok(_) => {
                             self.model_override = Some(model);
                             self.send(text.trim(), None);
                             self.model_override = None;
                         }
-                        Err(e) => self.error(e),
+                        Err(e) => self.command_error(&cmd, e),
                     }
                 }
-                _ => {
-                    self.error("usage: /with MODEL TEXT — sends this one message to another model")
-                }
+                _ => self.command_error(
+                    &cmd,
+                    "usage: /with MODEL TEXT — sends this one message to another model",
+                ),
             },
             Command::Retry => {
                 done(self);
@@ -592,7 +609,8 @@ impl App {
                             done(self);
                             self.copy(Some(n));
                         }
-                        Err(_) => self.error(
+                        Err(_) => self.command_error(
+                            &cmd,
                             "usage: /copy [N] — N is the code block number shown in its header",
                         ),
                     }
@@ -603,7 +621,7 @@ impl App {
                     self.info_until_key(format!("exported to {p}"));
                     done(self);
                 }
-                Err(e) => self.error(e),
+                Err(e) => self.command_error(&cmd, e),
             },
             Command::Search => {
                 done(self);
@@ -655,7 +673,7 @@ impl App {
                         t.name()
                     ));
                 }
-                Err(e) => self.error(e),
+                Err(e) => self.command_error(&cmd, e),
             },
             Command::Help => {
                 done(self);
@@ -666,6 +684,57 @@ impl App {
                 self.quit = true;
             }
         }
+    }
+
+    /// `name` (from `/model` or `/with`) leads nowhere yet, and a configured
+    /// server's model list, which may list it as an id, is on its way: the
+    /// command `line` is run again when the list is in, or after
+    /// [`MODEL_WAIT_MS`] (then saying what it says without the list), so
+    /// the same command gives the same answer in a TUI just started. True
+    /// when it waits; the UI thread does not.
+    fn wait_for_model_lists(&mut self, name: &str, line: &str) -> bool {
+        if self.model_waited
+            || self.engine().config().facts(Some(name)).is_ok()
+            || !self.engine().model_lists_coming()
+        {
+            return false;
+        }
+        let now = self.now();
+        self.model_wait = Some(ModelWait {
+            line: line.to_string(),
+            conv: self.model.current,
+            until: now + MODEL_WAIT_MS,
+        });
+        self.info(ASKING_FOR_MODELS);
+        true
+    }
+
+    /// On a tick: a command waiting for a model list runs again once the
+    /// list is in (or the wait is over), if the composer still holds it in
+    /// the same conversation; otherwise it is dropped with its line.
+    pub(super) fn retry_command_waiting_for_models(&mut self) {
+        let Some(wait) = &self.model_wait else {
+            return;
+        };
+        if self.now() < wait.until && self.engine().model_lists_coming() {
+            return;
+        }
+        let Some(wait) = self.model_wait.take() else {
+            return;
+        };
+        if self
+            .status
+            .as_ref()
+            .is_some_and(|s| s.text == ASKING_FOR_MODELS)
+        {
+            self.status = None;
+        }
+        if self.model.current != wait.conv || self.composer.text().trim() != wait.line.trim() {
+            return;
+        }
+        self.model_waited = true;
+        self.command(wait.line);
+        self.model_waited = false;
     }
 
     /// A new conversation with this one's history up to the last message on
@@ -717,6 +786,20 @@ impl App {
 /// OSC 52 clipboard write. Sent raw inside tmux too: tmux takes it into its
 /// buffer and passes it on to the outer terminal with `set-clipboard on`,
 /// whereas a passthrough-wrapped one is dropped unless `allow-passthrough` is on.
+/// How long `/model` or `/with` waits for a server's model list that is on
+/// its way before it answers without it.
+pub const MODEL_WAIT_MS: i64 = 5_000;
+/// How often a command waiting for a model list looks whether it is in.
+pub(super) const MODEL_WAIT_POLL_MS: i64 = 100;
+const ASKING_FOR_MODELS: &str = "asking the server for its models…";
+
+/// A `/model` or `/with` waiting for a model list (`App::model_wait`).
+pub struct ModelWait {
+    line: String,
+    conv: Option<i64>,
+    pub(super) until: i64,
+}
+
 pub fn osc52(text: &str) -> String {
     use base64::Engine as _;
     format!(

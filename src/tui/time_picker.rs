@@ -52,6 +52,11 @@ impl TimeInput {
         self.area.lines().join(" ").trim().to_string()
     }
 
+    /// Empties the input (a new expression starts).
+    pub fn clear(&mut self) {
+        *self = Self::new();
+    }
+
     pub fn set_error(&mut self, error: impl Into<String>) {
         self.error = Some(error.into());
     }
@@ -102,7 +107,9 @@ impl TimeInput {
     }
 
     /// Draw the input on the first row of `area` and the preview (wrapped,
-    /// up to the remaining rows) under it. `focused` shows the cursor.
+    /// up to the remaining rows) under it. `focused` shows the cursor;
+    /// without focus the text is dim and has no preview, so it does not
+    /// read as the time chosen.
     pub fn render(&self, area: Rect, buf: &mut Buffer, now: &DateTime<ShownZone>, focused: bool) {
         if area.height == 0 || area.width < 3 {
             return;
@@ -119,18 +126,18 @@ impl TimeInput {
         if focused {
             (&self.area).render(input, buf);
         } else {
-            // Without focus, no cursor block: draw the text (or the
-            // placeholder) plainly so it does not look editable.
+            // Without focus, no cursor block and no preview: the text (or the
+            // placeholder) is drawn dim so it reads as neither editable nor
+            // chosen.
             let text = self.text();
-            let (s, style) = if text.is_empty() {
-                (EXAMPLES.to_string(), Style::default().fg(palette().dim))
+            let s = if text.is_empty() {
+                EXAMPLES.to_string()
             } else {
-                (
-                    crate::sanitize::sanitize_line(&text).into_owned(),
-                    Style::default(),
-                )
+                crate::sanitize::sanitize_line(&text).into_owned()
             };
+            let style = Style::default().fg(palette().dim);
             buf.set_stringn(input.x, input.y, s, input.width as usize, style);
+            return;
         }
         if area.height < 2 {
             return;
@@ -323,8 +330,13 @@ impl TimePicker {
                     Action::Preset4 => 3,
                     _ => CUSTOM,
                 });
-                if let KeyCode::Char(d @ '0'..='9') = key.code {
-                    self.jumped = Some(d);
+                if let KeyCode::Char(c) = key.code {
+                    // A typed key in the list starts over, as in a fresh
+                    // picker: a custom time left by Esc or ↑ is dropped.
+                    self.custom.clear();
+                    if c.is_ascii_digit() {
+                        self.jumped = Some(c);
+                    }
                 }
                 PickerAction::None
             }
@@ -348,9 +360,11 @@ impl TimePicker {
         }
     }
 
-    /// Selects "custom…" and types `chars` into it.
+    /// Selects "custom…" and types `chars` into it, as a new expression:
+    /// typing in the list after Esc or ↑ never appends to the old one.
     fn start_typing(&mut self, chars: &[char]) {
         self.select(CUSTOM);
+        self.custom.clear();
         for &c in chars {
             self.custom.insert_char(c);
         }

@@ -1189,3 +1189,160 @@ async fn ctrl_u_clears_the_f2_time_prompt_and_the_picker_input() {
     )
     .await;
 }
+
+/// A provider whose server lists `fake-1` and `fake-2`, `delay` after it is
+/// asked (tokio's clock); replies come from a script.
+struct LateList {
+    delay: std::time::Duration,
+    replies: Arc<Scripted>,
+}
+
+impl Provider for LateList {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+    fn start<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<EventStream, LlmError>> {
+        self.replies.start(req)
+    }
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<tock::llm::ModelInfo>, LlmError>> {
+        Box::pin(async move {
+            tokio::time::sleep(self.delay).await;
+            Ok(["fake-1", "fake-2"]
+                .map(|id| tock::llm::ModelInfo {
+                    id: id.into(),
+                    display_name: None,
+                })
+                .to_vec())
+        })
+    }
+}
+
+/// A TUI whose default model is entry `x`, an OpenAI-style server at
+/// `base_url` (a name of its own: the model lists are cached per server for
+/// the process) that lists its models `delay` after it is asked.
+fn late_list_ui(base_url: &str, delay: std::time::Duration) -> Ui {
+    init_env();
+    let mut cfg = Config::default();
+    cfg.models.insert(
+        "x".into(),
+        tock::config::ModelConfig {
+            provider: tock::llm::ProviderKind::Openai,
+            model: Some("gpt-4o".into()),
+            base_url: Some(base_url.into()),
+            api_key: Some("sk-x".into()),
+            api_key_env: None,
+            api_key_cmd: None,
+            vision: false,
+            timeout_secs: None,
+            stream_timeout_secs: None,
+            price_in: None,
+            price_out: None,
+            price_cached: None,
+            context_tokens: None,
+        },
+    );
+    cfg.default_model = Some("x".into());
+    let replies = Scripted::new(vec![]);
+    let provider = Arc::new(LateList {
+        delay,
+        replies: replies.clone(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let config = Arc::new(ConfigSource::from_config(cfg).with_provider(provider));
+    let engine = Engine::new(store, config, clock.clone(), options());
+    Ui::on(Harness {
+        engine,
+        clock,
+        provider: replies,
+        dir,
+    })
+}
+
+/// Until the command that waited for the model list has run again.
+async fn list_arrives(ui: &mut Ui) {
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    ui.settle().await;
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.settle().await;
+}
+
+/// `/model fake-2` and `/with fake-2 …` in a TUI just started, before the
+/// server's list is in: they wait for it and give the answer they give a
+/// moment later, not "unknown model".
+#[tokio::test(start_paused = true)]
+async fn a_bare_id_the_server_lists_is_found_before_its_list_is_in() {
+    let mut ui = late_list_ui(
+        "http://late-list.invalid/v1",
+        std::time::Duration::from_secs(2),
+    );
+    ui.start().await;
+    ui.say("/model fake-2");
+    let asked = ui.status_line();
+    assert!(
+        asked.contains("asking the server for its models"),
+        "{asked}"
+    );
+    assert_eq!(ui.app.composer_text(), "/model fake-2");
+    list_arrives(&mut ui).await;
+    let said = ui.status_line();
+    assert!(
+        said.contains("model for this conversation: x/fake-2"),
+        "{said}"
+    );
+    assert_eq!(ui.app.composer_text(), "");
+    let conv = ui.store().conversation(ui.conv()).unwrap().unwrap();
+    assert_eq!(conv.model.as_deref(), Some("x/fake-2"));
+
+    let mut ui = late_list_ui(
+        "http://late-list-with.invalid/v1",
+        std::time::Duration::from_secs(2),
+    );
+    ui.start().await;
+    ui.say("/with fake-1 hello");
+    assert!(
+        ui.status_line()
+            .contains("asking the server for its models"),
+        "{}",
+        ui.status_line()
+    );
+    list_arrives(&mut ui).await;
+    assert!(
+        !ui.status_line().contains("unknown model"),
+        "{}",
+        ui.status_line()
+    );
+    assert_eq!(ui.user_texts(), vec!["hello".to_string()]);
+    assert_eq!(ui.app.composer_text(), "");
+}
+
+/// A list that does not come: after the wait, the answer without it.
+#[tokio::test(start_paused = true)]
+async fn a_model_list_that_does_not_come_ends_the_wait_with_the_error() {
+    let mut ui = late_list_ui(
+        "http://never-lists.invalid/v1",
+        std::time::Duration::from_secs(3600),
+    );
+    ui.start().await;
+    ui.say("/model fake-2");
+    assert!(
+        ui.status_line()
+            .contains("asking the server for its models")
+    );
+    // Not yet: the wait goes on.
+    ui.h.clock.jump(1_000);
+    ui.app.on_tick();
+    assert!(
+        ui.status_line()
+            .contains("asking the server for its models")
+    );
+    ui.h.clock.jump(5_000);
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    let said = ui.status_line();
+    assert!(said.contains("unknown model \"fake-2\""), "{said}");
+    assert!(!said.contains("asking"), "{said}");
+    assert_eq!(ui.app.composer_text(), "/model fake-2");
+}

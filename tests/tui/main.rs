@@ -46,6 +46,7 @@ mod replies_and_files;
 mod search_fork_tools;
 mod series_and_f2;
 mod snapshots;
+mod status_lines;
 mod themes;
 mod updates;
 

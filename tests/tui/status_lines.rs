@@ -1,0 +1,141 @@
+//! The status bar says what is true now: a line about a command the user
+//! sent, a key just pressed, or choices to type from goes once the composer
+//! or the next key has moved on.
+
+use super::*;
+
+/// The status bar as drawn: the row that names the model (`echo  offline
+/// │ …`) and the rows under it (where a long line wraps), joined.
+fn status_bar(ui: &mut Ui) -> String {
+    let screen = ui.screen(120, 40);
+    let rows: Vec<&str> = screen.lines().collect();
+    let bar = rows
+        .iter()
+        .rposition(|r| r.trim_start().starts_with("echo "))
+        .expect("the status bar");
+    rows[bar..]
+        .iter()
+        .map(|r| r.trim())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `cmd` sent, refused: its error is in the status bar, and the command
+/// stays in the composer.
+fn refused(ui: &mut Ui, cmd: &str) -> String {
+    ui.say(cmd);
+    let error = ui.status_line();
+    assert!(!error.is_empty(), "{cmd}: no error");
+    assert_eq!(ui.app.composer_text(), cmd);
+    let bar = status_bar(ui);
+    let start: String = error.chars().take(30).collect();
+    assert!(bar.contains(&start), "{cmd}: {bar}");
+    start
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_about_a_command_goes_once_the_composer_no_longer_holds_it() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    for cmd in ["/every second monday x", "/at 7", "/model nosuchmodel"] {
+        // Editing the command to fix it keeps the error in sight.
+        let error = refused(&mut ui, cmd);
+        ui.press(KeyCode::Backspace);
+        assert!(status_bar(&mut ui).contains(&error), "{cmd}");
+        // Cleared: the error goes, and typing something else does not
+        // bring it back.
+        ui.ctrl('u');
+        assert!(!status_bar(&mut ui).contains(&error), "{cmd}");
+        ui.typ("hello");
+        ui.press(KeyCode::Esc);
+        assert!(!status_bar(&mut ui).contains(&error), "{cmd}");
+        ui.ctrl('u');
+        // Typed over with something else, without clearing first.
+        let error = refused(&mut ui, cmd);
+        ui.press(KeyCode::Home);
+        ui.typ("hello ");
+        assert!(!status_bar(&mut ui).contains(&error), "{cmd}");
+        ui.ctrl('u');
+        ui.press(KeyCode::End);
+        ui.ctrl('u');
+        assert_eq!(ui.app.composer_text(), "");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_command_sent_after_a_refused_one_replaces_its_error() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let error = refused(&mut ui, "/every second monday x");
+    // Fixed in place, then sent: /rename says nothing of its own (the
+    // title shows it), and the old error is not left standing.
+    ui.ctrl('u');
+    ui.say("/rename water chat 2");
+    ui.settle().await;
+    assert_eq!(ui.app.composer_text(), "");
+    let bar = status_bar(&mut ui);
+    assert!(!bar.contains(&error), "{bar}");
+    // Another refused command: its own error, not the first one's.
+    let error = refused(&mut ui, "/at 7");
+    ui.ctrl('u');
+    let again = refused(&mut ui, "/every");
+    assert!(!status_bar(&mut ui).contains(&error));
+    assert!(status_bar(&mut ui).contains(&again));
+}
+
+#[tokio::test(start_paused = true)]
+async fn moved_back_with_its_time_goes_with_the_next_key() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("/later 1h check the build");
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.settle().await;
+    assert!(
+        status_bar(&mut ui).contains("with its time"),
+        "{}",
+        status_bar(&mut ui)
+    );
+    ui.press(KeyCode::Down);
+    let bar = status_bar(&mut ui);
+    assert!(!bar.contains("moved back"), "{bar}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn tab_choices_go_with_the_next_key_that_is_not_tab() {
+    let mut cfg = Config::default();
+    for name in ["coach", "critic"] {
+        cfg.roles.insert(
+            name.into(),
+            tock::config::RoleConfig {
+                system: "be brief".into(),
+            },
+        );
+    }
+    let mut ui = Ui::with_config(vec![], cfg);
+    ui.start().await;
+    ui.typ("/role c");
+    ui.press(KeyCode::Tab);
+    assert!(status_bar(&mut ui).contains("coach  critic"));
+    // Tab again: still the choices.
+    ui.press(KeyCode::Tab);
+    assert!(status_bar(&mut ui).contains("coach  critic"));
+    // Another key: they go.
+    ui.ch('o');
+    let bar = status_bar(&mut ui);
+    assert!(!bar.contains("coach  critic"), "{bar}");
+    // And a new message typed does not see them either.
+    ui.ctrl('u');
+    ui.typ("/role c");
+    ui.press(KeyCode::Tab);
+    ui.press(KeyCode::Backspace);
+    ui.press(KeyCode::Backspace);
+    ui.press(KeyCode::Backspace);
+    ui.press(KeyCode::Backspace);
+    ui.press(KeyCode::Backspace);
+    ui.press(KeyCode::Backspace);
+    ui.press(KeyCode::Backspace);
+    ui.typ("hello");
+    let bar = status_bar(&mut ui);
+    assert!(!bar.contains("coach  critic"), "{bar}");
+}
