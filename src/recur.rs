@@ -120,7 +120,7 @@ pub enum RecurError {
     /// `every mon 9am, fri 5pm`): the rule, the words of the second, and
     /// the second as a rule of its own.
     #[error(
-        "{said:?} after {rule:?}: one time per rule — make two, e.g. /every {rule} … and /every {second} …"
+        "{said:?} after {rule:?}: one time per rule — make two, e.g. /every {rule} … and /every {second} …, or write \"{rule} -- {said} …\" to send it as text"
     )]
     SecondSlot {
         rule: String,
@@ -132,10 +132,9 @@ pub enum RecurError {
     SecondWeekday { said: String, day: Weekday },
     /// `every sunday night 1am`: the small hours after a day are the next
     /// day's, which a rule names.
-    #[error(
-        "{0:?} falls on the day after the one named — name that day (every monday 1am, not every sunday night 1am)"
-    )]
-    NightAfter(String),
+    /// Carries the rule as said and the same rule on the day after.
+    #[error("{said:?} falls on the day after the one named — name that day: {instead}")]
+    NightAfter { said: String, instead: String },
 }
 
 /// `"every second monday" could be every other Monday or the 2nd Monday
@@ -159,7 +158,10 @@ impl RecurError {
                 said: when::as_typed(expr, &said),
                 day,
             },
-            RecurError::NightAfter(s) => RecurError::NightAfter(when::as_typed(expr, &s)),
+            RecurError::NightAfter { said, instead } => RecurError::NightAfter {
+                said: when::as_typed(expr, &said),
+                instead,
+            },
             other => other,
         }
     }
@@ -418,7 +420,11 @@ pub fn split_prefix<Tz: TimeZone>(
 ) -> Result<(Schedule, String), RecurError> {
     let input = input.trim_start();
     // `friday 6pm -- evening drinks`: the rule is what comes before the `--`.
-    if let Some((rule, text)) = when::split_at_dashes(input) {
+    // A line break ends the rule: what follows it is always text.
+    let line_end = when::first_line_end(input);
+    if let Some((rule, text)) = when::split_at_dashes(input)
+        && !rule.contains('\n')
+    {
         match parse(rule, now) {
             Ok(_) if text.is_empty() => return Err(RecurError::NothingToSend),
             Ok(s) => return Ok((s, text.to_string())),
@@ -426,7 +432,7 @@ pub fn split_prefix<Tz: TimeZone>(
             Err(_) => {}
         }
     }
-    let ends = prefix_ends(input);
+    let ends = prefix_ends(&input[..line_end]);
     let mut last_err = RecurError::Empty;
     for (i, &end) in ends.iter().enumerate().rev() {
         // `every mon 9am, …`: the comma ends the rule.
@@ -441,11 +447,13 @@ pub fn split_prefix<Tz: TimeZone>(
                 // check`, `every weekday 9am and 5pm x`) is asked about:
                 // taken as text, the rule would fire at another time.
                 // (A cron pattern or an interval takes no more time: what
-                // follows is text.)
+                // follows is text; so is what follows a comma that ended
+                // the rule, or a line break.)
                 if matches!(
                     s.rule,
                     Rule::Calendar { .. } | Rule::Months { .. } | Rule::Weeks { .. }
-                ) && let Some(more) = when::time_in_text(rest, input[..end].ends_with(','))
+                ) && !input[..end].ends_with(',')
+                    && let Some(more) = when::time_in_text(input[end..line_end].trim())
                 {
                     let rule = prefix.trim().to_string();
                     return Err(if more.another {
@@ -466,6 +474,15 @@ pub fn split_prefix<Tz: TimeZone>(
                             said: more.said,
                         }
                     });
+                }
+                // `/every 9am PST standup`: a rule follows local time.
+                if !matches!(s.rule, Rule::Interval { .. } | Rule::Cron { .. })
+                    && let Some(zone) = input[end..line_end].split_whitespace().next()
+                    && when::zone_word(zone)
+                {
+                    return Err(RecurError::Time(WhenError::ZoneInRule(when::quoted(
+                        &format!("{} {zone}", prefix.trim()),
+                    ))));
                 }
                 // `until` right after a rule is its end, even one that
                 // cannot be read: not the first word of the message.
@@ -494,6 +511,65 @@ pub fn split_prefix<Tz: TimeZone>(
         }
     }
     Err(last_err)
+}
+
+/// [`RecurError::NightAfter`] for `said` (`every sunday night 1am`),
+/// whose days are `days` and time `t`: the same rule said on the day
+/// after (`every monday 01:00`), in the user's words where it can be.
+fn night_after(said: &[&str], days: &[&str], t: NaiveTime) -> RecurError {
+    // A day's name said short (`mon`) stays short (`tue`).
+    let next_of = |d: Weekday, short: bool| match short {
+        true => d.succ().to_string().to_ascii_lowercase(),
+        false => full_day(d.succ()).to_ascii_lowercase(),
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut shifted = true;
+    for w in days.iter().filter(|w| !matches!(**w, "at" | "on")) {
+        let word = match *w {
+            "weekday" | "weekdays" => "tue-sat".to_string(),
+            "weekend" | "weekends" => "sun,mon".to_string(),
+            w if w.bytes().any(|b| b.is_ascii_alphabetic()) => {
+                let toks: Option<Vec<String>> = w
+                    .split(',')
+                    .map(|tok| match tok.split_once('-') {
+                        Some((a, b)) => Some(format!(
+                            "{}-{}",
+                            next_of(weekday_word(a)?, a.len() <= 4),
+                            next_of(weekday_word(b)?, b.len() <= 4)
+                        )),
+                        None if tok.is_empty() => Some(String::new()),
+                        None => match weekday_word(tok) {
+                            Some(d) => Some(next_of(d, tok.len() <= 4)),
+                            None if matches!(tok, "and" | "&" | "other") => Some(tok.to_string()),
+                            None => None,
+                        },
+                    })
+                    .collect();
+                match toks {
+                    Some(t) => t.join(","),
+                    None => {
+                        shifted = false;
+                        w.to_string()
+                    }
+                }
+            }
+            w => w.to_string(),
+        };
+        out.push(word);
+    }
+    let instead = match (shifted && !out.is_empty(), t == NaiveTime::MIN) {
+        (true, _) => format!("every {} {}", out.join(" "), t.format("%H:%M")),
+        // `every month on the 1st midnight`.
+        (false, true) => format!(
+            "every {} at 00:00 for its start, or the day after at 00:00",
+            days.join(" ")
+        ),
+        (false, false) => "the day after, at that time".to_string(),
+    };
+    RecurError::NightAfter {
+        said: when::quoted(&said.join(" ")),
+        instead,
+    }
 }
 
 /// The rule of a second time said after `rule` (`weekday at 9am` and
@@ -894,14 +970,25 @@ impl Rule {
             None => None,
         };
         let (mut day_words, mut time) = trailing_clock(words)?;
+        let mut clock_words = &words[day_words.len()..];
+        // The time before the days (`every 9am weekdays`, `every 9am on
+        // monday`, `every 10am mon-fri`): those days at that time, as
+        // when said the other way round.
+        if time.is_none()
+            && spaced_days(words, today).is_none()
+            && let Some((k, t, days_said)) = leading_clock(words, today)?
+        {
+            time = Some(t);
+            clock_words = &words[..k];
+            day_words = days_said;
+        }
         if let (Some((p, part_said)), Some(t)) = (&part, time) {
-            let clock_words = &words[day_words.len()..];
             let said_here = format!("{part_said} {}", clock_words.join(" "));
             let t = p
                 .place(t, clock_words)
                 .ok_or_else(|| RecurError::Time(p.refusal(&said_here)))?;
             if p.admits(t) == Some(true) {
-                return Err(RecurError::NightAfter(when::quoted(&said.join(" "))));
+                return Err(night_after(said, day_words, t));
             }
             time = Some(t);
         }
@@ -909,6 +996,14 @@ impl Rule {
             day_words = d;
         }
         let mut days = spaced_days(day_words, today);
+        // `every friday midnight` is the midnight that ends Friday, which
+        // is Saturday's 00:00: asked, as `every friday night 12` is.
+        if clock_words == ["midnight"]
+            && !day_words.is_empty()
+            && matches!(&days, Some(Ok((_, d, _))) if *d != Days::Every)
+        {
+            return Err(night_after(said, day_words, NaiveTime::MIN));
+        }
         // No days: every day (`every 5pm`, `every evening`).
         if day_words.is_empty() && (time.is_some() || part.is_some()) {
             days = Some(Ok((1, Days::Every, false)));
@@ -938,7 +1033,7 @@ impl Rule {
                         .hour(hour)
                         .ok_or_else(|| RecurError::Time(p.refusal(&said_here)))?;
                     if p.admits(t) == Some(true) {
-                        return Err(RecurError::NightAfter(when::quoted(&said.join(" "))));
+                        return Err(night_after(said, before, t));
                     }
                     return Rule::spaced(read, t);
                 }
@@ -1486,6 +1581,34 @@ fn spaced_days(
         }
         Err(e) => Err(e),
     })
+}
+
+/// A clock time at the start of `words` followed by the days of a rule
+/// (`9am weekdays`, `9am on monday`, `10am every weekend`): how many words
+/// the time takes, the time, and the days' words.
+#[allow(clippy::type_complexity)]
+fn leading_clock<'a, 'b>(
+    words: &'b [&'a str],
+    today: Option<NaiveDate>,
+) -> Result<Option<(usize, NaiveTime, &'b [&'a str])>, RecurError> {
+    for k in [2, 1] {
+        let (Some(clock), Some(rest)) = (words.get(..k), words.get(k..)) else {
+            continue;
+        };
+        let rest = match rest {
+            ["on" | "every", r @ ..] => r,
+            r => r,
+        };
+        if rest.is_empty() || spaced_days(rest, today).is_none() {
+            continue;
+        }
+        match when::clock_time(clock) {
+            Some(Ok(t)) => return Ok(Some((k, t, rest))),
+            Some(Err(e)) => return Err(e.into()),
+            None => {}
+        }
+    }
+    Ok(None)
 }
 
 /// The clock time at the end of `words`, if any, and the words before it.

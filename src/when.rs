@@ -17,7 +17,8 @@
 //!   across a DST change. Months and years are not durations (their length
 //!   varies); use a date instead.
 //! * Clock times (`/at` only): `9am`, `9 am`, `9:30am`, `9.30pm`, `9 p.m.`,
-//!   `14:30`, `14:30:15`, `noon`, `midday`, `midnight` (00:00), `12pm` (noon),
+//!   `14:30`, `14:30:15`, `noon`, `midday`, `midnight` (00:00; after a day,
+//!   the end of that day: `fri midnight` is Saturday 00:00), `12pm` (noon),
 //!   `12am` (midnight), and an hour alone past 12 (`21` is 21:00, `0` is
 //!   00:00); an hour alone from 1 to 12 (`9`, or after a day: `fri 5`) is
 //!   refused with both readings (`9am, 9pm or 21:00`). A bare clock time
@@ -52,7 +53,15 @@
 //!   offset or `utc`/`gmt`, with any date form: `14:30 utc`, `5pm utc`,
 //!   `fri 17:00 +02:00`, `2026-12-01 09:00 -05:00`. The date is still the
 //!   user's (`tomorrow` is the user's tomorrow); a bare `14:30 utc` is its
-//!   next occurrence.
+//!   next occurrence. `gmt+1`, `utc-5`, `utc+5:30` are fixed offsets; a
+//!   zone's abbreviation after a time (`9am PST`) is refused by
+//!   [`split_time_prefix`] (see [`zone_word`]).
+//! * Where a time ends ([`split_time_prefix`]): at a line break, at `--`,
+//!   or at a comma after it (what follows is text); a day after a clock
+//!   time with text after it on the line (`9am friday prep`) is asked about.
+//! * `in 2 days 9am` is that day at 09:00. In the small hours (until
+//!   05:00) `tonight 1am` is this night's while it is ahead; until 04:00
+//!   `tomorrow morning` is asked about (this morning, or the next?).
 //!
 //! # Why most of this is hand-written rather than `interim`
 //!
@@ -153,13 +162,40 @@ pub enum WhenError {
     /// A second time after the first (`/at 9am and 5pm x`): carries the
     /// first, the words of the second as typed, and the second alone.
     #[error(
-        "{said:?} after {time:?}: one time per message — send two, /at {time} … and /at {second} …"
+        "{said:?} after {time:?}: one time per message — send two, /at {time} … and /at {second} …, or write \"{time} -- {said} …\" to send it as text"
     )]
     SecondTime {
         time: String,
         said: String,
         second: String,
     },
+    /// A time zone tock does not read right after a time (`/at 9am PST
+    /// call`): carries the time and the zone's word as typed.
+    #[error(
+        "{zone:?} after {time:?}: tock reads times in your local zone, in UTC or at a fixed offset (9am utc, 9am gmt+1, 9am -05:00) — give the time in one of those, or write \"{time} -- {zone} …\" to keep it as text"
+    )]
+    ZoneWord { time: String, zone: String },
+    /// `tomorrow morning` said from midnight to 04:00, when this morning
+    /// time today is still ahead: the day after this night, or the one
+    /// after that? Carries the word as typed, the time it was said, both
+    /// days and the second's short name.
+    #[error(
+        "{said:?} at {now}, before the night is over, could be this morning ({today}) or {next}'s — say this morning or {day} morning"
+    )]
+    TomorrowBeforeMorning {
+        said: String,
+        now: String,
+        today: String,
+        next: String,
+        day: String,
+    },
+    /// A day's name right after a clock time, with text after it on the
+    /// line (`/at 9am friday prep`): the time's day, or the text's first
+    /// word? Carries the clock time and the day as typed.
+    #[error(
+        "{day:?} after {time:?}: the day of the time, or the start of the text? — write \"{day} {time} …\" for that day, or \"{time} -- {day} …\" for the text"
+    )]
+    DayAfterClock { time: String, day: String },
     /// Looks like a date or time but does not exist (`25:99`, `2026-02-30`, `13pm`).
     #[error("no such date or time: {0:?}")]
     NoSuchTime(String),
@@ -359,8 +395,12 @@ pub fn split_time_prefix<Tz: TimeZone>(
     now: &DateTime<Tz>,
     mode: Mode,
 ) -> Result<(DateTime<Utc>, String), WhenError> {
+    // A line break ends the time: what follows it is always text.
+    let line_end = first_line_end(input);
     // `9am -- evening class`: the time is what comes before the `--`.
-    if let Some((time, text)) = split_at_dashes(input) {
+    if let Some((time, text)) = split_at_dashes(input)
+        && !time.contains('\n')
+    {
         match parse_time(time, now, mode) {
             Ok(_) if text.is_empty() => return Err(WhenError::NothingToSend),
             Ok(due) => return Ok((due, text.to_string())),
@@ -368,10 +408,11 @@ pub fn split_time_prefix<Tz: TimeZone>(
             Err(_) => {}
         }
     }
-    let ends = word_ends(input, MAX_PREFIX_WORDS);
+    let ends = word_ends(&input[..line_end], MAX_PREFIX_WORDS);
     let mut shortest_err = WhenError::Empty;
     for &end in ends.iter().rev() {
-        // `fri 9am, call mom`: the comma ends the time.
+        // `fri 9am, call mom`: the comma ends the time, and what follows
+        // it is text.
         let prefix = input[..end].trim_end_matches(',');
         match parse_time(prefix, now, mode) {
             Ok(due) => {
@@ -379,11 +420,33 @@ pub fn split_time_prefix<Tz: TimeZone>(
                 if rest.is_empty() {
                     return Err(WhenError::NothingToSend);
                 }
+                let after_comma = input[..end].ends_with(',');
+                let same_line = input[end..line_end].trim();
+                // `/at 9am PST call`: another zone than the user's.
+                if mode == Mode::At
+                    && !after_comma
+                    && let Some(zone) = same_line.split_whitespace().next()
+                    && zone_word(zone)
+                {
+                    return Err(WhenError::ZoneWord {
+                        time: quoted(prefix.trim()),
+                        zone: quoted(zone),
+                    });
+                }
+                // `/at 9am friday prep`: the day may be the text's.
+                if mode == Mode::At
+                    && !after_comma
+                    && !same_line.is_empty()
+                    && let Some((time, day)) = clock_then_day(prefix)
+                {
+                    return Err(WhenError::DayAfterClock { time, day });
+                }
                 // Text that starts with more time (`/at 9am evening
                 // call`, `/at 9am and 5pm x`) is asked about: taken as
                 // text, the time would be another than the one meant.
                 if mode == Mode::At
-                    && let Some(more) = time_in_text(rest, input[..end].ends_with(','))
+                    && !after_comma
+                    && let Some(more) = time_in_text(same_line)
                 {
                     let time = prefix.trim().to_string();
                     return Err(if more.another {
@@ -416,6 +479,33 @@ pub fn happened(at_ms: i64, now_ms: i64) -> i64 {
     at_ms.min(now_ms)
 }
 
+/// Where the first line of `input` ends (after any blank lines before
+/// it): a line break ends a time, and what follows it is text.
+pub(crate) fn first_line_end(input: &str) -> usize {
+    let start = input.len() - input.trim_start().len();
+    input[start..].find('\n').map_or(input.len(), |i| start + i)
+}
+
+/// `9am friday` -> (`9am`, `friday`): a time whose last word is a day's
+/// name right after a clock time, as typed. With text after it on the
+/// line (`/at 9am friday prep`) the day may be the text's (`prep friday`
+/// said the other way round), and is asked about.
+fn clock_then_day(prefix: &str) -> Option<(String, String)> {
+    let typed: Vec<&str> = prefix.split_whitespace().collect();
+    let lower: Vec<String> = typed.iter().map(|w| w.to_ascii_lowercase()).collect();
+    // The day's words: a day's name, or `in 2 days` (`9am in 2 days`).
+    let day_len = match lower.as_slice() {
+        [.., d] if weekday(d).is_some() => 1,
+        [.., i, n, u] if i == "in" && days_in(n, u).is_some() => 3,
+        _ => return None,
+    };
+    let (before, day) = typed.split_at(typed.len().checked_sub(day_len)?);
+    let owned = words_of(&before.join(" "));
+    let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+    (matches!(words.len(), 1 | 2) && parse_clock(&words).is_ok())
+        .then(|| (quoted(&before.join(" ")), quoted(&day.join(" "))))
+}
+
 /// `9am -- evening class` -> (`9am`, `evening class`): a `--` word among
 /// the first words of a time and its text says where the time ends.
 pub(crate) fn split_at_dashes(input: &str) -> Option<(&str, &str)> {
@@ -440,8 +530,8 @@ pub(crate) struct MoreTime {
     pub(crate) said: String,
     /// The time alone, without a joining word (`5pm`).
     pub(crate) second: String,
-    /// Another time, not more of the first: after `and`, `&`, `then`,
-    /// `or`, or a comma that ended the time.
+    /// Another time, not more of the first: after `and`, `&`, `then` or
+    /// `or`.
     pub(crate) another: bool,
 }
 
@@ -450,9 +540,9 @@ pub(crate) struct MoreTime {
 /// `tomorrow`, a clock time (`7pm`, `19:00`, `7 pm`, `at 5pm`; not `3.50`,
 /// more likely a price), a day's full name (`monday`) or a short one with
 /// a clock time after it (`fri 5pm`) — or any of those after `and`, `&`,
-/// `then` or `or`, or after a comma that ended the time (`after_comma`),
-/// which make it a second time.
-pub(crate) fn time_in_text(rest: &str, after_comma: bool) -> Option<MoreTime> {
+/// `then` or `or`, which make it a second time. (After a comma that ended
+/// the time, what follows is text: the callers do not ask.)
+pub(crate) fn time_in_text(rest: &str) -> Option<MoreTime> {
     let owned = words_of(rest);
     let words: Vec<&str> = owned.iter().map(|w| w.trim_end_matches(',')).collect();
     let (joined, body) = match words.as_slice() {
@@ -468,7 +558,7 @@ pub(crate) fn time_in_text(rest: &str, after_comma: bool) -> Option<MoreTime> {
     Some(MoreTime {
         said: take(0, joined + n),
         second: take(joined, joined + n),
-        another: joined > 0 || after_comma,
+        another: joined > 0,
     })
 }
 
@@ -486,6 +576,9 @@ fn timey_words(w: &[&str]) -> Option<usize> {
         {
             Some(1)
         }
+        // `in 2 days`, `in 2h`: a delay after the time.
+        ["in", a, b, ..] if duration_ms(&["in", a, b], false).is_ok() => Some(3),
+        ["in", a, ..] if duration_ms(&["in", a], false).is_ok() => Some(2),
         [a, b, ..] if clock(&[a, b]) => Some(2),
         [a, ..] if clock(&[a]) => Some(1),
         [day, next, ..] if weekday(day).is_some() && clock_like(next) => Some(2),
@@ -736,6 +829,19 @@ impl WhenError {
                 part,
                 hours,
             },
+            E::TomorrowBeforeMorning {
+                said,
+                now,
+                today,
+                next,
+                day,
+            } => E::TomorrowBeforeMorning {
+                said: as_typed(expr, &said),
+                now,
+                today,
+                next,
+                day,
+            },
             E::DayPartOver { said, at } => E::DayPartOver {
                 said: as_typed(expr, &said),
                 at,
@@ -831,6 +937,48 @@ fn word_ends(input: &str, max: usize) -> Vec<usize> {
     ends
 }
 
+/// `gmt+1`, `utc-5`, `utc+5:30`, `gmt+0100` (lower-cased) -> `+01:00`,
+/// `-05:00`, `+05:30`, `+01:00`: UTC or GMT and a fixed offset, up to 14
+/// hours either way.
+fn zone_offset(w: &str) -> Option<String> {
+    let rest = w.strip_prefix("utc").or_else(|| w.strip_prefix("gmt"))?;
+    let sign = rest.chars().next().filter(|c| matches!(c, '+' | '-'))?;
+    let body = &rest[1..];
+    let (h, m) = match body.split_once(':') {
+        Some((h, m)) => (h, m),
+        None if body.len() == 4 => body.split_at(2),
+        None => (body, "00"),
+    };
+    let digits = |s: &str, max: u32| {
+        (matches!(s.len(), 1 | 2) && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+            .filter(|n| *n <= max)
+    };
+    let (h, m) = (digits(h, 14)?, digits(m, 59)?);
+    (m.is_multiple_of(15)).then(|| format!("{sign}{h:02}:{m:02}"))
+}
+
+/// A time zone's abbreviation (`pst`, `et`, `cet`) or a UTC offset tock
+/// does not read (`gmt+25`), lower-cased: said right after a time, it is
+/// refused rather than sent as the text's first word at local time.
+/// Abbreviations are ambiguous (`ist`, `cst`) and change with the season
+/// (`et`): only UTC and fixed offsets are read.
+pub(crate) fn zone_word(w: &str) -> bool {
+    const ZONES: &[&str] = &[
+        "pst", "pdt", "pt", "mst", "mdt", "mt", "cst", "cdt", "ct", "est", "edt", "et", "akst",
+        "akdt", "hst", "ast", "adt", "nst", "ndt", "bst", "ist", "cet", "cest", "eet", "eest",
+        "msk", "jst", "kst", "hkt", "sgt", "aest", "aedt", "acst", "acdt", "awst", "nzst", "nzdt",
+        "wib", "pht", "brt", "art", "gst",
+    ];
+    let w = w.trim_end_matches([',', '.', ':']).to_ascii_lowercase();
+    ZONES.contains(&w.as_str())
+        || ["utc", "gmt"].iter().any(|z| {
+            w.strip_prefix(z)
+                .is_some_and(|r| r.starts_with(['+', '-']) && r.len() > 1)
+        })
+}
+
 /// Lower-cased words; `2026-12-01T09:00` becomes `2026-12-01`, `09:00`.
 pub(crate) fn words_of(expr: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -845,6 +993,11 @@ pub(crate) fn words_of(expr: &str) -> Vec<String> {
         {
             if matches!(w.as_str(), "utc" | "gmt" | "z") {
                 prev.push('z');
+                continue;
+            }
+            // `9am gmt+1`, `14:00 utc-5`, `9am utc+5:30`: a fixed offset.
+            if let Some(offset) = zone_offset(&w) {
+                prev.push_str(&offset);
                 continue;
             }
             // Only the four-digit forms as a separate word: "9am +10 ideas"
@@ -1149,8 +1302,8 @@ fn parse_clock(words: &[&str]) -> Result<Clock, PErr> {
     };
     match words {
         ["noon" | "midday"] => plain(12, 0),
-        // 00:00, the start of the day, like `12am` (the preview shows the
-        // date, so "fri midnight" = Thu night -> Fri 00:00 is visible).
+        // 00:00, like `12am`; after a day it is the one that ends that day
+        // (`fri midnight` is Saturday 00:00: see `date_and_clock`).
         ["midnight"] => plain(0, 0),
         [w] => clock_token(w, None, w),
         [w, ap] => {
@@ -1269,6 +1422,20 @@ enum DateSpec {
     },
 }
 
+/// `2 days`, `a day`, `1 week`: how many days ahead, for `in 2 days 9am`.
+fn days_in(n: &str, unit: &str) -> Option<u64> {
+    let n: u64 = match n {
+        "a" | "one" => 1,
+        n if (1..=3).contains(&n.len()) => n.parse().ok()?,
+        _ => return None,
+    };
+    match unit {
+        "day" | "days" | "d" => Some(n),
+        "week" | "weeks" | "wk" | "wks" | "w" => n.checked_mul(7),
+        _ => None,
+    }
+}
+
 /// Weekday names and the usual abbreviations (`tue`, `tues`, `thu`, `thur`,
 /// `thurs`, `weds`, ...). interim has these too, but it is not used for
 /// weekdays: see `resolve` for the next-occurrence and `next` rules.
@@ -1325,6 +1492,17 @@ fn parse_date(words: &[&str], today: NaiveDate) -> Result<DateSpec, PErr> {
         ["today"] => Ok(DateSpec::Today),
         ["tomorrow" | "tmrw" | "tmr"] => Ok(DateSpec::Tomorrow),
         ["yesterday"] => today.pred_opt().map(DateSpec::Before).ok_or(PErr::NoMatch),
+        // `in 2 days 9am`: that day (alone, `in 2 days` is a delay).
+        ["in", n, unit] if days_in(n, unit).is_some() => {
+            let days = days_in(n, unit).ok_or(PErr::NoMatch)?;
+            today
+                .checked_add_days(chrono::Days::new(days))
+                .map(|date| DateSpec::Ymd {
+                    date,
+                    has_year: true,
+                })
+                .ok_or(PErr::Fail(WhenError::OutOfRange))
+        }
         // The latest such day before today (a week ago on that day).
         ["last", w] if weekday(w).is_some() => {
             let day = weekday(w).ok_or(PErr::NoMatch)?;
@@ -1754,11 +1932,13 @@ fn date_and_clock<Tz: TimeZone>(
             }
             (_, _, clock, _) => clock,
         };
-        // A night's small hours are on the day after the one said.
-        let next_day = match (part, &clock) {
-            (Some(p), Ok(Some(c))) => p.part.admits(c.time) == Some(true),
-            _ => false,
-        };
+        // A night's small hours are on the day after the one said, and
+        // so is a day's midnight: the one that ends it (`fri midnight`).
+        let next_day = time_words == ["midnight"]
+            || match (part, &clock) {
+                (Some(p), Ok(Some(c))) => p.part.admits(c.time) == Some(true),
+                _ => false,
+            };
         match (date, clock) {
             (Ok(date), Ok(clock)) => {
                 return resolve_part(date, clock, next_day, now, part).map_err(PErr::Fail);
@@ -1785,7 +1965,38 @@ fn resolve_part<Tz: TimeZone>(
     now: &DateTime<Tz>,
     part: Option<&FoundPart>,
 ) -> Result<DateTime<Utc>, WhenError> {
+    use chrono::Timelike;
     let today = matches!(date, Some(DateSpec::Today));
+    let small_hours = now.time().hour() < SMALL_HOURS_END;
+    // In the small hours, `tonight 1am` is this night's 01:00 while it is
+    // still ahead (`tonight midnight` at 00:15 is the coming one).
+    if small_hours
+        && today
+        && next_day
+        && part.is_some_and(|p| p.today)
+        && let Ok(t) = resolve_on(date, clock, false, now)
+    {
+        return Ok(t);
+    }
+    // `tomorrow morning` at 00:15: the morning after this night (today),
+    // or the day after it? Asked until 04:00, when this morning is still
+    // ahead. (Other times said with `tomorrow` are the calendar's.)
+    if now.time().hour() < TOMORROW_ASKED_UNTIL
+        && matches!(date, Some(DateSpec::Tomorrow))
+        && let Some(p) = part.filter(|p| p.part == DayPart::Morning)
+        && let Ok(t) = resolve_on(Some(DateSpec::Today), clock, next_day, now)
+        && t > now.with_timezone(&Utc)
+    {
+        let today = now.date_naive();
+        let next = today.succ_opt().ok_or(WhenError::OutOfRange)?;
+        return Err(WhenError::TomorrowBeforeMorning {
+            said: format!("tomorrow {}", p.said),
+            now: now.time().format("%H:%M").to_string(),
+            today: today.format("%a %-d %b").to_string(),
+            next: next.format("%a %-d %b").to_string(),
+            day: next.format("%a").to_string().to_ascii_lowercase(),
+        });
+    }
     match (resolve_on(date, clock, next_day, now), part) {
         (Err(WhenError::Past(at)), Some(p)) if today => Err(WhenError::DayPartOver {
             said: quoted(&p.said),
@@ -1794,6 +2005,14 @@ fn resolve_part<Tz: TimeZone>(
         (r, _) => r,
     }
 }
+
+/// The night's small hours end at 05:00 (see [`DayPart::Night`]).
+const SMALL_HOURS_END: u32 = 5;
+
+/// Until 04:00, `tomorrow morning` may be the morning after this night
+/// (today's) or the next: it is asked about (see
+/// [`WhenError::TomorrowBeforeMorning`]).
+const TOMORROW_ASKED_UNTIL: u32 = 4;
 
 /// The instant for a parsed date and/or clock time, strictly after `now`.
 fn resolve<Tz: TimeZone>(
@@ -1993,3 +2212,9 @@ mod tests;
 /// rows a tester found read wrong in the composer, and `17.30`.
 #[cfg(test)]
 mod day_part_tests;
+
+/// Where a time ends and its text starts (a line break, a comma, a day
+/// after a clock time, a zone), `midnight` after a day, `tonight` and
+/// `tomorrow` in the small hours, `in 2 days 9am`.
+#[cfg(test)]
+mod edge_tests;

@@ -242,7 +242,7 @@ fn every_form_in_utc() {
             ],
         ),
         (
-            "every year on the 1st of january at midnight",
+            "every year on the 1st of january at 00:00",
             "every year on 1 Jan at 00:00",
             [
                 "Fri 2027-01-01 00:00",
@@ -1550,7 +1550,31 @@ fn second_weekday_and_times_outside_their_part_are_refused() {
         ),
         (
             "every sunday night 1am",
-            "\"every sunday night 1am\" falls on the day after the one named — name that day (every monday 1am, not every sunday night 1am)",
+            "\"every sunday night 1am\" falls on the day after the one named — name that day: every monday 01:00",
+        ),
+        (
+            "every friday night 12",
+            "\"every friday night 12\" falls on the day after the one named — name that day: every saturday 00:00",
+        ),
+        (
+            "every Weekday Night 2am",
+            "\"every Weekday Night 2am\" falls on the day after the one named — name that day: every tue-sat 02:00",
+        ),
+        (
+            "every mon,wed night at 1:30am",
+            "\"every mon,wed night at 1:30am\" falls on the day after the one named — name that day: every tue,thu 01:30",
+        ),
+        (
+            "every friday midnight",
+            "\"every friday midnight\" falls on the day after the one named — name that day: every saturday 00:00",
+        ),
+        (
+            "every year on the 1st of january at midnight",
+            "\"every year on the 1st of january at midn…\" falls on the day after the one named — name that day: every year on the 1st of january at 00:00 for its start, or the day after at 00:00",
+        ),
+        (
+            "every other sunday at midnight",
+            "\"every other sunday at midnight\" falls on the day after the one named — name that day: every other monday 00:00",
         ),
         (
             "every 9",
@@ -1611,6 +1635,20 @@ fn split_reads_parts_of_the_day_and_asks_about_more_time_in_the_text() {
             "evening drinks",
         ),
         ("daily 9am, check mail", "every day at 09:00", "check mail"),
+        // A comma ends the rule: what follows is text.
+        (
+            "every mon 9am, fri 5pm x",
+            "every Monday at 09:00",
+            "fri 5pm x",
+        ),
+        // So does a line break.
+        (
+            "every mon 9am\nevening drinks",
+            "every Monday at 09:00",
+            "evening drinks",
+        ),
+        // Midnight every day is 00:00.
+        ("every day midnight x", "every day at 00:00", "x"),
     ] {
         let (s, t) = recur::split_prefix(input, &now).unwrap_or_else(|e| panic!("{input}: {e}"));
         assert_eq!(
@@ -1622,11 +1660,7 @@ fn split_reads_parts_of_the_day_and_asks_about_more_time_in_the_text() {
     for (input, want) in [
         (
             "every weekday at 9am and 5pm x",
-            "\"and 5pm\" after \"weekday at 9am\": one time per rule — make two, e.g. /every weekday at 9am … and /every weekday 5pm …",
-        ),
-        (
-            "every mon 9am, fri 5pm x",
-            "\"fri 5pm\" after \"mon 9am\": one time per rule — make two, e.g. /every mon 9am … and /every fri 5pm …",
+            "\"and 5pm\" after \"weekday at 9am\": one time per rule — make two, e.g. /every weekday at 9am … and /every weekday 5pm …, or write \"weekday at 9am -- and 5pm …\" to send it as text",
         ),
         (
             "every friday 6pm evening drinks",
@@ -1635,6 +1669,70 @@ fn split_reads_parts_of_the_day_and_asks_about_more_time_in_the_text() {
         (
             "every second monday x",
             "\"every second monday\" could be every other Monday or the 2nd Monday of each month — say every other monday, or cron \"0 9 * * 1#2\" for the 2nd",
+        ),
+    ] {
+        match recur::split_prefix(input, &now) {
+            Ok((s, t)) => panic!("{input}: {} | {t}", s.rule.describe()),
+            Err(e) => assert_eq!(e.to_string(), want, "{input}"),
+        }
+    }
+}
+
+/// A time said before the days reads as those days at that time, as the
+/// other way round: a weekday stand-up never fires on a weekend.
+#[test]
+fn a_time_before_the_days_is_those_days_at_that_time() {
+    // Mon 7 Dec 2026 04:22 UTC.
+    let now = utc_at(2026, 12, 7, 4, 22);
+    for (input, describe, text) in [
+        (
+            "every 9am weekdays standup",
+            "every weekday at 09:00",
+            "standup",
+        ),
+        ("every 9am mon-fri x", "every weekday at 09:00", "x"),
+        ("every 9am on weekdays x", "every weekday at 09:00", "x"),
+        ("every 10am weekend x", "every weekend day at 10:00", "x"),
+        ("every 9am mon,wed x", "every Mon and Wed at 09:00", "x"),
+        ("every 9am on monday x", "every Monday at 09:00", "x"),
+        ("every 9 am every friday x", "every Friday at 09:00", "x"),
+        ("every 18:30 weekdays x", "every weekday at 18:30", "x"),
+    ] {
+        let (s, t) = recur::split_prefix(input, &now).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(
+            (s.rule.describe().as_str(), t.as_str()),
+            (describe, text),
+            "{input}"
+        );
+    }
+    // The whole expression, as `tock send --every` and `schedule_task`
+    // take it; the stand-up skips the weekend.
+    let (describe, times) = next3("every 9am weekdays", &utc_at(2026, 12, 11, 10, 0));
+    assert_eq!(describe, "every weekday at 09:00");
+    assert_eq!(
+        times,
+        [
+            "Mon 2026-12-14 09:00 +0000",
+            "Tue 2026-12-15 09:00 +0000",
+            "Wed 2026-12-16 09:00 +0000"
+        ]
+    );
+    let (describe, _) = next3("9am weekdays until dec 24", &now);
+    assert_eq!(describe, "every weekday at 09:00, until Thu 24 Dec 23:59");
+}
+
+/// A zone word after a rule's time is refused: a rule follows local time.
+#[test]
+fn a_zone_after_a_rules_time_is_refused() {
+    let now = utc_at(2026, 12, 7, 4, 22);
+    for (input, want) in [
+        (
+            "every 9am PST standup",
+            "\"every 9am PST\" has a time zone — a repeating rule follows your local time: leave out the zone",
+        ),
+        (
+            "every weekday 9am gmt+1 x",
+            "\"9am+01:00\" has a time zone — a repeating rule follows your local time: leave out the zone",
         ),
     ] {
         match recur::split_prefix(input, &now) {

@@ -136,7 +136,8 @@ impl App {
                                 let history = app.model.sent_texts();
                                 let at = due.map(local);
                                 if let Some(at) = &at {
-                                    draft.text = format!("{} {}", at_command(at), draft.text);
+                                    draft.text =
+                                        at_line(&at_command(at), &draft.text, &app.model.now());
                                 }
                                 app.composer.load(&draft, history);
                                 app.focus = Focus::Composer;
@@ -317,6 +318,18 @@ impl App {
 /// has any (without them Enter moved it up to 59 s earlier), and with its
 /// offset where the clocks pass its wall time twice (a bare time there is
 /// the first of the two: Enter moved one in the second an hour earlier).
+/// `/at TIME TEXT` for an item pulled back, or `/at TIME -- TEXT` when
+/// `/at` would not read TEXT back as its text (one that starts with more
+/// time, `evening class`, would be refused, or read as part of the time).
+fn at_line<Tz: chrono::TimeZone>(command: &str, text: &str, now: &chrono::DateTime<Tz>) -> String {
+    let line = format!("{command} {text}");
+    let time = line.strip_prefix("/at ").unwrap_or(&line);
+    match crate::when::split_time_prefix(time, now, crate::when::Mode::At) {
+        Ok((_, read)) if read == text => line,
+        _ => format!("{command} -- {text}"),
+    }
+}
+
 fn at_command<Tz: chrono::TimeZone>(at: &chrono::DateTime<Tz>) -> String
 where
     Tz::Offset: std::fmt::Display,

@@ -417,6 +417,43 @@ async fn a_scheduled_item_taken_back_keeps_its_time() {
     assert!((due - 1_000..=due).contains(&back), "{due} {back}");
 }
 
+/// A text that starts with more time (`evening class`, `friday report`,
+/// `PST call`) comes back as `/at TIME -- TEXT`, so Enter schedules it
+/// again at its time with its whole text instead of refusing it.
+#[tokio::test(start_paused = true)]
+async fn a_scheduled_item_whose_text_starts_with_a_time_comes_back_with_dashes() {
+    for text in ["evening class", "friday report", "PST call", "and 5pm x"] {
+        let mut ui = Ui::new(vec![]);
+        ui.say(&format!("/later 1h -- {text}"));
+        let due = ui.rows()[0].due_at.unwrap();
+        ui.press(KeyCode::Tab);
+        ui.ch('u');
+        ui.settle().await;
+        let line = ui.app.composer_text();
+        assert!(
+            line.starts_with("/at ") && line.ends_with(&format!(" -- {text}")),
+            "{line}"
+        );
+        ui.enter();
+        ui.settle().await;
+        let again = ui
+            .rows()
+            .into_iter()
+            .find(|r| r.status == Status::Pending)
+            .unwrap_or_else(|| panic!("{text}: not scheduled again: {}", ui.status_line()));
+        assert_eq!(again.text, text);
+        let back = again.due_at.unwrap();
+        assert!((due - 60_000..=due).contains(&back), "{due} {back}");
+    }
+    // A plain text comes back without them.
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 1h check the build");
+    ui.press(KeyCode::Tab);
+    ui.ch('u');
+    ui.settle().await;
+    assert!(!ui.app.composer_text().contains(" -- "));
+}
+
 /// The same at a time with seconds: they are kept.
 #[tokio::test(start_paused = true)]
 async fn a_scheduled_item_taken_back_keeps_its_seconds() {

@@ -646,7 +646,7 @@ async fn at_text_that_starts_with_more_time_is_asked_about_and_kept() {
     assert!(is_err, "{msg}");
     assert_eq!(
         msg,
-        "\"and 5pm\" after \"weekday at 9am\": one time per rule — make two, e.g. /every weekday at 9am … and /every weekday 5pm …"
+        "\"and 5pm\" after \"weekday at 9am\": one time per rule — make two, e.g. /every weekday at 9am … and /every weekday 5pm …, or write \"weekday at 9am -- and 5pm …\" to send it as text"
     );
     ui.app.set_composer("");
     ui.say("/at 9am -- evening call");

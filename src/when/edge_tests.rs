@@ -1,0 +1,234 @@
+use super::*;
+
+/// +01:00; Mon 7 Dec 2026 at `h`:`m`.
+fn mon(h: u32, m: u32) -> DateTime<FixedOffset> {
+    FixedOffset::east_opt(3600)
+        .and_then(|z| z.with_ymd_and_hms(2026, 12, 7, h, m, 0).single())
+        .expect("fixture")
+}
+/// +01:00, December 2026.
+fn at(d: u32, h: u32, m: u32) -> DateTime<Utc> {
+    mon(h, m).with_day(d).expect("fixture").with_timezone(&Utc)
+}
+fn split(typed: &str, now: &DateTime<FixedOffset>) -> Result<(DateTime<Utc>, String), String> {
+    split_time_prefix(typed, now, Mode::At).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_line_break_ends_the_time() {
+    let now = mon(10, 0);
+    for (typed, want, text) in [
+        (
+            "9am\nfriday report draft",
+            at(8, 9, 0),
+            "friday report draft",
+        ),
+        ("9am\nevening class", at(8, 9, 0), "evening class"),
+        ("9am\n5pm x", at(8, 9, 0), "5pm x"),
+        (
+            "fri 9am\nmonday prep\nmore",
+            at(11, 9, 0),
+            "monday prep\nmore",
+        ),
+        ("9am friday\nprep", at(11, 9, 0), "prep"),
+        ("9am x\n-- y", at(8, 9, 0), "x\n-- y"),
+    ] {
+        assert_eq!(split(typed, &now), Ok((want, text.into())), "{typed:?}");
+    }
+    // Later too.
+    assert_eq!(
+        split_time_prefix("1h\n30m of reading", &now, Mode::Later),
+        Ok((at(7, 11, 0), "30m of reading".into()))
+    );
+}
+
+#[test]
+fn a_day_after_a_clock_time_with_text_on_the_line_is_asked_about() {
+    let now = mon(10, 0);
+    for (typed, time, day) in [
+        ("9am friday prep", "9am", "friday"),
+        ("9am Monday prep", "9am", "Monday"),
+        ("9 am fri notes", "9 am", "fri"),
+        ("9am in 2 days x", "9am", "in 2 days"),
+    ] {
+        assert_eq!(
+            split_time_prefix(typed, &now, Mode::At),
+            Err(WhenError::DayAfterClock {
+                time: time.into(),
+                day: day.into()
+            }),
+            "{typed:?}"
+        );
+    }
+    assert_eq!(
+        split("9am friday prep", &now),
+        Err("\"friday\" after \"9am\": the day of the time, or the start of the text? — write \"friday 9am …\" for that day, or \"9am -- friday …\" for the text".into())
+    );
+    // Said either way it is clear.
+    for (typed, want, text) in [
+        ("friday 9am prep", at(11, 9, 0), "prep"),
+        ("9am on friday prep", at(11, 9, 0), "prep"),
+        ("9am friday -- prep", at(11, 9, 0), "prep"),
+        ("9am -- friday prep", at(8, 9, 0), "friday prep"),
+    ] {
+        assert_eq!(split(typed, &now), Ok((want, text.into())), "{typed:?}");
+    }
+}
+
+#[test]
+fn a_comma_after_a_time_ends_it() {
+    let now = mon(10, 0);
+    for (typed, want, text) in [
+        ("9am, tomorrow we plan", at(8, 9, 0), "tomorrow we plan"),
+        ("9am, monday report", at(8, 9, 0), "monday report"),
+        ("9am, evening class", at(8, 9, 0), "evening class"),
+        ("9am, 5pm x", at(8, 9, 0), "5pm x"),
+        ("fri 9am, call mom", at(11, 9, 0), "call mom"),
+    ] {
+        assert_eq!(split(typed, &now), Ok((want, text.into())), "{typed:?}");
+    }
+    // An explicit joiner is still a second time, and the message offers --.
+    assert_eq!(
+        split("9am and 5pm x", &now),
+        Err("\"and 5pm\" after \"9am\": one time per message — send two, /at 9am … and /at 5pm …, or write \"9am -- and 5pm …\" to send it as text".into())
+    );
+}
+
+#[test]
+fn midnight_after_a_day_is_the_end_of_that_day() {
+    // Mon 7 Dec 10:00.
+    let now = mon(10, 0);
+    for (typed, want) in [
+        ("fri midnight", at(12, 0, 0)),
+        ("friday at midnight", at(12, 0, 0)),
+        ("midnight fri", at(12, 0, 0)),
+        ("fri night 12", at(12, 0, 0)),
+        ("tomorrow midnight", at(9, 0, 0)),
+        ("today midnight", at(8, 0, 0)),
+        ("tonight midnight", at(8, 0, 0)),
+        ("midnight", at(8, 0, 0)),
+        ("2026-12-24 midnight", at(25, 0, 0)),
+        // 00:00 and 12am stay the start of the day named.
+        ("fri 00:00", at(11, 0, 0)),
+        ("fri 12am", at(11, 0, 0)),
+    ] {
+        assert_eq!(parse_time(typed, &now, Mode::At), Ok(want), "{typed:?}");
+    }
+}
+
+#[test]
+fn tonight_in_the_small_hours_is_this_night() {
+    // Mon 7 Dec 00:15.
+    let now = mon(0, 15);
+    for (typed, want) in [
+        ("tonight 1am", at(7, 1, 0)),
+        ("tonight 2am", at(7, 2, 0)),
+        ("night 1am", at(7, 1, 0)),
+        ("tonight 12:10am", at(8, 0, 10)),
+        ("tonight midnight", at(8, 0, 0)),
+        ("tonight", at(7, 21, 0)),
+    ] {
+        assert_eq!(parse_time(typed, &now, Mode::At), Ok(want), "{typed:?}");
+    }
+    // Once the night is over (05:00) `tonight 1am` is the next one.
+    assert_eq!(
+        parse_time("tonight 1am", &mon(10, 0), Mode::At),
+        Ok(at(8, 1, 0))
+    );
+}
+
+#[test]
+fn tomorrow_morning_before_4am_is_asked_about() {
+    let now = mon(0, 15);
+    for (typed, said) in [
+        ("tomorrow morning", "tomorrow morning"),
+        ("Tomorrow Morning 7", "Tomorrow Morning"),
+        ("tomorrow in the morning", "tomorrow in the morning"),
+    ] {
+        assert_eq!(
+            parse_time(typed, &now, Mode::At).map_err(|e| e.to_string()),
+            Err(format!(
+                "{said:?} at 00:15, before the night is over, could be this morning (Mon 7 Dec) or Tue 8 Dec's — say this morning or tue morning"
+            )),
+            "{typed:?}"
+        );
+    }
+    // Either morning said plainly is taken; other times with `tomorrow`
+    // are the calendar's next day.
+    for (typed, want) in [
+        ("this morning", at(7, 9, 0)),
+        ("today morning", at(7, 9, 0)),
+        ("tue morning", at(8, 9, 0)),
+        ("tomorrow 9am", at(8, 9, 0)),
+        ("tomorrow evening", at(8, 19, 0)),
+        ("tomorrow", at(8, 9, 0)),
+    ] {
+        assert_eq!(parse_time(typed, &now, Mode::At), Ok(want), "{typed:?}");
+    }
+    // From 04:00 tomorrow morning is the calendar's.
+    assert_eq!(
+        parse_time("tomorrow morning", &mon(4, 0), Mode::At),
+        Ok(at(8, 9, 0))
+    );
+}
+
+#[test]
+fn zones_after_a_time() {
+    let now = mon(10, 0);
+    for (typed, zone) in [
+        ("9am PST call client", "PST"),
+        ("3pm ET standup", "ET"),
+        ("14:00 CET x", "CET"),
+        ("9am gmt+25 x", "gmt+25"),
+    ] {
+        assert_eq!(
+            split(typed, &now).map_err(|e| e.split(" after ").next().map(str::to_string)),
+            Err(Some(format!("{zone:?}"))),
+            "{typed:?}"
+        );
+    }
+    assert_eq!(
+        split("9am PST call client", &now),
+        Err("\"PST\" after \"9am\": tock reads times in your local zone, in UTC or at a fixed offset (9am utc, 9am gmt+1, 9am -05:00) — give the time in one of those, or write \"9am -- PST …\" to keep it as text".into())
+    );
+    // Fixed offsets are read: 09:00 at +01:00 is 08:00 UTC, 09:00 at -05:00 14:00 UTC.
+    let utc = |d, h| {
+        Utc.with_ymd_and_hms(2026, 12, d, h, 0, 0)
+            .single()
+            .expect("fixture")
+    };
+    for (typed, want, text) in [
+        ("9am GMT+1 x", utc(8, 8), "x"),
+        ("9am utc-5 x", utc(7, 14), "x"),
+        (
+            "tomorrow 14:00 utc+05:30 x",
+            utc(8, 8) + Duration::minutes(30),
+            "x",
+        ),
+        ("9am -- PST call", at(8, 9, 0), "PST call"),
+    ] {
+        assert_eq!(split(typed, &now), Ok((want, text.into())), "{typed:?}");
+    }
+}
+
+#[test]
+fn in_n_days_then_a_time() {
+    let now = mon(10, 0);
+    for (typed, want, text) in [
+        ("in 2 days 9am x", at(9, 9, 0), "x"),
+        ("in 2 days at 9am x", at(9, 9, 0), "x"),
+        ("in a day 18:00 x", at(8, 18, 0), "x"),
+        ("in 1 week 9am x", at(14, 9, 0), "x"),
+        ("in 2 days x", at(9, 10, 0), "x"),
+    ] {
+        assert_eq!(split(typed, &now), Ok((want, text.into())), "{typed:?}");
+    }
+    assert_eq!(parse_time("9am in 2 days", &now, Mode::At), Ok(at(9, 9, 0)));
+    assert_eq!(
+        split_time_prefix("9am in 2 hours x", &now, Mode::At),
+        Err(WhenError::TimeInText {
+            time: "9am".into(),
+            said: "in 2 hours".into()
+        })
+    );
+}
