@@ -616,6 +616,40 @@ async fn at_a_part_of_the_day_with_a_clock_time_is_that_time_and_the_rest_is_the
     );
 }
 
+/// A line break after the time ends it: what follows is the message, even
+/// when it starts with a day (`/at 9am`, Alt+Enter, `friday report draft`
+/// was sent on Friday with the text "report draft").
+#[tokio::test(start_paused = true)]
+async fn a_line_break_after_the_time_ends_it() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    // T0 is Mon 30 Nov 2026 00:53:20 UTC (TZ=UTC).
+    ui.typ("/at 9am");
+    ui.key(KeyCode::Enter, KeyModifiers::ALT);
+    ui.typ("friday report draft");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("⏰ sends Mon 30 Nov 09:00, in 8h 6m"), "{s}");
+    ui.enter();
+    let rows = ui.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].text, "friday report draft");
+    let due = chrono::DateTime::from_timestamp_millis(rows[0].due_at.unwrap()).unwrap();
+    assert_eq!(due.format("%a %d %b %H:%M").to_string(), "Mon 30 Nov 09:00");
+    // `/every` likewise: the days on the next line are text.
+    ui.typ("/every 9am");
+    ui.key(KeyCode::Enter, KeyModifiers::ALT);
+    ui.typ("weekdays are long");
+    ui.enter();
+    let series = ui.h.engine.list_series(false).unwrap();
+    assert_eq!(
+        (
+            series[0].description.as_str(),
+            series[0].series.text.as_str()
+        ),
+        ("every day at 09:00", "weekdays are long")
+    );
+}
+
 /// Text that starts with more time (`/at 9am evening call`, `/every
 /// weekday at 9am and 5pm x`) is refused with a one-line question and
 /// the composer keeps it, as `fri 5 apples` is; `--` sends it as text.
