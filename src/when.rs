@@ -731,7 +731,20 @@ pub(crate) fn clock_time(words: &[&str]) -> Option<Result<NaiveTime, WhenError>>
         Ok(Clock { offset: None, time }) => Some(Ok(time)),
         Ok(Clock {
             offset: Some(_), ..
-        }) => Some(Err(WhenError::ZoneInRule(quoted(&words.join(" "))))),
+        }) => {
+            // A zone read into the time (`gmt+1` becomes `9am+01:00`) is
+            // quoted without it: the time as typed.
+            let said = words.join(" ");
+            let time = match said
+                .char_indices()
+                .skip(1)
+                .find(|&(_, c)| c == '+' || c == '-')
+            {
+                Some((at, _)) => &said[..at],
+                None => said.as_str(),
+            };
+            Some(Err(WhenError::ZoneInRule(quoted(time))))
+        }
         Err(PErr::Fail(e)) => Some(Err(e)),
         Err(PErr::NoMatch) => None,
     }
