@@ -23,17 +23,27 @@ impl Store {
     ) -> Result<i64> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let role: Option<Role> = tx
+        let found: Option<(Role, MessageStatus)> = tx
             .query_row(
-                "SELECT role FROM messages WHERE id = ?1 AND conversation_id = ?2",
+                "SELECT role, status FROM messages WHERE id = ?1 AND conversation_id = ?2",
                 params![message_id, conversation_id],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
-        if role != Some(Role::User) {
-            return Err(anyhow!(
-                "message {message_id} is not a message of yours in this conversation"
-            ));
+        match found {
+            Some((Role::User, MessageStatus::Superseded)) => {
+                // Edited or replaced already (in another window, say):
+                // resending it would put the old text over the newer one.
+                return Err(anyhow!(
+                    "that message was edited or replaced since; nothing resent"
+                ));
+            }
+            Some((Role::User, _)) => {}
+            _ => {
+                return Err(anyhow!(
+                    "message {message_id} is not a message of yours in this conversation"
+                ));
+            }
         }
         tx.execute(
             "UPDATE messages SET status = ?3

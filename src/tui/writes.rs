@@ -423,6 +423,12 @@ impl App {
             return;
         }
         self.drafts.known.insert(conv, stored.text.clone());
+        // Another tock's edit of a message (↑) stays there: taken here it
+        // would resend the old text over what that tock sends meanwhile.
+        // What its send leaves (the draft from before the edit) comes next.
+        if stored.edit_of.is_some() {
+            return;
+        }
         if stored.text != self.composer.text() {
             let history = self.model.sent_texts();
             self.composer.load(&stored, history);

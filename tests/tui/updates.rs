@@ -531,6 +531,62 @@ async fn an_idle_composer_takes_the_draft_another_tock_saved() {
     assert_eq!(ui.app.composer_text(), "");
 }
 
+/// Another tock's ↑ edit of a message is its own: it is not taken into an
+/// idle composer here (one Enter there resent the old text over the newer
+/// exchange the other tock had just sent), and a resend of a message
+/// edited meanwhile is refused with the text kept.
+#[tokio::test(start_paused = true)]
+async fn another_tocks_edit_stays_there_and_a_stale_resend_is_refused() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text("first answer"), done()]),
+        Step::Reply(vec![text("answer to the edit"), done()]),
+    ]);
+    ui.start().await;
+    let conv = ui.conv();
+    ui.say("the first question");
+    ui.settle().await;
+    let asked = ui
+        .messages()
+        .into_iter()
+        .find(|m| m.role == Role::User)
+        .unwrap()
+        .id;
+    // The other tock presses ↑: its draft is an edit of that message.
+    let editing = tock::store::Draft {
+        text: "the first question".into(),
+        edit_of: Some(asked),
+        stash: Some(String::new()),
+        ..Default::default()
+    };
+    ui.store()
+        .save_draft(conv, &editing, ui.app.model.now_ms())
+        .unwrap();
+    ui.app.on_engine(Event::External);
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("editing"), "{s}");
+    assert_eq!(ui.app.composer_text(), "");
+    // It sends the edit (the old exchange is replaced, its draft cleared).
+    let item = tock::store::NewItem::message(conv, "the first question, edited", None);
+    ui.h.engine
+        .edit_and_resend(conv, asked, item, &tock::store::Draft::default())
+        .unwrap();
+    ui.settle().await;
+    assert_eq!(ui.app.composer_text(), "");
+    // A resend of the message it replaced, from anywhere, is refused.
+    let stale = tock::store::NewItem::message(conv, "the first question", None);
+    let err =
+        ui.h.engine
+            .edit_and_resend(conv, asked, stale, &tock::store::Draft::default())
+            .unwrap_err();
+    assert!(
+        err.to_string().contains("edited or replaced since"),
+        "{err}"
+    );
+    // Here, ↑ edits the message that is current now.
+    ui.press(KeyCode::Up);
+    assert_eq!(ui.app.composer_text(), "the first question, edited");
+}
+
 /// Two tocks typing a draft in one conversation: the one that saves last
 /// merges the other's text in rather than saving over it (the other's was
 /// lost), and shows both.
