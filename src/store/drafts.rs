@@ -233,11 +233,14 @@ fn merge_paragraphs(base: &str, ours: &str, theirs: &str) -> Option<String> {
         let mut out = Vec::new();
         let mut at = range.start;
         for (r, with, _) in members.iter().filter(|m| m.2 == side) {
-            out.extend(b[at..r.start].iter().cloned());
+            // A side's changes come in order, but an insertion the diff
+            // places inside that side's own change before it (seen by the
+            // property test) must not step back over it.
+            out.extend(b[at..r.start.max(at)].iter().cloned());
             out.extend(with.iter().cloned());
-            at = r.end;
+            at = at.max(r.end);
         }
-        out.extend(b[at..range.end].iter().cloned());
+        out.extend(b[at.min(range.end)..range.end].iter().cloned());
         out
     };
     let mut out: Vec<String> = Vec::new();
@@ -324,6 +327,15 @@ mod merge_tests {
             merge_drafts("one\n\n2\n\nthree", "one\n\n2\n\nthree", known),
             "one\n\n2\n\nthree"
         );
+    }
+
+    /// Found by the property test: one side emptied the draft while the
+    /// other rewrote it; the diff gave the other side an insertion inside
+    /// its own change, and the merge panicked (a slice out of order).
+    #[test]
+    fn an_emptied_draft_against_a_rewritten_one_does_not_panic() {
+        let merged = merge_drafts("", "p5\n\np5\n\np1\n\np5", "p5\n\np0\n\np3\n\np5");
+        assert!(merged.split("\n\n").any(|p| p == "p1"), "{merged:?}");
     }
 
     proptest::proptest! {
