@@ -840,12 +840,16 @@ fn the_api_key_never_reaches_the_database_logs_json_or_stderr() {
     });
     assert_eq!(ia["attempts"], 1, "a 401 is not retried: {ia:#}");
     let b = t.send(&["--conv", "Secrets", "second"]);
+    // Sent a moment after the failure, it waits behind it (as one typed
+    // before the failure could be seen); resumed, it goes.
+    t.ok(&["resume", "--conv", "Secrets"]);
     let ib = wait_until(Duration::from_secs(15), "the 5xx item failed", || {
         let it = t.item(b);
         (it["status"] == "failed").then_some(it)
     });
     assert_eq!(ib["attempts"], 2, "max_attempts = 2: {ib:#}");
     let c = t.send(&["--conv", "Secrets", "third"]);
+    t.ok(&["resume", "--conv", "Secrets"]);
     wait_until(Duration::from_secs(15), "the cut reply recorded", || {
         let v = t.show("Secrets");
         let m = v["messages"].as_array().cloned().unwrap_or_default();

@@ -1427,6 +1427,48 @@ async fn a_stop_after_an_old_failure_is_told_as_a_stop() {
     );
 }
 
+/// The same when nothing was queued behind the failed message (so its
+/// failure paused nothing): a message sent a moment after the failure was
+/// typed before it could be seen, and waits; it went out, without the
+/// failed message before it.
+#[tokio::test(start_paused = true)]
+async fn a_message_sent_a_moment_after_a_failure_with_nothing_queued_waits() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 1;
+    let ok = |t: &str| Step::Reply(vec![text(t), done()]);
+    let h = harness_with(
+        Scripted::new(vec![
+            Step::Fail(LlmError::transient("connection refused")),
+            ok("to B"),
+            ok("to C"),
+        ]),
+        cfg,
+    );
+    let c = new_conv(&h);
+    h.engine.start();
+    let a = h.engine.send_text(c, "A").unwrap();
+    settle().await;
+    assert_eq!(status(&h, a), Status::Failed);
+    let b = h.engine.send_text(c, "B").unwrap();
+    settle().await;
+    assert_eq!(status(&h, b), Status::Pending, "held behind the failed A");
+    assert!(user_texts(&h, c).is_empty());
+    assert!(
+        h.engine
+            .store()
+            .conversation(c)
+            .unwrap()
+            .unwrap()
+            .queue_paused_at
+            .is_some()
+    );
+    // Sent once the failure has been on screen a while: it resumes.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    h.engine.send_text(c, "C").unwrap();
+    run_for(30).await;
+    assert_eq!(user_texts(&h, c), vec!["B", "C"]);
+}
+
 /// A message typed as a failure pauses the queue (its Enter lands a moment
 /// after) was typed before the pause could be seen: it does not lift the
 /// pause, and waits with what was queued. One sent once the pause has been

@@ -645,14 +645,24 @@ impl Engine {
         if item.kind != Kind::Queued || item.due_at.is_some() {
             return Ok(false);
         }
-        if let Some(paused) = self
+        match self
             .store()
             .conversation(conv)?
             .and_then(|c| c.queue_paused_at)
-            && now - paused < UNSEEN_PAUSE_MS
-            && self.store().failed_since(conv, paused)?
         {
-            return Ok(true);
+            Some(paused)
+                if now - paused < UNSEEN_PAUSE_MS && self.store().failed_since(conv, paused)? =>
+            {
+                return Ok(true);
+            }
+            // A message that failed a moment ago with nothing queued behind
+            // it made no pause (there was nothing to hold): this one was
+            // typed before the failure could be seen, and waits as one
+            // queued behind it would have.
+            None if self.store().failed_since(conv, now - UNSEEN_PAUSE_MS)? => {
+                return Ok(true);
+            }
+            _ => {}
         }
         self.resume_queue(conv)?;
         Ok(false)
@@ -688,9 +698,13 @@ impl Engine {
         Ok(())
     }
 
-    /// Extend a fresh pause over a message added at `now` (see `resume_for`).
+    /// Extend a fresh pause over a message added at `now`, or pause the
+    /// queue for it when the failure made none (see `resume_for`).
     fn hold_too(&self, item: &NewItem, hold: bool, now: i64) -> Result<()> {
         if hold && let Some(conv) = item.conversation_id {
+            if self.store().pause_queue(conv, now)? {
+                self.emit(Event::Conversations);
+            }
             self.store().extend_pause(conv, now)?;
         }
         Ok(())
