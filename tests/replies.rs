@@ -1506,3 +1506,46 @@ async fn a_message_typed_as_a_failure_pauses_the_queue_is_held_too() {
     run_for(30).await;
     assert_eq!(user_texts(&h, c), vec!["Y", "Z", "W"]);
 }
+
+/// Resending an edit while a reply streams in the conversation, in this
+/// process or another (a second TUI, the daemon), is refused: that reply
+/// went on into the exchange the edit replaced, and the edit waited for it.
+#[tokio::test(start_paused = true)]
+async fn an_edit_is_not_resent_while_a_reply_streams_elsewhere() {
+    use tock::store::{Draft, NewMessage};
+    let h = harness_with(Scripted::new(vec![]), Config::default());
+    let c = new_conv(&h);
+    let now = h.engine.now_ms();
+    let store = h.engine.store();
+    let user = |content| NewMessage {
+        role: Some(Role::User),
+        content,
+        ..Default::default()
+    };
+    let asked = store.insert_message(c, &user("a question"), now).unwrap();
+    // Another process streams its reply.
+    let streaming = NewMessage {
+        role: Some(Role::Assistant),
+        content: "part of an answer",
+        status: Some(MessageStatus::Streaming),
+        ..Default::default()
+    };
+    store.insert_message(c, &streaming, now).unwrap();
+    let edit = NewItem::message(c, "a better question", None);
+    let err = h
+        .engine
+        .edit_and_resend(c, asked, edit, &Draft::default())
+        .unwrap_err();
+    assert!(err.to_string().starts_with("a reply is streaming"), "{err}");
+    let statuses: Vec<MessageStatus> = store
+        .messages(c)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.status)
+        .collect();
+    assert!(
+        !statuses.contains(&MessageStatus::Superseded),
+        "nothing replaced: {statuses:?}"
+    );
+    assert!(store.list_items(true).unwrap().is_empty(), "nothing queued");
+}

@@ -45,6 +45,20 @@ impl Store {
                 ));
             }
         }
+        // A reply streaming there, in this process or another (a second
+        // TUI, the daemon), would go on into the exchange this replaces,
+        // and the edit would wait for it.
+        let streaming: bool = tx.query_row(
+            "SELECT EXISTS(SELECT 1 FROM messages INDEXED BY messages_streaming
+                 WHERE status = 'streaming' AND conversation_id = ?1)",
+            [conversation_id],
+            |r| r.get(0),
+        )?;
+        if streaming {
+            return Err(anyhow!(
+                "a reply is streaming in this conversation: wait for it, or Esc to stop it, then resend"
+            ));
+        }
         tx.execute(
             "UPDATE messages SET status = ?3
              WHERE conversation_id = ?1 AND id >= ?2 AND role != 'notice'",
