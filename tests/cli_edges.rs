@@ -928,3 +928,45 @@ fn a_scheduled_item_reads_the_same_in_list_and_status() {
     assert!(!status.contains("1h 30m"), "{status}");
     assert!(status.contains("(in 1h 29m)"), "{status}");
 }
+
+/// While a cut reply waits out its back-off, what is queued behind it says
+/// so, naming it (it said "behind the reply being generated there", and
+/// nothing was), and `tock status` gives its retry time as next, not "asap".
+#[test]
+fn a_reply_waiting_to_be_generated_again_holds_what_follows_by_name() {
+    let server = MockServer::start();
+    server.push(Reply::Cut {
+        chunks: vec!["half ".into(), "an ".into()],
+        gap: Duration::from_millis(5),
+    });
+    server.respond_with(|_| Reply::text("a whole answer"));
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config("[outbox]\nbackoff_base_secs = 600\n");
+    let a = t.send(&["--new", "cut", "question"]);
+    let mut d = t.spawn_daemon();
+    let ia = wait_until(Duration::from_secs(20), "the reply's retry", || {
+        let it = t.item(a);
+        (it["status"] == "pending" && it["next_attempt_at"].is_string()).then_some(it)
+    });
+    assert!(
+        ia["waiting"]
+            .as_str()
+            .unwrap()
+            .starts_with("its reply is generated again at"),
+        "{ia}"
+    );
+    let b = t.send(&["--conv", "cut", "and then"]);
+    let waiting = t.item(b)["waiting"].as_str().unwrap().to_string();
+    assert_eq!(waiting, format!("conversation busy: behind item #{a}"));
+    let status = t.ok(&["status"]);
+    assert!(
+        status.contains(&format!("next: #{a} ")) && !status.contains("asap"),
+        "{status}"
+    );
+    assert!(status.contains("(in 9m"), "{status}");
+    assert!(
+        status.contains(&format!("conversation busy: behind item #{a}")),
+        "{status}"
+    );
+    d.kill9();
+}

@@ -26,6 +26,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         crate::engine::item_state(i, now, gate)
     };
     let items = super::list::with_regenerations(store, store.list_items(false)?)?;
+    let waiting = store.waiting(now)?;
     let next = items
         .iter()
         .filter(|i| i.status.as_str() == "pending")
@@ -35,7 +36,26 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
                 crate::engine::ItemState::Paused | crate::engine::ItemState::AwaitingApproval
             )
         })
-        .min_by_key(|i| i.due_at.unwrap_or(0));
+        // Nor what waits behind another row of its conversation: that one
+        // goes first.
+        .filter(|i| {
+            !matches!(
+                waiting.get(&i.id),
+                Some(
+                    Waiting::Behind { .. }
+                        | Waiting::BehindReply
+                        | Waiting::BehindCutReply
+                        | Waiting::BehindToolCall { .. }
+                        | Waiting::BehindCutToolCall { .. }
+                )
+            )
+        })
+        .min_by_key(|i| {
+            i.next_attempt_at
+                .filter(|t| *t > now)
+                .or(i.due_at)
+                .unwrap_or(0)
+        });
     let model = config.resolve(None);
     let (model_name, provider) = match &model {
         Ok(m) => (m.name.clone(), format!("{:?}", m.kind).to_lowercase()),
@@ -49,7 +69,6 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     let enabled = config.get().outbox.enabled;
     // What holds each conversation that has items waiting: the most telling
     // reason of its pending items (an approval or a busy reply first).
-    let waiting = store.waiting(now)?;
     let rank = |w: &Waiting| match w {
         Waiting::Approval { .. } => 0,
         Waiting::Behind { .. }
@@ -201,8 +220,11 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             crate::sanitize::excerpt(&s.text, 60)
         );
     } else if let Some(n) = next {
+        // A row waiting out a back-off goes at its retry, not "asap".
         let due = n
-            .due_at
+            .next_attempt_at
+            .filter(|t| *t > now)
+            .or(n.due_at)
             .map(|d| format!("{} ({})", local(d), when::countdown(d, now)))
             .unwrap_or_else(|| "asap".into());
         println!("next: #{} {due}: {}", n.id, super::list::what(n, 60));

@@ -261,7 +261,13 @@ impl Store {
                 h.clone()
             } else {
                 if let Some(c) = conv {
-                    head.insert(c, behind(id, regenerate, sent));
+                    // A row waiting out a back-off holds its conversation as
+                    // itself (it is listed): nothing is being generated.
+                    let holds = match next.filter(|t| *t > now) {
+                        Some(_) if !regenerate => Waiting::Behind { item_id: id },
+                        _ => behind(id, regenerate, sent),
+                    };
+                    head.insert(c, holds);
                 }
                 match next.filter(|t| *t > now) {
                     Some(until) if sent.is_some() => Waiting::ReplyRetry { until },
