@@ -1548,6 +1548,35 @@ fn recurring_series_from_the_cli_list_pause_resume_cancel() {
     assert!(row.contains(" recurring active      -  "), "{row}");
 
     assert!(t.ok(&["pause", &id.to_string()]).contains("paused series"));
+    let row = |t: &Tock| {
+        t.ok(&["list"])
+            .lines()
+            .find(|l| l.contains("every weekday at 09:00"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(row(&t).contains(" (paused)"), "{}", row(&t));
+    // Paused past its next time: no time that has gone (resuming skips
+    // it), as F2 shows none.
+    {
+        let db = rusqlite::Connection::open(&t.db).unwrap();
+        let next: i64 = db
+            .query_row("SELECT next_due_at FROM series WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        db.execute(
+            "UPDATE series SET next_due_at = ?2 WHERE id = ?1",
+            rusqlite::params![id, now_ms() - 3_600_000],
+        )
+        .unwrap();
+        assert!(row(&t).contains(" - (paused) "), "{}", row(&t));
+        db.execute(
+            "UPDATE series SET next_due_at = ?2 WHERE id = ?1",
+            rusqlite::params![id, next],
+        )
+        .unwrap();
+    }
     assert_eq!(
         item(&t.json(&["list", "--json"]).as_array().unwrap().clone(), id).unwrap()["status"],
         "paused"

@@ -202,11 +202,13 @@ pub(super) fn list(
                 Some(d) if s.status == crate::store::SeriesStatus::Active => {
                     format!("{} ({})", local(d), when::countdown(d, now))
                 }
-                // Where it would go on: resuming goes on from there (or
-                // from now, if that has passed).
-                Some(d) if s.status == crate::store::SeriesStatus::Paused => {
+                // Where it would go on: resuming goes on from there; once
+                // that has passed, from now (resuming skips what fell due
+                // while paused), so no time is shown, as F2 shows none.
+                Some(d) if s.status == crate::store::SeriesStatus::Paused && d > now => {
                     format!("{} (paused)", local(d))
                 }
+                Some(_) if s.status == crate::store::SeriesStatus::Paused => "- (paused)".into(),
                 _ => "-".into(),
             };
             let text: String = crate::sanitize::excerpt(&s.text, 50);
