@@ -65,23 +65,7 @@ async fn tick_at(ui: &mut Ui, at: i64) {
 /// timer is left (an idle screen draws no frame).
 #[tokio::test(start_paused = true)]
 async fn a_send_the_model_does_not_answer_shows_how_long_it_has_waited() {
-    init_env();
-    let gate = Arc::new(tokio::sync::Notify::new());
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("tock.db")).unwrap();
-    let clock = Arc::new(ManualClock::new(T0));
-    let config = Arc::new(
-        ConfigSource::from_config(Config::default())
-            .with_provider(Arc::new(SlowAccept { gate: gate.clone() })),
-    );
-    let engine = Engine::new(store, config, clock.clone(), options());
-    let mut ui = Ui::on(Harness {
-        engine,
-        clock,
-        provider: Scripted::new(vec![]),
-        dir,
-    });
-    ui.start().await;
+    let (mut ui, gate) = Ui::slow_to_accept().await;
     ui.say("is anyone there?");
     ui.settle().await;
     let item = ui.rows()[0].clone();

@@ -307,6 +307,31 @@ fn markdown_steps() -> Vec<Step> {
     vec![Step::Reply(evs)]
 }
 
+impl Ui {
+    /// A started app whose provider accepts a request only when the gate
+    /// returned is notified (the row stays in *sending* until then).
+    async fn slow_to_accept() -> (Self, Arc<tokio::sync::Notify>) {
+        init_env();
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("tock.db")).unwrap();
+        let clock = Arc::new(ManualClock::new(T0));
+        let config = Arc::new(
+            ConfigSource::from_config(Config::default())
+                .with_provider(Arc::new(SlowAccept { gate: gate.clone() })),
+        );
+        let engine = Engine::new(store, config, clock.clone(), options());
+        let mut ui = Ui::on(Harness {
+            engine,
+            clock,
+            provider: Scripted::new(vec![]),
+            dir,
+        });
+        ui.start().await;
+        (ui, gate)
+    }
+}
+
 /// A provider that accepts a request only when told to (the row stays in *sending*).
 struct SlowAccept {
     gate: Arc<tokio::sync::Notify>,

@@ -166,23 +166,7 @@ async fn the_wait_for_the_reply_line_goes_when_the_reply_finishes() {
 
 #[tokio::test(start_paused = true)]
 async fn snapshot_sending_bubble() {
-    init_env();
-    let gate = Arc::new(tokio::sync::Notify::new());
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("tock.db")).unwrap();
-    let clock = Arc::new(ManualClock::new(T0));
-    let config = Arc::new(
-        ConfigSource::from_config(Config::default())
-            .with_provider(Arc::new(SlowAccept { gate: gate.clone() })),
-    );
-    let engine = Engine::new(store, config, clock.clone(), options());
-    let mut ui = Ui::on(Harness {
-        engine,
-        clock,
-        provider: Scripted::new(vec![]),
-        dir,
-    });
-    ui.start().await;
+    let (mut ui, gate) = Ui::slow_to_accept().await;
     ui.say("is anyone there?");
     ui.settle().await;
     let rows = ui.rows();
