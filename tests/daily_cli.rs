@@ -304,20 +304,13 @@ fn models_lists_what_the_server_offers() {
     assert_eq!(offline.ok(&["models"]), "echo\n");
 }
 
-/// The engine's cache: the list is fetched once in the background, offered
-/// for completion, and a model id the server does not list is reported once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn model_list_is_cached_and_an_unknown_id_is_reported_once() {
-    use std::sync::Arc;
-    use tock::config::{Config, ConfigSource, ModelConfig};
-    use tock::engine::{Engine, ModelList, Options, SystemClock};
-
-    let server = MockServer::start();
-    let entry = |model: &str| ModelConfig {
+/// A config entry for an OpenAI-compatible server at `base_url`.
+fn openai_entry(base_url: &str, model: &str, key: &str) -> tock::config::ModelConfig {
+    tock::config::ModelConfig {
         provider: tock::llm::ProviderKind::Openai,
         model: Some(model.into()),
-        base_url: Some(server.base_url()),
-        api_key: Some("sk-test".into()),
+        base_url: Some(base_url.into()),
+        api_key: Some(key.into()),
         api_key_env: None,
         api_key_cmd: None,
         vision: false,
@@ -327,20 +320,37 @@ async fn model_list_is_cached_and_an_unknown_id_is_reported_once() {
         price_out: None,
         price_cached: None,
         context_tokens: None,
-    };
+    }
+}
+
+/// An engine on a new database in `dir` with `cfg`, not watching the file.
+fn unwatched_engine(cfg: tock::config::Config, dir: &std::path::Path) -> tock::engine::Engine {
+    use std::sync::Arc;
+    tock::engine::Engine::new(
+        Store::open(&dir.join("t.db")).unwrap(),
+        Arc::new(tock::config::ConfigSource::from_config(cfg)),
+        Arc::new(tock::engine::SystemClock),
+        tock::engine::Options {
+            watch_db: false,
+            ..tock::engine::Options::default()
+        },
+    )
+}
+
+/// The engine's cache: the list is fetched once in the background, offered
+/// for completion, and a model id the server does not list is reported once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_list_is_cached_and_an_unknown_id_is_reported_once() {
+    use tock::config::Config;
+    use tock::engine::ModelList;
+
+    let server = MockServer::start();
+    let entry = |model: &str| openai_entry(&server.base_url(), model, "sk-test");
     let mut cfg = Config::default();
     cfg.models.insert("typo".into(), entry("gpt-4o-mni"));
     cfg.models.insert("good".into(), entry("gpt-4o-mini"));
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::new(
-        Store::open(&dir.path().join("t.db")).unwrap(),
-        Arc::new(ConfigSource::from_config(cfg)),
-        Arc::new(SystemClock),
-        Options {
-            watch_db: false,
-            ..Options::default()
-        },
-    );
+    let engine = unwatched_engine(cfg, dir.path());
     // Not fetched yet: nothing to say, and the fetch starts.
     assert_eq!(engine.unknown_model("typo"), None);
     let list = wait_until(Duration::from_secs(10), "the model list", || {
@@ -448,41 +458,18 @@ fn an_image_is_refused_for_a_model_without_vision() {
 /// it is asked of that entry's server with the entry's key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_model_of_a_configured_server_is_named_entry_slash_id() {
-    use std::sync::Arc;
-    use tock::config::{Config, ConfigSource, ModelConfig};
-    use tock::engine::{Engine, ModelList, Options, SystemClock};
+    use tock::config::Config;
+    use tock::engine::ModelList;
 
     let server = MockServer::start();
     let mut cfg = Config::default();
     cfg.models.insert(
         "x".into(),
-        ModelConfig {
-            provider: tock::llm::ProviderKind::Openai,
-            model: Some("gpt-4o".into()),
-            base_url: Some(server.base_url()),
-            api_key: Some("sk-entry-x".into()),
-            api_key_env: None,
-            api_key_cmd: None,
-            vision: false,
-            timeout_secs: Some(5),
-            stream_timeout_secs: None,
-            price_in: None,
-            price_out: None,
-            price_cached: None,
-            context_tokens: None,
-        },
+        openai_entry(&server.base_url(), "gpt-4o", "sk-entry-x"),
     );
     cfg.default_model = Some("x".into());
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::new(
-        Store::open(&dir.path().join("t.db")).unwrap(),
-        Arc::new(ConfigSource::from_config(cfg)),
-        Arc::new(SystemClock),
-        Options {
-            watch_db: false,
-            ..Options::default()
-        },
-    );
+    let engine = unwatched_engine(cfg, dir.path());
     let config = engine.config();
     // Before: "not in the config", with no way named to reach it.
     let err = config.describe(Some("gpt-4o-mini")).unwrap_err();
