@@ -783,9 +783,7 @@ impl App {
         ))
     }
 }
-/// OSC 52 clipboard write. Sent raw inside tmux too: tmux takes it into its
-/// buffer and passes it on to the outer terminal with `set-clipboard on`,
-/// whereas a passthrough-wrapped one is dropped unless `allow-passthrough` is on.
+
 /// How long `/model` or `/with` waits for a server's model list that is on
 /// its way before it answers without it.
 pub const MODEL_WAIT_MS: i64 = 5_000;
@@ -800,6 +798,9 @@ pub struct ModelWait {
     pub(super) until: i64,
 }
 
+/// OSC 52 clipboard write. Sent raw inside tmux too: tmux takes it into its
+/// buffer and passes it on to the outer terminal with `set-clipboard on`,
+/// whereas a passthrough-wrapped one is dropped unless `allow-passthrough` is on.
 pub fn osc52(text: &str) -> String {
     use base64::Engine as _;
     format!(
