@@ -27,6 +27,10 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     };
     let items = super::list::with_regenerations(store, store.list_items(false)?)?;
     let waiting = store.waiting(now)?;
+    // When a row goes by itself: a row waiting out a back-off at its
+    // retry, not "asap"; None: as soon as it can.
+    let goes_at =
+        |i: &crate::store::OutboxItem| i.next_attempt_at.filter(|t| *t > now).or(i.due_at);
     let next = items
         .iter()
         .filter(|i| i.status.as_str() == "pending")
@@ -50,12 +54,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
                 )
             )
         })
-        .min_by_key(|i| {
-            i.next_attempt_at
-                .filter(|t| *t > now)
-                .or(i.due_at)
-                .unwrap_or(0)
-        });
+        .min_by_key(|i| goes_at(i).unwrap_or(0));
     let model = config.resolve(None);
     let (model_name, provider) = match &model {
         Ok(m) => (m.name.clone(), format!("{:?}", m.kind).to_lowercase()),
@@ -220,11 +219,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             crate::sanitize::excerpt(&s.text, 60)
         );
     } else if let Some(n) = next {
-        // A row waiting out a back-off goes at its retry, not "asap".
-        let due = n
-            .next_attempt_at
-            .filter(|t| *t > now)
-            .or(n.due_at)
+        let due = goes_at(n)
             .map(|d| format!("{} ({})", local(d), when::countdown(d, now)))
             .unwrap_or_else(|| "asap".into());
         println!("next: #{} {due}: {}", n.id, super::list::what(n, 60));
