@@ -61,8 +61,10 @@ pub struct Status {
     /// (changed in F2, by another tock, or an occurrence sent), the line is
     /// stale.
     pub series_shown: Option<crate::store::Series>,
-    /// About the key just pressed: the next key makes it stale.
-    pub until_key: bool,
+    /// A key pressed from this time on makes the line stale: at once for a
+    /// line about the key just pressed, after [`NOTICE_READ_MS`] for a
+    /// notice (keys typed as it came leave it to be read).
+    pub key_ends_it_from: Option<i64>,
     /// "the queue is paused (Enter in the strip or /resume)" in this
     /// conversation, and whether the pause has been seen since (it is
     /// written just after the line): once it is resumed (here, from the CLI
@@ -91,7 +93,7 @@ impl Status {
             tool_running_in: None,
             regenerating_in: None,
             series_shown: None,
-            until_key: false,
+            key_ends_it_from: None,
             paused_in: None,
             failed_in: None,
             about_command: None,
@@ -114,6 +116,10 @@ pub struct FrameLayout {
     /// The scroll offset the chat could honour (clamped at the top).
     pub scroll_used: usize,
 }
+
+/// How long a notice stays whatever keys come (typed as it came, they
+/// were not about it); after this, a key ends it (F3 keeps it).
+pub(super) const NOTICE_READ_MS: i64 = 2_000;
 
 /// How long Ctrl+C stays armed for quitting.
 pub(super) const QUIT_WINDOW_MS: i64 = 2_000;
@@ -289,22 +295,30 @@ impl App {
     /// conversation does.
     pub(super) fn info_until_key(&mut self, s: impl Into<String>) {
         self.info(s);
-        if let Some(st) = self.status.as_mut() {
-            st.until_key = true;
-        }
+        self.status_ends_with_next_key();
     }
 
     /// Why the key just pressed did nothing: the next key (or paste) ends it.
     pub(super) fn error_until_key(&mut self, s: impl std::fmt::Display) {
         self.error(s);
+        self.status_ends_with_next_key();
+    }
+
+    /// The line now shown is about the key just pressed: the next key ends it.
+    pub(super) fn status_ends_with_next_key(&mut self) {
         if let Some(st) = self.status.as_mut() {
-            st.until_key = true;
+            st.key_ends_it_from = Some(i64::MIN);
         }
     }
 
     /// A key or a paste came: a line about the key before it is stale.
     pub(super) fn drop_status_about_the_last_key(&mut self) {
-        if self.status.as_ref().is_some_and(|s| s.until_key) {
+        let now = self.now();
+        if self
+            .status
+            .as_ref()
+            .is_some_and(|s| s.key_ends_it_from.is_some_and(|from| now >= from))
+        {
             self.status = None;
         }
     }

@@ -296,6 +296,18 @@ impl App {
         } else {
             self.info(format!("{text}{hint}"));
         }
+        // News that needs nothing done: once it has been up long enough to
+        // be read, the user's next key moves on from it.
+        if matches!(
+            n.kind,
+            NoticeKind::Fired
+                | NoticeKind::ReplyFinished
+                | NoticeKind::Info
+                | NoticeKind::ConfigReadable
+        ) && let Some(s) = self.status.as_mut()
+        {
+            s.key_ends_it_from = Some(self.model.now_ms() + super::app::NOTICE_READ_MS);
+        }
         if n.kind == NoticeKind::Failed && n.conversation_id.is_some() && self.status.is_some() {
             // Told before the events that reload the counts: read them now
             // (the failure is saved first), or the line would look stale at once.

@@ -30,8 +30,8 @@ impl App {
                     .model
                     .current
                     .filter(|c| self.model.awaiting.contains(c));
+                self.status_ends_with_next_key();
                 if let Some(st) = self.status.as_mut() {
-                    st.until_key = true;
                     st.approval_in = current;
                 }
             }

@@ -139,3 +139,32 @@ async fn tab_choices_go_with_the_next_key_that_is_not_tab() {
     let bar = status_bar(&mut ui);
     assert!(!bar.contains("coach  critic"), "{bar}");
 }
+
+/// A notice (a scheduled message went, a reply came elsewhere) is news,
+/// not about a key: keys typed as it comes leave it to be read, a key
+/// pressed once it has been up a while ends it (F3 keeps it).
+#[tokio::test(start_paused = true)]
+async fn a_notice_goes_with_a_key_pressed_once_it_has_been_read() {
+    let ok = || Step::Reply(vec![text("ok"), done()]);
+    let mut ui = Ui::new(vec![ok(), ok()]);
+    ui.start().await;
+    ui.say("/later 1m check the build");
+    tokio::time::advance(std::time::Duration::from_secs(61)).await;
+    ui.settle().await;
+    let notice = "scheduled message sent in";
+    assert!(ui.status_line().starts_with(notice), "{}", ui.status_line());
+    // Typing already under way when it came: it stays.
+    ui.typ("a");
+    assert!(ui.status_line().starts_with(notice), "{}", ui.status_line());
+    // A key a few seconds later: read by now, it goes.
+    tokio::time::advance(std::time::Duration::from_secs(3)).await;
+    ui.settle().await;
+    assert!(ui.status_line().starts_with(notice), "{}", ui.status_line());
+    ui.ctrl('t');
+    assert!(
+        !status_bar(&mut ui).contains(notice),
+        "{}",
+        status_bar(&mut ui)
+    );
+    assert!(ui.app.notices.iter().any(|n| n.text.starts_with(notice)));
+}
