@@ -876,6 +876,7 @@ pub(super) fn cx_of<'a>(model: &'a Model, keys: &'a Keymap, composer: &Composer)
         now_ms: model.now_ms(),
         composer_empty: composer.is_empty(),
         composer_command: super::sending::is_command(composer.text().trim()),
+        composer_editing: composer.edit.is_some(),
         intents: Vec::new(),
     }
 }

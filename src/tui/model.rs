@@ -97,11 +97,16 @@ impl StateCounts {
     /// status bar's counts).
     pub fn add(&mut self, state: &ItemState, n: usize) {
         match state {
-            ItemState::Queued | ItemState::Sending | ItemState::RunningTool => self.queued += n,
+            // Behind a call waiting for its answer an item is queued, not
+            // paused: the call's own count (`?1 to approve`) says what holds it.
+            ItemState::Queued
+            | ItemState::Sending
+            | ItemState::RunningTool
+            | ItemState::AwaitingApproval => self.queued += n,
             ItemState::Retrying { .. } => self.retrying += n,
             ItemState::Scheduled { .. } => self.scheduled += n,
             ItemState::Failed { .. } | ItemState::Expired => self.failed += n,
-            ItemState::Paused | ItemState::AwaitingApproval => self.waiting += n,
+            ItemState::Paused => self.waiting += n,
             ItemState::Sent | ItemState::Canceled => {}
         }
     }

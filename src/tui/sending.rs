@@ -149,6 +149,7 @@ impl App {
             .map(|p| super::composer::describe(p).0)
             .collect();
         let busy = self.model.is_busy();
+        let behind_a_call = self.model.waiting_approval().is_some();
         let paused = self.model.paused();
         // Resending an edit: the old exchange is marked replaced in the same transaction.
         let editing = self
@@ -200,6 +201,8 @@ impl App {
                             ))
                         } else if resume {
                             Some("queue resumed with your message".to_string())
+                        } else if behind_a_call {
+                            Some("queued: it goes once the call above is answered and its reply is in".to_string())
                         } else if busy {
                             Some("queued: it goes as soon as this reply finishes".to_string())
                         } else {
@@ -212,7 +215,7 @@ impl App {
                             (None, false) => app.info_until_key(format!("sent with 📎 {files}")),
                             (None, true) => {}
                         }
-                        if busy
+                        if (busy || behind_a_call)
                             && due.is_none()
                             && let Some(s) = app.status.as_mut()
                         {

@@ -40,6 +40,7 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         enhanced_keys: app.enhanced_keys,
         chat: Rect::default(),
         composer_empty: app.composer.is_empty(),
+        composer_editing: app.composer.edit.is_some(),
     };
     let sidebar_visible = app.sidebar_shown(area.width);
     let status_lines = status_lines(app, area.width, sidebar_visible);

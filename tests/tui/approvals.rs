@@ -147,20 +147,22 @@ async fn typed_text_never_answers_an_approval_and_is_kept() {
     ui.settle().await;
     assert!(ui.app.model.waiting_approval().is_some());
     assert_eq!(ui.app.top(), Some(ViewKind::Approval));
-    // A word typed before noticing the card, then Enter.
+    // A word typed before noticing the card, then Enter: a message, queued
+    // behind the call, never an answer to it.
     ui.typ("yes and now");
     ui.enter();
+    ui.settle().await;
     assert!(ui.app.model.waiting_approval().is_some(), "not answered");
-    assert_eq!(
-        ui.app.composer_text(),
-        "yes and now",
-        "the letters are kept"
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(
+        ui.rows()
+            .iter()
+            .any(|r| r.user_text().as_deref() == Some("yes and now") && !r.status.is_finished()),
+        "queued"
     );
     assert!(ui.rows().iter().all(|r| r.kind != Kind::Task));
     // "a" on an empty composer followed by more letters is a word, not a choice.
-    ui.app.composer.clear(0);
     ui.typ("apple");
-    ui.enter();
     assert!(ui.app.model.waiting_approval().is_some());
     assert_eq!(ui.app.composer_text(), "apple");
     snap!("approval_pending_60x15", ui.screen(60, 15));
@@ -173,8 +175,9 @@ async fn typed_text_never_answers_an_approval_and_is_kept() {
             && tiny.contains("│answer the approval above first"),
         "{tiny}"
     );
-    // A deliberate choice answers it; the hint to choose goes with the key.
-    ui.app.composer.clear(0);
+    // Enter on nothing chosen with nothing typed asks for a choice; a
+    // deliberate choice answers it, and the hint to choose goes with the key.
+    ui.enter();
     assert!(
         ui.status_line().starts_with("choose Approve or Deny first"),
         "{}",
@@ -194,7 +197,7 @@ async fn typed_text_never_answers_an_approval_and_is_kept() {
 
 /// With text in the composer, ← / → move its cursor: they do not choose on
 /// the card (a draft's ← then Enter approved the call). Tab still chooses,
-/// and the card says so.
+/// and the card says so, and that Enter alone would queue the text.
 #[tokio::test(start_paused = true)]
 async fn arrows_edit_a_draft_while_an_approval_waits_and_tab_chooses() {
     let mut ui = Ui::new(task_steps());
@@ -208,18 +211,10 @@ async fn arrows_edit_a_draft_while_an_approval_waits_and_tab_chooses() {
     ui.ch('X');
     assert_eq!(ui.app.composer_text(), "my draXft", "← moved the cursor");
     ui.press(KeyCode::Right);
-    ui.enter();
-    ui.settle().await;
-    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
-    assert!(ui.rows().iter().all(|r| r.kind != Kind::Task));
     let screen = ui.screen(120, 40);
     assert!(
-        screen.contains("Tab to choose (←/→ edit your text), then Enter"),
+        screen.contains("Tab to choose, then Enter (Enter alone queues your text)"),
         "{screen}"
-    );
-    assert_eq!(
-        ui.status_line(),
-        "choose Approve or Deny first (Tab), then Enter"
     );
     // Tab chooses Approve (then Deny); Enter confirms it, text and all.
     ui.press(KeyCode::Tab);
@@ -231,8 +226,8 @@ async fn arrows_edit_a_draft_while_an_approval_waits_and_tab_chooses() {
 }
 
 /// While an approval waits, a slash command still runs (`/tools` shows what
-/// the call would use; `/later` schedules): only a message or Enter on
-/// nothing chosen waits for the answer.
+/// the call would use; `/later` schedules), and a message is queued behind
+/// the call: only Enter on nothing typed and nothing chosen asks for a choice.
 #[tokio::test(start_paused = true)]
 async fn slash_commands_run_while_an_approval_waits() {
     let mut ui = Ui::new(task_steps());
@@ -255,12 +250,36 @@ async fn slash_commands_run_while_an_approval_waits() {
     ui.enter();
     assert_eq!(ui.app.top(), Some(ViewKind::Tools));
     assert!(ui.app.model.waiting_approval().is_some(), "not answered");
-    // A message still waits for the answer.
+    // A message is queued, as while a reply streams: it goes once the
+    // call is answered and the turn is over, and the card still waits.
     ui.press(KeyCode::Esc);
     ui.typ("a message");
     ui.enter();
-    assert_eq!(ui.app.composer_text(), "a message");
+    ui.settle().await;
+    assert_eq!(ui.app.composer_text(), "");
+    assert_eq!(
+        ui.status_line(),
+        "queued: it goes once the call above is answered and its reply is in"
+    );
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+    assert!(!ui.user_texts().contains(&"a message".to_string()));
+    let queued = ui
+        .rows()
+        .into_iter()
+        .find(|r| r.user_text().as_deref() == Some("a message"))
+        .expect("queued");
+    assert!(!queued.status.is_finished());
+    // Enter on nothing chosen with an empty composer still asks for a choice.
+    ui.enter();
     assert!(ui.status_line().starts_with("choose Approve or Deny first"));
+    ui.press(KeyCode::Left);
+    ui.enter();
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_none());
+    assert!(
+        ui.user_texts().contains(&"a message".to_string()),
+        "sent after the turn"
+    );
 }
 
 /// The list of slash commands while an approval card waits: shown over

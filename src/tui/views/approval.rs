@@ -258,15 +258,21 @@ impl ApprovalCard {
         // "  " " Deny " take 17 columns, the card's frame 4): never cut.
         let room = (width as usize).saturating_sub(17 + 4);
         let hints = match (self.choice, Self::chooser_beside_text(cx.keys)) {
-            // With text in the composer, ← / → move its cursor.
-            (None, Some(tab)) if !cx.composer_empty => vec![
-                format!(
-                    "  {tab} to choose (←/→ edit your text), then {}",
-                    key(Action::Confirm)
-                ),
-                format!("  {tab} to choose, then {}", key(Action::Confirm)),
-                format!("  {tab}, {}", key(Action::Confirm)),
-            ],
+            // With text in the composer, ← / → move its cursor, and Enter
+            // on nothing chosen queues the text (an edit waits).
+            (None, Some(tab)) if !cx.composer_empty => {
+                let enter = key(Action::Confirm);
+                let queues =
+                    format!("  {tab} to choose, then {enter} ({enter} alone queues your text)");
+                let mut hints = vec![
+                    format!("  {tab} to choose, then {enter}"),
+                    format!("  {tab}, {enter}"),
+                ];
+                if !cx.composer_editing {
+                    hints.insert(0, queues);
+                }
+                hints
+            }
             (None, _) => vec![
                 format!(
                     "  {}/{} or {}/{} to choose, then {}",
@@ -392,6 +398,14 @@ impl View for ApprovalCard {
             // A slash command (`/tools` to see what the call would run,
             // `/later`, `/help`) is no answer: it runs, the card waits.
             Some(Action::Confirm) if self.choice.is_none() && cx.composer_command => {
+                cx.push(Intent::Submit)
+            }
+            // A message is queued, as while a reply streams: it goes once
+            // the call is answered and the turn is over. (An edit would
+            // resend over the exchange that holds the call: it waits.)
+            Some(Action::Confirm)
+                if self.choice.is_none() && !composer_empty && !cx.composer_editing =>
+            {
                 cx.push(Intent::Submit)
             }
             Some(Action::Confirm) => match self.choice {

@@ -123,6 +123,8 @@ pub struct Cx<'a> {
     pub composer_empty: bool,
     /// The composer holds a slash command (`/tools`, `/later 10m …`).
     pub composer_command: bool,
+    /// The composer holds an edit of a message sent (Enter resends it).
+    pub composer_editing: bool,
     pub intents: Vec<Intent>,
 }
 
@@ -144,6 +146,8 @@ pub struct RenderCx<'a> {
     pub chat: Rect,
     /// The composer holds no text.
     pub composer_empty: bool,
+    /// The composer holds an edit of a message sent.
+    pub composer_editing: bool,
 }
 
 pub trait View {
