@@ -90,19 +90,19 @@ impl App {
             self.main_action(a);
             return;
         }
-        // 4. Text. Typing while the conversation list has focus goes to the
-        // composer, not nowhere. The strip's letters are its commands: one
-        // it does not use is said, not typed (the `y` of a question already
-        // answered, or refused, went into the draft).
+        // 4. Text. The letters of the strip and the conversation list are
+        // their commands: one they do not use is said, not typed (the `y` of
+        // a question already answered went into the draft, and a word typed
+        // into the list began with one of its commands).
         let typing = matches!(key.code, KeyCode::Char(_))
             && !key
                 .modifiers
                 .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        if typing && self.focus == Focus::Strip {
+        if typing && matches!(self.focus, Focus::Strip | Focus::Sidebar) {
             if key.code == KeyCode::Char('?') && self.composer.is_empty() && !inactive {
                 self.views.push(Box::new(views::help::Help::default()));
             } else {
-                self.apply_one(Intent::KeyError(self.not_a_strip_key(&key)));
+                self.apply_one(Intent::KeyError(self.not_a_pane_key(&key)));
             }
             return;
         }
@@ -122,10 +122,15 @@ impl App {
         }
     }
 
-    /// What a letter the focused strip does not use says instead of being
-    /// typed: a question's answer with no question open, or how to type.
-    fn not_a_strip_key(&self, key: &KeyEvent) -> String {
-        let back = self.keys.label(Scope::Strip, Action::Back);
+    /// What a letter the focused strip or conversation list does not use
+    /// says instead of being typed: a question's answer with no question
+    /// open, or how to type.
+    fn not_a_pane_key(&self, key: &KeyEvent) -> String {
+        let (scope, pane) = match self.focus {
+            Focus::Sidebar => (Scope::Sidebar, "the conversation list"),
+            _ => (Scope::Strip, "the pending strip"),
+        };
+        let back = self.keys.label(scope, Action::Back);
         let help = self.keys.label(Scope::Main, Action::Help);
         let what = match key.code {
             KeyCode::Char(c) => c.to_string(),
@@ -138,7 +143,7 @@ impl App {
             format!("{what}: no question is open (nothing was typed) · {back} back to the composer")
         } else {
             format!(
-                "{what}: not a key of the pending strip (nothing was typed) · {back} back to the composer, {help} lists the keys"
+                "{what}: not a key of {pane} (nothing was typed) · {back} back to the composer, {help} lists the keys"
             )
         }
     }

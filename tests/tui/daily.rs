@@ -197,6 +197,35 @@ async fn clicking_an_item_in_the_pending_strip_chooses_it_for_the_strips_keys() 
     assert_eq!(ui.app.strip.selected, Some(ids[1]));
 }
 
+/// The conversation list's letters are its commands (`r` rename, `d`
+/// delete, `/` filter): one it does not use is said, not typed into the
+/// composer, as in the pending strip (a word typed there began with a
+/// command or went into the draft).
+#[tokio::test(start_paused = true)]
+async fn the_conversation_list_does_not_type_letters_it_does_not_use() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.typ("my draft");
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    ui.ch('q');
+    assert_eq!(ui.app.composer_text(), "my draft", "nothing typed");
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    let (msg, is_err) = ui.app.status_pair();
+    assert!(
+        is_err && msg.starts_with("q: not a key of the conversation list (nothing was typed)"),
+        "{msg}"
+    );
+    assert!(msg.contains("Esc back to the composer"), "{msg}");
+    // Its own keys still work, and Esc goes back to the composer.
+    ui.ch('/');
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.focus, Focus::Composer);
+    ui.typ(" more");
+    assert_eq!(ui.app.composer_text(), "my draft more");
+}
+
 #[tokio::test(start_paused = true)]
 async fn sidebar_search_and_rename() {
     init_env();
