@@ -100,7 +100,12 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
     if strip_h > 0 {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }
-    draw_composer(f, app, composer_area);
+    // What the composer's borders cannot hold goes on the rows just above it.
+    let above_composer = Rect {
+        height: composer_area.y.saturating_sub(right.y),
+        ..right
+    };
+    draw_composer(f, app, composer_area, above_composer);
     f.render_widget(Paragraph::new(status_lines), status);
     for v in &app.views {
         // F2 covers the screen but the status bar, which says what its
@@ -329,7 +334,7 @@ pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) 
     }
 }
 
-fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
+fn draw_composer(f: &mut Frame, app: &App, area: Rect, above: Rect) {
     let inactive = app.top() == Some(ViewKind::Approval);
     let focused = app.focus == Focus::Composer && app.views.iter().all(|v| !v.is_modal());
     let mut title: Vec<Span<'static>> = Vec::new();
@@ -346,17 +351,30 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
             dim(),
         )),
         // Too long for the top border: it goes on along the bottom one, so
-        // that the example at its end is not what is cut.
+        // that the example at its end is not what is cut; too long for both
+        // (at 60 columns the second way to write it was cut off), it is
+        // written whole on the rows above the box.
         Some(Err(e)) => {
             let style = Style::new().fg(palette().error);
             let room = area.width.saturating_sub(6) as usize;
+            let bottom_room = area.width.saturating_sub(4) as usize;
+            let whole = format!("✗ {e}");
+            let rows_above = chat::wrap_words(&whole, above.width.max(1) as usize).len();
             match split_in_two(&e, room) {
-                (first, Some(rest)) if app.composer.attachments.is_empty() => {
+                (first, None) => title.push(Span::styled(format!(" ✗ {first} "), style)),
+                (first, Some(rest))
+                    if app.composer.attachments.is_empty()
+                        && (Span::raw(&rest).width() <= bottom_room
+                            || rows_above > above.height as usize) =>
+                {
                     title.push(Span::styled(format!(" ✗ {first} "), style));
                     below.push(Span::styled(
-                        format!(" {} ", elide(&rest, area.width.saturating_sub(4) as usize)),
+                        format!(" {} ", elide(&rest, bottom_room)),
                         style,
                     ));
+                }
+                _ if rows_above <= above.height as usize => {
+                    draw_above(f.buffer_mut(), above, &whole, style)
                 }
                 _ => title.push(Span::styled(format!(" ✗ {} ", elide(&e, room)), style)),
             }
@@ -404,6 +422,23 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect) {
     }
     app.composer
         .render(area, f.buffer_mut(), title, below, focused, inactive);
+}
+
+/// `text` wrapped on the last rows of `area` (cleared first).
+fn draw_above(buf: &mut Buffer, area: Rect, text: &str, style: Style) {
+    let rows = chat::wrap_words(text, area.width.max(1) as usize);
+    let h = (rows.len() as u16).min(area.height);
+    let r = Rect {
+        y: area.y + area.height - h,
+        height: h,
+        ..area
+    };
+    ratatui::widgets::Clear.render(r, buf);
+    let lines: Vec<Line<'static>> = rows
+        .into_iter()
+        .map(|row| Line::styled(row, style))
+        .collect();
+    Paragraph::new(lines).render(r, buf);
 }
 
 /// `text` as a row of at most `width` cells after a whole word, and the

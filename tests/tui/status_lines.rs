@@ -168,3 +168,33 @@ async fn a_notice_goes_with_a_key_pressed_once_it_has_been_read() {
     );
     assert!(ui.app.notices.iter().any(|n| n.text.starts_with(notice)));
 }
+
+/// An error about a time too long for the composer's two borders (at 60
+/// columns) is written whole on the rows above the box: its second way of
+/// writing the time was cut off.
+#[tokio::test(start_paused = true)]
+async fn a_long_time_error_is_shown_whole_above_the_composer() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.app.sidebar_pref = Some(false);
+    ui.typ("/at 9am friday prep");
+    let s = ui.screen(60, 15);
+    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains(r#"write "friday 9am …" for that day, or "9am -- friday …" for the text"#),
+        "{s}"
+    );
+    snap!("time_error_above_the_composer_60x15", s);
+    // Where the borders hold it, it stays on them.
+    let wide = ui.screen(120, 40);
+    let rows: Vec<&str> = wide.lines().collect();
+    let top = rows
+        .iter()
+        .position(|r| r.contains("╭"))
+        .expect("the composer");
+    assert!(rows[top].contains("✗ \"friday\" after \"9am\""), "{wide}");
+    assert!(
+        rows[top + 2].contains("-- friday …\" for the text"),
+        "{wide}"
+    );
+}
