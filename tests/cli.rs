@@ -1764,3 +1764,41 @@ fn a_bare_hour_after_a_day_is_an_hour_or_a_question() {
         assert!(line.contains("say 9am, 9pm or 21:00"), "{when}: {line}");
     }
 }
+
+/// A message written on a clock that was ahead (3 hours) happened by now:
+/// `tock show` and `tock search` print it at now, not at a time to come;
+/// `--json` keeps the time stored.
+#[test]
+fn a_time_written_on_a_clock_ahead_is_printed_as_now() {
+    let t = Tock::new();
+    let now = chrono::Utc::now().timestamp_millis();
+    let ahead = now + 3 * 3_600_000;
+    let store = tock::store::Store::open(&t.db).unwrap();
+    let id = store
+        .create_conversation(Some("Ahead"), "user", ahead)
+        .unwrap();
+    let m = tock::store::NewMessage {
+        role: Some(tock::store::Role::User),
+        content: "penguins from the future",
+        ..Default::default()
+    };
+    store.insert_message(id, &m, ahead).unwrap();
+    drop(store);
+    let stamp = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .with_timezone(&chrono::Local)
+            .format("%H:%M")
+            .to_string()
+    };
+    let (later, soon) = (stamp(ahead), stamp(now + 60_000));
+    for out in [t.ok(&["show", "Ahead"]), t.ok(&["search", "penguins"])] {
+        assert!(!out.contains(&later), "{later} in: {out}");
+        assert!(out.contains(&stamp(now)) || out.contains(&soon), "{out}");
+    }
+    let json = t.ok(&["show", "Ahead", "--json"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let stored = v["messages"][0]["created_at"].as_str().unwrap().to_string();
+    let at = chrono::DateTime::parse_from_rfc3339(&stored).unwrap();
+    assert_eq!(at.timestamp_millis() / 1000, ahead / 1000, "{stored}");
+}

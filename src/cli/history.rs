@@ -43,7 +43,8 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
         usage.replies.iter().map(|u| (u.message_id, u)).collect();
     // A reply stored as streaming with no live dispatcher to write it was
     // cut off by a tock that died; the next one asks for it again.
-    let writer_alive = store.live_lease_holder(engine.now_ms())?.is_some();
+    let now = engine.now_ms();
+    let writer_alive = store.live_lease_holder(now)?.is_some();
     let cut_off = |m: &crate::store::Message| {
         m.status == crate::store::MessageStatus::Streaming && !writer_alive
     };
@@ -99,7 +100,7 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
             println!(
                 "## {}{tool}{status} — {}\n",
                 m.role.as_str(),
-                local(m.created_at)
+                local(crate::when::happened(m.created_at, now))
             );
             println!("{}\n", crate::sanitize::sanitize(&m.content));
             // The calls a reply made, every argument on its own line.
@@ -206,6 +207,8 @@ fn usage_line(u: &crate::llm::Usage, cost: Option<f64>) -> String {
 /// `tock search TEXT [--limit N] [--json]`.
 pub(super) fn search(engine: &Engine, text: &str, limit: usize, as_json: bool) -> Result<()> {
     let hits = engine.search(text, limit)?;
+    // A time stored ahead of now is shown as now, as the lists do.
+    let now = engine.now_ms();
     if as_json {
         let arr: Vec<_> = hits
             .iter()
@@ -245,7 +248,7 @@ pub(super) fn search(engine: &Engine, text: &str, limit: usize, as_json: bool) -
         println!(
             "#{} {title} · {} · message {} ({})",
             h.conversation_id,
-            local(h.created_at),
+            local(crate::when::happened(h.created_at, now)),
             h.message_id,
             h.role.as_str()
         );

@@ -114,6 +114,8 @@ struct Cached {
     thinking: Option<usize>,
     content_len: usize,
     status: MessageStatus,
+    /// The time in the header (a time stored ahead is shown as now).
+    created_at: i64,
     lines: Vec<Line<'static>>,
     code_blocks: Vec<CodeBlock>,
     /// For a streaming reply: where the rows a token can change begin.
@@ -216,6 +218,7 @@ impl Entry {
         c.width == width
             && c.highlight == super::highlight::generation()
             && c.status == self.msg.status
+            && c.created_at == self.msg.created_at
             && c.card == self.card
             && c.folded == self.folded
             && c.retry_hint == self.retry_hint
@@ -268,6 +271,7 @@ impl Entry {
                 earlier_attempts: self.earlier_attempts,
                 content_len: self.msg.content.len(),
                 status: self.msg.status,
+                created_at: self.msg.created_at,
                 lines,
                 code_blocks,
                 tail_at,

@@ -82,6 +82,13 @@ impl App {
             Event::Conversations => {
                 self.model.reload_convs();
                 self.model.reload_summaries();
+                // The clock was set back (conversations written ahead came
+                // back to now): messages shown with a time still ahead are
+                // read again, and headed with now.
+                let now = self.model.now_ms();
+                if self.model.entries.iter().any(|e| e.msg.created_at > now) {
+                    self.model.reload_messages();
+                }
             }
             // The store keeps the counts: a change that names its rows costs
             // the same cheap read as one that does not.

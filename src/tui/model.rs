@@ -303,10 +303,14 @@ impl Model {
                 let sends = self.engine.reader().scheduled_sends(id).unwrap_or_default();
                 let mut old: HashMap<i64, Entry> =
                     self.entries.drain(..).map(|e| (e.msg.id, e)).collect();
+                let now = self.now_ms();
                 self.entries = msgs
                     .into_iter()
                     .filter(|m| !collapsed.is_hidden(m.id) && !hidden.contains(&m.id))
-                    .map(|m| {
+                    .map(|mut m| {
+                        // Written on a clock that was ahead: it happened by
+                        // now (its header and `/export` say so, as the lists do).
+                        m.created_at = crate::when::happened(m.created_at, now);
                         let mid = m.id;
                         let version = self.version_of(mid);
                         let usage = self.usage.of(mid).map(usage_line);

@@ -695,8 +695,8 @@ async fn tab_and_alt_arrows_leave_an_approval_card_waiting() {
 }
 
 /// A message sent while the clock was three hours ahead, then set right:
-/// it happened, so the conversation list and F2 tell it as now, not as a
-/// time to come ("03:53", "in 3h").
+/// it happened, so the conversation list, the chat, search, `/export` and
+/// F2 tell it as now, not as a time to come ("03:53", "in 3h").
 #[tokio::test(start_paused = true)]
 async fn what_was_written_on_a_clock_ahead_is_told_as_past_once_it_is_set_right() {
     let mut ui = Ui::new(vec![Step::Reply(vec![text("hi"), done()])]);
@@ -717,6 +717,27 @@ async fn what_was_written_on_a_clock_ahead_is_told_as_past_once_it_is_set_right(
         .collect();
     assert!(list.contains("  00:53"), "the list says now:\n{s}");
     assert!(!list.contains("03:53"), "not three hours from now:\n{s}");
+    // The chat's headers, Ctrl+F's hits and `/export` too, once the clock
+    // check has seen the clock set back.
+    tokio::time::advance(std::time::Duration::from_secs(31)).await;
+    ui.settle().await;
+    let s = ui.screen(120, 30);
+    assert!(s.contains("You · 00:53") && !s.contains("03:53"), "{s}");
+    ui.ctrl('f');
+    ui.typ("hello");
+    let found = ui.screen(120, 30);
+    assert!(
+        found.contains("· 00:53 · you") && !found.contains("03:53"),
+        "{found}"
+    );
+    ui.press(KeyCode::Esc);
+    let path = ui.h.dir.path().join("ahead.md");
+    ui.say(&format!("/export {}", path.display()));
+    let md = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        md.contains("## You — 2026-11-30 00:53\n") && !md.contains("03:53"),
+        "{md}"
+    );
     // F2, finished rows shown: the message went, by now at the latest.
     ui.press(KeyCode::F(2));
     ui.ch('a');

@@ -314,7 +314,7 @@ impl View for Search {
                 "{}{} · {} · {who}",
                 if chosen { "› " } else { "  " },
                 title,
-                when(h.created_at, &cx.now)
+                when(crate::when::happened(h.created_at, cx.now_ms), &cx.now)
             );
             let style = if chosen {
                 Style::new()
