@@ -274,4 +274,23 @@ fn series_and_their_occurrences_come_first_whatever_the_window() {
     );
     assert_eq!(p.count(), whole.count());
     assert_eq!(walk_up(&mut p, &h), shown);
+    // A rule under them says the rest go by time; the row it takes leaves
+    // the selected row on screen wherever the window is.
+    press(&mut p, &h, KeyCode::Home);
+    let top = screen(&p);
+    let rows: Vec<&str> = top.lines().collect();
+    let at = rows
+        .iter()
+        .position(|r| r.contains("── the rest by time ─"))
+        .expect(&top);
+    assert!(rows[at - 1].contains("↳ water the plants"), "{top}");
+    assert!(rows[at - 2].contains("recurring"), "{top}");
+    for _ in 0..shown.len() {
+        let s = screen(&p);
+        assert!(
+            s.lines().any(|l| l.starts_with('›')),
+            "selection off screen:\n{s}"
+        );
+        press(&mut p, &h, KeyCode::Down);
+    }
 }

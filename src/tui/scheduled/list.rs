@@ -119,6 +119,15 @@ impl RowList {
             .map(|i| i + h)
     }
 
+    /// Where the rows in time order begin, when the window shows recurring
+    /// series above them (loaded whole, they come first whatever their
+    /// next time): the pane marks the break.
+    pub fn series_end(&self) -> Option<usize> {
+        let h = self.shown_head();
+        (h > 0 && !self.body.is_empty() && self.head.iter().any(|r| r.series.is_some()))
+            .then_some(h)
+    }
+
     /// The window's first row is the list's.
     pub fn at_start(&self) -> bool {
         self.body_from_start

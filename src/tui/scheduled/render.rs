@@ -135,13 +135,18 @@ impl ScheduledPane {
         };
         let detail_rows: u16 = if area.height >= 8 { 2 + state_rows } else { 0 };
         let list_height = area.height.saturating_sub(1 + detail_rows) as usize;
+        // Series first, then the rest by time: a rule between them says
+        // why a series due at 09:00 is above a message due at 05:45. Its
+        // row is kept free wherever the window is.
+        let series_end = self.list.series_end();
+        let rows_height = list_height.saturating_sub(usize::from(series_end.is_some()));
 
-        let offset = scroll_offset(self.offset.get(), selected, list_height, self.list.len());
+        let offset = scroll_offset(self.offset.get(), selected, rows_height, self.list.len());
         self.offset.set(offset);
-        self.page.set(list_height);
+        self.page.set(rows_height);
         // Only the rows in the window (and the selected one, for its
         // details) are formatted: a list of 100,000 costs what a screen does.
-        let end = (offset + list_height).min(self.list.len());
+        let end = (offset + rows_height).min(self.list.len());
         let window: Vec<Cells> = self
             .list
             .rows(offset, end)
@@ -175,8 +180,24 @@ impl ScheduledPane {
             x += w + 1;
         }
 
+        let rule_at = series_end.filter(|h| offset < *h && *h <= end);
+        if let Some(h) = rule_at {
+            let label = "── the rest by time ";
+            let rule = format!(
+                "{label}{}",
+                "─".repeat((area.width as usize).saturating_sub(label.width() + GUTTER as usize))
+            );
+            buf.set_stringn(
+                area.x + GUTTER,
+                area.y + 1 + (h - offset) as u16,
+                rule,
+                area.width.saturating_sub(GUTTER) as usize,
+                Style::default().fg(palette().dim),
+            );
+        }
         for (line, i) in (offset..end).enumerate() {
-            let y = area.y + 1 + line as u16;
+            let below_rule = rule_at.is_some_and(|h| i >= h);
+            let y = area.y + 1 + line as u16 + u16::from(below_rule);
             let Some(row) = self.list.get(i) else { break };
             let Some(c) = cell(i) else { break };
             let is_sel = Some(i) == chosen;
