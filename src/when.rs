@@ -60,8 +60,14 @@
 //!   or at a comma after it (what follows is text); a day after a clock
 //!   time with text after it on the line (`9am friday prep`) is asked about.
 //! * `in 2 days 9am` is that day at 09:00. In the small hours (until
-//!   05:00) `tonight 1am` is this night's while it is ahead; until 04:00
-//!   `tomorrow morning` is asked about (this morning, or the next?).
+//!   05:00) `tonight 1am` is this night's while it is ahead. Until 04:00
+//!   a time with `tomorrow` (`tomorrow 9am`, `tomorrow at 9am`, `9am
+//!   tmrw`, `tomorrow morning`, `tomorrow evening 7`) is asked about
+//!   while that time today is still ahead: the day after this night, or
+//!   the next? The message says how to write each (`today 9am` or `tue
+//!   9am`, `this morning` or `tue morning`). `tomorrow` alone, and a time
+//!   today that has gone (`tomorrow 1am` at 02:00), are the next
+//!   calendar day.
 //!
 //! # Why most of this is hand-written rather than `interim`
 //!
@@ -175,19 +181,19 @@ pub enum WhenError {
         "{zone:?} after {time:?}: tock reads times in your local zone, in UTC or at a fixed offset (9am utc, 9am gmt+1, 9am -05:00) — give the time in one of those, or write \"{time} -- {zone} …\" to keep it as text"
     )]
     ZoneWord { time: String, zone: String },
-    /// `tomorrow morning` said from midnight to 04:00, when this morning
-    /// time today is still ahead: the day after this night, or the one
-    /// after that? Carries the word as typed, the time it was said, both
-    /// days and the second's short name.
+    /// A time with `tomorrow` said from midnight to 04:00 (`tomorrow
+    /// 9am`, `tomorrow morning`), when that time today is still ahead:
+    /// the day after this night (today), or the one after that? Carries
+    /// the words as typed, the time it was said, both instants as shown,
+    /// and how to write each (`today 9am`, `tue 9am`).
     #[error(
-        "{said:?} at {now}, before the night is over, could be this morning ({today}) or {next}'s — say this morning or {day} morning"
+        "{said:?} at {now}, before the night is over, could be {} or {} — say {} or {}",
+        .days.first, .days.second, .days.first_way, .days.second_way
     )]
     TomorrowBeforeMorning {
         said: String,
         now: String,
-        today: String,
-        next: String,
-        day: String,
+        days: Box<Readings>,
     },
     /// A day's name right after a clock time, with text after it on the
     /// line (`/at 9am friday prep`): the time's day, or the text's first
@@ -218,6 +224,17 @@ pub enum WhenError {
     /// `/later 1h` with no message.
     #[error("nothing to send after the time")]
     NothingToSend,
+}
+
+/// The two readings of a time that is asked about: each instant as shown
+/// (`Mon 7 Dec 09:00`) and a way to write it that is read as it (`today
+/// 9am`). (Boxed in [`WhenError`], which stays small.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readings {
+    pub first: String,
+    pub first_way: String,
+    pub second: String,
+    pub second_way: String,
 }
 
 /// `"9" alone could be morning or evening — say 9am, 9pm or 21:00` (or
@@ -320,7 +337,8 @@ fn read_any_time<Tz: TimeZone>(
         // more likely the unit was left out.
         Mode::Later if bare_hour(&words).is_some() => Err(WhenError::NotADuration(quoted(trimmed))),
         Mode::Later => match parse_absolute(trimmed, &words, now) {
-            Ok(_) | Err(PErr::Fail(WhenError::Past(_))) => {
+            Ok(_)
+            | Err(PErr::Fail(WhenError::Past(_) | WhenError::TomorrowBeforeMorning { .. })) => {
                 Err(WhenError::TimeNotDuration(quoted(trimmed)))
             }
             Err(_) => Err(WhenError::NotADuration(quoted(trimmed))),
@@ -842,18 +860,10 @@ impl WhenError {
                 part,
                 hours,
             },
-            E::TomorrowBeforeMorning {
-                said,
-                now,
-                today,
-                next,
-                day,
-            } => E::TomorrowBeforeMorning {
+            E::TomorrowBeforeMorning { said, now, days } => E::TomorrowBeforeMorning {
                 said: as_typed(expr, &said),
                 now,
-                today,
-                next,
-                day,
+                days,
             },
             E::DayPartOver { said, at } => E::DayPartOver {
                 said: as_typed(expr, &said),
@@ -1638,10 +1648,91 @@ fn parse_absolute<Tz: TimeZone>(
     // A part of the day (`tomorrow evening`, `fri night 8pm`, `tonight`,
     // `7 in the evening`): read with the rest, which it gives a time or
     // whose hour it places in its half of the day.
+    let due = day_and_time(words, now)?;
+    match tomorrow_asked(trimmed, words, due, now) {
+        Some(asked) => Err(PErr::Fail(asked)),
+        None => Ok(due),
+    }
+}
+
+/// A date, a clock time, a part of the day, or any of them together.
+fn day_and_time<Tz: TimeZone>(words: &[&str], now: &DateTime<Tz>) -> Result<DateTime<Utc>, PErr> {
     if let Some(found) = find_day_part(words) {
         return date_and_clock(&found.rest, now, Some(&found));
     }
     date_and_clock(words, now, None)
+}
+
+/// `tomorrow 9am` (`tomorrow morning`, `9am tmrw`, …) said before
+/// [`TOMORROW_ASKED_UNTIL`], read as `due`: a night owl at 00:30 may mean
+/// the coming morning, today's date. Asked about when that time today is
+/// still ahead, with a way to write each day that is read as it; `None`
+/// when there is nothing to ask (`tomorrow` alone, a time today that has
+/// gone, `tomorrow 1am` at 02:00).
+fn tomorrow_asked<Tz: TimeZone>(
+    trimmed: &str,
+    words: &[&str],
+    due: DateTime<Utc>,
+    now: &DateTime<Tz>,
+) -> Option<WhenError> {
+    use chrono::Timelike;
+    let is_tomorrow = |w: &str| matches!(w, "tomorrow" | "tmrw" | "tmr");
+    if now.time().hour() >= TOMORROW_ASKED_UNTIL
+        || words.iter().filter(|w| is_tomorrow(w)).count() != 1
+    {
+        return None;
+    }
+    let now_utc = now.with_timezone(&Utc);
+    let read = |said: &str| {
+        let owned = words_of(said);
+        let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+        day_and_time(&words, now).ok()
+    };
+    // The rest, as typed but in lower case (`9am utc`, not `9amz`).
+    let typed: Vec<String> = trimmed
+        .split_whitespace()
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let at = typed.iter().position(|w| is_tomorrow(w))?;
+    let rest: Vec<&str> = typed
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != at)
+        .map(|(_, w)| w.as_str())
+        .collect();
+    // `tomorrow` alone (or `on tomorrow`) names no time: the next day.
+    if rest.iter().all(|w| matches!(*w, "at" | "on")) {
+        return None;
+    }
+    let rest = rest.join(" ");
+    let today_at = read(&format!("today {rest}")).filter(|t| *t > now_utc && *t != due)?;
+    // Said the plainest way that reads as that day: `this morning`,
+    // `tonight`, else `today …`; the next day by its name, `tue 9am`.
+    let first = rest.split_whitespace().next().unwrap_or_default();
+    let mut today_ways = Vec::new();
+    if matches!(first, "morning" | "afternoon" | "evening") {
+        today_ways.push(format!("this {rest}"));
+    }
+    if let Some(after) = rest.strip_prefix("night") {
+        today_ways.push(format!("tonight{after}"));
+    }
+    today_ways.push(format!("today {rest}"));
+    let today_way = today_ways.into_iter().find(|w| read(w) == Some(today_at))?;
+    let next = now.date_naive().succ_opt()?;
+    let next_way = [next.format("%a"), next.format("%Y-%m-%d")]
+        .iter()
+        .map(|d| format!("{} {rest}", d.to_string().to_ascii_lowercase()))
+        .find(|w| read(w) == Some(due))?;
+    Some(WhenError::TomorrowBeforeMorning {
+        said: quoted(&words.join(" ")),
+        now: now.time().format("%H:%M").to_string(),
+        days: Box::new(Readings {
+            first: absolute(today_at, now),
+            first_way: today_way,
+            second: absolute(due, now),
+            second_way: next_way,
+        }),
+    })
 }
 
 /// A part of the day found among the words of a time: which, whether it
@@ -1991,25 +2082,6 @@ fn resolve_part<Tz: TimeZone>(
     {
         return Ok(t);
     }
-    // `tomorrow morning` at 00:15: the morning after this night (today),
-    // or the day after it? Asked until 04:00, when this morning is still
-    // ahead. (Other times said with `tomorrow` are the calendar's.)
-    if now.time().hour() < TOMORROW_ASKED_UNTIL
-        && matches!(date, Some(DateSpec::Tomorrow))
-        && let Some(p) = part.filter(|p| p.part == DayPart::Morning)
-        && let Ok(t) = resolve_on(Some(DateSpec::Today), clock, next_day, now)
-        && t > now.with_timezone(&Utc)
-    {
-        let today = now.date_naive();
-        let next = today.succ_opt().ok_or(WhenError::OutOfRange)?;
-        return Err(WhenError::TomorrowBeforeMorning {
-            said: format!("tomorrow {}", p.said),
-            now: now.time().format("%H:%M").to_string(),
-            today: today.format("%a %-d %b").to_string(),
-            next: next.format("%a %-d %b").to_string(),
-            day: next.format("%a").to_string().to_ascii_lowercase(),
-        });
-    }
     match (resolve_on(date, clock, next_day, now), part) {
         (Err(WhenError::Past(at)), Some(p)) if today => Err(WhenError::DayPartOver {
             said: quoted(&p.said),
@@ -2022,9 +2094,9 @@ fn resolve_part<Tz: TimeZone>(
 /// The night's small hours end at 05:00 (see [`DayPart::Night`]).
 const SMALL_HOURS_END: u32 = 5;
 
-/// Until 04:00, `tomorrow morning` may be the morning after this night
-/// (today's) or the next: it is asked about (see
-/// [`WhenError::TomorrowBeforeMorning`]).
+/// Until 04:00, `tomorrow 9am`, `tomorrow morning` may be the day after
+/// this night (today) or the next: asked about while that time today is
+/// still ahead (see [`tomorrow_asked`]).
 const TOMORROW_ASKED_UNTIL: u32 = 4;
 
 /// The instant for a parsed date and/or clock time, strictly after `now`.

@@ -140,27 +140,34 @@ fn tonight_in_the_small_hours_is_this_night() {
 #[test]
 fn tomorrow_morning_before_4am_is_asked_about() {
     let now = mon(0, 15);
-    for (typed, said) in [
-        ("tomorrow morning", "tomorrow morning"),
-        ("Tomorrow Morning 7", "Tomorrow Morning"),
-        ("tomorrow in the morning", "tomorrow in the morning"),
+    for (typed, today, next) in [
+        ("tomorrow morning", "this morning", "tue morning"),
+        ("Tomorrow Morning 7", "this morning 7", "tue morning 7"),
+        (
+            "tomorrow in the morning",
+            "today in the morning",
+            "tue in the morning",
+        ),
     ] {
+        let (t, n) = if typed.ends_with('7') {
+            ("07:00", "07:00")
+        } else {
+            ("09:00", "09:00")
+        };
         assert_eq!(
             parse_time(typed, &now, Mode::At).map_err(|e| e.to_string()),
             Err(format!(
-                "{said:?} at 00:15, before the night is over, could be this morning (Mon 7 Dec) or Tue 8 Dec's — say this morning or tue morning"
+                "{typed:?} at 00:15, before the night is over, could be Mon 7 Dec {t} or Tue 8 Dec {n} — say {today} or {next}"
             )),
             "{typed:?}"
         );
     }
-    // Either morning said plainly is taken; other times with `tomorrow`
-    // are the calendar's next day.
+    // Either morning said plainly is taken; `tomorrow` alone is the
+    // calendar's next day.
     for (typed, want) in [
         ("this morning", at(7, 9, 0)),
         ("today morning", at(7, 9, 0)),
         ("tue morning", at(8, 9, 0)),
-        ("tomorrow 9am", at(8, 9, 0)),
-        ("tomorrow evening", at(8, 19, 0)),
         ("tomorrow", at(8, 9, 0)),
     ] {
         assert_eq!(parse_time(typed, &now, Mode::At), Ok(want), "{typed:?}");
@@ -170,6 +177,133 @@ fn tomorrow_morning_before_4am_is_asked_about() {
         parse_time("tomorrow morning", &mon(4, 0), Mode::At),
         Ok(at(8, 9, 0))
     );
+}
+
+/// Any time said with `tomorrow` in the small hours (until 04:00), while
+/// that time today is still ahead, is asked about as `tomorrow morning`
+/// is: this day, or the next? Each suggested spelling reads as its day.
+#[test]
+fn tomorrow_with_a_time_before_4am_is_asked_about() {
+    let now = mon(0, 30);
+    for (typed, today_at, next_at, today, next) in [
+        (
+            "tomorrow 9am",
+            at(7, 9, 0),
+            at(8, 9, 0),
+            "today 9am",
+            "tue 9am",
+        ),
+        (
+            "tomorrow at 9am",
+            at(7, 9, 0),
+            at(8, 9, 0),
+            "today at 9am",
+            "tue at 9am",
+        ),
+        (
+            "9am tomorrow",
+            at(7, 9, 0),
+            at(8, 9, 0),
+            "today 9am",
+            "tue 9am",
+        ),
+        (
+            "tmrw 14:30",
+            at(7, 14, 30),
+            at(8, 14, 30),
+            "today 14:30",
+            "tue 14:30",
+        ),
+        (
+            "Tomorrow 21",
+            at(7, 21, 0),
+            at(8, 21, 0),
+            "today 21",
+            "tue 21",
+        ),
+        (
+            "tomorrow noon",
+            at(7, 12, 0),
+            at(8, 12, 0),
+            "today noon",
+            "tue noon",
+        ),
+        (
+            "tomorrow evening",
+            at(7, 19, 0),
+            at(8, 19, 0),
+            "this evening",
+            "tue evening",
+        ),
+        (
+            "tomorrow afternoon 2",
+            at(7, 14, 0),
+            at(8, 14, 0),
+            "this afternoon 2",
+            "tue afternoon 2",
+        ),
+        (
+            "tomorrow night",
+            at(7, 21, 0),
+            at(8, 21, 0),
+            "tonight",
+            "tue night",
+        ),
+        (
+            "tomorrow night 1am",
+            at(8, 1, 0),
+            at(9, 1, 0),
+            "today night 1am",
+            "tue night 1am",
+        ),
+        (
+            "tomorrow midnight",
+            at(8, 0, 0),
+            at(9, 0, 0),
+            "today midnight",
+            "tue midnight",
+        ),
+    ] {
+        let show = |t: DateTime<Utc>| absolute(t, &now);
+        assert_eq!(
+            parse_time(typed, &now, Mode::At).map_err(|e| e.to_string()),
+            Err(format!(
+                "{typed:?} at 00:30, before the night is over, could be {} or {} — say {today} or {next}",
+                show(today_at),
+                show(next_at)
+            )),
+            "{typed:?}"
+        );
+        // Each way of saying it is read, as the day it names.
+        assert_eq!(parse_time(today, &now, Mode::At), Ok(today_at), "{today:?}");
+        assert_eq!(parse_time(next, &now, Mode::At), Ok(next_at), "{next:?}");
+    }
+    // With text after it, in the composer: asked, not sent.
+    assert_eq!(
+        split("tomorrow 9am call mom", &now),
+        Err("\"tomorrow 9am\" at 00:30, before the night is over, could be Mon 7 Dec 09:00 or Tue 8 Dec 09:00 — say today 9am or tue 9am".into())
+    );
+    // `/later` says it is a point in time, as for any other.
+    assert!(matches!(
+        parse_time("tomorrow 9am", &now, Mode::Later),
+        Err(WhenError::TimeNotDuration(_))
+    ));
+    // A time today already past, and `tomorrow` alone, are the calendar's
+    // next day: there is no other reading.
+    let two = mon(2, 0);
+    for (typed, want) in [
+        ("tomorrow 1am", at(8, 1, 0)),
+        ("tomorrow 00:30", at(8, 0, 30)),
+        ("tomorrow", at(8, 9, 0)),
+        ("tomorrow 9am", at(8, 9, 0)),
+    ] {
+        let now = if typed == "tomorrow 9am" {
+            mon(4, 0)
+        } else {
+            two
+        };
+        assert_eq!(parse_time(typed, &now, Mode::At), Ok(want), "{typed:?}");
+    }
 }
 
 #[test]
