@@ -43,7 +43,10 @@
 //!   `december 1, 2026`). A date without a time means 09:00 that day.
 //!   A weekday means its next occurrence (today only if the time is still
 //!   ahead); `next monday` is the first Monday strictly after today (so on a
-//!   Sunday it is tomorrow; the preview shows the date, which removes any doubt).
+//!   Sunday it is tomorrow) — but when that day is still in this calendar
+//!   week (Monday to Sunday: `next friday` said on a Monday) it is asked
+//!   about, this week's or next week's? (`this friday` or `18 dec`), in
+//!   `until` too; on Saturday `next friday` is the coming one.
 //!   A month-name date without a year means its next occurrence.
 //!   An explicit date or instant that is not in the future is refused, and
 //!   so are `yesterday`, `last fri` and `2h ago`, with when that was (what
@@ -195,6 +198,15 @@ pub enum WhenError {
         now: String,
         days: Box<Readings>,
     },
+    /// `next friday` said while this week's Friday is still to come (on
+    /// Monday): this week's, or next week's? Carries the words as typed,
+    /// both instants as shown and how to write each (`this friday`, `18
+    /// dec`).
+    #[error(
+        "{said:?} could be this week's, {}, or next week's, {} — say {} or {}",
+        .days.first, .days.second, .days.first_way, .days.second_way
+    )]
+    NextWeekday { said: String, days: Box<Readings> },
     /// A day's name right after a clock time, with text after it on the
     /// line (`/at 9am friday prep`): the time's day, or the text's first
     /// word? Carries the clock time and the day as typed.
@@ -338,9 +350,11 @@ fn read_any_time<Tz: TimeZone>(
         Mode::Later if bare_hour(&words).is_some() => Err(WhenError::NotADuration(quoted(trimmed))),
         Mode::Later => match parse_absolute(trimmed, &words, now) {
             Ok(_)
-            | Err(PErr::Fail(WhenError::Past(_) | WhenError::TomorrowBeforeMorning { .. })) => {
-                Err(WhenError::TimeNotDuration(quoted(trimmed)))
-            }
+            | Err(PErr::Fail(
+                WhenError::Past(_)
+                | WhenError::TomorrowBeforeMorning { .. }
+                | WhenError::NextWeekday { .. },
+            )) => Err(WhenError::TimeNotDuration(quoted(trimmed))),
             Err(_) => Err(WhenError::NotADuration(quoted(trimmed))),
         },
         Mode::At => parse_absolute(trimmed, &words, now).map_err(|e| match e {
@@ -738,7 +752,12 @@ fn read_until<Tz: TimeZone>(trimmed: &str, now: &DateTime<Tz>) -> Result<DateTim
     let end = local_instant(&now.timezone(), next.and_time(NaiveTime::MIN))
         .ok_or(WhenError::OutOfRange)?
         - Duration::milliseconds(1);
-    future(end, now)
+    let end = future(end, now)?;
+    // `until next friday` on Monday: this week's or next week's, as with /at.
+    match next_weekday_asked(trimmed, end, now, |w| read_until(w, now).ok()) {
+        Some(asked) => Err(asked),
+        None => Ok(end),
+    }
 }
 
 /// A clock time alone (`9am`, `18:00`, `noon`, `8.30 pm`), for repeating
@@ -863,6 +882,10 @@ impl WhenError {
             E::TomorrowBeforeMorning { said, now, days } => E::TomorrowBeforeMorning {
                 said: as_typed(expr, &said),
                 now,
+                days,
+            },
+            E::NextWeekday { said, days } => E::NextWeekday {
+                said: as_typed(expr, &said),
                 days,
             },
             E::DayPartOver { said, at } => E::DayPartOver {
@@ -1649,10 +1672,75 @@ fn parse_absolute<Tz: TimeZone>(
     // `7 in the evening`): read with the rest, which it gives a time or
     // whose hour it places in its half of the day.
     let due = day_and_time(words, now)?;
-    match tomorrow_asked(trimmed, words, due, now) {
+    let read = |said: &str| {
+        let owned = words_of(said);
+        let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+        day_and_time(&words, now).ok()
+    };
+    let asked = tomorrow_asked(trimmed, words, due, now)
+        .or_else(|| next_weekday_asked(trimmed, due, now, read));
+    match asked {
         Some(asked) => Err(PErr::Fail(asked)),
         None => Ok(due),
     }
+}
+
+/// `next friday` (`next fri 5pm`, `5pm next friday`), read as `due`, the
+/// first Friday after today: when that is in this calendar week (Monday
+/// to Sunday), next week's may be meant. Asked about, with a way to write
+/// each that `read` (the caller's reading of a time) reads as it: `this
+/// friday …` and the other's date, `18 dec …` (not `dec 18`: in `dec 18
+/// evening` the 18 would read as an hour). `None` when this week's
+/// is gone (on Saturday `next friday` can only be the coming one).
+fn next_weekday_asked<Tz: TimeZone>(
+    trimmed: &str,
+    due: DateTime<Utc>,
+    now: &DateTime<Tz>,
+    read: impl Fn(&str) -> Option<DateTime<Utc>>,
+) -> Option<WhenError> {
+    let typed: Vec<String> = trimmed
+        .split_whitespace()
+        .map(|w| w.trim_end_matches(',').to_ascii_lowercase())
+        .collect();
+    let at = typed
+        .windows(2)
+        .position(|w| w[0] == "next" && weekday(&w[1]).is_some())?;
+    let day = weekday(&typed[at + 1])?;
+    let today = now.date_naive();
+    let from_monday = i64::from(today.weekday().num_days_from_monday());
+    // The first such day after today: 1 to 7 days ahead.
+    let ahead = (i64::from(day.num_days_from_monday()) - from_monday - 1).rem_euclid(7) + 1;
+    if from_monday + ahead > 6 {
+        return None;
+    }
+    // The rest, without the joining `on` (`5pm on next friday`).
+    let rest: String = typed
+        .iter()
+        .enumerate()
+        .filter(|&(i, w)| i != at && i != at + 1 && w != "on")
+        .map(|(_, w)| format!(" {w}"))
+        .collect();
+    let later = today.checked_add_signed(Duration::days(ahead + 7))?;
+    let first_way = format!("this {}{rest}", typed[at + 1]);
+    let second_way = format!(
+        "{}{rest}",
+        later.format("%-d %b").to_string().to_ascii_lowercase()
+    );
+    let second = read(&second_way)?;
+    // Each way is read as the day it stands for.
+    if read(&first_way) != Some(due) || second.with_timezone(&now.timezone()).date_naive() != later
+    {
+        return None;
+    }
+    Some(WhenError::NextWeekday {
+        said: quoted(trimmed),
+        days: Box::new(Readings {
+            first: absolute(due, now),
+            first_way,
+            second: absolute(second, now),
+            second_way,
+        }),
+    })
 }
 
 /// A date, a clock time, a part of the day, or any of them together.

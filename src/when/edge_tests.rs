@@ -366,3 +366,110 @@ fn in_n_days_then_a_time() {
         })
     );
 }
+
+/// `next friday` said while this week's Friday is still to come (Mon 7
+/// Dec): this week's, or next week's? Asked, with a way to write each
+/// that is read as it. Once this week's is gone or today (on Saturday,
+/// or on Friday itself) it can only be next week's: kept.
+#[test]
+fn next_weekday_in_this_week_is_asked_about() {
+    let now = mon(10, 0);
+    for (typed, first, second, first_way, second_way) in [
+        (
+            "next friday",
+            at(11, 9, 0),
+            at(18, 9, 0),
+            "this friday",
+            "18 dec",
+        ),
+        (
+            "Next Fri 5pm",
+            at(11, 17, 0),
+            at(18, 17, 0),
+            "this fri 5pm",
+            "18 dec 5pm",
+        ),
+        (
+            "5pm next friday",
+            at(11, 17, 0),
+            at(18, 17, 0),
+            "this friday 5pm",
+            "18 dec 5pm",
+        ),
+        (
+            "next friday evening",
+            at(11, 19, 0),
+            at(18, 19, 0),
+            "this friday evening",
+            "18 dec evening",
+        ),
+        (
+            "next tue at 9am",
+            at(8, 9, 0),
+            at(15, 9, 0),
+            "this tue at 9am",
+            "15 dec at 9am",
+        ),
+        (
+            "next sunday",
+            at(13, 9, 0),
+            at(20, 9, 0),
+            "this sunday",
+            "20 dec",
+        ),
+    ] {
+        let show = |t: DateTime<Utc>| absolute(t, &now);
+        assert_eq!(
+            parse_time(typed, &now, Mode::At).map_err(|e| e.to_string()),
+            Err(format!(
+                "{typed:?} could be this week's, {}, or next week's, {} — say {first_way} or {second_way}",
+                show(first),
+                show(second)
+            )),
+            "{typed:?}"
+        );
+        assert_eq!(
+            parse_time(first_way, &now, Mode::At),
+            Ok(first),
+            "{first_way:?}"
+        );
+        assert_eq!(
+            parse_time(second_way, &now, Mode::At),
+            Ok(second),
+            "{second_way:?}"
+        );
+    }
+    // In the composer, and as the end of a series: asked too.
+    assert_eq!(
+        split("next friday call mom", &now),
+        Err("\"next friday\" could be this week's, Fri 11 Dec 09:00, or next week's, Fri 18 Dec 09:00 — say this friday or 18 dec".into())
+    );
+    assert_eq!(
+        parse_until("next friday", &now).map_err(|e| e.to_string()),
+        Err("\"next friday\" could be this week's, Fri 11 Dec 23:59, or next week's, Fri 18 Dec 23:59 — say this friday or 18 dec".into())
+    );
+    // Said on Saturday, or on the day itself, or on Sunday: next week's.
+    let sat = mon(10, 0).with_day(12).expect("fixture");
+    let fri = mon(10, 0).with_day(11).expect("fixture");
+    let sun = mon(10, 0).with_day(13).expect("fixture");
+    for (now, typed, want) in [
+        (sat, "next friday", at(18, 9, 0)),
+        (fri, "next friday", at(18, 9, 0)),
+        (now, "next monday", at(14, 9, 0)),
+        (sun, "next monday", at(14, 9, 0)),
+        (sun, "next sunday", at(20, 9, 0)),
+        // `this` and a day alone are the coming one, as before.
+        (now, "this friday", at(11, 9, 0)),
+        (now, "friday", at(11, 9, 0)),
+    ] {
+        assert_eq!(
+            parse_time(typed, &now, Mode::At),
+            Ok(want),
+            "{typed:?} on {now}"
+        );
+    }
+    assert_eq!(
+        parse_until("next friday", &sat).map(|t| t.with_timezone(&now.timezone()).day()),
+        Ok(18)
+    );
+}
