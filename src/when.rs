@@ -61,7 +61,10 @@
 //!   [`split_time_prefix`] (see [`zone_word`]).
 //! * Where a time ends ([`split_time_prefix`]): at a line break, at `--`,
 //!   or at a comma after it (what follows is text); a day after a clock
-//!   time with text after it on the line (`9am friday prep`) is asked about.
+//!   time with text after it on the line (`9am friday prep`) is asked about,
+//!   and so is a delay written two ways with text after it (`1h 30 minutes
+//!   of reading`: `1h30m …` for the delay, `1h -- 30 minutes …` for the
+//!   text); one written one way (`1h 30m`, `1 hour 30 minutes`) is one delay.
 //! * `in 2 days 9am` is that day at 09:00. In the small hours (until
 //!   05:00) `tonight 1am` is this night's while it is ahead. Until 04:00
 //!   a time with `tomorrow` (`tomorrow 9am`, `tomorrow at 9am`, `9am
@@ -168,6 +171,18 @@ pub enum WhenError {
         "{said:?} after {time:?} looks like more of the time — say it all before the text, or write \"{time} -- {said} …\" to send it as text"
     )]
     TimeInText { time: String, said: String },
+    /// A delay whose second part is written another way than its first,
+    /// with text after it (`/later 1h 30 minutes of reading`): more of the
+    /// delay, or the text's first words? Carries the first part and the
+    /// second as typed, and the whole delay written one way (`1h30m`).
+    #[error(
+        "{said:?} after {time:?}: more of the delay, or the start of the text? — write \"{whole} …\" for that delay, or \"{time} -- {said} …\" for the text"
+    )]
+    DelayInTwoStyles {
+        time: String,
+        said: String,
+        whole: String,
+    },
     /// A second time after the first (`/at 9am and 5pm x`): carries the
     /// first, the words of the second as typed, and the second alone.
     #[error(
@@ -454,6 +469,14 @@ pub fn split_time_prefix<Tz: TimeZone>(
                 }
                 let after_comma = input[..end].ends_with(',');
                 let same_line = input[end..line_end].trim();
+                // `/later 1h 30 minutes of reading`: the text may be
+                // "30 minutes of reading".
+                if !after_comma
+                    && !same_line.is_empty()
+                    && let Some(asked) = delay_in_two_styles(prefix)
+                {
+                    return Err(asked);
+                }
                 // `/at 9am PST call`: another zone than the user's.
                 if mode == Mode::At
                     && !after_comma
@@ -501,6 +524,60 @@ pub fn split_time_prefix<Tz: TimeZone>(
         }
     }
     Err(shortest_err)
+}
+
+/// [`WhenError::DelayInTwoStyles`] for a delay (`1h 30 minutes`, `in 1
+/// hour 30m`) whose parts are not all written one way: the unit glued to
+/// its amount (`1h`, `30m`) or a word of its own (`1 hour`, `30 min`, `an
+/// hour`). `1h 30m`, `1 hour 30 minutes`, `an hour and a half` are one way.
+fn delay_in_two_styles(prefix: &str) -> Option<WhenError> {
+    let typed: Vec<&str> = prefix.split_whitespace().collect();
+    let lower = words_of(prefix);
+    let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
+    // Only a delay read word for word (not `14:30 utc`, which `words_of`
+    // glues into one).
+    if typed.len() != lower.len() {
+        return None;
+    }
+    let ms = duration_ms(&lower, false).ok()?;
+    let skip = usize::from(lower.first() == Some(&"in"));
+    // Each part's way, at the word it starts: glued when letters follow
+    // its digits in the word; an amount in words (`an hour`) is not.
+    let ways: Vec<(usize, bool)> = lower
+        .iter()
+        .enumerate()
+        .skip(skip)
+        .filter_map(|(i, w)| {
+            if w.starts_with(|c: char| c.is_ascii_digit()) {
+                Some((i, w.contains(|c: char| c.is_ascii_alphabetic())))
+            } else {
+                (i == skip && matches!(*w, "a" | "an" | "one" | "half")).then_some((i, false))
+            }
+        })
+        .collect();
+    let (_, first) = *ways.first()?;
+    let (at, _) = *ways.iter().find(|(_, glued)| *glued != first)?;
+    duration_ms(&lower[..at], false).ok()?;
+    // The whole delay, one way: `1h30m` (a part under a second has none).
+    if ms % 1000 != 0 {
+        return None;
+    }
+    let secs = ms / 1000;
+    let whole: String = [(86_400, 'd'), (3_600, 'h'), (60, 'm'), (1, 's')]
+        .iter()
+        .scan(secs, |left, &(per, unit)| {
+            let n = *left / per;
+            *left %= per;
+            Some((n, unit))
+        })
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect();
+    Some(WhenError::DelayInTwoStyles {
+        time: quoted(typed[..at].join(" ").trim_end_matches(',')),
+        said: quoted(&typed[at..].join(" ")),
+        whole: format!("{}{whole}", if skip == 1 { "in " } else { "" }),
+    })
 }
 
 /// When something that has happened is shown as having happened: at the

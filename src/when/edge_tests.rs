@@ -473,3 +473,121 @@ fn next_weekday_in_this_week_is_asked_about() {
         Ok(18)
     );
 }
+
+/// A delay whose second part is written another way than its first (`1h`
+/// then `30 minutes`), with text after it, may end before that part: the
+/// text could be "30 minutes of reading". Asked about, in `/later` and in
+/// `/at in …`; one written one way stays one delay.
+#[test]
+fn a_delay_in_two_styles_before_text_is_asked_about() {
+    let now = mon(10, 0);
+    for (typed, mode, time, said, whole) in [
+        (
+            "1h 30 minutes of reading",
+            Mode::Later,
+            "1h",
+            "30 minutes",
+            "1h30m",
+        ),
+        (
+            "1 hour 30m of reading",
+            Mode::Later,
+            "1 hour",
+            "30m",
+            "1h30m",
+        ),
+        (
+            "1H 30 Minutes of reading",
+            Mode::Later,
+            "1H",
+            "30 Minutes",
+            "1h30m",
+        ),
+        (
+            "in 1h 30 minutes of reading",
+            Mode::At,
+            "in 1h",
+            "30 minutes",
+            "in 1h30m",
+        ),
+        (
+            "in 1h 30 minutes of reading",
+            Mode::Later,
+            "in 1h",
+            "30 minutes",
+            "in 1h30m",
+        ),
+        ("2d 3 hours x", Mode::Later, "2d", "3 hours", "2d3h"),
+        // A comma inside a delay does not end it (`1 hour, 30 minutes`).
+        (
+            "1h, 30 minutes of reading",
+            Mode::Later,
+            "1h",
+            "30 minutes",
+            "1h30m",
+        ),
+    ] {
+        assert_eq!(
+            split_time_prefix(typed, &now, mode).map_err(|e| e.to_string()),
+            Err(format!(
+                "{said:?} after {time:?}: more of the delay, or the start of the text? — write \"{whole} …\" for that delay, or \"{time} -- {said} …\" for the text"
+            )),
+            "{typed:?}"
+        );
+        // Both ways are read as they say.
+        let rest = &typed[typed.find(" of").unwrap_or(typed.len() - 2)..];
+        let both = split_time_prefix(&format!("{whole}{rest}"), &now, mode);
+        let full = split_time_prefix(typed, &now, mode).err();
+        assert!(both.is_ok(), "{whole}: {both:?} ({full:?})");
+        let text =
+            split_time_prefix(&format!("{time} -- {said}{rest}"), &now, mode).map(|(_, t)| t);
+        assert_eq!(text, Ok(format!("{said}{rest}")), "{typed:?}");
+    }
+    // Written one way, it is one delay; after a comma or a line break,
+    // or alone, the second part is not asked about.
+    for (typed, mode, want, text) in [
+        (
+            "1h 30m of reading",
+            Mode::Later,
+            at(7, 11, 30),
+            "of reading",
+        ),
+        ("1h30m of reading", Mode::Later, at(7, 11, 30), "of reading"),
+        (
+            "1 hour 30 minutes of reading",
+            Mode::Later,
+            at(7, 11, 30),
+            "of reading",
+        ),
+        ("1 hour and 30 minutes x", Mode::Later, at(7, 11, 30), "x"),
+        ("an hour and a half x", Mode::Later, at(7, 11, 30), "x"),
+        ("1 h 30 min x", Mode::Later, at(7, 11, 30), "x"),
+        (
+            "in 1h 30m of reading",
+            Mode::At,
+            at(7, 11, 30),
+            "of reading",
+        ),
+        (
+            "1h -- 30 minutes of reading",
+            Mode::Later,
+            at(7, 11, 0),
+            "30 minutes of reading",
+        ),
+        ("1h 30 people", Mode::Later, at(7, 11, 0), "30 people"),
+    ] {
+        assert_eq!(
+            split_time_prefix(typed, &now, mode),
+            Ok((want, text.to_string())),
+            "{typed:?}"
+        );
+    }
+    assert_eq!(
+        split_time_prefix("1h 30 minutes", &now, Mode::Later),
+        Err(WhenError::NothingToSend)
+    );
+    assert_eq!(
+        split_time_prefix("1h 30 minutes\nof reading", &now, Mode::Later),
+        Ok((at(7, 11, 30), "of reading".into()))
+    );
+}
