@@ -60,9 +60,10 @@
 //!   in a month without it, as above), counted from the month it is said
 //!   in: today while its time is still ahead, else N months on (`every 6
 //!   months 9am` said on 7 Dec at 10:00 is 7 Jun, then 7 Dec), as `every
-//!   year` is its date next year once today's has gone. (`every month`
-//!   alone stays the 1st; with a day named, `every 6 months on the 7th`,
-//!   the first is the next 7th.) The rule is stored with its day written
+//!   year` is its date next year once today's has gone; `every 2 years`
+//!   with no date likewise is today while ahead, else two years on.
+//!   (`every month` alone stays the 1st; with a day named, `every 6
+//!   months on the 7th`, the first is the next 7th.) The rule is stored with its day written
 //!   out (`every 6 months on the 7th at 09:00`) and its first occurrence
 //!   as its anchor, so a stored series keeps its months.
 //! * Interval rules (`every 2h`) are exact elapsed time from the first
@@ -248,10 +249,11 @@ pub struct Schedule {
     pub until: Option<i64>,
     /// At most this many occurrences.
     pub count: Option<u32>,
-    /// The rule's day is the one it was said on (`every 6 months`, no day
-    /// given): its months are counted from the month it was said in, so
-    /// the first is today's while its time is ahead, else N months on (not
-    /// next month's), as `every year` is. Not stored: a series keeps its
+    /// The rule's day is the one it was said on (`every 6 months`, `every
+    /// 2 years`, no day given): its months are counted from the month it
+    /// was said in, so the first is today's while its time is ahead, else
+    /// N months (years) on — not next month's (next year's) — as `every
+    /// year` is. Not stored: a series keeps its
     /// first occurrence as its anchor, and its rule names the day.
     pub from_today: bool,
 }
@@ -404,14 +406,10 @@ fn read<Tz: TimeZone>(trimmed: &str, now: &DateTime<Tz>) -> Result<Schedule, Rec
         return Err(RecurError::Unrecognised(when::quoted(trimmed)));
     }
     // A rule that cannot be read without today's date took its day from
-    // it (`every 6 months`; `every 6 months on the 7th` names its own).
-    let from_today = matches!(
-        rule,
-        Rule::Months {
-            days: Days::MonthDay(_),
-            ..
-        }
-    ) && Rule::parse_words(rule_words, trimmed, None).is_err();
+    // it (`every 6 months`, `every 2 years`; `every 6 months on the 7th`
+    // names its own).
+    let from_today = matches!(rule, Rule::Months { .. })
+        && Rule::parse_words(rule_words, trimmed, None).is_err();
     let mut schedule = Schedule {
         rule,
         until: None,

@@ -934,14 +934,24 @@ fn every_n_months_and_years() {
                 "Fri 2028-12-29 08:30",
             ],
         ),
-        // Years: the date it is said on, as `yearly`.
+        // Years: the date it is said on, as `yearly`, counted from this
+        // year: today's 09:00 has gone, so two years on.
         (
             "every 2 years",
             "every 2 years on 1 Dec at 09:00",
             [
-                "Wed 2027-12-01 09:00",
-                "Sat 2029-12-01 09:00",
-                "Mon 2031-12-01 09:00",
+                "Fri 2028-12-01 09:00",
+                "Sun 2030-12-01 09:00",
+                "Wed 2032-12-01 09:00",
+            ],
+        ),
+        (
+            "every 2 years at 18:00",
+            "every 2 years on 1 Dec at 18:00",
+            [
+                "Tue 2026-12-01 18:00",
+                "Fri 2028-12-01 18:00",
+                "Sun 2030-12-01 18:00",
             ],
         ),
         (
