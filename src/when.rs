@@ -1841,7 +1841,7 @@ fn tomorrow_asked<Tz: TimeZone>(
     now: &DateTime<Tz>,
 ) -> Option<WhenError> {
     use chrono::Timelike;
-    let is_tomorrow = |w: &str| matches!(w, "tomorrow" | "tmrw" | "tmr");
+    let is_tomorrow = |w: &str| matches!(w.trim_end_matches(','), "tomorrow" | "tmrw" | "tmr");
     if now.time().hour() >= TOMORROW_ASKED_UNTIL
         || words.iter().filter(|w| is_tomorrow(w)).count() != 1
     {

@@ -208,6 +208,13 @@ fn tomorrow_with_a_time_before_4am_is_asked_about() {
             "tue 9am",
         ),
         (
+            "tomorrow, 9am",
+            at(7, 9, 0),
+            at(8, 9, 0),
+            "today 9am",
+            "tue 9am",
+        ),
+        (
             "tmrw 14:30",
             at(7, 14, 30),
             at(8, 14, 30),
