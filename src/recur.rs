@@ -23,8 +23,8 @@
 //! `every 30 minutes`, `hourly`, `every month on the 1st 9am`,
 //! `every month on the last day 18:00`, `every year dec 24 18:00`,
 //! `yearly 18:00` / `annually` / `every year` (the date it is said on),
-//! `every 3 months on the 15th 9am`, `every 6 months` (on the 1st, as
-//! `every month`), `every other month`, `every 2 years` (the date it is
+//! `every 3 months on the 15th 9am`, `every 6 months` (the day of the
+//! month it is said on), `every other month`, `every 2 years` (the date it is
 //! said on, as `yearly`), `every 2 years dec 24 18:00`, and
 //! `cron "0 9 * * 1-5"` (five fields, quotes optional), each optionally
 //! followed by `until DATE` (a date alone means the end of that day) and
@@ -55,7 +55,17 @@
 //!   series' leap years only, as `yearly` does. They are evaluated here
 //!   rather than by croner (cron has no "every N months from this one"),
 //!   with croner's rules for a time in a gap or a fold; `every 1 month` /
-//!   `every 1 year` are the monthly and yearly rules.
+//!   `every 1 year` are the monthly and yearly rules. With no day given,
+//!   `every N months` is the day of the month it is said on (its last day
+//!   in a month without it, as above), counted from the month it is said
+//!   in: today while its time is still ahead, else N months on (`every 6
+//!   months 9am` said on 7 Dec at 10:00 is 7 Jun, then 7 Dec), as `every
+//!   year` is its date next year once today's has gone; `every 2 years`
+//!   with no date likewise is today while ahead, else two years on.
+//!   (`every month` alone stays the 1st; with a day named, `every 6
+//!   months on the 7th`, the first is the next 7th.) The rule is stored with its day written
+//!   out (`every 6 months on the 7th at 09:00`) and its first occurrence
+//!   as its anchor, so a stored series keeps its months.
 //! * Interval rules (`every 2h`) are exact elapsed time from the first
 //!   occurrence (one interval after the series is created).
 //! * Refused with a one-line reason: a rule that never fires, one that fires
@@ -239,6 +249,13 @@ pub struct Schedule {
     pub until: Option<i64>,
     /// At most this many occurrences.
     pub count: Option<u32>,
+    /// The rule's day is the one it was said on (`every 6 months`, `every
+    /// 2 years`, no day given): its months are counted from the month it
+    /// was said in, so the first is today's while its time is ahead, else
+    /// N months (years) on — not next month's (next year's) — as `every
+    /// year` is. Not stored: a series keeps its
+    /// first occurrence as its anchor, and its rule names the day.
+    pub from_today: bool,
 }
 
 /// The time zone wall-clock rules are evaluated in.
@@ -388,10 +405,16 @@ fn read<Tz: TimeZone>(trimmed: &str, now: &DateTime<Tz>) -> Result<Schedule, Rec
     if rule_text.is_some() && !rule_words.is_empty() {
         return Err(RecurError::Unrecognised(when::quoted(trimmed)));
     }
+    // A rule that cannot be read without today's date took its day from
+    // it (`every 6 months`, `every 2 years`; `every 6 months on the 7th`
+    // names its own).
+    let from_today = matches!(rule, Rule::Months { .. })
+        && Rule::parse_words(rule_words, trimmed, None).is_err();
     let mut schedule = Schedule {
         rule,
         until: None,
         count: None,
+        from_today,
     };
     for end in ends {
         match end {
@@ -1572,6 +1595,12 @@ fn spaced_days(
             Err(e) => Some(Err(e)),
         };
     }
+    // `every 6 months` with no day: the day of the month it is said on
+    // (see [`Schedule::from_today`]); without a date, not read (as
+    // `yearly` alone is not).
+    if unit == "month" && n >= 2 && rest.iter().all(|w| matches!(*w, "on" | "the" | "of")) {
+        return Some(Ok((n, Days::MonthDay(today?.day()), false)));
+    }
     let days: Vec<&str> = std::iter::once(unit).chain(rest.iter().copied()).collect();
     Some(match parse_days(&days, today)? {
         Ok(d) => Ok((n, d, false)),
@@ -1849,7 +1878,20 @@ impl Schedule {
     /// The first occurrence of a series created at `now`.
     pub fn first<Tz: TimeZone>(&self, now: &DateTime<Tz>) -> Option<i64> {
         let now_ms = now.with_timezone(&Utc).timestamp_millis();
-        self.rule.first(&now.timezone(), now_ms)
+        self.first_in(&now.timezone(), now_ms)
+    }
+
+    /// The first occurrence of a series created at `now_ms`, its wall-clock
+    /// times in `tz`: the rule's ([`Rule::first`]), except that a rule
+    /// whose day is the one it was said on ([`Schedule::from_today`])
+    /// counts its months from this one.
+    pub fn first_in<Tz: TimeZone>(&self, tz: &Tz, now_ms: i64) -> Option<i64> {
+        match &self.rule {
+            Rule::Months { months, days, time } if self.from_today => {
+                Spacing::from_anchor(tz, *months, now_ms).next_after(tz, days, *time, now_ms)
+            }
+            rule => rule.first(tz, now_ms),
+        }
     }
 
     fn validate<Tz: TimeZone>(&self, now: &DateTime<Tz>) -> Result<(), RecurError> {
@@ -2193,7 +2235,7 @@ mod tests {
             "every day at 09:00:30",
             "cron \"0 9 * * 1-5\"",
             "every 6 months on the 15th 9am",
-            "every other month",
+            "every other month on the 1st",
             "every 2 months on the last day 18:00",
             "every 2 years dec 24 18:00",
             "every 3 years on 29 feb",

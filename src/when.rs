@@ -43,7 +43,10 @@
 //!   `december 1, 2026`). A date without a time means 09:00 that day.
 //!   A weekday means its next occurrence (today only if the time is still
 //!   ahead); `next monday` is the first Monday strictly after today (so on a
-//!   Sunday it is tomorrow; the preview shows the date, which removes any doubt).
+//!   Sunday it is tomorrow) — but when that day is still in this calendar
+//!   week (Monday to Sunday: `next friday` said on a Monday) it is asked
+//!   about, this week's or next week's? (`this friday` or `18 dec`), in
+//!   `until` too; on Saturday `next friday` is the coming one.
 //!   A month-name date without a year means its next occurrence.
 //!   An explicit date or instant that is not in the future is refused, and
 //!   so are `yesterday`, `last fri` and `2h ago`, with when that was (what
@@ -58,10 +61,19 @@
 //!   [`split_time_prefix`] (see [`zone_word`]).
 //! * Where a time ends ([`split_time_prefix`]): at a line break, at `--`,
 //!   or at a comma after it (what follows is text); a day after a clock
-//!   time with text after it on the line (`9am friday prep`) is asked about.
+//!   time with text after it on the line (`9am friday prep`) is asked about,
+//!   and so is a delay written two ways with text after it (`1h 30 minutes
+//!   of reading`: `1h30m …` for the delay, `1h -- 30 minutes …` for the
+//!   text); one written one way (`1h 30m`, `1 hour 30 minutes`) is one delay.
 //! * `in 2 days 9am` is that day at 09:00. In the small hours (until
-//!   05:00) `tonight 1am` is this night's while it is ahead; until 04:00
-//!   `tomorrow morning` is asked about (this morning, or the next?).
+//!   05:00) `tonight 1am` is this night's while it is ahead. Until 04:00
+//!   a time with `tomorrow` (`tomorrow 9am`, `tomorrow at 9am`, `9am
+//!   tmrw`, `tomorrow morning`, `tomorrow evening 7`) is asked about
+//!   while that time today is still ahead: the day after this night, or
+//!   the next? The message says how to write each (`today 9am` or `tue
+//!   9am`, `this morning` or `tue morning`). `tomorrow` alone, and a time
+//!   today that has gone (`tomorrow 1am` at 02:00), are the next
+//!   calendar day.
 //!
 //! # Why most of this is hand-written rather than `interim`
 //!
@@ -159,6 +171,18 @@ pub enum WhenError {
         "{said:?} after {time:?} looks like more of the time — say it all before the text, or write \"{time} -- {said} …\" to send it as text"
     )]
     TimeInText { time: String, said: String },
+    /// A delay whose second part is written another way than its first,
+    /// with text after it (`/later 1h 30 minutes of reading`): more of the
+    /// delay, or the text's first words? Carries the first part and the
+    /// second as typed, and the whole delay written one way (`1h30m`).
+    #[error(
+        "{said:?} after {time:?}: more of the delay, or the start of the text? — write \"{whole} …\" for that delay, or \"{time} -- {said} …\" for the text"
+    )]
+    DelayInTwoStyles {
+        time: String,
+        said: String,
+        whole: String,
+    },
     /// A second time after the first (`/at 9am and 5pm x`): carries the
     /// first, the words of the second as typed, and the second alone.
     #[error(
@@ -175,20 +199,29 @@ pub enum WhenError {
         "{zone:?} after {time:?}: tock reads times in your local zone, in UTC or at a fixed offset (9am utc, 9am gmt+1, 9am -05:00) — give the time in one of those, or write \"{time} -- {zone} …\" to keep it as text"
     )]
     ZoneWord { time: String, zone: String },
-    /// `tomorrow morning` said from midnight to 04:00, when this morning
-    /// time today is still ahead: the day after this night, or the one
-    /// after that? Carries the word as typed, the time it was said, both
-    /// days and the second's short name.
+    /// A time with `tomorrow` said from midnight to 04:00 (`tomorrow
+    /// 9am`, `tomorrow morning`), when that time today is still ahead:
+    /// the day after this night (today), or the one after that? Carries
+    /// the words as typed, the time it was said, both instants as shown,
+    /// and how to write each (`today 9am`, `tue 9am`).
     #[error(
-        "{said:?} at {now}, before the night is over, could be this morning ({today}) or {next}'s — say this morning or {day} morning"
+        "{said:?} at {now}, before the night is over, could be {} or {} — say {} or {}",
+        .days.first, .days.second, .days.first_way, .days.second_way
     )]
     TomorrowBeforeMorning {
         said: String,
         now: String,
-        today: String,
-        next: String,
-        day: String,
+        days: Box<Readings>,
     },
+    /// `next friday` said while this week's Friday is still to come (on
+    /// Monday): this week's, or next week's? Carries the words as typed,
+    /// both instants as shown and how to write each (`this friday`, `18
+    /// dec`).
+    #[error(
+        "{said:?} could be this week's, {}, or next week's, {} — say {} or {}",
+        .days.first, .days.second, .days.first_way, .days.second_way
+    )]
+    NextWeekday { said: String, days: Box<Readings> },
     /// A day's name right after a clock time, with text after it on the
     /// line (`/at 9am friday prep`): the time's day, or the text's first
     /// word? Carries the clock time and the day as typed.
@@ -218,6 +251,17 @@ pub enum WhenError {
     /// `/later 1h` with no message.
     #[error("nothing to send after the time")]
     NothingToSend,
+}
+
+/// The two readings of a time that is asked about: each instant as shown
+/// (`Mon 7 Dec 09:00`) and a way to write it that is read as it (`today
+/// 9am`). (Boxed in [`WhenError`], which stays small.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readings {
+    pub first: String,
+    pub first_way: String,
+    pub second: String,
+    pub second_way: String,
 }
 
 /// `"9" alone could be morning or evening — say 9am, 9pm or 21:00` (or
@@ -320,9 +364,12 @@ fn read_any_time<Tz: TimeZone>(
         // more likely the unit was left out.
         Mode::Later if bare_hour(&words).is_some() => Err(WhenError::NotADuration(quoted(trimmed))),
         Mode::Later => match parse_absolute(trimmed, &words, now) {
-            Ok(_) | Err(PErr::Fail(WhenError::Past(_))) => {
-                Err(WhenError::TimeNotDuration(quoted(trimmed)))
-            }
+            Ok(_)
+            | Err(PErr::Fail(
+                WhenError::Past(_)
+                | WhenError::TomorrowBeforeMorning { .. }
+                | WhenError::NextWeekday { .. },
+            )) => Err(WhenError::TimeNotDuration(quoted(trimmed))),
             Err(_) => Err(WhenError::NotADuration(quoted(trimmed))),
         },
         Mode::At => parse_absolute(trimmed, &words, now).map_err(|e| match e {
@@ -422,6 +469,14 @@ pub fn split_time_prefix<Tz: TimeZone>(
                 }
                 let after_comma = input[..end].ends_with(',');
                 let same_line = input[end..line_end].trim();
+                // `/later 1h 30 minutes of reading`: the text may be
+                // "30 minutes of reading".
+                if !after_comma
+                    && !same_line.is_empty()
+                    && let Some(asked) = delay_in_two_styles(prefix)
+                {
+                    return Err(asked);
+                }
                 // `/at 9am PST call`: another zone than the user's.
                 if mode == Mode::At
                     && !after_comma
@@ -469,6 +524,60 @@ pub fn split_time_prefix<Tz: TimeZone>(
         }
     }
     Err(shortest_err)
+}
+
+/// [`WhenError::DelayInTwoStyles`] for a delay (`1h 30 minutes`, `in 1
+/// hour 30m`) whose parts are not all written one way: the unit glued to
+/// its amount (`1h`, `30m`) or a word of its own (`1 hour`, `30 min`, `an
+/// hour`). `1h 30m`, `1 hour 30 minutes`, `an hour and a half` are one way.
+fn delay_in_two_styles(prefix: &str) -> Option<WhenError> {
+    let typed: Vec<&str> = prefix.split_whitespace().collect();
+    let lower = words_of(prefix);
+    let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
+    // Only a delay read word for word (not `14:30 utc`, which `words_of`
+    // glues into one).
+    if typed.len() != lower.len() {
+        return None;
+    }
+    let ms = duration_ms(&lower, false).ok()?;
+    let skip = usize::from(lower.first() == Some(&"in"));
+    // Each part's way, at the word it starts: glued when letters follow
+    // its digits in the word; an amount in words (`an hour`) is not.
+    let ways: Vec<(usize, bool)> = lower
+        .iter()
+        .enumerate()
+        .skip(skip)
+        .filter_map(|(i, w)| {
+            if w.starts_with(|c: char| c.is_ascii_digit()) {
+                Some((i, w.contains(|c: char| c.is_ascii_alphabetic())))
+            } else {
+                (i == skip && matches!(*w, "a" | "an" | "one" | "half")).then_some((i, false))
+            }
+        })
+        .collect();
+    let (_, first) = *ways.first()?;
+    let (at, _) = *ways.iter().find(|(_, glued)| *glued != first)?;
+    duration_ms(&lower[..at], false).ok()?;
+    // The whole delay, one way: `1h30m` (a part under a second has none).
+    if ms % 1000 != 0 {
+        return None;
+    }
+    let secs = ms / 1000;
+    let whole: String = [(86_400, 'd'), (3_600, 'h'), (60, 'm'), (1, 's')]
+        .iter()
+        .scan(secs, |left, &(per, unit)| {
+            let n = *left / per;
+            *left %= per;
+            Some((n, unit))
+        })
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect();
+    Some(WhenError::DelayInTwoStyles {
+        time: quoted(typed[..at].join(" ").trim_end_matches(',')),
+        said: quoted(&typed[at..].join(" ")),
+        whole: format!("{}{whole}", if skip == 1 { "in " } else { "" }),
+    })
 }
 
 /// When something that has happened is shown as having happened: at the
@@ -720,7 +829,12 @@ fn read_until<Tz: TimeZone>(trimmed: &str, now: &DateTime<Tz>) -> Result<DateTim
     let end = local_instant(&now.timezone(), next.and_time(NaiveTime::MIN))
         .ok_or(WhenError::OutOfRange)?
         - Duration::milliseconds(1);
-    future(end, now)
+    let end = future(end, now)?;
+    // `until next friday` on Monday: this week's or next week's, as with /at.
+    match next_weekday_asked(trimmed, end, now, |w| read_until(w, now).ok()) {
+        Some(asked) => Err(asked),
+        None => Ok(end),
+    }
 }
 
 /// A clock time alone (`9am`, `18:00`, `noon`, `8.30 pm`), for repeating
@@ -842,18 +956,14 @@ impl WhenError {
                 part,
                 hours,
             },
-            E::TomorrowBeforeMorning {
-                said,
-                now,
-                today,
-                next,
-                day,
-            } => E::TomorrowBeforeMorning {
+            E::TomorrowBeforeMorning { said, now, days } => E::TomorrowBeforeMorning {
                 said: as_typed(expr, &said),
                 now,
-                today,
-                next,
-                day,
+                days,
+            },
+            E::NextWeekday { said, days } => E::NextWeekday {
+                said: as_typed(expr, &said),
+                days,
             },
             E::DayPartOver { said, at } => E::DayPartOver {
                 said: as_typed(expr, &said),
@@ -1638,10 +1748,156 @@ fn parse_absolute<Tz: TimeZone>(
     // A part of the day (`tomorrow evening`, `fri night 8pm`, `tonight`,
     // `7 in the evening`): read with the rest, which it gives a time or
     // whose hour it places in its half of the day.
+    let due = day_and_time(words, now)?;
+    let read = |said: &str| {
+        let owned = words_of(said);
+        let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+        day_and_time(&words, now).ok()
+    };
+    let asked = tomorrow_asked(trimmed, words, due, now)
+        .or_else(|| next_weekday_asked(trimmed, due, now, read));
+    match asked {
+        Some(asked) => Err(PErr::Fail(asked)),
+        None => Ok(due),
+    }
+}
+
+/// `next friday` (`next fri 5pm`, `5pm next friday`), read as `due`, the
+/// first Friday after today: when that is in this calendar week (Monday
+/// to Sunday), next week's may be meant. Asked about, with a way to write
+/// each that `read` (the caller's reading of a time) reads as it: `this
+/// friday …` and the other's date, `18 dec …` (not `dec 18`: in `dec 18
+/// evening` the 18 would read as an hour). `None` when this week's
+/// is gone (on Saturday `next friday` can only be the coming one).
+fn next_weekday_asked<Tz: TimeZone>(
+    trimmed: &str,
+    due: DateTime<Utc>,
+    now: &DateTime<Tz>,
+    read: impl Fn(&str) -> Option<DateTime<Utc>>,
+) -> Option<WhenError> {
+    let typed: Vec<String> = trimmed
+        .split_whitespace()
+        .map(|w| w.trim_end_matches(',').to_ascii_lowercase())
+        .collect();
+    let at = typed
+        .windows(2)
+        .position(|w| w[0] == "next" && weekday(&w[1]).is_some())?;
+    let day = weekday(&typed[at + 1])?;
+    let today = now.date_naive();
+    let from_monday = i64::from(today.weekday().num_days_from_monday());
+    // The first such day after today: 1 to 7 days ahead.
+    let ahead = (i64::from(day.num_days_from_monday()) - from_monday - 1).rem_euclid(7) + 1;
+    if from_monday + ahead > 6 {
+        return None;
+    }
+    // The rest, without the joining `on` (`5pm on next friday`).
+    let rest: String = typed
+        .iter()
+        .enumerate()
+        .filter(|&(i, w)| i != at && i != at + 1 && w != "on")
+        .map(|(_, w)| format!(" {w}"))
+        .collect();
+    let later = today.checked_add_signed(Duration::days(ahead + 7))?;
+    let first_way = format!("this {}{rest}", typed[at + 1]);
+    let second_way = format!(
+        "{}{rest}",
+        later.format("%-d %b").to_string().to_ascii_lowercase()
+    );
+    let second = read(&second_way)?;
+    // Each way is read as the day it stands for.
+    if read(&first_way) != Some(due) || second.with_timezone(&now.timezone()).date_naive() != later
+    {
+        return None;
+    }
+    Some(WhenError::NextWeekday {
+        said: quoted(trimmed),
+        days: Box::new(Readings {
+            first: absolute(due, now),
+            first_way,
+            second: absolute(second, now),
+            second_way,
+        }),
+    })
+}
+
+/// A date, a clock time, a part of the day, or any of them together.
+fn day_and_time<Tz: TimeZone>(words: &[&str], now: &DateTime<Tz>) -> Result<DateTime<Utc>, PErr> {
     if let Some(found) = find_day_part(words) {
         return date_and_clock(&found.rest, now, Some(&found));
     }
     date_and_clock(words, now, None)
+}
+
+/// `tomorrow 9am` (`tomorrow morning`, `9am tmrw`, …) said before
+/// [`TOMORROW_ASKED_UNTIL`], read as `due`: a night owl at 00:30 may mean
+/// the coming morning, today's date. Asked about when that time today is
+/// still ahead, with a way to write each day that is read as it; `None`
+/// when there is nothing to ask (`tomorrow` alone, a time today that has
+/// gone, `tomorrow 1am` at 02:00).
+fn tomorrow_asked<Tz: TimeZone>(
+    trimmed: &str,
+    words: &[&str],
+    due: DateTime<Utc>,
+    now: &DateTime<Tz>,
+) -> Option<WhenError> {
+    use chrono::Timelike;
+    let is_tomorrow = |w: &str| matches!(w.trim_end_matches(','), "tomorrow" | "tmrw" | "tmr");
+    if now.time().hour() >= TOMORROW_ASKED_UNTIL
+        || words.iter().filter(|w| is_tomorrow(w)).count() != 1
+    {
+        return None;
+    }
+    let now_utc = now.with_timezone(&Utc);
+    let read = |said: &str| {
+        let owned = words_of(said);
+        let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+        day_and_time(&words, now).ok()
+    };
+    // The rest, as typed but in lower case (`9am utc`, not `9amz`).
+    let typed: Vec<String> = trimmed
+        .split_whitespace()
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let at = typed.iter().position(|w| is_tomorrow(w))?;
+    let rest: Vec<&str> = typed
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != at)
+        .map(|(_, w)| w.as_str())
+        .collect();
+    // `tomorrow` alone (or `on tomorrow`) names no time: the next day.
+    if rest.iter().all(|w| matches!(*w, "at" | "on")) {
+        return None;
+    }
+    let rest = rest.join(" ");
+    let today_at = read(&format!("today {rest}")).filter(|t| *t > now_utc && *t != due)?;
+    // Said the plainest way that reads as that day: `this morning`,
+    // `tonight`, else `today …`; the next day by its name, `tue 9am`.
+    let first = rest.split_whitespace().next().unwrap_or_default();
+    let mut today_ways = Vec::new();
+    if matches!(first, "morning" | "afternoon" | "evening") {
+        today_ways.push(format!("this {rest}"));
+    }
+    if let Some(after) = rest.strip_prefix("night") {
+        today_ways.push(format!("tonight{after}"));
+    }
+    today_ways.push(format!("today {rest}"));
+    let today_way = today_ways.into_iter().find(|w| read(w) == Some(today_at))?;
+    let next = now.date_naive().succ_opt()?;
+    let next_way = [next.format("%a"), next.format("%Y-%m-%d")]
+        .iter()
+        .map(|d| format!("{} {rest}", d.to_string().to_ascii_lowercase()))
+        .find(|w| read(w) == Some(due))?;
+    Some(WhenError::TomorrowBeforeMorning {
+        said: quoted(&words.join(" ")),
+        now: now.time().format("%H:%M").to_string(),
+        days: Box::new(Readings {
+            first: absolute(today_at, now),
+            first_way: today_way,
+            second: absolute(due, now),
+            second_way: next_way,
+        }),
+    })
 }
 
 /// A part of the day found among the words of a time: which, whether it
@@ -1991,25 +2247,6 @@ fn resolve_part<Tz: TimeZone>(
     {
         return Ok(t);
     }
-    // `tomorrow morning` at 00:15: the morning after this night (today),
-    // or the day after it? Asked until 04:00, when this morning is still
-    // ahead. (Other times said with `tomorrow` are the calendar's.)
-    if now.time().hour() < TOMORROW_ASKED_UNTIL
-        && matches!(date, Some(DateSpec::Tomorrow))
-        && let Some(p) = part.filter(|p| p.part == DayPart::Morning)
-        && let Ok(t) = resolve_on(Some(DateSpec::Today), clock, next_day, now)
-        && t > now.with_timezone(&Utc)
-    {
-        let today = now.date_naive();
-        let next = today.succ_opt().ok_or(WhenError::OutOfRange)?;
-        return Err(WhenError::TomorrowBeforeMorning {
-            said: format!("tomorrow {}", p.said),
-            now: now.time().format("%H:%M").to_string(),
-            today: today.format("%a %-d %b").to_string(),
-            next: next.format("%a %-d %b").to_string(),
-            day: next.format("%a").to_string().to_ascii_lowercase(),
-        });
-    }
     match (resolve_on(date, clock, next_day, now), part) {
         (Err(WhenError::Past(at)), Some(p)) if today => Err(WhenError::DayPartOver {
             said: quoted(&p.said),
@@ -2022,9 +2259,9 @@ fn resolve_part<Tz: TimeZone>(
 /// The night's small hours end at 05:00 (see [`DayPart::Night`]).
 const SMALL_HOURS_END: u32 = 5;
 
-/// Until 04:00, `tomorrow morning` may be the morning after this night
-/// (today's) or the next: it is asked about (see
-/// [`WhenError::TomorrowBeforeMorning`]).
+/// Until 04:00, `tomorrow 9am`, `tomorrow morning` may be the day after
+/// this night (today) or the next: asked about while that time today is
+/// still ahead (see [`tomorrow_asked`]).
 const TOMORROW_ASKED_UNTIL: u32 = 4;
 
 /// The instant for a parsed date and/or clock time, strictly after `now`.

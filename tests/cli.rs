@@ -1741,15 +1741,18 @@ fn bad_recurring_input_exits_non_zero_with_one_line() {
 fn a_bare_hour_after_a_day_is_an_hour_or_a_question() {
     let mut t = Tock::new();
     t.set_env("TZ", "UTC");
-    let tomorrow = chrono::Utc::now().date_naive() + chrono::Days::new(1);
-    let id = t.send(&["--new", "Bins", "--at", "tomorrow 21", "take out bins"]);
+    // The day after tomorrow by its name: `tomorrow 21` said before 04:00
+    // is asked about (today's 21:00, or the next day's?).
+    let day = chrono::Utc::now().date_naive() + chrono::Days::new(2);
+    let at = format!("{} 21", day.format("%a"));
+    let id = t.send(&["--new", "Bins", "--at", &at, "take out bins"]);
     let christmas = t.send(&["--conv", "Bins", "--at", "dec 25 21", "carols"]);
     let series = t.send(&["--conv", "Bins", "--every", "daily 21", "lights"]);
     let list = t.json(&["list", "--json"]);
     let rows = list.as_array().unwrap();
     assert_eq!(
         item(rows, id).unwrap()["due_at"],
-        format!("{tomorrow}T21:00:00.000Z")
+        format!("{day}T21:00:00.000Z")
     );
     assert!(
         item(rows, christmas).unwrap()["due_at"]

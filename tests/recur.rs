@@ -873,9 +873,9 @@ fn every_n_months_and_years() {
             "every 6 months",
             "every 6 months on the 1st at 09:00",
             [
-                "Fri 2027-01-01 09:00",
-                "Thu 2027-07-01 09:00",
-                "Sat 2028-01-01 09:00",
+                "Tue 2027-06-01 09:00",
+                "Wed 2027-12-01 09:00",
+                "Thu 2028-06-01 09:00",
             ],
         ),
         (
@@ -891,9 +891,9 @@ fn every_n_months_and_years() {
             "every 2 months",
             "every 2 months on the 1st at 09:00",
             [
-                "Fri 2027-01-01 09:00",
-                "Mon 2027-03-01 09:00",
-                "Sat 2027-05-01 09:00",
+                "Mon 2027-02-01 09:00",
+                "Thu 2027-04-01 09:00",
+                "Tue 2027-06-01 09:00",
             ],
         ),
         (
@@ -934,14 +934,24 @@ fn every_n_months_and_years() {
                 "Fri 2028-12-29 08:30",
             ],
         ),
-        // Years: the date it is said on, as `yearly`.
+        // Years: the date it is said on, as `yearly`, counted from this
+        // year: today's 09:00 has gone, so two years on.
         (
             "every 2 years",
             "every 2 years on 1 Dec at 09:00",
             [
-                "Wed 2027-12-01 09:00",
-                "Sat 2029-12-01 09:00",
-                "Mon 2031-12-01 09:00",
+                "Fri 2028-12-01 09:00",
+                "Sun 2030-12-01 09:00",
+                "Wed 2032-12-01 09:00",
+            ],
+        ),
+        (
+            "every 2 years at 18:00",
+            "every 2 years on 1 Dec at 18:00",
+            [
+                "Tue 2026-12-01 18:00",
+                "Fri 2028-12-01 18:00",
+                "Sun 2030-12-01 18:00",
             ],
         ),
         (
@@ -1740,4 +1750,95 @@ fn a_zone_after_a_rules_time_is_refused() {
             Err(e) => assert_eq!(e.to_string(), want, "{input}"),
         }
     }
+}
+
+/// `every N months` with no day (N of 2 or more) is the day of the month
+/// it is said on, counted from the month it is said in, as `every year`
+/// is the date it is said on: today if its time is still ahead, else N
+/// months on — not the 1st, nor the next month's day. A month without the
+/// day takes its last day, as `every N months on the 31st` does. With a
+/// day named, the first is the next such day, as before.
+#[test]
+fn every_n_months_without_a_day_is_the_day_it_is_said_on() {
+    // Mon 7 Dec 2026 10:00 UTC: 09:00 today has passed, 18:00 has not.
+    let now = utc_at(2026, 12, 7, 10, 0);
+    let table: &[(&str, &str, [&str; 3])] = &[
+        (
+            "every 6 months 9am",
+            "every 6 months on the 7th at 09:00",
+            [
+                "Mon 2027-06-07 09:00",
+                "Tue 2027-12-07 09:00",
+                "Wed 2028-06-07 09:00",
+            ],
+        ),
+        (
+            "every 6 months at 18:00",
+            "every 6 months on the 7th at 18:00",
+            [
+                "Mon 2026-12-07 18:00",
+                "Mon 2027-06-07 18:00",
+                "Tue 2027-12-07 18:00",
+            ],
+        ),
+        (
+            "every other month",
+            "every 2 months on the 7th at 09:00",
+            [
+                "Sun 2027-02-07 09:00",
+                "Wed 2027-04-07 09:00",
+                "Mon 2027-06-07 09:00",
+            ],
+        ),
+        (
+            "3mo evening",
+            "every 3 months on the 7th at 19:00",
+            [
+                "Mon 2026-12-07 19:00",
+                "Sun 2027-03-07 19:00",
+                "Mon 2027-06-07 19:00",
+            ],
+        ),
+        // A day named: its next occurrence, as before.
+        (
+            "every 6 months on the 7th 9am",
+            "every 6 months on the 7th at 09:00",
+            [
+                "Thu 2027-01-07 09:00",
+                "Wed 2027-07-07 09:00",
+                "Fri 2028-01-07 09:00",
+            ],
+        ),
+    ];
+    for (expr, words, want) in table {
+        let (desc, got) = next3(expr, &now);
+        assert_eq!(&desc, words, "{expr}");
+        let want: Vec<String> = want.iter().map(|w| format!("{w} +0000")).collect();
+        assert_eq!(got, want, "{expr}");
+        // Stored with its day written out, read back to the same rule.
+        let s = recur::parse(expr, &now).unwrap();
+        assert_eq!(Rule::parse(&s.rule.expression()).unwrap(), s.rule, "{expr}");
+    }
+    // Said on the 31st: the last day of the months without one, never a
+    // half year skipped.
+    let last = utc_at(2026, 8, 31, 10, 0);
+    assert_eq!(
+        next3("every 6 months", &last),
+        (
+            "every 6 months on the 31st at 09:00".to_string(),
+            vec![
+                "Sun 2027-02-28 09:00 +0000".to_string(),
+                "Tue 2027-08-31 09:00 +0000".to_string(),
+                "Tue 2028-02-29 09:00 +0000".to_string(),
+            ]
+        )
+    );
+    // In a message, and as the engine takes it (from the schedule).
+    let (s, text) = recur::split_prefix("every 6 months 9am see the dentist", &now)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text, "see the dentist");
+    assert_eq!(
+        s.first_in(&Utc, now.timestamp_millis()),
+        Some(utc_at(2027, 6, 7, 9, 0).timestamp_millis())
+    );
 }

@@ -146,7 +146,7 @@ impl Engine {
     /// time. The composer's preview asks the same as the send does.
     pub fn check_schedule(&self, schedule: &Schedule) -> Result<i64> {
         let now = self.now_ms();
-        let first = in_zone!(&self.inner.options.zone, tz => schedule.rule.first(tz, now))
+        let first = in_zone!(&self.inner.options.zone, tz => schedule.first_in(tz, now))
             .ok_or_else(|| anyhow!("this rule never fires"))?;
         if schedule.until.is_some_and(|u| u < first) {
             return Err(anyhow!("this rule ends before it starts"));
@@ -308,7 +308,7 @@ impl Engine {
             schedule.count = s.remaining.and_then(|n| u32::try_from(n).ok());
         }
         let now = self.now_ms();
-        let first = in_zone!(&self.inner.options.zone, tz => schedule.rule.first(tz, now))
+        let first = in_zone!(&self.inner.options.zone, tz => schedule.first_in(tz, now))
             .ok_or_else(|| anyhow!("this rule never fires"))?;
         self.modify(id, |s, _| {
             if s.status == SeriesStatus::Ended {

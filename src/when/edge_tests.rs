@@ -140,27 +140,34 @@ fn tonight_in_the_small_hours_is_this_night() {
 #[test]
 fn tomorrow_morning_before_4am_is_asked_about() {
     let now = mon(0, 15);
-    for (typed, said) in [
-        ("tomorrow morning", "tomorrow morning"),
-        ("Tomorrow Morning 7", "Tomorrow Morning"),
-        ("tomorrow in the morning", "tomorrow in the morning"),
+    for (typed, today, next) in [
+        ("tomorrow morning", "this morning", "tue morning"),
+        ("Tomorrow Morning 7", "this morning 7", "tue morning 7"),
+        (
+            "tomorrow in the morning",
+            "today in the morning",
+            "tue in the morning",
+        ),
     ] {
+        let (t, n) = if typed.ends_with('7') {
+            ("07:00", "07:00")
+        } else {
+            ("09:00", "09:00")
+        };
         assert_eq!(
             parse_time(typed, &now, Mode::At).map_err(|e| e.to_string()),
             Err(format!(
-                "{said:?} at 00:15, before the night is over, could be this morning (Mon 7 Dec) or Tue 8 Dec's — say this morning or tue morning"
+                "{typed:?} at 00:15, before the night is over, could be Mon 7 Dec {t} or Tue 8 Dec {n} — say {today} or {next}"
             )),
             "{typed:?}"
         );
     }
-    // Either morning said plainly is taken; other times with `tomorrow`
-    // are the calendar's next day.
+    // Either morning said plainly is taken; `tomorrow` alone is the
+    // calendar's next day.
     for (typed, want) in [
         ("this morning", at(7, 9, 0)),
         ("today morning", at(7, 9, 0)),
         ("tue morning", at(8, 9, 0)),
-        ("tomorrow 9am", at(8, 9, 0)),
-        ("tomorrow evening", at(8, 19, 0)),
         ("tomorrow", at(8, 9, 0)),
     ] {
         assert_eq!(parse_time(typed, &now, Mode::At), Ok(want), "{typed:?}");
@@ -170,6 +177,140 @@ fn tomorrow_morning_before_4am_is_asked_about() {
         parse_time("tomorrow morning", &mon(4, 0), Mode::At),
         Ok(at(8, 9, 0))
     );
+}
+
+/// Any time said with `tomorrow` in the small hours (until 04:00), while
+/// that time today is still ahead, is asked about as `tomorrow morning`
+/// is: this day, or the next? Each suggested spelling reads as its day.
+#[test]
+fn tomorrow_with_a_time_before_4am_is_asked_about() {
+    let now = mon(0, 30);
+    for (typed, today_at, next_at, today, next) in [
+        (
+            "tomorrow 9am",
+            at(7, 9, 0),
+            at(8, 9, 0),
+            "today 9am",
+            "tue 9am",
+        ),
+        (
+            "tomorrow at 9am",
+            at(7, 9, 0),
+            at(8, 9, 0),
+            "today at 9am",
+            "tue at 9am",
+        ),
+        (
+            "9am tomorrow",
+            at(7, 9, 0),
+            at(8, 9, 0),
+            "today 9am",
+            "tue 9am",
+        ),
+        (
+            "tomorrow, 9am",
+            at(7, 9, 0),
+            at(8, 9, 0),
+            "today 9am",
+            "tue 9am",
+        ),
+        (
+            "tmrw 14:30",
+            at(7, 14, 30),
+            at(8, 14, 30),
+            "today 14:30",
+            "tue 14:30",
+        ),
+        (
+            "Tomorrow 21",
+            at(7, 21, 0),
+            at(8, 21, 0),
+            "today 21",
+            "tue 21",
+        ),
+        (
+            "tomorrow noon",
+            at(7, 12, 0),
+            at(8, 12, 0),
+            "today noon",
+            "tue noon",
+        ),
+        (
+            "tomorrow evening",
+            at(7, 19, 0),
+            at(8, 19, 0),
+            "this evening",
+            "tue evening",
+        ),
+        (
+            "tomorrow afternoon 2",
+            at(7, 14, 0),
+            at(8, 14, 0),
+            "this afternoon 2",
+            "tue afternoon 2",
+        ),
+        (
+            "tomorrow night",
+            at(7, 21, 0),
+            at(8, 21, 0),
+            "tonight",
+            "tue night",
+        ),
+        (
+            "tomorrow night 1am",
+            at(8, 1, 0),
+            at(9, 1, 0),
+            "today night 1am",
+            "tue night 1am",
+        ),
+        (
+            "tomorrow midnight",
+            at(8, 0, 0),
+            at(9, 0, 0),
+            "today midnight",
+            "tue midnight",
+        ),
+    ] {
+        let show = |t: DateTime<Utc>| absolute(t, &now);
+        assert_eq!(
+            parse_time(typed, &now, Mode::At).map_err(|e| e.to_string()),
+            Err(format!(
+                "{typed:?} at 00:30, before the night is over, could be {} or {} — say {today} or {next}",
+                show(today_at),
+                show(next_at)
+            )),
+            "{typed:?}"
+        );
+        // Each way of saying it is read, as the day it names.
+        assert_eq!(parse_time(today, &now, Mode::At), Ok(today_at), "{today:?}");
+        assert_eq!(parse_time(next, &now, Mode::At), Ok(next_at), "{next:?}");
+    }
+    // With text after it, in the composer: asked, not sent.
+    assert_eq!(
+        split("tomorrow 9am call mom", &now),
+        Err("\"tomorrow 9am\" at 00:30, before the night is over, could be Mon 7 Dec 09:00 or Tue 8 Dec 09:00 — say today 9am or tue 9am".into())
+    );
+    // `/later` says it is a point in time, as for any other.
+    assert!(matches!(
+        parse_time("tomorrow 9am", &now, Mode::Later),
+        Err(WhenError::TimeNotDuration(_))
+    ));
+    // A time today already past, and `tomorrow` alone, are the calendar's
+    // next day: there is no other reading.
+    let two = mon(2, 0);
+    for (typed, want) in [
+        ("tomorrow 1am", at(8, 1, 0)),
+        ("tomorrow 00:30", at(8, 0, 30)),
+        ("tomorrow", at(8, 9, 0)),
+        ("tomorrow 9am", at(8, 9, 0)),
+    ] {
+        let now = if typed == "tomorrow 9am" {
+            mon(4, 0)
+        } else {
+            two
+        };
+        assert_eq!(parse_time(typed, &now, Mode::At), Ok(want), "{typed:?}");
+    }
 }
 
 #[test]
@@ -230,5 +371,230 @@ fn in_n_days_then_a_time() {
             time: "9am".into(),
             said: "in 2 hours".into()
         })
+    );
+}
+
+/// `next friday` said while this week's Friday is still to come (Mon 7
+/// Dec): this week's, or next week's? Asked, with a way to write each
+/// that is read as it. Once this week's is gone or today (on Saturday,
+/// or on Friday itself) it can only be next week's: kept.
+#[test]
+fn next_weekday_in_this_week_is_asked_about() {
+    let now = mon(10, 0);
+    for (typed, first, second, first_way, second_way) in [
+        (
+            "next friday",
+            at(11, 9, 0),
+            at(18, 9, 0),
+            "this friday",
+            "18 dec",
+        ),
+        (
+            "Next Fri 5pm",
+            at(11, 17, 0),
+            at(18, 17, 0),
+            "this fri 5pm",
+            "18 dec 5pm",
+        ),
+        (
+            "5pm next friday",
+            at(11, 17, 0),
+            at(18, 17, 0),
+            "this friday 5pm",
+            "18 dec 5pm",
+        ),
+        (
+            "next friday evening",
+            at(11, 19, 0),
+            at(18, 19, 0),
+            "this friday evening",
+            "18 dec evening",
+        ),
+        (
+            "next tue at 9am",
+            at(8, 9, 0),
+            at(15, 9, 0),
+            "this tue at 9am",
+            "15 dec at 9am",
+        ),
+        (
+            "next sunday",
+            at(13, 9, 0),
+            at(20, 9, 0),
+            "this sunday",
+            "20 dec",
+        ),
+    ] {
+        let show = |t: DateTime<Utc>| absolute(t, &now);
+        assert_eq!(
+            parse_time(typed, &now, Mode::At).map_err(|e| e.to_string()),
+            Err(format!(
+                "{typed:?} could be this week's, {}, or next week's, {} — say {first_way} or {second_way}",
+                show(first),
+                show(second)
+            )),
+            "{typed:?}"
+        );
+        assert_eq!(
+            parse_time(first_way, &now, Mode::At),
+            Ok(first),
+            "{first_way:?}"
+        );
+        assert_eq!(
+            parse_time(second_way, &now, Mode::At),
+            Ok(second),
+            "{second_way:?}"
+        );
+    }
+    // In the composer, and as the end of a series: asked too.
+    assert_eq!(
+        split("next friday call mom", &now),
+        Err("\"next friday\" could be this week's, Fri 11 Dec 09:00, or next week's, Fri 18 Dec 09:00 — say this friday or 18 dec".into())
+    );
+    assert_eq!(
+        parse_until("next friday", &now).map_err(|e| e.to_string()),
+        Err("\"next friday\" could be this week's, Fri 11 Dec 23:59, or next week's, Fri 18 Dec 23:59 — say this friday or 18 dec".into())
+    );
+    // Said on Saturday, or on the day itself, or on Sunday: next week's.
+    let sat = mon(10, 0).with_day(12).expect("fixture");
+    let fri = mon(10, 0).with_day(11).expect("fixture");
+    let sun = mon(10, 0).with_day(13).expect("fixture");
+    for (now, typed, want) in [
+        (sat, "next friday", at(18, 9, 0)),
+        (fri, "next friday", at(18, 9, 0)),
+        (now, "next monday", at(14, 9, 0)),
+        (sun, "next monday", at(14, 9, 0)),
+        (sun, "next sunday", at(20, 9, 0)),
+        // `this` and a day alone are the coming one, as before.
+        (now, "this friday", at(11, 9, 0)),
+        (now, "friday", at(11, 9, 0)),
+    ] {
+        assert_eq!(
+            parse_time(typed, &now, Mode::At),
+            Ok(want),
+            "{typed:?} on {now}"
+        );
+    }
+    assert_eq!(
+        parse_until("next friday", &sat).map(|t| t.with_timezone(&now.timezone()).day()),
+        Ok(18)
+    );
+}
+
+/// A delay whose second part is written another way than its first (`1h`
+/// then `30 minutes`), with text after it, may end before that part: the
+/// text could be "30 minutes of reading". Asked about, in `/later` and in
+/// `/at in …`; one written one way stays one delay.
+#[test]
+fn a_delay_in_two_styles_before_text_is_asked_about() {
+    let now = mon(10, 0);
+    for (typed, mode, time, said, whole) in [
+        (
+            "1h 30 minutes of reading",
+            Mode::Later,
+            "1h",
+            "30 minutes",
+            "1h30m",
+        ),
+        (
+            "1 hour 30m of reading",
+            Mode::Later,
+            "1 hour",
+            "30m",
+            "1h30m",
+        ),
+        (
+            "1H 30 Minutes of reading",
+            Mode::Later,
+            "1H",
+            "30 Minutes",
+            "1h30m",
+        ),
+        (
+            "in 1h 30 minutes of reading",
+            Mode::At,
+            "in 1h",
+            "30 minutes",
+            "in 1h30m",
+        ),
+        (
+            "in 1h 30 minutes of reading",
+            Mode::Later,
+            "in 1h",
+            "30 minutes",
+            "in 1h30m",
+        ),
+        ("2d 3 hours x", Mode::Later, "2d", "3 hours", "2d3h"),
+        // A comma inside a delay does not end it (`1 hour, 30 minutes`).
+        (
+            "1h, 30 minutes of reading",
+            Mode::Later,
+            "1h",
+            "30 minutes",
+            "1h30m",
+        ),
+    ] {
+        assert_eq!(
+            split_time_prefix(typed, &now, mode).map_err(|e| e.to_string()),
+            Err(format!(
+                "{said:?} after {time:?}: more of the delay, or the start of the text? — write \"{whole} …\" for that delay, or \"{time} -- {said} …\" for the text"
+            )),
+            "{typed:?}"
+        );
+        // Both ways are read as they say.
+        let rest = &typed[typed.find(" of").unwrap_or(typed.len() - 2)..];
+        let both = split_time_prefix(&format!("{whole}{rest}"), &now, mode);
+        let full = split_time_prefix(typed, &now, mode).err();
+        assert!(both.is_ok(), "{whole}: {both:?} ({full:?})");
+        let text =
+            split_time_prefix(&format!("{time} -- {said}{rest}"), &now, mode).map(|(_, t)| t);
+        assert_eq!(text, Ok(format!("{said}{rest}")), "{typed:?}");
+    }
+    // Written one way, it is one delay; after a comma or a line break,
+    // or alone, the second part is not asked about.
+    for (typed, mode, want, text) in [
+        (
+            "1h 30m of reading",
+            Mode::Later,
+            at(7, 11, 30),
+            "of reading",
+        ),
+        ("1h30m of reading", Mode::Later, at(7, 11, 30), "of reading"),
+        (
+            "1 hour 30 minutes of reading",
+            Mode::Later,
+            at(7, 11, 30),
+            "of reading",
+        ),
+        ("1 hour and 30 minutes x", Mode::Later, at(7, 11, 30), "x"),
+        ("an hour and a half x", Mode::Later, at(7, 11, 30), "x"),
+        ("1 h 30 min x", Mode::Later, at(7, 11, 30), "x"),
+        (
+            "in 1h 30m of reading",
+            Mode::At,
+            at(7, 11, 30),
+            "of reading",
+        ),
+        (
+            "1h -- 30 minutes of reading",
+            Mode::Later,
+            at(7, 11, 0),
+            "30 minutes of reading",
+        ),
+        ("1h 30 people", Mode::Later, at(7, 11, 0), "30 people"),
+    ] {
+        assert_eq!(
+            split_time_prefix(typed, &now, mode),
+            Ok((want, text.to_string())),
+            "{typed:?}"
+        );
+    }
+    assert_eq!(
+        split_time_prefix("1h 30 minutes", &now, Mode::Later),
+        Err(WhenError::NothingToSend)
+    );
+    assert_eq!(
+        split_time_prefix("1h 30 minutes\nof reading", &now, Mode::Later),
+        Ok((at(7, 11, 30), "of reading".into()))
     );
 }

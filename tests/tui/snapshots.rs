@@ -334,7 +334,8 @@ async fn a_narrow_strip_shortens_the_date_not_the_countdown() {
 async fn snapshot_composer_previews() {
     let mut ui = Ui::new(vec![]);
     ui.start().await;
-    ui.typ("/at tomorrow 9am standup");
+    // (T0 is 00:53: `tomorrow 9am` would be asked about, today or Tuesday.)
+    ui.typ("/at tue 9am standup");
     let s = ui.screen(80, 24);
     assert!(s.contains("⏰ sends Tue 1 Dec 09:00"), "{s}");
     snap!("preview_at_80x24", ui.render(80, 24).backend());

@@ -624,15 +624,20 @@ async fn a_draft_saved_over_another_tocks_keeps_both_texts() {
     );
 }
 
-/// `/at tomorrow evening 7pm call mom` is Tuesday 19:00 with the text
-/// "call mom" (it was 09:00 with the text "evening 7pm call mom"); the
-/// preview names the time and the text it will send.
+/// `/at tue evening 7pm call mom` is Tuesday 19:00 with the text "call
+/// mom" (`tomorrow evening 7pm` was 09:00 with the text "evening 7pm call
+/// mom"); the preview names the time and the text it will send.
 #[tokio::test(start_paused = true)]
 async fn at_a_part_of_the_day_with_a_clock_time_is_that_time_and_the_rest_is_the_text() {
     let mut ui = Ui::new(vec![]);
     ui.start().await;
-    // T0 is Mon 30 Nov 2026 00:53:20 UTC (TZ=UTC).
+    // T0 is Mon 30 Nov 2026 00:53:20 UTC (TZ=UTC): before 04:00,
+    // `tomorrow evening 7pm` is asked about (this evening, or Tuesday's?).
     ui.typ("/at tomorrow evening 7pm call mom");
+    let s = ui.screen(120, 40);
+    assert!(s.contains("✗ \"tomorrow evening 7pm\" at 00:53"), "{s}");
+    ui.app.set_composer("");
+    ui.typ("/at tue evening 7pm call mom");
     let s = ui.screen(120, 40);
     assert!(
         s.contains("⏰ sends Tue 1 Dec 19:00, in 1d 18h · \"call mom\""),
