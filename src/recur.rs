@@ -498,6 +498,21 @@ pub fn split_prefix<Tz: TimeZone>(
                         }
                     });
                 }
+                // `/every 1h 30 minutes of reading`: the text may be
+                // "30 minutes of reading", as with `/later`.
+                if matches!(s.rule, Rule::Interval { .. })
+                    && !input[..end].ends_with(',')
+                    && !input[end..line_end].trim().is_empty()
+                {
+                    let interval = prefix.trim();
+                    let interval = match interval.get(..6) {
+                        Some(e) if e.eq_ignore_ascii_case("every ") => &interval[6..],
+                        _ => interval,
+                    };
+                    if let Some(asked) = when::delay_in_two_styles(interval, "interval") {
+                        return Err(RecurError::Time(asked));
+                    }
+                }
                 // `/every 9am PST standup`: a rule follows local time.
                 if !matches!(s.rule, Rule::Interval { .. } | Rule::Cron { .. })
                     && let Some(zone) = input[end..line_end].split_whitespace().next()

@@ -175,13 +175,15 @@ pub enum WhenError {
     /// with text after it (`/later 1h 30 minutes of reading`): more of the
     /// delay, or the text's first words? Carries the first part and the
     /// second as typed, and the whole delay written one way (`1h30m`).
+    /// (`what`: "delay", or "interval" for a repeating rule's.)
     #[error(
-        "{said:?} after {time:?}: more of the delay, or the start of the text? — write \"{whole} …\" for that delay, or \"{time} -- {said} …\" for the text"
+        "{said:?} after {time:?}: more of the {what}, or the start of the text? — write \"{whole} …\" for that {what}, or \"{time} -- {said} …\" for the text"
     )]
     DelayInTwoStyles {
         time: String,
         said: String,
         whole: String,
+        what: &'static str,
     },
     /// A second time after the first (`/at 9am and 5pm x`): carries the
     /// first, the words of the second as typed, and the second alone.
@@ -473,7 +475,7 @@ pub fn split_time_prefix<Tz: TimeZone>(
                 // "30 minutes of reading".
                 if !after_comma
                     && !same_line.is_empty()
-                    && let Some(asked) = delay_in_two_styles(prefix)
+                    && let Some(asked) = delay_in_two_styles(prefix, "delay")
                 {
                     return Err(asked);
                 }
@@ -530,7 +532,8 @@ pub fn split_time_prefix<Tz: TimeZone>(
 /// hour 30m`) whose parts are not all written one way: the unit glued to
 /// its amount (`1h`, `30m`) or a word of its own (`1 hour`, `30 min`, `an
 /// hour`). `1h 30m`, `1 hour 30 minutes`, `an hour and a half` are one way.
-fn delay_in_two_styles(prefix: &str) -> Option<WhenError> {
+/// `what` names it in the question ("delay", "interval").
+pub(crate) fn delay_in_two_styles(prefix: &str, what: &'static str) -> Option<WhenError> {
     let typed: Vec<&str> = prefix.split_whitespace().collect();
     let lower = words_of(prefix);
     let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
@@ -577,6 +580,7 @@ fn delay_in_two_styles(prefix: &str) -> Option<WhenError> {
         time: quoted(typed[..at].join(" ").trim_end_matches(',')),
         said: quoted(&typed[at..].join(" ")),
         whole: format!("{}{whole}", if skip == 1 { "in " } else { "" }),
+        what,
     })
 }
 

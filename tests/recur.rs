@@ -648,6 +648,43 @@ fn split_prefix_takes_the_rule_and_leaves_the_text() {
         recur::split_prefix("every day at 9am", &now).unwrap_err(),
         RecurError::NothingToSend
     );
+    // An interval written two ways with text after it is asked about, as
+    // `/later 1h 30 minutes of reading` is: "30 minutes" may be the text.
+    for (typed, whole) in [
+        ("every 1h 30 minutes of reading", "1h30m"),
+        ("1 hour 30m stretch", "1h30m"),
+    ] {
+        let e = recur::split_prefix(typed, &now).unwrap_err().to_string();
+        assert!(
+            e.contains("more of the interval, or the start of the text?")
+                && e.contains(&format!("write \"{whole} …\" for that interval")),
+            "{typed}: {e}"
+        );
+        // Each way it offers reads as it says.
+        let first = if typed.starts_with("every") {
+            "every 1h"
+        } else {
+            "1 hour"
+        };
+        let (s, text) = recur::split_prefix(&format!("{whole} x"), &now).unwrap();
+        assert_eq!(
+            (s.describe(&now).as_str(), text.as_str()),
+            ("every 1h 30m", "x")
+        );
+        let (s, text) = recur::split_prefix(&format!("{first} -- 30 minutes x"), &now).unwrap();
+        assert_eq!(
+            (s.describe(&now).as_str(), text.as_str()),
+            ("every hour", "30 minutes x")
+        );
+    }
+    // Written one way, it is one interval.
+    for typed in ["every 1h 30m stretch", "every 1 hour 30 minutes stretch"] {
+        let (s, text) = recur::split_prefix(typed, &now).unwrap_or_else(|e| panic!("{typed}: {e}"));
+        assert_eq!(
+            (s.describe(&now).as_str(), text.as_str()),
+            ("every 1h 30m", "stretch")
+        );
+    }
     assert_eq!(
         recur::split_prefix("every 10 seconds ping", &now).unwrap_err(),
         RecurError::TooOften
