@@ -52,9 +52,11 @@ pub fn badge(state: &ItemState, now: i64, compact: bool) -> (String, Style) {
         ItemState::Queued => ("⏳ queued".into(), Style::new().fg(palette().info)),
         ItemState::Sending => ("◌ sending".into(), Style::new().fg(palette().warning)),
         ItemState::Paused => ("⏸ paused".into(), Style::new().fg(palette().warning)),
+        // Queued behind the call (the status bar counts it as queued):
+        // the call's own card and count say what it waits for.
         ItemState::AwaitingApproval => (
-            "⏸ after the approval".into(),
-            Style::new().fg(palette().warning),
+            "⏳ after the approval".into(),
+            Style::new().fg(palette().info),
         ),
         ItemState::RunningTool => (
             "⏳ after the approved tool call".into(),
