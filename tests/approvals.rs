@@ -523,3 +523,77 @@ async fn a_default_deny_refuses_unknown_tools_and_schedule_task_still_asks() {
         Some(format!("approval {} was already answered", rows[0].id).as_str())
     );
 }
+
+/// While a call waits for its answer (or runs once approved), the reply
+/// that made it is not replaced: Ctrl+R / `tock regenerate` and an edit
+/// resent are refused, and say why. Replacing it left the call to run, and
+/// its result in every later request without the call that asked for it
+/// (a request OpenAI and Anthropic refuse).
+#[tokio::test(start_paused = true)]
+async fn the_reply_of_a_call_waiting_for_its_answer_is_not_replaced() {
+    let h = common::harness_with(
+        common::Scripted::new(vec![
+            common::Step::Reply(vec![
+                call(
+                    "c1",
+                    "schedule_task",
+                    r#"{"instruction":"stretch","delay_secs":600}"#,
+                ),
+                common::done(),
+            ]),
+            common::Step::Reply(vec![common::text("noted"), common::done()]),
+            common::Step::Reply(vec![common::text("noted again"), common::done()]),
+        ]),
+        Config::default(),
+    );
+    let store = h.engine.store();
+    let conv = store
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap();
+    h.engine.start();
+    h.engine.send_text(conv, "remind me to stretch").unwrap();
+    common::settle().await;
+    let approval = store.approvals(conv).unwrap()[0].clone();
+    assert_eq!(approval.status, ApprovalStatus::Waiting);
+    let e = h.engine.regenerate(conv).unwrap_err().to_string();
+    assert!(e.contains("a tool call waits for your answer"), "{e}");
+    let asked = store
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::User)
+        .unwrap();
+    let e = h
+        .engine
+        .edit_and_resend(
+            conv,
+            asked.id,
+            tock::store::NewItem::message(conv, "remind me to walk", None),
+            &tock::store::Draft::default(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a tool call waits for your answer"), "{e}");
+    // Nothing was replaced or queued: the call is answered as usual and
+    // every result in the history follows the call that asked for it.
+    assert!(
+        store
+            .messages(conv)
+            .unwrap()
+            .iter()
+            .all(|m| m.status != tock::store::MessageStatus::Superseded)
+    );
+    h.engine.answer_approval(approval.id, true).unwrap();
+    common::settle().await;
+    let msgs = store.messages(conv).unwrap();
+    let roles: Vec<Role> = msgs.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+    assert_eq!(msgs[3].content, "noted");
+    // Answered, the last reply can be generated again.
+    h.engine.regenerate(conv).unwrap();
+    common::settle().await;
+    assert_eq!(h.provider.count(), 3);
+}

@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::drafts::{Draft, save_draft};
 use super::outbox::{NewItem, insert_item};
-use super::{MessageStatus, Role, Store};
+use super::{ApprovalStatus, MessageStatus, Role, Store};
 
 impl Store {
     /// Resend an edited user message: it and everything after it (but notices)
@@ -59,6 +59,7 @@ impl Store {
                 "a reply is streaming in this conversation: wait for it, or Esc to stop it, then resend"
             ));
         }
+        refuse_while_a_call_is_open(&tx, conversation_id, "resend")?;
         tx.execute(
             "UPDATE messages SET status = ?3
              WHERE conversation_id = ?1 AND id >= ?2 AND role != 'notice'",
@@ -98,6 +99,7 @@ impl Store {
     ) -> Result<i64> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        refuse_while_a_call_is_open(&tx, conversation_id, "regenerate")?;
         let last: Option<(i64, Role, MessageStatus)> = tx
             .query_row(
                 "SELECT id, role, status FROM messages m
@@ -205,5 +207,35 @@ impl Store {
         super::outbox::lift_pause_if_nothing_held(&tx, conv)?;
         tx.commit()?;
         Ok((conv, draft))
+    }
+}
+
+/// A tool call of the conversation waiting for its answer, or approved and
+/// running, belongs to the last reply: that reply is not replaced (`then`:
+/// what to do once the call is over). Replaced, the call still ran, and its
+/// result stayed in every later request without the call that asked for
+/// it, which providers refuse.
+fn refuse_while_a_call_is_open(
+    tx: &rusqlite::Transaction<'_>,
+    conversation_id: i64,
+    then: &str,
+) -> Result<()> {
+    let open: Option<ApprovalStatus> = tx
+        .query_row(
+            "SELECT status FROM approvals
+             WHERE conversation_id = ?1 AND status IN ('waiting', 'executing')
+             ORDER BY id LIMIT 1",
+            [conversation_id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match open {
+        Some(ApprovalStatus::Waiting) => Err(anyhow!(
+            "a tool call waits for your answer in this conversation: approve or deny it first, then {then}"
+        )),
+        Some(_) => Err(anyhow!(
+            "an approved tool call is running in this conversation: wait for its result (or Esc to stop it), then {then}"
+        )),
+        None => Ok(()),
     }
 }

@@ -89,6 +89,35 @@ pub struct Version {
     pub in_context: bool,
 }
 
+/// A task's name on its cards: its title, or (the model gave none) the
+/// start of its instruction, not the word "task" again.
+pub fn task_name(title: Option<&str>, instruction: &str) -> String {
+    match title.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(t) => t.to_string(),
+        None if instruction.trim().is_empty() => "task".to_string(),
+        None => {
+            // Its first words, up to 30 characters, cut after a whole word.
+            let line = sanitize_line(instruction);
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let mut name = String::new();
+            for w in &words {
+                if name.chars().count() + 1 + w.chars().count() > 30 {
+                    break;
+                }
+                if !name.is_empty() {
+                    name.push(' ');
+                }
+                name.push_str(w);
+            }
+            match name.split_whitespace().count() {
+                0 => crate::sanitize::excerpt(&line, 30),
+                n if n == words.len() => name,
+                _ => name + "…",
+            }
+        }
+    }
+}
+
 /// What a task card shows; part of the cache key so state changes re-render it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskCard {

@@ -367,7 +367,7 @@ impl Composer {
             let hint = if inactive {
                 super::text::first_fitting(
                     &[
-                        "answer the approval above first (typing waits here)",
+                        "answer the approval above first (messages wait for it)",
                         "answer the approval above first",
                         "answer above first",
                     ],

@@ -303,14 +303,16 @@ impl App {
         } else {
             self.info(format!("{text}{hint}"));
         }
-        // News that needs nothing done: once it has been up long enough to
-        // be read, the user's next key moves on from it.
+        // News: once it has been up long enough to be read, the user's next
+        // key moves on from it (a call waiting keeps its card, its count
+        // in the status bar and its mark in the list).
         if matches!(
             n.kind,
             NoticeKind::Fired
                 | NoticeKind::ReplyFinished
                 | NoticeKind::Info
                 | NoticeKind::ConfigReadable
+                | NoticeKind::Approval
         ) && let Some(s) = self.status.as_mut()
         {
             s.key_ends_it_from = Some(self.model.now_ms() + super::app::NOTICE_READ_MS);

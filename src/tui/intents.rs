@@ -49,10 +49,14 @@ impl App {
                     ItemAction::Edit(text) => Some(text.clone()),
                     _ => None,
                 };
-                // Cancel and send now take it out of the strip: the row
-                // that takes its place is selected then (marked before the
-                // write, whose events may come before its result).
-                let leaves = matches!(action, ItemAction::Cancel | ItemAction::SendNow);
+                // Cancel, send now and retry take it out of the strip (a
+                // retried item goes, or fails again): the row that takes its
+                // place is selected then (marked before the write, whose
+                // events may come before its result).
+                let leaves = matches!(
+                    action,
+                    ItemAction::Cancel | ItemAction::SendNow | ItemAction::Retry
+                );
                 let marked = leaves && self.strip.acted_on(id, &self.model);
                 let canceled = matches!(action, ItemAction::Cancel);
                 self.write(

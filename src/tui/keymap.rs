@@ -739,7 +739,7 @@ fn defaults() -> Vec<Binding> {
             Ac::Confirm,
             "confirm",
             vec![k(K::Enter, N)],
-            "confirm the choice (other typing goes to the composer)",
+            "confirm the choice (other typing goes to the composer; Enter on a message there queues it behind the call)",
         ),
     ]);
     v.extend(list(Scheduled));

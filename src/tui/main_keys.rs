@@ -133,6 +133,7 @@ impl App {
         let back = self.keys.label(scope, Action::Back);
         let help = self.keys.label(Scope::Main, Action::Help);
         let what = match key.code {
+            KeyCode::Char(' ') => "Space".to_string(),
             KeyCode::Char(c) => c.to_string(),
             _ => String::new(),
         };

@@ -706,7 +706,7 @@ impl Model {
                 };
                 TaskCard {
                     job_id: job,
-                    title: t.title.clone().unwrap_or_else(|| "task".into()),
+                    title: super::chat::task_name(t.title.as_deref(), &t.text),
                     instruction: t.text.clone(),
                     when,
                     state: state.into(),
@@ -760,7 +760,7 @@ fn series_card(job: i64, v: &crate::engine::SeriesView, now: &DateTime<ShownZone
     };
     TaskCard {
         job_id: job,
-        title: s.title.clone().unwrap_or_else(|| "task".into()),
+        title: super::chat::task_name(s.title.as_deref(), &s.text),
         instruction: s.text.clone(),
         when: format!("{}\n{next}", v.description),
         state: match s.status {

@@ -41,6 +41,7 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         chat: Rect::default(),
         composer_empty: app.composer.is_empty(),
         composer_editing: app.composer.edit.is_some(),
+        composer_command: super::sending::is_command(app.composer.text().trim()),
     };
     let sidebar_visible = app.sidebar_shown(area.width);
     let status_lines = status_lines(app, area.width, sidebar_visible);
@@ -100,9 +101,14 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
     if strip_h > 0 {
         app.strip.render(strip_area, f.buffer_mut(), strip);
     }
-    // What the composer's borders cannot hold goes on the rows just above it.
+    // What the composer's borders cannot hold goes on the rows just above
+    // it, unless a card sits there (an approval's: it is drawn over them).
     let above_composer = Rect {
-        height: composer_area.y.saturating_sub(right.y),
+        height: if app.top() == Some(ViewKind::Approval) {
+            0
+        } else {
+            composer_area.y.saturating_sub(right.y)
+        },
         ..right
     };
     draw_composer(f, app, composer_area, above_composer);

@@ -236,6 +236,11 @@ async fn slash_commands_run_while_an_approval_waits() {
     ui.settle().await;
     assert!(ui.app.model.waiting_approval().is_some());
     ui.typ("/later 10m water the plants");
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("Tab to choose, then Enter (Enter alone runs your command)"),
+        "{s}"
+    );
     ui.enter();
     ui.settle().await;
     assert_eq!(ui.app.composer_text(), "", "the command ran");
@@ -382,4 +387,60 @@ async fn key_hints_go_when_answered_elsewhere_or_at_the_next_key() {
     assert_eq!(ui.status_line(), "canceled");
     ui.press(KeyCode::Esc);
     assert_eq!(ui.status_line(), "");
+}
+
+/// With a card up, the rows above the composer are the card's: a time
+/// error too long for the borders stays on them (cut) rather than under
+/// the card, unseen. The card's notice goes with a key pressed once it
+/// has been up a while (the card, its count and the list's mark stay).
+#[tokio::test(start_paused = true)]
+async fn a_time_error_and_the_notice_beside_an_approval_card() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.app.sidebar_pref = Some(false);
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    let notice = "schedule_task waits for your approval";
+    assert!(ui.status_line().contains(notice), "{}", ui.status_line());
+    ui.typ("/at 9am friday prep");
+    assert!(ui.status_line().contains(notice), "typed as it came");
+    let s = ui.screen(60, 15);
+    let top = s.lines().find(|l| l.starts_with('╭')).unwrap_or_default();
+    assert!(top.contains("✗ \"friday\" after \"9am\""), "{s}");
+    tokio::time::advance(std::time::Duration::from_secs(3)).await;
+    ui.settle().await;
+    ui.press(KeyCode::End);
+    assert!(!ui.status_line().contains(notice), "{}", ui.status_line());
+    assert!(ui.app.model.waiting_approval().is_some());
+    assert!(ui.screen(120, 40).contains("?1 to approve"));
+}
+
+/// A task the model gave no title is named on its cards by the start of
+/// its instruction, not "task" again ("Schedule “task”?", "task #3 · task").
+#[tokio::test(start_paused = true)]
+async fn a_task_without_a_title_is_named_by_its_instruction() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![
+            tool_call(
+                "schedule_task",
+                r#"{"instruction":"remind the user to stretch their legs","delay_secs":600}"#,
+            ),
+            done(),
+        ]),
+        Step::Reply(vec![text("Scheduled."), done()]),
+    ]);
+    ui.start().await;
+    ui.say("remind me to stretch");
+    ui.settle().await;
+    let s = ui.screen(120, 40);
+    assert!(s.contains("Schedule “remind the user to stretch…”?"), "{s}");
+    ui.approve();
+    ui.settle().await;
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("· remind the user to stretch… [scheduled]"),
+        "{s}"
+    );
+    assert!(!s.contains("“task”") && !s.contains("· task ["), "{s}");
 }

@@ -217,6 +217,13 @@ async fn the_conversation_list_does_not_type_letters_it_does_not_use() {
         "{msg}"
     );
     assert!(msg.contains("Esc back to the composer"), "{msg}");
+    ui.ch(' ');
+    assert!(
+        ui.status_line()
+            .starts_with("Space: not a key of the conversation list"),
+        "{}",
+        ui.status_line()
+    );
     // Its own keys still work, and Esc goes back to the composer.
     ui.ch('/');
     ui.press(KeyCode::Esc);
@@ -563,6 +570,33 @@ async fn strip_retry_a_failed_item() {
     assert_eq!(ui.row(id).status, Status::Sent);
     assert_eq!(ui.user_texts(), vec!["try me"]);
     assert_eq!(ui.app.focus, Focus::Composer, "the strip is empty again");
+}
+
+/// R on a failed item in the strip takes it out (it goes, or fails again):
+/// the row that takes its place is selected, as after a cancel, not none.
+#[tokio::test(start_paused = true)]
+async fn strip_retry_selects_the_row_that_takes_its_place() {
+    let mut ui = Ui::new(vec![
+        Step::Fail(LlmError::permanent("400 Bad Request")),
+        Step::Reply(vec![text("ok"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("try me");
+    ui.settle().await;
+    ui.say("/later 1h later one");
+    let failed = ui.rows()[0].id;
+    let later = ui.rows()[1].id;
+    assert_eq!(ui.row(failed).status, Status::Failed);
+    ui.press(KeyCode::Tab);
+    while ui.app.strip.selected != Some(failed) {
+        ui.ch('k');
+    }
+    ui.screen(120, 40);
+    ui.key(KeyCode::Char('R'), KeyModifiers::SHIFT);
+    ui.settle().await;
+    assert_eq!(ui.row(failed).status, Status::Sent);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    assert_eq!(ui.app.strip.selected, Some(later));
 }
 
 /// "… failed — F2 to retry" goes once nothing in its conversation is failed

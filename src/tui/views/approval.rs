@@ -104,7 +104,11 @@ impl ApprovalCard {
         let show_call = cx.keys.first(Scope::Approval, Action::ShowCall);
         let title = match a.tool.as_str() {
             "schedule_task" => {
-                let t = sanitize_line(s["title"].as_str().unwrap_or("task")).into_owned();
+                let t = sanitize_line(&crate::tui::chat::task_name(
+                    s["title"].as_str(),
+                    s["instruction"].as_str().unwrap_or(""),
+                ))
+                .into_owned();
                 // The instruction on as many rows as a third of the chat
                 // holds; cut, its last row ends in `…`.
                 let rows = crate::tui::chat::wrap_words(
@@ -262,8 +266,11 @@ impl ApprovalCard {
             // on nothing chosen queues the text (an edit waits).
             (None, Some(tab)) if !cx.composer_empty => {
                 let enter = key(Action::Confirm);
-                let queues =
-                    format!("  {tab} to choose, then {enter} ({enter} alone queues your text)");
+                let queues = if cx.composer_command {
+                    format!("  {tab} to choose, then {enter} ({enter} alone runs your command)")
+                } else {
+                    format!("  {tab} to choose, then {enter} ({enter} alone queues your text)")
+                };
                 let mut hints = vec![
                     format!("  {tab} to choose, then {enter}"),
                     format!("  {tab}, {enter}"),

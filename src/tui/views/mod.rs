@@ -148,6 +148,8 @@ pub struct RenderCx<'a> {
     pub composer_empty: bool,
     /// The composer holds an edit of a message sent.
     pub composer_editing: bool,
+    /// The composer holds a slash command (Enter runs it).
+    pub composer_command: bool,
 }
 
 pub trait View {
