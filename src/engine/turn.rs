@@ -618,26 +618,43 @@ pub(crate) fn build_messages(
     item: &OutboxItem,
     vision: bool,
 ) -> Vec<ChatMessage> {
-    let answered: std::collections::HashSet<&str> = history
-        .iter()
-        .filter(|m| m.role == Role::Tool && m.status == MessageStatus::Complete)
-        .filter_map(|m| m.tool_call_id.as_deref())
-        .collect();
-    let mut offered: std::collections::HashSet<String> = std::collections::HashSet::new();
+    use std::collections::{HashMap, HashSet};
+    // Each reply's calls that have a result: the tool messages after it, up
+    // to the next reply. (Providers reuse ids from reply to reply, `call_1`:
+    // a result is only ever its own reply's.)
+    let mut answered: HashMap<usize, HashSet<&str>> = HashMap::new();
+    let mut reply = None;
+    for (i, m) in history.iter().enumerate() {
+        match m.role {
+            Role::Assistant => reply = Some(i),
+            Role::Tool if m.status == MessageStatus::Complete => {
+                if let (Some(r), Some(id)) = (reply, m.tool_call_id.as_deref()) {
+                    answered.entry(r).or_default().insert(id);
+                }
+            }
+            _ => {}
+        }
+    }
+    // The calls of the last reply: a result goes with them or not at all
+    // (after a reply put aside, its results go with it).
+    let mut offered: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(history.len() + 1);
-    for m in history
-        .iter()
-        .filter(|m| m.status == MessageStatus::Complete)
-    {
+    for (i, m) in history.iter().enumerate() {
+        if m.status != MessageStatus::Complete {
+            if m.role == Role::Assistant {
+                offered.clear();
+            }
+            continue;
+        }
         match m.role {
             Role::User => out.push(user_message(&m.content, m.parts_json.as_deref(), vision)),
             Role::Assistant => {
                 let calls: Vec<ToolCall> = m
                     .tool_calls()
                     .into_iter()
-                    .filter(|c| answered.contains(c.id.as_str()))
+                    .filter(|c| answered.get(&i).is_some_and(|a| a.contains(c.id.as_str())))
                     .collect();
-                offered.extend(calls.iter().map(|c| c.id.clone()));
+                offered = calls.iter().map(|c| c.id.clone()).collect();
                 if m.content.is_empty() && calls.is_empty() {
                     continue;
                 }
@@ -735,4 +752,79 @@ fn user_message(text: &str, parts_json: Option<&str>, vision: bool) -> ChatMessa
         }
     }
     ChatMessage::User { text, images }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{NewItem, Store};
+
+    fn message(id: i64, role: Role, status: MessageStatus, content: &str) -> Message {
+        Message {
+            id,
+            conversation_id: 1,
+            role,
+            content: content.into(),
+            status,
+            model: None,
+            outbox_id: None,
+            parts_json: None,
+            tool_calls_json: None,
+            tool_call_id: None,
+            error: None,
+            created_at: 0,
+        }
+    }
+
+    fn calling(id: i64, status: MessageStatus, call: &str) -> Message {
+        let mut m = message(id, Role::Assistant, status, "");
+        m.tool_calls_json = Some(format!(
+            r#"[{{"id":"{call}","name":"schedule_task","arguments":"{{}}"}}]"#
+        ));
+        m
+    }
+
+    fn result(id: i64, call: &str) -> Message {
+        let mut m = message(id, Role::Tool, MessageStatus::Complete, "{}");
+        m.tool_call_id = Some(call.into());
+        m
+    }
+
+    /// A result goes with its own reply's call, never with an earlier
+    /// reply's call of the same id: a reply put aside (regenerated) with
+    /// its call answered later left that result in every request, with
+    /// no call before it, which providers refuse.
+    #[test]
+    fn a_result_is_sent_only_after_its_own_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let conv = store.create_conversation(None, "user", 0).unwrap();
+        let id = store
+            .enqueue(&NewItem::message(conv, "next", None), 0)
+            .unwrap();
+        let item = store.item(id).unwrap().unwrap();
+        let history = [
+            message(1, Role::User, MessageStatus::Complete, "remind a"),
+            calling(2, MessageStatus::Complete, "call_1"),
+            result(3, "call_1"),
+            message(4, Role::Assistant, MessageStatus::Complete, "noted"),
+            message(5, Role::User, MessageStatus::Complete, "remind b"),
+            calling(6, MessageStatus::Superseded, "call_1"),
+            result(7, "call_1"),
+        ];
+        let out = build_messages(&history, &item, false);
+        let tools = out
+            .iter()
+            .filter(|m| matches!(m, ChatMessage::ToolResult { .. }))
+            .count();
+        assert_eq!(tools, 1, "{out:?}");
+        assert_eq!(out.len(), 6, "{out:?}");
+        // A result with no reply before it at all is left out too.
+        let out = build_messages(&history[4..], &item, false);
+        assert!(
+            !out.iter()
+                .any(|m| matches!(m, ChatMessage::ToolResult { .. })),
+            "{out:?}"
+        );
+    }
 }
