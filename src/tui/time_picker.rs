@@ -121,7 +121,10 @@ impl TimeInput {
         } else {
             Style::default().fg(palette().dim)
         };
-        buf.set_stringn(area.x, area.y, "› ", 2, prompt_style);
+        // The `›` marks where the keys go: here only while focused (a preset
+        // chosen above has its own, and two read as two choices).
+        let prompt = if focused { "› " } else { "  " };
+        buf.set_stringn(area.x, area.y, prompt, 2, prompt_style);
         let input = Rect::new(area.x + 2, area.y, area.width - 2, 1);
         if focused {
             (&self.area).render(input, buf);
