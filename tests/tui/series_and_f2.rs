@@ -825,3 +825,45 @@ async fn the_exit_line_names_approvals_waiting_and_a_reply_cut_off() {
         "{line}"
     );
 }
+
+/// An occurrence replaced by a newer one while it waited is listed (with
+/// `a`) as skipped, as the chat and the series' counts call it, not as
+/// canceled.
+#[tokio::test(start_paused = true)]
+async fn f2_lists_a_replaced_occurrence_as_skipped() {
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("long")], gate.clone())]);
+    ui.start().await;
+    ui.say("a long question");
+    ui.settle().await;
+    ui.say("/every 1 minute ping");
+    ui.settle().await;
+    for _ in 0..5 {
+        tokio::time::advance(std::time::Duration::from_secs(30)).await;
+        ui.settle().await;
+    }
+    let skipped: Vec<i64> = ui
+        .rows()
+        .iter()
+        .filter(|r| r.status == Status::Canceled && r.series_id.is_some())
+        .map(|r| r.id)
+        .collect();
+    assert!(
+        !skipped.is_empty(),
+        "{:?}",
+        ui.rows()
+            .iter()
+            .map(|r| (r.id, r.status, r.series_id, r.due_at))
+            .collect::<Vec<_>>()
+    );
+    ui.press(KeyCode::F(2));
+    ui.ch('a');
+    let s = ui.screen(120, 40);
+    let row = s
+        .lines()
+        .find(|l| l.contains("↳ ping") && !l.contains("scheduled") && !l.contains("queued"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.contains("skipped") && !row.contains("canceled"), "{s}");
+    gate.notify_one();
+}

@@ -126,6 +126,8 @@ pub(super) enum State {
     Expired,
     Sent,
     Canceled,
+    /// An occurrence replaced by a newer one of its series before it went.
+    Skipped,
 }
 
 impl State {
@@ -143,6 +145,17 @@ impl State {
             ItemState::Failed { .. } => State::Failed,
             ItemState::Expired => State::Expired,
             ItemState::Sent => State::Sent,
+            // Replaced by a newer occurrence while it waited: the
+            // conversation and the series' counts call it skipped.
+            ItemState::Canceled
+                if item.series_id.is_some()
+                    && item
+                        .last_error
+                        .as_deref()
+                        .is_some_and(|e| e.starts_with("skipped")) =>
+            {
+                State::Skipped
+            }
             ItemState::Canceled => State::Canceled,
         }
     }
@@ -163,6 +176,7 @@ impl State {
             State::Expired => "expired",
             State::Sent => "sent",
             State::Canceled => "canceled",
+            State::Skipped => "skipped",
         }
     }
 
@@ -180,7 +194,7 @@ impl State {
             State::Failed => s.fg(palette().error).add_modifier(Modifier::BOLD),
             State::Expired => s.fg(palette().special),
             State::Sent => s.fg(palette().success).add_modifier(Modifier::DIM),
-            State::Canceled => s.add_modifier(Modifier::DIM),
+            State::Canceled | State::Skipped => s.add_modifier(Modifier::DIM),
         }
     }
 }

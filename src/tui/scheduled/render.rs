@@ -426,6 +426,8 @@ impl ScheduledPane {
                 Some(e) => format!("canceled: {e}"),
                 None => "canceled".to_string(),
             },
+            // Its error says why: "skipped: a newer occurrence came due …".
+            State::Skipped => row.error.clone().unwrap_or_else(|| "skipped".to_string()),
         }
     }
 
