@@ -732,6 +732,12 @@ impl ConfigSource {
         })
     }
 
+    /// The file could not be read when tock started: the settings in
+    /// effect are held defaults, which send nothing (and name no model).
+    pub fn is_held(&self) -> bool {
+        self.held.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Why the config file could not be read when it was last read, in one
     /// line, without what is in effect instead (see [`ConfigSource::error`]).
     pub fn read_error(&self) -> Option<String> {

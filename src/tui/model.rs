@@ -661,6 +661,14 @@ impl Model {
     /// The model label for the status bar: name and provider (no key is fetched).
     pub fn model_label(&self) -> (String, String) {
         let name = self.current_conv().and_then(|c| c.model.clone());
+        // The file could not be read at start: its models are unknown (the
+        // held defaults' offline model is no one's choice).
+        if self.engine.config().is_held() && name.as_deref() != Some("echo") {
+            return (
+                name.unwrap_or_else(|| "config error".to_string()),
+                "config unreadable".to_string(),
+            );
+        }
         match self.engine.config().describe(name.as_deref()) {
             Ok((n, kind)) => (n, kind.to_string()),
             Err(e) => (name.unwrap_or_default(), format!("error: {e}")),

@@ -198,3 +198,40 @@ async fn a_long_time_error_is_shown_whole_above_the_composer() {
         "{wide}"
     );
 }
+
+/// Started on a config file that cannot be read, nothing is sent; the
+/// status bar does not name the offline model the held settings fall back
+/// to ("echo offline") as the one a conversation uses.
+#[tokio::test(start_paused = true)]
+async fn on_a_config_that_cannot_be_read_the_status_bar_says_so() {
+    init_env();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, "[models.fake\nprovider = ").unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let conv = store.create_conversation(Some("c"), "user", T0).unwrap();
+    // Its model comes from the config (the default there): unknown now.
+    let _ = conv;
+    let provider = Scripted::new(vec![]);
+    let config = Arc::new(
+        ConfigSource::new(Some(path), None)
+            .unwrap()
+            .with_provider(provider.clone()),
+    );
+    let clock = Arc::new(ManualClock::new(T0));
+    let engine = Engine::new(store, config, clock.clone(), options());
+    let mut ui = Ui::on(Harness {
+        engine,
+        clock,
+        provider,
+        dir,
+    });
+    ui.start().await;
+    let screen = ui.screen(120, 40);
+    let bar = screen
+        .lines()
+        .find(|l| l.contains("outbox off (config)"))
+        .unwrap_or_default();
+    assert!(bar.starts_with(" config error "), "{screen}");
+    assert!(!bar.contains("offline") && !bar.contains("echo"), "{bar}");
+}
