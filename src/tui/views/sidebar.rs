@@ -195,18 +195,21 @@ impl Sidebar {
                 marker,
                 Span::styled(elide(&c.display_title(), w.saturating_sub(3)), style),
             ]));
+            // What needs the user first: where the row is short, the end
+            // is what is cut ("1 pending · needs approv…").
             let mut states: Vec<String> = Vec::new();
-            if pending > 0 {
-                states.push(format!("{pending} pending"));
+            if awaiting {
+                states.push("needs approval".into());
             }
             if let Some(failed) = model.failed_by_conv.get(&c.id).filter(|n| **n > 0) {
                 states.push(format!("{failed} failed"));
             }
-            if awaiting {
-                states.push("needs approval".into());
-            } else if unread {
+            if pending > 0 {
+                states.push(format!("{pending} pending"));
+            }
+            if !awaiting && unread {
                 states.push("new reply".into());
-            } else if paused {
+            } else if !awaiting && paused {
                 states.push("paused".into());
             }
             // When it last changed, where the states leave room for it:
