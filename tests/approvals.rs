@@ -597,3 +597,47 @@ async fn the_reply_of_a_call_waiting_for_its_answer_is_not_replaced() {
     common::settle().await;
     assert_eq!(h.provider.count(), 3);
 }
+
+/// A message sent now (`s`, `tock send-now`) while it waits behind a call
+/// goes after the model has answered the call's result, not before it: it
+/// jumped ahead, so the tool result was never answered and a request ended
+/// with an assistant message.
+#[tokio::test(start_paused = true)]
+async fn a_message_sent_now_behind_a_call_goes_after_the_calls_answer() {
+    let h = common::harness_with(
+        common::Scripted::new(vec![
+            common::Step::Reply(vec![
+                call(
+                    "c1",
+                    "schedule_task",
+                    r#"{"instruction":"stretch","delay_secs":600}"#,
+                ),
+                common::done(),
+            ]),
+            common::Step::Reply(vec![common::text("noted"), common::done()]),
+            common::Step::Reply(vec![common::text("ok"), common::done()]),
+        ]),
+        Config::default(),
+    );
+    let store = h.engine.store();
+    let conv = store
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap();
+    h.engine.start();
+    h.engine.send_text(conv, "remind me to stretch").unwrap();
+    common::settle().await;
+    let approval = store.approvals(conv).unwrap()[0].clone();
+    let queued = h.engine.send_text(conv, "and then this").unwrap();
+    common::settle().await;
+    h.engine.send_now(queued).unwrap();
+    common::settle().await;
+    h.engine.answer_approval(approval.id, false).unwrap();
+    common::settle().await;
+    let msgs = store.messages(conv).unwrap();
+    let said: Vec<(Role, &str)> = msgs.iter().map(|m| (m.role, m.content.as_str())).collect();
+    assert_eq!(said.len(), 6, "{said:?}");
+    assert_eq!(said[2].0, Role::Tool, "{said:?}");
+    assert_eq!(said[3], (Role::Assistant, "noted"), "{said:?}");
+    assert_eq!(said[4], (Role::User, "and then this"), "{said:?}");
+    assert_eq!(said[5], (Role::Assistant, "ok"), "{said:?}");
+}

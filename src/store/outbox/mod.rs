@@ -207,6 +207,11 @@ pub struct Recovery {
     pub unanswered_calls: Vec<String>,
 }
 
+/// The queue position of a reply to tool results: before anything a user
+/// put first (1: sent now, retried, an edit resent), which would otherwise
+/// go between the calls' results and the model's answer to them.
+const CONTINUATION_PRIORITY: i64 = 2;
+
 /// Lets the model continue after the tool calls of assistant message
 /// `message_id` have outcomes: a regeneration first in the conversation's
 /// queue, unless an approval of those calls still waits or runs, or a
@@ -228,7 +233,7 @@ pub(crate) fn continue_after_tools(
     )?;
     if !waiting {
         let mut item = NewItem::new(conversation_id, Kind::Regenerate, "");
-        item.priority = 1;
+        item.priority = CONTINUATION_PRIORITY;
         insert_item(conn, &item, now)?;
     }
     Ok(())
