@@ -612,3 +612,78 @@ fn an_item_behind_a_running_tool_call_waits_for_it() {
         )
     );
 }
+
+/// A tool call cut by a crash (run without asking, its result never
+/// written) is answered at the next start with "its result was lost" and
+/// the model continues, also when an earlier reply of the conversation
+/// made a call of the same id (`call_1`; providers reuse them), whose
+/// result read as this call's.
+#[test]
+fn a_call_cut_by_a_crash_is_answered_at_start_though_an_earlier_call_had_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let s = Store::open(&path).unwrap();
+    let c = s.create_conversation(Some("Tools"), "user", 1).unwrap();
+    let say = |role: Role, content: &str, at: i64| {
+        s.insert_message(
+            c,
+            &tock::store::NewMessage {
+                role: Some(role),
+                content,
+                status: Some(MessageStatus::Complete),
+                ..Default::default()
+            },
+            at,
+        )
+        .unwrap()
+    };
+    let calls = r#"[{"id":"call_1","name":"t__slow","arguments":"{}"}]"#;
+    let calling = |at: i64| {
+        let a = s
+            .insert_message(
+                c,
+                &tock::store::NewMessage {
+                    role: Some(Role::Assistant),
+                    status: Some(MessageStatus::Streaming),
+                    ..Default::default()
+                },
+                at,
+            )
+            .unwrap();
+        s.finish_message(a, "", MessageStatus::Complete, None, Some(calls), at)
+            .unwrap();
+        a
+    };
+    say(Role::User, "first", 1);
+    calling(2);
+    s.insert_message(
+        c,
+        &tock::store::NewMessage {
+            role: Some(Role::Tool),
+            content: "slept",
+            tool_call_id: Some("call_1"),
+            status: Some(MessageStatus::Complete),
+            ..Default::default()
+        },
+        3,
+    )
+    .unwrap();
+    say(Role::Assistant, "done", 4);
+    say(Role::User, "again", 5);
+    let cut = calling(6);
+    drop(s);
+    let s = Store::open(&path).unwrap();
+    let rec = s.recover(10, 3_600_000).unwrap();
+    assert_eq!(rec.unanswered_calls, ["call_1"], "{rec:?}");
+    let msgs = s.messages(c).unwrap();
+    let last = msgs.last().unwrap();
+    assert!(last.id > cut && last.role == Role::Tool, "{msgs:?}");
+    assert!(last.content.contains("result was lost"), "{}", last.content);
+    // And the model is asked to go on.
+    assert!(
+        s.unfinished_regenerations()
+            .unwrap()
+            .iter()
+            .any(|i| i.kind == Kind::Regenerate && i.conversation_id == Some(c))
+    );
+}

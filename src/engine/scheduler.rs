@@ -337,6 +337,13 @@ fn recover(engine: &Engine, now: i64, grace_ms: i64) {
                 engine.emit(Event::Outbox);
                 engine.emit(Event::Conversations);
             }
+            // Calls cut by the stop were answered ("its result was lost"),
+            // and the calls the stopped process ran are over: front ends
+            // read it all again (one showed "running …" for good).
+            if !rec.unanswered_calls.is_empty() {
+                tracing::info!(?rec.unanswered_calls, "answered calls cut by an unclean stop");
+                engine.emit(Event::External);
+            }
         }
         Err(e) => tracing::error!("recovery failed: {e:#}"),
     }

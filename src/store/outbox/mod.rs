@@ -291,8 +291,11 @@ fn recover_unanswered_calls(
                 continue;
             };
             let name = call.get("name").and_then(|v| v.as_str()).unwrap_or("");
+            // A result after this reply: providers reuse call ids from reply
+            // to reply (`call_1`), so an earlier reply's result is not this
+            // call's.
             let answered: bool = tx.query_row(
-                "SELECT EXISTS(SELECT 1 FROM messages WHERE conversation_id = ?1 AND role = 'tool' AND tool_call_id = ?2)
+                "SELECT EXISTS(SELECT 1 FROM messages WHERE conversation_id = ?1 AND role = 'tool' AND tool_call_id = ?2 AND id > ?3)
                      OR EXISTS(SELECT 1 FROM approvals WHERE message_id = ?3 AND call_id = ?2)",
                 params![conv, id, msg],
                 |r| r.get(0),
