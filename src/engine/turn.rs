@@ -637,7 +637,12 @@ pub(crate) fn build_messages(
     }
     // The calls of the last reply: a result goes with them or not at all
     // (after a reply put aside, its results go with it).
-    let mut offered: HashSet<String> = HashSet::new();
+    // The last reply's calls as sent: an id an earlier reply already used
+    // (`call_0` of every Ollama reply) is sent as another, so that no two
+    // calls of one request share an id (Anthropic refuses that), and its
+    // results follow it.
+    let mut offered: HashMap<String, String> = HashMap::new();
+    let mut sent_ids: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(history.len() + 1);
     for (i, m) in history.iter().enumerate() {
         if m.status != MessageStatus::Complete {
@@ -649,12 +654,23 @@ pub(crate) fn build_messages(
         match m.role {
             Role::User => out.push(user_message(&m.content, m.parts_json.as_deref(), vision)),
             Role::Assistant => {
+                offered.clear();
                 let calls: Vec<ToolCall> = m
                     .tool_calls()
                     .into_iter()
                     .filter(|c| answered.get(&i).is_some_and(|a| a.contains(c.id.as_str())))
+                    .map(|mut c| {
+                        let mut id = c.id.clone();
+                        let mut n = 1;
+                        while sent_ids.contains(&id) {
+                            n += 1;
+                            id = format!("{}_{n}", c.id);
+                        }
+                        sent_ids.insert(id.clone());
+                        offered.insert(std::mem::replace(&mut c.id, id.clone()), id);
+                        c
+                    })
                     .collect();
-                offered = calls.iter().map(|c| c.id.clone()).collect();
                 if m.content.is_empty() && calls.is_empty() {
                     continue;
                 }
@@ -667,8 +683,8 @@ pub(crate) fn build_messages(
                 let Some(id) = m.tool_call_id.as_deref() else {
                     continue;
                 };
-                if offered.contains(id) {
-                    out.push(tool_message(id, m, vision));
+                if let Some(sent) = offered.get(id) {
+                    out.push(tool_message(sent, m, vision));
                 }
             }
             Role::Notice => {}
@@ -819,6 +835,30 @@ mod tests {
             .count();
         assert_eq!(tools, 1, "{out:?}");
         assert_eq!(out.len(), 6, "{out:?}");
+        // Two replies that each made `call_1`, both answered: sent under
+        // two ids, each result under its own call's.
+        let both = [
+            &history[..5],
+            &[
+                calling(6, MessageStatus::Complete, "call_1"),
+                result(7, "call_1"),
+            ][..],
+        ]
+        .concat();
+        let out = build_messages(&both, &item, false);
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        for m in &out {
+            match m {
+                ChatMessage::Assistant { tool_calls, .. } => {
+                    calls.extend(tool_calls.iter().map(|c| c.id.clone()))
+                }
+                ChatMessage::ToolResult { call_id, .. } => results.push(call_id.clone()),
+                _ => {}
+            }
+        }
+        assert_eq!(calls, ["call_1", "call_1_2"], "{out:?}");
+        assert_eq!(results, calls, "{out:?}");
         // A result with no reply before it at all is left out too.
         let out = build_messages(&history[4..], &item, false);
         assert!(
