@@ -71,9 +71,9 @@
 //!   tmrw`, `tomorrow morning`, `tomorrow evening 7`) is asked about
 //!   while that time today is still ahead: the day after this night, or
 //!   the next? The message says how to write each (`today 9am` or `tue
-//!   9am`, `this morning` or `tue morning`). `tomorrow` alone, and a time
-//!   today that has gone (`tomorrow 1am` at 02:00), are the next
-//!   calendar day.
+//!   9am`, `this morning` or `tue morning`); `tomorrow` alone is asked
+//!   about at its 09:00. A time today that has gone (`tomorrow 1am` at
+//!   02:00) is the next calendar day's.
 //!
 //! # Why most of this is hand-written rather than `interim`
 //!
@@ -1869,11 +1869,17 @@ fn tomorrow_asked<Tz: TimeZone>(
         .filter(|&(i, _)| i != at)
         .map(|(_, w)| w.as_str())
         .collect();
-    // `tomorrow` alone (or `on tomorrow`) names no time: the next day.
-    if rest.iter().all(|w| matches!(*w, "at" | "on")) {
-        return None;
-    }
-    let rest = rest.join(" ");
+    // `tomorrow` alone (or `on tomorrow`) is at its default time (09:00),
+    // asked about as `tomorrow 9am` is: said at 00:30 it may mean this
+    // morning.
+    let rest = if rest.iter().all(|w| matches!(*w, "at" | "on")) {
+        due.with_timezone(&now.timezone())
+            .naive_local()
+            .format("%-H:%M")
+            .to_string()
+    } else {
+        rest.join(" ")
+    };
     let today_at = read(&format!("today {rest}")).filter(|t| *t > now_utc && *t != due)?;
     // Said the plainest way that reads as that day: `this morning`,
     // `tonight`, else `today …`; the next day by its name, `tue 9am`.

@@ -162,13 +162,11 @@ fn tomorrow_morning_before_4am_is_asked_about() {
             "{typed:?}"
         );
     }
-    // Either morning said plainly is taken; `tomorrow` alone is the
-    // calendar's next day.
+    // Either morning said plainly is taken.
     for (typed, want) in [
         ("this morning", at(7, 9, 0)),
         ("today morning", at(7, 9, 0)),
         ("tue morning", at(8, 9, 0)),
-        ("tomorrow", at(8, 9, 0)),
     ] {
         assert_eq!(parse_time(typed, &now, Mode::At), Ok(want), "{typed:?}");
     }
@@ -295,8 +293,16 @@ fn tomorrow_with_a_time_before_4am_is_asked_about() {
         parse_time("tomorrow 9am", &now, Mode::Later),
         Err(WhenError::TimeNotDuration(_))
     ));
-    // A time today already past, and `tomorrow` alone, are the calendar's
-    // next day: there is no other reading.
+    // `tomorrow` alone is at 09:00, asked about the same way.
+    assert_eq!(
+        split("tomorrow standup", &now),
+        Err("\"tomorrow\" at 00:30, before the night is over, could be Mon 7 Dec 09:00 or Tue 8 Dec 09:00 — say today 9:00 or tue 9:00".into())
+    );
+    for (way, want) in [("today 9:00", at(7, 9, 0)), ("tue 9:00", at(8, 9, 0))] {
+        assert_eq!(parse_time(way, &now, Mode::At), Ok(want), "{way}");
+    }
+    // A time today already past is the calendar's next day: there is no
+    // other reading.
     let two = mon(2, 0);
     for (typed, want) in [
         ("tomorrow 1am", at(8, 1, 0)),
@@ -304,7 +310,7 @@ fn tomorrow_with_a_time_before_4am_is_asked_about() {
         ("tomorrow", at(8, 9, 0)),
         ("tomorrow 9am", at(8, 9, 0)),
     ] {
-        let now = if typed == "tomorrow 9am" {
+        let now = if typed == "tomorrow 9am" || typed == "tomorrow" {
             mon(4, 0)
         } else {
             two

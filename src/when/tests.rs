@@ -474,11 +474,11 @@ fn absolute_times_minus_five() {
         assert_eq!(ok(expr, &now, Mode::At), want, "{expr:?}");
     }
     // The same instant is a different local day in +01:00: there it is
-    // already Monday 00:49, so "tomorrow" is Tuesday.
+    // already Monday 00:49, so "tomorrow 00:30" (gone today) is Tuesday.
     let same_instant = now.with_timezone(&p1());
     assert_eq!(
-        ok("tomorrow", &same_instant, Mode::At),
-        p1_at(2026, 12, 1, 9, 0, 0)
+        ok("tomorrow 00:30", &same_instant, Mode::At),
+        p1_at(2026, 12, 1, 0, 30, 0)
     );
 }
 
