@@ -1836,8 +1836,8 @@ fn day_and_time<Tz: TimeZone>(words: &[&str], now: &DateTime<Tz>) -> Result<Date
 /// [`TOMORROW_ASKED_UNTIL`], read as `due`: a night owl at 00:30 may mean
 /// the coming morning, today's date. Asked about when that time today is
 /// still ahead, with a way to write each day that is read as it; `None`
-/// when there is nothing to ask (`tomorrow` alone, a time today that has
-/// gone, `tomorrow 1am` at 02:00).
+/// when there is nothing to ask (a time today that has gone, `tomorrow
+/// 1am` at 02:00).
 fn tomorrow_asked<Tz: TimeZone>(
     trimmed: &str,
     words: &[&str],
