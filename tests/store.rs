@@ -687,3 +687,28 @@ fn a_call_cut_by_a_crash_is_answered_at_start_though_an_earlier_call_had_its_id(
             .any(|i| i.kind == Kind::Regenerate && i.conversation_id == Some(c))
     );
 }
+
+/// A reply to a message sent to another model (`/with MODEL`), generated
+/// again (Ctrl+R, `tock regenerate`), comes from that model again: it came
+/// from the conversation's.
+#[test]
+fn a_reply_generated_again_comes_from_the_model_the_first_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("t.db")).unwrap();
+    let c = s.create_conversation(Some("c"), "user", 1).unwrap();
+    let mut first = NewItem::new(c, Kind::Queued, "which is larger?");
+    first.model_override = Some("big-model".into());
+    let id = s.enqueue(&first, 1).unwrap();
+    assert!(s.claim(id, "me", 2).unwrap());
+    let item = s.item(id).unwrap().unwrap();
+    let reply = s.accept(&item, "me", "big-model", 2).unwrap().unwrap();
+    s.finish_message(reply, "the whale", MessageStatus::Complete, None, None, 3)
+        .unwrap();
+    let again = s
+        .supersede_last_reply_and_enqueue(c, &NewItem::new(c, Kind::Regenerate, ""), 4)
+        .unwrap();
+    assert_eq!(
+        s.item(again).unwrap().unwrap().model_override.as_deref(),
+        Some("big-model")
+    );
+}

@@ -123,12 +123,23 @@ impl Store {
             _ => None,
         };
         let id = insert_item(&tx, item, now)?;
-        // The new reply will be the next version of the superseded one.
+        // The new reply will be the next version of the superseded one,
+        // from the model that one came from (`/with MODEL`), unless the
+        // regeneration names one itself.
         if let Some(old) = superseded {
             tx.execute(
                 "UPDATE outbox SET replaces_message_id = ?2 WHERE id = ?1",
                 params![id, old],
             )?;
+            if item.model_override.is_none() {
+                tx.execute(
+                    "UPDATE outbox SET model_override = (
+                         SELECT o.model_override FROM messages m JOIN outbox o ON o.id = m.outbox_id
+                         WHERE m.id = ?2)
+                     WHERE id = ?1",
+                    params![id, old],
+                )?;
+            }
         }
         tx.commit()?;
         Ok(id)
