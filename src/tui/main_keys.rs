@@ -33,6 +33,14 @@ impl App {
             self.keys.action(Scope::Main, &key),
             Some(Action::Interrupt | Action::Quit)
         );
+        // Version keys pressed in a row keep to the message they started
+        // on; any other key ends the run.
+        if !matches!(
+            self.keys.action(Scope::Main, &key),
+            Some(Action::OlderVersion | Action::NewerVersion)
+        ) {
+            self.model.stepping = None;
+        }
         if !arms_quit {
             self.quit_armed = None;
         }

@@ -541,3 +541,44 @@ async fn an_at_path_mention_attaches_the_file_to_a_scheduled_message_too() {
     assert!(is_err && msg.contains("cannot carry files"), "{msg}");
     assert_eq!(ui.app.composer_text(), cmd);
 }
+
+/// Version keys pressed in a row keep to the message they started on;
+/// anything else in between ends the run, so the next Alt+, steps the
+/// newest message with versions (after a Ctrl+R on the last reply, it
+/// stepped the reply stepped before, higher up).
+#[tokio::test(start_paused = true)]
+async fn version_keys_after_other_keys_step_the_newest_message_with_versions() {
+    let mut ui = Ui::new(vec![
+        reply_step("first answer"),
+        reply_step("first answer again"),
+        reply_step("second answer"),
+        reply_step("second answer again"),
+    ]);
+    ui.start().await;
+    ui.say("one");
+    ui.settle().await;
+    ui.ctrl('r');
+    ui.settle().await;
+    ui.screen(100, 40);
+    ui.key(KeyCode::Char(','), KeyModifiers::ALT);
+    ui.pump();
+    assert!(ui.screen(100, 40).contains("first answer ·") || ui.status_line().contains("‹1/2›"));
+    ui.say("two");
+    ui.settle().await;
+    ui.ctrl('r');
+    ui.settle().await;
+    ui.screen(100, 40);
+    ui.key(KeyCode::Char(','), KeyModifiers::ALT);
+    ui.pump();
+    let s = ui.screen(100, 40);
+    assert!(
+        s.contains("second answer") && !s.contains("second answer again"),
+        "{s}"
+    );
+    assert!(
+        ui.status_line()
+            .starts_with("‹1/2›: the conversation goes on"),
+        "{}",
+        ui.status_line()
+    );
+}
