@@ -670,8 +670,11 @@ impl Engine {
 
     /// Accept a send typed in a conversation's composer: the row is enqueued
     /// and the draft cleared in one transaction, so after a crash the text
-    /// is either sent or still the draft, never both.
-    pub fn submit_clearing_draft(&self, item: NewItem) -> Result<i64> {
+    /// is either sent or still the draft, never both. `known`: the saved
+    /// draft as the sending window knows it (see
+    /// [`Store::enqueue_clearing_draft`]: the same draft sent from two
+    /// windows at once goes once).
+    pub fn submit_clearing_draft(&self, item: NewItem, known: Option<&str>) -> Result<i64> {
         if item.text.trim().is_empty() && item.parts_json.is_none() {
             return Err(anyhow!("nothing to send: the message is empty"));
         }
@@ -684,7 +687,7 @@ impl Engine {
         self.check_not_too_far(item.due_at)?;
         let now = self.now_ms();
         let hold = self.resume_for(&item, now)?;
-        let id = self.store().enqueue_clearing_draft(&item, now)?;
+        let id = self.store().enqueue_clearing_draft(&item, known, now)?;
         self.hold_too(&item, hold, now)?;
         self.changed_row(id);
         Ok(id)

@@ -1,6 +1,6 @@
 //! The `drafts` table: what the user has typed but not sent, per conversation.
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 use rusqlite::{OptionalExtension, params};
 
 use super::Store;
@@ -57,11 +57,49 @@ pub(crate) fn save_draft(
     Ok(())
 }
 
+/// How recent a send of the same text by another window must be for a
+/// second send of it to be taken as the same Enter pressed twice.
+const SENT_ELSEWHERE_MS: i64 = 10_000;
+
 impl Store {
     /// Enqueue a row typed in a conversation's composer and clear its draft, together.
-    pub fn enqueue_clearing_draft(&self, item: &super::NewItem, now: i64) -> Result<i64> {
+    ///
+    /// `known`: the saved draft as the sending window last read or wrote it.
+    /// When it is the text sent, and the draft is gone because another
+    /// window sent that same text a moment ago (two windows showing one
+    /// merged draft, Enter pressed in both), nothing is sent twice: an
+    /// error says so.
+    pub fn enqueue_clearing_draft(
+        &self,
+        item: &super::NewItem,
+        known: Option<&str>,
+        now: i64,
+    ) -> Result<i64> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if let (Some(conv), Some(known)) = (item.conversation_id, known)
+            && !known.trim().is_empty()
+            && known == item.text
+        {
+            let stored: Option<String> = tx
+                .query_row(
+                    "SELECT text FROM drafts WHERE conversation_id = ?1",
+                    [conv],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let sent_elsewhere: bool = stored.as_deref().is_none_or(|t| t.trim().is_empty())
+                && tx.query_row(
+                    "SELECT EXISTS(SELECT 1 FROM outbox WHERE conversation_id = ?1 AND text = ?2 AND created_at >= ?3)",
+                    params![conv, item.text, now - SENT_ELSEWHERE_MS],
+                    |r| r.get(0),
+                )?;
+            if sent_elsewhere {
+                return Err(anyhow!(
+                    "this text was just sent from another window on this conversation; it was not sent twice"
+                ));
+            }
+        }
         let id = super::outbox::insert_item(&tx, item, now)?;
         if let Some(conv) = item.conversation_id {
             tx.execute("DELETE FROM drafts WHERE conversation_id = ?1", [conv])?;

@@ -159,6 +159,9 @@ impl App {
             .map(|e| e.message_id)
             .filter(|_| due.is_none());
         let sent = self.composer.draft();
+        // The saved draft as this window knows it: a text another window
+        // has just sent from the same draft is not sent again.
+        let known = self.drafts.known(conv).map(str::to_string);
         let restore = editing.map(|_| self.composer.stash_after_edit());
         // The composer moves on at once; the write clears (or, after an
         // edit, sets) the saved draft itself, and if it fails what was sent
@@ -183,7 +186,7 @@ impl App {
                 // A message to go now resumes a paused queue (the engine's rule).
                 let id = match (editing, &restore) {
                     (Some(message_id), Some(r)) => e.edit_and_resend(conv, message_id, item, r)?,
-                    _ => e.submit_clearing_draft(item)?,
+                    _ => e.submit_clearing_draft(item, known.as_deref())?,
                 };
                 anyhow::Ok(id)
             },

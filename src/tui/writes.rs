@@ -57,6 +57,11 @@ impl PendingDrafts {
         self.seq
     }
 
+    /// The saved draft of `conv` as this process last read or wrote it.
+    pub fn known(&self, conv: i64) -> Option<&str> {
+        self.known.get(&conv).map(String::as_str)
+    }
+
     /// The draft of `conv` not saved yet, if any.
     pub fn get(&self, conv: i64) -> Option<&Draft> {
         self.by_conv.get(&conv).map(|u| &u.draft)

@@ -749,3 +749,50 @@ async fn at_text_that_starts_with_more_time_is_asked_about_and_kept() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0].text, "evening call");
 }
+
+/// Two windows on one conversation show one merged draft; Enter in both at
+/// nearly the same moment sends it once. The second send finds the draft
+/// gone with the same text just sent, says so, and keeps the text here.
+#[tokio::test(start_paused = true)]
+async fn one_draft_sent_from_two_windows_at_once_goes_once() {
+    let mut ui = Ui::new(vec![reply_step("ok")]);
+    ui.start().await;
+    let conv = ui.conv();
+    ui.typ("the shared draft");
+    tokio::time::advance(std::time::Duration::from_millis(400)).await;
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    assert_eq!(ui.store().draft(conv).unwrap().text, "the shared draft");
+    // The other window sends it first; this one has not heard yet.
+    ui.h.engine
+        .submit_clearing_draft(NewItem::message(conv, "the shared draft", None), None)
+        .unwrap();
+    ui.enter();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    let sent: Vec<_> = ui
+        .rows()
+        .into_iter()
+        .filter(|r| r.user_text().as_deref() == Some("the shared draft"))
+        .collect();
+    assert_eq!(sent.len(), 1, "sent once");
+    assert!(
+        ui.status_line().contains("just sent from another window"),
+        "{}",
+        ui.status_line()
+    );
+    // A text sent again on purpose, later or typed anew, goes.
+    tokio::time::advance(std::time::Duration::from_secs(11)).await;
+    ui.settle().await;
+    ui.app.set_composer("the shared draft");
+    ui.enter();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    let sent = ui
+        .rows()
+        .into_iter()
+        .filter(|r| r.user_text().as_deref() == Some("the shared draft"))
+        .count();
+    assert_eq!(sent, 2, "sent again on purpose");
+}
