@@ -87,9 +87,31 @@ impl App {
         // 3. The composer's bindings, then the main ones.
         let composer_focused = self.focus == Focus::Composer;
         let inactive = self.top() == Some(ViewKind::Approval);
+        let composer_action = self.keys.action(Scope::Composer, &key);
+        // While a card waits: recalling a message sent only fills the
+        // composer, but an edit of one would replace the reply that made
+        // the call, so it is said why ↑ does nothing.
+        if composer_focused && inactive {
+            match composer_action {
+                Some(Action::EditLast) if self.composer.is_blank() => {
+                    self.apply_one(Intent::KeyError(format!(
+                        "the tool call above waits for your answer: choose ({}), then {}; then ↑ edits your last message",
+                        self.keys.first(Scope::Approval, Action::Left),
+                        self.keys.first(Scope::Approval, Action::Confirm)
+                    )));
+                    return;
+                }
+                Some(a @ (Action::HistoryPrev | Action::HistoryNext))
+                    if self.composer_action(a, key) =>
+                {
+                    return;
+                }
+                _ => {}
+            }
+        }
         if composer_focused
             && !inactive
-            && let Some(a) = self.keys.action(Scope::Composer, &key)
+            && let Some(a) = composer_action
             && self.composer_action(a, key)
         {
             return;

@@ -444,3 +444,26 @@ async fn a_task_without_a_title_is_named_by_its_instruction() {
     );
     assert!(!s.contains("“task”") && !s.contains("· task ["), "{s}");
 }
+
+/// While a card waits, ↑ on an empty composer says why it edits nothing
+/// (an edit would replace the reply that made the call); Ctrl+P still
+/// recalls a message sent into the composer, to queue it again.
+#[tokio::test(start_paused = true)]
+async fn up_beside_an_approval_card_says_why_and_ctrl_p_recalls() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    assert!(ui.app.model.waiting_approval().is_some());
+    ui.press(KeyCode::Up);
+    assert!(
+        ui.status_line()
+            .starts_with("the tool call above waits for your answer"),
+        "{}",
+        ui.status_line()
+    );
+    assert!(ui.app.composer.edit.is_none());
+    ui.ctrl('p');
+    assert_eq!(ui.app.composer_text(), "remind me to check the build");
+    assert!(ui.app.model.waiting_approval().is_some(), "not answered");
+}
