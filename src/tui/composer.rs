@@ -23,6 +23,9 @@ pub struct Edit {
     pub message_id: i64,
     /// The draft put aside when the edit began.
     pub stash: Draft,
+    /// The model the message went to when that was not the conversation's
+    /// (`/with`): the resend goes there too, and the banner says so.
+    pub to: Option<String>,
 }
 
 pub struct Composer {
@@ -201,6 +204,7 @@ impl Composer {
                 text: d.stash.clone().unwrap_or_default(),
                 ..Draft::default()
             },
+            to: None,
         });
         self.history = history;
         self.history_pos = None;
@@ -208,8 +212,16 @@ impl Composer {
         self.unsaved_since = None;
     }
 
-    /// Begin editing a sent message for resend; the current draft is put aside.
-    pub fn begin_edit(&mut self, message_id: i64, text: &str, parts: Vec<Part>, now: i64) {
+    /// Begin editing a sent message for resend; the current draft is put
+    /// aside. `to`: the model it went to, when not the conversation's.
+    pub fn begin_edit(
+        &mut self,
+        message_id: i64,
+        text: &str,
+        parts: Vec<Part>,
+        to: Option<String>,
+        now: i64,
+    ) {
         let stash = Draft {
             text: self.text(),
             parts_json: (!self.attachments.is_empty())
@@ -217,7 +229,11 @@ impl Composer {
                 .flatten(),
             ..Draft::default()
         };
-        self.edit = Some(Edit { message_id, stash });
+        self.edit = Some(Edit {
+            message_id,
+            stash,
+            to,
+        });
         self.replace_text(text);
         self.attachments = parts;
         self.changed(now);
@@ -341,18 +357,33 @@ impl Composer {
         block.render(area, buf);
         if self.edit.is_some() && inner.height > 1 {
             // The longest wording that fits: never cut mid-word.
-            let banner = super::text::first_fitting(
-                &[
-                    "✎ editing your last message — Enter resends it (the old exchange is marked replaced) · Esc keeps the old one",
-                    "✎ editing your last message — Enter resends it · Esc keeps the old one",
-                    "✎ editing — Enter resends · Esc keeps the old one",
-                    "✎ editing — Enter resends · Esc keeps it",
-                    "✎ editing",
-                ],
-                inner.width as usize,
-            )
-            .copied()
-            .unwrap_or("✎");
+            // Sent to another model (`/with`): the resend goes there too.
+            let to = self
+                .edit
+                .as_ref()
+                .and_then(|e| e.to.as_deref())
+                .map(|m| {
+                    format!(
+                        " to {}",
+                        super::text::elide(&crate::sanitize::sanitize_line(m), 24)
+                    )
+                })
+                .unwrap_or_default();
+            let wordings = [
+                format!(
+                    "✎ editing your last message — Enter resends it{to} (the old exchange is marked replaced) · Esc keeps the old one"
+                ),
+                format!(
+                    "✎ editing your last message — Enter resends it{to} · Esc keeps the old one"
+                ),
+                format!("✎ editing — Enter resends{to} · Esc keeps the old one"),
+                format!("✎ editing — Enter resends{to} · Esc keeps it"),
+                "✎ editing — Enter resends · Esc keeps it".to_string(),
+                "✎ editing".to_string(),
+            ];
+            let banner = super::text::first_fitting(&wordings, inner.width as usize)
+                .cloned()
+                .unwrap_or_else(|| "✎".to_string());
             Paragraph::new(Line::styled(
                 banner,
                 Style::new()

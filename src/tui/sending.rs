@@ -273,8 +273,13 @@ impl App {
             .as_deref()
             .and_then(|j| serde_json::from_str(j).ok())
             .unwrap_or_default();
+        // Sent to another model (`/with`): its outbox row says which.
+        let to = m
+            .outbox_id
+            .and_then(|id| self.model.engine.reader().item(id).ok().flatten())
+            .and_then(|item| item.model_override);
         self.composer
-            .begin_edit(m.id, &escape_slash(&m.content), parts, self.now());
+            .begin_edit(m.id, &escape_slash(&m.content), parts, to, self.now());
     }
 
     pub(super) fn copy(&mut self, block: Option<usize>) {

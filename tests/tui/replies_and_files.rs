@@ -801,3 +801,26 @@ async fn delete_a_conversation_from_the_sidebar() {
     assert!(!s.contains("Doomed") || s.contains("deleted"), "{s}");
     assert!(s.contains("Keeper"), "{s}");
 }
+
+/// ↑ on a message sent to another model (`/with MODEL`): the edit banner
+/// says the resend goes there too, as it does.
+#[tokio::test(start_paused = true)]
+async fn the_edit_banner_names_the_model_a_with_message_went_to() {
+    let mut ui = Ui::new(vec![reply_step("hi"), reply_step("hi again")]);
+    ui.start().await;
+    ui.say("/with echo hello there");
+    ui.settle().await;
+    assert_eq!(ui.user_texts(), vec!["hello there".to_string()]);
+    ui.press(KeyCode::Up);
+    let s = ui.screen(120, 40);
+    assert!(s.contains("Enter resends it to echo"), "{s}");
+    ui.erase(5);
+    ui.say("friend");
+    ui.settle().await;
+    let again = ui
+        .rows()
+        .into_iter()
+        .find(|r| r.user_text().as_deref() == Some("hello friend"))
+        .expect("resent");
+    assert_eq!(again.model_override.as_deref(), Some("echo"));
+}
