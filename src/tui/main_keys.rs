@@ -95,8 +95,9 @@ impl App {
             match composer_action {
                 Some(Action::EditLast) if self.composer.is_blank() => {
                     self.apply_one(Intent::KeyError(format!(
-                        "the tool call above waits for your answer: choose ({}), then {}; then ↑ edits your last message",
+                        "the tool call above waits for your answer: choose Approve or Deny ({}/{}), then {}; then ↑ edits your last message",
                         self.keys.first(Scope::Approval, Action::Left),
+                        self.keys.first(Scope::Approval, Action::Right),
                         self.keys.first(Scope::Approval, Action::Confirm)
                     )));
                     return;
