@@ -529,32 +529,41 @@ async fn a_default_deny_refuses_unknown_tools_and_schedule_task_still_asks() {
 /// resent are refused, and say why. Replacing it left the call to run, and
 /// its result in every later request without the call that asked for it
 /// (a request OpenAI and Anthropic refuse).
-#[tokio::test(start_paused = true)]
-async fn the_reply_of_a_call_waiting_for_its_answer_is_not_replaced() {
-    let h = common::harness_with(
-        common::Scripted::new(vec![
-            common::Step::Reply(vec![
-                call(
-                    "c1",
-                    "schedule_task",
-                    r#"{"instruction":"stretch","delay_secs":600}"#,
-                ),
-                common::done(),
-            ]),
-            common::Step::Reply(vec![common::text("noted"), common::done()]),
-            common::Step::Reply(vec![common::text("noted again"), common::done()]),
-        ]),
-        Config::default(),
+/// A conversation whose first message made a `schedule_task` call that
+/// now waits for its answer; the model then answers `replies` in turn.
+/// Returns the harness, the conversation and the approval.
+async fn a_call_waiting(replies: &[&str]) -> (common::Harness, i64, tock::store::Approval) {
+    let mut steps = vec![common::Step::Reply(vec![
+        call(
+            "c1",
+            "schedule_task",
+            r#"{"instruction":"stretch","delay_secs":600}"#,
+        ),
+        common::done(),
+    ])];
+    steps.extend(
+        replies
+            .iter()
+            .map(|r| common::Step::Reply(vec![common::text(r), common::done()])),
     );
-    let store = h.engine.store();
-    let conv = store
+    let h = common::harness_with(common::Scripted::new(steps), Config::default());
+    let conv = h
+        .engine
+        .store()
         .create_conversation(Some("c"), "user", h.engine.now_ms())
         .unwrap();
     h.engine.start();
     h.engine.send_text(conv, "remind me to stretch").unwrap();
     common::settle().await;
-    let approval = store.approvals(conv).unwrap()[0].clone();
+    let approval = h.engine.store().approvals(conv).unwrap()[0].clone();
     assert_eq!(approval.status, ApprovalStatus::Waiting);
+    (h, conv, approval)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_reply_of_a_call_waiting_for_its_answer_is_not_replaced() {
+    let (h, conv, approval) = a_call_waiting(&["noted", "noted again"]).await;
+    let store = h.engine.store();
     let e = h.engine.regenerate(conv).unwrap_err().to_string();
     assert!(e.contains("a tool call waits for your answer"), "{e}");
     let asked = store
@@ -604,29 +613,8 @@ async fn the_reply_of_a_call_waiting_for_its_answer_is_not_replaced() {
 /// with an assistant message.
 #[tokio::test(start_paused = true)]
 async fn a_message_sent_now_behind_a_call_goes_after_the_calls_answer() {
-    let h = common::harness_with(
-        common::Scripted::new(vec![
-            common::Step::Reply(vec![
-                call(
-                    "c1",
-                    "schedule_task",
-                    r#"{"instruction":"stretch","delay_secs":600}"#,
-                ),
-                common::done(),
-            ]),
-            common::Step::Reply(vec![common::text("noted"), common::done()]),
-            common::Step::Reply(vec![common::text("ok"), common::done()]),
-        ]),
-        Config::default(),
-    );
+    let (h, conv, approval) = a_call_waiting(&["noted", "ok"]).await;
     let store = h.engine.store();
-    let conv = store
-        .create_conversation(Some("c"), "user", h.engine.now_ms())
-        .unwrap();
-    h.engine.start();
-    h.engine.send_text(conv, "remind me to stretch").unwrap();
-    common::settle().await;
-    let approval = store.approvals(conv).unwrap()[0].clone();
     let queued = h.engine.send_text(conv, "and then this").unwrap();
     common::settle().await;
     h.engine.send_now(queued).unwrap();

@@ -554,11 +554,10 @@ fn a_state_notice_is_kept_once_until_the_state_changes() {
     assert_eq!(kinds, ["broken", "fired", "broken", "fixed", "broken"]);
 }
 
-/// A message sent to another model (`/with MODEL`), edited and sent again,
-/// goes to that model again: it went to the conversation's. An edit that
-/// names a model itself goes there.
-#[test]
-fn an_edited_message_goes_to_the_model_the_original_went_to() {
+/// A conversation whose message went to another model (`/with
+/// big-model`) and was answered: its store, the conversation and the
+/// directory that holds the database.
+fn answered_by_another_model() -> (tempfile::TempDir, Store, i64) {
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("t.db")).unwrap();
     let c = s.create_conversation(Some("c"), "user", 1).unwrap();
@@ -570,6 +569,15 @@ fn an_edited_message_goes_to_the_model_the_original_went_to() {
     let reply = s.accept(&item, "me", "big-model", 2).unwrap().unwrap();
     s.finish_message(reply, "the whale", MessageStatus::Complete, None, None, 3)
         .unwrap();
+    (dir, s, c)
+}
+
+/// A message sent to another model (`/with MODEL`), edited and sent again,
+/// goes to that model again: it went to the conversation's. An edit that
+/// names a model itself goes there.
+#[test]
+fn an_edited_message_goes_to_the_model_the_original_went_to() {
+    let (_dir, s, c) = answered_by_another_model();
     let user = s
         .messages(c)
         .unwrap()
@@ -693,17 +701,7 @@ fn a_call_cut_by_a_crash_is_answered_at_start_though_an_earlier_call_had_its_id(
 /// from the conversation's.
 #[test]
 fn a_reply_generated_again_comes_from_the_model_the_first_came_from() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(&dir.path().join("t.db")).unwrap();
-    let c = s.create_conversation(Some("c"), "user", 1).unwrap();
-    let mut first = NewItem::new(c, Kind::Queued, "which is larger?");
-    first.model_override = Some("big-model".into());
-    let id = s.enqueue(&first, 1).unwrap();
-    assert!(s.claim(id, "me", 2).unwrap());
-    let item = s.item(id).unwrap().unwrap();
-    let reply = s.accept(&item, "me", "big-model", 2).unwrap().unwrap();
-    s.finish_message(reply, "the whale", MessageStatus::Complete, None, None, 3)
-        .unwrap();
+    let (_dir, s, c) = answered_by_another_model();
     let again = s
         .supersede_last_reply_and_enqueue(c, &NewItem::new(c, Kind::Regenerate, ""), 4)
         .unwrap();

@@ -69,13 +69,7 @@ impl Store {
         // Sent to another model (`/with`): the edit goes there too, unless
         // it names one itself.
         if item.model_override.is_none() {
-            tx.execute(
-                "UPDATE outbox SET model_override = (
-                     SELECT o.model_override FROM messages m JOIN outbox o ON o.id = m.outbox_id
-                     WHERE m.id = ?2)
-                 WHERE id = ?1",
-                params![id, message_id],
-            )?;
+            take_model_of(&tx, id, message_id)?;
         }
         // The new user message will be the next version of this one.
         tx.execute(
@@ -132,13 +126,7 @@ impl Store {
                 params![id, old],
             )?;
             if item.model_override.is_none() {
-                tx.execute(
-                    "UPDATE outbox SET model_override = (
-                         SELECT o.model_override FROM messages m JOIN outbox o ON o.id = m.outbox_id
-                         WHERE m.id = ?2)
-                     WHERE id = ?1",
-                    params![id, old],
-                )?;
+                take_model_of(&tx, id, old)?;
             }
         }
         tx.commit()?;
@@ -249,4 +237,17 @@ fn refuse_while_a_call_is_open(
         )),
         None => Ok(()),
     }
+}
+
+/// Outbox row `id` goes to the model message `message_id` went to (or came
+/// from) when that was not the conversation's (`/with MODEL`).
+fn take_model_of(tx: &rusqlite::Transaction<'_>, id: i64, message_id: i64) -> Result<()> {
+    tx.execute(
+        "UPDATE outbox SET model_override = (
+             SELECT o.model_override FROM messages m JOIN outbox o ON o.id = m.outbox_id
+             WHERE m.id = ?2)
+         WHERE id = ?1",
+        params![id, message_id],
+    )?;
+    Ok(())
 }
