@@ -485,11 +485,11 @@ impl App {
         match self.model.current.filter(|_| self.queued_here()) {
             Some(conv) => {
                 self.info(
-                    "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R regenerates",
+                    "stopped — the queue is paused (Enter in the strip or /resume); Ctrl+R retries the reply",
                 );
                 self.status_about_a_pause(conv);
             }
-            None => self.info_until_key("stopped; Ctrl+R regenerates"),
+            None => self.info_until_key("stopped; Ctrl+R retries the reply"),
         }
     }
 

@@ -280,7 +280,7 @@ async fn esc_with_nothing_queued_stops_without_a_pause() {
     ui.press(KeyCode::Esc);
     ui.settle().await;
     let (msg, _) = ui.app.status_pair();
-    assert_eq!(msg, "stopped; Ctrl+R regenerates");
+    assert_eq!(msg, "stopped; Ctrl+R retries the reply");
     let conv = ui.conv();
     assert!(
         ui.store()
