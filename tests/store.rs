@@ -710,3 +710,21 @@ fn a_reply_generated_again_comes_from_the_model_the_first_came_from() {
         Some("big-model")
     );
 }
+
+/// An item sent now (`s`, `tock send-now`) that still waits (behind a
+/// reply or a call) is queued, and a refused action says so, not
+/// "scheduled".
+#[test]
+fn an_item_sent_now_is_told_as_queued_not_scheduled() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("t.db")).unwrap();
+    let c = s.create_conversation(Some("c"), "user", 1).unwrap();
+    let id = s
+        .enqueue(&NewItem::message(c, "later", Some(3_600_000)), 1)
+        .unwrap();
+    let e = s.retry_item(id, 2).unwrap_err().to_string();
+    assert!(e.contains("is scheduled"), "{e}");
+    s.send_now(id, 3).unwrap();
+    let e = s.retry_item(id, 4).unwrap_err().to_string();
+    assert!(e.contains("is queued"), "{e}");
+}

@@ -42,14 +42,14 @@ impl Store {
         p: &[&dyn rusqlite::ToSql],
     ) -> Result<()> {
         let conn = self.conn();
-        let row: Option<(String, Option<i64>, Option<i64>)> = conn
+        let row: Option<(String, Option<i64>, Option<i64>, i64)> = conn
             .query_row(
-                "SELECT status, conversation_id, due_at FROM outbox WHERE id = ?1",
+                "SELECT status, conversation_id, due_at, updated_at FROM outbox WHERE id = ?1",
                 [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()?;
-        let Some((status, conversation_id, due_at)) = row else {
+        let Some((status, conversation_id, due_at, updated_at)) = row else {
             // Series are listed among the items, so their ids are typed here
             // too. (The connection is let go first: `series` takes it.)
             drop(conn);
@@ -62,7 +62,8 @@ impl Store {
         };
         if !from.contains(&status.as_str()) {
             let shown = match status.as_str() {
-                "pending" if due_at.is_some() => "scheduled",
+                // Sent now (its time set to when that was said): queued.
+                "pending" if due_at.is_some_and(|d| d > updated_at) => "scheduled",
                 "pending" => "queued",
                 "sending" => "being sent",
                 other => other,
