@@ -274,9 +274,18 @@ async fn slash_commands_run_while_an_approval_waits() {
         .find(|r| r.user_text().as_deref() == Some("a message"))
         .expect("queued");
     assert!(!queued.status.is_finished());
-    // Enter on nothing chosen with an empty composer still asks for a choice.
+    // Enter on nothing chosen with an empty composer still asks for a
+    // choice, as it does on spaces alone.
     ui.enter();
     assert!(ui.status_line().starts_with("choose Approve or Deny first"));
+    ui.typ("   ");
+    ui.enter();
+    assert!(
+        ui.status_line().starts_with("choose Approve or Deny first"),
+        "{}",
+        ui.status_line()
+    );
+    ui.ctrl('u');
     ui.press(KeyCode::Left);
     ui.enter();
     ui.settle().await;
