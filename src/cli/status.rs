@@ -42,18 +42,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         })
         // Nor what waits behind another row of its conversation: that one
         // goes first.
-        .filter(|i| {
-            !matches!(
-                waiting.get(&i.id),
-                Some(
-                    Waiting::Behind { .. }
-                        | Waiting::BehindReply
-                        | Waiting::BehindCutReply
-                        | Waiting::BehindToolCall { .. }
-                        | Waiting::BehindCutToolCall { .. }
-                )
-            )
-        })
+        .filter(|i| !waiting.get(&i.id).is_some_and(Waiting::is_behind))
         .min_by_key(|i| goes_at(i).unwrap_or(0));
     let model = config.resolve(None);
     let (model_name, provider) = match &model {

@@ -635,26 +635,24 @@ pub(crate) fn build_messages(
             _ => {}
         }
     }
-    // The calls of the last reply: a result goes with them or not at all
-    // (after a reply put aside, its results go with it).
-    // The last reply's calls as sent: an id an earlier reply already used
-    // (`call_0` of every Ollama reply) is sent as another, so that no two
-    // calls of one request share an id (Anthropic refuses that), and its
-    // results follow it.
+    // The last reply's calls, by id as stored and as sent: a result goes
+    // with them or not at all (after a reply put aside, with none). An id
+    // an earlier reply already used (`call_0` of every Ollama reply) is
+    // sent as another, so that no two calls of one request share an id
+    // (Anthropic refuses that), and its results follow it.
     let mut offered: HashMap<String, String> = HashMap::new();
     let mut sent_ids: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(history.len() + 1);
     for (i, m) in history.iter().enumerate() {
+        if m.role == Role::Assistant {
+            offered.clear();
+        }
         if m.status != MessageStatus::Complete {
-            if m.role == Role::Assistant {
-                offered.clear();
-            }
             continue;
         }
         match m.role {
             Role::User => out.push(user_message(&m.content, m.parts_json.as_deref(), vision)),
             Role::Assistant => {
-                offered.clear();
                 let calls: Vec<ToolCall> = m
                     .tool_calls()
                     .into_iter()

@@ -51,6 +51,26 @@ pub enum PausedBy {
 }
 
 impl Waiting {
+    /// Behind something else of its conversation that goes first (another
+    /// row, a reply, a tool call), rather than waiting for a time, an
+    /// answer or the user.
+    pub fn is_behind(&self) -> bool {
+        match self {
+            Waiting::Behind { .. }
+            | Waiting::BehindReply
+            | Waiting::BehindCutReply
+            | Waiting::BehindToolCall { .. }
+            | Waiting::BehindCutToolCall { .. } => true,
+            Waiting::Due { .. }
+            | Waiting::Approval { .. }
+            | Waiting::Backoff { .. }
+            | Waiting::ReplyRetry { .. }
+            | Waiting::Ready
+            | Waiting::QueuePaused { .. }
+            | Waiting::Disabled => false,
+        }
+    }
+
     /// As it reads when no dispatcher runs: no reply is being generated
     /// then, no tool call runs.
     fn with_no_dispatcher(self) -> Self {

@@ -170,8 +170,6 @@ pub struct App {
     /// A `/model` or `/with` waiting for a server's model list to name its
     /// model (`App::wait_for_model_lists`).
     pub(super) model_wait: Option<super::sending::ModelWait>,
-    /// The command being run is the one that waited: it does not wait again.
-    pub(super) model_waited: bool,
     /// Drafts on their way to the database.
     pub drafts: super::writes::PendingDrafts,
     /// The widest the conversation is laid out (`[ui] max_width`).
@@ -226,7 +224,6 @@ impl App {
             enhanced_keys: false,
             model_override: None,
             model_wait: None,
-            model_waited: false,
             drafts: Default::default(),
             writes_waiting_since: None,
             sends_in_flight: Default::default(),

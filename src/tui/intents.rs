@@ -318,10 +318,6 @@ impl App {
     // ----- sending -------------------------------------------------------------
 }
 
-/// `/at TIME` that reads back as exactly `at`: with its seconds where it
-/// has any (without them Enter moved it up to 59 s earlier), and with its
-/// offset where the clocks pass its wall time twice (a bare time there is
-/// the first of the two: Enter moved one in the second an hour earlier).
 /// `/at TIME TEXT` for an item pulled back, or `/at TIME -- TEXT` when
 /// `/at` would not read TEXT back as its text (one that starts with more
 /// time, `evening class`, would be refused, or read as part of the time).
@@ -334,6 +330,10 @@ fn at_line<Tz: chrono::TimeZone>(command: &str, text: &str, now: &chrono::DateTi
     }
 }
 
+/// `/at TIME` that reads back as exactly `at`: with its seconds where it
+/// has any (without them Enter moved it up to 59 s earlier), and with its
+/// offset where the clocks pass its wall time twice (a bare time there is
+/// the first of the two: Enter moved one in the second an hour earlier).
 fn at_command<Tz: chrono::TimeZone>(at: &chrono::DateTime<Tz>) -> String
 where
     Tz::Offset: std::fmt::Display,

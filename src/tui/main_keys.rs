@@ -29,14 +29,12 @@ impl App {
             self.enhanced_keys = true;
         }
         self.drop_status_about_the_last_key();
-        let arms_quit = matches!(
-            self.keys.action(Scope::Main, &key),
-            Some(Action::Interrupt | Action::Quit)
-        );
+        let main_action = self.keys.action(Scope::Main, &key);
+        let arms_quit = matches!(main_action, Some(Action::Interrupt | Action::Quit));
         // Version keys pressed in a row keep to the message they started
         // on; any other key ends the run.
         if !matches!(
-            self.keys.action(Scope::Main, &key),
+            main_action,
             Some(Action::OlderVersion | Action::NewerVersion)
         ) {
             self.model.stepping = None;

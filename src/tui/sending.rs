@@ -339,6 +339,12 @@ impl App {
     }
 
     pub(super) fn command(&mut self, line: String) {
+        self.run_command(line, true);
+    }
+
+    /// [`Self::command`]; `may_wait`: a `/model` or `/with` may wait for a
+    /// model list on its way (not when it is the run after that wait).
+    fn run_command(&mut self, line: String, may_wait: bool) {
         // What the line said about the command before is stale: this one
         // says its own (or nothing, where what it did shows).
         self.drop_status_about_a_command();
@@ -502,7 +508,7 @@ impl App {
                     // becomes `ENTRY/ID`, which every process resolves.
                     let current = self.model.current_conv().and_then(|c| c.model.clone());
                     let arg = self.engine().model_name_for(&arg, current.as_deref());
-                    if self.wait_for_model_lists(&arg, &cmd) {
+                    if may_wait && self.wait_for_model_lists(&arg, &cmd) {
                         return;
                     }
                     let name = arg.clone();
@@ -585,7 +591,7 @@ impl App {
                 Some((model, text)) if !text.trim().is_empty() => {
                     let current = self.model.current_conv().and_then(|c| c.model.clone());
                     let model = self.engine().model_name_for(model, current.as_deref());
-                    if self.wait_for_model_lists(&model, &cmd) {
+                    if may_wait && self.wait_for_model_lists(&model, &cmd) {
                         return;
                     }
                     match self.engine().config().describe(Some(&model)) {
@@ -704,10 +710,7 @@ impl App {
     /// the same command gives the same answer in a TUI just started. True
     /// when it waits; the UI thread does not.
     fn wait_for_model_lists(&mut self, name: &str, line: &str) -> bool {
-        if self.model_waited
-            || self.engine().config().facts(Some(name)).is_ok()
-            || !self.engine().model_lists_coming()
-        {
+        if self.engine().config().facts(Some(name)).is_ok() || !self.engine().model_lists_coming() {
             return false;
         }
         let now = self.now();
@@ -743,9 +746,7 @@ impl App {
         if self.model.current != wait.conv || self.composer.text().trim() != wait.line.trim() {
             return;
         }
-        self.model_waited = true;
-        self.command(wait.line);
-        self.model_waited = false;
+        self.run_command(wait.line, false);
     }
 
     /// A new conversation with this one's history up to the last message on
