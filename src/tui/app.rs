@@ -871,10 +871,8 @@ pub(super) fn cx_of<'a>(model: &'a Model, keys: &'a Keymap, composer: &Composer)
         keys,
         now: model.now(),
         now_ms: model.now_ms(),
-        // Spaces alone are nothing typed: Enter on them beside a card asks
-        // for a choice (it did nothing, silently).
-        composer_empty: composer.text().trim().is_empty(),
-        composer_command: super::sending::is_command(composer.text().trim()),
+        composer_empty: composer.holds_no_text(),
+        composer_command: composer.holds_command(),
         composer_editing: composer.edit.is_some(),
         intents: Vec::new(),
     }

@@ -91,6 +91,17 @@ impl Composer {
         }
     }
 
+    /// Nothing but spaces typed: a card's letters are choices then, and
+    /// Enter beside it asks for one.
+    pub fn holds_no_text(&self) -> bool {
+        self.text.lines().iter().all(|l| l.trim().is_empty())
+    }
+
+    /// A slash command typed (`/later 10m …`; `//` starts a message).
+    pub fn holds_command(&self) -> bool {
+        super::sending::is_command(self.text().trim())
+    }
+
     /// Nothing typed, nothing attached, not editing.
     pub fn is_blank(&self) -> bool {
         self.is_empty() && self.attachments.is_empty() && self.edit.is_none()

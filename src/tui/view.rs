@@ -39,9 +39,9 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameLayout {
         now_ms,
         enhanced_keys: app.enhanced_keys,
         chat: Rect::default(),
-        composer_empty: app.composer.is_empty(),
+        composer_empty: app.composer.holds_no_text(),
         composer_editing: app.composer.edit.is_some(),
-        composer_command: super::sending::is_command(app.composer.text().trim()),
+        composer_command: app.composer.holds_command(),
     };
     let sidebar_visible = app.sidebar_shown(area.width);
     let status_lines = status_lines(app, area.width, sidebar_visible);

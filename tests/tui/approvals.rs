@@ -279,6 +279,8 @@ async fn slash_commands_run_while_an_approval_waits() {
     ui.enter();
     assert!(ui.status_line().starts_with("choose Approve or Deny first"));
     ui.typ("   ");
+    let s = ui.screen(120, 40);
+    assert!(!s.contains("queues your text"), "spaces are no text: {s}");
     ui.enter();
     assert!(
         ui.status_line().starts_with("choose Approve or Deny first"),

@@ -119,7 +119,8 @@ pub struct Cx<'a> {
     pub keys: &'a Keymap,
     pub now: DateTime<ShownZone>,
     pub now_ms: i64,
-    /// Nothing typed in the composer (letters may then be choices on a card).
+    /// Nothing but spaces typed in the composer (letters may then be choices
+    /// on a card).
     pub composer_empty: bool,
     /// The composer holds a slash command (`/tools`, `/later 10m …`).
     pub composer_command: bool,
@@ -144,7 +145,7 @@ pub struct RenderCx<'a> {
     pub enhanced_keys: bool,
     /// Where the conversation is drawn on the main screen (cards sit at its foot).
     pub chat: Rect,
-    /// The composer holds no text.
+    /// Nothing but spaces typed in the composer.
     pub composer_empty: bool,
     /// The composer holds an edit of a message sent.
     pub composer_editing: bool,
