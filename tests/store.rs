@@ -728,3 +728,49 @@ fn an_item_sent_now_is_told_as_queued_not_scheduled() {
     let e = s.retry_item(id, 4).unwrap_err().to_string();
     assert!(e.contains("is queued"), "{e}");
 }
+
+/// A tool call that runs without asking (an allowed MCP tool) holds its
+/// reply as an approved one does: another process's Ctrl+R, `tock
+/// regenerate` or edit is refused while it runs, and goes through once the
+/// dispatcher that ran it is gone (its row is then stale).
+#[test]
+fn the_reply_of_a_call_running_in_another_process_is_not_replaced() {
+    let (_dir, s, c) = answered_by_another_model();
+    let reply = s
+        .messages(c)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap();
+    assert!(
+        s.acquire_lease("daemon", std::process::id(), 3, 60_000)
+            .unwrap()
+    );
+    let run = s
+        .start_tool_run(c, reply.id, "call_1", "files__read", "daemon", 3)
+        .unwrap();
+    let regenerate = NewItem::new(c, Kind::Regenerate, "");
+    let e = s
+        .supersede_last_reply_and_enqueue(c, &regenerate, 4)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("files__read is running"), "{e}");
+    let user = s
+        .messages(c)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::User)
+        .unwrap();
+    let edited = NewItem::new(c, Kind::Queued, "which is heavier?");
+    let e = s
+        .edit_and_resend(c, user.id, &edited, &Draft::default(), 4)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("files__read is running"), "{e}");
+    // Ended, or left by a dispatcher whose lease ran out: not in the way.
+    s.end_tool_run(run).unwrap();
+    s.start_tool_run(c, reply.id, "call_1", "files__read", "daemon", 5)
+        .unwrap();
+    s.supersede_last_reply_and_enqueue(c, &regenerate, 60_004)
+        .unwrap();
+}

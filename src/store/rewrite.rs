@@ -59,7 +59,7 @@ impl Store {
                 "a reply is streaming in this conversation: wait for it, or Esc to stop it, then resend"
             ));
         }
-        refuse_while_a_call_is_open(&tx, conversation_id, "resend")?;
+        refuse_while_a_call_is_open(&tx, conversation_id, "resend", now)?;
         tx.execute(
             "UPDATE messages SET status = ?3
              WHERE conversation_id = ?1 AND id >= ?2 AND role != 'notice'",
@@ -93,7 +93,7 @@ impl Store {
     ) -> Result<i64> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        refuse_while_a_call_is_open(&tx, conversation_id, "regenerate")?;
+        refuse_while_a_call_is_open(&tx, conversation_id, "regenerate", now)?;
         let last: Option<(i64, Role, MessageStatus)> = tx
             .query_row(
                 "SELECT id, role, status FROM messages m
@@ -218,6 +218,7 @@ fn refuse_while_a_call_is_open(
     tx: &rusqlite::Transaction<'_>,
     conversation_id: i64,
     then: &str,
+    now: i64,
 ) -> Result<()> {
     let open: Option<ApprovalStatus> = tx
         .query_row(
@@ -234,6 +235,34 @@ fn refuse_while_a_call_is_open(
         )),
         Some(_) => Err(anyhow!(
             "an approved tool call is running in this conversation: wait for its result (or Esc to stop it), then {then}"
+        )),
+        None => refuse_while_a_call_runs(tx, conversation_id, then, now),
+    }
+}
+
+/// A call that runs without asking (an allowed tool) has no approval: its
+/// `tool_runs` row holds the reply. A row whose dispatcher's lease has run
+/// out was left by a tock that died; the next dispatcher settles it.
+fn refuse_while_a_call_runs(
+    tx: &rusqlite::Transaction<'_>,
+    conversation_id: i64,
+    then: &str,
+    now: i64,
+) -> Result<()> {
+    let running: Option<String> = tx
+        .query_row(
+            "SELECT tool FROM tool_runs
+             WHERE conversation_id = ?1
+               AND owner IN (SELECT owner FROM lease WHERE expires_at >= ?2)
+             ORDER BY id LIMIT 1",
+            params![conversation_id, now],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match running {
+        Some(tool) => Err(anyhow!(
+            "the tool call {} is running in this conversation: wait for its result (or Esc to stop it), then {then}",
+            crate::sanitize::sanitize_line(&tool)
         )),
         None => Ok(()),
     }
