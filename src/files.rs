@@ -40,12 +40,54 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
-    std::fs::DirBuilder::new()
+    if let Err(e) = std::fs::DirBuilder::new()
         .recursive(true)
         .mode(DIR_MODE)
-        .create(dir)?;
+        .create(dir)
+    {
+        return Err(in_the_way(dir).map(std::io::Error::other).unwrap_or(e));
+    }
     // The umask may have taken bits the mode asked for; never gives any.
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(DIR_MODE))
+}
+
+/// What stops `dir` from being made, when a part of its path is there but
+/// is no folder: the OS says only "File exists" or "Not a directory".
+fn in_the_way(dir: &Path) -> Option<String> {
+    let mut part = PathBuf::new();
+    for c in dir.components() {
+        part.push(c);
+        let Ok(meta) = std::fs::symlink_metadata(&part) else {
+            return None;
+        };
+        if meta.file_type().is_symlink() {
+            if part.is_dir() {
+                continue;
+            }
+            let to = std::fs::read_link(&part).unwrap_or_default();
+            return Some(if part.exists() {
+                format!(
+                    "{} is a symbolic link to {}, which is not a folder",
+                    part.display(),
+                    to.display()
+                )
+            } else {
+                format!(
+                    "{} is a symbolic link to {}, which does not exist",
+                    part.display(),
+                    to.display()
+                )
+            });
+        }
+        if !meta.is_dir() {
+            return Some(if meta.is_file() {
+                format!("{} is a file, not a folder", part.display())
+            } else {
+                format!("{} is {}, not a folder", part.display(), kind_of(&meta))
+            });
+        }
+    }
+    None
 }
 
 /// Take group and other permissions away from an existing file or directory
@@ -357,6 +399,31 @@ pub async fn write_private_async(path: PathBuf, contents: Vec<u8>) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder that cannot be made because a part of its path is a link
+    /// to nothing, or a file, names that part; the OS said "File exists".
+    #[test]
+    fn a_folder_under_a_dangling_link_or_a_file_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("gone");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+        let e = create_private_dir(&link.join("sub"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("{} is a symbolic link to", link.display()))
+                && e.contains("which does not exist"),
+            "{e}"
+        );
+        let e = create_private_dir(&link).unwrap_err().to_string();
+        assert!(e.contains("which does not exist"), "{e}");
+        let file = dir.path().join("notes.txt");
+        std::fs::write(&file, "x").unwrap();
+        let e = create_private_dir(&file.join("sub"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, format!("{} is a file, not a folder", file.display()));
+    }
 
     fn mode(p: &Path) -> u32 {
         std::fs::metadata(p)
