@@ -52,6 +52,25 @@ pub fn argument_line(arguments: &str) -> String {
         .join(" · ")
 }
 
+/// What a fork left out (the tool calls cut off from their results), for
+/// the front ends to say; `None` when it left nothing out.
+pub fn calls_left_out(names: &[String]) -> Option<String> {
+    let list = names
+        .iter()
+        .map(|n| sanitize_line(n).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ");
+    match names.len() {
+        0 => None,
+        1 => Some(format!(
+            "the tool call {list} was left out of the fork: it has no result up to there"
+        )),
+        _ => Some(format!(
+            "the tool calls {list} were left out of the fork: they have no result up to there"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,6 +146,35 @@ fn fork_copies_the_shown_history_up_to_a_message() {
     assert!(e.contains("no conversation"), "{e}");
 }
 
+/// A fork cut between a tool call and its result leaves the call out, and
+/// says so: on stderr (stdout keeps the id alone) and in the JSON.
+#[test]
+fn a_fork_cut_before_a_calls_result_says_it_left_the_call_out() {
+    let t = Tock::new();
+    let (_c, [_q, _old, a]) = zoo(&t);
+    rusqlite::Connection::open(&t.db)
+        .unwrap()
+        .execute(
+            r#"UPDATE messages SET tool_calls_json = '[{"id":"call_1","name":"zoo__measure","arguments":"{}"}]' WHERE id = ?1"#,
+            [a],
+        )
+        .unwrap();
+    let o = t.run(&["fork", "Zoo"]);
+    assert!(o.status.success(), "{}", o.stderr);
+    assert!(o.stdout.trim().parse::<i64>().is_ok(), "{}", o.stdout);
+    assert_eq!(
+        o.stderr.trim(),
+        "the tool call zoo__measure was left out of the fork: it has no result up to there"
+    );
+    let v = t.json(&["fork", "Zoo", "--json"]);
+    assert_eq!(
+        v["tool_calls_left_out"],
+        serde_json::json!(["zoo__measure"])
+    );
+    let plain = t.json(&["fork", &format!("#{}", v["id"]), "--json"]);
+    assert_eq!(plain["tool_calls_left_out"], serde_json::json!([]));
+}
+
 #[test]
 fn show_json_has_usage_cost_context_and_attachments() {
     let server = MockServer::start();

@@ -613,6 +613,8 @@ fn a_fork_drops_tool_calls_answered_only_after_the_cut() {
     .unwrap();
     // Forked at the call: the call is dropped from the copy.
     let cut = s.fork_conversation(c, a, 5).unwrap();
+    assert_eq!(cut.calls_left_out, ["get_time"]);
+    let cut = cut.id;
     let copy = s.messages(cut).unwrap();
     assert_eq!(copy.len(), 2);
     assert_eq!(copy[1].content, "let me look");
@@ -620,6 +622,8 @@ fn a_fork_drops_tool_calls_answered_only_after_the_cut() {
     assert_eq!(copy[1].outbox_id, None);
     // Forked after the answer: the call and its result come along.
     let whole = s.fork_conversation(c, a + 1, 6).unwrap();
+    assert!(whole.calls_left_out.is_empty());
+    let whole = whole.id;
     let copy = s.messages(whole).unwrap();
     assert_eq!(copy.len(), 3);
     assert_eq!(copy[1].tool_calls_json.as_deref(), Some(calls));
@@ -627,7 +631,7 @@ fn a_fork_drops_tool_calls_answered_only_after_the_cut() {
         s.conversation(whole).unwrap().unwrap().title.as_deref(),
         Some("Fork of Tools")
     );
-    let again = s.fork_conversation(whole, copy[2].id, 7).unwrap();
+    let again = s.fork_conversation(whole, copy[2].id, 7).unwrap().id;
     assert_eq!(
         s.conversation(again).unwrap().unwrap().title.as_deref(),
         Some("Fork of Tools"),

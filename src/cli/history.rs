@@ -160,22 +160,28 @@ pub(super) fn fork(
             .map(|m| m.id)
             .ok_or_else(|| anyhow!("conversation {} has no message to fork", c.id))?,
     };
-    let id = engine.fork_conversation(c.id, at)?;
+    let fork = engine.fork_conversation(c.id, at)?;
+    let id = fork.id;
     if json {
-        let fork = store.conversation(id)?;
+        let made = store.conversation(id)?;
         let copied = store.messages(id)?.len();
         println!(
             "{}",
             crate::sanitize::json_text(&json!({
                 "id": id,
-                "title": fork.and_then(|f| f.title),
+                "title": made.and_then(|f| f.title),
                 "forked_from": c.id,
                 "up_to_message_id": at,
                 "messages": copied,
+                "tool_calls_left_out": fork.calls_left_out,
             }))?
         );
     } else {
+        // The id alone on stdout, for scripts; what was left out on stderr.
         println!("{id}");
+        if let Some(note) = crate::call_text::calls_left_out(&fork.calls_left_out) {
+            eprintln!("{note}");
+        }
     }
     Ok(())
 }

@@ -32,13 +32,18 @@ impl Engine {
     /// A new conversation with the history of `conversation_id` up to and
     /// including `up_to_message_id` (what the conversation shows: superseded
     /// versions are left out, attachments kept), titled "Fork of …", with
-    /// the same model and role. One transaction. Returns the new id.
-    pub fn fork_conversation(&self, conversation_id: i64, up_to_message_id: i64) -> Result<i64> {
-        let id =
+    /// the same model and role. One transaction. Tool calls with no result
+    /// in the copy are left out of it, and named in the returned [`Fork`].
+    pub fn fork_conversation(
+        &self,
+        conversation_id: i64,
+        up_to_message_id: i64,
+    ) -> Result<crate::store::Fork> {
+        let fork =
             self.store()
                 .fork_conversation(conversation_id, up_to_message_id, self.now_ms())?;
         self.emit(Event::Conversations);
-        Ok(id)
+        Ok(fork)
     }
 }
 

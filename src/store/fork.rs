@@ -7,6 +7,15 @@ use rusqlite::{OptionalExtension, params};
 
 use super::{MessageStatus, Store};
 
+/// A fork made: its conversation, and the tool calls left out of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fork {
+    pub id: i64,
+    /// The names of the calls whose replies were copied without them: the
+    /// fork was cut before their results (see `drop_unanswered_calls`).
+    pub calls_left_out: Vec<String>,
+}
+
 /// The title a fork of a conversation titled `title` gets.
 pub fn fork_title(title: &str) -> String {
     // A fork of a fork is not "Fork of Fork of …".
@@ -20,7 +29,7 @@ pub fn fork_title(title: &str) -> String {
 impl Store {
     /// Copy the messages of `conversation_id` up to and including
     /// `up_to_message_id` into a new conversation (same model and role,
-    /// titled "Fork of …"), and return its id. Only what the conversation
+    /// titled "Fork of …"). Only what the conversation
     /// shows is copied: superseded versions and a reply still streaming are
     /// left out; attachments, tool calls, interrupted partial replies (still
     /// marked so, never sent to the model) and the original times are kept.
@@ -31,7 +40,7 @@ impl Store {
         conversation_id: i64,
         up_to_message_id: i64,
         now: i64,
-    ) -> Result<i64> {
+    ) -> Result<Fork> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let source: Option<(Option<String>, Option<String>, Option<String>)> = tx
@@ -91,9 +100,12 @@ impl Store {
             ),
             params![fork, conversation_id, up_to_message_id],
         )?;
-        drop_unanswered_calls(&tx, fork)?;
+        let calls_left_out = drop_unanswered_calls(&tx, fork)?;
         tx.commit()?;
-        Ok(fork)
+        Ok(Fork {
+            id: fork,
+            calls_left_out,
+        })
     }
 }
 
@@ -101,8 +113,10 @@ impl Store {
 /// (the fork was cut between a call and its answer, or the call waits for an
 /// approval that stays with the original) are left out of the copies: the
 /// model never sees an unanswered call, and recovery must not answer it and
-/// generate a reply in a conversation nobody sent anything to.
-fn drop_unanswered_calls(tx: &rusqlite::Transaction<'_>, fork: i64) -> Result<()> {
+/// generate a reply in a conversation nobody sent anything to. Returns the
+/// names of the calls left out, for the user to be told.
+fn drop_unanswered_calls(tx: &rusqlite::Transaction<'_>, fork: i64) -> Result<Vec<String>> {
+    let mut left_out = Vec::new();
     let answered: std::collections::HashSet<String> = {
         let mut st = tx.prepare(
             "SELECT tool_call_id FROM messages
@@ -132,6 +146,12 @@ fn drop_unanswered_calls(tx: &rusqlite::Transaction<'_>, fork: i64) -> Result<()
         if kept.len() == calls.len() {
             continue;
         }
+        left_out.extend(calls.iter().filter(|c| !kept.contains(c)).map(|c| {
+            c.get("name")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?")
+                .to_string()
+        }));
         let new = if kept.is_empty() {
             None
         } else {
@@ -142,5 +162,5 @@ fn drop_unanswered_calls(tx: &rusqlite::Transaction<'_>, fork: i64) -> Result<()
             params![id, new],
         )?;
     }
-    Ok(())
+    Ok(left_out)
 }

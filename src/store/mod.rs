@@ -28,7 +28,7 @@ pub use approvals::{Approval, ApprovalStatus};
 pub use conversations::Conversation;
 pub use conversations::derive_title;
 pub use drafts::Draft;
-pub use fork::fork_title;
+pub use fork::{Fork, fork_title};
 pub use lease::{LeaseHolder, hostname, process_alive};
 pub use messages::{Collapsed, Message, MessageStatus, NewMessage, Role, collapse_attempts};
 pub use notices::StoredNotice;

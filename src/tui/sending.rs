@@ -759,12 +759,15 @@ impl App {
         self.write(
             move |e| e.fork_conversation(conv, at),
             |app, r| match r {
-                Ok(id) => {
+                Ok(fork) => {
                     app.model.reload_convs();
-                    app.open(id);
-                    app.info_until_key(
-                        "forked: this is a new conversation with the history up to there",
-                    );
+                    app.open(fork.id);
+                    let left_out = crate::call_text::calls_left_out(&fork.calls_left_out)
+                        .map(|n| format!("; {n}"))
+                        .unwrap_or_default();
+                    app.info_until_key(format!(
+                        "forked: this is a new conversation with the history up to there{left_out}"
+                    ));
                 }
                 Err(e) => app.error(format!("{e:#}")),
             },

@@ -109,6 +109,26 @@ async fn fork_copies_the_history_up_to_the_last_message_on_screen() {
     assert_eq!(ui.app.composer_text(), "", "the command is not the draft");
 }
 
+/// Forked while a call waits for its approval: the fork has no result for
+/// it, so the call is left out, and the notice says so.
+#[tokio::test(start_paused = true)]
+async fn a_fork_beside_a_waiting_call_says_it_left_the_call_out() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("remind me to check the build");
+    ui.settle().await;
+    let original = ui.conv();
+    assert!(!ui.store().approvals(original).unwrap().is_empty());
+    ui.say("/fork");
+    ui.pump();
+    assert_ne!(ui.conv(), original);
+    assert_eq!(
+        ui.status_line(),
+        "forked: this is a new conversation with the history up to there; the tool call \
+         schedule_task was left out of the fork: it has no result up to there"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn alt_f_forks_at_the_message_scrolled_to() {
     let long: String = (1..=60)
