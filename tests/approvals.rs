@@ -560,6 +560,72 @@ async fn a_call_waiting(replies: &[&str]) -> (common::Harness, i64, tock::store:
     (h, conv, approval)
 }
 
+/// Two calls of one reply under one id (a provider's slip) each get their
+/// own result: the later call is given an id of its own as it is read, so
+/// no result can be paired with the wrong call, and every request after
+/// it pairs each call with one result.
+#[tokio::test(start_paused = true)]
+async fn two_calls_of_one_reply_under_one_id_each_get_their_own_result() {
+    let h = common::harness_with(
+        common::Scripted::new(vec![
+            common::Step::Reply(vec![
+                call(
+                    "dup",
+                    "schedule_task",
+                    r#"{"instruction":"stretch","delay_secs":600}"#,
+                ),
+                call(
+                    "dup",
+                    "schedule_task",
+                    r#"{"instruction":"drink water","delay_secs":900}"#,
+                ),
+                common::done(),
+            ]),
+            common::Step::Reply(vec![common::text("both noted"), common::done()]),
+            common::Step::Reply(vec![common::text("ok"), common::done()]),
+        ]),
+        Config::default(),
+    );
+    let store = h.engine.store();
+    let conv = store
+        .create_conversation(Some("c"), "user", h.engine.now_ms())
+        .unwrap();
+    h.engine.start();
+    h.engine.send_text(conv, "remind me twice").unwrap();
+    common::settle().await;
+    let approvals = store.approvals(conv).unwrap();
+    assert_eq!(approvals.len(), 2);
+    let ids: Vec<String> = approvals.iter().map(|a| a.call_id.clone()).collect();
+    assert_eq!(ids, ["dup", "dup_2"]);
+    h.engine.answer_approval(approvals[1].id, false).unwrap();
+    common::settle().await;
+    h.engine.answer_approval(approvals[0].id, true).unwrap();
+    common::settle().await;
+    h.engine.send_text(conv, "and then").unwrap();
+    common::settle().await;
+    let requests = h.provider.requests();
+    assert_eq!(requests.len(), 3);
+    for req in &requests[1..] {
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        for m in &req.messages {
+            match m {
+                tock::llm::ChatMessage::Assistant { tool_calls, .. } => {
+                    calls.extend(tool_calls.iter().map(|c| c.id.clone()))
+                }
+                tock::llm::ChatMessage::ToolResult {
+                    call_id, content, ..
+                } => results.push((call_id.clone(), content.clone())),
+                _ => {}
+            }
+        }
+        assert_eq!(calls, ["dup", "dup_2"]);
+        let paired: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(paired, ["dup_2", "dup"], "{results:?}");
+        assert!(results[0].1.contains("declined"), "{results:?}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_reply_of_a_call_waiting_for_its_answer_is_not_replaced() {
     let (h, conv, approval) = a_call_waiting(&["noted", "noted again"]).await;

@@ -172,8 +172,9 @@ pub(crate) async fn read(
                 progress_by = Instant::now() + limits.stream_timeout;
                 taken.push(&t);
             }
-            Some(Ok(StreamEvent::ToolCall(c))) => {
+            Some(Ok(StreamEvent::ToolCall(mut c))) => {
                 progress_by = Instant::now() + limits.stream_timeout;
+                c.id = own_call_id(&calls, std::mem::take(&mut c.id));
                 calls.push(c);
             }
             // A model that reasons at length before it answers is working:
@@ -347,6 +348,25 @@ impl Future for &mut Deadline {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.get_mut().sleep.as_mut().poll(cx)
     }
+}
+
+/// An id no earlier call of this reply has. Two calls under one id (a
+/// provider's slip, or none given) could not be told apart by their
+/// results, which are paired with their call by id: the later one is given
+/// its own (`id_2`) before it is stored, run or sent back.
+fn own_call_id(earlier: &[crate::llm::ToolCall], id: String) -> String {
+    let base = if id.is_empty() {
+        "call".to_string()
+    } else {
+        id
+    };
+    let mut own = base.clone();
+    let mut n = 1;
+    while earlier.iter().any(|c| c.id == own) {
+        n += 1;
+        own = format!("{base}_{n}");
+    }
+    own
 }
 
 #[cfg(test)]

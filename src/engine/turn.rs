@@ -640,7 +640,9 @@ pub(crate) fn build_messages(
     // an earlier reply already used (`call_0` of every Ollama reply) is
     // sent as another, so that no two calls of one request share an id
     // (Anthropic refuses that), and its results follow it.
-    let mut offered: HashMap<String, String> = HashMap::new();
+    // Two calls of one reply stored under one id (before tock gave each its
+    // own) take that id's results in turn.
+    let mut offered: HashMap<String, std::collections::VecDeque<String>> = HashMap::new();
     let mut sent_ids: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(history.len() + 1);
     for (i, m) in history.iter().enumerate() {
@@ -665,7 +667,10 @@ pub(crate) fn build_messages(
                             id = format!("{}_{n}", c.id);
                         }
                         sent_ids.insert(id.clone());
-                        offered.insert(std::mem::replace(&mut c.id, id.clone()), id);
+                        offered
+                            .entry(std::mem::replace(&mut c.id, id.clone()))
+                            .or_default()
+                            .push_back(id);
                         c
                     })
                     .collect();
@@ -681,8 +686,14 @@ pub(crate) fn build_messages(
                 let Some(id) = m.tool_call_id.as_deref() else {
                     continue;
                 };
-                if let Some(sent) = offered.get(id) {
-                    out.push(tool_message(sent, m, vision));
+                if let Some(sent) = offered.get_mut(id) {
+                    // The last of them keeps any further result.
+                    let to = match sent.len() {
+                        0 => continue,
+                        1 => sent[0].clone(),
+                        _ => sent.pop_front().unwrap_or_default(),
+                    };
+                    out.push(tool_message(&to, m, vision));
                 }
             }
             Role::Notice => {}
@@ -857,6 +868,30 @@ mod tests {
         }
         assert_eq!(calls, ["call_1", "call_1_2"], "{out:?}");
         assert_eq!(results, calls, "{out:?}");
+        // One reply's two calls stored under one id: each takes one result.
+        let mut twice = calling(2, MessageStatus::Complete, "dup");
+        twice.tool_calls_json = Some(
+            r#"[{"id":"dup","name":"a","arguments":"{}"},{"id":"dup","name":"b","arguments":"{}"}]"#
+                .into(),
+        );
+        let stored = [
+            message(1, Role::User, MessageStatus::Complete, "remind a"),
+            twice,
+            result(3, "dup"),
+            result(4, "dup"),
+        ];
+        let out = build_messages(&stored, &item, false);
+        let ids: Vec<&str> = out
+            .iter()
+            .flat_map(|m| match m {
+                ChatMessage::Assistant { tool_calls, .. } => {
+                    tool_calls.iter().map(|c| c.id.as_str()).collect()
+                }
+                ChatMessage::ToolResult { call_id, .. } => vec![call_id.as_str()],
+                _ => vec![],
+            })
+            .collect();
+        assert_eq!(ids, ["dup", "dup_2", "dup", "dup_2"], "{out:?}");
         // A result with no reply before it at all is left out too.
         let out = build_messages(&history[4..], &item, false);
         assert!(
