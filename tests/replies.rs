@@ -371,6 +371,25 @@ async fn empty_200_is_generated_again() {
     fault_then_ok(vec![head(SSE), end_body()], "", "empty response").await;
 }
 
+/// A stream that ends as meant with no word and no call in it (a model that
+/// answered nothing, or only spaces) is no answer: generated again.
+#[tokio::test(start_paused = true)]
+async fn an_answer_with_nothing_in_it_is_generated_again() {
+    fault_then_ok(
+        vec![
+            head(SSE),
+            chunk(&oa(json!({"role": "assistant"}), None)),
+            chunk(&oa_text(" \n")),
+            chunk(&oa(json!({}), Some("stop"))),
+            chunk("data: [DONE]\n\n"),
+            end_body(),
+        ],
+        " \n",
+        "the answer was empty",
+    )
+    .await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn html_200_is_generated_again() {
     fault_then_ok(

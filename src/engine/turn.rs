@@ -243,8 +243,9 @@ pub(crate) async fn run(
             chars,
         });
     };
+    let provider_name = resolved.provider.name();
     let limits = reading::Limits {
-        provider: resolved.provider.name(),
+        provider: provider_name,
         // Keep-alives and empty chunks reset the provider's idle timeout but
         // not this one: a reply must make progress to keep its conversation busy.
         stream_timeout: resolved.stream_timeout,
@@ -266,6 +267,14 @@ pub(crate) async fn run(
         thinking,
     )
     .await;
+    // An answer with no word and no call in it (a model that said nothing,
+    // or only spaces) answers nothing: generated again, as a cut one is.
+    let end = match end {
+        End::Done if text.trim().is_empty() && calls.is_empty() => End::Failed(
+            LlmError::transient(format!("{}: the answer was empty", provider_name)),
+        ),
+        end => end,
+    };
     // A reply that did not end as the model meant may end in a secret's beginning.
     let cut = !matches!(end, End::Done);
     show(shown.finish(cut));
