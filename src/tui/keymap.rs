@@ -402,7 +402,9 @@ fn defaults() -> Vec<Binding> {
             Main,
             Ac::Fork,
             "fork",
-            vec![k(K::Char('f'), A)],
+            // Alt+F (with Shift): Alt+f is the composer's word forward,
+            // as in every readline, beside Alt+b.
+            vec![k(K::Char('F'), A | S)],
             "fork: a new conversation with the history up to the last message on screen (scroll up to fork earlier; /fork too)",
         ),
         b(
@@ -610,7 +612,7 @@ fn defaults() -> Vec<Binding> {
             Ac::KillToStart,
             "kill_line",
             vec![ctrl('u')],
-            "delete to the start of the line (Ctrl+K to the end, Ctrl+W a word, Ctrl+A/E home/end)",
+            "delete to the start of the line (Ctrl+K to the end, Ctrl+W or Alt+Backspace a word back, Alt+d a word forward, Ctrl+A/E home/end, Alt+b/Alt+f a word back/forward)",
         ),
     ];
     v.extend(list(Strip));

@@ -130,7 +130,7 @@ async fn a_fork_beside_a_waiting_call_says_it_left_the_call_out() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn alt_f_forks_at_the_message_scrolled_to() {
+async fn alt_shift_f_forks_at_the_message_scrolled_to() {
     let long: String = (1..=60)
         .map(|i| format!("line {i} of the first answer\n\n"))
         .collect();
@@ -147,7 +147,7 @@ async fn alt_f_forks_at_the_message_scrolled_to() {
         ui.press(KeyCode::PageUp);
         ui.render(100, 30);
     }
-    ui.key(KeyCode::Char('f'), KeyModifiers::ALT);
+    ui.key(KeyCode::Char('F'), KeyModifiers::ALT | KeyModifiers::SHIFT);
     ui.pump();
     let forked = ui.conv();
     assert_ne!(forked, original, "{}", ui.status_line());
@@ -158,6 +158,28 @@ async fn alt_f_forks_at_the_message_scrolled_to() {
         "{texts:?}"
     );
     assert_eq!(ui.store().messages(original).unwrap().len(), 4);
+}
+
+/// Alt+f moves the composer's cursor a word forward, as Alt+b moves it
+/// back (readline): it forked the conversation and left the draft behind.
+#[tokio::test(start_paused = true)]
+async fn alt_f_moves_a_word_forward_in_the_composer() {
+    let mut ui = Ui::new(vec![reply_step("noted")]);
+    ui.start().await;
+    ui.say("first question");
+    ui.settle().await;
+    let original = ui.conv();
+    ui.typ("draft with word");
+    ui.ctrl('a');
+    ui.key(KeyCode::Char('f'), KeyModifiers::ALT);
+    ui.key(KeyCode::Char('f'), KeyModifiers::ALT);
+    ui.typ("X");
+    assert_eq!(ui.conv(), original, "{}", ui.status_line());
+    assert_eq!(ui.app.composer_text(), "draft with Xword");
+    ui.key(KeyCode::Char('b'), KeyModifiers::ALT);
+    ui.key(KeyCode::Char('b'), KeyModifiers::ALT);
+    ui.typ("Y");
+    assert_eq!(ui.app.composer_text(), "draft Ywith Xword");
 }
 
 #[tokio::test(start_paused = true)]
