@@ -219,10 +219,10 @@ pub fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
 
 fn over_cap(path: &Path, len: u64, cap: u64) -> String {
     format!(
-        "refused: {} is over the {} KB attachment cap ({} KB or more)",
+        "refused: {} is over the {} limit ({} or more)",
         path.display(),
-        cap / 1024,
-        len.div_ceil(1024)
+        human_size(cap),
+        human_size(len)
     )
 }
 
@@ -472,7 +472,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("notes.txt");
         std::fs::write(&p, "x".repeat(2048)).unwrap();
-        assert!(read_regular(&p, 2047).unwrap_err().contains("cap"));
+        assert!(
+            read_regular(&p, 2047)
+                .unwrap_err()
+                .contains("over the 2.0 KB limit")
+        );
         assert_eq!(read_regular(&p, 2048).unwrap().len(), 2048);
         match read_attachment(&p, 4096).unwrap() {
             Part::Text { name, content } => {

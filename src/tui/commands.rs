@@ -138,9 +138,9 @@ pub static COMMANDS: &[Spec] = &[
     spec(
         Command::Detach,
         &["/detach"],
-        "/detach",
-        "remove the attachments of the next message",
-        Arg::None,
+        "/detach [NAME]",
+        "remove an attachment of the next message by its name, or all of them",
+        Arg::Text,
     ),
     spec(
         Command::Retry,

@@ -12,7 +12,28 @@ pub fn read_attachment(path: &Path, used: u64, cap: u64) -> Result<Part, String>
     if path.as_os_str().is_empty() {
         return Err("usage: /attach PATH".into());
     }
-    crate::files::read_attachment(path, cap.saturating_sub(used))
+    let left = cap.saturating_sub(used);
+    // Said against the cap per message, not against what is left of it.
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+        && meta.len() > left
+    {
+        let size = crate::files::human_size(meta.len());
+        let cap = crate::files::human_size(cap);
+        return Err(if used == 0 {
+            format!(
+                "refused: {} is {size}, over the {cap} attachment cap per message",
+                path.display()
+            )
+        } else {
+            format!(
+                "refused: {} is {size}; with the {} already attached that is over the {cap} attachment cap per message",
+                path.display(),
+                crate::files::human_size(used)
+            )
+        });
+    }
+    crate::files::read_attachment(path, left)
 }
 
 /// An attachment in an export: a heading line, then its text in a fence

@@ -122,7 +122,8 @@ impl App {
     fn attach_mentions(&mut self, body: &str) -> bool {
         let before = self.composer.attachments.len();
         for path in commands::mentioned_files(body) {
-            if let Err(e) = self.attach(&path) {
+            // Already attached (an edit brings its attachments back): once.
+            if let Err(AttachError::Refused(e)) = self.attach(&path) {
                 self.composer.attachments.truncate(before);
                 self.error(format!("{e} (the message was not sent)"));
                 return false;
@@ -369,6 +370,17 @@ impl App {
                 app.composer.clear(app.now());
             }
         };
+        // Words after a command that takes none are a slip, not ignored.
+        if spec.arg == commands::Arg::None && !arg.trim().is_empty() {
+            return self.command_error(
+                &cmd,
+                format!(
+                    "{} takes nothing after it: remove “{}”",
+                    spec.usage,
+                    crate::sanitize::sanitize_line(arg.trim())
+                ),
+            );
+        }
         // A scheduling command alone: say how it is used, with an example
         // (the parser's "empty time" tells a new user nothing).
         if matches!(spec.command, Command::Later | Command::At | Command::Every)
@@ -581,12 +593,13 @@ impl App {
                 }
                 Err(e) => self.command_error(&cmd, e),
             },
-            Command::Detach => {
-                let n = self.composer.attachments.len();
-                self.composer.attachments.clear();
-                self.composer.set_text("", now);
-                self.info_until_key(format!("removed {n} attachment(s)"));
-            }
+            Command::Detach => match self.detach(arg.trim()) {
+                Ok(msg) => {
+                    self.info_until_key(msg);
+                    self.composer.set_text("", now);
+                }
+                Err(e) => self.command_error(&cmd, e),
+            },
             Command::With => match arg.split_once(char::is_whitespace) {
                 Some((model, text)) if !text.trim().is_empty() => {
                     let current = self.model.current_conv().and_then(|c| c.model.clone());
@@ -775,7 +788,42 @@ impl App {
         true
     }
 
-    pub(super) fn attach(&mut self, path: &str) -> Result<String, String> {
+    /// `/detach NAME`: the attachments of that name go; `/detach`: all.
+    fn detach(&mut self, name: &str) -> Result<String, String> {
+        let all = &mut self.composer.attachments;
+        if all.is_empty() {
+            return Err("nothing is attached to the next message".into());
+        }
+        if name.is_empty() {
+            let n = all.len();
+            all.clear();
+            return Ok(match n {
+                1 => "removed the attachment".into(),
+                n => format!("removed the {n} attachments"),
+            });
+        }
+        let named = |p: &Part| composer::describe(p).0 == name;
+        let n = all.iter().filter(|p| named(p)).count();
+        if n == 0 {
+            let names: Vec<String> = all.iter().map(|p| composer::describe(p).0).collect();
+            return Err(format!(
+                "no attachment named “{}”: attached are {}",
+                crate::sanitize::sanitize_line(name),
+                names.join(", ")
+            ));
+        }
+        all.retain(|p| !named(p));
+        Ok(format!(
+            "removed {}{}",
+            crate::sanitize::sanitize_line(name),
+            match all.len() {
+                0 => String::new(),
+                k => format!(" ({k} still attached)"),
+            }
+        ))
+    }
+
+    pub(super) fn attach(&mut self, path: &str) -> Result<String, AttachError> {
         let cap = self.engine().config().get().max_attachment_bytes();
         let used: u64 = self
             .composer
@@ -791,6 +839,9 @@ impl App {
             .map_err(|e| format!("{e:#}"))?;
         let part = super::export::read_attachment(std::path::Path::new(path), used, cap)?;
         let (name, kind, bytes) = composer::describe(&part);
+        if self.composer.attachments.contains(&part) {
+            return Err(AttachError::Again(name));
+        }
         self.composer.attachments.push(part);
         Ok(format!(
             "attached {name} ({kind}, {}) to the next message (/detach removes)",
@@ -1078,5 +1129,33 @@ mod tests {
             p.line(70),
             "every 3 hours, 12 times, until 31 Jan 2027 — next Mon 7 Dec 09:00"
         );
+    }
+}
+
+/// Why `/attach` (or an `@path`) attached nothing.
+#[derive(Debug)]
+pub(super) enum AttachError {
+    /// The same file (name and content) is attached already.
+    Again(String),
+    /// Refused: the reason, in a line.
+    Refused(String),
+}
+
+impl From<String> for AttachError {
+    fn from(reason: String) -> Self {
+        AttachError::Refused(reason)
+    }
+}
+
+impl std::fmt::Display for AttachError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AttachError::Again(name) => write!(
+                f,
+                "{} is attached already (the same file)",
+                crate::sanitize::sanitize_line(name)
+            ),
+            AttachError::Refused(reason) => f.write_str(reason),
+        }
     }
 }

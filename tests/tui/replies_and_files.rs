@@ -698,13 +698,96 @@ async fn attach_over_the_cap_is_refused() {
     let cmd = format!("/attach {}", path.display());
     ui.say(&cmd);
     let (msg, is_err) = ui.app.status_pair();
-    assert!(
-        is_err && msg.contains("refused") && msg.contains("cap"),
-        "{msg}"
+    assert_eq!(
+        (msg.as_str(), is_err),
+        (
+            format!(
+                "refused: {} is 4.0 KB, over the 1.0 KB attachment cap per message",
+                path.display()
+            )
+            .as_str(),
+            true
+        )
     );
     assert!(ui.app.composer.attachments.is_empty());
     assert_eq!(ui.app.composer_text(), cmd);
     assert!(ui.rows().is_empty());
+    // With a file attached already, the cap is still named as it is, and
+    // what is attached too.
+    let small = ui.h.dir.path().join("small.txt");
+    std::fs::write(&small, "y".repeat(600)).unwrap();
+    ui.app.set_composer("");
+    ui.say(&format!("/attach {}", small.display()));
+    let mid = ui.h.dir.path().join("mid.txt");
+    std::fs::write(&mid, "z".repeat(600)).unwrap();
+    ui.say(&format!("/attach {}", mid.display()));
+    assert_eq!(
+        ui.app.status_pair().0,
+        format!(
+            "refused: {} is 600 B; with the 600 B already attached that is over the 1.0 KB attachment cap per message",
+            mid.display()
+        )
+    );
+}
+
+/// `/detach NAME` removes that chip only; `/detach` all of them; the same
+/// file attached twice is refused; a command that takes nothing refuses
+/// words after it.
+#[tokio::test(start_paused = true)]
+async fn detach_by_name_and_the_same_file_twice() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let a = ui.h.dir.path().join("a.txt");
+    let b = ui.h.dir.path().join("data.csv");
+    std::fs::write(&a, "hello\n").unwrap();
+    std::fs::write(&b, "1,2\n").unwrap();
+    ui.say(&format!("/attach {}", a.display()));
+    ui.say(&format!("/attach {}", b.display()));
+    let again = format!("/attach {}", a.display());
+    ui.say(&again);
+    assert_eq!(
+        ui.app.status_pair(),
+        (
+            "a.txt is attached already (the same file)".to_string(),
+            true
+        )
+    );
+    assert_eq!(ui.app.composer_text(), again);
+    assert_eq!(ui.app.composer.attachments.len(), 2);
+    ui.app.set_composer("");
+    ui.say("/detach nope.txt");
+    assert_eq!(
+        ui.app.status_pair(),
+        (
+            "no attachment named “nope.txt”: attached are a.txt, data.csv".to_string(),
+            true
+        )
+    );
+    ui.app.set_composer("");
+    ui.say("/detach data.csv");
+    assert_eq!(
+        ui.app.status_pair().0,
+        "removed data.csv (1 still attached)"
+    );
+    ui.say("here it is");
+    let parts = ui.rows().remove(0).parts_json.unwrap();
+    assert!(
+        parts.contains("a.txt") && !parts.contains("data.csv"),
+        "{parts}"
+    );
+    ui.say(&format!("/attach {}", b.display()));
+    ui.say("/detach");
+    assert_eq!(ui.app.status_pair().0, "removed the attachment");
+    assert!(ui.app.composer.attachments.is_empty());
+    ui.say("/retry now");
+    assert_eq!(
+        ui.app.status_pair(),
+        (
+            "/retry takes nothing after it: remove “now”".to_string(),
+            true
+        )
+    );
+    assert_eq!(ui.app.composer_text(), "/retry now");
 }
 
 #[tokio::test(start_paused = true)]

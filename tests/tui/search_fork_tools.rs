@@ -540,6 +540,25 @@ async fn an_at_path_mention_attaches_the_file_and_tab_completes_it() {
     assert!(s.contains("📎 meeting-notes.txt · text · 9 B"), "{s}");
 }
 
+/// An edit of a message that mentioned `@path` brings its attachment back
+/// as a chip; resent, the mention does not attach the file a second time.
+#[tokio::test(start_paused = true)]
+async fn an_edited_message_with_a_mention_carries_its_file_once() {
+    let mut ui = Ui::new(vec![reply_step("one"), reply_step("two")]);
+    ui.start().await;
+    let dir = ui.h.dir.path().to_path_buf();
+    std::fs::write(dir.join("a.txt"), "hello attach").unwrap();
+    ui.say(&format!("summarize @{}/a.txt please", dir.display()));
+    ui.settle().await;
+    ui.press(KeyCode::Up);
+    assert_eq!(ui.app.composer.attachments.len(), 1);
+    ui.enter();
+    ui.settle().await;
+    let req = ui.h.provider.requests().pop().unwrap();
+    let sent = format!("{:?}", req.messages);
+    assert_eq!(sent.matches("hello attach").count(), 1, "{sent}");
+}
+
 /// `@path` attaches its file to a message sent later too (`/later`, `/at`,
 /// Ctrl+T): it went without it, silently. A recurring message cannot carry
 /// files, and says so instead of dropping them.
