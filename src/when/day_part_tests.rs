@@ -1,4 +1,5 @@
 use super::*;
+use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 
 /// +01:00; now = Mon 7 Dec 2026 04:22, as when the rows were found.
 fn now() -> DateTime<FixedOffset> {

@@ -1,4 +1,5 @@
 use super::*;
+use chrono::{DateTime, Datelike, Duration, FixedOffset, TimeZone, Utc};
 
 /// +01:00; Mon 7 Dec 2026 at `h`:`m`.
 fn mon(h: u32, m: u32) -> DateTime<FixedOffset> {

@@ -1,5 +1,9 @@
+use super::split::word_ends;
 use super::*;
-use chrono::{Local, LocalResult, Timelike};
+use chrono::{
+    DateTime, Datelike, Duration, FixedOffset, Local, LocalResult, NaiveDate, NaiveDateTime,
+    NaiveTime, TimeZone, Timelike, Utc, Weekday,
+};
 use proptest::prelude::*;
 
 // ---- fixtures ---------------------------------------------------------

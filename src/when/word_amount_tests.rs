@@ -1,5 +1,5 @@
 use super::*;
-use chrono::FixedOffset;
+use chrono::{FixedOffset, TimeZone, Utc};
 
 #[test]
 fn words_after_a_duration_stay_in_the_message() {
