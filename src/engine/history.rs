@@ -33,7 +33,7 @@ impl Engine {
     /// including `up_to_message_id` (what the conversation shows: superseded
     /// versions are left out, attachments kept), titled "Fork of …", with
     /// the same model and role. One transaction. Tool calls with no result
-    /// in the copy are left out of it, and named in the returned [`Fork`].
+    /// in the copy are left out of it, and named in the returned [`Fork`](crate::store::Fork).
     pub fn fork_conversation(
         &self,
         conversation_id: i64,

@@ -73,7 +73,7 @@
 //!
 //! # Why not a natural-language crate
 //!
-//! The time-of-day and date words are `when.rs`'s (hand-written there for
+//! The time-of-day and date words are `when`'s (hand-written there for
 //! reasons listed in its docs), so `/every … 9am` reads exactly like
 //! `/at 9am`. The small rule grammar on top is a table of word shapes; the
 //! evaluation, the hard part, is `croner`'s.

@@ -12,19 +12,19 @@ pub enum WhenError {
         "can't read {0:?} as a time — try 10m, 1h30m, 9am, tomorrow 14:30, fri 5pm, 2026-12-01 09:00"
     )]
     Unrecognised(String),
-    /// `Mode::Later` / [`parse_duration`]: not a duration.
+    /// `Mode::Later` / [`parse_duration`](super::parse_duration): not a duration.
     #[error("can't read {0:?} as a duration — try 10m, 1h30m, 2 hours, 1d, in 10 minutes")]
     NotADuration(String),
-    /// [`parse_age`]: not a span of time.
+    /// [`parse_age`](super::parse_age): not a span of time.
     #[error(
         "can't read {0:?} as a span of time — try 12h, 30d, 2w, 6mo, 1y (a month is 30 days, a year 365)"
     )]
     NotASpan(String),
-    /// [`parse_age`]: `6m` where months are read too. Carries the amount
+    /// [`parse_age`](super::parse_age): `6m` where months are read too. Carries the amount
     /// and its `m` as typed (`6M`, `6 m`) and the amount alone (`6`).
     #[error("{said:?} could be minutes or months — say {amount}min or {amount}mo")]
     MinutesOrMonths { said: String, amount: String },
-    /// [`parse_age`]: a number without a unit (`1`); carries it as typed.
+    /// [`parse_age`](super::parse_age): a number without a unit (`1`); carries it as typed.
     #[error(
         "{0:?} has no unit — say {0}h, {0}d, {0}w, {0}mo or {0}y (a month is 30 days, a year 365)"
     )]
@@ -140,7 +140,7 @@ pub enum WhenError {
     /// Beyond what the calendar types can represent.
     #[error("that is too far in the future")]
     OutOfRange,
-    /// Refused by [`check_not_too_far`]; carries the limit, e.g. `1 year`.
+    /// Refused by [`check_not_too_far`](super::check_not_too_far); carries the limit, e.g. `1 year`.
     #[error("too far ahead (more than {0})")]
     TooFar(String),
     /// `/later 1h` with no message.

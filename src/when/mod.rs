@@ -25,7 +25,7 @@
 //!   means its *next* occurrence: today if still ahead, else tomorrow — but
 //!   a time that came less than a minute ago means now (typed while it was
 //!   ahead, Enter may come just after).
-//! * Parts of the day (`/at` only; see [`DayPart`]): `morning` (09:00),
+//! * Parts of the day (`/at` only; see `DayPart`): `morning` (09:00),
 //!   `afternoon` (15:00), `evening` (19:00), `night` and `tonight` (21:00),
 //!   alone or after a day (`tomorrow evening`, `fri night`, `this morning`,
 //!   `tomorrow in the morning`), and with a clock time, whose hour they
