@@ -626,6 +626,73 @@ async fn two_calls_of_one_reply_under_one_id_each_get_their_own_result() {
     }
 }
 
+/// A message sent to another model (`/with MODEL`, `tock --model`) is
+/// answered by that model to the end of its turn: the answer to a tool
+/// call's result went to the conversation's model (another provider).
+#[tokio::test(start_paused = true)]
+async fn the_turn_of_a_message_sent_to_another_model_stays_with_it_after_a_call() {
+    let (h, conv, approval) = {
+        let h = common::harness_with(
+            common::Scripted::new(vec![
+                common::Step::Reply(vec![
+                    call(
+                        "c1",
+                        "schedule_task",
+                        r#"{"instruction":"stretch","delay_secs":600}"#,
+                    ),
+                    common::done(),
+                ]),
+                common::Step::Reply(vec![common::text("noted"), common::done()]),
+            ]),
+            toml::from_str::<Config>(
+                r#"
+                default_model = "cloud"
+                [models.cloud]
+                provider = "openai"
+                model = "cloud-model"
+                base_url = "http://127.0.0.1:9/v1"
+                api_key = "sk-test"
+                [models.local]
+                provider = "ollama"
+                model = "local-model"
+                base_url = "http://127.0.0.1:9"
+                "#,
+            )
+            .unwrap(),
+        );
+        let store = h.engine.store();
+        let conv = store
+            .create_conversation(Some("c"), "user", h.engine.now_ms())
+            .unwrap();
+        h.engine.start();
+        let mut item = tock::store::NewItem::message(conv, "remind me to stretch", None);
+        item.model_override = Some("local".into());
+        h.engine.submit(item).unwrap();
+        common::settle().await;
+        let approval = store.approvals(conv).unwrap()[0].clone();
+        (h, conv, approval)
+    };
+    h.engine.answer_approval(approval.id, true).unwrap();
+    common::settle().await;
+    let models: Vec<String> = h.provider.requests().into_iter().map(|r| r.model).collect();
+    assert_eq!(models.len(), 2, "{models:?}");
+    assert_eq!(
+        models,
+        ["local-model", "local-model"],
+        "the answer to the result went elsewhere"
+    );
+    let replies: Vec<Option<String>> = h
+        .engine
+        .store()
+        .messages(conv)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Assistant)
+        .map(|m| m.model)
+        .collect();
+    assert_eq!(replies[0], replies[1]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_reply_of_a_call_waiting_for_its_answer_is_not_replaced() {
     let (h, conv, approval) = a_call_waiting(&["noted", "noted again"]).await;

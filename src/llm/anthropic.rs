@@ -89,14 +89,15 @@ pub fn request_body(req: &ChatRequest) -> Value {
         match m {
             ChatMessage::User { text, images } => {
                 let mut blocks: Vec<Value> = images.iter().map(image_block).collect();
-                if !text.is_empty() {
+                // The API refuses a text block of whitespace alone (400).
+                if !text.trim().is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
                 push("user", blocks);
             }
             ChatMessage::Assistant { text, tool_calls } => {
                 let mut blocks = Vec::new();
-                if !text.is_empty() {
+                if !text.trim().is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
                 for c in tool_calls {
@@ -124,7 +125,7 @@ pub fn request_body(req: &ChatRequest) -> Value {
                     json!(content)
                 } else {
                     let mut blocks = Vec::new();
-                    if !content.is_empty() {
+                    if !content.trim().is_empty() {
                         blocks.push(json!({"type": "text", "text": content}));
                     }
                     blocks.extend(images.iter().map(image_block));
@@ -504,6 +505,54 @@ mod tests {
                 "{ty}: {out:?}"
             );
         }
+    }
+
+    /// A text block of whitespace alone is refused by the API (400), and a
+    /// stored reply that held one would fail every later request: left out.
+    #[test]
+    fn whitespace_alone_is_no_text_block() {
+        let req = ChatRequest {
+            model: "m".into(),
+            system: None,
+            messages: vec![
+                ChatMessage::User {
+                    text: "hi".into(),
+                    images: vec![],
+                },
+                ChatMessage::Assistant {
+                    text: " \n\n  ".into(),
+                    tool_calls: vec![],
+                },
+                ChatMessage::User {
+                    text: "and".into(),
+                    images: vec![],
+                },
+                ChatMessage::Assistant {
+                    text: "\n\n".into(),
+                    tool_calls: vec![ToolCall {
+                        id: "t1".into(),
+                        name: "x".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+            ],
+            tools: vec![],
+            text_every: crate::llm::TextPace::new(std::time::Duration::ZERO),
+        };
+        let body = request_body(&req);
+        let texts: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().unwrap())
+            .filter(|b| b["type"] == "text")
+            .map(|b| b["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["hi", "and"], "{body:#}");
+        assert_eq!(
+            body["messages"][1]["content"][0]["type"], "tool_use",
+            "{body:#}"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use anyhow::{Result, anyhow};
 use rusqlite::{OptionalExtension, params};
 
 use super::drafts::{Draft, save_draft};
-use super::outbox::{NewItem, insert_item};
+use super::outbox::{NewItem, insert_item, take_model_of};
 use super::{ApprovalStatus, MessageStatus, Role, Store};
 
 impl Store {
@@ -266,17 +266,4 @@ fn refuse_while_a_call_runs(
         )),
         None => Ok(()),
     }
-}
-
-/// Outbox row `id` goes to the model message `message_id` went to (or came
-/// from) when that was not the conversation's (`/with MODEL`).
-fn take_model_of(tx: &rusqlite::Transaction<'_>, id: i64, message_id: i64) -> Result<()> {
-    tx.execute(
-        "UPDATE outbox SET model_override = (
-             SELECT o.model_override FROM messages m JOIN outbox o ON o.id = m.outbox_id
-             WHERE m.id = ?2)
-         WHERE id = ?1",
-        params![id, message_id],
-    )?;
-    Ok(())
 }

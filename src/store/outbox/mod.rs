@@ -234,8 +234,27 @@ pub(crate) fn continue_after_tools(
     if !waiting {
         let mut item = NewItem::new(conversation_id, Kind::Regenerate, "");
         item.priority = CONTINUATION_PRIORITY;
-        insert_item(conn, &item, now)?;
+        let id = insert_item(conn, &item, now)?;
+        // The turn goes on with the model that made the calls (`/with`).
+        take_model_of(conn, id, message_id)?;
     }
+    Ok(())
+}
+
+/// Outbox row `id` goes to the model message `message_id` went to (or came
+/// from) when that was not the conversation's (`/with MODEL`).
+pub(crate) fn take_model_of(
+    conn: &rusqlite::Connection,
+    id: i64,
+    message_id: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE outbox SET model_override = (
+             SELECT o.model_override FROM messages m JOIN outbox o ON o.id = m.outbox_id
+             WHERE m.id = ?2)
+         WHERE id = ?1",
+        params![id, message_id],
+    )?;
     Ok(())
 }
 
