@@ -474,8 +474,9 @@ fn defaults() -> Vec<Binding> {
             Main,
             Ac::FocusNext,
             "focus",
-            vec![k(K::Tab, N)],
-            "move focus: composer → pending strip → conversations",
+            // Shift+Tab too: from a composer holding text, Tab indents.
+            vec![k(K::Tab, N), k(K::BackTab, S)],
+            "move focus: composer → pending strip → conversations (with text typed, Tab indents: Shift+Tab)",
         ),
         b(
             Main,
@@ -1022,6 +1023,18 @@ impl Keymap {
             .flat_map(|b| b.keys.iter().map(Key::label))
             .collect::<Vec<_>>()
             .join(" / ")
+    }
+
+    /// The last key of `action` in `scope`: the one bound for where the
+    /// first does something else (Shift+Tab moves the focus from a
+    /// composer holding text, where Tab indents).
+    pub fn last(&self, scope: Scope, action: Action) -> String {
+        self.bindings
+            .iter()
+            .rfind(|b| b.scope == scope && b.action == action && !b.needs_enhanced)
+            .and_then(|b| b.keys.last())
+            .map(Key::label)
+            .unwrap_or_default()
     }
 
     /// The first key of `action` in `scope` ("←"), for short hints.

@@ -301,6 +301,14 @@ impl App {
                     self.composer.set_text(&done, now);
                     return true;
                 }
+                // Text typed and nothing to complete: Tab indents, as in
+                // an editor. It moved the focus to the strip or the list,
+                // where the next letters typed were commands (`s` sent a
+                // scheduled message, `d` `y` deleted the conversation).
+                if !line.starts_with('/') && !self.composer.holds_no_text() {
+                    self.composer.insert(INDENT, now);
+                    return true;
+                }
                 if !line.starts_with('/') || line.contains('\n') {
                     return false;
                 }
@@ -661,3 +669,7 @@ impl App {
         });
     }
 }
+
+/// What Tab inserts in a composer holding text (spaces: a tab character is
+/// drawn at a width the terminal, not the layout, decides).
+const INDENT: &str = "    ";

@@ -584,7 +584,7 @@ async fn after_a_pull_back_the_strip_selects_the_row_that_took_its_place() {
     assert_eq!(ui.row(ids[1]).status, Status::Canceled);
     assert_eq!(ui.app.composer_text(), "queued item 2");
     assert_eq!(ui.app.focus, Focus::Composer);
-    ui.press(KeyCode::Tab);
+    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
     assert_eq!(ui.app.focus, Focus::Strip);
     assert_eq!(ui.app.strip.selected, Some(ids[2]));
     let s = ui.screen(120, 40);
@@ -819,4 +819,31 @@ async fn edit_of_an_item_sent_meanwhile(open: KeyCode) {
     // Esc (closing F2, if open) keeps the text.
     ui.press(KeyCode::Esc);
     assert_eq!(ui.app.composer_text(), "original text, edited");
+}
+
+/// Tab in a composer holding text indents: it moved the focus to the strip,
+/// where the next letters typed were commands (`s` sent a scheduled message
+/// hours early). Shift+Tab moves the focus whatever is typed.
+#[tokio::test(start_paused = true)]
+async fn tab_indents_a_composer_holding_text_and_shift_tab_moves_the_focus() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 2h item two");
+    ui.typ("def f():");
+    ui.key(KeyCode::Enter, KeyModifiers::ALT);
+    ui.press(KeyCode::Tab);
+    ui.typ("self.x = 1");
+    assert_eq!(ui.app.focus, Focus::Composer);
+    assert_eq!(ui.app.composer_text(), "def f():\n    self.x = 1");
+    assert!(
+        ui.rows().iter().all(|r| r.status == Status::Pending),
+        "nothing was sent"
+    );
+    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    assert_eq!(ui.app.composer_text(), "def f():\n    self.x = 1");
+    // On an empty composer, Tab moves the focus as before.
+    ui.press(KeyCode::Esc);
+    ui.app.set_composer("");
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Strip);
 }

@@ -206,7 +206,7 @@ async fn the_conversation_list_does_not_type_letters_it_does_not_use() {
     let mut ui = Ui::new(vec![]);
     ui.start().await;
     ui.typ("my draft");
-    ui.press(KeyCode::Tab);
+    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
     assert_eq!(ui.app.focus, Focus::Sidebar);
     ui.ch('q');
     assert_eq!(ui.app.composer_text(), "my draft", "nothing typed");

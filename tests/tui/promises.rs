@@ -102,7 +102,7 @@ async fn pulling_an_item_back_never_overwrites_a_draft() {
     ui.say("do 30 minutes of reading");
     let id = ui.rows()[0].id;
     ui.typ("my precious draft");
-    ui.press(KeyCode::Tab);
+    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
     ui.ch('u');
     assert_eq!(ui.app.composer_text(), "my precious draft");
     assert_eq!(

@@ -340,7 +340,7 @@ impl Strip {
             let how = if focused {
                 format!("{resume} or {send} resumes")
             } else {
-                let tab = cx.keys.label(Scope::Main, Action::FocusNext);
+                let tab = focus_key(cx);
                 format!("{tab}, {resume} resumes")
             };
             head.push(Span::styled(
@@ -366,10 +366,7 @@ impl Strip {
             // The pause's line already names the key.
             Vec::new()
         } else {
-            vec![format!(
-                "{} to manage",
-                cx.keys.label(Scope::Main, Action::FocusNext)
-            )]
+            vec![format!("{} to manage", focus_key(cx))]
         };
         let mut rows: Vec<Line<'static>> = pack_hints(head, hints, width as usize, focused);
         let room = max.saturating_sub(rows.len()).max(1);
@@ -532,4 +529,13 @@ fn pack_hints(
         last.push(Span::styled(row, dim()));
     }
     rows.into_iter().map(Line::from).collect()
+}
+/// The key that moves the focus here: with text typed, Tab indents it, so
+/// the other one (Shift+Tab) is named.
+fn focus_key(cx: &RenderCx) -> String {
+    if cx.composer_empty {
+        cx.keys.first(Scope::Main, Action::FocusNext)
+    } else {
+        cx.keys.last(Scope::Main, Action::FocusNext)
+    }
 }
