@@ -305,6 +305,35 @@ fn ctrl_q_quits_and_restores_the_terminal() {
     );
 }
 
+/// Ctrl+C three times, the reflex to leave a program, clears the composer
+/// and quits: what it cleared is kept as the draft, and said so. It was
+/// gone for good, though the line said "Ctrl+P brings it back".
+#[test]
+fn ctrl_c_three_times_keeps_what_it_cleared_as_the_draft() {
+    let t = Tock::new();
+    let mut pty = start(&t);
+    pty.type_text("precious draft about the migration");
+    pty.wait_text("precious draft about the migration", LONG);
+    pty.write(b"\x03");
+    pty.wait_text("cleared (Ctrl+P brings it back)", LONG);
+    pty.write(b"\x03");
+    pty.wait_text("press Ctrl+C again to quit", LONG);
+    pty.write(b"\x03");
+    assert!(pty.wait_exit(LONG), "tock did not exit on Ctrl+C");
+    assert!(pty.wait_eof(LONG));
+    let out = String::from_utf8_lossy(&pty.raw()).to_string();
+    assert!(
+        out.contains("what Ctrl+C cleared as you quit is kept as the draft"),
+        "{out:?}"
+    );
+    let conv = only_conv(&t);
+    let db = tock::store::Store::open(&t.db).unwrap();
+    assert_eq!(
+        db.draft(conv.parse().unwrap()).unwrap().text,
+        "precious draft about the migration"
+    );
+}
+
 /// Keys typed while another process holds the database's write lock show at
 /// once. The engine, starting, waits for that lock (up to the store's busy
 /// timeout, again and again while it is held); the keyboard must not wait

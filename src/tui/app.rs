@@ -143,6 +143,11 @@ pub struct App {
     /// Replies still streaming when the TUI quit: left to the next start,
     /// which asks for them again (set just before the engine stops).
     pub replies_cut_at_exit: usize,
+    /// Ctrl+C cleared the composer and no other key came since: a quit
+    /// now (Ctrl+C, Ctrl+C, Ctrl+C, the reflex) keeps what it cleared.
+    pub cleared_on_the_way_out: bool,
+    /// The quit put back what Ctrl+C had just cleared, as the draft.
+    pub kept_cleared_draft: bool,
     /// Ctrl+C pressed once on an empty composer, at this time.
     pub quit_armed: Option<i64>,
     /// The command chosen with ↑/↓ in the list of slash commands (its
@@ -210,6 +215,8 @@ impl App {
             notices: Vec::new(),
             quit: false,
             replies_cut_at_exit: 0,
+            cleared_on_the_way_out: false,
+            kept_cleared_draft: false,
             quit_armed: None,
             menu_pick: None,
             menu_closed_on: None,

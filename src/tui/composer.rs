@@ -41,6 +41,10 @@ pub struct Composer {
     recalled_over: Option<String>,
     /// When the text last changed and has not been saved since (ms).
     pub unsaved_since: Option<i64>,
+    /// What Ctrl+C cleared (text and attachments): Ctrl+P brings it back
+    /// whole, and a quit with the composer still empty keeps it as the
+    /// draft (Ctrl+C three times is how many leave a program).
+    set_aside: Option<(String, Vec<Part>)>,
 }
 
 fn textarea(text: &str) -> TextArea<'static> {
@@ -59,6 +63,7 @@ impl Default for Composer {
             edit: None,
             history_pos: None,
             history: Vec::new(),
+            set_aside: None,
             recalled_over: None,
             unsaved_since: None,
         }
@@ -177,6 +182,30 @@ impl Composer {
     }
 
     /// After a send: empty, not editing, not recalling.
+    /// Ctrl+C on a composer holding something: cleared, and kept aside.
+    pub fn set_aside(&mut self, now: i64) {
+        let text = self.text();
+        let parts = std::mem::take(&mut self.attachments);
+        self.clear(now);
+        self.set_aside = Some((text, parts));
+    }
+
+    /// What Ctrl+C set aside back into a blank composer; false if nothing
+    /// was (or the composer holds something now).
+    pub fn take_back(&mut self, now: i64) -> bool {
+        if !self.is_blank() {
+            return false;
+        }
+        let Some((text, parts)) = self.set_aside.take() else {
+            return false;
+        };
+        self.replace_text(&text);
+        self.attachments = parts;
+        self.stop_recalling();
+        self.changed(now);
+        true
+    }
+
     pub fn clear(&mut self, now: i64) {
         self.replace_text("");
         self.attachments.clear();
@@ -203,6 +232,7 @@ impl Composer {
 
     /// Show a saved draft (switching conversation, or at start).
     pub fn load(&mut self, d: &Draft, history: Vec<String>) {
+        self.set_aside = None;
         self.replace_text(&d.text);
         self.attachments = d
             .parts_json

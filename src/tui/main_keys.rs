@@ -41,6 +41,7 @@ impl App {
         }
         if !arms_quit {
             self.quit_armed = None;
+            self.cleared_on_the_way_out = false;
         }
         // 0. The list of slash commands, shown only while the composer has
         // the keys: over an approval card too (its Tab and arrows choose
@@ -278,7 +279,9 @@ impl App {
                 }
             }
             Action::HistoryPrev => {
-                if !self.composer.recall(true, now) {
+                if self.composer.take_back(now) {
+                    self.info_until_key("what Ctrl+C cleared is back");
+                } else if !self.composer.recall(true, now) {
                     self.info_until_key("no earlier message in this conversation");
                 }
             }
@@ -560,12 +563,8 @@ impl App {
         } else if self.composer.abandon_edit(now) {
             self.info_until_key("edit abandoned; your draft is back");
         } else if !self.composer.is_blank() {
-            // Kept in the history: Ctrl+P brings it back.
-            let text = self.composer.text();
-            if !text.trim().is_empty() {
-                self.composer.history.push(text);
-            }
-            self.composer.clear(now);
+            self.composer.set_aside(now);
+            self.cleared_on_the_way_out = true;
             self.info_until_key("cleared (Ctrl+P brings it back)");
         } else {
             self.quit_on_second_press("press Ctrl+C again to quit".to_string());

@@ -181,6 +181,10 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
             }
             Err(e) => Err(e.into()),
         };
+        // Cleared by Ctrl+C on the way out (Ctrl+C, Ctrl+C, Ctrl+C): kept.
+        if app.cleared_on_the_way_out && app.composer.take_back(app.now()) {
+            app.kept_cleared_draft = true;
+        }
         app.save_draft();
         // What the writer still holds (a draft, a send waiting for another
         // process's lock) is waited for: the store gives up after its busy timeout.
@@ -193,6 +197,9 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         app.model.reload_summaries();
         if let Some(line) = app.exit_line() {
             eprintln!("{line}");
+        }
+        if app.kept_cleared_draft {
+            eprintln!("tock: what Ctrl+C cleared as you quit is kept as the draft");
         }
         // A draft the database would not take is printed, so it is not lost.
         for line in app.unsaved_drafts_lines() {

@@ -847,3 +847,21 @@ async fn tab_indents_a_composer_holding_text_and_shift_tab_moves_the_focus() {
     ui.press(KeyCode::Tab);
     assert_eq!(ui.app.focus, Focus::Strip);
 }
+
+/// Ctrl+C clears the composer, attachments too; Ctrl+P brings both back (it
+/// brought the text alone, and Enter then sent it without the file).
+#[tokio::test(start_paused = true)]
+async fn ctrl_p_brings_back_what_ctrl_c_cleared_attachments_too() {
+    let mut ui = Ui::new(vec![]);
+    let file = ui.h.dir.path().join("data.csv");
+    std::fs::write(&file, "1,2\n").unwrap();
+    ui.say(&format!("/attach {}", file.display()));
+    ui.typ("draft with chip");
+    ui.ctrl('c');
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(ui.app.composer.attachments.is_empty());
+    ui.ctrl('p');
+    assert_eq!(ui.app.composer_text(), "draft with chip");
+    assert_eq!(ui.app.composer.attachments.len(), 1);
+    assert_eq!(ui.app.status_pair().0, "what Ctrl+C cleared is back");
+}
