@@ -107,7 +107,11 @@ impl App {
             self.command(trimmed.to_string());
             return;
         }
-        let body = unescape_slash(trimmed).to_string();
+        let body = if trimmed.starts_with("//") {
+            unescape_slash(trimmed).to_string()
+        } else {
+            message_body(&text).to_string()
+        };
         if !self.attach_mentions(&body) {
             return;
         }
@@ -1130,6 +1134,19 @@ mod tests {
             "every 3 hours, 12 times, until 31 Jan 2027 — next Mon 7 Dec 09:00"
         );
     }
+}
+
+/// The text a message sends: without the blank lines before and after
+/// it, and with the first line's indentation (pasted code keeps its shape:
+/// the first line lost its spaces and the rest kept theirs).
+fn message_body(text: &str) -> &str {
+    let text = text.trim_end();
+    let blank: usize = text
+        .split_inclusive('\n')
+        .take_while(|line| line.trim().is_empty())
+        .map(str::len)
+        .sum();
+    &text[blank..]
 }
 
 /// Why `/attach` (or an `@path`) attached nothing.

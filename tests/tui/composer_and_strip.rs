@@ -865,3 +865,15 @@ async fn ctrl_p_brings_back_what_ctrl_c_cleared_attachments_too() {
     assert_eq!(ui.app.composer.attachments.len(), 1);
     assert_eq!(ui.app.status_pair().0, "what Ctrl+C cleared is back");
 }
+
+/// A message keeps its first line's indentation (pasted code); only blank
+/// lines around it and trailing spaces go.
+#[tokio::test(start_paused = true)]
+async fn a_message_keeps_the_indentation_of_its_first_line() {
+    let mut ui = Ui::new(vec![]);
+    ui.app.on_terminal(TermEvent::Paste(
+        "\n\n    if x:\n        y()\n    return z\n\n".into(),
+    ));
+    ui.enter();
+    assert_eq!(ui.rows()[0].text, "    if x:\n        y()\n    return z");
+}
