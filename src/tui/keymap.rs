@@ -923,8 +923,12 @@ fn defaults() -> Vec<Binding> {
         b(Confirm, Ac::Yes, "yes", vec![ch('y')], "yes"),
         b(Confirm, Ac::No, "no", vec![ch('n'), k(K::Esc, N)], "no"),
     ]);
-    v.extend(list(Help));
+    // Help takes no letters: it opens on `?` in an empty composer, and
+    // every other key closes it and goes on, so what is typed next lands
+    // in the composer (j, k and q were taken, and "quick" lost its q).
     v.extend([
+        b(Help, Ac::Up, "up", vec![k(K::Up, N)], "move up"),
+        b(Help, Ac::Down, "down", vec![k(K::Down, N)], "move down"),
         b(
             Help,
             Ac::PageUpList,
@@ -945,7 +949,7 @@ fn defaults() -> Vec<Binding> {
             Help,
             Ac::Back,
             "close",
-            vec![k(K::Esc, N), k(K::F(1), N), ch('q')],
+            vec![k(K::Esc, N), k(K::F(1), N)],
             "close",
         ),
     ]);

@@ -114,7 +114,7 @@ impl View for Help {
             Some(Action::PageDownList) => page,
             Some(Action::First) => -i32::from(self.max.get()),
             Some(Action::Last) => i32::from(self.max.get()),
-            // Its own close keys (q too) only close it.
+            // Its own close keys only close it.
             Some(Action::Back) => return Outcome::Done,
             // Any other key closes it (and a character goes on to the composer).
             _ => return super::dismiss(&key),
