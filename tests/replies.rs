@@ -596,6 +596,57 @@ async fn anthropic_overloaded_event_mid_stream_is_generated_again() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// A reply the model's length limit ended (`max_tokens`; `length` for the
+/// others) is kept complete, and says it was cut short: it looked whole.
+#[tokio::test(start_paused = true)]
+async fn a_reply_cut_by_the_length_limit_says_so() {
+    let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let body = [
+        ev(
+            "message_start",
+            json!({"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}}),
+        ),
+        ev(
+            "content_block_start",
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"the first half and"}}),
+        ),
+        ev("content_block_stop", json!({"type":"content_block_stop","index":0})),
+        ev(
+            "message_delta",
+            json!({"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":8192}}),
+        ),
+        ev("message_stop", json!({"type":"message_stop"})),
+    ]
+    .concat();
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![vec![head(SSE), chunk(&body), end_body()]], Vec::new).await;
+    let e = engine_for(
+        ProviderKind::Anthropic,
+        &server.base,
+        &dir,
+        Config::default(),
+    );
+    let c = conv(&e);
+    e.start();
+    let id = e.send_text(c, "q").unwrap();
+    settle().await;
+    assert_eq!(e.store().item(id).unwrap().unwrap().status, Status::Sent);
+    let reply = e.store().messages(c).unwrap().pop().unwrap();
+    assert_eq!(
+        (reply.status, reply.content.as_str()),
+        (MessageStatus::Complete, "the first half and")
+    );
+    assert_eq!(
+        reply.error.as_deref(),
+        Some("cut short: the reply reached the model's length limit (max_tokens); ask it to go on")
+    );
+    assert_eq!(server.requests().len(), 1, "not generated again");
+}
+
 #[tokio::test(start_paused = true)]
 async fn keepalives_alone_end_the_reply_and_free_the_conversation() {
     // `: keep-alive` every 5 s for an hour: the idle timeout never fires,

@@ -123,9 +123,9 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
             if let Some(u) = by_message.get(&m.id) {
                 println!("[{}]\n", usage_line(&u.usage, u.cost));
             }
-            if m.status != crate::store::MessageStatus::Complete
-                && let Some(e) = &m.error
-            {
+            // Why a reply did not end as meant, or how a whole one ended
+            // (cut short by the length limit).
+            if let Some(e) = &m.error {
                 println!("[{}]\n", crate::sanitize::sanitize_line(e));
             }
         }

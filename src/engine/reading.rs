@@ -60,6 +60,8 @@ pub(crate) struct Read {
     pub text: String,
     pub calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
+    /// Why the provider ended the reply, as it said (`max_tokens`, `length`).
+    pub stop_reason: Option<String>,
 }
 
 /// Limits of one reply's stream, and what the reader reports them as.
@@ -94,6 +96,7 @@ pub(crate) async fn read(
     let mut taken = Taken::new(started, limits.persist_every, pace.every(), pace.first());
     let mut calls: Vec<ToolCall> = Vec::new();
     let mut usage: Option<Usage> = None;
+    let mut stop_reason: Option<String> = None;
     // Moved forward with each event; the timer that watches it is moved
     // only when it fires (a stream that makes progress never sees it fire
     // more than once per `stream_timeout`).
@@ -189,7 +192,10 @@ pub(crate) async fn read(
                 }
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),
-            Some(Ok(StreamEvent::Done { .. })) => break End::Done,
+            Some(Ok(StreamEvent::Done { stop_reason: why })) => {
+                stop_reason = why;
+                break End::Done;
+            }
             Some(Err(e)) => break End::Failed(e),
             None => {
                 break End::Failed(LlmError::transient(
@@ -207,6 +213,7 @@ pub(crate) async fn read(
         text: taken.text,
         calls,
         usage,
+        stop_reason,
     }
 }
 

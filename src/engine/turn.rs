@@ -257,6 +257,7 @@ pub(crate) async fn run(
         text,
         calls,
         usage,
+        stop_reason,
     } = reading::read(
         stream,
         &mut stop,
@@ -297,12 +298,21 @@ pub(crate) async fn run(
                 .collect();
             let calls_json =
                 (!calls.is_empty()).then(|| serde_json::to_string(&stored).unwrap_or_default());
+            // Ended by the model's length limit: whole as far as it goes,
+            // and said, so that the reader knows to ask for the rest.
+            let cut_short = matches!(stop_reason.as_deref(), Some("max_tokens" | "length"))
+                .then(|| {
+                    format!(
+                        "cut short: the reply reached the model's length limit ({}); ask it to go on",
+                        stop_reason.as_deref().unwrap_or_default()
+                    )
+                });
             let saved = write_end(engine, reply_id, &mut stop, || {
                 store.finish_message(
                     reply_id,
                     &text,
                     MessageStatus::Complete,
-                    None,
+                    cut_short.as_deref(),
                     calls_json.as_deref(),
                     engine.now_ms(),
                 )

@@ -637,7 +637,15 @@ fn head(e: &Entry, width: u16) -> Vec<Line<'static>> {
         MessageStatus::Superseded => {
             Some(("", "(replaced)".into(), "", Style::new().fg(palette().dim)))
         }
-        MessageStatus::Complete => None,
+        // Complete, with a word on how it ended (cut at the length limit).
+        MessageStatus::Complete => m.error.as_deref().map(|why| {
+            (
+                "✂ ",
+                sanitize_line(why).into_owned(),
+                "",
+                Style::new().fg(palette().warning),
+            )
+        }),
     };
     let mut state_rows = Vec::new();
     if let Some((sym, reason, hint, style)) = state {

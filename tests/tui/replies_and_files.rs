@@ -907,3 +907,24 @@ async fn the_edit_banner_names_the_model_a_with_message_went_to() {
         .expect("resent");
     assert_eq!(again.model_override.as_deref(), Some("echo"));
 }
+
+/// A reply the length limit ended says so under its header.
+#[tokio::test(start_paused = true)]
+async fn a_reply_cut_by_the_length_limit_is_marked() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![
+        text("the first half and"),
+        tock::llm::StreamEvent::Done {
+            stop_reason: Some("length".into()),
+        },
+    ])]);
+    ui.start().await;
+    ui.say("tell me everything");
+    ui.settle().await;
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains(
+            "✂ cut short: the reply reached the model's length limit (length); ask it to go on"
+        ),
+        "{s}"
+    );
+}
