@@ -646,3 +646,45 @@ fn a_fork_drops_tool_calls_answered_only_after_the_cut() {
     // Forks are searchable like any conversation.
     assert_eq!(s.search("look", 10).unwrap().len(), 4);
 }
+
+/// Attempts of a cut reply that the conversation shows as one (its latest)
+/// are found as that one: each attempt was a hit of its own, and Enter on
+/// an earlier one found nothing on screen to go to.
+#[test]
+fn the_earlier_attempts_of_a_cut_reply_are_not_found() {
+    let (_d, s) = open();
+    let c = s.create_conversation(Some("c"), "user", 1).unwrap();
+    s.insert_message(c, &msg(Role::User, "hello", MessageStatus::Complete), 1)
+        .unwrap();
+    let attempts: Vec<i64> = (0..3)
+        .map(|i| {
+            s.insert_message(
+                c,
+                &msg(
+                    Role::Assistant,
+                    "partial ollama",
+                    MessageStatus::Interrupted,
+                ),
+                2 + i,
+            )
+            .unwrap()
+        })
+        .collect();
+    assert_eq!(ids(&s, "partial ollama"), [attempts[2]]);
+    // Answered by a message after them, the run ends: a later cut reply
+    // is found beside the latest of the run.
+    s.insert_message(c, &msg(Role::User, "again", MessageStatus::Complete), 6)
+        .unwrap();
+    let later = s
+        .insert_message(
+            c,
+            &msg(
+                Role::Assistant,
+                "partial ollama",
+                MessageStatus::Interrupted,
+            ),
+            7,
+        )
+        .unwrap();
+    assert_eq!(ids(&s, "partial ollama"), [later, attempts[2]]);
+}

@@ -30,7 +30,7 @@ use std::ops::Range;
 use anyhow::Result;
 use rusqlite::params;
 
-use super::{Role, Store};
+use super::{MessageStatus, Role, Store};
 
 /// One message that matches a search.
 #[derive(Clone, Debug, PartialEq)]
@@ -423,7 +423,7 @@ impl Store {
         // Newest first: FTS5 walks its index in rowid order, so a common
         // word costs no more than a rare one (ranking every match would).
         let mut st = conn.prepare_cached(&format!(
-            "SELECT m.id, m.conversation_id, c.title, m.role, m.created_at, m.content
+            "SELECT m.id, m.conversation_id, c.title, m.role, m.created_at, m.content, m.status
              FROM {index} f
              JOIN messages m ON m.id = f.rowid
              JOIN conversations c ON c.id = m.conversation_id
@@ -431,19 +431,52 @@ impl Store {
              ORDER BY f.rowid DESC
              LIMIT ?2"
         ))?;
-        let rows = st.query_map(params![q.expression, limit, conversation_id], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, Role>(3)?,
-                r.get::<_, i64>(4)?,
-                r.get::<_, String>(5)?,
-            ))
-        })?;
+        // A few more than asked for: earlier attempts of a reply that the
+        // conversation shows as one (collapsed) are left out below.
+        let fetch = limit.saturating_add(HIDDEN_SLACK);
+        let rows: Vec<_> = st
+            .query_map(params![q.expression, fetch, conversation_id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Role>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, MessageStatus>(6)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        drop(st);
+        drop(conn);
+        let mut collapsed: std::collections::HashMap<i64, super::messages::Collapsed> =
+            std::collections::HashMap::new();
         let mut hits = Vec::new();
         for row in rows {
-            let (message_id, conversation_id, conversation_title, role, created_at, content) = row?;
+            let (
+                message_id,
+                conversation_id,
+                conversation_title,
+                role,
+                created_at,
+                content,
+                status,
+            ) = row;
+            if hits.len() as i64 >= limit {
+                break;
+            }
+            // Only a cut attempt can be one the conversation does not show.
+            if matches!(status, MessageStatus::Interrupted | MessageStatus::Error) {
+                let c = match collapsed.entry(conversation_id) {
+                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                        super::messages::collapse_attempts(&self.messages(conversation_id)?),
+                    ),
+                };
+                if c.is_hidden(message_id) {
+                    continue;
+                }
+            }
             let (snippet, highlights) = snippet(&content, &q);
             hits.push(SearchHit {
                 conversation_id,
@@ -458,6 +491,10 @@ impl Store {
         Ok(hits)
     }
 }
+
+/// How many hits beyond the limit a search reads, for the earlier attempts
+/// of cut replies it leaves out (each cut reply leaves at most a few).
+const HIDDEN_SLACK: i64 = 50;
 
 impl Store {
     /// Bring the index of text written without spaces up to date: the
