@@ -872,6 +872,43 @@ impl App {
     }
 }
 
+impl App {
+    /// Said on the way to a suspend (Ctrl+Z) when something is to be sent:
+    /// a stopped tock sends nothing, and the shell says only "Stopped".
+    pub fn suspend_line(&self) -> Option<String> {
+        let now = self.now();
+        let c = self.model.state_counts();
+        let open = usize::try_from(self.model.unfinished.total()).unwrap_or(0);
+        let queued = open.saturating_sub(c.scheduled + c.failed + c.waiting);
+        let series = self.model.active_series as usize;
+        let mut parts = Vec::new();
+        if c.scheduled > 0 {
+            let next = self.model.next_due().unwrap_or(now);
+            parts.push(format!(
+                "{} scheduled (next {})",
+                c.scheduled,
+                when::absolute(
+                    chrono::DateTime::from_timestamp_millis(next).unwrap_or_default(),
+                    &local(now)
+                )
+            ));
+        }
+        if queued > 0 {
+            parts.push(format!("{queued} queued"));
+        }
+        if series > 0 {
+            parts.push(format!("{series} recurring series"));
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "tock: suspended; while it is stopped it sends nothing: {}. `fg` brings it back (`tock daemon` sends them meanwhile).",
+            parts.join(", ")
+        ))
+    }
+}
+
 pub(super) fn cx_of<'a>(model: &'a Model, keys: &'a Keymap, composer: &Composer) -> Cx<'a> {
     Cx {
         model,

@@ -420,7 +420,7 @@ async fn event_loop(
         }
         if app.suspend {
             app.suspend = false;
-            terminal::suspend(term)?;
+            terminal::suspend(term, app.suspend_line())?;
             frames.forget();
             dirty = true;
             urgent = true;

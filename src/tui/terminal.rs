@@ -133,8 +133,11 @@ fn install_panic_hook() {
 }
 
 /// Ctrl+Z: restore the terminal, stop the process, and take the terminal back on `fg`.
-pub fn suspend(t: &mut Term) -> Result<()> {
+pub fn suspend(t: &mut Term, say: Option<String>) -> Result<()> {
     restore();
+    if let Some(line) = say {
+        eprintln!("{line}");
+    }
     // SAFETY: raising SIGTSTP on ourselves is what a shell job-control stop is.
     unsafe {
         libc::raise(libc::SIGTSTP);

@@ -877,3 +877,21 @@ async fn a_message_keeps_the_indentation_of_its_first_line() {
     ui.enter();
     assert_eq!(ui.rows()[0].text, "    if x:\n        y()\n    return z");
 }
+
+/// Ctrl+Z says what a stopped tock will not send (the shell says only
+/// "Stopped", and a reminder went by unsent); with nothing to send, nothing.
+#[tokio::test(start_paused = true)]
+async fn a_suspend_says_what_waits_to_be_sent() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    assert_eq!(ui.app.suspend_line(), None);
+    ui.say("/later 1m sent while suspended?");
+    ui.settle().await;
+    let line = ui.app.suspend_line().unwrap_or_default();
+    assert!(
+        line.starts_with(
+            "tock: suspended; while it is stopped it sends nothing: 1 scheduled (next "
+        ) && line.ends_with("`fg` brings it back (`tock daemon` sends them meanwhile)."),
+        "{line}"
+    );
+}
