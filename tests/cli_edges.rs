@@ -427,6 +427,39 @@ fn a_reply_cut_after_acceptance_is_generated_again_and_retry_and_regenerate_work
     assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
 }
 
+/// A request the daemon sent whose server has not answered yet (not even
+/// its status line) is stopped from another process as Esc in the TUI
+/// stops it: `tock stop` said no reply was streaming, and a shell had to
+/// wait out the stream timeout.
+#[test]
+fn a_request_waiting_for_its_first_byte_is_stopped_from_another_process() {
+    let server = MockServer::start();
+    server.push(Reply::Silent(Duration::from_secs(60)));
+    let t = Tock::with_openai(&server.base_url());
+    let id = t.send(&["--new", "hang", "are you there?"]);
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(20), "the request sent", || {
+        (server.count() == 1 && t.item(id)["status"] == "sending").then_some(())
+    });
+    let line = t.ok(&["stop", "hang"]);
+    assert!(line.contains("asked the tock"), "{line}");
+    wait_until(Duration::from_secs(10), "the request stopped", || {
+        (t.item(id)["status"] != "sending").then_some(())
+    });
+    let item = t.item(id);
+    assert_eq!(item["status"], "failed", "{item}");
+    assert!(
+        item["last_error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("stopped"),
+        "{item}"
+    );
+    assert_eq!(server.count(), 1, "not sent again");
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
+}
+
 /// A daemon streaming a long reply (400 words, 50 ms apart) in
 /// conversation "long", and answering "ok END" to anything after it.
 fn daemon_streaming_a_long_reply() -> (MockServer, Tock, support::Proc) {

@@ -316,16 +316,29 @@ impl Store {
     }
 
     /// Ask whichever process streams the conversation's reply to stop it
-    /// (the reply is named, so a request outliving it stops no other).
-    /// False if no reply streams there.
+    /// (the reply is named, so a request outliving it stops no other); or,
+    /// before the reply's first word, the request in flight (its outbox row
+    /// is named). False if neither is there.
     pub fn request_stop(&self, conversation_id: i64) -> Result<bool> {
-        let n = self.conn().execute(
+        let conn = self.conn();
+        let n = conn.execute(
             "UPDATE conversations SET stop_reply_id = (
                  SELECT id FROM messages INDEXED BY messages_streaming
                  WHERE status = 'streaming' AND conversation_id = ?1
                  ORDER BY id DESC LIMIT 1)
              WHERE id = ?1 AND EXISTS (SELECT 1 FROM messages INDEXED BY messages_streaming
                  WHERE status = 'streaming' AND conversation_id = ?1)",
+            [conversation_id],
+        )?;
+        if n == 1 {
+            return Ok(true);
+        }
+        let n = conn.execute(
+            "UPDATE conversations SET stop_item_id = (
+                 SELECT id FROM outbox WHERE conversation_id = ?1 AND status = 'sending'
+                 ORDER BY id DESC LIMIT 1)
+             WHERE id = ?1 AND EXISTS (SELECT 1 FROM outbox
+                 WHERE conversation_id = ?1 AND status = 'sending')",
             [conversation_id],
         )?;
         Ok(n == 1)
@@ -337,6 +350,25 @@ impl Store {
     /// reply streams here, so it only reads unless a request is there.
     pub fn take_stop_request(&self, conversation_id: i64) -> Result<bool> {
         let conn = self.conn();
+        // A request in flight asked to stop before its reply began.
+        let in_flight: Option<(i64, bool)> = conn
+            .query_row(
+                "SELECT c.stop_item_id, EXISTS (SELECT 1 FROM outbox o
+                     WHERE o.id = c.stop_item_id AND o.status = 'sending')
+                 FROM conversations c WHERE c.id = ?1 AND c.stop_item_id IS NOT NULL",
+                [conversation_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        if let Some((item, sending)) = in_flight {
+            let taken = conn.execute(
+                "UPDATE conversations SET stop_item_id = NULL WHERE id = ?1 AND stop_item_id = ?2",
+                params![conversation_id, item],
+            )? == 1;
+            if taken && sending {
+                return Ok(true);
+            }
+        }
         let asked: Option<(i64, bool)> = conn
             .query_row(
                 "SELECT c.stop_reply_id, EXISTS (SELECT 1 FROM messages m

@@ -101,6 +101,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0018_reasoning_chars",
         include_str!("../../migrations/0018_reasoning_chars.sql"),
     ),
+    (
+        19,
+        "0019_stop_request_in_flight",
+        include_str!("../../migrations/0019_stop_request_in_flight.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

@@ -106,6 +106,9 @@ pub enum Reply {
     Cut { chunks: Vec<String>, gap: Duration },
     /// 200 and headers, then no data at all for this long (or until the server stops).
     Stall(Duration),
+    /// Nothing at all, not even the status line, for this long (or until
+    /// the server stops): a server that took the request and never answers.
+    Silent(Duration),
     /// 200, stream the pieces, then an OpenAI error event (`data: {"error": ...}`).
     StreamError {
         chunks: Vec<String>,
@@ -486,6 +489,10 @@ fn write_reply(
                 Ok(()) => Outcome::Status(*code),
                 Err(_) => Outcome::ClientGone,
             }
+        }
+        Reply::Silent(d) => {
+            nap(*d, stop);
+            Outcome::Stalled
         }
         Reply::Stall(d) => {
             if s.write_all(STREAM_HEAD.as_bytes()).is_err() {
