@@ -732,6 +732,14 @@ impl ConfigSource {
         })
     }
 
+    /// Why the file cannot be read, as read (no word on what is in effect).
+    pub fn unreadable(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// The file could not be read when tock started: the settings in
     /// effect are held defaults, which send nothing (and name no model).
     pub fn is_held(&self) -> bool {

@@ -1083,6 +1083,60 @@ fn a_broken_config_file_warns_in_one_line_and_keeps_what_is_sent() {
     assert_eq!(t.items().len(), 1);
 }
 
+/// The config file broken while a tock that read it dispatches: that tock
+/// keeps the settings it read and goes on sending, and the CLI says so. It
+/// said nothing was sent, named the offline echo model as the model, and
+/// tagged every item "nothing is sent", while the daemon sent them.
+#[test]
+fn a_config_broken_under_a_running_dispatcher_is_told_as_it_is() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::text("from the real model"));
+    let mut t = Tock::new();
+    t.set_env("REAL_KEY", "sk-real-key-for-the-test");
+    let good = format!(
+        "default_model = \"real\"\n[models.real]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"REAL_KEY\"\n",
+        server.base_url()
+    );
+    t.write_config(&good);
+    let mut d = t.spawn_daemon();
+    let first = t.send(&["--new", "S", "before the typo"]);
+    wait_until(Duration::from_secs(15), "the first sent", || {
+        (t.item(first)["status"] == "sent").then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    t.write_config(&format!("{good}this is [[[ not toml\n"));
+    wait_until(Duration::from_secs(10), "the daemon read it", || {
+        d.stderr().contains("config reload failed").then_some(())
+    });
+    let out = t.run(&["send", "--conv", "S", "after the typo"]);
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("nothing is sent until it is fixed")
+            && out
+                .stderr
+                .contains("goes on with the settings it read before"),
+        "{}",
+        out.stderr
+    );
+    let second: i64 = out.stdout.trim().parse().unwrap();
+    wait_until(Duration::from_secs(15), "the second sent", || {
+        (t.item(second)["status"] == "sent").then_some(())
+    });
+    let later = t.send(&["--conv", "S", "--in", "1h", "later on"]);
+    let status = t.ok(&["status"]);
+    assert!(
+        status.contains("outbox: the config file cannot be read here; the tock running as pid")
+            && status.contains("model: unknown here: the config file cannot be read")
+            && !status.contains("echo"),
+        "{status}"
+    );
+    let list = t.ok(&["list"]);
+    assert!(!list.contains("nothing is sent"), "{list}");
+    assert_eq!(t.item(later)["status"], "pending");
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
+}
+
 /// A config file that cannot be read holds what is due instead of sending it
 /// on the defaults: its models unknown, the defaults sent it to the offline
 /// echo model and marked it sent. Once the file is fixed it goes to the

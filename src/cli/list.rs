@@ -104,7 +104,10 @@ pub(super) fn list(
 ) -> Result<()> {
     let items = with_regenerations(store, store.list_items(all)?)?;
     let mut waiting = store.waiting(now)?;
-    if !config.get().outbox.enabled {
+    // Held by a config file this command cannot read, unless a tock that
+    // read it before dispatches (it goes on sending).
+    let held_here_only = config.is_held() && store.live_lease_holder(now)?.is_some();
+    if !config.get().outbox.enabled && !held_here_only {
         waiting.values_mut().for_each(|w| *w = Waiting::Disabled);
     }
     let series = engine.list_series(all)?;

@@ -501,7 +501,18 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
     if cli.command.is_some() {
         // `tock tools` fails with the reason instead (it can list nothing).
         let tools = matches!(cli.command, Some(Command::Tools { .. }));
-        let unreadable = config.error().filter(|_| !tools);
+        // Held here only: a tock that read the file before goes on with it.
+        let dispatcher = config
+            .is_held()
+            .then(|| store.live_lease_holder(SystemClock.now_ms()).ok().flatten())
+            .flatten();
+        let unreadable = match dispatcher {
+            Some(l) => config
+                .unreadable()
+                .map(|e| format!("{e}; {}", status::held_here(l.pid))),
+            None => config.error(),
+        }
+        .filter(|_| !tools);
         for e in unreadable.into_iter().chain(config.get().problems()) {
             eprintln!("warning: {}", crate::sanitize::sanitize_line(&e));
         }

@@ -170,6 +170,11 @@ fn send_text(
 /// the id is what scripts read).
 fn say_if_no_tock_sends(store: &crate::store::Store, engine: &Engine) -> Result<()> {
     let config = engine.config();
+    let live = store.live_lease_holder(engine.now_ms())?;
+    if let Some(l) = live.as_ref().filter(|_| config.is_held()) {
+        eprintln!("kept; {}", super::status::held_here(l.pid));
+        return Ok(());
+    }
     if !config.get().outbox.enabled {
         // A file that cannot be read was said to hold it already.
         if config.error().is_none() {
@@ -177,7 +182,7 @@ fn say_if_no_tock_sends(store: &crate::store::Store, engine: &Engine) -> Result<
         }
         return Ok(());
     }
-    if store.live_lease_holder(engine.now_ms())?.is_none() {
+    if live.is_none() {
         // With no catch-up, what is due by the time one starts is late.
         let when = if config.get().outbox.grace().is_zero() {
             "catchup_grace is 0s, so once one runs it is marked expired if its time has passed (tock retry sends it)"

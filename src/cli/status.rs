@@ -54,7 +54,10 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         Ok(_) => "offline model: no network needed".to_string(),
         Err(_) => "no provider".to_string(),
     };
-    let enabled = config.get().outbox.enabled;
+    // Held here by a config file this command cannot read, while a tock
+    // that read it before dispatches: that one goes on sending.
+    let held_here_only = config.is_held() && lease.is_some();
+    let enabled = config.get().outbox.enabled || held_here_only;
     // What holds each conversation that has items waiting: the most telling
     // reason of its pending items (an approval or a busy reply first).
     let rank = |w: &Waiting| match w {
@@ -175,6 +178,8 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     }
     if !enabled {
         println!("outbox: {}", held_by_config(config));
+    } else if let Some(l) = lease.as_ref().filter(|_| held_here_only) {
+        println!("outbox: {}", held_here(l.pid));
     }
     let mut by_status: std::collections::BTreeMap<String, i64> = Default::default();
     for (_, s, n) in &counts {
@@ -253,6 +258,10 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         );
     }
     match &model {
+        // The held defaults' offline model is no model of the user's.
+        Ok(_) if config.is_held() => {
+            println!("model: unknown here: the config file cannot be read")
+        }
         Ok(_) => println!(
             "model: {model_name} ({provider}){}",
             if provider == "echo" {
@@ -385,6 +394,14 @@ pub(super) fn models(engine: &Engine, model: Option<&str>, as_json: bool) -> Res
         }
     }
     Ok(())
+}
+
+/// What goes on when the config file cannot be read here while a tock that
+/// read it before dispatches (it keeps those settings).
+pub(super) fn held_here(pid: i64) -> String {
+    format!(
+        "the config file cannot be read here; the tock running as pid {pid} goes on with the settings it read before (a tock started now would send nothing until it is fixed)"
+    )
 }
 
 /// Why nothing is sent when the config holds dispatch: the outbox switched
