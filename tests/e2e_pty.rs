@@ -808,24 +808,26 @@ fn a_fired_item_rings_and_emits_desktop_notification_escapes_outside_tmux() {
 #[test]
 fn ctrl_g_edits_the_draft_in_the_editor_and_restores_the_terminal() {
     let mut t = Tock::new();
-    // An "editor" that appends a line to the file it is given, as a person would.
+    // An "editor" that appends a line to the file it is given, as a person
+    // (or `echo >>`) would: the file ends with a newline, so the line is a
+    // line of its own (it was glued onto the draft's last line).
     use_editor(
         &mut t,
         "fake-editor.sh",
-        "#!/bin/sh\nprintf ' and more from the editor\\n' >> \"$1\"\n",
+        "#!/bin/sh\necho 'and more from the editor' >> \"$1\"\n",
     );
     let pty = start(&t);
     pty.type_text("a draft");
     pty.wait_text("a draft", LONG);
     pty.write(b"\x07"); // Ctrl+G
-    pty.wait_text("a draft and more from the editor", LONG);
+    pty.wait_text("and more from the editor", LONG);
     assert!(pty.alternate_screen(), "the TUI took the terminal back");
     // Saved as the draft at once: a quit and a restart bring it back.
     let conv = only_conv(&t);
     let db = tock::store::Store::open(&t.db).unwrap();
     let draft = wait_until(LONG, "the draft saved", || {
         let d = db.draft(conv.parse().unwrap()).ok()?;
-        (d.text == "a draft and more from the editor").then_some(d)
+        (d.text == "a draft\nand more from the editor").then_some(d)
     });
     assert_eq!(draft.edit_of, None);
 }
@@ -839,7 +841,7 @@ fn ctrl_g_without_an_editor_set_falls_back_to_vi() {
     let bin = t.dir.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let vi = bin.join("vi");
-    std::fs::write(&vi, "#!/bin/sh\nprintf ' edited in vi\\n' >> \"$1\"\n").unwrap();
+    std::fs::write(&vi, "#!/bin/sh\nsed -i 's/$/ edited in vi/' \"$1\"\n").unwrap();
     std::fs::set_permissions(&vi, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:/usr/bin:/bin", bin.display());
     t.set_env("PATH", &path);

@@ -183,7 +183,14 @@ pub fn run_editor(t: &mut Term, text: &str) -> Result<Option<String>> {
         return Ok(None);
     };
     let path = std::env::temp_dir().join(format!("tock-draft-{}.md", std::process::id()));
-    crate::files::write_private(&path, text.as_bytes()).map_err(anyhow::Error::msg)?;
+    // Ended with a newline, as text files are: a line an editor or a
+    // script adds (`echo … >>`) is then a line of its own.
+    let file = if text.is_empty() || text.ends_with('\n') {
+        text.to_string()
+    } else {
+        format!("{text}\n")
+    };
+    crate::files::write_private(&path, file.as_bytes()).map_err(anyhow::Error::msg)?;
     restore();
     // Through the shell, so "code -w" or "vim -u NONE" work as they do for git.
     let status = std::process::Command::new("sh")

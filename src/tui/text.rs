@@ -12,6 +12,18 @@ pub fn edit_line(input: &mut TextArea<'_>, key: KeyEvent) -> bool {
     if key.code == KeyCode::Char('u') && key.modifiers.contains(KeyModifiers::CONTROL) {
         return input.delete_line_by_head();
     }
+    // Ctrl+W as readline's: back to the space before the word, whatever
+    // the word holds (`/usr/local/bin`, `foo-bar.baz(qux)`); the textarea
+    // stops at punctuation, which is Alt+Backspace's way.
+    if key.code == KeyCode::Char('w')
+        && key.modifiers == KeyModifiers::CONTROL
+        && let Some(n) = word_behind(input).filter(|n| *n > 0)
+    {
+        for _ in 0..n {
+            input.delete_char();
+        }
+        return true;
+    }
     // The textarea moves and deletes by character, which lands inside what
     // the reader sees as one character (an emoji with a skin tone or a
     // joined family, a letter with a combining accent) and leaves half of it
@@ -22,6 +34,26 @@ pub fn edit_line(input: &mut TextArea<'_>, key: KeyEvent) -> bool {
         modified |= input.input(key);
     }
     modified
+}
+
+/// How many characters readline's Ctrl+W takes before the cursor: the
+/// spaces there, then the word up to the space before it.
+fn word_behind(input: &TextArea<'_>) -> Option<usize> {
+    let cursor = input.cursor();
+    let (row, col) = (cursor.0, cursor.1);
+    let line = input.lines().get(row)?;
+    let before: Vec<char> = line.chars().take(col).collect();
+    let spaces = before
+        .iter()
+        .rev()
+        .take_while(|c| c.is_whitespace())
+        .count();
+    let word = before[..before.len() - spaces]
+        .iter()
+        .rev()
+        .take_while(|c| !c.is_whitespace())
+        .count();
+    Some(spaces + word)
 }
 
 #[derive(Clone, Copy)]
@@ -141,6 +173,21 @@ mod tests {
         let mut t = TextArea::default();
         t.insert_str(text);
         t
+    }
+
+    #[test]
+    fn ctrl_w_rubs_out_back_to_the_space_before_the_word() {
+        let ctrl_w = KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL);
+        for (typed, left) in [
+            ("cd /usr/local/bin", "cd "),
+            ("call foo-bar.baz(qux)  ", "call "),
+            ("one", ""),
+        ] {
+            let mut t = TextArea::default();
+            t.insert_str(typed);
+            assert!(edit_line(&mut t, ctrl_w));
+            assert_eq!(t.lines()[0], left, "{typed:?}");
+        }
     }
 
     #[test]
