@@ -987,9 +987,13 @@ impl ConfigSource {
             return Ok(Some(k.trim().to_string()));
         }
         if let Some(var) = &mc.api_key_env {
-            return std::env::var(var)
-                .map(|k| Some(k.trim().to_string()))
-                .map_err(|_| {
+            return match std::env::var(var) {
+                // Set but empty (`export KEY=` with the value missing) is
+                // a slip, not a key: sent, it fails as a wrong key would.
+                Ok(k) if k.trim().is_empty() => {
+                    Err(format!("{var} is set but empty (api_key_env of {name})"))
+                }
+                k => k.map(|k| Some(k.trim().to_string())).map_err(|_| {
                     if names_an_environment_variable(var) {
                         format!("{var} is not set (api_key_env of {name})")
                     } else {
@@ -998,7 +1002,8 @@ impl ConfigSource {
                              (is it the key itself? that goes in api_key)"
                         )
                     }
-                });
+                }),
+            };
         }
         if let Some(cmd) = &mc.api_key_cmd {
             let mut cache = self.key_cache.lock().unwrap_or_else(|p| p.into_inner());

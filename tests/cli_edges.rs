@@ -1003,3 +1003,23 @@ fn a_reply_waiting_to_be_generated_again_holds_what_follows_by_name() {
     );
     d.kill9();
 }
+
+/// A key variable set but empty (`export KEY=` with the value missing) is
+/// told as such, as an unset one is: it was sent as an empty key.
+#[test]
+fn a_key_variable_set_but_empty_is_told() {
+    let server = MockServer::start();
+    let mut t = Tock::new();
+    t.set_env("EMPTY_KEY", "");
+    t.write_config(&format!(
+        "default_model = \"m\"\n[models.m]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"EMPTY_KEY\"\n",
+        server.base_url()
+    ));
+    t.ok(&["conversations"]);
+    let e = t.fails(&["models"]);
+    assert!(
+        e.contains("EMPTY_KEY is set but empty (api_key_env of m)"),
+        "{e}"
+    );
+    assert_eq!(server.count(), 0);
+}
