@@ -273,6 +273,13 @@ pub fn completes_a_model(line: &str) -> bool {
 /// the command names, or the argument's values, that start with what is
 /// typed (`/mo` → `/model`, `/mouse`).
 pub fn choices(line: &str, c: &Candidates<'_>) -> Vec<String> {
+    if let Some((name, arg)) = line.split_once(' ')
+        && COMMANDS
+            .iter()
+            .any(|s| s.arg == Arg::Path && s.names.contains(&name))
+    {
+        return path_choices(&expand_home(arg));
+    }
     matching(line, c).map(|(_, _, n)| n).unwrap_or_default()
 }
 
@@ -347,6 +354,29 @@ pub fn mentioned_files(text: &str) -> Vec<String> {
 }
 
 fn complete_path(arg: &str) -> Option<String> {
+    let (dir_part, file_part, names) = path_names(arg)?;
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    extend(file_part, &refs).map(|done| format!("{dir_part}{done}"))
+}
+
+/// The names in the folder of `arg` that start as its last part does
+/// (folders with a `/`), sorted: what Tab chooses among.
+pub fn path_choices(arg: &str) -> Vec<String> {
+    path_names(arg)
+        .map(|(_, _, names)| names)
+        .unwrap_or_default()
+}
+
+/// The names Tab may complete the mention at the end of `line` to.
+pub fn mention_choices(line: &str) -> Vec<String> {
+    let start = line.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    line[start..]
+        .strip_prefix('@')
+        .map(path_choices)
+        .unwrap_or_default()
+}
+
+fn path_names(arg: &str) -> Option<(&str, &str, Vec<String>)> {
     let (dir_part, file_part) = match arg.rfind('/') {
         Some(i) => (&arg[..=i], &arg[i + 1..]),
         None => ("", arg),
@@ -372,8 +402,7 @@ fn complete_path(arg: &str) -> Option<String> {
         })
         .collect();
     names.sort();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    extend(file_part, &refs).map(|done| format!("{dir_part}{done}"))
+    Some((dir_part, file_part, names))
 }
 
 /// `~/x` → `$HOME/x`.

@@ -304,6 +304,15 @@ impl App {
                     self.composer.set_text(&done, now);
                     return true;
                 }
+                // A mention that could be several files: which (Tab
+                // again after typing more completes it).
+                if !line.starts_with('/') {
+                    let many = commands::mention_choices(&line);
+                    if many.len() > 1 {
+                        self.info_until_key(choices_line(&many));
+                        return true;
+                    }
+                }
                 // Text typed and nothing to complete: Tab indents, as in
                 // an editor. It moved the focus to the strip or the list,
                 // where the next letters typed were commands (`s` sent a
@@ -341,7 +350,7 @@ impl App {
                         // A command's name: the menu above the composer lists them.
                         _ if !line.contains(' ') => {}
                         // Tab again shows them again: any other key ends them.
-                        many => self.info_until_key(many.join("  ")),
+                        many => self.info_until_key(choices_line(many)),
                     },
                 }
             }
@@ -672,3 +681,22 @@ impl App {
 /// What Tab inserts in a composer holding text (spaces: a tab character is
 /// drawn at a width the terminal, not the layout, decides).
 const INDENT: &str = "    ";
+
+/// What Tab could complete to, on the status line (a long list is cut:
+/// typing more narrows it).
+fn choices_line(many: &[String]) -> String {
+    const SHOWN: usize = 12;
+    let mut line = many
+        .iter()
+        .take(SHOWN)
+        .map(|n| crate::sanitize::sanitize_line(n).into_owned())
+        .collect::<Vec<_>>()
+        .join("  ");
+    if many.len() > SHOWN {
+        line.push_str(&format!(
+            "  … {} more: type more, then Tab",
+            many.len() - SHOWN
+        ));
+    }
+    line
+}

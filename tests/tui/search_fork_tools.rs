@@ -540,6 +540,34 @@ async fn an_at_path_mention_attaches_the_file_and_tab_completes_it() {
     assert!(s.contains("📎 meeting-notes.txt · text · 9 B"), "{s}");
 }
 
+/// Tab on a mention (or an `/attach` path) that could be several files
+/// lists them, and the keys after it are typed as ever: it left the
+/// composer in a state that took every key and showed nothing.
+#[tokio::test(start_paused = true)]
+async fn tab_on_an_ambiguous_path_lists_the_choices() {
+    let mut ui = Ui::new(vec![]);
+    let dir = ui.h.dir.path().to_path_buf();
+    for f in ["big.txt", "big2.txt", "bin.dat"] {
+        std::fs::write(dir.join(f), "x").unwrap();
+    }
+    std::fs::create_dir(dir.join("bin")).unwrap();
+    let typed = format!("summarize @{}/bi", dir.display());
+    ui.typ(&typed);
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.composer_text(), typed);
+    assert_eq!(ui.app.status_pair().0, "big.txt  big2.txt  bin.dat  bin/");
+    ui.typ("g2");
+    ui.press(KeyCode::Tab);
+    assert_eq!(
+        ui.app.composer_text(),
+        format!("summarize @{}/big2.txt", dir.display())
+    );
+    ui.app.set_composer("");
+    ui.typ(&format!("/attach {}/bi", dir.display()));
+    ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.status_pair().0, "big.txt  big2.txt  bin.dat  bin/");
+}
+
 /// An edit of a message that mentioned `@path` brings its attachment back
 /// as a chip; resent, the mention does not attach the file a second time.
 #[tokio::test(start_paused = true)]
