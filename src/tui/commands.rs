@@ -328,18 +328,61 @@ fn extend(prefix: &str, names: &[&str]) -> Option<String> {
 }
 
 /// Complete a file path (`~/` expanded for reading, kept as typed).
-/// Tab on `… @pa`: the last word, an `@path` mention, completed as a path.
+/// Tab on `… @pa`: the last word, an `@path` mention, completed as a path
+/// (a space in it written `\ `, as a shell does, so that it stays one word).
 pub fn complete_mention(line: &str) -> Option<String> {
-    let start = line.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-    let word = line[start..].strip_prefix('@')?;
-    complete_path(word).map(|p| format!("{}@{p}", &line[..start]))
+    let start = last_word_start(line);
+    let word = unescape_spaces(line[start..].strip_prefix('@')?);
+    complete_path(&word).map(|p| format!("{}@{}", &line[..start], p.replace(' ', "\\ ")))
+}
+
+/// Where the last word of `line` starts: after its last space that is not
+/// written `\ `.
+fn last_word_start(line: &str) -> usize {
+    let mut start = 0;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        if c.is_whitespace() && !escaped {
+            start = i + c.len_utf8();
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    start
+}
+
+fn unescape_spaces(word: &str) -> String {
+    word.replace("\\ ", " ")
+}
+
+/// The words of a message as mentions read them: split at spaces, where
+/// `\ ` is a space within a word (a path with a space, as Tab writes it).
+fn mention_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&' ') {
+            word.push(' ');
+            chars.next();
+        } else if c.is_whitespace() {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+        } else {
+            word.push(c);
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 /// The files a message mentions as `@path` (words that name a readable
 /// file; `@someone` that is no file stays text).
 pub fn mentioned_files(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
+    for word in mention_words(text) {
         let Some(p) = word.strip_prefix('@') else {
             continue;
         };
@@ -369,10 +412,9 @@ pub fn path_choices(arg: &str) -> Vec<String> {
 
 /// The names Tab may complete the mention at the end of `line` to.
 pub fn mention_choices(line: &str) -> Vec<String> {
-    let start = line.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-    line[start..]
+    line[last_word_start(line)..]
         .strip_prefix('@')
-        .map(path_choices)
+        .map(|w| path_choices(&unescape_spaces(w)))
         .unwrap_or_default()
 }
 

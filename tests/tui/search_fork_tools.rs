@@ -568,6 +568,26 @@ async fn tab_on_an_ambiguous_path_lists_the_choices() {
     assert_eq!(ui.app.status_pair().0, "big.txt  big2.txt  bin.dat  bin/");
 }
 
+/// A file name with a space: Tab writes the space as `\ `, as a shell does,
+/// and the mention attaches the file (it completed the name, and then the
+/// message went without it, silently).
+#[tokio::test(start_paused = true)]
+async fn a_mention_of_a_file_with_a_space_in_its_name_attaches_it() {
+    let mut ui = Ui::new(vec![]);
+    let dir = ui.h.dir.path().to_path_buf();
+    std::fs::write(dir.join("my file.txt"), "spaced content").unwrap();
+    ui.typ(&format!("read @{}/my", dir.display()));
+    ui.press(KeyCode::Tab);
+    assert_eq!(
+        ui.app.composer_text(),
+        format!("read @{}/my\\ file.txt", dir.display())
+    );
+    ui.typ(" please");
+    ui.enter();
+    let parts = ui.rows()[0].parts_json.clone().unwrap_or_default();
+    assert!(parts.contains("spaced content"), "{parts}");
+}
+
 /// An edit of a message that mentioned `@path` brings its attachment back
 /// as a chip; resent, the mention does not attach the file a second time.
 #[tokio::test(start_paused = true)]
