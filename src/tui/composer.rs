@@ -45,6 +45,10 @@ pub struct Composer {
     /// whole, and a quit with the composer still empty keeps it as the
     /// draft (Ctrl+C three times is how many leave a program).
     set_aside: Option<(String, Vec<Part>)>,
+    /// A kill key (Ctrl+K, Ctrl+U, Ctrl+W, Alt+d, Alt+Backspace) cut text
+    /// from this draft: Ctrl+Y pastes it back, as in readline, rather than
+    /// copying the last reply over the clipboard.
+    killed: bool,
 }
 
 fn textarea(text: &str) -> TextArea<'static> {
@@ -64,6 +68,7 @@ impl Default for Composer {
             history_pos: None,
             history: Vec::new(),
             set_aside: None,
+            killed: false,
             recalled_over: None,
             unsaved_since: None,
         }
@@ -117,6 +122,18 @@ impl Composer {
     fn replace_text(&mut self, text: &str) {
         self.text.clear();
         self.text.insert_str(text);
+        self.killed = false;
+    }
+
+    /// Ctrl+Y: what a kill key cut from this draft, back at the cursor.
+    /// False if nothing was cut (Ctrl+Y then copies the last reply).
+    pub fn yank(&mut self, now: i64) -> bool {
+        if !self.killed || !self.text.paste() {
+            return false;
+        }
+        self.stop_recalling();
+        self.changed(now);
+        true
     }
 
     fn changed(&mut self, now: i64) {
@@ -151,6 +168,9 @@ impl Composer {
             // Ctrl+U as in every one-line input.
             _ => crate::tui::text::edit_line(&mut self.text, key),
         };
+        if modified && crate::tui::text::is_kill(key) {
+            self.killed = true;
+        }
         if modified {
             self.stop_recalling();
             self.changed(now);

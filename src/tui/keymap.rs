@@ -497,7 +497,7 @@ fn defaults() -> Vec<Binding> {
             Ac::CopyLast,
             "copy",
             vec![ctrl('y')],
-            "copy the last reply (OSC 52; /copy N for code block N)",
+            "copy the last reply (OSC 52; /copy N for code block N); after Ctrl+K/U/W in the composer, paste back what they cut",
         ),
         b(
             Main,

@@ -470,7 +470,15 @@ impl App {
                     );
                 }
             }
-            Action::CopyLast => self.copy(None),
+            // After a kill key in the composer, readline's yank; else
+            // the last reply to the clipboard.
+            Action::CopyLast => {
+                if self.focus == Focus::Composer && self.composer.yank(self.now()) {
+                    self.info_until_key("pasted back what was cut (/copy copies the last reply)");
+                } else {
+                    self.copy(None)
+                }
+            }
             Action::ToggleFold => {
                 self.model.unfolded = !self.model.unfolded;
                 self.model.apply_fold();

@@ -1,7 +1,7 @@
 //! Small text helpers shared by the panes.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui_textarea::TextArea;
+use ratatui_textarea::{CursorMove, TextArea};
 use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
@@ -19,10 +19,11 @@ pub fn edit_line(input: &mut TextArea<'_>, key: KeyEvent) -> bool {
         && key.modifiers == KeyModifiers::CONTROL
         && let Some(n) = word_behind(input).filter(|n| *n > 0)
     {
+        // Cut forward from the word's start: the cut is kept for Ctrl+Y.
         for _ in 0..n {
-            input.delete_char();
+            input.move_cursor(CursorMove::Back);
         }
-        return true;
+        return input.delete_str(n);
     }
     // The textarea moves and deletes by character, which lands inside what
     // the reader sees as one character (an emoji with a skin tone or a
@@ -34,6 +35,16 @@ pub fn edit_line(input: &mut TextArea<'_>, key: KeyEvent) -> bool {
         modified |= input.input(key);
     }
     modified
+}
+
+/// A key that cuts text readline keeps for Ctrl+Y: Ctrl+K, Ctrl+U, Ctrl+W,
+/// Alt+d, Alt+Backspace.
+pub fn is_kill(key: KeyEvent) -> bool {
+    match key.code {
+        KeyCode::Char('k' | 'u' | 'w') => key.modifiers == KeyModifiers::CONTROL,
+        KeyCode::Char('d') | KeyCode::Backspace => key.modifiers == KeyModifiers::ALT,
+        _ => false,
+    }
 }
 
 /// How many characters readline's Ctrl+W takes before the cursor: the

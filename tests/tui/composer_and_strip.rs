@@ -895,3 +895,33 @@ async fn a_suspend_says_what_waits_to_be_sent() {
         "{line}"
     );
 }
+
+/// Ctrl+Y after a kill key pastes back what it cut, as in readline; it
+/// copied the last reply over the clipboard and the cut text was gone.
+/// With nothing cut from the draft, Ctrl+Y copies the last reply as ever.
+#[tokio::test(start_paused = true)]
+async fn ctrl_y_pastes_back_what_a_kill_key_cut() {
+    let mut ui = Ui::new(vec![reply_step("the reply")]);
+    ui.start().await;
+    ui.say("question");
+    ui.settle().await;
+    ui.typ("alpha usr/local/bin");
+    ui.ctrl('w');
+    assert_eq!(ui.app.composer_text(), "alpha ");
+    ui.ctrl('a');
+    ui.ctrl('y');
+    assert_eq!(ui.app.composer_text(), "usr/local/binalpha ");
+    assert_eq!(
+        ui.app.status_pair().0,
+        "pasted back what was cut (/copy copies the last reply)"
+    );
+    ui.enter();
+    ui.settle().await;
+    ui.ctrl('y');
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(
+        ui.status_line().contains("clipboard"),
+        "{}",
+        ui.status_line()
+    );
+}
