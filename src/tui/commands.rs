@@ -233,7 +233,24 @@ pub fn parse(line: &str) -> Result<(&'static Spec, &str), String> {
         .find(|s| s.names.contains(&name))
         .map(|s| (s, arg))
         .ok_or_else(|| {
-            format!("unknown command {name} — /help lists them (start with // to send a literal /)")
+            // A slip of a letter or two names the command meant.
+            let meant = COMMANDS
+                .iter()
+                .flat_map(|s| s.names.iter())
+                .filter(|n| n.len() > 2)
+                .map(|n| (crate::engine::models::distance(name, n), *n))
+                .filter(|(d, _)| *d <= 2)
+                .min();
+            match meant {
+                Some((_, n)) => format!(
+                    "unknown command {} — did you mean {n}? (/help lists them; start with // to send a literal /)",
+                    crate::sanitize::sanitize_line(name)
+                ),
+                None => format!(
+                    "unknown command {} — /help lists them (start with // to send a literal /)",
+                    crate::sanitize::sanitize_line(name)
+                ),
+            }
         })
 }
 

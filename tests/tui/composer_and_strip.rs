@@ -478,6 +478,19 @@ async fn unknown_commands_are_never_sent() {
     );
     let s = ui.screen(120, 32);
     assert!(s.contains("unknown command /frobnicate"), "{s}");
+    assert!(!msg.contains("did you mean"), "{msg}");
+    // A slip of a letter names the command meant.
+    ui.app.set_composer("");
+    ui.say("/latr 1h check the build");
+    assert!(
+        ui.app
+            .status_pair()
+            .0
+            .starts_with("unknown command /latr — did you mean /later?"),
+        "{}",
+        ui.app.status_pair().0
+    );
+    assert!(ui.rows().is_empty());
     // A literal leading slash is sent with `//`.
     ui.app.set_composer("");
     ui.say("//etc/hosts is a file");
