@@ -119,6 +119,7 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 images,
                 ..
             } => {
+                let content_text = content.as_str();
                 // With images, the content is a block array (text, then
                 // the images); without, plain text.
                 let content = if images.is_empty() {
@@ -131,12 +132,14 @@ pub fn request_body(req: &ChatRequest) -> Value {
                     blocks.extend(images.iter().map(image_block));
                     Value::Array(blocks)
                 };
-                push(
-                    "user",
-                    vec![
-                        json!({"type": "tool_result", "tool_use_id": call_id, "content": content}),
-                    ],
-                );
+                let mut block =
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+                // A call that failed, was declined or stopped is said so:
+                // its result is `{"error": …}` alone, as tock writes one.
+                if is_error_result(content_text) {
+                    block["is_error"] = json!(true);
+                }
+                push("user", vec![block]);
             }
         }
     }
@@ -164,6 +167,12 @@ pub fn request_body(req: &ChatRequest) -> Value {
 }
 
 /// An image as a content block (base64 source).
+/// A tool result that says only that the call failed: `{"error": "…"}`.
+fn is_error_result(content: &str) -> bool {
+    serde_json::from_str::<serde_json::Map<String, Value>>(content)
+        .is_ok_and(|m| m.len() == 1 && m.contains_key("error"))
+}
+
 fn image_block(img: &super::Image) -> Value {
     json!({
         "type": "image",
@@ -553,6 +562,37 @@ mod tests {
             body["messages"][1]["content"][0]["type"], "tool_use",
             "{body:#}"
         );
+    }
+
+    /// A failed, declined or stopped call's result is marked `is_error`;
+    /// any other is not, whatever it holds.
+    #[test]
+    fn an_error_result_is_marked_as_one() {
+        let result = |content: &str| ChatMessage::ToolResult {
+            call_id: "t1".into(),
+            name: "x".into(),
+            content: content.into(),
+            images: vec![],
+        };
+        let req = ChatRequest {
+            model: "m".into(),
+            system: None,
+            messages: vec![
+                result(r#"{"error":"the user declined this request"}"#),
+                result(r#"{"error":"x","detail":"y"}"#),
+                result("18°C, sunny"),
+            ],
+            tools: vec![],
+            text_every: crate::llm::TextPace::new(std::time::Duration::ZERO),
+        };
+        let body = request_body(&req);
+        let marks: Vec<bool> = body["messages"][0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["is_error"] == json!(true))
+            .collect();
+        assert_eq!(marks, [true, false, false], "{body:#}");
     }
 
     #[test]
