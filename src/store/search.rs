@@ -104,7 +104,15 @@ impl SearchQuery {
         let mut expression = String::new();
         let mut phrases = Vec::new();
         for (i, (tokens, quoted)) in groups.iter().enumerate() {
-            let prefix = i == last && typing && !quoted;
+            // Not a single character: as a prefix it stands for much of
+            // the index ("0" for every number), and the first key of a
+            // search took seconds on a large message; as a word it is quick.
+            let prefix = i == last
+                && typing
+                && !quoted
+                && tokens
+                    .last()
+                    .is_some_and(|t| !(t.len() == 1 && t.is_ascii()));
             if !expression.is_empty() {
                 expression.push(' ');
             }
@@ -561,10 +569,14 @@ mod tests {
         assert_eq!(expr("foo bar "), Some(r#""foo" "bar""#.into()));
         assert_eq!(expr(r#"foo"bar"#), Some(r#""foo bar"*"#.into()));
         assert_eq!(expr("a AND"), Some(r#""a" "and"*"#.into()));
+        // A single letter or digit last is a word, not a prefix: as one it
+        // stands for much of the index.
         assert_eq!(
             expr("NEAR(a b) OR -c"),
-            Some(r#""near a" "b" "or" "c"*"#.into())
+            Some(r#""near a" "b" "or" "c""#.into())
         );
+        assert_eq!(expr("0"), Some(r#""0""#.into()));
+        assert_eq!(expr("03"), Some(r#""03"*"#.into()));
         assert_eq!(
             expr(r#""exact phrase" more"#),
             Some(r#""exact phrase" "more"*"#.into())
@@ -573,7 +585,7 @@ mod tests {
             expr(r#"say "unclosed phr"#),
             Some(r#""say" "unclosed phr""#.into())
         );
-        assert_eq!(expr("col:value ^x"), Some(r#""col value" "x"*"#.into()));
+        assert_eq!(expr("col:value ^x"), Some(r#""col value" "x""#.into()));
         assert_eq!(expr("Émile"), Some(r#""émile"*"#.into()));
         assert_eq!(expr("  \"\" *** ( ) "), None);
         assert_eq!(expr(""), None);
