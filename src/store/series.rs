@@ -279,6 +279,19 @@ impl Store {
         )?)
     }
 
+    /// Active series by conversation, for the conversation list's marks.
+    pub fn active_series_by_conversation(&self) -> Result<std::collections::HashMap<i64, usize>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT COALESCE(conversation_id, 0), count(*) FROM series
+             WHERE status = 'active' GROUP BY conversation_id",
+        )?;
+        // A series whose conversation is gone counts under 0 (no
+        // conversation has that id): in the total, on no row.
+        let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, usize>(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     pub fn series(&self, id: i64) -> Result<Option<Series>> {
         Ok(self
             .conn()

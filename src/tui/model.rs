@@ -59,6 +59,8 @@ pub struct Model {
     pub failed_by_conv: HashMap<i64, usize>,
     /// Active recurring series, for the status bar.
     pub active_series: i64,
+    /// Active recurring series by conversation (the list marks them).
+    pub series_by_conv: HashMap<i64, usize>,
     /// The status bar's counts, with the span of time they hold for: from
     /// when they were made until a row's due time or back-off passes (a
     /// frame reads them; they are made again only after a change or then).
@@ -147,6 +149,7 @@ impl Model {
             stepping: None,
             usage: Default::default(),
             active_series: 0,
+            series_by_conv: HashMap::new(),
             pending_by_conv: HashMap::new(),
             failed_by_conv: HashMap::new(),
             counts: std::cell::Cell::new(None),
@@ -585,8 +588,11 @@ impl Model {
     /// The recurring-series count and each conversation's gate (paused,
     /// awaiting approval): small, read whole on every change.
     fn reload_gates(&mut self) {
-        match self.engine.reader().active_series_count() {
-            Ok(n) => self.active_series = n,
+        match self.engine.reader().active_series_by_conversation() {
+            Ok(by_conv) => {
+                self.active_series = by_conv.values().sum::<usize>() as i64;
+                self.series_by_conv = by_conv;
+            }
             Err(e) => self.fail("recurring series", e),
         }
         match crate::engine::state::gates(self.engine.reader()) {

@@ -207,6 +207,12 @@ impl Sidebar {
             if pending > 0 {
                 states.push(format!("{pending} pending"));
             }
+            // A series repeats here: nothing else on the row said so.
+            match model.series_by_conv.get(&c.id).copied().unwrap_or(0) {
+                0 => {}
+                1 => states.push("↻ recurring".into()),
+                n => states.push(format!("↻ {n} recurring")),
+            }
             if !awaiting && unread {
                 states.push("new reply".into());
             } else if !awaiting && paused {
