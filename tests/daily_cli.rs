@@ -407,6 +407,52 @@ async fn model_list_is_cached_and_an_unknown_id_is_reported_once() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// Completion offers the ids another entry's server lists as `ENTRY/ID`
+/// (Tab after `/model claude/cl` completed nothing), and a list that
+/// could not be read says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_entries_models_are_offered_as_entry_slash_id() {
+    use tock::config::Config;
+    use tock::engine::ModelList;
+
+    let server = MockServer::start();
+    let mut cfg = Config::default();
+    cfg.models.insert(
+        "here".into(),
+        openai_entry(&server.base_url(), "gpt-4o", "sk-test"),
+    );
+    cfg.models.insert(
+        "there".into(),
+        openai_entry(&format!("{}/other", server.base_url()), "gpt-4o", "sk-test"),
+    );
+    // Nothing listens there: its list fails.
+    cfg.models.insert(
+        "gone".into(),
+        openai_entry("http://127.0.0.1:9/v1", "x", "sk-test"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let engine = unwatched_engine(cfg, dir.path());
+    engine.model_candidates(Some("here"));
+    let names = wait_until(Duration::from_secs(10), "the other list", || {
+        let names = engine.model_candidates(Some("here"));
+        names
+            .contains(&"there/gpt-4o-mini".to_string())
+            .then_some(names)
+    });
+    assert!(names.contains(&"gpt-4o-mini".to_string()), "{names:?}");
+    assert!(
+        !names.contains(&"here/gpt-4o-mini".to_string()),
+        "the current entry's ids are offered bare: {names:?}"
+    );
+    let why = wait_until(Duration::from_secs(10), "the failed list", || match engine
+        .cached_models(Some("gone"))
+    {
+        ModelList::Failed(why) => Some(why),
+        _ => None,
+    });
+    assert!(!why.is_empty());
+}
+
 /// An image for a model without vision is refused before anything is read.
 #[test]
 fn an_image_is_refused_for_a_model_without_vision() {

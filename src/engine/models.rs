@@ -144,11 +144,31 @@ impl Engine {
     /// and the ids the server of `current` lists (once fetched), without
     /// repeats, in that order.
     pub fn model_candidates(&self, current: Option<&str>) -> Vec<String> {
-        let mut out = self.config().model_names();
+        let config = self.config();
+        let mut out = config.model_names();
         if let ModelList::Listed(l) = self.cached_models(current) {
             for m in l.iter() {
                 if !out.contains(&m.id) {
                     out.push(m.id.clone());
+                }
+            }
+        }
+        // The other entries' servers' ids, as `ENTRY/ID` (each list is
+        // asked for the first time it is wanted, as the current one is).
+        let current_entry = config
+            .facts(current)
+            .ok()
+            .map(|f| f.name.split('/').next().unwrap_or_default().to_string());
+        for entry in config.model_names() {
+            if entry == "echo" || Some(&entry) == current_entry.as_ref() {
+                continue;
+            }
+            if let ModelList::Listed(l) = self.cached_models(Some(&entry)) {
+                for m in l.iter() {
+                    let name = format!("{entry}/{}", m.id);
+                    if !out.contains(&name) {
+                        out.push(name);
+                    }
                 }
             }
         }

@@ -346,6 +346,16 @@ impl App {
                         {
                             self.info_until_key("asking the server for its models — Tab again")
                         }
+                        [] | [_]
+                            if commands::completes_a_model(&line)
+                                && let crate::engine::ModelList::Failed(why) =
+                                    self.engine().cached_models(current.as_deref()) =>
+                        {
+                            self.info_until_key(format!(
+                                "nothing (more) to complete: the server's model list could not be read ({})",
+                                crate::sanitize::sanitize_line(&why)
+                            ))
+                        }
                         [] | [_] => self.info_until_key("nothing (more) to complete"),
                         // A command's name: the menu above the composer lists them.
                         _ if !line.contains(' ') => {}
