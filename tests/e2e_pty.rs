@@ -288,6 +288,7 @@ fn ctrl_q_quits_and_restores_the_terminal() {
     for (on, off, what) in [
         (&b"\x1b[?1000h"[..], &b"\x1b[?1000l"[..], "mouse capture"),
         (b"\x1b[?2004h", b"\x1b[?2004l", "bracketed paste"),
+        (b"\x1b[?1004h", b"\x1b[?1004l", "focus reports"),
     ] {
         if let Some(on) = last(on) {
             let off = last(off).unwrap_or_else(|| panic!("{what} never turned off"));

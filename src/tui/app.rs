@@ -146,6 +146,9 @@ pub struct App {
     /// Ctrl+C cleared the composer and no other key came since: a quit
     /// now (Ctrl+C, Ctrl+C, Ctrl+C, the reflex) keeps what it cleared.
     pub cleared_on_the_way_out: bool,
+    /// The terminal window (or tmux pane) has the user's focus, as far as
+    /// the terminal says (it says nothing unless it reports focus).
+    pub window_focused: bool,
     /// The quit put back what Ctrl+C had just cleared, as the draft.
     pub kept_cleared_draft: bool,
     /// Ctrl+C pressed once on an empty composer, at this time.
@@ -216,6 +219,7 @@ impl App {
             quit: false,
             replies_cut_at_exit: 0,
             cleared_on_the_way_out: false,
+            window_focused: true,
             kept_cleared_draft: false,
             quit_armed: None,
             menu_pick: None,
@@ -606,6 +610,19 @@ impl App {
                 }
                 _ => return false,
             },
+            TermEvent::FocusLost => {
+                self.window_focused = false;
+                return false;
+            }
+            TermEvent::FocusGained => {
+                self.window_focused = true;
+                // Back to the conversation on screen: what came there meanwhile is seen.
+                if let Some(c) = self.model.current {
+                    self.model.rang.remove(&c);
+                    return self.model.unread.remove(&c);
+                }
+                return false;
+            }
             _ => return false,
         }
         true

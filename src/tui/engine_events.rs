@@ -273,7 +273,10 @@ impl App {
     pub(super) fn on_notice(&mut self, n: Notification) {
         // A reload is announced by a notice.
         self.apply_config_if_changed();
-        let in_view = n.conversation_id.is_some() && n.conversation_id == self.model.current;
+        // On screen, and the window is looked at: a reply finishing in a
+        // window left for another (a tmux window) rings as elsewhere.
+        let on_screen = n.conversation_id.is_some() && n.conversation_id == self.model.current;
+        let in_view = on_screen && self.window_focused;
         if n.kind == NoticeKind::ReplyFinished && in_view {
             return;
         }
@@ -295,7 +298,7 @@ impl App {
                 " — F2 to retry"
             }
             NoticeKind::RegenerateFailed => " — Ctrl+R tries again",
-            NoticeKind::Approval if !in_view => " — Alt+↑/↓ or F2 to go there",
+            NoticeKind::Approval if !on_screen => " — Alt+↑/↓ or F2 to go there",
             _ => "",
         };
         if is_err {

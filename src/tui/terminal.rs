@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Result;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -89,6 +90,10 @@ fn setup() -> Result<()> {
         out,
         EnterAlternateScreen,
         EnableBracketedPaste,
+        // Told when the window (or tmux pane, with `focus-events on`) is
+        // left and come back to: a reply that finishes on screen while it
+        // is left rings as one elsewhere does.
+        EnableFocusChange,
         cursor::Hide
     )?;
     if MOUSE.load(Ordering::SeqCst) {
@@ -116,6 +121,7 @@ pub fn restore() {
     let _ = execute!(
         out,
         DisableBracketedPaste,
+        DisableFocusChange,
         DisableMouseCapture,
         LeaveAlternateScreen,
         cursor::Show

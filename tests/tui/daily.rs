@@ -54,6 +54,27 @@ async fn a_reply_finishing_elsewhere_notifies_without_a_keypress() {
     assert!(ui.app.output.raw.is_empty());
 }
 
+/// A reply finishing on screen while the window is left for another (a
+/// tmux window, as the terminal reports with focus events) rings as one
+/// elsewhere does; back in the window, the conversation is read.
+#[tokio::test(start_paused = true)]
+async fn a_reply_finishing_on_screen_in_a_window_left_rings() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(vec![text("slow")], gate.clone())]);
+    ui.start().await;
+    ui.say("the slow question");
+    ui.settle().await;
+    assert!(!ui.app.on_terminal(TermEvent::FocusLost), "no frame");
+    gate.notify_one();
+    ui.settle().await;
+    let raw = ui.app.output.raw.concat();
+    assert!(raw.starts_with('\x07'), "bell: {raw:?}");
+    let conv = ui.conv();
+    assert!(ui.app.model.unread.contains(&conv));
+    assert!(ui.app.on_terminal(TermEvent::FocusGained));
+    assert!(!ui.app.model.unread.contains(&conv));
+}
+
 #[tokio::test(start_paused = true)]
 async fn scrolling_a_long_conversation() {
     let mut ui = Ui::new(vec![]);
