@@ -161,6 +161,30 @@ async fn due_item_waits_for_busy_conversation_then_goes() {
     assert_eq!(user_texts(&h, conv), vec!["first", "scheduled"]);
 }
 
+/// `tock retry` (and F2's R) on an item waiting out a long Retry-After
+/// tries it now, its attempts kept: it was refused as "queued" while every
+/// view showed it retrying.
+#[tokio::test(start_paused = true)]
+async fn retry_ends_a_back_off_at_once() {
+    let h = harness(vec![Step::Fail(LlmError {
+        kind: tock::llm::ErrorKind::Transient {
+            retry_after: Some(Duration::from_secs(3600)),
+        },
+        message: "429".into(),
+    })]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    let id = h.engine.send_text(conv, "hello").unwrap();
+    settle().await;
+    let it = h.engine.store().item(id).unwrap().unwrap();
+    assert!(it.next_attempt_at.unwrap() - h.engine.now_ms() > 3_000_000);
+    h.engine.retry(id).unwrap();
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
+    assert_eq!(h.engine.store().item(id).unwrap().unwrap().attempts, 2);
+    assert_eq!(h.provider.count(), 2);
+}
+
 #[tokio::test(start_paused = true)]
 async fn transient_failures_back_off_then_succeed_exactly_once() {
     let h = harness(vec![

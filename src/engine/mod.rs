@@ -766,6 +766,12 @@ impl Engine {
     /// would answer a later message).
     pub fn retry(&self, id: i64) -> Result<()> {
         let now = self.now_ms();
+        // Retrying, in a back-off every view shows: now, not refused as
+        // "queued".
+        if self.store().end_back_off(id, now)? {
+            self.changed_row(id);
+            return Ok(());
+        }
         // Sent again after a newer occurrence, it would repeat the same text
         // after it: the series skips an occurrence the next one overtook.
         if let Some(at) = self.store().later_occurrence(id)? {

@@ -170,6 +170,16 @@ impl Store {
     /// Due now, it is the user's explicit send: a paused queue does not
     /// hold it (the pause may be another failed message's, which still
     /// holds what was queued behind that one).
+    /// An item waiting out a back-off (a 429's Retry-After of an hour)
+    /// is tried again now, its attempts kept. False if it waits for none.
+    pub fn end_back_off(&self, id: i64, now: i64) -> Result<bool> {
+        Ok(self.conn().execute(
+            "UPDATE outbox SET next_attempt_at = NULL, updated_at = ?2
+             WHERE id = ?1 AND status = 'pending' AND next_attempt_at > ?2",
+            params![id, now],
+        )? == 1)
+    }
+
     pub fn retry_item(&self, id: i64, now: i64) -> Result<()> {
         self.user_update(
             id,
