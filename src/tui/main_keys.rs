@@ -30,7 +30,14 @@ impl App {
         }
         self.drop_status_about_the_last_key();
         let main_action = self.keys.action(Scope::Main, &key);
-        let arms_quit = matches!(main_action, Some(Action::Interrupt | Action::Quit));
+        // Ctrl+D on an empty composer: the end of input, as in a shell.
+        let end_of_input = key.code == KeyCode::Char('d')
+            && key.modifiers == KeyModifiers::CONTROL
+            && self.focus == Focus::Composer
+            && self.composer.is_blank()
+            && self.views.is_empty();
+        let arms_quit =
+            end_of_input || matches!(main_action, Some(Action::Interrupt | Action::Quit));
         // Version keys pressed in a row keep to the message they started
         // on; any other key ends the run.
         if !matches!(
@@ -147,6 +154,9 @@ impl App {
             if key.code == KeyCode::End && self.composer.is_empty() {
                 self.scroll = Scroll::default();
                 return;
+            }
+            if end_of_input {
+                return self.quit_on_second_press("press Ctrl+D again to quit".to_string());
             }
             self.composer.input(key, self.now());
         }

@@ -915,6 +915,19 @@ async fn quit_suspend_and_ctrl_c() {
     let mut ui = Ui::new(vec![]);
     ui.ctrl('q');
     assert!(ui.app.quit);
+    // Ctrl+D on an empty composer is the end of input, as in a shell: a
+    // second press quits (on text it deletes forward, as ever).
+    let mut ui = Ui::new(vec![]);
+    ui.typ("ab");
+    ui.press(KeyCode::Home);
+    ui.ctrl('d');
+    assert_eq!(ui.app.composer_text(), "b");
+    ui.press(KeyCode::Delete);
+    ui.ctrl('d');
+    assert!(!ui.app.quit);
+    assert!(ui.status_line().contains("press Ctrl+D again to quit"));
+    ui.ctrl('d');
+    assert!(ui.app.quit);
     // Ctrl+Q while a reply streams warns first: quitting cuts it off.
     let gate = Arc::new(tokio::sync::Notify::new());
     let mut ui = Ui::new(vec![Step::Hold(vec![text("x")], gate)]);
