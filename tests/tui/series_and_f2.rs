@@ -363,10 +363,16 @@ async fn f2_r_on_a_series_a_new_rule_typed_replaces_the_old() {
         "{}",
         ui.status_line()
     );
-    // A delete takes the selected rule whole, as typing does.
+    // A delete takes the selected rule whole, as typing does; the end it
+    // had goes with it, and the preview says so (it went unsaid).
     ui.ch('r');
     ui.press(KeyCode::Backspace);
     ui.typ("every day 7am");
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("· its end") && s.contains("goes: add \"for 3 times\" to keep it"),
+        "{s}"
+    );
     ui.enter();
     let v = ui.h.engine.series_view(id).unwrap().unwrap();
     assert_eq!(v.description, "every day at 07:00", "{}", ui.status_line());

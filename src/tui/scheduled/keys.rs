@@ -247,7 +247,7 @@ impl ScheduledPane {
                         .bg(palette().highlight),
                 );
                 input.select_all();
-                let preview = rule_preview(engine, &expr);
+                let preview = rule_preview(engine, id, &expr);
                 self.mode = Mode::Rule {
                     id,
                     input: Box::new(input),
@@ -317,7 +317,7 @@ impl ScheduledPane {
                     input.cancel_selection();
                 }
                 crate::tui::text::edit_line(&mut input, key);
-                let preview = rule_preview(engine, &input.lines().join(" "));
+                let preview = rule_preview(engine, id, &input.lines().join(" "));
                 self.mode = Mode::Rule { id, input, preview };
                 PaneAction::None
             }
@@ -488,16 +488,31 @@ fn editor_for(text: &str) -> TextArea<'static> {
     editor
 }
 
-/// The preview of a rule being typed: in words with its next occurrences, or why not.
-fn rule_preview(engine: &Engine, expr: &str) -> Result<String, String> {
-    engine
-        .parse_schedule(expr)
-        .map(|s| {
-            format!(
-                "{} — {}",
-                engine.describe_schedule(&s),
-                engine.preview_schedule(&s, 3)
-            )
-        })
-        .map_err(|e| e.to_string())
+/// The preview of a rule being typed for series `id`: in words with its
+/// next occurrences, or why not; and, when the series had an end the rule
+/// leaves out, that it goes (typed over, `for 3 times` was dropped unsaid).
+fn rule_preview(engine: &Engine, id: i64, expr: &str) -> Result<String, String> {
+    let schedule = engine.parse_schedule(expr).map_err(|e| e.to_string())?;
+    let mut line = format!(
+        "{} — {}",
+        engine.describe_schedule(&schedule),
+        engine.preview_schedule(&schedule, 3)
+    );
+    let had = engine.store().series(id).ok().flatten();
+    if schedule.until.is_none()
+        && schedule.count.is_none()
+        && let Some(s) = had.filter(|s| s.remaining.is_some() || s.until_at.is_some())
+    {
+        // The end as the series' whole expression says it, after its rule.
+        let whole = engine.series_expression(&s);
+        let end = whole
+            .strip_prefix(s.rule.as_str())
+            .map(str::trim)
+            .filter(|e| !e.is_empty());
+        line.push_str(&match end {
+            Some(end) => format!(" · its end goes: add \"{}\" to keep it", sanitize(end)),
+            None => " · its end goes".to_string(),
+        });
+    }
+    Ok(line)
 }
