@@ -726,6 +726,14 @@ impl App {
                 .filter(|t| t.status == crate::store::Status::Pending)
                 .filter_map(|t| t.due_at.and_then(|d| views::label_change(d, now))),
         );
+        // And a repeating task's card, its next time.
+        at.extend(
+            self.model
+                .task_series
+                .values()
+                .filter_map(|v| v.series.next_due_at)
+                .filter_map(|d| views::label_change(d, now)),
+        );
         at.into_iter().min()
     }
 
