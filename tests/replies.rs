@@ -399,7 +399,24 @@ async fn html_200_is_generated_again() {
             end_body(),
         ],
         "",
-        "stream ended early",
+        // Said what it was ("stream ended early" hid it).
+        "the server answered text/html, not a stream",
+    )
+    .await;
+}
+
+/// A JSON answer where a stream was asked for (streaming off at a proxy)
+/// is named as such, and generated again.
+#[tokio::test(start_paused = true)]
+async fn a_json_200_is_named_and_generated_again() {
+    fault_then_ok(
+        vec![
+            head("application/json; charset=utf-8"),
+            chunk(r#"{"choices":[{"message":{"role":"assistant","content":"whole"}}]}"#),
+            end_body(),
+        ],
+        "",
+        "the server answered application/json, not a stream",
     )
     .await;
 }

@@ -263,6 +263,20 @@ impl Http {
         let socket = super::quiet::QuietSocket::of(&resp)
             .and_then(|s| super::quiet::QuietTimer::new().map(|t| (s, t)));
         let read_every = closes_after(&resp).then(|| text_every.clone());
+        // What the server said it sends, when it is no stream: named if
+        // nothing in it could be read (a proxy's web page, a JSON answer).
+        let not_a_stream = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|ct| {
+                ct.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .filter(|ct| !ct.is_empty() && !ct.contains("event-stream") && !ct.contains("ndjson"));
         let driver = Driver {
             label: self.label,
             key: self.key.clone(),
@@ -271,6 +285,8 @@ impl Http {
             decoder,
             queue: VecDeque::new(),
             got_bytes: false,
+            read_any: false,
+            not_a_stream,
             ended: false,
             socket,
             read_every,
@@ -302,6 +318,10 @@ struct Driver<D> {
     decoder: D,
     queue: VecDeque<Item>,
     got_bytes: bool,
+    /// The decoder read an event (text, a call, an error) from the body.
+    read_any: bool,
+    /// The body's type when it is not a stream's (`text/html`).
+    not_a_stream: Option<String>,
     ended: bool,
     /// The connection's socket, when it could be found, and the timer that
     /// ends its quiet spells (`quiet`).
@@ -440,7 +460,9 @@ impl<D: Decoder> Driver<D> {
                             self.last_read = Some(now);
                             self.read_since_listen = true;
                         }
-                        self.queue.extend(self.decoder.feed(&bytes));
+                        let items = self.decoder.feed(&bytes);
+                        self.read_any |= !items.is_empty();
+                        self.queue.extend(items);
                     }
                 }
                 Ok(Some(Err(e))) => self.queue.push_back(Err(LlmError::transient(format!(
@@ -451,6 +473,12 @@ impl<D: Decoder> Driver<D> {
                     if !self.got_bytes {
                         self.queue
                             .push_back(Err(LlmError::transient("empty response")));
+                    } else if let Some(ct) = self.not_a_stream.as_deref().filter(|_| !self.read_any)
+                    {
+                        // Nothing in it was a stream's: say what it was.
+                        self.queue.push_back(Err(LlmError::transient(format!(
+                            "the server answered {ct}, not a stream (a proxy or portal in the way, or streaming off?)"
+                        ))));
                     } else {
                         self.queue.extend(self.decoder.finish());
                         let terminal = matches!(
