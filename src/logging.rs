@@ -129,8 +129,15 @@ pub fn init(to_stderr: bool) -> Option<WorkerGuard> {
     let file = crate::files::create_private_dir(&dir)
         .ok()
         .map(|_| {
-            let _ = crate::files::tighten(&dir);
-            dir.join("tock.log")
+            let path = dir.join("tock.log");
+            // Said, as the database's are: a log others could read held
+            // what the conversations hold.
+            for p in [&dir, &path] {
+                if let Ok(Some(note)) = crate::files::tighten(p) {
+                    eprintln!("tock: {}", crate::sanitize::sanitize_line(&note));
+                }
+            }
+            path
         })
         .and_then(|p| RotatingFile::open(&p, LOG_MAX_BYTES, LOG_KEEP).ok());
     let (file_layer, guard) = match file {

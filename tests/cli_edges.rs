@@ -718,16 +718,23 @@ fn database_log_and_data_dir_are_private_whatever_the_umask() {
     // Files made wider by hand are tightened at the next start, with a notice.
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The log too: it was tightened without a word.
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
     let o = t.run(&["list"]);
     assert!(o.status.success());
     assert_eq!(mode(&db), 0o600);
     assert_eq!(mode(&data), 0o700);
+    assert_eq!(mode(&log), 0o600);
     let notices: Vec<&str> = o
         .stderr
         .lines()
         .filter(|l| l.contains("readable by others"))
         .collect();
-    assert_eq!(notices.len(), 2, "{:?}", o.stderr);
+    assert_eq!(notices.len(), 3, "{:?}", o.stderr);
+    assert!(
+        notices.iter().any(|n| n.contains("tock.log")),
+        "{notices:?}"
+    );
 }
 
 #[test]
