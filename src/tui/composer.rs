@@ -49,6 +49,11 @@ pub struct Composer {
     /// from this draft: Ctrl+Y pastes it back, as in readline, rather than
     /// copying the last reply over the clipboard.
     killed: bool,
+    /// The last key was a kill: the next one adds to what it cut (two
+    /// Ctrl+W give back both words), as readline's kills in a row do.
+    kill_run: bool,
+    /// What the kills in a row cut, joined.
+    kill_buffer: String,
 }
 
 fn textarea(text: &str) -> TextArea<'static> {
@@ -69,6 +74,8 @@ impl Default for Composer {
             history: Vec::new(),
             set_aside: None,
             killed: false,
+            kill_run: false,
+            kill_buffer: String::new(),
             recalled_over: None,
             unsaved_since: None,
         }
@@ -128,6 +135,7 @@ impl Composer {
     /// Ctrl+Y: what a kill key cut from this draft, back at the cursor.
     /// False if nothing was cut (Ctrl+Y then copies the last reply).
     pub fn yank(&mut self, now: i64) -> bool {
+        self.kill_run = false;
         if !self.killed || !self.text.paste() {
             return false;
         }
@@ -169,7 +177,22 @@ impl Composer {
             _ => crate::tui::text::edit_line(&mut self.text, key),
         };
         if modified && crate::tui::text::is_kill(key) {
+            let cut = self.text.yank_text();
+            if self.kill_run {
+                let joined = if crate::tui::text::kills_backward(key) {
+                    format!("{cut}{}", self.kill_buffer)
+                } else {
+                    format!("{}{cut}", self.kill_buffer)
+                };
+                self.kill_buffer = joined;
+            } else {
+                self.kill_buffer = cut;
+            }
+            self.text.set_yank_text(self.kill_buffer.clone());
             self.killed = true;
+            self.kill_run = true;
+        } else {
+            self.kill_run = false;
         }
         if modified {
             self.stop_recalling();

@@ -590,13 +590,17 @@ impl App {
                     );
                 }
             }
-            Command::Attach => match self.attach(&commands::expand_home(&arg)) {
-                Ok(msg) => {
-                    self.info_until_key(msg);
-                    self.composer.set_text("", now);
+            // A space written `\ ` (as a shell, and Tab for `@path`, write
+            // it) is a space of the name.
+            Command::Attach => {
+                match self.attach(&commands::expand_home(&arg.replace("\\ ", " "))) {
+                    Ok(msg) => {
+                        self.info_until_key(msg);
+                        self.composer.set_text("", now);
+                    }
+                    Err(e) => self.command_error(&cmd, e),
                 }
-                Err(e) => self.command_error(&cmd, e),
-            },
+            }
             Command::Detach => match self.detach(arg.trim()) {
                 Ok(msg) => {
                     self.info_until_key(msg);
@@ -808,6 +812,19 @@ impl App {
         }
         let named = |p: &Part| composer::describe(p).0 == name;
         let n = all.iter().filter(|p| named(p)).count();
+        if n > 1 {
+            // Two files of one name (from two folders): the last attached
+            // goes, and the other is said to stay.
+            if let Some(last) = all.iter().rposition(&named) {
+                let (_, kind, bytes) = composer::describe(&all.remove(last));
+                return Ok(format!(
+                    "removed the last {} attached ({kind}, {}); another of that name stays (/detach {} again removes it)",
+                    crate::sanitize::sanitize_line(name),
+                    crate::files::human_size(bytes),
+                    crate::sanitize::sanitize_line(name),
+                ));
+            }
+        }
         if n == 0 {
             let names: Vec<String> = all.iter().map(|p| composer::describe(p).0).collect();
             return Err(format!(

@@ -12,6 +12,17 @@ pub fn edit_line(input: &mut TextArea<'_>, key: KeyEvent) -> bool {
     if key.code == KeyCode::Char('u') && key.modifiers.contains(KeyModifiers::CONTROL) {
         return input.delete_line_by_head();
     }
+    // Alt+f as readline's: to the end of the word (the textarea goes to
+    // the start of the next one).
+    if key.code == KeyCode::Char('f')
+        && key.modifiers == KeyModifiers::ALT
+        && let Some(n) = word_ahead(input).filter(|n| *n > 0)
+    {
+        for _ in 0..n {
+            input.move_cursor(CursorMove::Forward);
+        }
+        return false;
+    }
     // Ctrl+W as readline's: back to the space before the word, whatever
     // the word holds (`/usr/local/bin`, `foo-bar.baz(qux)`); the textarea
     // stops at punctuation, which is Alt+Backspace's way.
@@ -45,6 +56,27 @@ pub fn is_kill(key: KeyEvent) -> bool {
         KeyCode::Char('d') | KeyCode::Backspace => key.modifiers == KeyModifiers::ALT,
         _ => false,
     }
+}
+
+/// How many characters readline's Alt+f moves over: what is no word, then
+/// the word (letters and digits), on the cursor's line.
+fn word_ahead(input: &TextArea<'_>) -> Option<usize> {
+    let cursor = input.cursor();
+    let (row, col) = (cursor.0, cursor.1);
+    let line = input.lines().get(row)?;
+    let after: Vec<char> = line.chars().skip(col).collect();
+    let gap = after.iter().take_while(|c| !c.is_alphanumeric()).count();
+    let word = after[gap..]
+        .iter()
+        .take_while(|c| c.is_alphanumeric())
+        .count();
+    Some(gap + word)
+}
+
+/// A kill that cuts what is before the cursor (its cut goes before the
+/// earlier one's when kills come in a row).
+pub fn kills_backward(key: KeyEvent) -> bool {
+    matches!(key.code, KeyCode::Char('u' | 'w') | KeyCode::Backspace)
 }
 
 /// How many characters readline's Ctrl+W takes before the cursor: the

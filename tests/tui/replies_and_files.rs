@@ -779,6 +779,19 @@ async fn detach_by_name_and_the_same_file_twice() {
     ui.say("/detach");
     assert_eq!(ui.app.status_pair().0, "removed the attachment");
     assert!(ui.app.composer.attachments.is_empty());
+    // Two files of one name (two folders): the last attached goes.
+    std::fs::create_dir(ui.h.dir.path().join("sub")).unwrap();
+    let other = ui.h.dir.path().join("sub").join("a.txt");
+    std::fs::write(&other, "other\n").unwrap();
+    ui.say(&format!("/attach {}", a.display()));
+    ui.say(&format!("/attach {}", other.display()));
+    ui.say("/detach a.txt");
+    assert_eq!(
+        ui.app.status_pair().0,
+        "removed the last a.txt attached (text, 6 B); another of that name stays (/detach a.txt again removes it)"
+    );
+    assert_eq!(ui.app.composer.attachments.len(), 1);
+    ui.say("/detach");
     ui.say("/retry now");
     assert_eq!(
         ui.app.status_pair(),

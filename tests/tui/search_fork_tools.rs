@@ -175,11 +175,11 @@ async fn alt_f_moves_a_word_forward_in_the_composer() {
     ui.key(KeyCode::Char('f'), KeyModifiers::ALT);
     ui.typ("X");
     assert_eq!(ui.conv(), original, "{}", ui.status_line());
-    assert_eq!(ui.app.composer_text(), "draft with Xword");
-    ui.key(KeyCode::Char('b'), KeyModifiers::ALT);
+    // To the end of the word, as readline's Alt+f goes.
+    assert_eq!(ui.app.composer_text(), "draft withX word");
     ui.key(KeyCode::Char('b'), KeyModifiers::ALT);
     ui.typ("Y");
-    assert_eq!(ui.app.composer_text(), "draft Ywith Xword");
+    assert_eq!(ui.app.composer_text(), "draft YwithX word");
 }
 
 #[tokio::test(start_paused = true)]
@@ -586,6 +586,9 @@ async fn a_mention_of_a_file_with_a_space_in_its_name_attaches_it() {
     ui.enter();
     let parts = ui.rows()[0].parts_json.clone().unwrap_or_default();
     assert!(parts.contains("spaced content"), "{parts}");
+    // `/attach` reads the space written so too.
+    ui.say(&format!("/attach {}/my\\ file.txt", dir.display()));
+    assert_eq!(ui.app.composer.attachments.len(), 1, "{}", ui.status_line());
 }
 
 /// An edit of a message that mentioned `@path` brings its attachment back
