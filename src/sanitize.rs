@@ -307,6 +307,19 @@ fn rewrite(s: &str, at: usize, mode: Mode) -> String {
     out
 }
 
+/// The text a message sends, as every front end sends it: without the
+/// blank lines before and after it (a pipe's or a file's last newline), and
+/// with its first line's indentation (pasted code keeps its shape).
+pub fn message_body(text: &str) -> &str {
+    let text = text.trim_end();
+    let blank: usize = text
+        .split_inclusive('\n')
+        .take_while(|line| line.trim().is_empty())
+        .map(str::len)
+        .sum();
+    &text[blank..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -310,12 +310,21 @@ fn long_texts_come_from_stdin_or_a_file() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let id: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    assert_eq!(t.item(id)["text"].as_str().unwrap().len(), long.len());
+    // As the TUI sends it: the trailing space (and a pipe's last newline) go.
+    assert_eq!(
+        t.item(id)["text"].as_str().unwrap().len(),
+        long.trim_end().len()
+    );
 
+    // A file's last newline and blank lines go; its first line's
+    // indentation stays (a pipe kept the newline, the TUI did not).
     let p = t.path("message.txt");
-    std::fs::write(&p, "from a file").unwrap();
+    std::fs::write(&p, "\n    indented\nfrom a file\n\n").unwrap();
     let id = t.send(&["--in", "1h", "--file", p.to_str().unwrap()]);
-    assert_eq!(t.item(id)["text"], "from a file");
+    assert_eq!(t.item(id)["text"], "    indented\nfrom a file");
+    // A search limit of 0 is refused, not "no message matches".
+    let line = t.fails(&["search", "--limit", "0", "x"]);
+    assert!(line.contains("--limit"), "{line}");
     let line = t.fails(&["send", "--file", "/dev/zero"]);
     assert!(line.contains("not a regular file"), "{line}");
 
@@ -1029,4 +1038,24 @@ fn a_key_variable_set_but_empty_is_told() {
         "{e}"
     );
     assert_eq!(server.count(), 0);
+}
+
+/// `tock status` names the conversations with items waiting up to twenty
+/// and counts the rest (210 queued sends gave 210 lines).
+#[test]
+fn status_counts_a_long_tail_of_waiting_conversations() {
+    let t = Tock::new();
+    for i in 0..23 {
+        t.send(&["--new", &format!("conv {i}"), "hello"]);
+    }
+    let out = t.ok(&["status"]);
+    let named = out
+        .lines()
+        .filter(|l| l.starts_with("conversation #"))
+        .count();
+    assert_eq!(named, 20, "{out}");
+    assert!(
+        out.contains("… and 3 more conversations with items waiting (tock list shows every item)"),
+        "{out}"
+    );
 }

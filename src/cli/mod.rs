@@ -118,9 +118,9 @@ pub enum Command {
         /// Words to find (all must occur; the last also as a prefix); "quotes" for a phrase
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
-        /// At most this many matches
-        #[arg(long, default_value_t = 20)]
-        limit: usize,
+        /// At most this many matches (at least 1)
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+        limit: u64,
         /// Print JSON, for scripts
         #[arg(long)]
         json: bool,
@@ -419,9 +419,12 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         Command::Status { json } => status::status(store, &config, now, *json)?,
         Command::Fork { conv, at, json } => history::fork(store, &engine, conv, *at, *json)?,
         Command::Models { json } => status::models(&engine, cli.model.as_deref(), *json)?,
-        Command::Search { text, limit, json } => {
-            history::search(&engine, &text.join(" "), *limit, *json)?
-        }
+        Command::Search { text, limit, json } => history::search(
+            &engine,
+            &text.join(" "),
+            usize::try_from(*limit).unwrap_or(usize::MAX),
+            *json,
+        )?,
         Command::Daemon => bail!("daemon is not a one-shot command"),
     }
     Ok(())

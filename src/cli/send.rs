@@ -227,7 +227,8 @@ fn message_text(text: &[String], file: Option<&std::path::Path>) -> Result<Strin
         }
         (None, words) => return Ok(words.join(" ")),
     };
-    String::from_utf8(bytes).map_err(|_| anyhow!("the message is not UTF-8 text"))
+    let text = String::from_utf8(bytes).map_err(|_| anyhow!("the message is not UTF-8 text"))?;
+    Ok(crate::sanitize::message_body(&text).to_string())
 }
 
 /// What a send for later resolved to (`--at fri 9am`: which Friday), on

@@ -218,15 +218,25 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             .unwrap_or_else(|| "asap".into());
         println!("next: #{} {due}: {}", n.id, super::list::what(n, 60));
     }
-    for (c, (id, w)) in &blocked {
+    // The most telling first; a long tail is counted, not listed (`tock
+    // list` has every item): 210 lines of "ready" buried the rest.
+    let mut shown: Vec<_> = blocked.iter().collect();
+    shown.sort_by_key(|(c, (_, w))| (rank(w), **c));
+    for (c, (id, w)) in shown.iter().take(BLOCKED_SHOWN) {
         let title = store
-            .conversation(*c)?
+            .conversation(**c)?
             .map(|c| c.display_title())
             .unwrap_or_default();
         println!(
             "conversation #{c} “{}”: {} (item #{id})",
             crate::sanitize::sanitize_line(&title),
             describe(w)
+        );
+    }
+    if shown.len() > BLOCKED_SHOWN {
+        println!(
+            "… and {} more conversations with items waiting (tock list shows every item)",
+            shown.len() - BLOCKED_SHOWN
         );
     }
     if !approvals.is_empty() {
@@ -395,6 +405,9 @@ pub(super) fn models(engine: &Engine, model: Option<&str>, as_json: bool) -> Res
     }
     Ok(())
 }
+
+/// How many conversations' waiting items `tock status` names.
+const BLOCKED_SHOWN: usize = 20;
 
 /// What goes on when the config file cannot be read here while a tock that
 /// read it before dispatches (it keeps those settings).

@@ -110,7 +110,7 @@ impl App {
         let body = if trimmed.starts_with("//") {
             unescape_slash(trimmed).to_string()
         } else {
-            message_body(&text).to_string()
+            crate::sanitize::message_body(&text).to_string()
         };
         if !self.attach_mentions(&body) {
             return;
@@ -1151,19 +1151,6 @@ mod tests {
             "every 3 hours, 12 times, until 31 Jan 2027 — next Mon 7 Dec 09:00"
         );
     }
-}
-
-/// The text a message sends: without the blank lines before and after
-/// it, and with the first line's indentation (pasted code keeps its shape:
-/// the first line lost its spaces and the rest kept theirs).
-fn message_body(text: &str) -> &str {
-    let text = text.trim_end();
-    let blank: usize = text
-        .split_inclusive('\n')
-        .take_while(|line| line.trim().is_empty())
-        .map(str::len)
-        .sum();
-    &text[blank..]
 }
 
 /// Why `/attach` (or an `@path`) attached nothing.
