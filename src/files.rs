@@ -333,7 +333,19 @@ pub fn read_attachment(path: &Path, budget: u64) -> Result<Part, String> {
                 name: name.clone(),
                 content,
             })
-            .map_err(|_| {
+            .map_err(|e| {
+                // Text in another encoding (Latin-1, Windows-1252): bytes
+                // that are no UTF-8 but no control characters either.
+                let bytes = e.as_bytes();
+                let texty = !bytes.is_empty()
+                    && bytes
+                        .iter()
+                        .all(|b| *b >= 0x20 || matches!(b, b'\n' | b'\r' | b'\t'));
+                if texty {
+                    return format!(
+                        "{name} is text in another encoding than UTF-8 (Latin-1?) — convert it first, e.g. iconv -f latin1 -t utf-8"
+                    );
+                }
                 format!("{name} is neither text nor a supported image (png, jpeg, gif, webp)")
             }),
     }
@@ -399,6 +411,21 @@ pub async fn write_private_async(path: PathBuf, contents: Vec<u8>) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Text in Latin-1 is named as text in another encoding; binary bytes
+    /// as neither text nor an image.
+    #[test]
+    fn a_file_in_another_encoding_is_told_from_a_binary_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let latin = dir.path().join("latin1.txt");
+        std::fs::write(&latin, b"caf\xe9 latin1\n").unwrap();
+        let e = read_attachment(&latin, 1 << 20).unwrap_err();
+        assert!(e.contains("another encoding than UTF-8"), "{e}");
+        let bin = dir.path().join("blob.dat");
+        std::fs::write(&bin, b"\x00\x01\xff\xfe").unwrap();
+        let e = read_attachment(&bin, 1 << 20).unwrap_err();
+        assert!(e.contains("neither text nor a supported image"), "{e}");
+    }
 
     /// A folder that cannot be made because a part of its path is a link
     /// to nothing, or a file, names that part; the OS said "File exists".
