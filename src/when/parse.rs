@@ -68,6 +68,10 @@ fn read_any_time<Tz: TimeZone>(
     }
     let words: Vec<&str> = owned.iter().map(String::as_str).collect();
     let now_utc = now.with_timezone(&Utc);
+    // `/at now …`, `tock reschedule 5 now`: at once.
+    if mode == Mode::At && words == ["now"] {
+        return Ok(now_utc);
+    }
 
     match duration_ms(&words, false) {
         Ok(ms) => {

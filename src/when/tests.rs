@@ -685,7 +685,6 @@ fn refusals() {
         "9 pm utc",
         "9:5",
         "09:00:00.5",
-        "now",
     ] {
         assert_eq!(
             err(bad, &now, Mode::At),
@@ -1605,6 +1604,20 @@ fn token() -> impl Strategy<Value = String> {
         "[a-zA-Z]{1,20}",
         "\\PC{1,6}",
     ]
+}
+
+/// `now` is a time: at once (`/at now x`, `tock reschedule 5 now` were
+/// refused as unreadable). Not a delay.
+#[test]
+fn now_is_a_time() {
+    let now = now_p1();
+    assert_eq!(
+        parse_time("now", &now, Mode::At),
+        Ok(now.with_timezone(&Utc))
+    );
+    let (due, text) = split_time_prefix("now stretch", &now, Mode::At).unwrap();
+    assert_eq!((due, text.as_str()), (now.with_timezone(&Utc), "stretch"));
+    assert!(parse_time("now", &now, Mode::Later).is_err());
 }
 
 proptest! {
