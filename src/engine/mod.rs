@@ -487,6 +487,12 @@ impl Engine {
         lock(&self.inner.busy).len()
     }
 
+    /// How many tool calls run here now (a quit cuts them off, and the next
+    /// start runs an approved one again).
+    pub fn calls_in_flight(&self) -> usize {
+        lock(&self.inner.running_calls).len()
+    }
+
     /// Whether a reply is being read (a turn is in flight).
     pub(crate) fn is_reading(&self) -> bool {
         !lock(&self.inner.busy).is_empty()

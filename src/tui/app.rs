@@ -143,6 +143,8 @@ pub struct App {
     /// Replies still streaming when the TUI quit: left to the next start,
     /// which asks for them again (set just before the engine stops).
     pub replies_cut_at_exit: usize,
+    /// Tool calls running here at exit (the next tock runs them again).
+    pub calls_cut_at_exit: usize,
     /// Ctrl+C cleared the composer and no other key came since: a quit
     /// now (Ctrl+C, Ctrl+C, Ctrl+C, the reflex) keeps what it cleared.
     pub cleared_on_the_way_out: bool,
@@ -218,6 +220,7 @@ impl App {
             notices: Vec::new(),
             quit: false,
             replies_cut_at_exit: 0,
+            calls_cut_at_exit: 0,
             cleared_on_the_way_out: false,
             window_focused: true,
             kept_cleared_draft: false,
@@ -827,7 +830,8 @@ impl App {
         let series = self.model.active_series as usize;
         let approvals = self.model.calls_awaiting_approval();
         let cut = self.replies_cut_at_exit;
-        if open == 0 && series == 0 && approvals == 0 && cut == 0 {
+        let calls = self.calls_cut_at_exit;
+        if open == 0 && series == 0 && approvals == 0 && cut == 0 && calls == 0 {
             return None;
         }
         let c = self.model.state_counts();
@@ -838,6 +842,21 @@ impl App {
             parts.push(format!(
                 "{cut} {} cut off by quitting (to be asked for again)",
                 if cut == 1 { "reply" } else { "replies" }
+            ));
+        }
+        if calls > 0 {
+            parts.push(format!(
+                "{calls} {} cut off by quitting (to be run again: {} may happen twice)",
+                if calls == 1 {
+                    "tool call"
+                } else {
+                    "tool calls"
+                },
+                if calls == 1 {
+                    "its effects"
+                } else {
+                    "their effects"
+                }
             ));
         }
         if approvals > 0 {
@@ -879,7 +898,7 @@ impl App {
             parts.push(format!("{series} recurring series"));
         }
         // Who sends what is still to go, if anything is.
-        let to_go = scheduled + queued + series + cut > 0;
+        let to_go = scheduled + queued + series + cut + calls > 0;
         let who = match &self.model.dispatch {
             _ if !to_go => String::new(),
             crate::engine::DispatchState::Standby { pid } => {

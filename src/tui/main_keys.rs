@@ -553,9 +553,22 @@ impl App {
     /// second within two seconds quits.
     fn quit_asked(&mut self) {
         let streaming = self.engine().turns_in_flight();
-        if streaming == 0 {
+        let calls = self.engine().calls_in_flight();
+        if streaming == 0 && calls == 0 {
             self.quit = true;
             return;
+        }
+        // A tool call cut off is run again by the next tock: its effects
+        // may happen twice. (One Ctrl+Q quit at once, and it ran twice.)
+        if streaming == 0 {
+            let what = if calls == 1 {
+                "a tool call is".to_string()
+            } else {
+                format!("{calls} tool calls are")
+            };
+            return self.quit_on_second_press(format!(
+                "{what} running: Ctrl+Q again quits and cuts it off (the next tock runs it again: its effects may happen twice); Esc stops it"
+            ));
         }
         let replies = if streaming == 1 {
             "a reply is".to_string()

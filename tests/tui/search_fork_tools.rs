@@ -417,6 +417,65 @@ async fn the_running_line_of_an_approved_call_goes_once_it_has_run() {
         .await;
 }
 
+/// Ctrl+Q while an approved MCP call runs warns first, as while a reply
+/// streams: one press quit at once, and the next tock ran the call again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_q_while_a_tool_call_runs_warns_first() {
+    let mut cfg = Config::default();
+    let bin = common::mcp_test_server_bin();
+    let toml = format!("[mcp.test]\ncommand = {:?}\n", bin.display().to_string());
+    let parsed: Config = toml::from_str(&toml).unwrap();
+    cfg.mcp = parsed.mcp;
+    let mut ui = Ui::with_config(
+        vec![
+            Step::Reply(vec![tool_call("test__slow", r#"{"ms":30000}"#), done()]),
+            Step::Reply(vec![text("done"), done()]),
+        ],
+        cfg,
+    );
+    ui.h.engine.start();
+    ui.say("be slow");
+    let poll = |ui: &mut Ui, what: &str, ok: &dyn Fn(&mut Ui) -> bool| {
+        for _ in 0..400 {
+            ui.pump();
+            if ok(ui) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("timed out waiting for {what}: {}", ui.screen(100, 30));
+    };
+    poll(&mut ui, "the approval", &|ui: &mut Ui| {
+        ui.app.model.waiting_approval().is_some()
+    });
+    ui.approve();
+    poll(&mut ui, "the call running", &|ui: &mut Ui| {
+        ui.h.engine.calls_in_flight() == 1
+    });
+    ui.ctrl('q');
+    assert!(!ui.app.quit, "one press warns");
+    assert!(
+        ui.status_line()
+            .starts_with("a tool call is running: Ctrl+Q again quits and cuts it off"),
+        "{}",
+        ui.status_line()
+    );
+    ui.ctrl('q');
+    assert!(ui.app.quit);
+    // On the way out, as the TUI's exit does: the cut call is said.
+    ui.app.calls_cut_at_exit = ui.h.engine.calls_in_flight();
+    let line = ui.app.exit_line().unwrap_or_default();
+    assert!(
+        line.contains(
+            "1 tool call cut off by quitting (to be run again: its effects may happen twice)"
+        ),
+        "{line}"
+    );
+    ui.h.engine
+        .shutdown(std::time::Duration::from_secs(2))
+        .await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn snapshot_tools_view_without_servers() {
     let mut ui = Ui::new(vec![]);
