@@ -214,6 +214,29 @@ impl Store {
 /// what to do once the call is over). Replaced, the call still ran, and its
 /// result stayed in every later request without the call that asked for
 /// it, which providers refuse.
+impl Store {
+    /// The tasks (still to fire) the model scheduled in a conversation since
+    /// message `message_id`: what an edit resent there leaves scheduled
+    /// from the exchanges it replaces. (id, title or instruction.)
+    pub fn tasks_scheduled_since(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+    ) -> Result<Vec<(i64, String)>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT id, COALESCE(NULLIF(title, ''), text) FROM outbox
+             WHERE conversation_id = ?1 AND kind = 'task' AND status = 'pending'
+               AND created_at >= (SELECT created_at FROM messages WHERE id = ?2)
+             ORDER BY id",
+        )?;
+        let rows = st.query_map(params![conversation_id, message_id], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
 fn refuse_while_a_call_is_open(
     tx: &rusqlite::Transaction<'_>,
     conversation_id: i64,

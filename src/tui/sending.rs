@@ -189,19 +189,30 @@ impl App {
         self.write(
             move |e| {
                 // A message to go now resumes a paused queue (the engine's rule).
-                let id = match (editing, &restore) {
-                    (Some(message_id), Some(r)) => e.edit_and_resend(conv, message_id, item, r)?,
-                    _ => e.submit_clearing_draft(item, known.as_deref())?,
+                let (id, tasks_kept) = match (editing, &restore) {
+                    (Some(message_id), Some(r)) => {
+                        let id = e.edit_and_resend(conv, message_id, item, r)?;
+                        // What the replaced exchanges scheduled stays: said.
+                        let kept = e
+                            .store()
+                            .tasks_scheduled_since(conv, message_id)
+                            .unwrap_or_default();
+                        (id, kept)
+                    }
+                    _ => (e.submit_clearing_draft(item, known.as_deref())?, Vec::new()),
                 };
-                anyhow::Ok(id)
+                anyhow::Ok((id, tasks_kept))
             },
             move |app, r| {
                 app.send_done(seq);
                 match r {
-                    Ok(_) => {
+                    Ok((_, tasks_kept)) => {
                         app.sent(conv, seq);
                         let note = if editing.is_some() {
-                            Some("resent; the old exchange is marked replaced".to_string())
+                            Some(format!(
+                                "resent; the old exchange is marked replaced{}",
+                                tasks_kept_line(&tasks_kept)
+                            ))
                         } else if let Some(d) = due {
                             Some(format!(
                                 "scheduled: {}",
@@ -1150,6 +1161,30 @@ mod tests {
             p.line(70),
             "every 3 hours, 12 times, until 31 Jan 2027 — next Mon 7 Dec 09:00"
         );
+    }
+}
+
+/// The tasks an exchange replaced by an edit scheduled, which stay.
+fn tasks_kept_line(kept: &[(i64, String)]) -> String {
+    let named: Vec<String> = kept
+        .iter()
+        .map(|(id, t)| {
+            format!(
+                "“{}” (#{id})",
+                crate::tui::text::elide(&crate::sanitize::sanitize_line(t), 40)
+            )
+        })
+        .collect();
+    match named.len() {
+        0 => String::new(),
+        1 => format!(
+            " — the task it scheduled, {}, stays: x in the strip cancels it",
+            named[0]
+        ),
+        _ => format!(
+            " — the tasks it scheduled stay ({}): x in the strip cancels one",
+            named.join(", ")
+        ),
     }
 }
 

@@ -478,3 +478,32 @@ async fn up_beside_an_approval_card_says_why_and_ctrl_p_recalls() {
     assert_eq!(ui.app.composer_text(), "remind me to check the build");
     assert!(ui.app.model.waiting_approval().is_some(), "not answered");
 }
+
+/// An edit resent over an exchange whose call scheduled a task says the
+/// task stays (it fired twice, v1's and v2's, with nothing said).
+#[tokio::test(start_paused = true)]
+async fn an_edit_over_an_exchange_that_scheduled_a_task_says_it_stays() {
+    let mut ui = Ui::new(task_steps());
+    ui.start().await;
+    ui.say("check the build in an hour");
+    ui.settle().await;
+    ui.approve();
+    ui.settle().await;
+    let task = ui
+        .rows()
+        .into_iter()
+        .find(|r| r.kind == Kind::Task)
+        .expect("the task");
+    ui.press(KeyCode::Up);
+    ui.typ(" please");
+    ui.enter();
+    ui.settle().await;
+    let line = ui.status_line();
+    assert!(
+        line.contains(&format!(
+            "the task it scheduled, “build check” (#{}), stays: x in the strip cancels it",
+            task.id
+        )),
+        "{line}"
+    );
+}
