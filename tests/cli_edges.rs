@@ -1059,3 +1059,26 @@ fn status_counts_a_long_tail_of_waiting_conversations() {
         "{out}"
     );
 }
+
+/// `tock --model M send --new T` makes T the model's conversation, as
+/// `/model` does: a later `tock send --conv T` went to the default model.
+#[test]
+fn a_conversation_made_by_send_with_a_model_is_that_models() {
+    let t = Tock::new();
+    let id = t.run(&[
+        "--model", "echo", "send", "--new", "mine", "--in", "1h", "x",
+    ]);
+    assert!(id.status.success(), "{}", id.stderr);
+    let model_of = |title: &str| {
+        let s = tock::store::Store::open(&t.db).unwrap();
+        s.find_conversation(title).unwrap().unwrap().model
+    };
+    assert_eq!(model_of("mine").as_deref(), Some("echo"));
+    // Into an existing conversation, --model stays the one message's.
+    t.ok(&["send", "--new", "theirs", "--in", "1h", "y"]);
+    let o = t.run(&[
+        "--model", "echo", "send", "--conv", "theirs", "--in", "1h", "z",
+    ]);
+    assert!(o.status.success(), "{}", o.stderr);
+    assert_eq!(model_of("theirs"), None);
+}

@@ -107,6 +107,7 @@ fn send_text(
         (_, Some(t)) => Some(parse_due(t, Mode::At)?.timestamp_millis()),
         _ => None,
     };
+    let made_here = conv.is_none() && conv_id.is_none();
     let conv_id = match (conv, conv_id, new) {
         (Some(key), _, _) => {
             store
@@ -129,6 +130,12 @@ fn send_text(
         }
         (None, None, None) => engine.create_conversation(None, "cli")?,
     };
+    // A conversation made for this message is the model's, as `/model`
+    // makes it: the next `tock send --conv` went to the default model, and
+    // read the other model's answers as its own.
+    if made_here && let Some(m) = model {
+        engine.set_conversation_model(conv_id, Some(m))?;
+    }
     if let Some(schedule) = schedule {
         let mut series = engine.new_series(conv_id, Kind::Message, &text, &schedule)?;
         series.model_override = model.map(str::to_owned);
