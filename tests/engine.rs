@@ -626,6 +626,64 @@ async fn outbox_disabled_keeps_items_and_says_so() {
     assert_eq!(h.provider.count(), 0);
 }
 
+/// A dispatcher about to be stopped (Ctrl+Z) lets the lease go: the tock
+/// standing by sends what falls due at once, not once the stopped one's
+/// lease has run out (over a minute).
+#[tokio::test(start_paused = true)]
+async fn a_dispatcher_that_steps_aside_is_taken_over_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tock.db");
+    let clock = Arc::new(ManualClock::new(T0));
+    let mk = |p: Arc<Scripted>| {
+        let cfg =
+            Arc::new(tock::config::ConfigSource::from_config(Config::default()).with_provider(p));
+        Engine::new(Store::open(&path).unwrap(), cfg, clock.clone(), options())
+    };
+    let (p1, p2) = (Scripted::new(vec![]), Scripted::new(vec![]));
+    let e1 = mk(p1.clone());
+    let e2 = mk(p2.clone());
+    let conv = e1
+        .store()
+        .create_conversation(Some("c"), "user", T0)
+        .unwrap();
+    e1.start();
+    settle().await;
+    e2.start();
+    settle().await;
+    assert_eq!(e1.dispatch_state(), DispatchState::Dispatching);
+    assert!(matches!(e2.dispatch_state(), DispatchState::Standby { .. }));
+    assert!(e1.step_aside());
+    e1.halt();
+    let id = e2.send_text(conv, "while the other is stopped").unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    settle().await;
+    assert_eq!(e2.dispatch_state(), DispatchState::Dispatching);
+    assert_eq!(e2.store().item(id).unwrap().unwrap().status, Status::Sent);
+    assert_eq!((p1.count(), p2.count()), (0, 1));
+}
+
+/// Back from the stop with no other tock about, it takes the lease again
+/// and sends; while a reply streams it does not let the lease go (another
+/// would take the reply as cut and ask for it again).
+#[tokio::test(start_paused = true)]
+async fn a_dispatcher_back_from_stepping_aside_sends_again() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![Step::Hold(vec![text("slow")], gate.clone())]);
+    let conv = new_conv(&h);
+    h.engine.start();
+    settle().await;
+    assert!(h.engine.step_aside());
+    h.engine.wake();
+    let id = h.engine.send_text(conv, "hello").unwrap();
+    settle().await;
+    assert_eq!(h.engine.dispatch_state(), DispatchState::Dispatching);
+    assert!(h.engine.turns_in_flight() == 1, "the reply streams");
+    assert!(!h.engine.step_aside(), "not while a reply streams");
+    gate.notify_one();
+    settle().await;
+    assert_eq!(status(&h, id), Status::Sent);
+}
+
 #[tokio::test(start_paused = true)]
 async fn two_engines_on_one_database_never_double_send() {
     let dir = tempfile::tempdir().unwrap();

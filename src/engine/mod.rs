@@ -257,6 +257,9 @@ struct Inner {
     turns: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Scheduler passes so far (idle tock must not spin: tests and `tock status` read it).
     passes: std::sync::atomic::AtomicU64,
+    /// The lease was let go for another tock to send while this one is
+    /// stopped (Ctrl+Z): the scheduler holds it no more.
+    stepped_aside: std::sync::atomic::AtomicBool,
     /// The instant of the last dispatching pass (0 before the first): what
     /// fell due since then and is held by a waiting approval is told once.
     last_dispatch_pass: std::sync::atomic::AtomicI64,
@@ -324,6 +327,7 @@ impl Engine {
                 shutdown,
                 turns: Mutex::new(Vec::new()),
                 passes: std::sync::atomic::AtomicU64::new(0),
+                stepped_aside: std::sync::atomic::AtomicBool::new(false),
                 last_dispatch_pass: std::sync::atomic::AtomicI64::new(0),
                 reader: std::sync::OnceLock::new(),
                 mcp,
@@ -1087,6 +1091,35 @@ impl Engine {
 
     /// Stop dispatching: in-flight turns are abandoned safely (resumed by the
     /// next start), the lease is released. Returns within about `limit`.
+    /// About to be stopped (Ctrl+Z): let the lease go, so a tock standing
+    /// by sends meanwhile (it waited for the lease to run out, over a
+    /// minute). Not while a reply or a tool call runs here: another would
+    /// take that as cut, and send it again. True if let go; the next pass
+    /// after the stop takes it back, or stands by.
+    pub fn step_aside(&self) -> bool {
+        if self.turns_in_flight() > 0 || self.calls_in_flight() > 0 {
+            return false;
+        }
+        match self.store().release_lease(&self.inner.owner) {
+            Ok(()) => {
+                self.inner
+                    .stepped_aside
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                true
+            }
+            Err(e) => {
+                tracing::warn!("letting the lease go: {e:#}");
+                false
+            }
+        }
+    }
+
+    pub(crate) fn take_stepped_aside(&self) -> bool {
+        self.inner
+            .stepped_aside
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+    }
+
     pub async fn shutdown(&self, limit: Duration) {
         let _ = self.inner.shutdown.send(true);
         for tx in lock(&self.inner.busy).values() {

@@ -93,6 +93,11 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
         .passes
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     tell_config_changes(engine);
+    // The lease was let go during a stop: taken again as anew (recovered),
+    // or the tock that took it meanwhile is stood by.
+    if engine.take_stepped_aside() {
+        *holding = false;
+    }
     let cfg = inner.config.get();
     let now = engine.now_ms();
     let store = engine.store();

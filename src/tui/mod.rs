@@ -421,7 +421,10 @@ async fn event_loop(
         }
         if app.suspend {
             app.suspend = false;
+            // Stopped, it sends nothing: a tock standing by takes over now.
+            app.engine().step_aside();
             terminal::suspend(term, app.suspend_line())?;
+            app.engine().wake();
             frames.forget();
             dirty = true;
             urgent = true;
