@@ -626,6 +626,51 @@ async fn outbox_disabled_keeps_items_and_says_so() {
     assert_eq!(h.provider.count(), 0);
 }
 
+/// A task that could not be sent (its attempts ran out) holds what was
+/// queued behind it, as a message of the user's does: the follow-up went
+/// first, into a conversation missing the task. Retrying the task sends it,
+/// then the follow-up.
+#[tokio::test(start_paused = true)]
+async fn a_failed_task_holds_what_was_queued_behind_it() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 2;
+    let h = harness_with(
+        Scripted::new(vec![
+            Step::Fail(LlmError::transient("500 internal server error")),
+            Step::Fail(LlmError::transient("500 internal server error")),
+            Step::Reply(vec![text("done the task"), done()]),
+            Step::Reply(vec![text("and the follow-up"), done()]),
+        ]),
+        cfg,
+    );
+    let conv = new_conv(&h);
+    let mut task = NewItem::new(conv, Kind::Task, "check the build");
+    task.due_at = Some(T0);
+    let task = h.engine.store().enqueue(&task, T0).unwrap();
+    h.engine.start();
+    settle().await;
+    // Typed while the task waits out its back-off: behind it.
+    let behind = h.engine.send_text(conv, "queued behind it").unwrap();
+    settle().await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    settle().await;
+    assert_eq!(status(&h, task), Status::Failed);
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    settle().await;
+    assert_eq!(status(&h, behind), Status::Pending, "held");
+    assert_eq!(h.provider.count(), 2);
+    h.engine.retry(task).unwrap();
+    settle().await;
+    assert_eq!(
+        (status(&h, task), status(&h, behind)),
+        (Status::Sent, Status::Sent)
+    );
+    assert_eq!(
+        user_texts(&h, conv),
+        vec!["[Scheduled task] check the build", "queued behind it"]
+    );
+}
+
 /// A dispatcher about to be stopped (Ctrl+Z) lets the lease go: the tock
 /// standing by sends what falls due at once, not once the stopped one's
 /// lease has run out (over a minute).

@@ -806,7 +806,7 @@ impl Engine {
                     self.emit(Event::Conversation(c));
                 }
             }
-            Some(it) if matches!(it.kind, Kind::Message | Kind::Queued) => {
+            Some(it) if matches!(it.kind, Kind::Message | Kind::Queued | Kind::Task) => {
                 self.store().retry_item(id, now)?;
                 // A message that failed holds what was queued behind it;
                 // sending it again is the user's resume (it goes first:

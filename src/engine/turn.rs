@@ -516,11 +516,12 @@ fn not_sent(engine: &Engine, item: &OutboxItem, owner: &str, reason: Option<Stop
 
 fn fail(engine: &Engine, item: &OutboxItem, owner: &str, reason: &str) {
     let reason = crate::sanitize::sanitize_line(reason).into_owned();
-    // A reply that failed, or a message of the user's that could not be
-    // sent: what was queued behind it waits (sent now, it would go out of
-    // the order it was typed in). A task is the model's, on its own.
+    // A reply that failed, or a message that could not be sent (the user's,
+    // or a task the model scheduled, which is a message of the
+    // conversation too): what was queued behind it waits (sent now, it
+    // would go out of the order the conversation was given them in).
     if (item.accepted() && item.kind != Kind::Regenerate)
-        || matches!(item.kind, Kind::Message | Kind::Queued)
+        || matches!(item.kind, Kind::Message | Kind::Queued | Kind::Task)
     {
         hold_queue_behind_unanswered(engine, item.conversation_id);
     }

@@ -214,7 +214,7 @@ impl Store {
         Ok(self.conn().query_row(
             "SELECT EXISTS(SELECT 1 FROM outbox INDEXED BY outbox_conversation
                  WHERE conversation_id = ?1 AND status = 'failed' AND id != ?2
-                   AND sent_at IS NULL AND kind IN ('message', 'queued'))",
+                   AND sent_at IS NULL AND kind IN ('message', 'queued', 'task'))",
             params![conversation_id, except],
             |r| r.get(0),
         )?)
