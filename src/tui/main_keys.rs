@@ -642,11 +642,18 @@ impl App {
             return false;
         };
         // A reply streaming there, else a tool call of its reply running there.
+        // Else a message another tock sent, whose server has not answered
+        // yet (Esc here did nothing, and said nothing). Asked once per
+        // thing: a reply by its id, a message in flight by its row's,
+        // negated (they are not ids of one table).
         let (reply, what) = match self.streaming_elsewhere() {
             Some(reply) => (reply, "streaming this reply"),
             None => match self.call_running_elsewhere(conv) {
                 Some(reply) => (reply, "running the tool call"),
-                None => return false,
+                None => match self.request_waiting_elsewhere(conv) {
+                    Some(item) => (-item, "sending this message"),
+                    None => return false,
+                },
             },
         };
         if self.stop_asked == Some(reply) {
@@ -669,6 +676,19 @@ impl App {
             },
         );
         true
+    }
+
+    /// A message of the conversation that another process on this
+    /// database sent and waits for an answer to, before any of it came.
+    fn request_waiting_elsewhere(&self, conv: i64) -> Option<i64> {
+        if self.model.is_busy() {
+            return None;
+        }
+        self.model
+            .items
+            .iter()
+            .find(|i| i.conversation_id == Some(conv) && i.status == crate::store::Status::Sending)
+            .map(|i| i.id)
     }
 
     /// A tool call of the conversation that another process on this

@@ -616,3 +616,31 @@ async fn repeated_interrupted_attempts_show_as_one() {
     assert!(s.contains("(after 2 earlier interrupted attempts)"), "{s}");
     assert!(s.contains("whole answer"), "{s}");
 }
+
+/// Esc on a message another tock sent and whose server has not answered
+/// yet asks that tock to stop it, as for a reply it streams: Esc did
+/// nothing and said nothing, and a hung provider left no key that worked.
+#[tokio::test(start_paused = true)]
+async fn esc_asks_the_tock_sending_a_message_to_stop_it() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    let id = ui
+        .store()
+        .enqueue(&NewItem::message(conv, "hang on", None), 1)
+        .unwrap();
+    assert!(ui.store().claim(id, "another-tock", 2).unwrap());
+    ui.app.model.reload_items();
+    ui.pump();
+    ui.press(KeyCode::Esc);
+    ui.pump();
+    assert!(
+        ui.status_line()
+            .contains("asked the tock sending this message to stop it"),
+        "{}",
+        ui.status_line()
+    );
+    assert!(
+        ui.store().take_stop_request(conv).unwrap(),
+        "the request was noted"
+    );
+}
