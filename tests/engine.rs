@@ -671,6 +671,41 @@ async fn a_failed_task_holds_what_was_queued_behind_it() {
     );
 }
 
+/// A reply that another dispatcher took over while this one was frozen
+/// (SIGSTOP past its lease) is not told as finished here: one reply gave
+/// two "reply finished" notices (and two notify_command runs).
+#[tokio::test(start_paused = true)]
+async fn a_reply_taken_over_elsewhere_is_not_told_as_finished_here() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let h = harness(vec![Step::Hold(vec![text("partial")], gate.clone())]);
+    let conv = new_conv(&h);
+    let mut events = h.engine.subscribe();
+    h.engine.start();
+    h.engine.send_text(conv, "hello").unwrap();
+    settle().await;
+    // Another dispatcher's recovery: the reply streaming here is cut.
+    let rec = h
+        .engine
+        .store()
+        .recover_as(h.engine.now_ms(), 3_600_000, Some("another-tock"))
+        .unwrap();
+    assert_eq!(rec.interrupted_replies.len(), 1, "{rec:?}");
+    gate.notify_one();
+    settle().await;
+    let mut finished = 0;
+    while let Ok(ev) = events.try_recv() {
+        if let tock::engine::Event::Notice(n) = ev
+            && n.kind == tock::engine::NoticeKind::ReplyFinished
+        {
+            finished += 1;
+        }
+    }
+    // The one told is the reply asked for again after the takeover (here
+    // too, as this engine still dispatches); the cut one is not told.
+    assert_eq!(h.provider.count(), 2);
+    assert_eq!(finished, 1);
+}
+
 /// A dispatcher about to be stopped (Ctrl+Z) lets the lease go: the tock
 /// standing by sends what falls due at once, not once the stopped one's
 /// lease has run out (over a minute).

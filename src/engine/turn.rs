@@ -318,6 +318,7 @@ pub(crate) async fn run(
                 )
             })
             .await;
+            let finished_here = matches!(saved, Ok(true));
             match saved {
                 Ok(true) => {
                     if !calls.is_empty() {
@@ -325,15 +326,20 @@ pub(crate) async fn run(
                             .await;
                     }
                 }
-                Ok(false) => tracing::warn!("reply {reply_id} was recovered by another dispatcher"),
+                Ok(false) => tracing::warn!(
+                    "reply {reply_id} was taken over by another dispatcher, or its conversation deleted"
+                ),
                 Err(e) => tracing::error!("saving reply {reply_id}: {e:#}"),
             }
             // A reply that ends asking for approval is not finished: its
             // notice ("… waits for your approval") is the one that stands.
+            // Nor is one this process did not finish (another took it
+            // over, or its conversation is gone): a second notice was
+            // told for one reply, or one for a conversation deleted.
             let awaits_approval = store
                 .waiting_approvals()
                 .is_ok_and(|waiting| waiting.iter().any(|a| a.conversation_id == conv_id));
-            if !awaits_approval {
+            if finished_here && !awaits_approval {
                 engine.notify(
                     NoticeKind::ReplyFinished,
                     Some(conv_id),
