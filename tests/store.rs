@@ -774,3 +774,16 @@ fn the_reply_of_a_call_running_in_another_process_is_not_replaced() {
     s.supersede_last_reply_and_enqueue(c, &regenerate, 60_004)
         .unwrap();
 }
+
+/// A conversation deleted in another process while its reply streams here
+/// is a request to stop that reply: it read on to its end, at the cost of
+/// the tokens, for a conversation no longer there.
+#[test]
+fn a_conversation_deleted_elsewhere_stops_its_reply_here() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("t.db")).unwrap();
+    let c = s.create_conversation(Some("c"), "user", 1).unwrap();
+    assert!(!s.take_stop_request(c).unwrap());
+    assert!(s.delete_conversation(c, 2).unwrap());
+    assert!(s.take_stop_request(c).unwrap());
+}

@@ -350,6 +350,16 @@ impl Store {
     /// reply streams here, so it only reads unless a request is there.
     pub fn take_stop_request(&self, conversation_id: i64) -> Result<bool> {
         let conn = self.conn();
+        // Deleted in another process while its reply streams here: stopped
+        // (it read on to its end, for a conversation no longer there).
+        let exists: bool = conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM conversations WHERE id = ?1)",
+            [conversation_id],
+            |r| r.get(0),
+        )?;
+        if !exists {
+            return Ok(true);
+        }
         // A request in flight asked to stop before its reply began.
         let in_flight: Option<(i64, bool)> = conn
             .query_row(
