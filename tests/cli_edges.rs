@@ -450,6 +450,13 @@ fn a_request_waiting_for_its_first_byte_is_stopped_from_another_process() {
     wait_until(Duration::from_secs(20), "the request sent", || {
         (server.count() == 1 && t.item(id)["status"] == "sending").then_some(())
     });
+    // `tock status` names it (it went unnamed: no reply row yet).
+    let status = t.ok(&["status"]);
+    assert!(
+        status.contains(&format!("item #{id} was sent"))
+            && status.contains("its server has not answered yet (`tock stop"),
+        "{status}"
+    );
     let line = t.ok(&["stop", "hang"]);
     assert!(line.contains("asked the tock"), "{line}");
     wait_until(Duration::from_secs(10), "the request stopped", || {

@@ -255,6 +255,27 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     for line in reply_lines(store, &replies, live)? {
         println!("{line}");
     }
+    // Sent, and no word of the answer yet (no reply row until the server
+    // answers): what `tock stop` would stop. It went unnamed.
+    for i in items
+        .iter()
+        .filter(|i| i.status == crate::store::Status::Sending)
+    {
+        let Some(c) = i.conversation_id else { continue };
+        if replies.iter().any(|r| r.conversation_id == c) {
+            continue;
+        }
+        let title = store
+            .conversation(c)?
+            .map(|c| c.display_title())
+            .unwrap_or_default();
+        println!(
+            "conversation #{c} “{}”: item #{} was sent {}, and its server has not answered yet (`tock stop {c}` stops it)",
+            crate::sanitize::sanitize_line(&title),
+            i.id,
+            when::relative(i.updated_at, now)
+        );
+    }
     for line in tool_call_lines(store, &calls, now)? {
         println!("{line}");
     }
