@@ -1594,6 +1594,38 @@ async fn a_message_typed_as_a_failure_pauses_the_queue_is_held_too() {
     assert_eq!(user_texts(&h, c), vec!["Y", "Z", "W"]);
 }
 
+/// A pause a failure made, moved on by a message sent a moment after it (to
+/// hold that one too), is still told as the failure's: the strip said
+/// "paused after stop" though nothing was stopped.
+#[tokio::test(start_paused = true)]
+async fn a_pause_moved_on_by_a_message_typed_just_after_a_failure_is_the_failures() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 1;
+    let h = harness_with(
+        Scripted::new(vec![Step::Fail(LlmError::permanent("401 unauthorized"))]),
+        cfg,
+    );
+    let c = new_conv(&h);
+    h.engine.start();
+    let x = h.engine.send_text(c, "X").unwrap();
+    let y = h.engine.send_text(c, "Y").unwrap();
+    settle().await;
+    assert_eq!(status(&h, x), Status::Failed);
+    h.clock.jump(600);
+    let z = h.engine.send_text(c, "Z").unwrap();
+    settle().await;
+    let waiting = h.engine.store().waiting(h.engine.now_ms()).unwrap();
+    for id in [y, z] {
+        assert_eq!(
+            waiting.get(&id),
+            Some(&tock::store::Waiting::QueuePaused {
+                by: tock::store::PausedBy::FailedMessage { item_id: x }
+            }),
+            "{id}"
+        );
+    }
+}
+
 /// Resending an edit while a reply streams in the conversation, in this
 /// process or another (a second TUI, the daemon), is refused: that reply
 /// went on into the exchange the edit replaced, and the edit waited for it.

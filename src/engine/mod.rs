@@ -180,9 +180,7 @@ pub enum DispatchState {
     Error(String),
 }
 
-/// A pause a failure made less than this long ago is not lifted by a new
-/// message: it was typed before the pause could be seen.
-pub const UNSEEN_PAUSE_MS: i64 = 1_500;
+pub use crate::store::UNSEEN_PAUSE_MS;
 
 /// Timing knobs; tests shorten them.
 #[derive(Clone, Debug)]

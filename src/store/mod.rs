@@ -40,7 +40,7 @@ pub use search::{SearchHit, SearchQuery, fold_for_matching};
 pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};
 pub use tool_runs::ToolRun;
 pub use usage::{MessageUsage, by_message as usage_by_message};
-pub use waiting::{PausedBy, Waiting};
+pub use waiting::{PausedBy, UNSEEN_PAUSE_MS, Waiting};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -7,6 +7,10 @@ use anyhow::Result;
 
 use super::Store;
 
+/// A pause a failure made less than this long ago is not lifted by a new
+/// message: it was typed before the pause could be seen.
+pub const UNSEEN_PAUSE_MS: i64 = 1_500;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Waiting {
     /// Scheduled: not due yet.
@@ -202,16 +206,19 @@ impl Store {
         // first), else a stop; as the strip says it.
         let mut paused_by: HashMap<i64, PausedBy> = HashMap::new();
         if !paused.is_empty() {
-            let mut st = conn.prepare_cached(
+            let mut st = conn.prepare_cached(&format!(
                 "SELECT o.conversation_id, o.id, o.sent_at IS NOT NULL FROM outbox AS o
                  JOIN conversations AS c ON c.id = o.conversation_id
                  WHERE c.queue_paused_at IS NOT NULL AND o.status IN ('failed', 'expired')
                    -- Only a failure that made this pause (it is written just
                    -- before the row is marked): an older one passed over
-                   -- since does not explain a later stop.
-                   AND o.updated_at >= c.queue_paused_at
+                   -- since does not explain a later stop. A pause moved on
+                   -- by a message sent just after the failure (to hold it,
+                   -- the failure unseen yet) is still the failure's.
+                   AND o.updated_at >= c.queue_paused_at - {unseen}
                  ORDER BY o.sent_at IS NOT NULL, o.updated_at, o.id",
-            )?;
+                unseen = UNSEEN_PAUSE_MS
+            ))?;
             let failed = st
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
                 .collect::<rusqlite::Result<Vec<(i64, i64, bool)>>>()?;
