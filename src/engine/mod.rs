@@ -1087,8 +1087,6 @@ impl Engine {
         }
     }
 
-    /// Stop dispatching: in-flight turns are abandoned safely (resumed by the
-    /// next start), the lease is released. Returns within about `limit`.
     /// About to be stopped (Ctrl+Z): let the lease go, so a tock standing
     /// by sends meanwhile (it waited for the lease to run out, over a
     /// minute). Not while a reply or a tool call runs here: another would
@@ -1112,12 +1110,16 @@ impl Engine {
         }
     }
 
+    /// Whether the lease was let go by [`Engine::step_aside`] since the
+    /// last look (the scheduler's, which then holds it no more).
     pub(crate) fn take_stepped_aside(&self) -> bool {
         self.inner
             .stepped_aside
             .swap(false, std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// Stop dispatching: in-flight turns are abandoned safely (resumed by the
+    /// next start), the lease is released. Returns within about `limit`.
     pub async fn shutdown(&self, limit: Duration) {
         let _ = self.inner.shutdown.send(true);
         for tx in lock(&self.inner.busy).values() {

@@ -119,7 +119,9 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 images,
                 ..
             } => {
-                let content_text = content.as_str();
+                // A call that failed, was declined or stopped is said so:
+                // its result is `{"error": …}` alone, as tock writes one.
+                let is_error = is_error_result(content);
                 // With images, the content is a block array (text, then
                 // the images); without, plain text.
                 let content = if images.is_empty() {
@@ -134,9 +136,7 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 };
                 let mut block =
                     json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
-                // A call that failed, was declined or stopped is said so:
-                // its result is `{"error": …}` alone, as tock writes one.
-                if is_error_result(content_text) {
+                if is_error {
                     block["is_error"] = json!(true);
                 }
                 push("user", vec![block]);
@@ -166,13 +166,13 @@ pub fn request_body(req: &ChatRequest) -> Value {
     body
 }
 
-/// An image as a content block (base64 source).
 /// A tool result that says only that the call failed: `{"error": "…"}`.
 fn is_error_result(content: &str) -> bool {
     serde_json::from_str::<serde_json::Map<String, Value>>(content)
         .is_ok_and(|m| m.len() == 1 && m.contains_key("error"))
 }
 
+/// An image as a content block (base64 source).
 fn image_block(img: &super::Image) -> Value {
     json!({
         "type": "image",

@@ -209,11 +209,6 @@ impl Store {
     }
 }
 
-/// A tool call of the conversation waiting for its answer, or approved and
-/// running, belongs to the last reply: that reply is not replaced (`then`:
-/// what to do once the call is over). Replaced, the call still ran, and its
-/// result stayed in every later request without the call that asked for
-/// it, which providers refuse.
 impl Store {
     /// The tasks (still to fire) the model scheduled in a conversation since
     /// message `message_id`: what an edit resent there leaves scheduled
@@ -237,6 +232,11 @@ impl Store {
     }
 }
 
+/// A tool call of the conversation waiting for its answer, or approved and
+/// running, belongs to the last reply: that reply is not replaced (`then`:
+/// what to do once the call is over). Replaced, the call still ran, and its
+/// result stayed in every later request without the call that asked for
+/// it, which providers refuse.
 fn refuse_while_a_call_is_open(
     tx: &rusqlite::Transaction<'_>,
     conversation_id: i64,

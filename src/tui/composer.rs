@@ -224,7 +224,6 @@ impl Composer {
         self.text.cursor() != before
     }
 
-    /// After a send: empty, not editing, not recalling.
     /// Ctrl+C on a composer holding something: cleared, and kept aside.
     pub fn set_aside(&mut self, now: i64) {
         let text = self.text();
@@ -249,6 +248,7 @@ impl Composer {
         true
     }
 
+    /// After a send: empty, not editing, not recalling.
     pub fn clear(&mut self, now: i64) {
         self.replace_text("");
         self.attachments.clear();

@@ -163,13 +163,6 @@ impl Store {
         )
     }
 
-    /// Retry a failed or expired item now.
-    /// Send a failed, expired or canceled item again, first in its
-    /// conversation: its place was before what was queued meanwhile (a
-    /// scheduled one's due time becomes now, which alone sorted it last).
-    /// Due now, it is the user's explicit send: a paused queue does not
-    /// hold it (the pause may be another failed message's, which still
-    /// holds what was queued behind that one).
     /// An item waiting out a back-off (a 429's Retry-After of an hour)
     /// is tried again now, its attempts kept. False if it waits for none.
     pub fn end_back_off(&self, id: i64, now: i64) -> Result<bool> {
@@ -180,6 +173,13 @@ impl Store {
         )? == 1)
     }
 
+    /// Retry a failed or expired item now.
+    /// Send a failed, expired or canceled item again, first in its
+    /// conversation: its place was before what was queued meanwhile (a
+    /// scheduled one's due time becomes now, which alone sorted it last).
+    /// Due now, it is the user's explicit send: a paused queue does not
+    /// hold it (the pause may be another failed message's, which still
+    /// holds what was queued behind that one).
     pub fn retry_item(&self, id: i64, now: i64) -> Result<()> {
         self.user_update(
             id,
