@@ -362,18 +362,21 @@ impl Future for &mut Deadline {
 /// results, which are paired with their call by id: the later one is given
 /// its own (`id_2`) before it is stored, run or sent back.
 fn own_call_id(earlier: &[crate::llm::ToolCall], id: String) -> String {
-    let base = if id.is_empty() {
-        "call".to_string()
-    } else {
-        id
-    };
-    let mut own = base.clone();
+    let base = if id.is_empty() { "call" } else { &id };
+    unused_call_id(base, |own| earlier.iter().any(|c| c.id == own))
+}
+
+/// `base`, or `base_2`, `base_3`…: the first that `taken` does not hold.
+/// (A reply's calls as read, and a request's calls as sent, are each kept
+/// apart by id this way.)
+pub(super) fn unused_call_id(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut id = base.to_string();
     let mut n = 1;
-    while earlier.iter().any(|c| c.id == own) {
+    while taken(&id) {
         n += 1;
-        own = format!("{base}_{n}");
+        id = format!("{base}_{n}");
     }
-    own
+    id
 }
 
 #[cfg(test)]

@@ -665,9 +665,9 @@ pub(crate) fn build_messages(
     // with them or not at all (after a reply put aside, with none). An id
     // an earlier reply already used (`call_0` of every Ollama reply) is
     // sent as another, so that no two calls of one request share an id
-    // (Anthropic refuses that), and its results follow it.
-    // Two calls of one reply stored under one id (before tock gave each its
-    // own) take that id's results in turn.
+    // (Anthropic refuses that), and its results follow it; two calls of one
+    // reply stored under one id (before tock gave each its own) take that
+    // id's results in turn.
     let mut offered: HashMap<String, std::collections::VecDeque<String>> = HashMap::new();
     let mut sent_ids: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(history.len() + 1);
@@ -686,12 +686,7 @@ pub(crate) fn build_messages(
                     .into_iter()
                     .filter(|c| answered.get(&i).is_some_and(|a| a.contains(c.id.as_str())))
                     .map(|mut c| {
-                        let mut id = c.id.clone();
-                        let mut n = 1;
-                        while sent_ids.contains(&id) {
-                            n += 1;
-                            id = format!("{}_{n}", c.id);
-                        }
+                        let id = reading::unused_call_id(&c.id, |id| sent_ids.contains(id));
                         sent_ids.insert(id.clone());
                         offered
                             .entry(std::mem::replace(&mut c.id, id.clone()))
