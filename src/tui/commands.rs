@@ -367,7 +367,8 @@ fn last_word_start(line: &str) -> usize {
     start
 }
 
-fn unescape_spaces(word: &str) -> String {
+/// A space written `\ ` (as a shell writes it, and Tab for `@path`) as a space.
+pub fn unescape_spaces(word: &str) -> String {
     word.replace("\\ ", " ")
 }
 

@@ -604,7 +604,7 @@ impl App {
             // A space written `\ ` (as a shell, and Tab for `@path`, write
             // it) is a space of the name.
             Command::Attach => {
-                match self.attach(&commands::expand_home(&arg.replace("\\ ", " "))) {
+                match self.attach(&commands::expand_home(&commands::unescape_spaces(&arg))) {
                     Ok(msg) => {
                         self.info_until_key(msg);
                         self.composer.set_text("", now);

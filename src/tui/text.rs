@@ -16,7 +16,7 @@ pub fn edit_line(input: &mut TextArea<'_>, key: KeyEvent) -> bool {
     // the start of the next one).
     if key.code == KeyCode::Char('f')
         && key.modifiers == KeyModifiers::ALT
-        && let Some(n) = word_ahead(input).filter(|n| *n > 0)
+        && let n @ 1.. = word_run(input, Side::After, char::is_alphanumeric)
     {
         for _ in 0..n {
             input.move_cursor(CursorMove::Forward);
@@ -28,7 +28,7 @@ pub fn edit_line(input: &mut TextArea<'_>, key: KeyEvent) -> bool {
     // stops at punctuation, which is Alt+Backspace's way.
     if key.code == KeyCode::Char('w')
         && key.modifiers == KeyModifiers::CONTROL
-        && let Some(n) = word_behind(input).filter(|n| *n > 0)
+        && let n @ 1.. = word_run(input, Side::Before, |c| !c.is_whitespace())
     {
         // Cut forward from the word's start: the cut is kept for Ctrl+Y.
         for _ in 0..n {
@@ -58,45 +58,31 @@ pub fn is_kill(key: KeyEvent) -> bool {
     }
 }
 
-/// How many characters readline's Alt+f moves over: what is no word, then
-/// the word (letters and digits), on the cursor's line.
-fn word_ahead(input: &TextArea<'_>) -> Option<usize> {
-    let cursor = input.cursor();
-    let (row, col) = (cursor.0, cursor.1);
-    let line = input.lines().get(row)?;
-    let after: Vec<char> = line.chars().skip(col).collect();
-    let gap = after.iter().take_while(|c| !c.is_alphanumeric()).count();
-    let word = after[gap..]
-        .iter()
-        .take_while(|c| c.is_alphanumeric())
-        .count();
-    Some(gap + word)
-}
-
 /// A kill that cuts what is before the cursor (its cut goes before the
 /// earlier one's when kills come in a row).
 pub fn kills_backward(key: KeyEvent) -> bool {
     matches!(key.code, KeyCode::Char('u' | 'w') | KeyCode::Backspace)
 }
 
-/// How many characters readline's Ctrl+W takes before the cursor: the
-/// spaces there, then the word up to the space before it.
-fn word_behind(input: &TextArea<'_>) -> Option<usize> {
+/// How many characters lie from the cursor to `side`, on its line, in a
+/// run of what `in_word` refuses and then of what it takes: readline's
+/// Alt+f (to the end of a word of letters and digits) and Ctrl+W (back to
+/// the space before the word), each by its own idea of a word.
+fn word_run(input: &TextArea<'_>, side: Side, in_word: impl Fn(char) -> bool) -> usize {
     let cursor = input.cursor();
-    let (row, col) = (cursor.0, cursor.1);
-    let line = input.lines().get(row)?;
-    let before: Vec<char> = line.chars().take(col).collect();
-    let spaces = before
-        .iter()
-        .rev()
-        .take_while(|c| c.is_whitespace())
-        .count();
-    let word = before[..before.len() - spaces]
-        .iter()
-        .rev()
-        .take_while(|c| !c.is_whitespace())
-        .count();
-    Some(spaces + word)
+    let Some(line) = input.lines().get(cursor.0) else {
+        return 0;
+    };
+    let chars: Vec<char> = match side {
+        Side::After => line.chars().skip(cursor.1).collect(),
+        Side::Before => {
+            let mut before: Vec<char> = line.chars().take(cursor.1).collect();
+            before.reverse();
+            before
+        }
+    };
+    let gap = chars.iter().take_while(|c| !in_word(**c)).count();
+    gap + chars[gap..].iter().take_while(|c| in_word(**c)).count()
 }
 
 #[derive(Clone, Copy)]
