@@ -45,15 +45,13 @@ pub struct Composer {
     /// whole, and a quit with the composer still empty keeps it as the
     /// draft (Ctrl+C three times is how many leave a program).
     set_aside: Option<(String, Vec<Part>)>,
-    /// A kill key (Ctrl+K, Ctrl+U, Ctrl+W, Alt+d, Alt+Backspace) cut text
-    /// from this draft: Ctrl+Y pastes it back, as in readline, rather than
-    /// copying the last reply over the clipboard.
-    killed: bool,
+    /// What a kill key (Ctrl+K, Ctrl+U, Ctrl+W, Alt+d, Alt+Backspace) cut
+    /// from this draft, kills in a row joined: Ctrl+Y pastes it back, as in
+    /// readline, rather than copying the last reply over the clipboard.
+    kill_buffer: String,
     /// The last key was a kill: the next one adds to what it cut (two
     /// Ctrl+W give back both words), as readline's kills in a row do.
     kill_run: bool,
-    /// What the kills in a row cut, joined.
-    kill_buffer: String,
 }
 
 fn textarea(text: &str) -> TextArea<'static> {
@@ -73,9 +71,8 @@ impl Default for Composer {
             history_pos: None,
             history: Vec::new(),
             set_aside: None,
-            killed: false,
-            kill_run: false,
             kill_buffer: String::new(),
+            kill_run: false,
             recalled_over: None,
             unsaved_since: None,
         }
@@ -129,14 +126,14 @@ impl Composer {
     fn replace_text(&mut self, text: &str) {
         self.text.clear();
         self.text.insert_str(text);
-        self.killed = false;
+        self.kill_buffer.clear();
     }
 
     /// Ctrl+Y: what a kill key cut from this draft, back at the cursor.
     /// False if nothing was cut (Ctrl+Y then copies the last reply).
     pub fn yank(&mut self, now: i64) -> bool {
         self.kill_run = false;
-        if !self.killed || !self.text.paste() {
+        if self.kill_buffer.is_empty() || !self.text.paste() {
             return false;
         }
         self.stop_recalling();
@@ -176,24 +173,20 @@ impl Composer {
             // Ctrl+U as in every one-line input.
             _ => crate::tui::text::edit_line(&mut self.text, key),
         };
-        if modified && crate::tui::text::is_kill(key) {
+        let kill = modified && crate::tui::text::is_kill(key);
+        if kill {
+            if !self.kill_run {
+                self.kill_buffer.clear();
+            }
             let cut = self.text.yank_text();
-            if self.kill_run {
-                let joined = if crate::tui::text::kills_backward(key) {
-                    format!("{cut}{}", self.kill_buffer)
-                } else {
-                    format!("{}{cut}", self.kill_buffer)
-                };
-                self.kill_buffer = joined;
+            if crate::tui::text::kills_backward(key) {
+                self.kill_buffer.insert_str(0, &cut);
             } else {
-                self.kill_buffer = cut;
+                self.kill_buffer.push_str(&cut);
             }
             self.text.set_yank_text(self.kill_buffer.clone());
-            self.killed = true;
-            self.kill_run = true;
-        } else {
-            self.kill_run = false;
         }
+        self.kill_run = kill;
         if modified {
             self.stop_recalling();
             self.changed(now);
