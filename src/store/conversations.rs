@@ -350,53 +350,43 @@ impl Store {
     /// reply streams here, so it only reads unless a request is there.
     pub fn take_stop_request(&self, conversation_id: i64) -> Result<bool> {
         let conn = self.conn();
-        // Deleted in another process while its reply streams here: stopped
-        // (it read on to its end, for a conversation no longer there).
-        let exists: bool = conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM conversations WHERE id = ?1)",
-            [conversation_id],
-            |r| r.get(0),
-        )?;
-        if !exists {
-            return Ok(true);
-        }
-        // A request in flight asked to stop before its reply began.
-        let in_flight: Option<(i64, bool)> = conn
+        // One read: a request for the request in flight (before its reply
+        // began), for the reply, and whether each is still going.
+        let asked: Option<(Option<i64>, bool, Option<i64>, bool)> = conn
             .query_row(
                 "SELECT c.stop_item_id, EXISTS (SELECT 1 FROM outbox o
-                     WHERE o.id = c.stop_item_id AND o.status = 'sending')
-                 FROM conversations c WHERE c.id = ?1 AND c.stop_item_id IS NOT NULL",
-                [conversation_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        if let Some((item, sending)) = in_flight {
-            let taken = conn.execute(
-                "UPDATE conversations SET stop_item_id = NULL WHERE id = ?1 AND stop_item_id = ?2",
-                params![conversation_id, item],
-            )? == 1;
-            if taken && sending {
-                return Ok(true);
-            }
-        }
-        let asked: Option<(i64, bool)> = conn
-            .query_row(
-                "SELECT c.stop_reply_id, EXISTS (SELECT 1 FROM messages m
+                     WHERE o.id = c.stop_item_id AND o.status = 'sending'),
+                     c.stop_reply_id, EXISTS (SELECT 1 FROM messages m
                      WHERE m.id = c.stop_reply_id AND m.status = 'streaming')
-                 FROM conversations c WHERE c.id = ?1 AND c.stop_reply_id IS NOT NULL",
+                 FROM conversations c WHERE c.id = ?1",
                 [conversation_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()?;
-        let Some((message, streaming)) = asked else {
-            return Ok(false);
+        // Deleted in another process while its reply streams here: stopped
+        // (it read on to its end, for a conversation no longer there).
+        let Some((item, sending, reply, streaming)) = asked else {
+            return Ok(true);
         };
         // Taken once: by whoever clears this very request.
-        let taken = conn.execute(
-            "UPDATE conversations SET stop_reply_id = NULL WHERE id = ?1 AND stop_reply_id = ?2",
-            params![conversation_id, message],
-        )? == 1;
-        Ok(taken && streaming)
+        let take = |column: &str, id: i64| -> Result<bool> {
+            Ok(conn.execute(
+                &format!(
+                    "UPDATE conversations SET {column} = NULL WHERE id = ?1 AND {column} = ?2"
+                ),
+                params![conversation_id, id],
+            )? == 1)
+        };
+        if let Some(item) = item
+            && take("stop_item_id", item)?
+            && sending
+        {
+            return Ok(true);
+        }
+        match reply {
+            Some(reply) => Ok(take("stop_reply_id", reply)? && streaming),
+            None => Ok(false),
+        }
     }
 
     /// Conversations whose queue the user paused, with when.
