@@ -80,8 +80,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("item", |b| {
         b.iter(|| black_box(reader.item(1).expect("item")))
     });
-    g.bench_function("active_series_count", |b| {
-        b.iter(|| black_box(reader.active_series_count().expect("series")))
+    g.bench_function("active_series_by_conversation", |b| {
+        b.iter(|| black_box(reader.active_series_by_conversation().expect("series")))
     });
     g.bench_function("open_counts", |b| {
         b.iter(|| black_box(reader.open_counts().expect("counts")))

@@ -270,15 +270,6 @@ impl Store {
         Ok(id)
     }
 
-    /// Active series, for the status bar's count (no row is read).
-    pub fn active_series_count(&self) -> Result<i64> {
-        Ok(self.conn().query_row(
-            "SELECT count(*) FROM series WHERE status = 'active'",
-            [],
-            |r| r.get(0),
-        )?)
-    }
-
     /// Active series by conversation, for the conversation list's marks.
     pub fn active_series_by_conversation(&self) -> Result<std::collections::HashMap<i64, usize>> {
         let conn = self.conn();

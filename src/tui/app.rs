@@ -827,7 +827,7 @@ impl App {
         let now = self.now();
         // Counted by the last reload (the loop reloads right before exit).
         let open = usize::try_from(self.model.unfinished.total()).unwrap_or(0);
-        let series = self.model.active_series as usize;
+        let series = self.model.active_series();
         let approvals = self.model.calls_awaiting_approval();
         let cut = self.replies_cut_at_exit;
         let calls = self.calls_cut_at_exit;
@@ -835,8 +835,8 @@ impl App {
             return None;
         }
         let c = self.model.state_counts();
-        let (scheduled, failed, waiting) = (c.scheduled, c.failed, c.waiting);
-        let queued = open.saturating_sub(scheduled + failed + waiting);
+        let (failed, waiting) = (c.failed, c.waiting);
+        let to_go = self.to_go(now);
         let mut parts = Vec::new();
         if cut > 0 {
             parts.push(format!(
@@ -869,20 +869,8 @@ impl App {
                 }
             ));
         }
-        if scheduled > 0 {
-            let next = self.model.next_due().unwrap_or(now);
-            parts.push(format!(
-                "{} scheduled (next {})",
-                scheduled,
-                when::absolute(
-                    chrono::DateTime::from_timestamp_millis(next).unwrap_or_default(),
-                    &local(now)
-                )
-            ));
-        }
-        if queued > 0 {
-            parts.push(format!("{queued} queued"));
-        }
+        parts.extend(to_go.scheduled.clone());
+        parts.extend(to_go.queued.clone());
         if waiting > 0 {
             // Not sent by the next start either: they wait for the user.
             parts.push(format!(
@@ -894,13 +882,10 @@ impl App {
                 "{failed} failed or expired (not sent again unless you retry them: tock list)"
             ));
         }
-        if series > 0 {
-            parts.push(format!("{series} recurring series"));
-        }
+        parts.extend(to_go.series.clone());
         // Who sends what is still to go, if anything is.
-        let to_go = scheduled + queued + series + cut + calls > 0;
         let who = match &self.model.dispatch {
-            _ if !to_go => String::new(),
+            _ if to_go.is_empty() && cut + calls == 0 => String::new(),
             crate::engine::DispatchState::Standby { pid } => {
                 format!("; the tock running as pid {pid} sends them")
             }
@@ -920,36 +905,55 @@ impl App {
     /// Said on the way to a suspend (Ctrl+Z) when something is to be sent:
     /// a stopped tock sends nothing, and the shell says only "Stopped".
     pub fn suspend_line(&self) -> Option<String> {
-        let now = self.now();
-        let c = self.model.state_counts();
-        let open = usize::try_from(self.model.unfinished.total()).unwrap_or(0);
-        let queued = open.saturating_sub(c.scheduled + c.failed + c.waiting);
-        let series = self.model.active_series as usize;
-        let mut parts = Vec::new();
-        if c.scheduled > 0 {
-            let next = self.model.next_due().unwrap_or(now);
-            parts.push(format!(
-                "{} scheduled (next {})",
-                c.scheduled,
-                when::absolute(
-                    chrono::DateTime::from_timestamp_millis(next).unwrap_or_default(),
-                    &local(now)
-                )
-            ));
-        }
-        if queued > 0 {
-            parts.push(format!("{queued} queued"));
-        }
-        if series > 0 {
-            parts.push(format!("{series} recurring series"));
-        }
-        if parts.is_empty() {
+        let to_go = self.to_go(self.now());
+        if to_go.is_empty() {
             return None;
         }
+        let parts: Vec<String> = [to_go.scheduled, to_go.queued, to_go.series]
+            .into_iter()
+            .flatten()
+            .collect();
         Some(format!(
             "tock: suspended; while it is stopped it sends nothing: {}. `fg` brings it back (`tock daemon` sends them meanwhile).",
             parts.join(", ")
         ))
+    }
+
+    /// What is to go by itself, as the exit and a suspend name it (counted
+    /// by the last reload).
+    fn to_go(&self, now: i64) -> ToGo {
+        let c = self.model.state_counts();
+        let open = usize::try_from(self.model.unfinished.total()).unwrap_or(0);
+        let queued = open.saturating_sub(c.scheduled + c.failed + c.waiting);
+        let series = self.model.active_series();
+        ToGo {
+            scheduled: (c.scheduled > 0).then(|| {
+                let next = self.model.next_due().unwrap_or(now);
+                format!(
+                    "{} scheduled (next {})",
+                    c.scheduled,
+                    when::absolute(
+                        chrono::DateTime::from_timestamp_millis(next).unwrap_or_default(),
+                        &local(now)
+                    )
+                )
+            }),
+            queued: (queued > 0).then(|| format!("{queued} queued")),
+            series: (series > 0).then(|| format!("{series} recurring series")),
+        }
+    }
+}
+
+/// The parts of [`App::to_go`], each there when there is one of it.
+struct ToGo {
+    scheduled: Option<String>,
+    queued: Option<String>,
+    series: Option<String>,
+}
+
+impl ToGo {
+    fn is_empty(&self) -> bool {
+        self.scheduled.is_none() && self.queued.is_none() && self.series.is_none()
     }
 }
 

@@ -57,9 +57,8 @@ pub struct Model {
     pub pending_by_conv: HashMap<i64, usize>,
     /// Failed or expired items by conversation (not in `pending_by_conv`).
     pub failed_by_conv: HashMap<i64, usize>,
-    /// Active recurring series, for the status bar.
-    pub active_series: i64,
-    /// Active recurring series by conversation (the list marks them).
+    /// Active recurring series by conversation (the list marks them; the
+    /// status bar counts them all).
     pub series_by_conv: HashMap<i64, usize>,
     /// The status bar's counts, with the span of time they hold for: from
     /// when they were made until a row's due time or back-off passes (a
@@ -148,7 +147,6 @@ impl Model {
             browsing: HashMap::new(),
             stepping: None,
             usage: Default::default(),
-            active_series: 0,
             series_by_conv: HashMap::new(),
             pending_by_conv: HashMap::new(),
             failed_by_conv: HashMap::new(),
@@ -576,6 +574,11 @@ impl Model {
         }
     }
 
+    /// Active recurring series in all, for the status bar and the exit line.
+    pub fn active_series(&self) -> usize {
+        self.series_by_conv.values().sum()
+    }
+
     /// How many tool calls wait for approval, in every conversation (two
     /// calls of one reply are two).
     pub fn calls_awaiting_approval(&self) -> usize {
@@ -589,10 +592,7 @@ impl Model {
     /// awaiting approval): small, read whole on every change.
     fn reload_gates(&mut self) {
         match self.engine.reader().active_series_by_conversation() {
-            Ok(by_conv) => {
-                self.active_series = by_conv.values().sum::<usize>() as i64;
-                self.series_by_conv = by_conv;
-            }
+            Ok(by_conv) => self.series_by_conv = by_conv,
             Err(e) => self.fail("recurring series", e),
         }
         match crate::engine::state::gates(self.engine.reader()) {

@@ -621,12 +621,7 @@ fn status_spans_with(
         (c.queued, "⏳", "queued", palette().info),
         (c.waiting, "⏸", "paused", palette().warning),
         (c.scheduled, "⏰", "scheduled", palette().accent),
-        (
-            model.active_series as usize,
-            "↻",
-            "recurring",
-            palette().accent,
-        ),
+        (model.active_series(), "↻", "recurring", palette().accent),
     ];
     for (n, icon, label, color) in counts {
         if n > 0 {
