@@ -223,10 +223,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     let mut shown: Vec<_> = blocked.iter().collect();
     shown.sort_by_key(|(c, (_, w))| (rank(w), **c));
     for (c, (id, w)) in shown.iter().take(BLOCKED_SHOWN) {
-        let title = store
-            .conversation(**c)?
-            .map(|c| c.display_title())
-            .unwrap_or_default();
+        let title = title_of(store, **c)?;
         println!(
             "conversation #{c} “{}”: {} (item #{id})",
             crate::sanitize::sanitize_line(&title),
@@ -265,10 +262,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         if replies.iter().any(|r| r.conversation_id == c) {
             continue;
         }
-        let title = store
-            .conversation(c)?
-            .map(|c| c.display_title())
-            .unwrap_or_default();
+        let title = title_of(store, c)?;
         println!(
             "conversation #{c} “{}”: item #{} was sent {}, and its server has not answered yet (`tock stop {c}` stops it)",
             crate::sanitize::sanitize_line(&title),
@@ -317,10 +311,7 @@ pub(super) fn reply_lines(
 ) -> Result<Vec<String>> {
     let mut lines = Vec::with_capacity(replies.len());
     for r in replies {
-        let title = store
-            .conversation(r.conversation_id)?
-            .map(|c| c.display_title())
-            .unwrap_or_default();
+        let title = title_of(store, r.conversation_id)?;
         let what = if live {
             format!(
                 "a reply is streaming since {} ({} characters so far; `tock stop {}` stops it)",
@@ -349,10 +340,7 @@ pub(super) fn tool_call_lines(
 ) -> Result<Vec<String>> {
     let mut lines = Vec::with_capacity(calls.len());
     for r in calls {
-        let title = store
-            .conversation(r.conversation_id)?
-            .map(|c| c.display_title())
-            .unwrap_or_default();
+        let title = title_of(store, r.conversation_id)?;
         let secs = u128::try_from(now.saturating_sub(r.started_at).max(0) / 1000).unwrap_or(0);
         lines.push(format!(
             "conversation #{} “{}”: running tool {} ({}; `tock stop {}` stops it)",
@@ -425,6 +413,14 @@ pub(super) fn models(engine: &Engine, model: Option<&str>, as_json: bool) -> Res
         }
     }
     Ok(())
+}
+
+/// A conversation's title as shown, or nothing for one that is gone.
+fn title_of(store: &Store, conversation_id: i64) -> Result<String> {
+    Ok(store
+        .conversation(conversation_id)?
+        .map(|c| c.display_title())
+        .unwrap_or_default())
 }
 
 /// How many conversations' waiting items `tock status` names.

@@ -300,11 +300,12 @@ pub(crate) async fn run(
                 (!calls.is_empty()).then(|| serde_json::to_string(&stored).unwrap_or_default());
             // Ended by the model's length limit: whole as far as it goes,
             // and said, so that the reader knows to ask for the rest.
-            let cut_short = matches!(stop_reason.as_deref(), Some("max_tokens" | "length"))
-                .then(|| {
+            let cut_short = stop_reason
+                .as_deref()
+                .filter(|r| matches!(*r, "max_tokens" | "length"))
+                .map(|r| {
                     format!(
-                        "cut short: the reply reached the model's length limit ({}); ask it to go on",
-                        stop_reason.as_deref().unwrap_or_default()
+                        "cut short: the reply reached the model's length limit ({r}); ask it to go on"
                     )
                 });
             let saved = write_end(engine, reply_id, &mut stop, || {
