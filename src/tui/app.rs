@@ -151,8 +151,6 @@ pub struct App {
     /// The terminal window (or tmux pane) has the user's focus, as far as
     /// the terminal says (it says nothing unless it reports focus).
     pub window_focused: bool,
-    /// The quit put back what Ctrl+C had just cleared, as the draft.
-    pub kept_cleared_draft: bool,
     /// Ctrl+C pressed once on an empty composer, at this time.
     pub quit_armed: Option<i64>,
     /// The command chosen with ↑/↓ in the list of slash commands (its
@@ -223,7 +221,6 @@ impl App {
             calls_cut_at_exit: 0,
             cleared_on_the_way_out: false,
             window_focused: true,
-            kept_cleared_draft: false,
             quit_armed: None,
             menu_pick: None,
             menu_closed_on: None,

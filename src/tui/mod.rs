@@ -182,9 +182,7 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
             Err(e) => Err(e.into()),
         };
         // Cleared by Ctrl+C on the way out (Ctrl+C, Ctrl+C, Ctrl+C): kept.
-        if app.cleared_on_the_way_out && app.composer.take_back(app.now()) {
-            app.kept_cleared_draft = true;
-        }
+        let kept_cleared_draft = app.cleared_on_the_way_out && app.composer.take_back(app.now());
         app.save_draft();
         // What the writer still holds (a draft, a send waiting for another
         // process's lock) is waited for: the store gives up after its busy timeout.
@@ -199,7 +197,7 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         if let Some(line) = app.exit_line() {
             eprintln!("{line}");
         }
-        if app.kept_cleared_draft {
+        if kept_cleared_draft {
             eprintln!("tock: what Ctrl+C cleared as you quit is kept as the draft");
         }
         // A draft the database would not take is printed, so it is not lost.
