@@ -155,10 +155,7 @@ impl Engine {
         }
         // The other entries' servers' ids, as `ENTRY/ID` (each list is
         // asked for the first time it is wanted, as the current one is).
-        let current_entry = config
-            .facts(current)
-            .ok()
-            .map(|f| f.name.split('/').next().unwrap_or_default().to_string());
+        let current_entry = entry_of(config, current);
         for entry in config.model_names() {
             if entry == "echo" || Some(&entry) == current_entry.as_ref() {
                 continue;
@@ -187,10 +184,7 @@ impl Engine {
             return name.to_string();
         }
         let entries = config.model_names();
-        let current_entry = config
-            .facts(current)
-            .ok()
-            .map(|f| f.name.split('/').next().unwrap_or_default().to_string());
+        let current_entry = entry_of(config, current);
         let order = current_entry.iter().chain(
             entries
                 .iter()
@@ -292,6 +286,15 @@ fn store_result(
         (_, Err(e)) => Err(e),
         (_, Ok(l)) => Ok(Arc::new(l)),
     }
+}
+
+/// The config entry a model name resolves through (`claude` of
+/// `claude/claude-fake-1`), if it resolves.
+fn entry_of(config: &crate::config::ConfigSource, model: Option<&str>) -> Option<String> {
+    config
+        .facts(model)
+        .ok()
+        .map(|f| f.name.split('/').next().unwrap_or_default().to_string())
 }
 
 /// Edit distance (for suggestions; names are short).
