@@ -1083,6 +1083,18 @@ fn a_broken_config_file_warns_in_one_line_and_keeps_what_is_sent() {
     assert_eq!(t.items().len(), 1);
 }
 
+/// A tock whose config (returned, to be written) names one model, "real",
+/// on `server`, its key in the environment.
+fn with_a_real_model(server: &MockServer) -> (Tock, String) {
+    let mut t = Tock::new();
+    t.set_env("REAL_KEY", "sk-real-key-for-the-test");
+    let good = format!(
+        "default_model = \"real\"\n[models.real]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"REAL_KEY\"\n",
+        server.base_url()
+    );
+    (t, good)
+}
+
 /// The config file broken while a tock that read it dispatches: that tock
 /// keeps the settings it read and goes on sending, and the CLI says so. It
 /// said nothing was sent, named the offline echo model as the model, and
@@ -1091,12 +1103,7 @@ fn a_broken_config_file_warns_in_one_line_and_keeps_what_is_sent() {
 fn a_config_broken_under_a_running_dispatcher_is_told_as_it_is() {
     let server = MockServer::start();
     server.respond_with(|_| Reply::text("from the real model"));
-    let mut t = Tock::new();
-    t.set_env("REAL_KEY", "sk-real-key-for-the-test");
-    let good = format!(
-        "default_model = \"real\"\n[models.real]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"REAL_KEY\"\n",
-        server.base_url()
-    );
+    let (t, good) = with_a_real_model(&server);
     t.write_config(&good);
     let mut d = t.spawn_daemon();
     let first = t.send(&["--new", "S", "before the typo"]);
@@ -1145,12 +1152,7 @@ fn a_config_broken_under_a_running_dispatcher_is_told_as_it_is() {
 fn a_config_that_cannot_be_read_holds_what_is_due_until_it_is_fixed() {
     let server = MockServer::start();
     server.respond_with(|_| Reply::text("from the real model"));
-    let mut t = Tock::new();
-    t.set_env("REAL_KEY", "sk-real-key-for-the-test");
-    let good = format!(
-        "default_model = \"real\"\n[models.real]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"REAL_KEY\"\n",
-        server.base_url()
-    );
+    let (t, good) = with_a_real_model(&server);
     t.write_config(&format!("{good}[ui]\nmax_width = -3\n"));
     let out = t.run(&["send", "--new", "S", "important"]);
     assert!(out.status.success(), "{}", out.stderr);

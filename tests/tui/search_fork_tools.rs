@@ -364,35 +364,39 @@ async fn slash_tools_lists_tock_s_tools_and_each_mcp_server_with_its_state() {
         .await;
 }
 
-/// "approved: running it" stands while an approved MCP call runs and goes
-/// once its result is in (the clock here is still: without that, the line
-/// would stand for good).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_running_line_of_an_approved_call_goes_once_it_has_run() {
+/// A TUI whose config has the MCP test server as `test`.
+fn with_the_test_mcp_server(steps: Vec<Step>) -> Ui {
     let mut cfg = Config::default();
     let bin = common::mcp_test_server_bin();
     let toml = format!("[mcp.test]\ncommand = {:?}\n", bin.display().to_string());
     let parsed: Config = toml::from_str(&toml).unwrap();
     cfg.mcp = parsed.mcp;
-    let mut ui = Ui::with_config(
-        vec![
-            Step::Reply(vec![tool_call("test__echo", r#"{"text":"hello"}"#), done()]),
-            Step::Reply(vec![text("it said hello back"), done()]),
-        ],
-        cfg,
-    );
+    Ui::with_config(steps, cfg)
+}
+
+/// Pump the UI until `ok`, for what runs in real time (an MCP server).
+fn poll(ui: &mut Ui, what: &str, ok: &dyn Fn(&mut Ui) -> bool) {
+    for _ in 0..400 {
+        ui.pump();
+        if ok(ui) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("timed out waiting for {what}: {}", ui.screen(100, 30));
+}
+
+/// "approved: running it" stands while an approved MCP call runs and goes
+/// once its result is in (the clock here is still: without that, the line
+/// would stand for good).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_running_line_of_an_approved_call_goes_once_it_has_run() {
+    let mut ui = with_the_test_mcp_server(vec![
+        Step::Reply(vec![tool_call("test__echo", r#"{"text":"hello"}"#), done()]),
+        Step::Reply(vec![text("it said hello back"), done()]),
+    ]);
     ui.h.engine.start();
     ui.say("echo hello");
-    let poll = |ui: &mut Ui, what: &str, ok: &dyn Fn(&mut Ui) -> bool| {
-        for _ in 0..400 {
-            ui.pump();
-            if ok(ui) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(25));
-        }
-        panic!("timed out waiting for {what}: {}", ui.screen(100, 30));
-    };
     poll(&mut ui, "the approval", &|ui: &mut Ui| {
         ui.app.model.waiting_approval().is_some()
     });
@@ -421,30 +425,12 @@ async fn the_running_line_of_an_approved_call_goes_once_it_has_run() {
 /// streams: one press quit at once, and the next tock ran the call again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_q_while_a_tool_call_runs_warns_first() {
-    let mut cfg = Config::default();
-    let bin = common::mcp_test_server_bin();
-    let toml = format!("[mcp.test]\ncommand = {:?}\n", bin.display().to_string());
-    let parsed: Config = toml::from_str(&toml).unwrap();
-    cfg.mcp = parsed.mcp;
-    let mut ui = Ui::with_config(
-        vec![
-            Step::Reply(vec![tool_call("test__slow", r#"{"ms":30000}"#), done()]),
-            Step::Reply(vec![text("done"), done()]),
-        ],
-        cfg,
-    );
+    let mut ui = with_the_test_mcp_server(vec![
+        Step::Reply(vec![tool_call("test__slow", r#"{"ms":30000}"#), done()]),
+        Step::Reply(vec![text("done"), done()]),
+    ]);
     ui.h.engine.start();
     ui.say("be slow");
-    let poll = |ui: &mut Ui, what: &str, ok: &dyn Fn(&mut Ui) -> bool| {
-        for _ in 0..400 {
-            ui.pump();
-            if ok(ui) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(25));
-        }
-        panic!("timed out waiting for {what}: {}", ui.screen(100, 30));
-    };
     poll(&mut ui, "the approval", &|ui: &mut Ui| {
         ui.app.model.waiting_approval().is_some()
     });
