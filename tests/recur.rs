@@ -896,6 +896,40 @@ fn catch_up_fires_the_latest_and_counts_the_skipped() {
     assert_eq!(c.skipped, 365 * 1440);
     assert_eq!(c.fire, Some(t0 + 365 * 86_400_000));
     assert_eq!(c.next, Some(t0 + 365 * 86_400_000 + 60_000));
+    // Back nearer the next occurrence than the last: the next one serves.
+    let c = catch_up(
+        &every,
+        &tz,
+        Position {
+            anchor: t0,
+            next_due: t0,
+            until: None,
+            remaining: None,
+        },
+        t0 + 10 * 60_000 - 200,
+        grace,
+    );
+    assert_eq!(
+        (c.fire, c.skipped, c.consumed, c.next),
+        (None, 10, 10, Some(t0 + 10 * 60_000))
+    );
+    // ... unless there is no next one: the last of `for 10 times` is sent.
+    let c = catch_up(
+        &every,
+        &tz,
+        Position {
+            anchor: t0,
+            next_due: t0,
+            until: None,
+            remaining: Some(10),
+        },
+        t0 + 10 * 60_000 - 200,
+        grace,
+    );
+    assert_eq!(
+        (c.fire, c.skipped, c.next),
+        (Some(t0 + 9 * 60_000), 9, None)
+    );
 }
 
 /// `every N months` and `every N years`: wall-clock rules counted from

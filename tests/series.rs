@@ -329,6 +329,47 @@ async fn a_week_of_downtime_gives_one_catch_up_and_six_skipped() {
     assert_eq!(s.next_due_at, Some(berlin_ms(2026, 12, 8, 9, 0)));
 }
 
+/// Back a moment before the next occurrence: the one missed a minute ago
+/// is not sent 0.2 s before the next, which serves for both.
+#[tokio::test(start_paused = true)]
+async fn back_just_before_the_next_occurrence_sends_once_not_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let (c, id, first) = {
+        let r = rig(&path, berlin_ms(2026, 12, 1, 8, 0), Scripted::new(vec![]));
+        let c = conv(&r);
+        let s = r.engine.parse_schedule("every 1 minute").unwrap();
+        let id = r
+            .engine
+            .create_series(c, Kind::Message, "check the build", &s)
+            .unwrap();
+        let first = r.store.series(id).unwrap().unwrap().next_due_at.unwrap();
+        (c, id, first)
+    };
+    // Away for ten occurrences; back 0.2 s before the eleventh.
+    let eleventh = first + 10 * 60_000;
+    let r = rig(&path, eleventh - 200, Scripted::new(vec![]));
+    r.engine.start();
+    settle().await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    settle().await;
+    let occ = r.store.series_occurrences(id).unwrap();
+    let at: Vec<_> = occ.iter().map(|o| o.occurrence_at.map(local)).collect();
+    assert_eq!(at, vec![Some(local(eleventh))], "one send, on time");
+    assert_eq!(users(&r, c).len(), 1);
+    let s = r.store.series(id).unwrap().unwrap();
+    assert_eq!((s.occurrences, s.skipped), (1, 10));
+    assert!(notices(&r, c)[0].contains("10 occurrences skipped"));
+    // Back half a minute after one instead: that one is sent late, once.
+    drop(r);
+    let r = rig(&path, eleventh + 5 * 60_000 + 20_000, Scripted::new(vec![]));
+    r.engine.start();
+    settle().await;
+    let occ = r.store.series_occurrences(id).unwrap();
+    assert_eq!(occ.len(), 2);
+    assert_eq!(occ[1].occurrence_at, Some(eleventh + 5 * 60_000));
+}
+
 #[tokio::test(start_paused = true)]
 async fn downtime_beyond_the_grace_sends_nothing_and_says_so() {
     let dir = tempfile::tempdir().unwrap();

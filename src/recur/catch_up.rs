@@ -36,7 +36,10 @@ pub struct Position {
 }
 
 /// A series due at `pos.next_due` (<= `now`): fire once for the latest
-/// occurrence due, if it is within `grace_ms`; every older one is skipped.
+/// occurrence due, if it is within `grace_ms` and the next one is not
+/// nearer than it is late (else the next one serves, rather than two
+/// sends a moment apart: `every 1 minute` back 0.2 s before its next
+/// minute); every older one is skipped.
 /// Occurrences after `until` and beyond `remaining` do not happen.
 pub fn catch_up<Tz: TimeZone>(
     rule: &Rule,
@@ -88,15 +91,16 @@ pub fn catch_up<Tz: TimeZone>(
             }
         }
     }
+    let next = next.filter(|t| until.is_none_or(|u| *t <= u) && count < budget);
     let mut fire = None;
     let mut skipped = count;
     if let Some(l) = last
         && now - l <= grace_ms
+        && next.is_none_or(|n| n - now >= now - l)
     {
         fire = Some(l);
         skipped -= 1;
     }
-    let next = next.filter(|t| until.is_none_or(|u| *t <= u) && count < budget);
     CatchUp {
         fire,
         skipped,
