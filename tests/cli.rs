@@ -1734,6 +1734,54 @@ fn an_ended_series_reads_as_finished_in_list() {
     );
 }
 
+/// A flag's time or rule that reads only in part says where it stops, as
+/// the composer does, in the command line's terms: it said only "can't
+/// read … — try …".
+#[test]
+fn a_time_or_rule_read_only_in_part_says_where_it_stops() {
+    let t = Tock::new();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["send", "--every", "weekday at 9am and 5pm", "x"],
+            "\"and 5pm\" after \"weekday at 9am\": one time per rule — make two series, every \"weekday at 9am\" and every \"weekday 5pm\"",
+        ),
+        (
+            &["send", "--at", "9am and 5pm", "x"],
+            "\"and 5pm\" after \"9am\": one time per message — send two, one at \"9am\" and one at \"5pm\"",
+        ),
+        (
+            &["send", "--at", "tomorrow 9am foo", "x"],
+            "can't read \"tomorrow 9am foo\" as a time: \"tomorrow 9am\" is one, and \"foo\" after it is not part of it",
+        ),
+        (
+            &["send", "--every", "friday 6pm evening", "x"],
+            "can't read \"friday 6pm evening\" as a rule: \"friday 6pm\" is one, and \"evening\" after it is not part of it",
+        ),
+        (
+            &["send", "--at", "9am PST", "x"],
+            "\"PST\" after \"9am\": tock reads times in your local zone",
+        ),
+        (&["send", "--every", "9am PST", "x"], "has a time zone"),
+    ];
+    for (args, said) in cases {
+        let line = t.fails(args);
+        assert!(line.contains(said), "{args:?}: {line}");
+        // The composer's ways out are not the command line's.
+        assert!(!line.contains("/at") && !line.contains("--"), "{line}");
+    }
+    // A series rescheduled to such a rule is told the same.
+    let out = t.ok(&["send", "--every", "every day at 9am", "x"]);
+    let id = out
+        .split_whitespace()
+        .last()
+        .unwrap()
+        .trim_start_matches('#');
+    let line = t.fails(&["reschedule", id, "weekday 9am and 5pm"]);
+    assert!(line.contains("one time per rule"), "{line}");
+    // What does not read at all still says what would.
+    assert!(t.fails(&["send", "--at", "zzz", "x"]).contains("try 10m"));
+}
+
 #[test]
 fn bad_recurring_input_exits_non_zero_with_one_line() {
     let t = Tock::new();

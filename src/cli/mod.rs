@@ -7,6 +7,7 @@ mod list;
 mod send;
 mod status;
 mod tools;
+mod when_args;
 
 pub use send::SendArgs;
 
@@ -311,7 +312,16 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             }
         }
         Command::Reschedule { id, time } if store.series(*id)?.is_some() => {
-            engine.edit_series_rule_keeping_end(*id, &time.join(" "))?;
+            let expr = time.join(" ");
+            if let Err(e) = engine.edit_series_rule_keeping_end(*id, &expr) {
+                // Not read at all: where it stops reading, if anywhere.
+                return Err(match e.downcast_ref::<crate::recur::RecurError>() {
+                    Some(crate::recur::RecurError::Unrecognised(_)) => {
+                        when_args::parse_every(&expr).err().unwrap_or(e)
+                    }
+                    _ => e,
+                });
+            }
             let v = engine
                 .series_view(*id)?
                 .ok_or_else(|| anyhow!("no series {id}"))?;
@@ -323,7 +333,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
         }
         Command::Reschedule { id, time } => {
             let expr = time.join(" ");
-            let due = send::parse_due(&expr, Mode::At)?;
+            let due = when_args::parse_due(&expr, Mode::At)?;
             engine.reschedule(*id, due.timestamp_millis())?;
             println!("{id} now due {}", when::preview(due, &now_local()));
         }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
-use super::now_local;
+use super::when_args::{parse_due, parse_every};
 use crate::engine::Engine;
 use crate::store::{Kind, NewItem, Store};
 use crate::when::{self, Mode};
@@ -98,7 +98,7 @@ fn send_text(
                 Some(u) => format!("{e} until {u}"),
                 None => e.clone(),
             };
-            Some(crate::recur::parse(&expr, &now_local())?)
+            Some(parse_every(&expr)?)
         }
         None => None,
     };
@@ -203,12 +203,6 @@ fn say_if_no_tock_sends(store: &crate::store::Store, engine: &Engine) -> Result<
 
 /// Largest message text `send` takes from stdin or a file.
 const MAX_TEXT_BYTES: u64 = 20 * 1024 * 1024;
-
-/// A time expression from the command line (the parser refuses more than
-/// ten years ahead, and years and months with the reason).
-pub(super) fn parse_due(expr: &str, mode: Mode) -> Result<chrono::DateTime<chrono::Utc>> {
-    Ok(when::parse_time(expr, &now_local(), mode)?)
-}
 
 /// The message text of `send`: the words, or stdin for `-`, or a file.
 fn message_text(text: &[String], file: Option<&std::path::Path>) -> Result<String> {
