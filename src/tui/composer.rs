@@ -14,6 +14,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use crate::engine::Part;
 use crate::store::Draft;
+use crate::tui::undo::{Edit as UndoEdit, UndoSteps};
 
 /// Delay between the last keystroke and saving the draft.
 pub const SAVE_AFTER_MS: i64 = 300;
@@ -52,6 +53,8 @@ pub struct Composer {
     /// The last key was a kill: the next one adds to what it cut (two
     /// Ctrl+W give back both words), as readline's kills in a row do.
     kill_run: bool,
+    /// The draft before each step of editing, for Ctrl+_.
+    undo: UndoSteps,
 }
 
 fn textarea(text: &str) -> TextArea<'static> {
@@ -73,6 +76,7 @@ impl Default for Composer {
             set_aside: None,
             kill_buffer: String::new(),
             kill_run: false,
+            undo: UndoSteps::default(),
             recalled_over: None,
             unsaved_since: None,
         }
@@ -133,9 +137,14 @@ impl Composer {
     /// False if nothing was cut (Ctrl+Y then copies the last reply).
     pub fn yank(&mut self, now: i64) -> bool {
         self.kill_run = false;
-        if self.kill_buffer.is_empty() || !self.text.paste() {
+        if self.kill_buffer.is_empty() {
             return false;
         }
+        let before = self.state();
+        if !self.text.paste() {
+            return false;
+        }
+        self.kept(before, UndoEdit::Whole);
         self.stop_recalling();
         self.changed(now);
         true
@@ -146,13 +155,17 @@ impl Composer {
     }
 
     pub fn set_text(&mut self, text: &str, now: i64) {
+        let before = self.state();
         self.replace_text(text);
+        self.kept(before, UndoEdit::Whole);
         self.stop_recalling();
         self.changed(now);
     }
 
     pub fn insert(&mut self, text: &str, now: i64) {
+        let before = self.state();
         self.text.insert_str(text);
+        self.kept(before, UndoEdit::Whole);
         self.stop_recalling();
         self.changed(now);
     }
@@ -160,6 +173,11 @@ impl Composer {
     /// A key for the text itself (characters, movement, deletion, readline keys).
     pub fn input(&mut self, key: KeyEvent, now: i64) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let edit = undo_edit(key);
+        // (A key that only moves the cursor keeps no copy of the draft.)
+        let before = edit
+            .filter(|e| self.undo.starts_step(*e))
+            .map(|_| self.state());
         let modified = match key.code {
             // The textarea has no bindings for these readline keys on every layout.
             KeyCode::Char('a') if ctrl => {
@@ -188,8 +206,45 @@ impl Composer {
         }
         self.kill_run = kill;
         if modified {
+            if let Some(before) = before {
+                self.undo.keep(before);
+            }
+            self.undo.edited(edit.unwrap_or(UndoEdit::Whole));
             self.stop_recalling();
             self.changed(now);
+        } else {
+            self.undo.moved();
+        }
+    }
+
+    /// Ctrl+_: the draft as it was before the last step of editing (a
+    /// word typed, deletions in a row, a cut, a paste); false when there
+    /// is none.
+    pub fn undo(&mut self, now: i64) -> bool {
+        let Some((text, (row, col))) = self.undo.undo() else {
+            return false;
+        };
+        self.text.clear();
+        self.text.insert_str(&text);
+        self.text
+            .move_cursor(CursorMove::Jump(clamp_u16(row), clamp_u16(col)));
+        self.kill_run = false;
+        self.stop_recalling();
+        self.changed(now);
+        true
+    }
+
+    /// The draft and its cursor, as undo keeps them.
+    fn state(&self) -> (String, (usize, usize)) {
+        let c = self.text.cursor();
+        (self.text(), (c.0, c.1))
+    }
+
+    /// A step alone was made from `before`, if it changed the draft.
+    fn kept(&mut self, before: (String, (usize, usize)), edit: UndoEdit) {
+        if self.text.lines().join("\n") != before.0 {
+            self.undo.keep(before);
+            self.undo.edited(edit);
         }
     }
 
@@ -201,7 +256,9 @@ impl Composer {
     }
 
     pub fn newline(&mut self, now: i64) {
+        let before = self.state();
         self.text.insert_newline();
+        self.kept(before, UndoEdit::Whole);
         self.stop_recalling();
         self.changed(now);
     }
@@ -244,6 +301,7 @@ impl Composer {
     /// After a send: empty, not editing, not recalling.
     pub fn clear(&mut self, now: i64) {
         self.replace_text("");
+        self.undo.clear();
         self.attachments.clear();
         self.edit = None;
         self.stop_recalling();
@@ -538,6 +596,39 @@ impl Composer {
             }
         }
     }
+}
+/// A row or column for the textarea's jump (a line longer than 65,535
+/// characters is left at its end).
+fn clamp_u16(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+/// What a key does to the draft, for where an undo step starts: a
+/// character typed, a deletion, anything else (a step alone), or nothing
+/// (a key that moves the cursor).
+fn undo_edit(key: KeyEvent) -> Option<UndoEdit> {
+    let plain = !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    let ctrl = key.modifiers == KeyModifiers::CONTROL;
+    let alt = key.modifiers == KeyModifiers::ALT;
+    Some(match key.code {
+        KeyCode::Char(c) if plain && c.is_whitespace() => UndoEdit::Space,
+        KeyCode::Char(_) if plain => UndoEdit::Letter,
+        KeyCode::Backspace | KeyCode::Delete if plain => UndoEdit::Deletion,
+        KeyCode::Char('h' | 'd') if ctrl => UndoEdit::Deletion,
+        KeyCode::Left
+        | KeyCode::Right
+        | KeyCode::Up
+        | KeyCode::Down
+        | KeyCode::Home
+        | KeyCode::End
+        | KeyCode::PageUp
+        | KeyCode::PageDown => return None,
+        KeyCode::Char('a' | 'e' | 'b' | 'f' | 'p' | 'n') if ctrl => return None,
+        KeyCode::Char('b' | 'f') if alt => return None,
+        _ => UndoEdit::Whole,
+    })
 }
 
 /// Chips for the attachments: name, kind and size ("📎 code.rs · text · 41 B").

@@ -114,6 +114,7 @@ pub enum Action {
     HistoryNext,
     Complete,
     KillToStart,
+    Undo,
     ExternalEditor,
     // Lists (strip, sidebar, F2, picker, help)
     Up,
@@ -614,6 +615,14 @@ fn defaults() -> Vec<Binding> {
             "kill_line",
             vec![ctrl('u')],
             "delete to the start of the line (Ctrl+K to the end, Ctrl+W or Alt+Backspace a word back, Alt+d a word forward, Ctrl+A/E home/end, Alt+b/Alt+f a word back/forward)",
+        ),
+        b(
+            Composer,
+            Ac::Undo,
+            "undo",
+            // Ctrl+_ and Ctrl+/ send the byte crossterm reads as Ctrl+7.
+            vec![ctrl('_'), ctrl('7'), ctrl('/')],
+            "undo the last change to the draft: a word typed, deletions in a row, a cut or a paste (again for the one before)",
         ),
     ];
     v.extend(list(Strip));

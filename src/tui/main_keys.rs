@@ -375,6 +375,11 @@ impl App {
                 }
             }
             Action::KillToStart => self.composer.input(key, now),
+            Action::Undo => {
+                if !self.composer.undo(now) {
+                    self.info_until_key("nothing to undo");
+                }
+            }
             Action::ExternalEditor => self.editor_request = true,
             _ => return false,
         }

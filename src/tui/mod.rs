@@ -29,6 +29,7 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod time_picker;
+mod undo;
 mod unsent;
 mod versions;
 pub mod view;

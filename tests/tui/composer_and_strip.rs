@@ -938,3 +938,48 @@ async fn ctrl_y_pastes_back_what_a_kill_key_cut() {
         ui.status_line()
     );
 }
+
+/// Ctrl+_ (Ctrl+/, which terminals send as Ctrl+7) undoes the draft a step
+/// at a time: a word typed, deletions in a row, a cut, a paste. There was
+/// no undo: the textarea's own key, Ctrl+U, is readline's kill here.
+#[tokio::test(start_paused = true)]
+async fn ctrl_underscore_undoes_the_draft_a_step_at_a_time() {
+    let mut ui = Ui::new(vec![]);
+    ui.typ("check the build");
+    ui.ctrl('w');
+    ui.typ("tests");
+    ui.erase(2);
+    ui.app.on_terminal(TermEvent::Paste(" now".into()));
+    assert_eq!(ui.app.composer_text(), "check the tes now");
+    let mut seen = Vec::new();
+    for key in ['7', '/', '_', '7', '7', '7', '7'] {
+        ui.ctrl(key);
+        seen.push(ui.app.composer_text());
+    }
+    assert_eq!(
+        seen,
+        [
+            "check the tes",
+            "check the tests",
+            "check the ",
+            "check the build",
+            "check the ",
+            "check ",
+            "",
+        ]
+    );
+    ui.ctrl('7');
+    assert_eq!(ui.app.status_pair().0, "nothing to undo");
+    // The cursor goes back where it was: typing goes on after "build".
+    ui.typ("check the build");
+    ui.press(KeyCode::Home);
+    ui.typ("x");
+    ui.ctrl('7');
+    ui.typ("!");
+    assert_eq!(ui.app.composer_text(), "!check the build");
+    // Sent, the draft starts again: nothing before it to undo.
+    ui.enter();
+    ui.ctrl('7');
+    assert_eq!(ui.app.composer_text(), "");
+    assert!(ui.screen(100, 30).contains("nothing to undo"));
+}
