@@ -169,6 +169,9 @@ async fn a_series_fires_in_the_zone_it_was_made_in_whoever_dispatches_it() {
     drop(made);
     let r = rig_in(&path, start, Scripted::new(vec![]), Zone::Utc);
     let view = r.engine.series_view(id).unwrap().unwrap();
+    // Its clock time is Berlin's, which lists here (in UTC) say; every
+    // list shows this description.
+    assert_eq!(view.description, "every day at 09:00 (Europe/Berlin time)");
     assert_eq!(
         view.upcoming.iter().map(|t| local(*t)).collect::<Vec<_>>()[..2],
         [
@@ -198,6 +201,17 @@ async fn a_series_fires_in_the_zone_it_was_made_in_whoever_dispatches_it() {
     r.engine.edit_series_rule(id, "every day at 8am").unwrap();
     let series = r.store.series(id).unwrap().unwrap();
     assert_eq!(series.zone.as_deref(), Some("UTC"));
+    let view = r.engine.series_view(id).unwrap().unwrap();
+    assert_eq!(view.description, "every day at 08:00");
+    // An interval is the same wherever it is read.
+    let berlin = rig(&path, start, Scripted::new(vec![]));
+    let every = berlin.engine.parse_schedule("every 2h").unwrap();
+    let other = berlin
+        .engine
+        .create_series(c, Kind::Message, "stretch", &every)
+        .unwrap();
+    let view = r.engine.series_view(other).unwrap().unwrap();
+    assert_eq!(view.description, "every 2 hours");
     assert_eq!(
         local(series.next_due_at.unwrap()),
         "2026-12-04 09:00:00.000 +0100"

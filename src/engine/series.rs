@@ -416,6 +416,14 @@ impl Engine {
         let (description, upcoming) = match Rule::stored(&s.rule) {
             Ok(rule) => {
                 let mut d = rule.describe();
+                // `every day at 09:00` made in New York is at 15:00 here:
+                // its clock times are its zone's, which is said when it
+                // is not this one's.
+                if !rule.is_interval()
+                    && let Some(name) = own.name().filter(|n| zone.name().as_ref() != Some(n))
+                {
+                    d.push_str(&format!(" ({name} time)"));
+                }
                 if let Some(r) = s.remaining.filter(|_| s.status != SeriesStatus::Ended) {
                     d.push_str(&format!(", {r} left"));
                 }
