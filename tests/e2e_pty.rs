@@ -459,6 +459,21 @@ fn ctrl_l_clears_the_terminal_and_redraws_everything() {
         let drawn = &after[cleared..];
         (contains_bytes(drawn, b"Enter sends") && contains_bytes(drawn, b"offline")).then_some(())
     });
+    // Over F2 and the search too, which take every other key.
+    for (open, shows) in [(&b"\x1bOQ"[..], &b" Scheduled "[..]), (b"\x06", b"Search")] {
+        pty.write(open);
+        pty.wait_text(std::str::from_utf8(shows).unwrap().trim(), LONG);
+        let before = pty.raw().len();
+        pty.write(b"\x0c");
+        wait_until(LONG, "the view cleared and drawn again", || {
+            let raw = pty.raw();
+            let after = &raw[before..];
+            let cleared = after.windows(4).position(|w| w == b"\x1b[2J")?;
+            contains_bytes(&after[cleared..], shows).then_some(())
+        });
+        pty.write(b"\x1b");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]

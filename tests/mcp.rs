@@ -1144,6 +1144,40 @@ async fn read_only_tools_run_without_asking_when_allowed_and_rules_still_decide(
     rig.engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// A call to a tool its server did not list (`test__rm_rf` where `test`
+/// has no such tool) is refused at once, as a call to no server is: it
+/// was put to the user as "Allow test__rm_rf?", with its arguments shown
+/// as though it would run, and failed only once approved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_to_a_tool_the_server_does_not_have_is_refused_without_asking() {
+    use common::{Scripted, Step, done, text};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Scripted::new(vec![
+        Step::Reply(vec![
+            call("c1", "test__rm_rf", json!({"path": "/"})),
+            call("c2", "nosuch__x", json!({})),
+            done(),
+        ]),
+        Step::Reply(vec![text("understood"), done()]),
+    ]);
+    let cfg = config(&stdio_server("test", &log, ""));
+    let rig = rig(cfg, Some(provider.clone()));
+    let conv = rig.conversation("clean up");
+    rig.reply(conv, "understood").await;
+    assert!(rig.engine.store().approvals(conv).unwrap().is_empty());
+    let results = scripted_results(&provider);
+    assert_eq!(
+        results,
+        [
+            "{\"error\":\"unknown tool test__rm_rf: the MCP server test has no such tool\"}",
+            "{\"error\":\"unknown tool nosuch__x\"}"
+        ]
+    );
+    assert!(log_lines(&log).is_empty(), "nothing ran");
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
 /// A key the model puts in a call's arguments: a call that runs without
 /// asking gets it as sent, but the call is stored with it replaced, and so
 /// is the result of a server that echoes it.

@@ -512,7 +512,15 @@ pub(crate) async fn handle_calls(
     let secrets = engine.secrets();
     let shown: Vec<ToolCall> = calls.iter().map(|c| redact_call(c, &secrets)).collect();
     for (sent, call) in calls.iter().zip(&shown) {
-        if engine.mcp().server_of(&call.name).is_some() {
+        if let Some(server) = engine.mcp().server_of(&call.name) {
+            if engine.mcp().lacks(&call.name) {
+                let msg = format!(
+                    "unknown tool {}: the MCP server {server} has no such tool",
+                    call.name
+                );
+                immediate.push(error_outcome(call, error_result(&msg)));
+                continue;
+            }
             if let Err(msg) = crate::mcp::call_arguments(&call.arguments) {
                 immediate.push(error_outcome(call, error_result(&msg)));
                 continue;

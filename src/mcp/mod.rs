@@ -299,6 +299,20 @@ impl Manager {
         (!rest.is_empty() && self.config.get().mcp.contains_key(server)).then(|| server.to_string())
     }
 
+    /// Whether the tool's server is running and did not list it: a call to
+    /// it is refused at once, not put to the user for approval first.
+    pub fn lacks(&self, tool_name: &str) -> bool {
+        let Some(server) = self.server_of(tool_name) else {
+            return false;
+        };
+        let servers = lock(&self.servers);
+        servers.get(&server).is_some_and(|s| {
+            let view = lock(&s.view);
+            view.state == Some(ServerState::Running)
+                && !view.tools.iter().any(|t| t.name == tool_name)
+        })
+    }
+
     /// Whether the tool declared itself read-only when its server last listed it.
     pub fn read_only(&self, tool_name: &str) -> bool {
         let Some(server) = self.server_of(tool_name) else {

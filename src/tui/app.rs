@@ -139,6 +139,8 @@ pub struct App {
     pub sidebar_pref: Option<bool>,
     pub status: Option<Status>,
     pub notices: Vec<super::views::notices::Entry>,
+    /// The frame just drawn is to be drawn again ([`App::take_draw_again`]).
+    draw_again: bool,
     pub quit: bool,
     /// Replies still streaming when the TUI quit: left to the next start,
     /// which asks for them again (set just before the engine stops).
@@ -216,6 +218,7 @@ impl App {
             sidebar_pref: None,
             status: None,
             notices: Vec::new(),
+            draw_again: false,
             quit: false,
             replies_cut_at_exit: 0,
             calls_cut_at_exit: 0,
@@ -768,6 +771,13 @@ impl App {
         self.strip.drawn(layout.strip_marked);
         self.layout = layout;
         self.anchor_scroll();
+        self.draw_again |= self.composer.refit();
+    }
+
+    /// Whether the frame just drawn is to be drawn again at once (the
+    /// composer scrolled back after its box grew); asking clears it.
+    pub fn take_draw_again(&mut self) -> bool {
+        std::mem::take(&mut self.draw_again)
     }
 
     /// Scroll so that message `id` starts at the top of the chat (as far as

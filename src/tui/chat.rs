@@ -489,7 +489,7 @@ fn tool_result_lines(content: &str, width: usize) -> Vec<Line<'static>> {
         .collect();
     if all.len() > 3 {
         out.push(Line::styled(
-            format!("  … {} more lines", all.len() - 3),
+            format!("  … {}", super::text::more_lines(all.len() - 3)),
             dim,
         ));
     }
@@ -857,7 +857,7 @@ fn verbatim(text: &str, width: u16, folded: bool, dim: bool) -> Vec<Line<'static
         .collect();
     if hidden > 0 {
         out.push(Line::from(Span::styled(
-            format!("  ⋯ {hidden} more lines (Ctrl+O unfolds)"),
+            format!("  ⋯ {} (Ctrl+O unfolds)", super::text::more_lines(hidden)),
             Style::new().fg(palette().dim),
         )));
     }
@@ -1201,6 +1201,22 @@ fn forget_rows(entries: &[Entry], shown: Range<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fold counts what it leaves out in words that agree with it.
+    #[test]
+    fn a_tool_result_folded_counts_its_hidden_lines() {
+        let text = |lines: Vec<Line<'static>>| -> Vec<String> {
+            lines
+                .iter()
+                .map(|l| l.to_string().trim().to_string())
+                .collect()
+        };
+        let four = text(tool_result_lines("l1\nl2\nl3\nl4", 40));
+        assert_eq!(four.last().map(String::as_str), Some("… 1 more line"));
+        let five = text(tool_result_lines("l1\nl2\nl3\nl4\nl5", 40));
+        assert_eq!(five.last().map(String::as_str), Some("… 2 more lines"));
+        assert_eq!(text(tool_result_lines("l1\nl2\nl3", 40)).len(), 3);
+    }
 
     const SAMPLE: &str = "# Plan\n\nFirst a paragraph that is long enough to wrap at narrow widths, with `code` and **bold**.\n\n\
 ```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\nThen a list:\n\n- one\n- two\n\n  still two\n- three\n\n\

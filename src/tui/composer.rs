@@ -3,6 +3,8 @@
 //! an explicit edit-and-resend mode with a banner, which Esc leaves,
 //! restoring the draft you had.
 
+use std::cell::Cell;
+
 use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -55,6 +57,8 @@ pub struct Composer {
     kill_run: bool,
     /// The draft before each step of editing, for Ctrl+_.
     undo: UndoSteps,
+    /// The rows and columns the text was last drawn in, for [`Composer::refit`].
+    drawn: Cell<(u16, u16)>,
 }
 
 fn textarea(text: &str) -> TextArea<'static> {
@@ -77,6 +81,7 @@ impl Default for Composer {
             kill_buffer: String::new(),
             kill_run: false,
             undo: UndoSteps::default(),
+            drawn: Cell::new((0, 0)),
             recalled_over: None,
             unsaved_since: None,
         }
@@ -453,6 +458,31 @@ impl Composer {
         rows.clamp(1, u16::MAX as usize) as u16
     }
 
+    /// After the box grew (a taller window), the rows hidden above while
+    /// rows below stand empty come back: the textarea keeps where it
+    /// scrolled to until the cursor leaves the rows shown, and the start
+    /// of a draft stayed out of sight with nothing saying so. True when it
+    /// scrolled (the frame drawn is to be drawn again).
+    pub fn refit(&mut self) -> bool {
+        let (height, width) = self.drawn.get();
+        let top = self.text.scroll_offset().0;
+        if top == 0 || height == 0 {
+            return false;
+        }
+        // The lowest top that leaves no row empty below the text.
+        let fits = self.rows(width).saturating_sub(height);
+        if top <= fits {
+            return false;
+        }
+        let cursor = self.text.cursor();
+        let back = i16::try_from(top - fits).unwrap_or(i16::MAX);
+        self.text.scroll((-back, 0));
+        // Scrolling moves the cursor into the rows it last drew: it stays.
+        self.text
+            .move_cursor(CursorMove::Jump(clamp_u16(cursor.0), clamp_u16(cursor.1)));
+        true
+    }
+
     /// The composer's height in `width` columns when it may take at most `max` rows.
     pub fn height(&self, width: u16, max: u16) -> u16 {
         let banner = u16::from(self.edit.is_some());
@@ -570,6 +600,7 @@ impl Composer {
         // width it wraps at, by which ↑ and ↓ move between the rows of a
         // long line (a copy kept that to itself, and they moved by lines).
         let t = &self.text;
+        self.drawn.set((inner.height, inner.width));
         t.render(inner, buf);
         // The cursor (reversed) is shown only where the composer has focus.
         if !focused || inactive {

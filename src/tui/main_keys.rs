@@ -56,6 +56,13 @@ impl App {
         if self.focus == Focus::Composer && self.command_menu_key(key) {
             return;
         }
+        // Ctrl+L over any view (F2, search, help), which take every other
+        // key: what another program wrote over the screen, or a wide
+        // character a terminal measured otherwise, is under each of them.
+        if main_action == Some(Action::Redraw) {
+            self.redraw = true;
+            return;
+        }
         // 1. The view on top of the stack. The approval card has the keys
         // only beside the composer: Tab leaves it waiting for the strip or
         // the conversation list, whose keys are theirs (`d`, Enter).
@@ -397,7 +404,6 @@ impl App {
             Action::Quit => self.quit_asked(),
             Action::Interrupt => self.interrupt(),
             Action::Suspend => self.suspend = true,
-            Action::Redraw => self.redraw = true,
             Action::Help => self.views.push(Box::new(views::help::Help::default())),
             Action::Notices => self
                 .views

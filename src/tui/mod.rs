@@ -254,7 +254,7 @@ async fn event_loop(
             last_draw = Instant::now();
             // A jump that landed at the foot after all was drawn with the
             // "scrolled up" label: draw it again without.
-            dirty = jumped && app.scroll.from_bottom.is_none();
+            dirty = (jumped && app.scroll.from_bottom.is_none()) | app.take_draw_again();
             urgent = false;
             typed = false;
         }

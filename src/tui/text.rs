@@ -194,6 +194,11 @@ pub fn elide(s: &str, width: usize) -> String {
     out
 }
 
+/// `1 more line`, `3 more lines`: what a fold leaves out.
+pub fn more_lines(n: usize) -> String {
+    format!("{n} more line{}", if n == 1 { "" } else { "s" })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -983,3 +983,35 @@ async fn ctrl_underscore_undoes_the_draft_a_step_at_a_time() {
     assert_eq!(ui.app.composer_text(), "");
     assert!(ui.screen(100, 30).contains("nothing to undo"));
 }
+
+/// A window made taller shows the draft's first lines again: the composer
+/// kept where it had scrolled to in the short window, its first lines out
+/// of sight with empty rows below and nothing saying so.
+#[tokio::test(start_paused = true)]
+async fn a_taller_window_shows_the_start_of_a_draft_again() {
+    let mut ui = Ui::new(vec![]);
+    for (i, line) in ["one", "two", "three", "four"].iter().enumerate() {
+        if i > 0 {
+            ui.key(KeyCode::Enter, KeyModifiers::ALT);
+        }
+        ui.typ(line);
+    }
+    let short = ui.screen(60, 15);
+    assert!(
+        !short.contains("│one") && short.contains("│four"),
+        "{short}"
+    );
+    assert!(short.contains("↑ 2 more"), "{short}");
+    // The frame at the new size finds the rows; the one after shows them.
+    ui.screen(60, 40);
+    assert!(ui.app.take_draw_again());
+    let tall = ui.screen(60, 40);
+    for line in ["one", "two", "three", "four"] {
+        assert!(tall.contains(&format!("│{line} ")), "{line}: {tall}");
+    }
+    assert!(!tall.contains("more ╯"), "{tall}");
+    // The cursor stayed at the end: typing goes on after "four".
+    ui.typ("!");
+    assert_eq!(ui.app.composer_text(), "one\ntwo\nthree\nfour!");
+    assert!(!ui.app.take_draw_again());
+}

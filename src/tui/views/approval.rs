@@ -239,7 +239,10 @@ impl ApprovalCard {
                 body.extend(lines.into_iter().take(shown).map(Line::from));
                 if hidden > 0 {
                     body.push(Line::styled(
-                        format!("… {hidden} more lines — {show_call} shows the whole call"),
+                        format!(
+                            "… {} — {show_call} shows the whole call",
+                            crate::tui::text::more_lines(hidden)
+                        ),
                         Style::new().fg(palette().warning),
                     ));
                 }
