@@ -11,7 +11,11 @@ use crate::store::{Draft, Kind, NewItem};
 /// A change the user asks for on one pending item, as it was shown to them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ItemAction {
-    Cancel,
+    /// With the item's text as shown: a cancel stands over a retry that
+    /// changed the row meanwhile, not over an edit.
+    Cancel {
+        text: String,
+    },
     SendNow,
     Retry,
     Reschedule(i64),
@@ -152,7 +156,17 @@ impl Engine {
             .store()
             .item(id)?
             .ok_or_else(|| anyhow!("#{id} no longer exists"))?;
-        if item.updated_at != seen_updated_at {
+        // A cancel of a message that still waits, its text as it was
+        // shown, stands: a retry's attempt in between changed its row (its
+        // count, its next try), not what the user chose to cancel.
+        let still_as_shown = matches!(&action, ItemAction::Cancel { text } if *text == item.text)
+            && matches!(
+                item.status,
+                crate::store::Status::Pending
+                    | crate::store::Status::Failed
+                    | crate::store::Status::Expired
+            );
+        if item.updated_at != seen_updated_at && !still_as_shown {
             let now = super::state::item_state(&item, self.now_ms(), Default::default());
             return Err(anyhow!(
                 "#{id} changed since it was shown (now {}); nothing done",
@@ -160,7 +174,7 @@ impl Engine {
             ));
         }
         match action {
-            ItemAction::Cancel => self.cancel(id),
+            ItemAction::Cancel { .. } => self.cancel(id),
             ItemAction::SendNow => {
                 if let Some(conv) = item.conversation_id {
                     self.resume_queue(conv)?;

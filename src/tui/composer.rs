@@ -5,6 +5,8 @@
 
 use std::cell::Cell;
 
+use unicode_segmentation::UnicodeSegmentation;
+
 use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -458,6 +460,69 @@ impl Composer {
         rows.clamp(1, u16::MAX as usize) as u16
     }
 
+    /// The textarea draws its cursor over one code point, which splits a
+    /// character made of several (an emoji with a skin tone, a family, a
+    /// flag, a letter and its combining accent): the rest was drawn as a
+    /// glyph of its own, a lone skin-tone swatch or the accent lost, and
+    /// the row shifted. The cursor's row is drawn again from the cursor
+    /// on, the whole character under the cursor.
+    fn mend_cursor_row(&self, inner: Rect, buf: &mut Buffer) {
+        let t = &self.text;
+        let cursor = t.cursor();
+        let Some(line) = t.lines().get(cursor.0) else {
+            return;
+        };
+        let Some((at, _)) = line.char_indices().nth(cursor.1) else {
+            return;
+        };
+        let Some(under) = line[at..].graphemes(true).next() else {
+            return;
+        };
+        if under.chars().nth(1).is_none() {
+            return;
+        }
+        let screen = t.screen_cursor();
+        let top = usize::from(t.scroll_offset().0);
+        let Some(row) = screen
+            .row
+            .checked_sub(top)
+            .and_then(|r| u16::try_from(r).ok())
+            .filter(|r| *r < inner.height)
+        else {
+            return;
+        };
+        let Some(x) = u16::try_from(screen.col)
+            .ok()
+            .and_then(|c| inner.x.checked_add(c))
+            .filter(|x| *x < inner.right())
+        else {
+            return;
+        };
+        // The rest of the row, as the textarea wrapped it.
+        let end = t.screen_to_data(screen.row, usize::MAX).1;
+        let rest: String = line
+            .chars()
+            .skip(cursor.1)
+            .take(end.saturating_sub(cursor.1))
+            .collect();
+        // A tab or a control character the textarea draws its own way:
+        // its drawing stands.
+        if rest.chars().any(char::is_control) {
+            return;
+        }
+        let y = inner.y + row;
+        let cursor_style = buf[(x, y)].style();
+        let base = buf[(inner.right() - 1, y)].style();
+        for cx in x..inner.right() {
+            buf[(cx, y)].reset();
+            buf[(cx, y)].set_style(base);
+        }
+        let width = usize::from(inner.right() - x);
+        let (after, _) = buf.set_stringn(x, y, under, width, cursor_style);
+        let left = usize::from(inner.right().saturating_sub(after));
+        buf.set_stringn(after, y, &rest[under.len()..], left, base);
+    }
+
     /// After the box grew (a taller window), the rows hidden above while
     /// rows below stand empty come back: the textarea keeps where it
     /// scrolled to until the cursor leaves the rows shown, and the start
@@ -602,6 +667,7 @@ impl Composer {
         let t = &self.text;
         self.drawn.set((inner.height, inner.width));
         t.render(inner, buf);
+        self.mend_cursor_row(inner, buf);
         // The cursor (reversed) is shown only where the composer has focus.
         if !focused || inactive {
             buf.set_style(inner, Style::new().remove_modifier(Modifier::REVERSED));

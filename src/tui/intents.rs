@@ -37,7 +37,7 @@ impl App {
             }
             Intent::Item { id, seen, action } => {
                 let done = match &action {
-                    ItemAction::Cancel => "canceled".to_string(),
+                    ItemAction::Cancel { .. } => "canceled".to_string(),
                     ItemAction::SendNow => "sending as soon as the conversation is free".into(),
                     ItemAction::Retry => "retrying".into(),
                     ItemAction::Reschedule(at) => {
@@ -55,10 +55,10 @@ impl App {
                 // events may come before its result).
                 let leaves = matches!(
                     action,
-                    ItemAction::Cancel | ItemAction::SendNow | ItemAction::Retry
+                    ItemAction::Cancel { .. } | ItemAction::SendNow | ItemAction::Retry
                 );
                 let marked = leaves && self.strip.acted_on(id, &self.model);
-                let canceled = matches!(action, ItemAction::Cancel);
+                let canceled = matches!(action, ItemAction::Cancel { .. });
                 self.write(
                     move |e| e.act_on_item(id, seen, action),
                     move |app, r| match (r, edited) {

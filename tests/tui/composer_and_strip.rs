@@ -1015,3 +1015,47 @@ async fn a_taller_window_shows_the_start_of_a_draft_again() {
     assert_eq!(ui.app.composer_text(), "one\ntwo\nthree\nfour!");
     assert!(!ui.app.take_draw_again());
 }
+
+/// The cursor over a character made of several code points (a family, a
+/// skin tone, a flag, a combining accent) covers it whole: the textarea
+/// reversed its first code point alone and drew the rest as a glyph of its
+/// own, shifting the row (a lone skin-tone swatch; the accent lost).
+#[tokio::test(start_paused = true)]
+async fn the_cursor_covers_a_character_of_several_code_points_whole() {
+    let mut ui = Ui::new(vec![]);
+    let family = "👩\u{200d}👩\u{200d}👧\u{200d}👦";
+    for (under, after) in [
+        (family, "x"),
+        ("👍\u{1F3FD}", "x"),
+        ("🇯🇵", "x"),
+        ("e\u{301}", "x"),
+    ] {
+        ui.app.composer.set_text(&format!("a{under}{after}"), 0);
+        ui.press(KeyCode::End);
+        ui.press(KeyCode::Left);
+        ui.press(KeyCode::Left);
+        let t = ui.render(40, 12);
+        let buf = t.backend().buffer();
+        let (x, y) = (0..buf.area.height)
+            .flat_map(|y| (0..buf.area.width).map(move |x| (x, y)))
+            .find(|&(x, y)| {
+                buf[(x, y)].symbol() == "a"
+                    && buf[(x + 1, y)]
+                        .modifier
+                        .contains(ratatui::style::Modifier::REVERSED)
+            })
+            .unwrap_or_else(|| panic!("{under:?}: no cursor after a"));
+        assert_eq!(buf[(x + 1, y)].symbol(), under, "{under:?}");
+        let w = unicode_width::UnicodeWidthStr::width(under) as u16;
+        assert_eq!(
+            buf[(x + 1 + w, y)].symbol(),
+            after,
+            "{under:?}: the row shifted"
+        );
+        assert!(
+            !buf[(x + 1 + w, y)]
+                .modifier
+                .contains(ratatui::style::Modifier::REVERSED)
+        );
+    }
+}

@@ -59,6 +59,36 @@ async fn a_key_acts_on_the_item_selected_not_the_row_that_slid_into_its_place() 
             .act_on_item(d.id, stale, tock::engine::ItemAction::SendNow);
     assert!(r.is_err_and(|e| e.to_string().contains("changed since it was shown")));
     assert_eq!(ui.row(d.id).priority, 0);
+    // So is a cancel of the text as it was shown, once edited...
+    let r = ui.h.engine.act_on_item(
+        d.id,
+        stale,
+        tock::engine::ItemAction::Cancel {
+            text: d.text.clone(),
+        },
+    );
+    assert!(r.is_err_and(|e| e.to_string().contains("changed since it was shown")));
+    // ...but not over an attempt that left it waiting, its text as shown
+    // (the question was dropped as "changed (now retrying)" while it
+    // retried before and after).
+    let shown = ui.row(d.id);
+    let store = ui.store().clone();
+    let now = ui.h.engine.now_ms();
+    assert!(store.claim(d.id, "another tock", now).unwrap());
+    assert!(
+        store
+            .release_for_retry(d.id, "another tock", "503", now + 8_000, now + 1)
+            .unwrap()
+    );
+    assert_ne!(ui.row(d.id).updated_at, shown.updated_at);
+    ui.h.engine
+        .act_on_item(
+            d.id,
+            shown.updated_at,
+            tock::engine::ItemAction::Cancel { text: shown.text },
+        )
+        .unwrap();
+    assert_eq!(ui.row(d.id).status, Status::Canceled);
 }
 
 #[tokio::test(start_paused = true)]

@@ -50,7 +50,7 @@ impl ScheduledPane {
                 editor,
                 error,
             } => self.edit_key(key, engine, (id, seen), editor, error),
-            Mode::ConfirmCancel { id, seen } => self.confirm_key(key, engine, id, seen),
+            Mode::ConfirmCancel { id, seen, text } => self.confirm_key(key, engine, id, seen, text),
             Mode::Rule { id, input, preview } => self.rule_key(key, engine, id, input, preview),
         }
     }
@@ -174,7 +174,11 @@ impl ScheduledPane {
                 PaneAction::None
             }
             'x' if open => {
-                self.mode = Mode::ConfirmCancel { id, seen };
+                self.mode = Mode::ConfirmCancel {
+                    id,
+                    seen,
+                    text: row.item.text.clone(),
+                };
                 PaneAction::None
             }
             's' if open => {
@@ -259,6 +263,7 @@ impl ScheduledPane {
                 self.mode = Mode::ConfirmCancel {
                     id,
                     seen: v.series.updated_at,
+                    text: String::new(),
                 };
                 PaneAction::None
             }
@@ -449,7 +454,14 @@ impl ScheduledPane {
         PaneAction::None
     }
 
-    fn confirm_key(&mut self, key: KeyEvent, engine: &Engine, id: i64, seen: i64) -> PaneAction {
+    fn confirm_key(
+        &mut self,
+        key: KeyEvent,
+        engine: &Engine,
+        id: i64,
+        seen: i64,
+        text: String,
+    ) -> PaneAction {
         match key.code {
             KeyCode::Char('y' | 'Y') if self.is_series(id) => self.act_leaving(
                 engine,
@@ -460,13 +472,13 @@ impl ScheduledPane {
             KeyCode::Char('y' | 'Y') => self.act_leaving(
                 engine,
                 id,
-                move |e| e.act_on_item(id, seen, ItemAction::Cancel),
+                move |e| e.act_on_item(id, seen, ItemAction::Cancel { text }),
                 format!("#{id} canceled"),
             ),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
             // Anything else: still asking.
             _ => {
-                self.mode = Mode::ConfirmCancel { id, seen };
+                self.mode = Mode::ConfirmCancel { id, seen, text };
                 PaneAction::None
             }
         }

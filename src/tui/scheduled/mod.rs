@@ -99,6 +99,8 @@ enum Mode {
     ConfirmCancel {
         id: i64,
         seen: i64,
+        /// The item's text as shown (a series' is not needed).
+        text: String,
     },
     /// A new rule for a series, with the engine's preview of it.
     Rule {

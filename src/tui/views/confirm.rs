@@ -18,6 +18,8 @@ enum What {
     CancelItem {
         id: i64,
         seen: i64,
+        /// Its text as shown.
+        text: String,
     },
     CancelQueued(i64),
     /// With what the question said, to ask again if it changed.
@@ -50,7 +52,11 @@ impl Confirm {
     pub fn cancel_item(id: i64, seen: i64, text: &str) -> Self {
         let what: String = sanitize_line(text).chars().take(40).collect();
         Self {
-            what: What::CancelItem { id, seen },
+            what: What::CancelItem {
+                id,
+                seen,
+                text: text.to_string(),
+            },
             question: format!("Cancel “{what}”?"),
         }
     }
@@ -145,10 +151,10 @@ impl View for Confirm {
                     return Outcome::Consumed;
                 }
                 cx.push(match self.what {
-                    What::CancelItem { id, seen } => Intent::Item {
+                    What::CancelItem { id, seen, ref text } => Intent::Item {
                         id,
                         seen,
-                        action: ItemAction::Cancel,
+                        action: ItemAction::Cancel { text: text.clone() },
                     },
                     What::DeleteConversation { id, .. } => Intent::Delete(id),
                     What::CancelQueued(id) => Intent::CancelQueued(id),
