@@ -37,6 +37,15 @@ async fn the_approval_card_shows_every_argument_of_a_long_call_on_ctrl_o() {
     );
     assert!(!s.contains("rm -rf"), "{s}");
     snap!("approval_long_call_100x30", ui.render(100, 30).backend());
+    // In 40 columns the note keeps its key (it was cut to "Ctrl+O shows the wh").
+    let narrow = ui.screen(40, 20);
+    assert!(
+        narrow
+            .lines()
+            .any(|l| l.contains("more lines — Ctrl+O shows all")
+                || l.trim_end().ends_with("more — Ctrl+O │")),
+        "{narrow}"
+    );
     ui.key(KeyCode::Char('o'), KeyModifiers::CONTROL);
     assert_eq!(ui.app.top(), Some(ViewKind::Call));
     ui.render(100, 30);

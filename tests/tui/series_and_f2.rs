@@ -915,3 +915,32 @@ async fn f2_lists_a_replaced_occurrence_as_skipped() {
     assert!(row.contains("skipped") && !row.contains("canceled"), "{s}");
     gate.notify_one();
 }
+
+/// In 40 columns F2's footer, its edit prompt and the search keep the key
+/// that closes them: each was cut before it (`… s send R retry`, `Enter
+/// save · Alt+Enter new line · `, `Search all conversatio 3 matches`).
+#[tokio::test(start_paused = true)]
+async fn narrow_views_keep_the_key_that_closes_them() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("stretch your legs");
+    ui.say("/later 1h stretch");
+    ui.settle().await;
+    ui.press(KeyCode::F(2));
+    let f2 = ui.screen(40, 10);
+    assert!(f2.contains("Esc"), "{f2}");
+    ui.ch('e');
+    let edit = ui.screen(40, 10);
+    assert!(edit.contains("Esc discard"), "{edit}");
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::Esc);
+    ui.key(KeyCode::Char('f'), KeyModifiers::CONTROL);
+    ui.typ("stretch");
+    let search = ui.screen(40, 10);
+    assert!(search.contains("Esc close"), "{search}");
+    assert!(
+        search.contains(" Search ") && search.contains("1 match"),
+        "{search}"
+    );
+    assert!(!search.contains("conversatio"), "{search}");
+}

@@ -167,8 +167,8 @@ impl ScheduledPane {
                 let footer = footer_line(
                     &[
                         ("Enter", "save"),
-                        ("Alt+Enter", "new line"),
                         ("Esc", "discard"),
+                        ("Alt+Enter", "new line"),
                     ],
                     POPUP_SEP,
                 );

@@ -506,7 +506,14 @@ impl ScheduledPane {
                 }
             }
         }
-        footer_line(&variants[2], " ")
+        // Narrower still: keys go from the end of the list, but the one
+        // that closes the pane stays (F1 lists them all).
+        let [.., shortest] = variants;
+        let mut keys = shortest;
+        while keys.len() > 2 && footer_line(&keys, " ").width() > width as usize {
+            keys.remove(keys.len() - 2);
+        }
+        footer_line(&keys, " ")
     }
 }
 

@@ -238,11 +238,19 @@ impl ApprovalCard {
                 };
                 body.extend(lines.into_iter().take(shown).map(Line::from));
                 if hidden > 0 {
+                    let more = crate::tui::text::more_lines(hidden);
+                    let wordings = [
+                        format!("… {more} — {show_call} shows the whole call"),
+                        format!("… {more} — {show_call} shows all"),
+                        format!("… {hidden} more — {show_call}"),
+                    ];
+                    let note = crate::tui::text::first_fitting(
+                        &wordings,
+                        usize::from(width.saturating_sub(4)),
+                    )
+                    .unwrap_or(&wordings[2]);
                     body.push(Line::styled(
-                        format!(
-                            "… {} — {show_call} shows the whole call",
-                            crate::tui::text::more_lines(hidden)
-                        ),
+                        note.clone(),
                         Style::new().fg(palette().warning),
                     ));
                 }

@@ -15,6 +15,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use ratatui_textarea::TextArea;
 
+use unicode_width::UnicodeWidthStr;
+
 use super::{Cx, Intent, Outcome, RenderCx, View, ViewKind};
 use crate::sanitize::sanitize_line;
 use crate::store::{Role, SearchHit};
@@ -238,24 +240,36 @@ impl View for Search {
             area.height.saturating_sub(2),
         );
         Clear.render(r, buf);
-        let keys = cx.keys.hints(
-            Scope::Search,
+        let room = usize::from(r.width.saturating_sub(2));
+        // Narrow: the key that closes it is the last to go.
+        let keys = [
             &[
                 (Action::Down, "next"),
                 (Action::Accept, "open"),
                 (Action::Cancel, "close"),
-            ],
-        );
+            ][..],
+            &[(Action::Accept, "open"), (Action::Cancel, "close")],
+            &[(Action::Cancel, "close")],
+        ]
+        .iter()
+        .map(|k| format!(" {} ", cx.keys.hints(Scope::Search, k).join(" · ")))
+        .find(|k| k.width() <= room)
+        .unwrap_or_default();
         let count = match (&self.error, self.hits.len()) {
             (Some(_), _) => String::new(),
             (None, n) if n >= LIMIT => format!(" newest {LIMIT} matches "),
             (None, 1) => " 1 match ".to_string(),
             (None, n) => format!(" {n} matches "),
         };
+        // The title and the count share the top border: the title gives way.
+        let title = [" Search all conversations ", " Search ", ""]
+            .into_iter()
+            .find(|t| t.width() + count.width() < room)
+            .unwrap_or_default();
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
-            .title(" Search all conversations ")
-            .title_bottom(Line::from(format!(" {} ", keys.join(" · "))))
+            .title(title)
+            .title_bottom(Line::from(keys))
             .title_top(Line::from(count).right_aligned())
             .border_style(Style::new().fg(palette().accent));
         let inner = block.inner(r);
