@@ -475,9 +475,11 @@ fn defaults() -> Vec<Binding> {
             Main,
             Ac::FocusNext,
             "focus",
-            // Shift+Tab too: from a composer holding text, Tab indents.
-            vec![k(K::Tab, N), k(K::BackTab, S)],
-            "move focus: composer → pending strip → conversations (with text typed, Tab indents: Shift+Tab)",
+            // Shift+Tab from the composer: there Tab completes, indents,
+            // or (on an empty composer) stays, so that a sentence typed
+            // after a stray Tab is not read as the strip's letters.
+            vec![k(K::BackTab, S), k(K::Tab, N)],
+            "move focus: composer → pending strip → conversations (from the composer Shift+Tab; Tab there completes or indents)",
         ),
         b(
             Main,

@@ -131,6 +131,24 @@ impl App {
             return;
         }
         if let Some(a) = self.keys.action(Scope::Main, &key) {
+            // Tab on an empty composer stays: it moved the focus to the
+            // strip or the list, where a sentence typed on ran their
+            // letters (`d` then the `y` of "yaml" deleted the conversation,
+            // `s` sent a scheduled message early).
+            // (Over an approval card Tab steps through its choices and
+            // then on, as the card says.)
+            if a == Action::FocusNext
+                && key.code == KeyCode::Tab
+                && self.focus == Focus::Composer
+                && self.composer.is_blank()
+                && !inactive
+            {
+                let shift_tab = self.keys.first(Scope::Main, Action::FocusNext);
+                self.info_until_key(format!(
+                    "{shift_tab} moves to the pending messages and the conversation list"
+                ));
+                return;
+            }
             self.main_action(a);
             return;
         }

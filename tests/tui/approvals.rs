@@ -226,7 +226,7 @@ async fn arrows_edit_a_draft_while_an_approval_waits_and_tab_chooses() {
         "{screen}"
     );
     // Tab chooses Approve (then Deny); Enter confirms it, text and all.
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.enter();
     ui.settle().await;
     assert!(ui.app.model.waiting_approval().is_none());
@@ -328,7 +328,7 @@ async fn the_command_list_works_while_an_approval_waits() {
     ui.press(KeyCode::Esc);
     ui.typ("/mo");
     ui.press(KeyCode::Down);
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.composer_text(), "/mouse ");
     assert!(ui.app.model.waiting_approval().is_some(), "not answered");
 }
@@ -399,7 +399,7 @@ async fn key_hints_go_when_answered_elsewhere_or_at_the_next_key() {
         .into_iter()
         .find(|i| i.kind == Kind::Task)
         .expect("the task");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('x');
     ui.ch('y');
     ui.settle().await;

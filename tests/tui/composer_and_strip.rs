@@ -251,7 +251,7 @@ async fn a_tall_composer_says_how_many_lines_are_hidden() {
 async fn the_reschedule_prompt_error_is_whole_at_60_columns() {
     let mut ui = Ui::new(vec![]);
     ui.say("/later 2h x");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Strip);
     ui.ch('r');
     assert_eq!(ui.app.top(), Some(ViewKind::Prompt));
@@ -279,7 +279,7 @@ async fn the_reschedule_prompt_error_is_whole_at_60_columns() {
 async fn a_completed_command_shows_its_usage_as_a_hint() {
     let mut ui = Ui::new(vec![]);
     ui.typ("/la");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.composer_text(), "/later ");
     let s = ui.screen(100, 30);
     assert!(s.contains("/later DURATION TEXT — e.g."), "{s}");
@@ -312,7 +312,7 @@ async fn a_command_name_being_typed_lists_the_matching_commands() {
     snap!("command_menu_60x15", s);
     // ↓ chooses the second; Tab completes it.
     ui.press(KeyCode::Down);
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.composer_text(), "/mouse ");
     assert!(
         !ui.screen(120, 40).contains("commands ·"),
@@ -353,7 +353,7 @@ async fn a_command_name_being_typed_lists_the_matching_commands() {
 async fn a_line_about_a_tab_goes_with_the_next_key() {
     let mut ui = Ui::new(vec![]);
     ui.typ("/later ");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert!(ui.status_line().contains("nothing (more) to complete"));
     ui.ctrl('u');
     assert!(!ui.status_line().contains("nothing (more) to complete"));
@@ -504,7 +504,7 @@ async fn strip_cancel_asks_first() {
     ui.say("first");
     ui.say("second");
     let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Strip);
     ui.ch('j');
     assert_eq!(ui.strip_sel(), Some(1));
@@ -556,7 +556,7 @@ async fn strip_cancels_item_after_item_with_x_y() {
     }
     let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
     assert_eq!(ids.len(), 3);
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Strip);
     for n in 1..=3 {
         let s = ui.screen(120, 40);
@@ -590,7 +590,7 @@ async fn after_a_pull_back_the_strip_selects_the_row_that_took_its_place() {
         ui.say(&format!("queued item {n}"));
     }
     let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.press(KeyCode::Down);
     ui.ch('u');
     ui.pump();
@@ -614,7 +614,7 @@ async fn strip_item_canceled_elsewhere_leaves_nothing_selected() {
         ui.say(&format!("/later {n}h strip item {n}"));
     }
     let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.strip_sel(), Some(0));
     ui.screen(120, 40);
     ui.h.engine.cancel(ids[0]).unwrap();
@@ -638,7 +638,7 @@ async fn strip_keys_typed_ahead_of_the_new_selection_do_not_act_on_it() {
         ui.say(&format!("/later {n}h strip item {n}"));
     }
     let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.screen(120, 40);
     // x y x y x y in one burst: no frame between the keys, and the
     // engine's events about the cancel wait until the burst is done.
@@ -674,7 +674,7 @@ async fn strip_pull_back_into_the_composer() {
     let mut ui = Ui::new(vec![]);
     ui.say("a draft\nwith two lines");
     let id = ui.rows()[0].id;
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('u');
     ui.pump();
     assert_eq!(ui.row(id).status, Status::Canceled);
@@ -696,7 +696,7 @@ async fn a_pulled_back_item_is_the_draft_and_typing_on_or_clearing_it_merges_not
     let conv = ui.conv();
     // A queued one, typed on.
     ui.say("queued");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('u');
     ui.pump();
     assert_eq!(ui.app.composer_text(), "queued");
@@ -721,7 +721,7 @@ async fn a_pulled_back_item_is_the_draft_and_typing_on_or_clearing_it_merges_not
     assert!(!ui.screen(120, 40).contains("another tock"));
     // A scheduled one comes back as `/at TIME TEXT`, saved as it is shown.
     ui.say("/later 1h quick");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('u');
     ui.pump();
     let shown = ui.app.composer_text();
@@ -763,7 +763,7 @@ async fn strip_send_now_skips_the_queue() {
     ui.say("first");
     ui.say("urgent");
     let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.press(KeyCode::Down);
     ui.ch('s');
     assert_eq!(ui.row(ids[1]).priority, 1);
@@ -778,7 +778,7 @@ async fn strip_edit_changes_the_text() {
     let mut ui = Ui::new(vec![]);
     ui.say("orignal text");
     let id = ui.rows()[0].id;
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('e');
     assert!(ui.app.popup() == Some(ViewKind::Prompt));
     ui.erase(20);
@@ -813,7 +813,11 @@ async fn edit_of_an_item_sent_meanwhile(open: KeyCode) {
     let mut ui = Ui::new(vec![]);
     ui.say("orignal text");
     let id = ui.rows()[0].id;
-    ui.press(open);
+    if open == KeyCode::Tab {
+        ui.tab();
+    } else {
+        ui.press(open);
+    }
     ui.ch('e');
     ui.erase(20);
     ui.typ("original text, edited");
@@ -854,11 +858,60 @@ async fn tab_indents_a_composer_holding_text_and_shift_tab_moves_the_focus() {
     ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
     assert_eq!(ui.app.focus, Focus::Strip);
     assert_eq!(ui.app.composer_text(), "def f():\n    self.x = 1");
-    // On an empty composer, Tab moves the focus as before.
+    // On an empty composer Tab stays there and says which key moves;
+    // a sentence typed after it is text, not the strip's letters.
     ui.press(KeyCode::Esc);
     ui.app.set_composer("");
     ui.press(KeyCode::Tab);
+    assert_eq!(ui.app.focus, Focus::Composer);
+    assert_eq!(
+        ui.app.status_pair().0,
+        "Shift+Tab moves to the pending messages and the conversation list"
+    );
+    ui.typ("sounds good, delete the old yaml file");
+    assert_eq!(ui.app.focus, Focus::Composer);
+    assert_eq!(
+        ui.app.composer_text(),
+        "sounds good, delete the old yaml file"
+    );
+    assert!(
+        ui.rows().iter().all(|r| r.status == Status::Pending),
+        "nothing was sent"
+    );
+    ui.app.set_composer("");
+    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
     assert_eq!(ui.app.focus, Focus::Strip);
+}
+
+/// A question left open answers nothing but `y`: a sentence typed on after
+/// it came up (`d` opened "Delete …?", and the `y` of "yaml" confirmed it)
+/// closes it unanswered instead.
+#[tokio::test(start_paused = true)]
+async fn a_letter_other_than_y_closes_a_question_unanswered() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 2h water the plants");
+    let conv = ui.conv();
+    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
+    ui.tab();
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    ui.typ("delete the old yaml file");
+    assert_eq!(ui.app.top(), None, "no question left open");
+    assert!(
+        ui.store().conversation(conv).unwrap().is_some(),
+        "not deleted"
+    );
+    // In the strip, `x` asks to cancel; the `e` after it closes the question.
+    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
+    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
+    assert_eq!(ui.app.focus, Focus::Strip);
+    ui.typ("xe");
+    assert_eq!(ui.app.top(), None);
+    assert_eq!(ui.app.status_pair().0, "not done: only y answers yes");
+    ui.ch('y');
+    assert!(
+        ui.rows().iter().all(|r| r.status == Status::Pending),
+        "not canceled"
+    );
 }
 
 /// Ctrl+C clears the composer, attachments too; Ctrl+P brings both back (it

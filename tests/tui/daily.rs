@@ -270,7 +270,7 @@ async fn sidebar_search_and_rename() {
             .unwrap();
     }
     let mut ui = Ui::on(h);
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Sidebar);
     ui.ch('/');
     ui.typ("lis");
@@ -296,7 +296,7 @@ async fn sidebar_search_and_rename() {
     let before = ui.app.model.current;
     ui.key(KeyCode::Down, KeyModifiers::ALT);
     assert_ne!(ui.app.model.current, before, "Alt+↓ moved on");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Sidebar);
     ui.ch('/');
     ui.press(KeyCode::Esc);
@@ -353,7 +353,7 @@ async fn strip_reschedule_with_a_live_preview() {
     let mut ui = Ui::new(vec![]);
     ui.say("/later 1h check the build");
     let id = ui.rows()[0].id;
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('r');
     ui.typ("blah");
     assert!(ui.screen(80, 24).contains("✗ "));
@@ -413,7 +413,7 @@ async fn a_status_message_never_runs_into_the_help_hint() {
 async fn the_prompt_and_the_strip_count_down_alike() {
     let mut ui = Ui::new(vec![]);
     ui.say("/later 2h check the build");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('r');
     let countdown = |line: &str| {
         line.rsplit("in ")
@@ -448,7 +448,7 @@ async fn a_scheduled_item_taken_back_keeps_its_time() {
     ui.say("/later 1h check the build");
     let first = ui.rows()[0].clone();
     let due = first.due_at.unwrap();
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('u');
     ui.settle().await;
     let text = ui.app.composer_text();
@@ -483,7 +483,7 @@ async fn a_scheduled_item_whose_text_starts_with_a_time_comes_back_with_dashes()
         let mut ui = Ui::new(vec![]);
         ui.say(&format!("/later 1h -- {text}"));
         let due = ui.rows()[0].due_at.unwrap();
-        ui.press(KeyCode::Tab);
+        ui.tab();
         ui.ch('u');
         ui.settle().await;
         let line = ui.app.composer_text();
@@ -505,7 +505,7 @@ async fn a_scheduled_item_whose_text_starts_with_a_time_comes_back_with_dashes()
     // A plain text comes back without them.
     let mut ui = Ui::new(vec![]);
     ui.say("/later 1h check the build");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('u');
     ui.settle().await;
     assert!(!ui.app.composer_text().contains(" -- "));
@@ -518,7 +518,7 @@ async fn a_scheduled_item_taken_back_keeps_its_seconds() {
     ui.say("/later 1h 30s check the build");
     let due = ui.rows()[0].due_at.unwrap();
     assert_ne!(due % 60_000, 0, "a time with seconds");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('u');
     ui.settle().await;
     ui.enter();
@@ -585,7 +585,7 @@ async fn strip_retry_a_failed_item() {
     ui.settle().await;
     let id = ui.rows()[0].id;
     assert_eq!(ui.row(id).status, Status::Failed);
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.key(KeyCode::Char('R'), KeyModifiers::SHIFT);
     ui.settle().await;
     assert_eq!(ui.row(id).status, Status::Sent);
@@ -608,7 +608,7 @@ async fn strip_retry_selects_the_row_that_takes_its_place() {
     let failed = ui.rows()[0].id;
     let later = ui.rows()[1].id;
     assert_eq!(ui.row(failed).status, Status::Failed);
-    ui.press(KeyCode::Tab);
+    ui.tab();
     while ui.app.strip.selected != Some(failed) {
         ui.ch('k');
     }
@@ -717,13 +717,13 @@ async fn tab_and_alt_arrows_leave_an_approval_card_waiting() {
     assert!(card(&mut ui) && !chosen(&mut ui), "waiting, nothing chosen");
 
     // Tab: Approve, Deny, then on to the list, the choice taken back.
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert!(chosen(&mut ui), "Tab chooses on the card first");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Composer);
-    ui.press(KeyCode::Tab);
+    ui.tab();
     if ui.app.focus == Focus::Strip {
-        ui.press(KeyCode::Tab);
+        ui.tab();
     }
     assert_eq!(ui.app.focus, Focus::Sidebar, "Tab reached the list");
     assert!(!chosen(&mut ui), "leaving the card takes its choice back");
@@ -994,7 +994,7 @@ async fn renders_at_any_size_in_any_state() {
     ui.say("queued behind it");
     ui.say("/later 5m and this is scheduled");
     check(&mut ui, "streaming with a strip");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     check(&mut ui, "strip focused");
     ui.ch('x');
     check(&mut ui, "confirm");
@@ -1025,12 +1025,12 @@ async fn a_long_strip_keeps_its_header_and_the_selection_in_view() {
         ui.say(&format!("queued item {i}"));
     }
     let s = ui.screen(80, 24);
-    assert!(s.contains("─ pending (12) Tab to manage"), "{s}");
+    assert!(s.contains("─ pending (12) Shift+Tab to manage"), "{s}");
     assert!(
         s.contains("queued item 0") && !s.contains("queued item 11"),
         "{s}"
     );
-    ui.press(KeyCode::Tab);
+    ui.tab();
     for _ in 0..11 {
         ui.press(KeyCode::Down);
     }

@@ -100,7 +100,7 @@ async fn escape_sequences_in_a_tool_call_are_inert() {
         assert_clean(&t);
         assert!(screen_text(&t).contains("[scheduled]"));
     }
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('e');
     assert_clean(&ui.render(80, 24));
     assert_no_escapes_from_the_model(&ui.app);
@@ -193,7 +193,7 @@ async fn ten_thousand_pending_items_and_a_thousand_conversations_stay_usable() {
         s.contains("10000 scheduled") || s.contains("⏰10000"),
         "{s}"
     );
-    ui.press(KeyCode::Tab);
+    ui.tab();
     for _ in 0..30 {
         ui.press(KeyCode::Down);
     }

@@ -166,6 +166,19 @@ impl Ui {
             self.press(KeyCode::Backspace);
         }
     }
+    /// The key that moves the focus on, as a user presses it: Shift+Tab
+    /// from an empty composer (Tab stays there), Tab elsewhere and over an
+    /// approval card (which Tab steps through).
+    fn tab(&mut self) {
+        if self.app.focus == tock::tui::app::Focus::Composer
+            && self.app.composer.is_blank()
+            && self.app.top() != Some(ViewKind::Approval)
+        {
+            self.key(KeyCode::BackTab, KeyModifiers::SHIFT);
+        } else {
+            self.press(KeyCode::Tab);
+        }
+    }
     fn enter(&mut self) {
         self.press(KeyCode::Enter);
     }

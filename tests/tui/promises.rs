@@ -21,7 +21,7 @@ async fn a_key_acts_on_the_item_selected_not_the_row_that_slid_into_its_place() 
     ui.say("C");
     ui.settle().await;
     // The strip: B, C, D. The cursor goes to C (the second row).
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.press(KeyCode::Down);
     let c = ui.rows().into_iter().find(|r| r.text == "C").unwrap();
     let d = ui
@@ -237,7 +237,7 @@ async fn x_in_the_strip_cancels_everything_queued_after_asking() {
     ui.press(KeyCode::Esc);
     ui.settle().await;
     assert!(ui.app.model.paused());
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Strip);
     assert!(
         ui.screen(120, 40).contains("X cancel all"),
@@ -354,16 +354,19 @@ async fn esc_stops_the_reply_and_pauses_the_queue_until_resumed() {
     );
     // Unfocused, the strip says how to reach its keys, also at 60 columns.
     let s = ui.screen(100, 30);
-    assert!(s.contains("paused after stop — Tab, Enter resumes"), "{s}");
+    assert!(
+        s.contains("paused after stop — Shift+Tab, Enter resumes"),
+        "{s}"
+    );
     snap!("paused_queue_100x30", s);
     ui.app.sidebar_pref = Some(false);
     let narrow = ui.screen(60, 15);
     ui.app.sidebar_pref = Some(true);
     assert!(
-        narrow.contains("paused after stop — Tab, Enter resumes"),
+        narrow.contains("paused after stop — Shift+Tab, Enter resumes"),
         "{narrow}"
     );
-    ui.press(KeyCode::Tab);
+    ui.tab();
     let s = ui.screen(100, 30);
     assert!(s.contains("paused after stop — Enter or s resumes"), "{s}");
     ui.press(KeyCode::Esc);
@@ -433,7 +436,7 @@ async fn cancelling_the_last_held_item_lifts_the_pause() {
                 .is_some()
         };
         assert!(paused(&ui));
-        ui.press(KeyCode::Tab);
+        ui.tab();
         ui.ch('x');
         ui.ch('y');
         ui.settle().await;
@@ -478,7 +481,7 @@ async fn enter_in_the_strip_resumes_a_paused_queue() {
             .queue_paused_at
             .is_some()
     );
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.enter();
     ui.settle().await;
     assert!(

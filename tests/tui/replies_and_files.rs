@@ -815,7 +815,7 @@ async fn delete_a_conversation_from_the_sidebar() {
     let keeper = ui.conv();
     ui.say("/rename Keeper");
     ui.pump();
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Sidebar);
     let pos = ui
         .app

@@ -558,7 +558,7 @@ async fn an_at_path_mention_attaches_the_file_and_tab_completes_it() {
     std::fs::write(dir.join("meeting-notes.txt"), "the notes").unwrap();
     // Tab completes the mention as a path.
     ui.typ(&format!("summarise @{}/meeting-n", dir.display()));
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(
         ui.app.composer_text(),
         format!("summarise @{}/meeting-notes.txt", dir.display())
@@ -598,18 +598,18 @@ async fn tab_on_an_ambiguous_path_lists_the_choices() {
     std::fs::create_dir(dir.join("bin")).unwrap();
     let typed = format!("summarize @{}/bi", dir.display());
     ui.typ(&typed);
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.composer_text(), typed);
     assert_eq!(ui.app.status_pair().0, "big.txt  big2.txt  bin.dat  bin/");
     ui.typ("g2");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(
         ui.app.composer_text(),
         format!("summarize @{}/big2.txt", dir.display())
     );
     ui.app.set_composer("");
     ui.typ(&format!("/attach {}/bi", dir.display()));
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.status_pair().0, "big.txt  big2.txt  bin.dat  bin/");
 }
 
@@ -622,7 +622,7 @@ async fn a_mention_of_a_file_with_a_space_in_its_name_attaches_it() {
     let dir = ui.h.dir.path().to_path_buf();
     std::fs::write(dir.join("my file.txt"), "spaced content").unwrap();
     ui.typ(&format!("read @{}/my", dir.display()));
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(
         ui.app.composer_text(),
         format!("read @{}/my\\ file.txt", dir.display())

@@ -446,8 +446,8 @@ async fn snapshot_sidebar_with_several_conversations() {
     );
     ui.say("/later 3h is it green now?");
     ui.settle().await;
-    ui.press(KeyCode::Tab); // strip
-    ui.press(KeyCode::Tab); // sidebar
+    ui.tab(); // strip
+    ui.tab(); // sidebar
     assert_eq!(ui.app.focus, Focus::Sidebar);
     ui.ch('j');
     let s = ui.screen(80, 24);
@@ -487,7 +487,7 @@ async fn snapshot_approval_then_task_card_then_canceled() {
     snap!("task_card_80x24", ui.render(80, 24).backend());
 
     // Cancel it from the strip: the card follows.
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Strip);
     ui.ch('x');
     ui.ch('y');

@@ -88,7 +88,7 @@ async fn moved_back_with_its_time_goes_with_the_next_key() {
     let mut ui = Ui::new(vec![]);
     ui.start().await;
     ui.say("/later 1h check the build");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.ch('u');
     ui.settle().await;
     assert!(
@@ -115,10 +115,10 @@ async fn tab_choices_go_with_the_next_key_that_is_not_tab() {
     let mut ui = Ui::with_config(vec![], cfg);
     ui.start().await;
     ui.typ("/role c");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert!(status_bar(&mut ui).contains("coach  critic"));
     // Tab again: still the choices.
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert!(status_bar(&mut ui).contains("coach  critic"));
     // Another key: they go.
     ui.ch('o');
@@ -127,7 +127,7 @@ async fn tab_choices_go_with_the_next_key_that_is_not_tab() {
     // And a new message typed does not see them either.
     ui.ctrl('u');
     ui.typ("/role c");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     ui.press(KeyCode::Backspace);
     ui.press(KeyCode::Backspace);
     ui.press(KeyCode::Backspace);

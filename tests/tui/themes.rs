@@ -112,7 +112,7 @@ async fn busy_screen(theme: &str) -> Ui {
     ui.settle().await;
     ui.say("/later 1h check the build");
     ui.settle().await;
-    ui.press(KeyCode::Tab); // the strip, with its selection
+    ui.tab(); // the strip, with its selection
     ui
 }
 
@@ -209,6 +209,6 @@ async fn slash_theme_switches_the_palette_for_the_session_and_bad_colours_say_so
     assert!(error && line.contains("purple"), "{line}");
     // Tab completes the names.
     ui.app.set_composer("/theme li");
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.composer_text(), "/theme light ");
 }

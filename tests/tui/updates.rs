@@ -165,7 +165,7 @@ async fn snapshot_every_view_at_120x40_and_60x15() {
     assert!(ui.screen(120, 40).contains("paused after stop"));
     both(&mut ui, "paused_queue");
 
-    ui.press(KeyCode::Tab);
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Strip);
     both(&mut ui, "strip_focused");
     ui.ch('x');
@@ -194,8 +194,8 @@ async fn snapshot_every_view_at_120x40_and_60x15() {
     // The sidebar (shown at 120 columns) and its rename prompt.
     ui.app.sidebar_pref = Some(true);
     ui.render(120, 40);
-    ui.press(KeyCode::Tab);
-    ui.press(KeyCode::Tab);
+    ui.tab();
+    ui.tab();
     assert_eq!(ui.app.focus, Focus::Sidebar);
     ui.ch('r');
     assert_eq!(ui.app.top(), Some(ViewKind::Prompt));

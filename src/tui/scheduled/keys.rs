@@ -476,6 +476,11 @@ impl ScheduledPane {
                 format!("#{id} canceled"),
             ),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
+            // Another letter is no answer, and the question goes with it:
+            // typed on, a `y` later in the words would have answered it.
+            _ if crate::tui::views::confirm::is_typing(&key) => {
+                PaneAction::Info("not done: only y answers yes".into())
+            }
             // Anything else: still asking.
             _ => {
                 self.mode = Mode::ConfirmCancel { id, seen, text };

@@ -530,12 +530,9 @@ fn pack_hints(
     }
     rows.into_iter().map(Line::from).collect()
 }
-/// The key that moves the focus here: with text typed, Tab indents it, so
-/// the other one (Shift+Tab) is named.
+
+/// The key that moves the focus here from the composer (Shift+Tab: there
+/// Tab completes, indents, or stays).
 fn focus_key(cx: &RenderCx) -> String {
-    if cx.composer_empty {
-        cx.keys.first(Scope::Main, Action::FocusNext)
-    } else {
-        cx.keys.last(Scope::Main, Action::FocusNext)
-    }
+    cx.keys.first(Scope::Main, Action::FocusNext)
 }
