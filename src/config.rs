@@ -468,11 +468,8 @@ fn env_model(model_name: Option<&str>) -> Option<(ProviderSpec, String)> {
         return Some((spec, model_name.unwrap_or("claude-sonnet-4-5").to_string()));
     }
     if let Some(host) = var("OLLAMA_HOST") {
-        let base = if host.contains("://") {
-            host
-        } else {
-            format!("http://{host}")
-        };
+        // As Ollama reads it: `127.0.0.1` alone is port 11434, not 80.
+        let base = crate::llm::ollama::normalize_base_url(&host);
         let spec = ProviderSpec::new(ProviderKind::Ollama, base, None);
         return Some((spec, model_name.unwrap_or("llama3.2").to_string()));
     }
@@ -488,11 +485,7 @@ fn default_base_url(kind: ProviderKind) -> String {
             .unwrap_or_else(|_| "https://api.anthropic.com".into()),
         ProviderKind::Ollama => {
             let host = std::env::var("OLLAMA_HOST").unwrap_or_else(|_| "127.0.0.1:11434".into());
-            if host.contains("://") {
-                host
-            } else {
-                format!("http://{host}")
-            }
+            crate::llm::ollama::normalize_base_url(&host)
         }
         ProviderKind::Echo => String::new(),
     }
@@ -600,6 +593,28 @@ impl Config {
                 crate::sanitize::sanitize_line(&redact_quoted_values(&msg))
             )
         })?;
+        // `default_model = "mni"` beside a `[models.mini]`: a typo, which
+        // the environment's provider would have taken as a model id of its
+        // own (the user's messages and key to api.openai.com, where they
+        // configured a local server). Held as a file that cannot be read.
+        if let Some(d) = &cfg.default_model
+            && !cfg.models.contains_key(d)
+            && d != "echo"
+            && !d
+                .split_once('/')
+                .is_some_and(|(e, _)| cfg.models.contains_key(e))
+            && let Some(meant) = cfg
+                .models
+                .keys()
+                .find(|k| crate::engine::models::distance(k, d) <= 2)
+        {
+            anyhow::bail!(
+                "config {}: default_model = {:?} is no entry of [models]: did you mean {:?}?",
+                path.display(),
+                crate::sanitize::sanitize_line(d),
+                crate::sanitize::sanitize_line(meant)
+            );
+        }
         Ok(cfg)
     }
 
@@ -924,6 +939,16 @@ impl ConfigSource {
                 _ => Ok(Found::Echo),
             },
         }
+    }
+
+    /// Whether `name` is a model of the config itself (an entry, `ENTRY/ID`
+    /// or the offline model), not one the environment's provider would take.
+    pub fn names_a_config_model(&self, name: &str) -> bool {
+        let cfg = self.get();
+        matches!(
+            self.lookup(&cfg, Some(name)),
+            Ok(Found::Config(..) | Found::Echo)
+        )
     }
 
     /// What `resolve` would find for a model — its names, provider kind,

@@ -1095,6 +1095,66 @@ fn with_a_real_model(server: &MockServer) -> (Tock, String) {
     (t, good)
 }
 
+/// `default_model = "rael"` beside `[models.real]`, with OPENAI_API_KEY
+/// exported: a typo, held as a file that cannot be read. The environment's
+/// provider took it as a model id of its own, and what was sent went to
+/// api.openai.com with that key, where the user had configured a server.
+/// `tock status` does not ask that provider either.
+#[test]
+fn a_default_model_one_typo_from_an_entry_holds_the_outbox() {
+    let server = MockServer::start();
+    let (mut t, good) = with_a_real_model(&server);
+    t.set_env("OPENAI_API_KEY", "sk-exported-elsewhere");
+    t.write_config(&good.replace("default_model = \"real\"", "default_model = \"rael\""));
+    let out = t.run(&["send", "--new", "T", "for my configured server"]);
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("default_model = \"rael\" is no entry of [models]: did you mean \"real\"?")
+            && out.stderr.contains("nothing is sent until it is fixed"),
+        "{}",
+        out.stderr
+    );
+    let status = t.ok(&["status"]);
+    assert!(
+        status.contains("provider: unknown here: the config file cannot be read"),
+        "{status}"
+    );
+    assert!(!status.contains("api.openai.com"), "{status}");
+    // A default that is no near miss of an entry is the environment's
+    // provider's model, as before.
+    t.write_config(&good.replace("default_model = \"real\"", "default_model = \"gpt-4o\""));
+    assert!(!t.ok(&["status"]).contains("cannot be read"));
+}
+
+/// Offline, `tock status` says how to reach a real model, with the path of
+/// the config file it reads (nothing named the variables or the path).
+#[test]
+fn offline_status_says_how_to_reach_a_real_model() {
+    let t = Tock::new();
+    let status = t.ok(&["status"]);
+    let config = t.config.display().to_string();
+    assert!(
+        status.contains(&format!(
+            "to talk to a real model: export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {config}"
+        )),
+        "{status}"
+    );
+}
+
+/// `OLLAMA_HOST=127.0.0.1`, as Ollama's own docs write it, is Ollama's
+/// port 11434 (it was port 80), as a config entry without `base_url` is.
+#[test]
+fn ollama_host_without_a_port_is_ollamas_port() {
+    let mut t = Tock::new();
+    t.set_env("OLLAMA_HOST", "127.0.0.1");
+    assert!(t.ok(&["status"]).contains("provider: 127.0.0.1:11434"));
+    t.write_config(
+        "default_model = \"local\"\n[models.local]\nprovider = \"ollama\"\nmodel = \"llama3.2\"\n",
+    );
+    assert!(t.ok(&["status"]).contains("provider: 127.0.0.1:11434"));
+}
+
 /// The config file broken while a tock that read it dispatches: that tock
 /// keeps the settings it read and goes on sending, and the CLI says so. It
 /// said nothing was sent, named the offline echo model as the model, and

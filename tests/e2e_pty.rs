@@ -997,3 +997,30 @@ fn the_tui_reads_times_by_the_zones_rules_not_todays_offset() {
     assert!(row("summer morning").contains("09:00"), "{screen}");
     assert!(row("in the fold").contains("02:30"), "{screen}");
 }
+
+/// `/model ID` with an id a configured server lists goes to that server,
+/// also with OPENAI_API_KEY exported for the entry's `api_key_env`: the
+/// environment's provider took the bare id, and the message went to
+/// api.openai.com with that key and the conversation.
+#[test]
+fn a_model_id_a_configured_server_lists_goes_there_with_the_key_exported() {
+    let server = MockServer::start();
+    let mut t = Tock::new();
+    t.write_config(&format!(
+        "default_model = \"mini\"\n[models.mini]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{}\"\napi_key_env = \"OPENAI_API_KEY\"\n",
+        server.base_url()
+    ));
+    t.set_env("OPENAI_API_KEY", "sk-exported-for-mini");
+    server.respond_with(|_| Reply::text("answered by the configured server"));
+    let pty = start(&t);
+    pty.type_text("/model gpt-4o-mini");
+    pty.enter();
+    pty.wait_text("mini/gpt-4o-mini", LONG);
+    pty.type_text("where do I go");
+    pty.enter();
+    let chat = wait_until(LONG, "the message at the configured server", || {
+        server.requests().into_iter().find(|r| r.method == "POST")
+    });
+    assert_eq!(chat.body["model"], "gpt-4o-mini");
+    pty.wait_text("answered by the configured server", LONG);
+}

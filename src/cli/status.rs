@@ -50,6 +50,9 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         Err(e) => (String::new(), format!("error: {e}")),
     };
     let reachable = match &model {
+        // The held defaults name no provider of the user's: the
+        // environment's would be asked (api.openai.com) for nothing.
+        _ if config.is_held() => "unknown here: the config file cannot be read".to_string(),
         Ok(m) if !m.base_url.is_empty() => reachability(&m.base_url),
         Ok(_) => "offline model: no network needed".to_string(),
         Err(_) => "no provider".to_string(),
@@ -287,14 +290,18 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         Ok(_) if config.is_held() => {
             println!("model: unknown here: the config file cannot be read")
         }
-        Ok(_) => println!(
-            "model: {model_name} ({provider}){}",
-            if provider == "echo" {
-                " — offline"
-            } else {
-                ""
-            }
-        ),
+        Ok(_) if provider == "echo" => {
+            println!("model: {model_name} ({provider}) — offline");
+            // Where a newcomer goes from here.
+            println!(
+                "to talk to a real model: export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {}",
+                config.path().map_or_else(
+                    || "a config file".to_string(),
+                    |p| crate::sanitize::sanitize_line(&p.display().to_string()).into_owned()
+                )
+            );
+        }
+        Ok(_) => println!("model: {model_name} ({provider})"),
         Err(e) => println!("model: {}", crate::sanitize::sanitize_line(e)),
     }
     println!("provider: {reachable}");

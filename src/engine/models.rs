@@ -173,16 +173,21 @@ impl Engine {
     }
 
     /// The name to keep for a model the user chose (`/model`, `/with`):
-    /// as typed when it leads somewhere (a config entry, `ENTRY/ID`, the
-    /// environment's provider); else, when a configured entry's server
-    /// lists it as an id (its cached list; the server of `current` first,
-    /// as completion offers its ids), `ENTRY/ID`. Otherwise as typed, and
-    /// choosing it says why it leads nowhere.
+    /// as typed when it is the config's (an entry, `ENTRY/ID`); else, when
+    /// a configured entry's server lists it as an id (its cached list; the
+    /// server of `current` first, as completion offers its ids),
+    /// `ENTRY/ID`. Otherwise as typed: the environment's provider's, or
+    /// leading nowhere, which choosing it says.
     pub fn model_name_for(&self, name: &str, current: Option<&str>) -> String {
         let config = self.config();
-        if config.facts(Some(name)).is_ok() {
+        if config.names_a_config_model(name) {
             return name.to_string();
         }
+        // An id a configured server lists goes to that server before the
+        // environment's provider takes it: with OPENAI_API_KEY exported for
+        // an entry's `api_key_env`, `/model o3` went to api.openai.com, with
+        // that key and the conversation, rather than to the configured
+        // server Tab had listed it from.
         let entries = config.model_names();
         let current_entry = entry_of(config, current);
         let order = current_entry.iter().chain(

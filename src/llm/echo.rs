@@ -16,7 +16,8 @@ const DEFAULT_DELAY_MS: u64 = 12;
 /// Words streamed one by one; the rest of a long reply comes in one piece.
 const MAX_STREAMED_WORDS: usize = 300;
 const SCHEDULE_TOOL: &str = "schedule_task";
-const HEADER: &str = "**echo** (offline model — configure a provider to talk to a real LLM)";
+/// How a newcomer reaches a real model is said where they first look.
+const HEADER: &str = "**echo** (offline model: to talk to a real LLM, export `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `OLLAMA_HOST`, or write a config file; `tock status` names its path)";
 
 #[derive(Clone, Debug, Default)]
 pub struct Echo {

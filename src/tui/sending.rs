@@ -742,7 +742,10 @@ impl App {
     /// the same command gives the same answer in a TUI just started. True
     /// when it waits; the UI thread does not.
     fn wait_for_model_lists(&mut self, name: &str, line: &str) -> bool {
-        if self.engine().config().facts(Some(name)).is_ok() || !self.engine().model_lists_coming() {
+        // Not for an id the environment's provider would take: a configured
+        // server's list, once in, comes first (`model_name_for`).
+        if self.engine().config().names_a_config_model(name) || !self.engine().model_lists_coming()
+        {
             return false;
         }
         let now = self.now();
