@@ -671,6 +671,50 @@ async fn a_failed_task_holds_what_was_queued_behind_it() {
     );
 }
 
+/// Retrying the message whose failure paused the queue lets what is behind
+/// it go, also with an older failed message still listed (one that failed
+/// before a later message went out, so holds nothing): the queue stayed
+/// paused, and was told as "stopped".
+#[tokio::test(start_paused = true)]
+async fn retrying_the_failure_that_paused_the_queue_releases_it_past_an_older_one() {
+    let mut cfg = Config::default();
+    cfg.outbox.max_attempts = 1;
+    let h = harness_with(
+        Scripted::new(vec![
+            Step::Fail(LlmError::permanent("401 unauthorized")),
+            Step::Reply(vec![text("answered b"), done()]),
+            Step::Fail(LlmError::permanent("500 for c")),
+            Step::Reply(vec![text("answered c"), done()]),
+            Step::Reply(vec![text("answered d"), done()]),
+        ]),
+        cfg,
+    );
+    let conv = new_conv(&h);
+    h.engine.start();
+    let a = h.engine.send_text(conv, "old failure a").unwrap();
+    settle().await;
+    assert_eq!(status(&h, a), Status::Failed);
+    // Seen: a message sent now resumes the queue.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let b = h.engine.send_text(conv, "b after it").unwrap();
+    settle().await;
+    assert_eq!(status(&h, b), Status::Sent);
+    let c = h.engine.send_text(conv, "c fails").unwrap();
+    settle().await;
+    let d = h.engine.send_text(conv, "d behind c").unwrap();
+    settle().await;
+    assert_eq!(
+        (status(&h, c), status(&h, d)),
+        (Status::Failed, Status::Pending)
+    );
+    h.engine.retry(c).unwrap();
+    settle().await;
+    assert_eq!(
+        (status(&h, c), status(&h, d), status(&h, a)),
+        (Status::Sent, Status::Sent, Status::Failed)
+    );
+}
+
 /// A reply that another dispatcher took over while this one was frozen
 /// (SIGSTOP past its lease) is not told as finished here: one reply gave
 /// two "reply finished" notices (and two notify_command runs).

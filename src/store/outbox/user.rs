@@ -211,11 +211,17 @@ impl Store {
     /// Whether a message of the conversation other than `except` could not
     /// be sent (failed before entering it): it holds what was queued after it.
     pub fn other_failed_message(&self, conversation_id: i64, except: i64) -> Result<bool> {
+        // Only one that failed since the pause began holds it: one that
+        // failed before a message went out since (which resumed the queue)
+        // holds nothing, and retrying the one that made this pause left
+        // the queue held, told as "stopped".
         Ok(self.conn().query_row(
-            "SELECT EXISTS(SELECT 1 FROM outbox INDEXED BY outbox_conversation
-                 WHERE conversation_id = ?1 AND status = 'failed' AND id != ?2
-                   AND sent_at IS NULL AND kind IN ('message', 'queued', 'task'))",
-            params![conversation_id, except],
+            "SELECT EXISTS(SELECT 1 FROM outbox AS o INDEXED BY outbox_conversation
+                 JOIN conversations AS c ON c.id = o.conversation_id
+                 WHERE o.conversation_id = ?1 AND o.status = 'failed' AND o.id != ?2
+                   AND o.sent_at IS NULL AND o.kind IN ('message', 'queued', 'task')
+                   AND o.updated_at >= c.queue_paused_at - ?3)",
+            params![conversation_id, except, super::super::UNSEEN_PAUSE_MS],
             |r| r.get(0),
         )?)
     }
