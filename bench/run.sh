@@ -88,10 +88,11 @@ cargo build --release --locked --bin tock --bin tock-seed >&2
 TOCK=$TARGET/release/tock
 SEED=$TARGET/release/tock-seed
 
-# A clean environment: no config file, logs in the work dir, and the local
+# A clean environment: an empty config file, logs in the work dir, and the local
 # server as the only provider.
 unset ANTHROPIC_API_KEY ANTHROPIC_BASE_URL OLLAMA_HOST TOCK_MODEL TOCK_LOG TMUX
 export TOCK_CONFIG=$WORK/no-config.toml
+: >"$TOCK_CONFIG"
 export TOCK_LOG_DIR=$WORK/log
 RESULTS=$WORK/results.jsonl
 : >"$RESULTS"

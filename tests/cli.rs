@@ -1142,6 +1142,29 @@ fn offline_status_says_how_to_reach_a_real_model() {
     );
 }
 
+/// A config file named by TOCK_CONFIG (or --config) that is not there is
+/// said on every command: it was passed over in silence, and what was sent
+/// went to the offline model and was marked sent.
+#[test]
+fn a_named_config_file_that_is_not_there_is_said() {
+    let mut t = Tock::new();
+    let typo = t.path("confg.toml");
+    t.set_env("TOCK_CONFIG", &typo.display().to_string());
+    let out = t.run(&["send", "important question for my real model"]);
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "there is no config file at {} (named by --config or TOCK_CONFIG)",
+            typo.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    // The harness's own file exists (empty): nothing is said.
+    let t = Tock::new();
+    assert!(!t.run(&["status"]).stderr.contains("no config file"));
+}
+
 /// `OLLAMA_HOST=127.0.0.1`, as Ollama's own docs write it, is Ollama's
 /// port 11434 (it was port 80), as a config entry without `base_url` is.
 #[test]

@@ -636,6 +636,9 @@ impl Tock {
             .unwrap();
         let db = dir.path().join("data").join("tock.db");
         let config = dir.path().join("config.toml");
+        // An empty file, as a user's with nothing set: a path named by
+        // TOCK_CONFIG that holds no file is told on every command.
+        std::fs::write(&config, "").unwrap();
         let log_dir = dir.path().join("log");
         let home = dir.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
