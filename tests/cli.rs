@@ -1527,6 +1527,22 @@ fn send_without_a_conversation_names_the_new_one_after_the_message() {
     assert!(row.trim_end().ends_with('…'), "{table}");
 }
 
+/// `tock send TEXT` names the conversation it makes after the message at
+/// once, as `--help` says, also with no tock running to send it: it was
+/// "Conversation N" until sent, and `tock show TEXT` found nothing.
+#[test]
+fn a_conversation_send_makes_is_named_after_the_message_at_once() {
+    let t = Tock::new();
+    t.send(&["queued plain message"]);
+    assert!(t.ok(&["conversations"]).contains("queued plain message"));
+    assert_eq!(
+        t.show("queued plain message")["messages"]
+            .as_array()
+            .map(Vec::len),
+        Some(0)
+    );
+}
+
 /// An untitled conversation is listed as "Conversation N": that name
 /// finds it (show and send refused it: its title is empty).
 #[test]

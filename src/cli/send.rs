@@ -122,13 +122,12 @@ fn send_text(
                 .id
         }
         (None, None, Some(title)) => engine.create_conversation(Some(title), "cli")?,
-        // A message sent now names its conversation when it is sent; one
-        // sent later, or a series, would leave it "Conversation N" until
-        // then: it is named after the message at once.
-        (None, None, None) if schedule.is_some() || due.is_some() => {
+        // Named after the message at once, as `--help` says: named when
+        // sent, it was "Conversation N" until a tock ran (and `tock show
+        // TEXT` found nothing).
+        (None, None, None) => {
             engine.create_conversation(Some(&crate::store::derive_title(&text)), "cli")?
         }
-        (None, None, None) => engine.create_conversation(None, "cli")?,
     };
     // A conversation made for this message is the model's, as `/model`
     // makes it: the next `tock send --conv` went to the default model, and

@@ -461,6 +461,56 @@ impl ScheduledPane {
             first(Action::ShowFinished),
             first(Action::Back),
         );
+        // A series selected: its own keys (pause and skip were in no hint).
+        if let Some(series) = self
+            .selected_row()
+            .and_then(|row| row.series.as_ref())
+            .filter(|v| v.series.status != crate::store::SeriesStatus::Ended)
+        {
+            let (p, n) = (first(Action::PauseSeries), first(Action::SkipNext));
+            let pause = if series.series.status == crate::store::SeriesStatus::Paused {
+                "resume"
+            } else {
+                "pause"
+            };
+            let variants: [Vec<(&str, &str)>; 3] = [
+                vec![
+                    (&mv, "select"),
+                    (&p, pause),
+                    (&n, "skip next"),
+                    (&r, "rule"),
+                    (&e, "edit"),
+                    (&x, "end"),
+                    (&s, "send one now"),
+                    (&jump, "jump"),
+                    (&all, finished),
+                    (&close, "close"),
+                ],
+                vec![
+                    (&mv, "move"),
+                    (&p, pause),
+                    (&n, "skip"),
+                    (&r, "rule"),
+                    (&e, "edit"),
+                    (&x, "end"),
+                    (&s, "send"),
+                    (&jump, "jump"),
+                    (&all, "finished"),
+                    (&close, "close"),
+                ],
+                vec![
+                    (&mv_short, ""),
+                    (&p, pause),
+                    (&n, "skip"),
+                    (&r, "rule"),
+                    (&e, "edit"),
+                    (&x, "end"),
+                    (&s, "send"),
+                    (&close, ""),
+                ],
+            ];
+            return fitting_footer(variants, width);
+        }
         // Longest first, roomy spacing first; the first that fits is shown,
         // so 80 columns still list every key.
         let variants: [Vec<(&str, &str)>; 3] = [
@@ -498,23 +548,27 @@ impl ScheduledPane {
                 (&close, ""),
             ],
         ];
-        for keys in &variants {
-            for sep in ["  ", " "] {
-                let line = footer_line(keys, sep);
-                if line.width() <= width as usize {
-                    return line;
-                }
+        fitting_footer(variants, width)
+    }
+}
+
+/// The first of `variants` (longest first) that fits in `width`, roomy
+/// spacing first. Narrower still: keys go from the end of the shortest,
+/// but the one that closes the pane stays (F1 lists them all).
+fn fitting_footer(variants: [Vec<(&str, &str)>; 3], width: u16) -> Line<'static> {
+    for keys in &variants {
+        for sep in ["  ", " "] {
+            let line = footer_line(keys, sep);
+            if line.width() <= width as usize {
+                return line;
             }
         }
-        // Narrower still: keys go from the end of the list, but the one
-        // that closes the pane stays (F1 lists them all).
-        let [.., shortest] = variants;
-        let mut keys = shortest;
-        while keys.len() > 2 && footer_line(&keys, " ").width() > width as usize {
-            keys.remove(keys.len() - 2);
-        }
-        footer_line(&keys, " ")
     }
+    let [.., mut keys] = variants;
+    while keys.len() > 2 && footer_line(&keys, " ").width() > width as usize {
+        keys.remove(keys.len() - 2);
+    }
+    footer_line(&keys, " ")
 }
 
 /// The first visible row: unchanged unless the selection would leave the
