@@ -1165,6 +1165,37 @@ fn a_named_config_file_that_is_not_there_is_said() {
     assert!(!t.run(&["status"]).stderr.contains("no config file"));
 }
 
+/// Every command's `--help` says what each argument is: `cancel`, `pause`,
+/// `edit`, `retry`, `approve`, `deny` and `resume` showed a bare `<ID>`.
+#[test]
+fn every_argument_in_help_says_what_it_is() {
+    let t = Tock::new();
+    let help = t.ok(&["--help"]);
+    let commands: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() > 10, "{help}");
+    for c in &commands {
+        let text = t.ok(&[c.as_str(), "--help"]);
+        for line in text
+            .lines()
+            .skip_while(|l| !l.starts_with("Arguments:"))
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+        {
+            assert!(
+                line.split_whitespace().count() > 1,
+                "tock {c} --help: {line:?} says nothing"
+            );
+        }
+    }
+}
+
 /// `OLLAMA_HOST=127.0.0.1`, as Ollama's own docs write it, is Ollama's
 /// port 11434 (it was port 80), as a config entry without `base_url` is.
 #[test]

@@ -58,12 +58,19 @@ pub enum Command {
         json: bool,
     },
     /// Cancel an item, or end a recurring series
-    Cancel { id: i64 },
+    Cancel {
+        /// The item's or the series' id (tock list)
+        id: i64,
+    },
     /// Pause a recurring series
-    Pause { id: i64 },
+    Pause {
+        /// The series' id (tock list)
+        id: i64,
+    },
     /// Resume a paused series at its next occurrence, or with --conv a
     /// conversation's queue paused by a stop or a failed reply
     Resume {
+        /// The series' id (tock list)
         #[arg(required_unless_present = "conv", conflicts_with = "conv")]
         id: Option<i64>,
         /// Conversation id or exact title whose queue to resume
@@ -82,12 +89,17 @@ pub enum Command {
     },
     /// Change an item's or a series' text
     Edit {
+        /// The item's or the series' id (tock list)
         id: i64,
+        /// The new text (several words are joined)
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
     /// Retry a failed or expired item, or generate again the cut reply of a sent one
-    Retry { id: i64 },
+    Retry {
+        /// The item's id (tock list)
+        id: i64,
+    },
     /// Stop the reply streaming in a conversation, or the tool call running
     /// there, from whichever tock runs it (a daemon, a TUI), and pause the
     /// conversation's queue
@@ -156,6 +168,7 @@ pub enum Command {
     },
     /// Approve a waiting tool call; the conversation continues
     Approve {
+        /// The waiting call's id (tock approvals)
         #[arg(required_unless_present = "forget")]
         id: Option<i64>,
         /// Also allow this tool from now on (saved in the database, not the config file)
@@ -173,6 +186,7 @@ pub enum Command {
     },
     /// Decline a waiting tool call; the model is told
     Deny {
+        /// The waiting call's id (tock approvals)
         id: i64,
         /// Why, passed to the model with the refusal
         #[arg(long, value_name = "TEXT")]
