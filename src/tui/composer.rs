@@ -61,6 +61,11 @@ pub struct Composer {
     undo: UndoSteps,
     /// The rows and columns the text was last drawn in, for [`Composer::refit`].
     drawn: Cell<(u16, u16)>,
+    /// The rows [`Composer::refit`] last looked at: once per height, so that
+    /// a count of rows that disagrees with the textarea's own wrapping can
+    /// never have the two scroll each other back and forth, frame after
+    /// frame.
+    refit_rows: u16,
 }
 
 fn textarea(text: &str) -> TextArea<'static> {
@@ -84,6 +89,7 @@ impl Default for Composer {
             kill_run: false,
             undo: UndoSteps::default(),
             drawn: Cell::new((0, 0)),
+            refit_rows: 0,
             recalled_over: None,
             unsaved_since: None,
         }
@@ -530,6 +536,10 @@ impl Composer {
     /// scrolled (the frame drawn is to be drawn again).
     pub fn refit(&mut self) -> bool {
         let (height, width) = self.drawn.get();
+        if height == self.refit_rows {
+            return false;
+        }
+        self.refit_rows = height;
         let top = self.text.scroll_offset().0;
         if top == 0 || height == 0 {
             return false;

@@ -1063,6 +1063,11 @@ async fn a_taller_window_shows_the_start_of_a_draft_again() {
         assert!(tall.contains(&format!("│{line} ")), "{line}: {tall}");
     }
     assert!(!tall.contains("more ╯"), "{tall}");
+    // Once per height: frames at this size ask for no more.
+    for _ in 0..3 {
+        ui.render(60, 40);
+        assert!(!ui.app.take_draw_again());
+    }
     // The cursor stayed at the end: typing goes on after "four".
     ui.typ("!");
     assert_eq!(ui.app.composer_text(), "one\ntwo\nthree\nfour!");
