@@ -1196,6 +1196,39 @@ fn every_argument_in_help_says_what_it_is() {
     }
 }
 
+/// A message waiting out a back-off after "cannot connect" is tried as
+/// soon as the config file's models change (the endpoint fixed): it waited
+/// out its minute, the error it named gone.
+#[test]
+fn a_config_fix_ends_the_back_off_of_what_waits() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::text("reached after the fix"));
+    let (t, good) = with_a_real_model(&server);
+    let outbox = "[outbox]\nbackoff_base_secs = 120\n";
+    let closed = good.replace(&server.base_url(), "http://127.0.0.1:9/v1");
+    t.write_config(&format!("{closed}{outbox}"));
+    let id = t.send(&["--new", "B", "for the server I am about to fix"]);
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(15), "the first attempt failed", || {
+        (t.item(id)["attempts"].as_i64() == Some(1)).then_some(())
+    });
+    assert_eq!(t.item(id)["status"], "pending");
+    t.write_config(&format!("{good}{outbox}"));
+    wait_until(Duration::from_secs(15), "sent after the fix", || {
+        (t.item(id)["status"] == "sent").then_some(())
+    });
+    assert_eq!(
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.method == "POST")
+            .count(),
+        1
+    );
+    d.signal(libc::SIGTERM);
+    assert!(d.wait_timeout(Duration::from_secs(5)).is_some());
+}
+
 /// `OLLAMA_HOST=127.0.0.1`, as Ollama's own docs write it, is Ollama's
 /// port 11434 (it was port 80), as a config entry without `base_url` is.
 #[test]

@@ -190,7 +190,21 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
 /// holds the outbox), its end, a reload. Once each, not at every pass.
 fn tell_config_changes(engine: &Engine) {
     let config = &engine.inner.config;
+    let before = config.get();
     let reloaded = config.reload_if_changed();
+    // The models changed (an endpoint, a key, which one is the default):
+    // what waits out a back-off is tried now, not minutes after the error
+    // it names ("cannot connect to 127.0.0.1:18999") was fixed.
+    if reloaded {
+        let after = config.get();
+        if before.models != after.models || before.default_model != after.default_model {
+            match engine.store().end_back_offs(engine.now_ms()) {
+                Ok(ids) if !ids.is_empty() => engine.emit(Event::OutboxRows(ids)),
+                Ok(_) => {}
+                Err(e) => tracing::error!("trying again after the config changed: {e:#}"),
+            }
+        }
+    }
     let problem = config.error();
     let told = std::mem::replace(&mut *lock(&engine.inner.config_problem), problem.clone());
     match (told, problem) {

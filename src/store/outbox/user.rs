@@ -165,6 +165,20 @@ impl Store {
 
     /// An item waiting out a back-off (a 429's Retry-After of an hour)
     /// is tried again now, its attempts kept. False if it waits for none.
+    /// Every item waiting out a back-off tried now: the settings it failed
+    /// with changed (a model's endpoint or key). The ids.
+    pub fn end_back_offs(&self, now: i64) -> Result<Vec<i64>> {
+        let conn = self.conn();
+        let mut st = conn.prepare(
+            "UPDATE outbox SET next_attempt_at = NULL, updated_at = ?1
+             WHERE status = 'pending' AND next_attempt_at > ?1 RETURNING id",
+        )?;
+        let ids = st
+            .query_map([now], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<i64>>>()?;
+        Ok(ids)
+    }
+
     pub fn end_back_off(&self, id: i64, now: i64) -> Result<bool> {
         Ok(self.conn().execute(
             "UPDATE outbox SET next_attempt_at = NULL, updated_at = ?2
