@@ -156,10 +156,7 @@ impl App {
         // their commands: one they do not use is said, not typed (the `y` of
         // a question already answered went into the draft, and a word typed
         // into the list began with one of its commands).
-        let typing = matches!(key.code, KeyCode::Char(_))
-            && !key
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let typing = views::is_typing(&key);
         if typing && matches!(self.focus, Focus::Strip | Focus::Sidebar) {
             if key.code == KeyCode::Char('?') && self.composer.is_empty() && !inactive {
                 self.views.push(Box::new(views::help::Help::default()));

@@ -314,10 +314,7 @@ impl ScheduledPane {
                 // While the old rule is selected, a letter or a delete
                 // replaces it; any other key (a move) keeps it to edit.
                 let replaces = matches!(key.code, KeyCode::Backspace | KeyCode::Delete)
-                    || matches!(key.code, KeyCode::Char(_))
-                        && !key
-                            .modifiers
-                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+                    || crate::tui::views::is_typing(&key);
                 if !replaces {
                     input.cancel_selection();
                 }
@@ -478,7 +475,7 @@ impl ScheduledPane {
             KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
             // Another letter is no answer, and the question goes with it:
             // typed on, a `y` later in the words would have answered it.
-            _ if crate::tui::views::confirm::is_typing(&key) => {
+            _ if crate::tui::views::is_typing(&key) => {
                 PaneAction::Info("not done: only y answers yes".into())
             }
             // Anything else: still asking.

@@ -7,7 +7,7 @@
 
 use crate::tui::theme::palette;
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -71,13 +71,6 @@ impl ApprovalCard {
                 .map(|k| k.label())
         };
         first(Action::Right).or_else(|| first(Action::Left))
-    }
-
-    fn typing(key: &KeyEvent) -> bool {
-        matches!(key.code, KeyCode::Char(_))
-            && !key
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
     }
 
     /// When the call is declined for want of an answer, if a timeout is set.
@@ -374,7 +367,7 @@ impl View for ApprovalCard {
         let composer_empty = cx.composer_empty;
         if let Some(held) = self.held.take() {
             // More typing after a choice letter: it was a word, not a choice.
-            if Self::typing(&key) && action != Some(Action::Confirm) {
+            if super::is_typing(&key) && action != Some(Action::Confirm) {
                 self.choice = None;
                 cx.push(Intent::Type(held));
                 cx.push(Intent::Type(key));
@@ -449,7 +442,7 @@ impl View for ApprovalCard {
                     )))
                 }
             },
-            _ if Self::typing(&key) => {
+            _ if super::is_typing(&key) => {
                 // Typing goes to the composer, and takes back a half-made choice.
                 self.choice = None;
                 cx.push(Intent::Type(key));

@@ -173,7 +173,7 @@ impl View for Confirm {
             // A letter or digit is no answer: typed on after the question
             // came up (a sentence meant for the composer), its `y` would
             // have answered it. The question goes, unanswered.
-            _ if is_typing(&key) => {
+            _ if super::is_typing(&key) => {
                 cx.push(Intent::Info("not done: only y answers yes".into()));
                 Outcome::Done
             }
@@ -207,13 +207,4 @@ impl View for Confirm {
             )
             .render(r, buf);
     }
-}
-
-/// A key that types a character (no Ctrl or Alt held).
-pub(crate) fn is_typing(key: &KeyEvent) -> bool {
-    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
-    matches!(key.code, KeyCode::Char(_))
-        && !key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
 }

@@ -42,6 +42,16 @@ pub enum Outcome {
     Dismissed,
 }
 
+/// A key that types a character (no Ctrl or Alt held): text, where a
+/// view's letters are its commands or a question's answers.
+pub fn is_typing(key: &KeyEvent) -> bool {
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+    matches!(key.code, KeyCode::Char(_))
+        && !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+}
+
 /// How a popup that only shows something (help, notifications) answers a
 /// key it has no use for: Esc, Enter, a function key and `?` (which would
 /// open help again) close it; any other key closes it and goes on.
