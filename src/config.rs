@@ -941,6 +941,21 @@ impl ConfigSource {
         }
     }
 
+    /// A config file named by `--config` or `TOCK_CONFIG` (a path other than
+    /// the platform's) that is not there, said: the defaults (the offline
+    /// model, or the environment's provider) answer what is sent, which the
+    /// user did not mean. The platform's own path not being there is a
+    /// first run.
+    pub fn missing_named_file(&self) -> Option<String> {
+        let path = self.path.as_deref()?;
+        (default_config_path().as_deref() != Some(path) && !path.exists()).then(|| {
+            format!(
+                "there is no config file at {} (named by --config or TOCK_CONFIG): the defaults are in effect",
+                path.display()
+            )
+        })
+    }
+
     /// Whether `name` is a model of the config itself (an entry, `ENTRY/ID`
     /// or the offline model), not one the environment's provider would take.
     pub fn names_a_config_model(&self, name: &str) -> bool {

@@ -525,12 +525,10 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
         .or_else(crate::config::default_config_path);
     let config = ConfigSource::new(cfg_path.clone(), cli.model.clone())
         .context("loading the configuration")?;
-    if cli.command.is_some()
-        && let Some(line) = missing_config_line(cli.config.as_deref())
-    {
-        say(line);
-    }
     if cli.command.is_some() {
+        if let Some(line) = config.missing_named_file() {
+            say(line);
+        }
         // `tock tools` fails with the reason instead (it can list nothing).
         let tools = matches!(cli.command, Some(Command::Tools { .. }));
         // Held here only: a tock that read the file before goes on with it.
@@ -555,18 +553,4 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
         eprintln!("warning: {w}");
     }
     Ok((store, Arc::new(config)))
-}
-
-/// A config file named by `--config` or `TOCK_CONFIG` that is not there:
-/// the defaults (the offline model, or the environment's provider) answer
-/// what is sent, which the user did not mean. (The platform's own path
-/// not being there is a first run.)
-pub(crate) fn missing_config_line(named: Option<&std::path::Path>) -> Option<String> {
-    let path = named?;
-    (!path.exists()).then(|| {
-        format!(
-            "there is no config file at {} (named by --config or TOCK_CONFIG): the defaults are in effect",
-            path.display()
-        )
-    })
 }

@@ -18,7 +18,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use crate::engine::Part;
 use crate::store::Draft;
-use crate::tui::undo::{Edit as UndoEdit, UndoSteps};
+use crate::tui::undo::{Edit as UndoEdit, State as UndoState, UndoSteps};
 
 /// Delay between the last keystroke and saving the draft.
 pub const SAVE_AFTER_MS: i64 = 300;
@@ -248,14 +248,14 @@ impl Composer {
     }
 
     /// The draft and its cursor, as undo keeps them.
-    fn state(&self) -> (String, (usize, usize)) {
+    fn state(&self) -> UndoState {
         let c = self.text.cursor();
         (self.text(), (c.0, c.1))
     }
 
     /// A step alone was made from `before`, if it changed the draft.
-    fn kept(&mut self, before: (String, (usize, usize)), edit: UndoEdit) {
-        if self.text.lines().join("\n") != before.0 {
+    fn kept(&mut self, before: UndoState, edit: UndoEdit) {
+        if self.text() != before.0 {
             self.undo.keep(before);
             self.undo.edited(edit);
         }

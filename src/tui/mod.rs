@@ -137,13 +137,9 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         if let Some(w) = cfg.path().and_then(|p| cfg.get().permission_warning(p)) {
             app.error(w);
         }
-        // A path other than the platform's was named (--config, TOCK_CONFIG).
-        let named = cfg
-            .path()
-            .filter(|p| crate::config::default_config_path().as_deref() != Some(*p));
         if let Some(e) = cfg
             .error()
-            .or_else(|| crate::cli::missing_config_line(named))
+            .or_else(|| cfg.missing_named_file())
             .or_else(|| cfg.get().problems().into_iter().next())
         {
             app.error(e);

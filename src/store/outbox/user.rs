@@ -163,8 +163,6 @@ impl Store {
         )
     }
 
-    /// An item waiting out a back-off (a 429's Retry-After of an hour)
-    /// is tried again now, its attempts kept. False if it waits for none.
     /// Every item waiting out a back-off tried now: the settings it failed
     /// with changed (a model's endpoint or key). The ids.
     pub fn end_back_offs(&self, now: i64) -> Result<Vec<i64>> {
@@ -179,6 +177,8 @@ impl Store {
         Ok(ids)
     }
 
+    /// An item waiting out a back-off (a 429's Retry-After of an hour)
+    /// is tried again now, its attempts kept. False if it waits for none.
     pub fn end_back_off(&self, id: i64, now: i64) -> Result<bool> {
         Ok(self.conn().execute(
             "UPDATE outbox SET next_attempt_at = NULL, updated_at = ?2

@@ -242,7 +242,7 @@ impl View for Search {
         Clear.render(r, buf);
         let room = usize::from(r.width.saturating_sub(2));
         // Narrow: the key that closes it is the last to go.
-        let keys = [
+        let keys: Vec<String> = [
             &[
                 (Action::Down, "next"),
                 (Action::Accept, "open"),
@@ -253,8 +253,10 @@ impl View for Search {
         ]
         .iter()
         .map(|k| format!(" {} ", cx.keys.hints(Scope::Search, k).join(" · ")))
-        .find(|k| k.width() <= room)
-        .unwrap_or_default();
+        .collect();
+        let keys = crate::tui::text::first_fitting(&keys, room)
+            .cloned()
+            .unwrap_or_default();
         let count = match (&self.error, self.hits.len()) {
             (Some(_), _) => String::new(),
             (None, n) if n >= LIMIT => format!(" newest {LIMIT} matches "),
