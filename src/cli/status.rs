@@ -11,6 +11,9 @@ use crate::engine::Engine;
 use crate::store::{Store, Waiting};
 use crate::when;
 
+/// The model and provider of held defaults, which are no one's.
+const UNKNOWN_HERE: &str = "unknown here: the config file cannot be read";
+
 /// `tock status [--json]`.
 pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Result<()> {
     let lease = store.live_lease_holder(now)?;
@@ -52,7 +55,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     let reachable = match &model {
         // The held defaults name no provider of the user's: the
         // environment's would be asked (api.openai.com) for nothing.
-        _ if config.is_held() => "unknown here: the config file cannot be read".to_string(),
+        _ if config.is_held() => UNKNOWN_HERE.to_string(),
         Ok(m) if !m.base_url.is_empty() => reachability(&m.base_url),
         Ok(_) => "offline model: no network needed".to_string(),
         Err(_) => "no provider".to_string(),
@@ -288,7 +291,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     match &model {
         // The held defaults' offline model is no model of the user's.
         Ok(_) if config.is_held() => {
-            println!("model: unknown here: the config file cannot be read")
+            println!("model: {UNKNOWN_HERE}")
         }
         Ok(_) if provider == "echo" => {
             println!("model: {model_name} ({provider}) — offline");
