@@ -13,6 +13,8 @@ fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // Ctrl+C ended `tock ask`, which said what became of the message.
+        Err(e) if e.downcast_ref::<tock::cli::Interrupted>().is_some() => ExitCode::from(130),
         Err(e) => {
             let line = tock::sanitize::sanitize_line(&format!("{e:#}")).into_owned();
             eprintln!("tock: {line}");
@@ -32,7 +34,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // `tock tools` starts MCP servers, and one that exits at once
             // must not kill it by a write to its closed pipe: it puts the
             // default back itself once they are stopped, before it prints.
-            if !matches!(command, Command::Tools { .. }) {
+            // `tock ask` may start them too, and stops its reply instead.
+            if !matches!(command, Command::Tools { .. } | Command::Ask(_)) {
                 tock::cli::end_quietly_on_a_closed_stdout();
             }
             tock::cli::run(&cli, &store, config).map_err(|e| tock::store::explain(e, store.path()))

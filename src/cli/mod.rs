@@ -2,6 +2,7 @@
 //! and rules. One module per group of commands; this one parses the command
 //! line and hands each command to its function.
 
+mod ask;
 mod history;
 mod list;
 mod send;
@@ -9,6 +10,7 @@ mod status;
 mod tools;
 mod when_args;
 
+pub use ask::{AskArgs, Interrupted};
 pub use send::SendArgs;
 
 use std::path::PathBuf;
@@ -48,6 +50,10 @@ pub enum Command {
     /// Queue or schedule a message; prints the new item's id. Without --conv,
     /// --conv-id or --new it starts a new conversation, named after the message
     Send(SendArgs),
+    /// Send a message now and print the reply as it streams (the message and
+    /// the reply are kept in the conversation). Ctrl+C stops it: a message
+    /// not sent yet is canceled, a reply is stopped where it is
+    Ask(AskArgs),
     /// List outbox items (pending, scheduled, failed, expired) and recurring series
     List {
         /// Include finished (sent, canceled) items and ended series
@@ -286,6 +292,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
     );
     match cmd {
         Command::Send(args) => send::send(args, cli.model.as_deref(), store, &engine)?,
+        Command::Ask(args) => ask::ask(args, cli.model.as_deref(), store, config.clone())?,
         Command::List { all, json } => list::list(store, &engine, &config, now, *all, *json)?,
         Command::Cancel { id } => {
             if store.item(*id)?.is_none() && store.series(*id)?.is_some() {

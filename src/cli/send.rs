@@ -10,20 +10,27 @@ use crate::engine::Engine;
 use crate::store::{Kind, NewItem, Store};
 use crate::when::{self, Mode};
 
+/// Which conversation a message goes to (`send` and `ask` alike).
 #[derive(Args, Debug)]
-pub struct SendArgs {
+pub struct ConvArgs {
     /// Conversation: exact title, #ID, or an id that is not also a title
     #[arg(long, conflicts_with_all = ["new", "conv_id"])]
     pub conv: Option<String>,
     /// Conversation by id only
     #[arg(long, conflicts_with = "new")]
     pub conv_id: Option<i64>,
-    /// Read the message from this file (UTF-8 text)
-    #[arg(long, value_name = "PATH", conflicts_with = "text")]
-    pub file: Option<PathBuf>,
     /// Start a new conversation with this title
     #[arg(long)]
     pub new: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct SendArgs {
+    #[command(flatten)]
+    pub target: ConvArgs,
+    /// Read the message from this file (UTF-8 text)
+    #[arg(long, value_name = "PATH", conflicts_with = "text")]
+    pub file: Option<PathBuf>,
     /// Send after this long, e.g. 10m, 1h30m
     #[arg(long = "in", value_name = "DUR", conflicts_with = "at")]
     pub in_: Option<String>,
@@ -59,16 +66,21 @@ pub(super) fn send(
         engine.config().describe(Some(m)).map_err(|e| anyhow!(e))?;
     }
     let sent = send_text(args, &text, model, store, engine);
-    // Text read from stdin is gone from the pipe: a send that failed (a
-    // database locked too long, say) gives it back, for the script to retry.
-    let from_stdin = args.file.is_none() && args.text.len() == 1 && args.text[0] == "-";
-    if sent.is_err() && from_stdin {
-        eprintln!(
-            "tock: the message read from stdin was not kept; here it is:\n{}",
-            crate::sanitize::sanitize(&text)
-        );
+    if sent.is_err() {
+        give_back_stdin(&args.text, args.file.as_deref(), &text);
     }
     sent
+}
+
+/// Text read from stdin is gone from the pipe: a send that failed (a
+/// database locked too long, say) gives it back, for the script to retry.
+pub(super) fn give_back_stdin(words: &[String], file: Option<&std::path::Path>, text: &str) {
+    if file.is_none() && words.len() == 1 && words[0] == "-" {
+        eprintln!(
+            "tock: the message read from stdin was not kept; here it is:\n{}",
+            crate::sanitize::sanitize(text)
+        );
+    }
 }
 
 fn send_text(
@@ -83,9 +95,6 @@ fn send_text(
     // (a few milliseconds on, which made it "in 1h 59m").
     let asked_at = engine.now_ms();
     let SendArgs {
-        conv,
-        conv_id,
-        new,
         in_,
         at,
         every,
@@ -107,34 +116,7 @@ fn send_text(
         (_, Some(t)) => Some(parse_due(t, Mode::At)?.timestamp_millis()),
         _ => None,
     };
-    let made_here = conv.is_none() && conv_id.is_none();
-    let conv_id = match (conv, conv_id, new) {
-        (Some(key), _, _) => {
-            store
-                .find_conversation(key)?
-                .ok_or_else(|| anyhow!("no conversation \"{key}\""))?
-                .id
-        }
-        (None, Some(id), _) => {
-            store
-                .conversation(*id)?
-                .ok_or_else(|| anyhow!("no conversation #{id}"))?
-                .id
-        }
-        (None, None, Some(title)) => engine.create_conversation(Some(title), "cli")?,
-        // Named after the message at once, as `--help` says: named when
-        // sent, it was "Conversation N" until a tock ran (and `tock show
-        // TEXT` found nothing).
-        (None, None, None) => {
-            engine.create_conversation(Some(&crate::store::derive_title(&text)), "cli")?
-        }
-    };
-    // A conversation made for this message is the model's, as `/model`
-    // makes it: the next `tock send --conv` went to the default model, and
-    // read the other model's answers as its own.
-    if made_here && let Some(m) = model {
-        engine.set_conversation_model(conv_id, Some(m))?;
-    }
+    let conv_id = conversation_for(&args.target, &text, model, store, engine)?;
     if let Some(schedule) = schedule {
         let mut series = engine.new_series(conv_id, Kind::Message, &text, &schedule)?;
         series.model_override = model.map(str::to_owned);
@@ -171,10 +153,50 @@ fn send_text(
     Ok(())
 }
 
+/// The conversation `target` names, or a new one for `text`.
+pub(super) fn conversation_for(
+    target: &ConvArgs,
+    text: &str,
+    model: Option<&str>,
+    store: &Store,
+    engine: &Engine,
+) -> Result<i64> {
+    let ConvArgs { conv, conv_id, new } = target;
+    let made_here = conv.is_none() && conv_id.is_none();
+    let conv_id = match (conv, conv_id, new) {
+        (Some(key), _, _) => {
+            store
+                .find_conversation(key)?
+                .ok_or_else(|| anyhow!("no conversation \"{key}\""))?
+                .id
+        }
+        (None, Some(id), _) => {
+            store
+                .conversation(*id)?
+                .ok_or_else(|| anyhow!("no conversation #{id}"))?
+                .id
+        }
+        (None, None, Some(title)) => engine.create_conversation(Some(title), "cli")?,
+        // Named after the message at once, as `--help` says: named when
+        // sent, it was "Conversation N" until a tock ran (and `tock show
+        // TEXT` found nothing).
+        (None, None, None) => {
+            engine.create_conversation(Some(&crate::store::derive_title(text)), "cli")?
+        }
+    };
+    // A conversation made for this message is the model's, as `/model`
+    // makes it: the next `tock send --conv` went to the default model, and
+    // read the other model's answers as its own.
+    if made_here && let Some(m) = model {
+        engine.set_conversation_model(conv_id, Some(m))?;
+    }
+    Ok(conv_id)
+}
+
 /// The item is kept, but only a running tock sends it: with none running
 /// on this database, or none allowed to by the config, say so (on stderr:
 /// the id is what scripts read).
-fn say_if_no_tock_sends(store: &crate::store::Store, engine: &Engine) -> Result<()> {
+pub(super) fn say_if_no_tock_sends(store: &crate::store::Store, engine: &Engine) -> Result<()> {
     let config = engine.config();
     let live = store.live_lease_holder(engine.now_ms())?;
     if let Some(l) = live.as_ref().filter(|_| config.is_held()) {
@@ -204,7 +226,7 @@ fn say_if_no_tock_sends(store: &crate::store::Store, engine: &Engine) -> Result<
 const MAX_TEXT_BYTES: u64 = 20 * 1024 * 1024;
 
 /// The message text of `send`: the words, or stdin for `-`, or a file.
-fn message_text(text: &[String], file: Option<&std::path::Path>) -> Result<String> {
+pub(super) fn message_text(text: &[String], file: Option<&std::path::Path>) -> Result<String> {
     let bytes = match (file, text) {
         (Some(p), _) => {
             crate::files::read_regular(p, MAX_TEXT_BYTES).map_err(|e| anyhow!("{e}"))?

@@ -34,7 +34,11 @@ fn run_approved(engine: &Engine) {
             return;
         }
     };
-    for a in approved {
+    let only = engine.inner.options.only_conversation;
+    for a in approved
+        .into_iter()
+        .filter(|a| only.is_none_or(|c| c == a.conversation_id))
+    {
         if lock(&engine.inner.running_approvals)
             .insert(a.id, a.conversation_id)
             .is_some()

@@ -206,6 +206,10 @@ pub struct Options {
     /// hand-over over its own frames (the TUI) asks for fewer: each is a
     /// wake-up of the engine and of the front end.
     pub shown_text_every: Duration,
+    /// Dispatch only this conversation's items, and run only its approved
+    /// tool calls (`tock ask` runs an engine for its one question: the rest
+    /// of the outbox, series included, is left to a tock that runs for good).
+    pub only_conversation: Option<i64>,
 }
 
 impl Default for Options {
@@ -218,6 +222,7 @@ impl Default for Options {
             zone: crate::recur::Zone::Local,
             mcp_restart_backoff: Duration::from_secs(1),
             shown_text_every: reading::HAND_ON_EVERY,
+            only_conversation: None,
         }
     }
 }

@@ -160,18 +160,25 @@ fn tick(engine: &Engine, holding: &mut bool, standby: &mut Option<LeaseHolder>) 
         // Try the lease again soon rather than at the next clock check.
         return matches!(state, DispatchState::Error(_)).then_some(now + 1000);
     }
+    let only = inner.options.only_conversation;
     // Due occurrences become outbox rows first, so they dispatch in this pass.
-    let more_series = super::series::advance(engine, now, cfg.outbox.grace().as_millis() as i64);
+    let more_series = only.is_none()
+        && super::series::advance(engine, now, cfg.outbox.grace().as_millis() as i64);
     let approval_due = super::approved::pass(engine, now);
     match store.dispatchable(now) {
         Ok(items) => {
-            for item in items {
+            for item in items
+                .into_iter()
+                .filter(|i| only.is_none() || i.conversation_id == only)
+            {
                 dispatch(engine, item, now);
             }
         }
         Err(e) => tracing::error!("reading the outbox: {e:#}"),
     }
-    tell_due_behind_approval(engine, now);
+    if only.is_none() {
+        tell_due_behind_approval(engine, now);
+    }
     let next = store.next_ready_at(now).unwrap_or_else(|e| {
         tracing::error!("reading the outbox: {e:#}");
         None

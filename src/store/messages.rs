@@ -203,6 +203,29 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The messages of a conversation after message `after`, oldest first:
+    /// what a turn added, without reading the whole history again.
+    pub fn messages_after(&self, conversation_id: i64, after: i64) -> Result<Vec<Message>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM messages WHERE conversation_id = ?1 AND id > ?2 ORDER BY id"
+        ))?;
+        let rows = st.query_map([conversation_id, after], Message::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The user's message outbox item `item` put in its conversation, once sent.
+    pub fn user_message_of(&self, item: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM messages WHERE outbox_id = ?1 AND role = 'user' ORDER BY id LIMIT 1",
+                [item],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     pub fn message(&self, id: i64) -> Result<Option<Message>> {
         let conn = self.conn();
         Ok(conn

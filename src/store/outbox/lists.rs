@@ -442,6 +442,15 @@ impl Store {
         )
     }
 
+    /// Every item of one conversation made after item `after` (any kind,
+    /// any state), oldest first: the continuations of a turn among them.
+    pub fn items_after(&self, conversation_id: i64, after: i64) -> Result<Vec<OutboxItem>> {
+        self.query_items(
+            "WHERE conversation_id = ?1 AND id > ?2 ORDER BY id",
+            [conversation_id, after],
+        )
+    }
+
     /// Counts of unfinished items by (kind, status).
     pub fn counts(&self) -> Result<Vec<(String, String, i64)>> {
         let conn = self.conn();

@@ -1,0 +1,237 @@
+//! `tock ask`: the real binary sends one message now and prints the reply on
+//! stdout as it streams, from a local OpenAI-compatible server; on its own
+//! (an engine for that conversation only) or following a running daemon.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::json;
+use support::{MockServer, Reply, Tock, wait_until};
+
+/// The reply streamed in pieces, an escape sequence and a CRLF among them.
+fn hostile_reply() -> Reply {
+    Reply::Stream {
+        chunks: vec![
+            "Hello ".into(),
+            "\x1b]52;c;QUJD\x07".into(),
+            "world\r".into(),
+            "\nbye".into(),
+        ],
+        gap: Duration::from_millis(20),
+        tool_calls: Vec::new(),
+    }
+}
+
+const HOSTILE_PRINTED: &str = "Hello ␛]52;c;QUJD␇world\nbye\n";
+
+fn status_of(t: &Tock, id: i64) -> String {
+    t.item(id)["status"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn ask_prints_the_reply_made_safe_keeps_both_and_sends_nothing_else() {
+    let server = MockServer::start();
+    server.push(hostile_reply());
+    let t = Tock::with_openai(&server.base_url());
+    // Due, in another conversation, with no tock running: `ask` leaves it
+    // to a tock that runs for good.
+    let other = t.send(&["--new", "Other", "not this one"]);
+
+    let out = t.run(&["ask", "--new", "Q", "what is up?"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, HOSTILE_PRINTED, "{out:?}");
+    assert!(!out.stderr.contains("tock:"), "{out:?}");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "only the question was sent");
+    assert_eq!(requests[0].last_user_text().as_deref(), Some("what is up?"));
+    assert_eq!(status_of(&t, other), "pending");
+    // Both are in the conversation, as after any send; the raw text is kept.
+    let shown = t.show("Q");
+    let messages = shown["messages"].as_array().cloned().unwrap_or_default();
+    let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["user", "assistant"], "{shown:#}");
+    assert_eq!(messages[1]["status"], "complete");
+    assert_eq!(
+        messages[1]["content"],
+        "Hello \x1b]52;c;QUJD\x07world\r\nbye"
+    );
+    // The lease was let go: a daemon started now sends the other message.
+    let _daemon = t.spawn_daemon();
+    wait_until(Duration::from_secs(20), "the other message sent", || {
+        (status_of(&t, other) == "sent").then_some(())
+    });
+}
+
+#[test]
+fn ask_follows_the_reply_a_running_daemon_sends() {
+    let server = MockServer::start();
+    server.push(hostile_reply());
+    let t = Tock::with_openai(&server.base_url());
+    let daemon = t.spawn_daemon();
+    wait_until(Duration::from_secs(20), "the daemon dispatches", || {
+        t.ok(&["status"])
+            .contains(&format!("dispatcher: pid {}", daemon.pid()))
+            .then_some(())
+    });
+    let out = t.run(&["ask", "--new", "Via daemon", "through it"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, HOSTILE_PRINTED, "{out:?}");
+    assert_eq!(server.count(), 1);
+    // The daemon kept the lease all along.
+    assert!(
+        t.ok(&["status"])
+            .contains(&format!("dispatcher: pid {}", daemon.pid()))
+    );
+}
+
+#[test]
+fn a_failed_message_gives_the_servers_reason_and_exit_1_and_stays_listed() {
+    let server = MockServer::start();
+    server.push(Reply::Status(401, "Incorrect API key provided".into()));
+    let t = Tock::with_openai(&server.base_url());
+    let out = t.run(&["ask", "--new", "Bad key", "hello"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.stdout, "");
+    let line = out.stderr.trim();
+    assert_eq!(line.lines().count(), 1, "{out:?}");
+    assert!(
+        line.starts_with("tock: not answered: ")
+            && line.contains("401")
+            && line.contains("Incorrect API key"),
+        "{line}"
+    );
+    let items = t.items();
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["status"], "failed");
+}
+
+#[test]
+fn ctrl_c_cancels_a_message_not_sent_yet() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::Status(500, "overloaded".into()));
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config("[outbox]\nmax_attempts = 5\nbackoff_base_secs = 60\n");
+    let mut ask = t.spawn(&["ask", "--new", "Later", "are you there?"], "ask");
+    wait_until(Duration::from_secs(20), "the back-off said", || {
+        ask.stderr().contains("trying again in").then_some(())
+    });
+    assert!(ask.stderr().contains("overloaded"), "{}", ask.stderr());
+    ask.signal(libc::SIGINT);
+    let st = ask
+        .wait_timeout(Duration::from_secs(20))
+        .expect("ask ends on Ctrl+C");
+    assert_eq!(st.code(), Some(130), "{}", ask.stderr());
+    assert!(ask.stderr().contains("canceled item"), "{}", ask.stderr());
+    let items = t.items();
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["status"], "canceled", "{items:?}");
+    assert_eq!(server.count(), 1, "not tried again");
+}
+
+#[test]
+fn ctrl_c_stops_a_streaming_reply_and_keeps_what_came() {
+    let server = MockServer::start();
+    server.push(Reply::chunks("piece", 200, Duration::from_millis(50)));
+    let t = Tock::with_openai(&server.base_url());
+    let mut ask = t.spawn(&["ask", "--new", "Long", "tell me a lot"], "ask");
+    wait_until(Duration::from_secs(20), "a few pieces printed", || {
+        let out = std::fs::read_to_string(&ask.out).unwrap_or_default();
+        out.contains("piece-3 ").then_some(())
+    });
+    ask.signal(libc::SIGINT);
+    let st = ask
+        .wait_timeout(Duration::from_secs(20))
+        .expect("ask ends on Ctrl+C");
+    assert_eq!(st.code(), Some(130), "{}", ask.stderr());
+    assert!(
+        ask.stderr().contains("reply so far is kept"),
+        "{}",
+        ask.stderr()
+    );
+    let printed = std::fs::read_to_string(&ask.out).unwrap_or_default();
+    assert!(printed.starts_with("piece-0 piece-1 "), "{printed:?}");
+    assert!(!printed.contains("END"), "{printed:?}");
+    let shown = t.show("Long");
+    let reply = shown["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "assistant").cloned())
+        .expect("the reply is kept");
+    assert_eq!(reply["status"], "interrupted", "{shown:#}");
+    let kept = reply["content"].as_str().unwrap_or_default();
+    assert!(
+        kept.starts_with("piece-0 piece-1 piece-2 piece-3 "),
+        "{kept:?}"
+    );
+    // It is not generated again behind the user's back.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(server.count(), 1);
+}
+
+#[test]
+fn ask_waits_for_an_approval_answered_elsewhere_then_prints_the_answer() {
+    let server = MockServer::start();
+    server.respond_with(|r| {
+        if r.last_role().as_deref() == Some("tool") {
+            return Reply::text("Done: I will remind you.");
+        }
+        Reply::text("Let me set that up.").with_tool_call(
+            "schedule_task",
+            json!({"instruction": "stretch", "delay_secs": 3600}),
+        )
+    });
+    let t = Tock::with_openai(&server.base_url());
+    let mut ask = t.spawn(&["ask", "--new", "Plans", "remind me to stretch"], "ask");
+    let id: i64 = wait_until(Duration::from_secs(20), "the approval asked for", || {
+        let err = ask.stderr();
+        let at = err.find("(tock approve ")?;
+        err[at + "(tock approve ".len()..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    });
+    assert!(
+        ask.stderr().contains("the model calls schedule_task"),
+        "{}",
+        ask.stderr()
+    );
+    assert!(ask.running(), "it waits for the answer");
+    t.ok(&["approve", &id.to_string()]);
+    let st = ask
+        .wait_timeout(Duration::from_secs(20))
+        .expect("ask ends once answered");
+    assert!(st.success(), "{}", ask.stderr());
+    let printed = std::fs::read_to_string(&ask.out).unwrap_or_default();
+    assert_eq!(printed, "Let me set that up.\nDone: I will remind you.\n");
+    assert_eq!(server.count(), 2);
+}
+
+#[test]
+fn ask_reads_the_message_from_stdin_and_refuses_an_empty_one() {
+    let t = Tock::new();
+    let mut c = t.command(&["ask", "-"]);
+    c.env("TOCK_ECHO_DELAY_MS", "0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"piped question\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("> piped question"), "{stdout}");
+    assert!(stdout.ends_with('\n'));
+
+    let empty = t.run(&["ask", "  "]);
+    assert_eq!(empty.status.code(), Some(1));
+    assert_eq!(empty.stderr.trim(), "tock: the message is empty");
+}
