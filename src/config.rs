@@ -507,13 +507,30 @@ fn run_key_cmd(cmd: &str) -> Result<String, String> {
         .output()
         .map_err(|e| format!("api_key_cmd could not run: {e}"))?;
     if !out.status.success() {
-        return Err(format!("api_key_cmd exited with {}", out.status));
+        return Err(format!("api_key_cmd {}", command_failure(cmd, out.status)));
     }
     let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if key.is_empty() {
         return Err("api_key_cmd printed nothing".into());
     }
     Ok(key)
+}
+
+/// Why a shell command that was to print a secret failed, in words: the
+/// shell's 127 is a program not installed (`pass show openai` copied from
+/// the example without `pass`), 126 one that cannot be run. The command's
+/// own output is never quoted (it may hold the secret).
+pub fn command_failure(cmd: &str, status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let program = cmd.split_whitespace().next().unwrap_or(cmd);
+    let program = crate::sanitize::sanitize_line(program);
+    match (status.code(), status.signal()) {
+        (Some(127), _) => format!("failed: {program}: command not found"),
+        (Some(126), _) => format!("failed: {program}: cannot be run (not executable)"),
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(sig)) => format!("was killed by signal {sig}"),
+        (None, None) => format!("failed ({status})"),
+    }
 }
 
 /// A parse error's message with the values it quotes taken out where they
@@ -1035,7 +1052,11 @@ impl ConfigSource {
                 }
                 k => k.map(|k| Some(k.trim().to_string())).map_err(|_| {
                     if names_an_environment_variable(var) {
-                        format!("{var} is not set (api_key_env of {name})")
+                        // A running tock cannot see a variable exported
+                        // after it started: retrying alone cannot help.
+                        format!(
+                            "{var} is not set (api_key_env of {name}): export it and start tock again, or give the key with api_key_cmd"
+                        )
                     } else {
                         format!(
                             "api_key_env of {name} is no environment variable's name \
@@ -1173,6 +1194,38 @@ pub fn log_dir() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failing_key_command_says_why_in_words_and_never_quotes_its_output() {
+        let missing = run_key_cmd("tock-no-such-program-here show openai").unwrap_err();
+        assert_eq!(
+            missing,
+            "api_key_cmd failed: tock-no-such-program-here: command not found"
+        );
+        let status = run_key_cmd("echo sk-secret-0000000000; exit 3").unwrap_err();
+        assert_eq!(status, "api_key_cmd exited with status 3");
+        let killed = run_key_cmd("echo sk-secret-0000000000; kill -9 $$").unwrap_err();
+        assert_eq!(killed, "api_key_cmd was killed by signal 9");
+    }
+
+    #[test]
+    fn an_unset_key_variable_says_a_restart_is_needed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "default_model = \"m\"\n[models.m]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\napi_key_env = \"TOCK_TEST_UNSET_KEY_VAR\"\n",
+        )
+        .unwrap();
+        let source = ConfigSource::new(Some(path), None).unwrap();
+        let cfg = source.get();
+        let err = source.key_for("m", &cfg.models["m"]).unwrap_err();
+        assert!(
+            err.starts_with("TOCK_TEST_UNSET_KEY_VAR is not set"),
+            "{err}"
+        );
+        assert!(err.contains("start tock again"), "{err}");
+    }
 
     #[test]
     fn only_a_real_key_in_a_file_others_can_read_is_warned_about() {

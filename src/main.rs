@@ -2,12 +2,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
 use tock::cli::{Cli, Command};
 use tock::engine::{Engine, Event, Options, SystemClock};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_here() {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };

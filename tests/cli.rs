@@ -1180,8 +1180,19 @@ fn every_argument_in_help_says_what_it_is() {
         .filter(|c| c != "help")
         .collect();
     assert!(commands.len() > 10, "{help}");
+    // The defaults are this machine's paths, and an unset variable does not
+    // read as set to nothing (`[env: TOCK_DB=]`).
+    let home = t.path("home");
+    let db = home.join(".local/share/tock/tock.db");
+    let config = home.join(".config/tock/config.toml");
+    assert!(
+        help.contains(&format!("[default: {}]", db.display()))
+            && help.contains(&format!("[default: {}]", config.display())),
+        "{help}"
+    );
     for c in &commands {
         let text = t.ok(&[c.as_str(), "--help"]);
+        assert!(!text.contains("=]"), "tock {c} --help: {text}");
         for line in text
             .lines()
             .skip_while(|l| !l.starts_with("Arguments:"))

@@ -184,7 +184,8 @@ pub(super) fn list(
                 .get(&i.id)
                 .filter(|w| !matches!(w, Waiting::Ready | Waiting::Due { .. }))
             {
-                err.push_str(&format!("  ({})", w.describe(now)));
+                // Not in parentheses: the line ends with its countdown's own.
+                err.push_str(&format!(" · {}", w.describe(now)));
             }
             rows.push((
                 i.due_at.unwrap_or(i.created_at),

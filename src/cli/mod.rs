@@ -32,17 +32,38 @@ use crate::when::{self, Mode};
     about = "A terminal chat client for LLMs: messages are never lost and are sent when you said"
 )]
 pub struct Cli {
+    // The values of the variables are not shown: unset, `[env: TOCK_DB=]`
+    // read as "set to nothing". The defaults are this machine's paths
+    // ([`Cli::parse_here`]).
     /// Database file [default: the platform data dir]
-    #[arg(long, global = true, env = "TOCK_DB")]
+    #[arg(long, global = true, env = "TOCK_DB", hide_env_values = true)]
     pub db: Option<PathBuf>,
     /// Config file [default: the platform config dir]
-    #[arg(long, global = true, env = "TOCK_CONFIG")]
+    #[arg(long, global = true, env = "TOCK_CONFIG", hide_env_values = true)]
     pub config: Option<PathBuf>,
     /// Model to use (a name from the config, or a model id)
-    #[arg(long, global = true, env = "TOCK_MODEL")]
+    #[arg(long, global = true, env = "TOCK_MODEL", hide_env_values = true)]
     pub model: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+impl Cli {
+    /// The command line, with `--help` naming this machine's default paths.
+    pub fn parse_here() -> Result<Self, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let db = crate::config::default_db_path();
+        let config = crate::config::default_config_path();
+        let cmd = Self::command()
+            .mut_arg("db", |a| {
+                a.help(format!("Database file [default: {}]", db.display()))
+            })
+            .mut_arg("config", |a| match &config {
+                Some(p) => a.help(format!("Config file [default: {}]", p.display())),
+                None => a,
+            });
+        Self::from_arg_matches(&cmd.try_get_matches()?)
+    }
 }
 
 #[derive(Subcommand, Debug)]

@@ -217,18 +217,23 @@ impl Engine {
             .model_names()
             .iter()
             .filter(|entry| entry.as_str() != "echo")
-            .any(|entry| {
-                if self.cached_models(Some(entry)) != ModelList::Unknown {
-                    return false;
-                }
-                let Ok(facts) = config.facts(Some(entry)) else {
-                    return false;
-                };
-                lock(cache())
-                    .by_endpoint
-                    .get(&endpoint(facts.kind, &facts.base_url))
-                    .is_some_and(|e| e.fetching)
-            })
+            .any(|entry| self.model_list_coming(Some(entry)))
+    }
+
+    /// Whether the list of the server of `model` (None: the default) is
+    /// being fetched for the first time, not in yet: worth a short wait.
+    pub fn model_list_coming(&self, model: Option<&str>) -> bool {
+        if self.cached_models(model) != ModelList::Unknown {
+            return false;
+        }
+        let Ok(facts) = self.config().facts(model) else {
+            return false;
+        };
+        facts.kind != crate::llm::ProviderKind::Echo
+            && lock(cache())
+                .by_endpoint
+                .get(&endpoint(facts.kind, &facts.base_url))
+                .is_some_and(|e| e.fetching)
     }
 
     /// `Some` the first time (per process) a model is chosen whose id its

@@ -933,7 +933,7 @@ async fn run_secret_cmd(cmd: &str) -> Result<String, String> {
         .await
         .map_err(|e| format!("could not run: {e}"))?;
     if !out.status.success() {
-        return Err(format!("exited with {}", out.status));
+        return Err(crate::config::command_failure(cmd, out.status));
     }
     let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if v.is_empty() {

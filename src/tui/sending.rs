@@ -510,6 +510,13 @@ impl App {
                 if arg.is_empty() {
                     let (name, provider) = self.model.model_label();
                     let current = self.model.current_conv().and_then(|c| c.model.clone());
+                    // The server's list is asked for the first time (by
+                    // this look): worth the wait, as for `/model ID`,
+                    // rather than a line with only the configured names.
+                    if may_wait && self.engine().model_list_coming(current.as_deref()) {
+                        self.wait_for_models(&cmd);
+                        return;
+                    }
                     let names = self.engine().config().model_names().join(", ");
                     let listed = match self.engine().cached_models(current.as_deref()) {
                         crate::engine::ModelList::Listed(l) if !l.is_empty() => format!(
@@ -748,6 +755,13 @@ impl App {
         {
             return false;
         }
+        self.wait_for_models(line);
+        true
+    }
+
+    /// Runs command `line` again once the model lists are in (or after
+    /// [`MODEL_WAIT_MS`]), if the composer still holds it.
+    fn wait_for_models(&mut self, line: &str) {
         let now = self.now();
         self.model_wait = Some(ModelWait {
             line: line.to_string(),
@@ -755,7 +769,6 @@ impl App {
             until: now + MODEL_WAIT_MS,
         });
         self.info(ASKING_FOR_MODELS);
-        true
     }
 
     /// On a tick: a command waiting for a model list runs again once the
@@ -765,7 +778,11 @@ impl App {
         let Some(wait) = &self.model_wait else {
             return;
         };
-        if self.now() < wait.until && self.engine().model_lists_coming() {
+        let current = self.model.current_conv().and_then(|c| c.model.clone());
+        if self.now() < wait.until
+            && (self.engine().model_lists_coming()
+                || self.engine().model_list_coming(current.as_deref()))
+        {
             return;
         }
         let Some(wait) = self.model_wait.take() else {

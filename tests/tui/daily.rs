@@ -1501,3 +1501,29 @@ async fn a_model_list_that_does_not_come_ends_the_wait_with_the_error() {
     assert!(!said.contains("asking"), "{said}");
     assert_eq!(ui.app.composer_text(), "/model fake-2");
 }
+
+/// `/model` alone in a TUI just started: it waits for the server's list
+/// and names its models, rather than answering at once with only the
+/// configured names (`available: echo`).
+#[tokio::test(start_paused = true)]
+async fn model_alone_waits_for_the_servers_list_and_names_its_models() {
+    let mut ui = late_list_ui(
+        "http://late-list-bare.invalid/v1",
+        std::time::Duration::from_secs(2),
+    );
+    ui.start().await;
+    ui.say("/model");
+    let asked = ui.status_line();
+    assert!(
+        asked.contains("asking the server for its models"),
+        "{asked}"
+    );
+    assert_eq!(ui.app.composer_text(), "/model");
+    list_arrives(&mut ui).await;
+    let said = ui.status_line();
+    assert!(
+        said.contains("the server lists 2: fake-1, fake-2"),
+        "{said}"
+    );
+    assert_eq!(ui.app.composer_text(), "");
+}
