@@ -235,3 +235,31 @@ fn ask_reads_the_message_from_stdin_and_refuses_an_empty_one() {
     assert_eq!(empty.status.code(), Some(1));
     assert_eq!(empty.stderr.trim(), "tock: the message is empty");
 }
+
+#[test]
+fn ctrl_c_before_the_server_answers_cancels_the_message_rather_than_failing_it() {
+    let server = MockServer::start();
+    server.push(Reply::Silent(Duration::from_secs(60)));
+    let t = Tock::with_openai(&server.base_url());
+    let mut ask = t.spawn(&["ask", "--new", "Silent", "hello?"], "ask");
+    server.wait_requests(1, Duration::from_secs(20));
+    wait_until(Duration::from_secs(20), "the message being sent", || {
+        (t.items().first()?["status"] == "sending").then_some(())
+    });
+    ask.signal(libc::SIGINT);
+    let st = ask
+        .wait_timeout(Duration::from_secs(20))
+        .expect("ask ends on Ctrl+C");
+    assert_eq!(st.code(), Some(130), "{}", ask.stderr());
+    assert!(
+        ask.stderr().contains("canceled item 1; it was not sent"),
+        "{}",
+        ask.stderr()
+    );
+    let items = t.items();
+    assert_eq!(items[0]["status"], "canceled", "{items:?}");
+    // Nothing of it in the conversation, and no failure.
+    assert!(!ask.stderr().contains("failed"), "{}", ask.stderr());
+    let shown = t.show("Silent");
+    assert_eq!(shown["messages"], json!([]), "{shown:#}");
+}

@@ -112,13 +112,6 @@ pub(super) fn ask(
         }
         let outcome = follow(store, &writer, engine.as_ref(), events, conv, item).await;
         if let Some(e) = engine {
-            // A reply stopped by Ctrl+C is kept as stopped once its turn
-            // has ended; a shutdown under it would leave it to be
-            // generated again by the next tock.
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-            while e.is_busy(conv) && tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
             e.shutdown(Duration::from_millis(1500)).await;
         }
         outcome
@@ -143,11 +136,11 @@ async fn follow(
         Ok(Some(Ok(()))) => Ok(ended?),
         Ok(Some(Err(why))) => bail!("{why} (conversation {conv})"),
         Ok(None) => {
-            interrupt(store, writer, engine, conv, item);
+            interrupt(store, writer, engine, conv, item).await;
             Err(Interrupted.into())
         }
         Err(e) => {
-            interrupt(store, writer, engine, conv, item);
+            interrupt(store, writer, engine, conv, item).await;
             let gone = e
                 .downcast_ref::<std::io::Error>()
                 .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
@@ -213,23 +206,35 @@ async fn next_event(events: &mut Option<tokio::sync::broadcast::Receiver<Event>>
     }
 }
 
-/// Ctrl+C: a message not sent yet is canceled; a reply streaming (or a
-/// tool call running) is stopped, and what it said so far is kept.
-fn interrupt(store: &Store, writer: &Engine, engine: Option<&Engine>, conv: i64, item: i64) {
-    let unsent = store
-        .item(item)
-        .ok()
-        .flatten()
-        .is_some_and(|i| i.status == Status::Pending);
-    if unsent && writer.cancel(item).is_ok() {
-        eprintln!("tock: canceled item {item}; it was not sent");
-        return;
+/// Ctrl+C: a message not sent yet is canceled (also one stopped before
+/// the model took it, which the engine holds); a reply streaming (or a tool
+/// call running) is stopped, and what it said so far is kept.
+async fn interrupt(store: &Store, writer: &Engine, engine: Option<&Engine>, conv: i64, item: i64) {
+    let status = |store: &Store| store.item(item).ok().flatten().map(|i| i.status);
+    let cancel = || {
+        if writer.cancel(item).is_ok() {
+            eprintln!("tock: canceled item {item}; it was not sent");
+        }
+    };
+    if status(store) == Some(Status::Pending) {
+        return cancel();
     }
     let stopped = match engine {
         Some(e) => e.stop(conv),
         None => writer.stop_elsewhere(conv).unwrap_or(false),
     };
-    if stopped {
+    // Until the stop is recorded: a reply kept as stopped (a shutdown under
+    // it would leave it to be generated again by the next tock), or a
+    // message held unsent.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while tokio::time::Instant::now() < deadline
+        && (status(store) == Some(Status::Sending) || engine.is_some_and(|e| e.is_busy(conv)))
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if status(store) == Some(Status::Pending) {
+        cancel();
+    } else if stopped {
         eprintln!("tock: stopped; the reply so far is kept in conversation {conv}");
     }
 }

@@ -502,10 +502,27 @@ async fn write_end<T>(
     }
 }
 
-/// A stop before the provider accepted: the user's stop fails the row, a
-/// shutdown leaves it to be sent by the next start.
+/// A stop before the provider accepted: the user's stop of a message
+/// typed to go now holds it, paused, in its conversation (a deliberate stop
+/// is no failure; a front end may take it back to its composer); of
+/// anything else it fails the row. A shutdown leaves it to be sent by the
+/// next start.
 fn not_sent(engine: &Engine, item: &OutboxItem, owner: &str, reason: Option<StopReason>) {
     match reason {
+        Some(StopReason::User)
+            if item.kind == Kind::Queued
+                && item.due_at.is_none()
+                && engine
+                    .store()
+                    .hold_unsent(item.id, owner, engine.now_ms())
+                    .unwrap_or_else(|e| {
+                        tracing::error!("holding {} after a stop: {e:#}", item.id);
+                        false
+                    }) =>
+        {
+            engine.emit(Event::OutboxRows(vec![item.id]));
+            engine.emit(Event::Conversations);
+        }
         Some(StopReason::User) => {
             if let Some(conv) = item.conversation_id {
                 engine.pause_after_stop(conv);

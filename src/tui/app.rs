@@ -150,6 +150,11 @@ pub struct App {
     /// Ctrl+C cleared the composer and no other key came since: a quit
     /// now (Ctrl+C, Ctrl+C, Ctrl+C, the reflex) keeps what it cleared.
     pub cleared_on_the_way_out: bool,
+    /// A message stopped here before the model took it (Esc, Ctrl+C while
+    /// it was still "sending…"): once the engine holds it, it comes back
+    /// into the composer, if that is empty, as the other clients give a
+    /// stopped prompt back.
+    pub(super) take_back_after_stop: Option<i64>,
     /// The terminal window (or tmux pane) has the user's focus, as far as
     /// the terminal says (it says nothing unless it reports focus).
     pub window_focused: bool,
@@ -223,6 +228,7 @@ impl App {
             replies_cut_at_exit: 0,
             calls_cut_at_exit: 0,
             cleared_on_the_way_out: false,
+            take_back_after_stop: None,
             window_focused: true,
             quit_armed: None,
             menu_pick: None,

@@ -96,6 +96,7 @@ impl App {
                 self.model.reload_items();
                 self.model.reload_summaries();
                 self.update_title();
+                self.take_back_stopped_message();
             }
             Event::External => {
                 self.model.reload_all();

@@ -110,7 +110,7 @@ impl App {
                     }
                 },
             ),
-            Intent::PullBack { id, seen } => {
+            Intent::PullBack { id, seen, stopped } => {
                 if !self.composer.is_blank() {
                     self.error("the composer holds a draft; send or clear it first (the item stays queued)");
                     return;
@@ -148,6 +148,10 @@ impl App {
                                 if at.is_some() {
                                     app.composer.unsaved_since = Some(app.now());
                                     app.info_until_key("moved back into the composer with its time: Enter schedules it again");
+                                } else if stopped {
+                                    app.info_until_key(
+                                        "stopped before it was sent: your message is back in the composer",
+                                    );
                                 } else {
                                     app.info_until_key("moved back into the composer");
                                 }

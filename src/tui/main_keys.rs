@@ -554,6 +554,11 @@ impl App {
     /// What a stop says: the queue is paused only when something waits in
     /// it to go at once, and then the line goes once it is resumed.
     fn say_stopped(&mut self) {
+        if self.take_back_after_stop.is_some() {
+            // What becomes of it is said once the engine has held it.
+            self.info_until_key("stopped before it was sent");
+            return;
+        }
         match self.model.current.filter(|_| self.queued_here()) {
             Some(conv) => {
                 self.info(

@@ -116,11 +116,52 @@ impl App {
     /// slips out first); the pause is written here too, on the writer
     /// thread, for a turn already past its reading.
     pub(super) fn stop_reply(&mut self, conv: i64) -> bool {
+        // Still "sending…": the model has not taken it, so it comes back.
+        let unsent = self
+            .model
+            .items
+            .iter()
+            .find(|i| {
+                i.conversation_id == Some(conv)
+                    && i.status == crate::store::Status::Sending
+                    && i.kind == crate::store::Kind::Queued
+            })
+            .map(|i| i.id);
         if !self.engine().interrupt(conv) {
             return false;
         }
+        self.take_back_after_stop = unsent;
         self.write_quietly(move |e| e.pause_after_stop(conv));
         true
+    }
+
+    /// The message stopped before it was sent, once the engine holds it
+    /// (paused, in its conversation): back into the composer if that is
+    /// empty and shows its conversation; otherwise it stays held, where
+    /// the strip shows it.
+    pub(super) fn take_back_stopped_message(&mut self) {
+        let Some(id) = self.take_back_after_stop else {
+            return;
+        };
+        let Some(item) = self.model.items.iter().find(|i| i.id == id) else {
+            self.take_back_after_stop = None;
+            return;
+        };
+        if item.status == crate::store::Status::Sending {
+            return;
+        }
+        self.take_back_after_stop = None;
+        if item.status == crate::store::Status::Pending
+            && item.conversation_id == self.model.current
+            && self.composer.is_blank()
+        {
+            let seen = item.updated_at;
+            self.apply_one(super::views::Intent::PullBack {
+                id,
+                seen,
+                stopped: true,
+            });
+        }
     }
 
     /// Esc or Ctrl+C while a regeneration waits to start (queued, or

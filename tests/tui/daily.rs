@@ -1527,3 +1527,69 @@ async fn model_alone_waits_for_the_servers_list_and_names_its_models() {
     );
     assert_eq!(ui.app.composer_text(), "");
 }
+
+/// Esc on a message the model has not taken yet ("sending…"): it is no
+/// failure. With the composer empty the message comes back into it, as
+/// Claude Code and codex give a stopped prompt back; with a draft there it
+/// waits, paused, in the strip, and Enter there sends it.
+#[tokio::test(start_paused = true)]
+async fn esc_before_the_model_takes_a_message_gives_it_back_not_a_failure() {
+    let (mut ui, gate) = Ui::slow_to_accept().await;
+    ui.say("esc while sending");
+    ui.settle().await;
+    let item = ui.rows()[0].clone();
+    assert_eq!(item.status, Status::Sending);
+    ui.press(KeyCode::Esc);
+    ui.settle().await;
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.settle().await;
+    assert_eq!(ui.app.composer_text(), "esc while sending");
+    let said = ui.status_line();
+    assert!(
+        said.contains("stopped before it was sent: your message is back in the composer"),
+        "{said}"
+    );
+    assert_ne!(ui.row(item.id).status, Status::Failed);
+    assert!(ui.rows().iter().all(|r| r.status != Status::Pending));
+    assert!(
+        ui.app.notices.iter().all(|n| !n.text.contains("failed")),
+        "no failure notice"
+    );
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("failed") && !s.contains("sending…"), "{s}");
+    assert!(ui.user_texts().is_empty());
+    // Enter sends it again, as typed.
+    ui.enter();
+    ui.settle().await;
+    gate.notify_one();
+    ui.settle().await;
+    assert_eq!(ui.user_texts(), vec!["esc while sending".to_string()]);
+
+    // With a draft in the composer the message is held, paused, instead.
+    let (mut ui, gate) = Ui::slow_to_accept().await;
+    ui.say("second try");
+    ui.settle().await;
+    let item = ui.rows()[0].clone();
+    ui.typ("a draft");
+    ui.press(KeyCode::Esc);
+    ui.settle().await;
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.settle().await;
+    assert_eq!(ui.app.composer_text(), "a draft");
+    assert_eq!(ui.row(item.id).status, Status::Pending);
+    let s = ui.screen(100, 24);
+    assert!(s.contains("paused") && s.contains("second try"), "{s}");
+    assert!(!s.contains("failed"), "{s}");
+    assert!(ui.app.notices.iter().all(|n| !n.text.contains("failed")));
+    // Not sent behind the user's back.
+    tokio::time::advance(std::time::Duration::from_secs(60)).await;
+    ui.settle().await;
+    assert_eq!(ui.row(item.id).status, Status::Pending);
+    ui.erase("a draft".len());
+    ui.say("/resume");
+    ui.settle().await;
+    gate.notify_one();
+    ui.settle().await;
+    assert_eq!(ui.row(item.id).status, Status::Sent);
+    assert_eq!(ui.user_texts(), vec!["second try".to_string()]);
+}

@@ -331,6 +331,32 @@ impl Store {
         Ok(n == 1)
     }
 
+    /// The user stopped a message before the provider accepted it: back to
+    /// pending, and its conversation's queue paused over it, in one
+    /// transaction (so no pass sends it between the two). False (nothing
+    /// written) when it is no longer this dispatcher's to hold.
+    pub fn hold_unsent(&self, id: i64, owner: &str, now: i64) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let n = tx.execute(
+            "UPDATE outbox SET status = 'pending', claimed_by = NULL, attempts = MAX(attempts - 1, 0), updated_at = ?3
+             WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2 AND due_at IS NULL",
+            params![id, owner, now],
+        )?;
+        if n != 1 {
+            return Ok(false);
+        }
+        // A pause holds what was queued by its instant: this message too.
+        tx.execute(
+            "UPDATE conversations SET queue_paused_at = MAX(COALESCE(queue_paused_at, 0), ?2,
+                                                            (SELECT created_at FROM outbox WHERE id = ?1))
+             WHERE id = (SELECT conversation_id FROM outbox WHERE id = ?1)",
+            params![id, now],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
     /// Failed before the provider accepted it. A regeneration that fails so
     /// gives the conversation back the reply it put aside (it is still the
     /// last word), so a failed Ctrl+R never leaves a question unanswered.

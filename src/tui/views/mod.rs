@@ -88,6 +88,8 @@ pub enum Intent {
     PullBack {
         id: i64,
         seen: i64,
+        /// Because the user stopped it before it was sent (not a key of the strip).
+        stopped: bool,
     },
     ResumeQueue,
     /// Show this conversation.

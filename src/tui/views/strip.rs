@@ -283,7 +283,11 @@ impl Strip {
                 seen,
                 action: ItemAction::Retry,
             }),
-            Action::PullBack => cx.push(Intent::PullBack { id, seen }),
+            Action::PullBack => cx.push(Intent::PullBack {
+                id,
+                seen,
+                stopped: false,
+            }),
             _ => return Outcome::Ignored,
         }
         Outcome::Consumed
