@@ -121,11 +121,21 @@ fn filter_from(spec: &str) -> EnvFilter {
     f
 }
 
+/// The directory tock logs to: `TOCK_LOG_DIR`, or the platform's state dir.
+fn log_dir() -> std::path::PathBuf {
+    std::env::var_os("TOCK_LOG_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(crate::config::log_dir)
+}
+
+/// The file tock logs to, for lines that send the user there.
+pub fn log_file() -> std::path::PathBuf {
+    log_dir().join("tock.log")
+}
+
 pub fn init(to_stderr: bool) -> Option<WorkerGuard> {
     use std::io::IsTerminal;
-    let dir = std::env::var_os("TOCK_LOG_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(crate::config::log_dir);
+    let dir = log_dir();
     let file = crate::files::create_private_dir(&dir)
         .ok()
         .map(|_| {

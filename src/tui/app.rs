@@ -256,17 +256,8 @@ impl App {
         let mut errors: Vec<String> = theme_error.into_iter().collect();
         errors.extend(app.apply_theme());
         errors.extend(key_errors);
-        // Each in the log, where the line's "+N more" are to be found.
-        for e in &errors {
-            tracing::warn!("{e}");
-        }
-        if let Some(e) = errors.first() {
-            let more = if errors.len() > 1 {
-                format!(" (+{} more, in the log)", errors.len() - 1)
-            } else {
-                String::new()
-            };
-            app.error(format!("{e}{more}"));
+        if let Some(line) = settings_problems(&errors) {
+            app.error(line);
         }
         app.load_notice_history();
         app.restore_unsent();
@@ -385,10 +376,13 @@ impl App {
     /// A configuration read again: its `[ui]` settings and keys take
     /// effect, where they changed (the mouse as the file now says, over a
     /// toggle by key).
-    pub(super) fn apply_config_if_changed(&mut self) {
+    /// Takes the settings of a config file read again (keys, theme,
+    /// mouse, width). Returns the line that says what of them could not be
+    /// taken (shown in the status bar already), if anything.
+    pub(super) fn apply_config_if_changed(&mut self) -> Option<String> {
         let cfg = self.model.engine.config().get();
         if Arc::ptr_eq(&cfg, &self.ui_config) {
-            return;
+            return None;
         }
         let old = std::mem::replace(&mut self.ui_config, cfg.clone());
         let mut errors = Vec::new();
@@ -412,9 +406,9 @@ impl App {
             errors.extend(error);
             errors.extend(self.apply_theme());
         }
-        if let Some(e) = errors.first() {
-            self.error(e);
-        }
+        let line = settings_problems(&errors)?;
+        self.error(&line);
+        Some(line)
     }
 
     pub fn error(&mut self, s: impl std::fmt::Display) {
@@ -1012,4 +1006,23 @@ fn first_conversation(engine: &Engine) -> anyhow::Result<i64> {
 fn command_word(text: &str) -> Option<String> {
     let word = text.split_whitespace().next()?;
     word.starts_with('/').then(|| word.to_string())
+}
+
+/// The status line for settings that could not be taken (a key that is no
+/// key, a colour that is no colour): the first, with how many more there
+/// are and the log file where each is written.
+fn settings_problems(errors: &[String]) -> Option<String> {
+    for e in errors {
+        tracing::warn!("{e}");
+    }
+    let first = errors.first()?;
+    Some(if errors.len() > 1 {
+        format!(
+            "{first} (+{} more, in {})",
+            errors.len() - 1,
+            crate::logging::log_file().display()
+        )
+    } else {
+        first.clone()
+    })
 }

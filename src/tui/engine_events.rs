@@ -108,7 +108,9 @@ impl App {
             }
             Event::Dispatch(s) => self.model.dispatch = s,
             Event::Tools => {}
-            Event::ConfigReloaded => self.apply_config_if_changed(),
+            Event::ConfigReloaded => {
+                self.apply_config_if_changed();
+            }
             Event::Notice(n) => self.on_notice(n),
         }
         // A token or a dispatch state changes nothing a view shows; the views
@@ -272,8 +274,9 @@ impl App {
     }
 
     pub(super) fn on_notice(&mut self, n: Notification) {
-        // A reload is announced by a notice.
-        self.apply_config_if_changed();
+        // A reload is announced by a notice; what of it could not be
+        // taken is said with it, not overwritten by it.
+        let not_taken = self.apply_config_if_changed();
         // On screen, and the window is looked at: a reply finishing in a
         // window left for another (a tmux window) rings as elsewhere.
         let on_screen = n.conversation_id.is_some() && n.conversation_id == self.model.current;
@@ -302,7 +305,9 @@ impl App {
             NoticeKind::Approval if !on_screen => " — Alt+↑/↓ or F2 to go there",
             _ => "",
         };
-        if is_err {
+        if let Some(problem) = not_taken {
+            self.error(format!("{text}; {problem}"));
+        } else if is_err {
             self.error(format!("{text}{hint}"));
         } else {
             self.info(format!("{text}{hint}"));

@@ -542,7 +542,11 @@ async fn several_bad_key_bindings_say_where_the_rest_are() {
     .unwrap();
     let ui = Ui::with_config(vec![], cfg);
     let (line, error) = ui.app.status_pair();
-    assert!(error && line.contains("(+2 more, in the log)"), "{line}");
+    let log = tock::logging::log_file();
+    assert!(
+        error && line.contains(&format!("(+2 more, in {})", log.display())),
+        "{line}"
+    );
 }
 
 /// A notify_command that cannot be run is said on the screen, once, not

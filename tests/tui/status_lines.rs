@@ -235,3 +235,52 @@ async fn on_a_config_that_cannot_be_read_the_status_bar_says_so() {
     assert!(bar.starts_with(" config error "), "{screen}");
     assert!(!bar.contains("offline") && !bar.contains("echo"), "{bar}");
 }
+
+/// Bad `[keys]` and `[ui.colors]` values saved while tock runs are said
+/// with the reload ("configuration reloaded" alone had hidden them until
+/// a restart), and the line names the log file that holds the rest.
+#[tokio::test(start_paused = true)]
+async fn bad_settings_saved_while_running_are_said_with_the_reload() {
+    init_env();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, "").unwrap();
+    let store = Store::open(&dir.path().join("tock.db")).unwrap();
+    let provider = Scripted::new(vec![]);
+    let config = Arc::new(
+        ConfigSource::new(Some(path.clone()), None)
+            .unwrap()
+            .with_provider(provider.clone()),
+    );
+    let clock = Arc::new(ManualClock::new(T0));
+    let engine = Engine::new(store, config, clock.clone(), options());
+    let mut ui = Ui::on(Harness {
+        engine,
+        clock,
+        provider,
+        dir,
+    });
+    ui.start().await;
+    std::fs::write(
+        &path,
+        "[keys]\n\"main.quit\" = \"ctrl+qq\"\n\"composer.tim_picker\" = \"alt+t\"\n\n[ui.colors]\naccent = \"notacolor\"\n",
+    )
+    .unwrap();
+    ui.h.engine.wake();
+    ui.settle().await;
+    let (line, error) = ui.app.status_pair();
+    assert!(error, "{line}");
+    assert!(line.starts_with("configuration reloaded; "), "{line}");
+    let log = tock::logging::log_file();
+    assert!(
+        line.contains(&format!("(+2 more, in {})", log.display())),
+        "{line}"
+    );
+    // The notices list keeps the reload too.
+    assert!(
+        ui.app
+            .notices
+            .iter()
+            .any(|n| n.text.starts_with("configuration reloaded"))
+    );
+}
