@@ -1024,3 +1024,39 @@ fn a_model_id_a_configured_server_lists_goes_there_with_the_key_exported() {
     assert_eq!(chat.body["model"], "gpt-4o-mini");
     pty.wait_text("answered by the configured server", LONG);
 }
+
+/// With no config file, only the environment's provider (OPENAI_BASE_URL
+/// and a key, TOCK_MODEL naming an id), `/model ID` for another id that
+/// server lists is that id: it was taken for an entry named after the
+/// default id (`gpt-4o-mini/gpt-4o`), which the server did not know.
+#[test]
+fn with_only_the_environments_provider_model_id_names_the_id_itself() {
+    let server = MockServer::start();
+    let mut t = Tock::with_openai(&server.base_url());
+    t.set_env("TOCK_MODEL", "gpt-4o-mini");
+    server.respond_with(|_| Reply::text("answered by gpt-4o"));
+    let pty = start(&t);
+    // Completion asks for the list first, as a user's Tab would.
+    pty.type_text("/model gpt-4o");
+    pty.write(b"\t");
+    wait_until(LONG, "the model list asked for", || {
+        server
+            .requests()
+            .into_iter()
+            .find(|r| r.method == "GET")
+            .map(|_| ())
+    });
+    // The line may have been completed to the same text: set it again.
+    std::thread::sleep(Duration::from_millis(300));
+    pty.write(b"\x15");
+    pty.type_text("/model gpt-4o");
+    pty.enter();
+    pty.wait_text("model for this conversation: gpt-4o", LONG);
+    pty.type_text("which model are you");
+    pty.enter();
+    let chat = wait_until(LONG, "the message at the server", || {
+        server.requests().into_iter().find(|r| r.method == "POST")
+    });
+    assert_eq!(chat.body["model"], "gpt-4o");
+    pty.wait_text("answered by gpt-4o", LONG);
+}

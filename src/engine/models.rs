@@ -305,6 +305,9 @@ fn entry_of(config: &crate::config::ConfigSource, model: Option<&str>) -> Option
         .facts(model)
         .ok()
         .map(|f| f.name.split('/').next().unwrap_or_default().to_string())
+        // The environment's provider is no entry: its model's name is the
+        // id itself (`gpt-4o-mini`), and `gpt-4o-mini/o3` leads nowhere.
+        .filter(|entry| config.get().models.contains_key(entry))
 }
 
 /// Edit distance (for suggestions; names are short).

@@ -754,6 +754,9 @@ impl App {
         self.notice_waiting_writes();
         self.model.refresh_cards();
         self.retry_command_waiting_for_models();
+        for v in &mut self.views {
+            v.on_tick(&self.model);
+        }
     }
 
     /// After the last frame: take the layout the frame used.

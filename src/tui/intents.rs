@@ -20,6 +20,7 @@ impl App {
         let now = self.now();
         match intent {
             Intent::Info(s) => self.info_until_key(s),
+            Intent::ChooseModel(name) => self.run_command(format!("/model {name}"), false),
             Intent::Error(s) => self.error(s),
             Intent::KeyError(s) => {
                 self.error(s);

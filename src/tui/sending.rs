@@ -360,7 +360,7 @@ impl App {
 
     /// [`Self::command`]; `may_wait`: a `/model` or `/with` may wait for a
     /// model list on its way (not when it is the run after that wait).
-    fn run_command(&mut self, line: String, may_wait: bool) {
+    pub(super) fn run_command(&mut self, line: String, may_wait: bool) {
         // What the line said about the command before is stale: this one
         // says its own (or nothing, where what it did shows).
         self.drop_status_about_a_command();
@@ -508,35 +508,25 @@ impl App {
             }
             Command::Model => {
                 if arg.is_empty() {
+                    // The picker: what is configured and what the servers
+                    // list, filtered as you type (their lists come in
+                    // while it is open).
                     let (name, provider) = self.model.model_label();
                     let current = self.model.current_conv().and_then(|c| c.model.clone());
-                    // The server's list is asked for the first time (by
-                    // this look): worth the wait, as for `/model ID`,
-                    // rather than a line with only the configured names.
-                    if may_wait && self.engine().model_list_coming(current.as_deref()) {
-                        self.wait_for_models(&cmd);
-                        return;
-                    }
-                    let names = self.engine().config().model_names().join(", ");
-                    let listed = match self.engine().cached_models(current.as_deref()) {
-                        crate::engine::ModelList::Listed(l) if !l.is_empty() => format!(
-                            "; the server lists {}: {}",
-                            l.len(),
-                            l.iter()
-                                .take(12)
-                                .map(|m| m.id.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                        crate::engine::ModelList::Failed(why) => {
-                            format!("; the server's list: {why}")
-                        }
-                        _ => String::new(),
-                    };
-                    self.info(format!(
-                        "model: {name} ({provider}) — available: {names}{listed} (Tab completes)"
-                    ));
                     done(self);
+                    let label = format!("{name} ({provider})");
+                    // As the list names it: the entry chosen, else the default's.
+                    let in_use = current
+                        .clone()
+                        .or_else(|| self.engine().config().get().default_model.clone())
+                        .unwrap_or(name);
+                    let picker = views::model_picker::ModelPicker::new(
+                        self.engine(),
+                        current,
+                        in_use,
+                        label,
+                    );
+                    self.views.push(Box::new(picker));
                 } else if let Some(id) = conv {
                     // An id completion offered from a configured server
                     // becomes `ENTRY/ID`, which every process resolves.

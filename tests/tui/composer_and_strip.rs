@@ -410,15 +410,15 @@ async fn a_report_of_what_a_key_did_goes_with_the_next_key() {
     assert_eq!(ui.status_line(), "");
     assert_eq!(ui.user_texts(), vec!["hello"]);
     // What to type next stays while it is typed.
-    ui.say("/model");
+    ui.say("/role");
     assert!(
-        ui.status_line().starts_with("model: "),
+        ui.status_line().starts_with("role: "),
         "{}",
         ui.status_line()
     );
-    ui.typ("/model e");
+    ui.typ("/role e");
     assert!(
-        ui.status_line().starts_with("model: "),
+        ui.status_line().starts_with("role: "),
         "{}",
         ui.status_line()
     );

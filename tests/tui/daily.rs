@@ -813,12 +813,18 @@ async fn what_was_written_on_a_clock_ahead_is_told_as_past_once_it_is_set_right(
 #[tokio::test(start_paused = true)]
 async fn model_and_role_commands() {
     let mut ui = Ui::new(vec![]);
+    // `/model` alone opens the picker, which names the model in use.
     ui.say("/model");
+    assert_eq!(ui.app.top(), Some(ViewKind::ModelPicker));
+    let s = ui.screen(80, 24);
     assert!(
-        ui.status_line().starts_with("model: echo (echo)"),
-        "{}",
-        ui.status_line()
+        s.contains("Model for this conversation: echo (echo)"),
+        "{s}"
     );
+    assert!(s.contains("echo") && s.contains("current · offline"), "{s}");
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.top(), None);
+    assert_eq!(ui.app.composer_text(), "");
     ui.say("/model nonesuch");
     let (msg, is_err) = ui.app.status_pair();
     assert!(is_err && msg.contains("unknown model"), "{msg}");
@@ -1506,30 +1512,64 @@ async fn a_model_list_that_does_not_come_ends_the_wait_with_the_error() {
     assert_eq!(ui.app.composer_text(), "/model fake-2");
 }
 
-/// `/model` alone in a TUI just started: it waits for the server's list
-/// and names its models, rather than answering at once with only the
-/// configured names (`available: echo`).
+/// `/model` alone in a TUI just started opens the picker at once: it
+/// offers what is configured, says the server's list is on its way, takes
+/// the list in when it comes, filters as you type, and Enter makes the
+/// chosen id the conversation's model (as `/model ID` would).
 #[tokio::test(start_paused = true)]
-async fn model_alone_waits_for_the_servers_list_and_names_its_models() {
+async fn the_model_picker_takes_the_servers_list_in_and_chooses_by_filter() {
     let mut ui = late_list_ui(
-        "http://late-list-bare.invalid/v1",
+        "http://late-list-picker.invalid/v1",
         std::time::Duration::from_secs(2),
     );
     ui.start().await;
     ui.say("/model");
-    let asked = ui.status_line();
-    assert!(
-        asked.contains("asking the server for its models"),
-        "{asked}"
-    );
-    assert_eq!(ui.app.composer_text(), "/model");
-    list_arrives(&mut ui).await;
-    let said = ui.status_line();
-    assert!(
-        said.contains("the server lists 2: fake-1, fake-2"),
-        "{said}"
-    );
+    assert_eq!(ui.app.top(), Some(ViewKind::ModelPicker));
     assert_eq!(ui.app.composer_text(), "");
+    let s = ui.screen(100, 30);
+    assert!(s.contains("asking the servers for their models"), "{s}");
+    assert!(s.contains("current · openai gpt-4o"), "{s}");
+    assert!(!s.contains("fake-1"), "{s}");
+    snap!("model_picker_asking_100x30", ui.render(100, 30).backend());
+    // The list comes in while the picker is open: a tick takes it.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    ui.settle().await;
+    ui.app.on_tick();
+    let s = ui.screen(100, 30);
+    assert!(s.contains("fake-1") && s.contains("fake-2"), "{s}");
+    assert!(!s.contains("asking the servers"), "{s}");
+    assert!(s.contains("listed by its server"), "{s}");
+    snap!("model_picker_listed_100x30", ui.render(100, 30).backend());
+    ui.typ("ke-2");
+    let s = ui.screen(100, 30);
+    assert!(s.contains("› fake-2") && !s.contains("fake-1"), "{s}");
+    snap!("model_picker_filtered_60x15", ui.render(60, 15).backend());
+    ui.enter();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.settle().await;
+    assert_eq!(ui.app.top(), None);
+    let conv = ui.store().conversation(ui.conv()).unwrap().unwrap();
+    assert_eq!(conv.model.as_deref(), Some("x/fake-2"));
+    assert!(
+        ui.status_line()
+            .contains("model for this conversation: x/fake-2"),
+        "{}",
+        ui.status_line()
+    );
+    // Open again: the id chosen is marked as the one in use, and chosen.
+    ui.say("/model");
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("› fake-2  current · listed by its server"),
+        "{s}"
+    );
+    ui.press(KeyCode::Esc);
+    // Letters nothing has: said, and Enter does nothing.
+    ui.say("/model");
+    ui.typ("zzz");
+    assert!(ui.screen(80, 24).contains("no model has these letters"));
+    ui.enter();
+    assert_eq!(ui.app.top(), Some(ViewKind::ModelPicker));
 }
 
 /// Esc on a message the model has not taken yet ("sending…"): it is no

@@ -9,6 +9,7 @@ pub mod approval;
 pub mod call;
 pub mod confirm;
 pub mod help;
+pub mod model_picker;
 pub mod notices;
 pub mod prompt;
 pub mod search;
@@ -123,6 +124,8 @@ pub enum Intent {
     /// Enter in the composer while a non-modal view had focus.
     Submit,
     Focus(super::app::Focus),
+    /// Make this the conversation's model, as `/model NAME` does.
+    ChooseModel(String),
 }
 
 /// What a view gets with each key.
@@ -195,6 +198,9 @@ pub trait View {
     fn next_change(&self, _now_ms: i64) -> Option<i64> {
         None
     }
+
+    /// A tick came (one asked for by [`View::next_change`], or another's).
+    fn on_tick(&mut self, _model: &Model) {}
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,6 +216,8 @@ pub enum ViewKind {
     Tools,
     /// A tool call's arguments in full (from the approval card).
     Call,
+    /// `/model` with no name: choose this conversation's model.
+    ModelPicker,
 }
 
 const SECOND: i64 = 1_000;
