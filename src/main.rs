@@ -13,7 +13,10 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // Ctrl+C ended `tock ask`, which said what became of the message.
-        Err(e) if e.downcast_ref::<tock::cli::Interrupted>().is_some() => ExitCode::from(130),
+        Err(e) if e.is::<tock::cli::Interrupted>() => ExitCode::from(
+            e.downcast_ref::<tock::cli::Interrupted>()
+                .map_or(130, |i| i.0),
+        ),
         Err(e) => {
             let line = tock::sanitize::sanitize_line(&format!("{e:#}")).into_owned();
             eprintln!("tock: {line}");

@@ -25,6 +25,18 @@ fn hostile_reply() -> Reply {
 
 const HOSTILE_PRINTED: &str = "Hello ␛]52;c;QUJD␇world\nbye\n";
 
+/// The reply saved so far in conversation `title`, once there is one
+/// (the ask may not have made the conversation yet).
+fn reply_so_far(t: &Tock, title: &str) -> Option<String> {
+    let out = t.run(&["show", title, "--json"]);
+    let shown: serde_json::Value = serde_json::from_str(&out.stdout).ok()?;
+    Some(
+        shown["messages"].as_array()?.get(1)?["content"]
+            .as_str()?
+            .to_string(),
+    )
+}
+
 fn status_of(t: &Tock, id: i64) -> String {
     t.item(id)["status"]
         .as_str()
@@ -139,9 +151,8 @@ fn ctrl_c_stops_a_streaming_reply_and_keeps_what_came() {
     server.push(Reply::chunks("piece", 200, Duration::from_millis(50)));
     let t = Tock::with_openai(&server.base_url());
     let mut ask = t.spawn(&["ask", "--new", "Long", "tell me a lot"], "ask");
-    wait_until(Duration::from_secs(20), "a few pieces printed", || {
-        let out = std::fs::read_to_string(&ask.out).unwrap_or_default();
-        out.contains("piece-3 ").then_some(())
+    wait_until(Duration::from_secs(20), "a few pieces saved", || {
+        reply_so_far(&t, "Long")?.contains("piece-3 ").then_some(())
     });
     ask.signal(libc::SIGINT);
     let st = ask
@@ -153,9 +164,13 @@ fn ctrl_c_stops_a_streaming_reply_and_keeps_what_came() {
         "{}",
         ask.stderr()
     );
+    // Into a file, what came is written when it ends.
     let printed = std::fs::read_to_string(&ask.out).unwrap_or_default();
     assert!(printed.starts_with("piece-0 piece-1 "), "{printed:?}");
-    assert!(!printed.contains("END"), "{printed:?}");
+    assert!(
+        !printed.contains("END") && printed.ends_with('\n'),
+        "{printed:?}"
+    );
     let shown = t.show("Long");
     let reply = shown["messages"]
         .as_array()
@@ -214,7 +229,7 @@ fn ask_waits_for_an_approval_answered_elsewhere_then_prints_the_answer() {
 #[test]
 fn ask_reads_the_message_from_stdin_and_refuses_an_empty_one() {
     let t = Tock::new();
-    let mut c = t.command(&["ask", "-"]);
+    let mut c = t.command(&["ask", "--model", "echo", "-"]);
     c.env("TOCK_ECHO_DELAY_MS", "0")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -231,7 +246,7 @@ fn ask_reads_the_message_from_stdin_and_refuses_an_empty_one() {
     assert!(stdout.contains("> piped question"), "{stdout}");
     assert!(stdout.ends_with('\n'));
 
-    let empty = t.run(&["ask", "  "]);
+    let empty = t.run(&["ask", "--model", "echo", "  "]);
     assert_eq!(empty.status.code(), Some(1));
     assert_eq!(empty.stderr.trim(), "tock: the message is empty");
 }
@@ -262,4 +277,252 @@ fn ctrl_c_before_the_server_answers_cancels_the_message_rather_than_failing_it()
     assert!(!ask.stderr().contains("failed"), "{}", ask.stderr());
     let shown = t.show("Silent");
     assert_eq!(shown["messages"], json!([]), "{shown:#}");
+}
+
+/// Several `tock ask` at once (`xargs -P`, two scripts): each message is
+/// sent and each answered, though one process holds the outbox at a time
+/// (a second waited for ever, silently, on the first, which sends only its own).
+#[test]
+fn several_asks_at_once_are_each_answered() {
+    let server = MockServer::start();
+    server.respond_with(|r| {
+        let q = r.last_user_text().unwrap_or_default();
+        Reply::slow(&format!("answer to {q}"), Duration::from_millis(150))
+    });
+    let t = Tock::with_openai(&server.base_url());
+    let mut asks: Vec<_> = (1..=3)
+        .map(|i| {
+            t.spawn(
+                &["ask", "--new", &format!("Q{i}"), &format!("question {i}")],
+                &format!("ask{i}"),
+            )
+        })
+        .collect();
+    for (i, ask) in asks.iter_mut().enumerate() {
+        let st = ask
+            .wait_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("ask {} never ended: {}", i + 1, ask.stderr()));
+        assert!(st.success(), "{}", ask.stderr());
+        let printed = std::fs::read_to_string(&ask.out).unwrap_or_default();
+        assert_eq!(printed, format!("answer to question {}\n", i + 1));
+    }
+    assert_eq!(server.count(), 3);
+}
+
+/// A stream that breaks and is asked for again leaves one answer in a
+/// file or pipe: it held the piece, a newline, then the whole.
+#[test]
+fn a_reply_cut_and_asked_again_is_written_once() {
+    let server = MockServer::start();
+    server.push(Reply::Cut {
+        chunks: vec!["The first ".into(), "try".into()],
+        gap: Duration::from_millis(20),
+    });
+    server.push(Reply::text("The whole answer."));
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config("[outbox]\nbackoff_base_secs = 1\n");
+    let out = t.run(&["ask", "--new", "Cut", "go"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, "The whole answer.\n");
+    assert!(out.stderr.contains("trying again"), "{out:?}");
+    assert_eq!(server.count(), 2);
+}
+
+/// The daemon a `tock ask` follows stops mid-reply: the ask takes over,
+/// asks for the reply again, and prints one answer (it waited, silently,
+/// until some other tock started).
+#[test]
+fn an_ask_takes_over_when_the_tock_sending_for_it_stops() {
+    let server = MockServer::start();
+    server.push(Reply::chunks("slow", 200, Duration::from_millis(50)));
+    server.respond_with(|_| Reply::text("answered after the takeover"));
+    let t = Tock::with_openai(&server.base_url());
+    let mut daemon = t.spawn_daemon();
+    wait_until(Duration::from_secs(20), "the daemon dispatches", || {
+        t.ok(&["status"])
+            .contains(&format!("dispatcher: pid {}", daemon.pid()))
+            .then_some(())
+    });
+    let mut ask = t.spawn(&["ask", "--new", "Takeover", "go on"], "ask");
+    wait_until(Duration::from_secs(20), "the daemon streaming", || {
+        reply_so_far(&t, "Takeover")?
+            .contains("slow-2 ")
+            .then_some(())
+    });
+    daemon.signal(libc::SIGTERM);
+    assert!(daemon.wait_timeout(Duration::from_secs(10)).is_some());
+    let st = ask
+        .wait_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|| panic!("ask never ended: {}", ask.stderr()));
+    assert!(st.success(), "{}", ask.stderr());
+    let printed = std::fs::read_to_string(&ask.out).unwrap_or_default();
+    assert_eq!(printed, "answered after the takeover\n");
+    assert_eq!(server.count(), 2);
+}
+
+/// SIGTERM (`timeout`, a CI job cancelled) and SIGHUP end an ask as Ctrl+C
+/// does: the reply is kept as stopped, not left cut off for the next tock
+/// to ask for again, and the exit code is 128 + the signal.
+#[test]
+fn sigterm_stops_the_reply_as_ctrl_c_does() {
+    let server = MockServer::start();
+    server.push(Reply::chunks("piece", 200, Duration::from_millis(50)));
+    let t = Tock::with_openai(&server.base_url());
+    let mut ask = t.spawn(&["ask", "--new", "Term", "tell me a lot"], "ask");
+    wait_until(Duration::from_secs(20), "a few pieces saved", || {
+        reply_so_far(&t, "Term")?.contains("piece-2 ").then_some(())
+    });
+    ask.signal(libc::SIGTERM);
+    let st = ask
+        .wait_timeout(Duration::from_secs(20))
+        .expect("ask ends on SIGTERM");
+    assert_eq!(st.code(), Some(143), "{}", ask.stderr());
+    let shown = t.show("Term");
+    assert_eq!(shown["messages"][1]["status"], "interrupted", "{shown:#}");
+    assert_eq!(shown["messages"][1]["cut_off"], false, "{shown:#}");
+    // A daemon started now does not ask for it again.
+    let _daemon = t.spawn_daemon();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(server.count(), 1);
+}
+
+/// `git diff | tock ask "review this"`: the words, then what was piped.
+#[test]
+fn text_piped_in_goes_after_the_words() {
+    let server = MockServer::start();
+    server.push(Reply::text("looks fine"));
+    let t = Tock::with_openai(&server.base_url());
+    let mut c = t.command(&["ask", "--new", "Review", "review", "this"]);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"-old line\n+new line\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "looks fine\n");
+    let sent = server.requests()[0].last_user_text().unwrap_or_default();
+    assert_eq!(sent, "review this\n\n-old line\n+new line");
+}
+
+/// A server failing again and again: each retry is said once, not a line
+/// a second for the countdown.
+#[test]
+fn each_retry_is_said_once() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::Status(500, "overloaded".into()));
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config("[outbox]\nmax_attempts = 3\nbackoff_base_secs = 2\n");
+    let out = t.run(&["ask", "--new", "Flaky", "hello"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let retries = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("trying again"))
+        .count();
+    assert_eq!(retries, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("tock: not answered: "),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A reply the length limit cut short is printed, and said to be cut.
+#[test]
+fn a_reply_cut_by_the_length_limit_says_so() {
+    let server = MockServer::start();
+    server.push(Reply::Truncated(vec![
+        "This reply was cut".into(),
+        " because".into(),
+    ]));
+    let t = Tock::with_openai(&server.base_url());
+    let out = t.run(&["ask", "--new", "Long", "write a novel"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, "This reply was cut because\n");
+    assert!(
+        out.stderr
+            .trim()
+            .starts_with("tock: cut short: the reply reached the model's length limit"),
+        "{out:?}"
+    );
+}
+
+/// With no provider at all, an ask is refused rather than answered by the
+/// offline echo model as if that were an answer; named, echo answers.
+#[test]
+fn with_no_model_configured_ask_refuses_rather_than_echo() {
+    let t = Tock::new();
+    let out = t.run(&["ask", "what is 2+2"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains("no model is configured") && out.stderr.contains("--model echo"),
+        "{out:?}"
+    );
+    assert!(t.items().is_empty(), "nothing kept");
+    let mut c = t.command(&["ask", "--model", "echo", "what is 2+2"]);
+    c.env("TOCK_ECHO_DELAY_MS", "0");
+    let named = c.output().unwrap();
+    assert!(named.status.success());
+    assert!(String::from_utf8_lossy(&named.stdout).contains("> what is 2+2"));
+}
+
+/// Ctrl+C while a tool call waits for the user's answer: nothing to stop,
+/// and the line says the conversation is held until it is answered.
+#[test]
+fn ctrl_c_while_an_approval_waits_says_it_still_holds_the_conversation() {
+    let server = MockServer::start();
+    server.push(Reply::text("").with_tool_call(
+        "schedule_task",
+        json!({"instruction": "stretch", "delay_secs": 3600}),
+    ));
+    let t = Tock::with_openai(&server.base_url());
+    let mut ask = t.spawn(&["ask", "--new", "Held", "remind me"], "ask");
+    wait_until(Duration::from_secs(20), "the approval asked for", || {
+        ask.stderr().contains("(tock approve ").then_some(())
+    });
+    ask.signal(libc::SIGINT);
+    let st = ask.wait_timeout(Duration::from_secs(20)).expect("ends");
+    assert_eq!(st.code(), Some(130));
+    let err = ask.stderr();
+    let calls = err
+        .find("the model calls schedule_task")
+        .unwrap_or(usize::MAX);
+    let waits = err.find("waiting for your answer").unwrap_or(0);
+    assert!(calls < waits, "the call, then what it waits for: {err}");
+    assert!(
+        err.contains(
+            "the conversation stays held, waiting for your answer to the tool call schedule_task"
+        ),
+        "{err}"
+    );
+}
+
+/// A reader that goes away (`| head -c 1`) ends it quietly, as SIGPIPE
+/// ends other tools (exit 141), with nothing more on stderr.
+#[test]
+fn a_reader_that_goes_away_ends_it_quietly() {
+    let server = MockServer::start();
+    server.push(Reply::text(&"word ".repeat(40_000)));
+    let t = Tock::with_openai(&server.base_url());
+    let mut c = t.command(&["ask", "--new", "Big", "say a lot"]);
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    {
+        use std::io::Read;
+        let mut first = [0u8; 4];
+        stdout.read_exact(&mut first).unwrap();
+        assert_eq!(&first, b"word");
+    }
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(141), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }

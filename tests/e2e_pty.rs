@@ -1060,3 +1060,31 @@ fn with_only_the_environments_provider_model_id_names_the_id_itself() {
     assert_eq!(chat.body["model"], "gpt-4o");
     pty.wait_text("answered by gpt-4o", LONG);
 }
+
+/// `tock ask` on a terminal streams the reply as it comes (into a pipe or
+/// a file it writes the answer once complete), made safe: an escape
+/// sequence in it shows, and does nothing.
+#[test]
+fn tock_ask_on_a_terminal_streams_the_reply_as_it_comes() {
+    let server = MockServer::start();
+    server.push(Reply::Stream {
+        chunks: vec![
+            "first ".into(),
+            "\x1b]0;PWNED\x07".into(),
+            "second ".into(),
+            "third".into(),
+        ],
+        gap: Duration::from_millis(400),
+        tool_calls: Vec::new(),
+    });
+    let t = Tock::with_openai(&server.base_url());
+    let pty = Pty::spawn(&["ask", "--new", "Live", "stream it"], &t.env, ROWS, COLS);
+    let early = pty.wait_text("first", LONG);
+    assert!(
+        !early.contains("third"),
+        "streamed, not written at the end: {early}"
+    );
+    let done = pty.wait_text("third", LONG);
+    assert!(done.contains("first ␛]0;PWNED␇second third"), "{done}");
+    assert!(!contains_bytes(&pty.raw(), b"\x1b]0;PWNED"));
+}

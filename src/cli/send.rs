@@ -227,29 +227,36 @@ const MAX_TEXT_BYTES: u64 = 20 * 1024 * 1024;
 
 /// The message text of `send`: the words, or stdin for `-`, or a file.
 pub(super) fn message_text(text: &[String], file: Option<&std::path::Path>) -> Result<String> {
-    let bytes = match (file, text) {
+    match (file, text) {
         (Some(p), _) => {
-            crate::files::read_regular(p, MAX_TEXT_BYTES).map_err(|e| anyhow!("{e}"))?
+            let bytes =
+                crate::files::read_regular(p, MAX_TEXT_BYTES).map_err(|e| anyhow!("{e}"))?;
+            let text =
+                String::from_utf8(bytes).map_err(|_| anyhow!("the message is not UTF-8 text"))?;
+            Ok(crate::sanitize::message_body(&text).to_string())
         }
-        (None, [dash]) if dash == "-" => {
-            use std::io::Read;
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .lock()
-                .take(MAX_TEXT_BYTES + 1)
-                .read_to_end(&mut buf)
-                .context("reading the message from stdin")?;
-            if buf.len() as u64 > MAX_TEXT_BYTES {
-                bail!(
-                    "the message on stdin is over {} MB",
-                    MAX_TEXT_BYTES / 1024 / 1024
-                );
-            }
-            buf
-        }
-        (None, words) => return Ok(words.join(" ")),
-    };
-    let text = String::from_utf8(bytes).map_err(|_| anyhow!("the message is not UTF-8 text"))?;
+        (None, [dash]) if dash == "-" => stdin_text(),
+        (None, words) => Ok(words.join(" ")),
+    }
+}
+
+/// All of stdin, as message text (at most [`MAX_TEXT_BYTES`], UTF-8).
+pub(super) fn stdin_text() -> Result<String> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_TEXT_BYTES + 1)
+        .read_to_end(&mut buf)
+        .context("reading the message from stdin")?;
+    if buf.len() as u64 > MAX_TEXT_BYTES {
+        bail!(
+            "the message on stdin is over {} MB",
+            MAX_TEXT_BYTES / 1024 / 1024
+        );
+    }
+    let text =
+        String::from_utf8(buf).map_err(|_| anyhow!("the message on stdin is not UTF-8 text"))?;
     Ok(crate::sanitize::message_body(&text).to_string())
 }
 

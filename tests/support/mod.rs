@@ -109,6 +109,9 @@ pub enum Reply {
     /// Nothing at all, not even the status line, for this long (or until
     /// the server stops): a server that took the request and never answers.
     Silent(Duration),
+    /// 200, stream the pieces, then `finish_reason: "length"`: the model's
+    /// length limit cut the reply short.
+    Truncated(Vec<String>),
     /// 200, stream the pieces, then an OpenAI error event (`data: {"error": ...}`).
     StreamError {
         chunks: Vec<String>,
@@ -516,6 +519,20 @@ fn write_reply(
             })();
             let _ = s.shutdown(std::net::Shutdown::Both);
             r.map(|_| Outcome::Cut).unwrap_or_else(gone)
+        }
+        Reply::Truncated(chunks) => {
+            let r: std::io::Result<()> = (|| {
+                s.write_all(STREAM_HEAD.as_bytes())?;
+                write_chunk(&mut s, &sse_chunk(json!({"role": "assistant"}), None))?;
+                for c in chunks {
+                    write_chunk(&mut s, &sse_chunk(json!({"content": c}), None))?;
+                }
+                write_chunk(&mut s, &sse_chunk(json!({}), Some("length")))?;
+                write_chunk(&mut s, "data: [DONE]\n\n")?;
+                s.write_all(b"0\r\n\r\n")?;
+                s.flush()
+            })();
+            r.map(|_| Outcome::Completed).unwrap_or_else(gone)
         }
         Reply::StreamError {
             chunks,

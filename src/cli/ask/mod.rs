@@ -1,0 +1,353 @@
+//! `tock ask`: send a message now and print the reply on stdout, for
+//! scripts and one-off questions. The message goes through the outbox like
+//! any other: it is kept before anything is sent, and the reply is kept in
+//! its conversation. This process runs an engine that sends this
+//! conversation's messages only; while another tock holds the outbox (the
+//! TUI, `tock daemon`, another `tock ask`) it stands by, and this one
+//! follows the reply as that tock saves it, taking over if it stops.
+
+mod printer;
+mod turn;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow, bail};
+use clap::Args;
+
+use self::printer::Printer;
+use self::turn::{Turn, Wait, read_turn};
+use super::send::{ConvArgs, conversation_for, message_text, stdin_text};
+use crate::config::ConfigSource;
+use crate::engine::{DispatchState, Engine, Event, Options, SystemClock};
+use crate::store::{NewItem, Status, Store};
+
+#[derive(Args, Debug)]
+pub struct AskArgs {
+    #[command(flatten)]
+    pub target: ConvArgs,
+    /// Read the message from this file (UTF-8 text)
+    #[arg(long, value_name = "PATH", conflicts_with = "text")]
+    pub file: Option<PathBuf>,
+    /// The message (several words are joined); `-` reads it from stdin.
+    /// Text piped in with words given is added after them
+    #[arg(required_unless_present = "file", num_args = 1..)]
+    pub text: Vec<String>,
+}
+
+/// `tock ask` ended by a signal (Ctrl+C, SIGTERM, SIGHUP) or a reader that
+/// went away: what was not sent was canceled, a reply streaming was
+/// stopped (and kept). The process exits with this code (128 + the signal).
+#[derive(Debug)]
+pub struct Interrupted(pub u8);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "interrupted ({})", self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+const SIGINT_EXIT: u8 = 130;
+const SIGTERM_EXIT: u8 = 143;
+const SIGHUP_EXIT: u8 = 129;
+const SIGPIPE_EXIT: u8 = 141;
+
+/// How often the database is read for the turn's state (and, when another
+/// tock sends, for the reply's text, which it saves once a second).
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+
+/// How long the message may wait on a tock that holds the outbox before
+/// this one says so (a TUI or daemon has sent it long before).
+const STANDBY_SAID_AFTER: Duration = Duration::from_millis(1500);
+
+pub(super) fn ask(
+    args: &AskArgs,
+    model: Option<&str>,
+    store: &Store,
+    config: Arc<ConfigSource>,
+) -> Result<()> {
+    let mut text = message_text(&args.text, args.file.as_deref())?;
+    // `git diff | tock ask "review this"`: the instruction, then what was piped.
+    let words_are_stdin = args.file.is_none() && args.text.len() == 1 && args.text[0] == "-";
+    if !words_are_stdin && !std::io::stdin().is_terminal() {
+        let piped = stdin_text()?;
+        if !piped.trim().is_empty() {
+            text = format!("{text}\n\n{piped}");
+        }
+    }
+    if text.trim().is_empty() {
+        bail!("the message is empty");
+    }
+    // Writes go through an engine as for `send`; it is not started.
+    let writer = Engine::new(
+        store.clone(),
+        config.clone(),
+        Arc::new(SystemClock),
+        Options::default(),
+    );
+    if let Some(m) = model {
+        writer.config().describe(Some(m)).map_err(|e| anyhow!(e))?;
+    }
+    refuse_implicit_echo(args, model, &config)?;
+    let submitted = conversation_for(&args.target, &text, model, store, &writer).and_then(|conv| {
+        let mut item = NewItem::message(conv, text.clone(), None);
+        item.model_override = model.map(str::to_owned);
+        Ok((conv, writer.submit(item)?))
+    });
+    let (conv, item) = match submitted {
+        Ok(ids) => ids,
+        Err(e) => {
+            super::send::give_back_stdin(&args.text, args.file.as_deref(), &text);
+            return Err(e);
+        }
+    };
+    let live = store.live_lease_holder(writer.now_ms())?;
+    if live.is_none() && (!config.get().outbox.enabled || config.is_held()) {
+        bail!(
+            "kept as item {item} in conversation {conv}, but {}",
+            super::status::held_by_config(&config)
+        );
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let engine = Engine::new(
+            store.clone(),
+            config,
+            Arc::new(SystemClock),
+            Options {
+                only_conversation: Some(conv),
+                ..Options::default()
+            },
+        );
+        engine.show(Some(conv));
+        let events = engine.subscribe();
+        engine.start();
+        let outcome = follow(store, &writer, &engine, events, conv, item).await;
+        engine.shutdown(Duration::from_millis(1500)).await;
+        outcome
+    })
+}
+
+/// With nothing configured, the model is the offline echo: a script would
+/// take its demo text for an answer (a CI job with a secret missing).
+/// Asked by name (`--model echo`, the config's default), it answers.
+fn refuse_implicit_echo(args: &AskArgs, model: Option<&str>, config: &ConfigSource) -> Result<()> {
+    let named = model.is_some()
+        || config.get().default_model.is_some()
+        || args.target.conv.is_some()
+        || args.target.conv_id.is_some();
+    let echo = config
+        .facts(None)
+        .is_ok_and(|f| f.kind == crate::llm::ProviderKind::Echo);
+    if named || !echo {
+        return Ok(());
+    }
+    let file = config
+        .path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "a config file".into());
+    bail!(
+        "no model is configured, so only the offline echo model would answer: export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {file} (--model echo asks the echo model anyway)"
+    )
+}
+
+/// How `print_turn` ended.
+enum Ended {
+    /// The turn ended: answered (with a note, if any), or why not.
+    Turn(std::result::Result<Option<String>, String>),
+    /// A signal: its exit code.
+    Signal(u8),
+}
+
+/// Prints the turn's text until it ends; Ok once the model has answered.
+/// On a terminal the reply streams; into a pipe or a file the answer is
+/// written once it is complete (a reply cut and asked for again leaves one
+/// answer there, not a piece and then the whole). A signal, or a reader
+/// that went away (`tock ask … | head -1`), ends it as the user's stop:
+/// what is not sent is canceled, a reply is stopped.
+async fn follow(
+    store: &Store,
+    writer: &Engine,
+    engine: &Engine,
+    events: tokio::sync::broadcast::Receiver<Event>,
+    conv: i64,
+    item: i64,
+) -> Result<()> {
+    let streaming = std::io::stdout().is_terminal();
+    let mut out = Printer::new(std::io::stdout().lock());
+    let ended = print_turn(store, engine, &mut out, events, conv, item, streaming).await;
+    // Into a pipe or a file: the answer as it stands now, whole.
+    let written = if streaming {
+        Ok(())
+    } else {
+        read_turn(store, conv, item).and_then(|t| {
+            t.answer()
+                .try_for_each(|m| out.saved(m.id, &m.content))
+                .map_err(Into::into)
+        })
+    }
+    .and_then(|()| out.end().map_err(Into::into));
+    let code = match (ended, written) {
+        (Ok(Ended::Turn(Ok(note))), Ok(())) => {
+            if let Some(note) = note {
+                eprintln!("tock: {note}");
+            }
+            return Ok(());
+        }
+        (Ok(Ended::Turn(Err(why))), _) => bail!("{why} (conversation {conv})"),
+        (Ok(Ended::Signal(code)), _) => code,
+        (Err(e), _) | (_, Err(e)) if !is_broken_pipe(&e) => {
+            interrupt(store, writer, engine, conv, item).await;
+            return Err(e);
+        }
+        // The reader went away: nothing more to say to it.
+        _ => SIGPIPE_EXIT,
+    };
+    interrupt(store, writer, engine, conv, item).await;
+    Err(Interrupted(code).into())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Until the turn ends or a signal comes. Says on stderr what it waits for
+/// and the tool calls the model makes, each once.
+async fn print_turn<W: Write>(
+    store: &Store,
+    engine: &Engine,
+    out: &mut Printer<W>,
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    conv: i64,
+    item: i64,
+    streaming: bool,
+) -> Result<Ended> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    let mut said = Said::default();
+    let mut look = tokio::time::interval(LOOK_EVERY);
+    let started = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            ev = events.recv() => match ev {
+                // A message of the turn new here is read from the
+                // database first, after the tail of the one before it.
+                Ok(Event::Delta { conversation_id, message_id, offset, text })
+                    if streaming && conversation_id == conv && out.is_writing(message_id) =>
+                {
+                    out.delta(message_id, offset, &text)?;
+                    continue;
+                }
+                // Text missed here is read from the database at the next look.
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    bail!("the engine of this tock ask stopped")
+                }
+            },
+            _ = look.tick() => {}
+            _ = tokio::signal::ctrl_c() => return Ok(Ended::Signal(SIGINT_EXIT)),
+            _ = term.recv() => return Ok(Ended::Signal(SIGTERM_EXIT)),
+            _ = hup.recv() => return Ok(Ended::Signal(SIGHUP_EXIT)),
+        }
+        let mut turn = read_turn(store, conv, item)?;
+        if streaming {
+            for m in &turn.replies {
+                out.saved(m.id, &m.content)?;
+            }
+        }
+        if turn.waits.is_none() && started.elapsed() >= STANDBY_SAID_AFTER {
+            turn.waits = standby_wait(store, engine, item)?;
+        }
+        said.tell(&turn);
+        if let Some(end) = turn.end {
+            return Ok(Ended::Turn(end.map(|()| turn.note)));
+        }
+    }
+}
+
+/// The message waits on another tock that holds the outbox: a TUI or a
+/// daemon sends it at once, so this is mostly another `tock ask`.
+fn standby_wait(store: &Store, engine: &Engine, item: i64) -> Result<Option<Wait>> {
+    let DispatchState::Standby { pid } = engine.dispatch_state() else {
+        return Ok(None);
+    };
+    let pending = store
+        .item(item)?
+        .is_some_and(|i| i.status == Status::Pending);
+    Ok(pending.then(|| Wait {
+        key: format!("standby {pid}"),
+        text: format!(
+            "another tock (pid {pid}) sends on this database now; if it is a tock ask, which sends only its own message, this one goes when it ends"
+        ),
+    }))
+}
+
+/// A signal: a message not sent yet is canceled (also one stopped before
+/// the model took it, which the engine holds); a reply streaming (or a tool
+/// call running) is stopped, and what it said so far is kept.
+async fn interrupt(store: &Store, writer: &Engine, engine: &Engine, conv: i64, item: i64) {
+    let status = |store: &Store| store.item(item).ok().flatten().map(|i| i.status);
+    let cancel = || {
+        if writer.cancel(item).is_ok() {
+            eprintln!("tock: canceled item {item}; it was not sent");
+        }
+    };
+    if status(store) == Some(Status::Pending) {
+        return cancel();
+    }
+    let stopped = engine.stop(conv) || writer.stop_elsewhere(conv).unwrap_or(false);
+    // Until the stop is recorded: a reply kept as stopped (a shutdown under
+    // it would leave it to be generated again by the next tock), or a
+    // message held unsent.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while tokio::time::Instant::now() < deadline
+        && (status(store) == Some(Status::Sending) || engine.is_busy(conv))
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if status(store) == Some(Status::Pending) {
+        cancel();
+    } else if stopped {
+        eprintln!("tock: stopped; the reply so far is kept in conversation {conv}");
+    } else if let Ok(Some(w)) = turn::approval_wait(store, conv) {
+        // Nothing to stop: the call waits for the user still.
+        eprintln!("tock: the conversation stays held, {}", w.text);
+    }
+}
+
+/// What was said on stderr, so each thing is said once.
+#[derive(Default)]
+struct Said {
+    waits: Option<String>,
+    calls: std::collections::HashSet<(i64, String)>,
+}
+
+impl Said {
+    fn tell(&mut self, turn: &Turn) {
+        // The call before what it waits for (its approval).
+        for call in &turn.calls {
+            if self.calls.insert(call.clone()) {
+                eprintln!(
+                    "tock: the model calls {}",
+                    crate::sanitize::sanitize_line(&call.1)
+                );
+            }
+        }
+        let key = turn.waits.as_ref().map(|w| w.key.clone());
+        if key != self.waits {
+            if let Some(w) = &turn.waits {
+                eprintln!("tock: {}", w.text);
+            }
+            self.waits = key;
+        }
+    }
+}
