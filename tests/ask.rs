@@ -526,3 +526,58 @@ fn a_reader_that_goes_away_ends_it_quietly() {
     assert_eq!(out.status.code(), Some(141), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// `--json`: one object when it ends, with the answer, where it is kept
+/// (to continue with `--conv-id`), the model and the tokens used; a
+/// failure is an object too, with the reason, and exit 1.
+#[test]
+fn json_gives_the_answer_its_conversation_and_usage() {
+    let server = MockServer::start();
+    server.push(Reply::text("Forty-two."));
+    server.push(Reply::Status(401, "Incorrect API key provided".into()));
+    let t = Tock::with_openai(&server.base_url());
+    let out = t.run(&["ask", "--json", "--new", "Deep", "the answer?"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "answered",
+            "conversation_id",
+            "error",
+            "item_id",
+            "model",
+            "note",
+            "text",
+            "usage"
+        ]
+    );
+    assert_eq!(v["text"], "Forty-two.");
+    assert_eq!(v["answered"], true);
+    assert_eq!(v["error"], serde_json::Value::Null);
+    assert_eq!(v["model"], "gpt-4o-mini");
+    assert!(
+        v["usage"]["completion_tokens"]
+            .as_u64()
+            .is_some_and(|n| n > 0),
+        "{v}"
+    );
+    let conv = v["conversation_id"].as_i64().unwrap();
+    let item = v["item_id"].as_i64().unwrap();
+    assert_eq!(t.item(item)["status"], "sent");
+
+    // Continued by id; this one fails.
+    let out = t.run(&["ask", "--json", "--conv-id", &conv.to_string(), "and then?"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["answered"], false);
+    assert_eq!(v["conversation_id"], conv);
+    assert!(v["error"].as_str().unwrap_or("").contains("401"), "{v}");
+    let seen = server.requests()[1].messages();
+    assert!(
+        seen.contains(&("user".to_string(), "the answer?".to_string()))
+            && seen.contains(&("assistant".to_string(), "Forty-two.".to_string())),
+        "it saw the first turn: {seen:?}"
+    );
+}

@@ -31,6 +31,10 @@ pub struct AskArgs {
     /// Read the message from this file (UTF-8 text)
     #[arg(long, value_name = "PATH", conflicts_with = "text")]
     pub file: Option<PathBuf>,
+    /// Print one JSON object when it ends, for scripts: the answer, its
+    /// conversation and item, the model, the tokens used
+    #[arg(long)]
+    pub json: bool,
     /// The message (several words are joined); `-` reads it from stdin.
     /// Text piped in with words given is added after them
     #[arg(required_unless_present = "file", num_args = 1..)]
@@ -129,7 +133,14 @@ pub(super) fn ask(
         engine.show(Some(conv));
         let events = engine.subscribe();
         engine.start();
-        let outcome = follow(store, &writer, &engine, events, conv, item).await;
+        let output = if args.json {
+            Output::Json
+        } else if std::io::stdout().is_terminal() {
+            Output::Stream
+        } else {
+            Output::Whole
+        };
+        let outcome = follow(store, &writer, &engine, events, (conv, item), output).await;
         engine.shutdown(Duration::from_millis(1500)).await;
         outcome
     })
@@ -158,6 +169,17 @@ fn refuse_implicit_echo(args: &AskArgs, model: Option<&str>, config: &ConfigSour
     )
 }
 
+/// How the answer is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// As it streams (stdout is a terminal).
+    Stream,
+    /// Once complete (into a pipe or a file).
+    Whole,
+    /// One JSON object at the end (`--json`).
+    Json,
+}
+
 /// How `print_turn` ended.
 enum Ended {
     /// The turn ended: answered (with a note, if any), or why not.
@@ -177,23 +199,28 @@ async fn follow(
     writer: &Engine,
     engine: &Engine,
     events: tokio::sync::broadcast::Receiver<Event>,
-    conv: i64,
-    item: i64,
+    (conv, item): (i64, i64),
+    output: Output,
 ) -> Result<()> {
-    let streaming = std::io::stdout().is_terminal();
+    let streaming = output == Output::Stream;
     let mut out = Printer::new(std::io::stdout().lock());
     let ended = print_turn(store, engine, &mut out, events, conv, item, streaming).await;
-    // Into a pipe or a file: the answer as it stands now, whole.
-    let written = if streaming {
-        Ok(())
-    } else {
-        read_turn(store, conv, item).and_then(|t| {
-            t.answer()
-                .try_for_each(|m| out.saved(m.id, &m.content))
-                .map_err(Into::into)
-        })
-    }
-    .and_then(|()| out.end().map_err(Into::into));
+    let written = match (output, &ended) {
+        (Output::Stream, _) => out.end().map_err(Into::into),
+        // Into a pipe or a file: the answer as it stands now, whole.
+        (Output::Whole, _) => read_turn(store, conv, item)
+            .and_then(|t| {
+                t.answer()
+                    .try_for_each(|m| out.saved(m.id, &m.content))
+                    .map_err(Into::into)
+            })
+            .and_then(|()| out.end().map_err(Into::into)),
+        (Output::Json, Ok(Ended::Turn(end))) => {
+            drop(out);
+            print_json(store, engine, (conv, item), end)
+        }
+        (Output::Json, _) => Ok(()),
+    };
     let code = match (ended, written) {
         (Ok(Ended::Turn(Ok(note))), Ok(())) => {
             if let Some(note) = note {
@@ -212,6 +239,62 @@ async fn follow(
     };
     interrupt(store, writer, engine, conv, item).await;
     Err(Interrupted(code).into())
+}
+
+/// `--json`: the turn's answer (or why there is none) as one object.
+fn print_json(
+    store: &Store,
+    engine: &Engine,
+    (conv, item): (i64, i64),
+    end: &std::result::Result<Option<String>, String>,
+) -> Result<()> {
+    let turn = read_turn(store, conv, item)?;
+    let answer: Vec<&crate::store::Message> = turn.answer().collect();
+    let text = answer
+        .iter()
+        .map(|m| m.content.as_str())
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let usage = engine.usage(conv)?;
+    let ids: Vec<i64> = answer.iter().map(|m| m.id).collect();
+    let mut total = crate::llm::Usage::default();
+    let mut cost: Option<f64> = None;
+    let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    for r in usage.replies.iter().filter(|r| ids.contains(&r.message_id)) {
+        total.prompt_tokens = sum(total.prompt_tokens, r.usage.prompt_tokens);
+        total.completion_tokens = sum(total.completion_tokens, r.usage.completion_tokens);
+        total.cached_tokens = sum(total.cached_tokens, r.usage.cached_tokens);
+        if let Some(c) = r.cost {
+            cost = Some(cost.unwrap_or(0.0) + c);
+        }
+    }
+    let (error, note) = match end {
+        Ok(note) => (None, note.clone()),
+        Err(why) => (Some(why.clone()), None),
+    };
+    let value = serde_json::json!({
+        "conversation_id": conv,
+        "item_id": item,
+        "model": answer.last().and_then(|m| m.model.clone()),
+        "text": text,
+        "answered": error.is_none(),
+        "error": error,
+        "note": note,
+        "usage": {
+            "prompt_tokens": total.prompt_tokens,
+            "completion_tokens": total.completion_tokens,
+            "cached_tokens": total.cached_tokens,
+            "cost": cost,
+        },
+    });
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", crate::sanitize::json_text(&value)?)?;
+    stdout.flush()?;
+    Ok(())
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
