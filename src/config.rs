@@ -248,6 +248,11 @@ pub struct UiConfig {
     /// Colours by role, over the theme's own: `accent = "#d75f00"`.
     #[serde(default, deserialize_with = "colour_texts")]
     pub colors: BTreeMap<String, String>,
+    /// A paste of more lines than this goes with the message as a chip
+    /// (`pasted text 1`), not into the composer's text; 0 keeps every paste
+    /// in the text.
+    #[serde(default = "default_paste_chip_lines")]
+    pub paste_chip_lines: usize,
 }
 
 impl Default for UiConfig {
@@ -257,8 +262,13 @@ impl Default for UiConfig {
             max_width: default_max_width(),
             theme: None,
             colors: BTreeMap::new(),
+            paste_chip_lines: default_paste_chip_lines(),
         }
     }
+}
+
+fn default_paste_chip_lines() -> usize {
+    20
 }
 
 fn default_max_width() -> u16 {

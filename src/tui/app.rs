@@ -665,7 +665,46 @@ impl App {
         // The message is sent as pasted: tabs stay tabs (a Makefile recipe,
         // a TSV row), shown by the composer at its tab stops.
         let kept = crate::sanitize::sanitize_source(&lines);
-        self.composer.insert(&kept, self.now());
+        if !self.paste_as_chip(&kept) {
+            self.composer.insert(&kept, self.now());
+        }
+    }
+
+    /// A long paste (a log, a file's text) goes with the message as a chip,
+    /// as an attached file does, rather than filling the composer: what is
+    /// typed around it stays in view. False when it goes into the text.
+    fn paste_as_chip(&mut self, text: &str) -> bool {
+        let most = self.ui_config.ui.paste_chip_lines;
+        let lines = text.trim_end_matches('\n').lines().count();
+        if most == 0 || lines <= most {
+            return false;
+        }
+        // Over what a message may carry attached: into the text, as before.
+        let used: u64 = self
+            .composer
+            .attachments
+            .iter()
+            .map(|p| super::composer::describe(p).2)
+            .sum();
+        let cap = self.engine().config().get().max_attachment_bytes();
+        if used.saturating_add(text.len() as u64) > cap {
+            return false;
+        }
+        let taken: Vec<String> = self
+            .composer
+            .attachments
+            .iter()
+            .map(|p| super::composer::describe(p).0)
+            .collect();
+        let name = (1..)
+            .map(|n| format!("{PASTED} {n}"))
+            .find(|n| !taken.contains(n))
+            .unwrap_or_else(|| PASTED.to_string());
+        self.composer.attach_text(&name, text, self.now());
+        self.info_until_key(format!(
+            "pasted {lines} lines as “{name}”, sent with the message (Ctrl+_ puts it into the text instead)"
+        ));
+        true
     }
 
     pub(super) fn scroll_by(&mut self, rows: isize) {
@@ -1010,6 +1049,9 @@ fn command_word(text: &str) -> Option<String> {
     let word = text.split_whitespace().next()?;
     word.starts_with('/').then(|| word.to_string())
 }
+
+/// What a paste held as a chip is named ("pasted text 1").
+const PASTED: &str = "pasted text";
 
 /// The status line for settings that could not be taken (a key that is no
 /// key, a colour that is no colour): the first, with how many more there

@@ -59,6 +59,9 @@ pub struct Composer {
     kill_run: bool,
     /// The draft before each step of editing, for Ctrl+_.
     undo: UndoSteps,
+    /// The chip a long paste just made, and the draft then: undo while the
+    /// draft is as it was puts the paste into the text instead.
+    chip_pasted: Option<(String, UndoState)>,
     /// The rows and columns the text was last drawn in, for [`Composer::refit`].
     drawn: Cell<(u16, u16)>,
     /// The rows [`Composer::refit`] last looked at: once per height, so that
@@ -88,6 +91,7 @@ impl Default for Composer {
             kill_buffer: String::new(),
             kill_run: false,
             undo: UndoSteps::default(),
+            chip_pasted: None,
             drawn: Cell::new((0, 0)),
             refit_rows: 0,
             recalled_over: None,
@@ -175,6 +179,40 @@ impl Composer {
         self.changed(now);
     }
 
+    /// Text that goes with the message as a chip named `name` (a long
+    /// paste). Undo, next, puts it into the text instead.
+    pub fn attach_text(&mut self, name: &str, content: &str, now: i64) {
+        self.attachments.push(Part::Text {
+            name: name.to_string(),
+            content: content.to_string(),
+        });
+        self.chip_pasted = Some((name.to_string(), self.state()));
+        self.changed(now);
+    }
+
+    /// Undo right after a paste held as a chip: the chip goes, its text
+    /// goes in at the cursor (a step of its own, which undo takes back).
+    fn unfold_chip_pasted(&mut self, now: i64) -> bool {
+        let Some((name, at)) = self.chip_pasted.take() else {
+            return false;
+        };
+        if self.state() != at {
+            return false;
+        }
+        let Some(i) = self
+            .attachments
+            .iter()
+            .rposition(|p| matches!(p, Part::Text { name: n, .. } if *n == name))
+        else {
+            return false;
+        };
+        let Part::Text { content, .. } = self.attachments.remove(i) else {
+            return false;
+        };
+        self.insert(&content, now);
+        true
+    }
+
     pub fn insert(&mut self, text: &str, now: i64) {
         let before = self.state();
         self.text.insert_str(text);
@@ -234,6 +272,9 @@ impl Composer {
     /// word typed, deletions in a row, a cut, a paste); false when there
     /// is none.
     pub fn undo(&mut self, now: i64) -> bool {
+        if self.unfold_chip_pasted(now) {
+            return true;
+        }
         let Some((text, (row, col))) = self.undo.undo() else {
             return false;
         };

@@ -1117,3 +1117,69 @@ async fn the_cursor_covers_a_character_of_several_code_points_whole() {
         );
     }
 }
+
+/// A long paste (a log) goes with the message as a chip rather than
+/// filling the composer: the words typed around it stay in view, the draft
+/// keeps it, and the model reads it after the words. Ctrl+_ right after
+/// puts it into the text instead; `[ui] paste_chip_lines = 0` never folds.
+#[tokio::test(start_paused = true)]
+async fn a_long_paste_goes_as_a_chip_and_undo_puts_it_in_the_text() {
+    let log: String = (1..=40).map(|i| format!("line {i} of the log\n")).collect();
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.typ("why does this fail?");
+    ui.app.on_terminal(TermEvent::Paste(log.clone()));
+    assert_eq!(ui.app.composer_text(), "why does this fail?");
+    assert_eq!(ui.app.composer.attachments.len(), 1);
+    let said = ui.status_line();
+    assert!(
+        said.starts_with("pasted 40 lines as “pasted text 1”, sent with the message"),
+        "{said}"
+    );
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("why does this fail?") && s.contains("pasted text 1"),
+        "{s}"
+    );
+    assert!(!s.contains("line 40 of the log"), "{s}");
+    snap!("paste_chip_80x24", ui.render(80, 24).backend());
+    // Kept with the draft, as typing is.
+    ui.app.on_tick();
+    tokio::time::advance(std::time::Duration::from_secs(2)).await;
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    let draft = ui.store().draft(ui.conv()).unwrap();
+    assert!(
+        draft
+            .parts_json
+            .as_deref()
+            .unwrap_or("")
+            .contains("line 40 of the log"),
+        "{draft:?}"
+    );
+    // A second one is "pasted text 2".
+    ui.app.on_terminal(TermEvent::Paste(log.clone()));
+    assert!(ui.status_line().contains("“pasted text 2”"));
+    // Ctrl+_ now: that one goes into the text instead; again, it goes.
+    ui.ctrl('_');
+    assert_eq!(ui.app.composer.attachments.len(), 1);
+    assert!(ui.app.composer_text().contains("line 40 of the log"));
+    ui.ctrl('_');
+    assert_eq!(ui.app.composer_text(), "why does this fail?");
+    ui.enter();
+    ui.settle().await;
+    let sent = &ui.h.provider.requests()[0];
+    let asked = format!("{:?}", sent.messages.last());
+    assert!(
+        asked.contains("why does this fail?") && asked.contains("line 40 of the log"),
+        "{asked}"
+    );
+
+    // Off: every paste in the text.
+    let cfg: Config = toml::from_str("[ui]\npaste_chip_lines = 0\n").unwrap();
+    let mut ui = Ui::with_config(vec![], cfg);
+    ui.start().await;
+    ui.app.on_terminal(TermEvent::Paste(log.clone()));
+    assert!(ui.app.composer.attachments.is_empty());
+    assert!(ui.app.composer_text().contains("line 40 of the log"));
+}

@@ -108,10 +108,26 @@ async fn escape_sequences_in_a_tool_call_are_inert() {
 
 #[tokio::test(start_paused = true)]
 async fn a_ten_megabyte_paste_is_kept_whole_and_sent() {
-    let mut ui = Ui::new(vec![]);
-    ui.start().await;
     let line = "paste line with a \x1b[31mred\x1b[0m escape and \u{7} bell\n";
     let big = line.repeat(10 * 1024 * 1024 / line.len() + 1);
+    // As a chip (the default for a long paste): whole, and clean.
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.app
+        .on_terminal(ratatui::crossterm::event::Event::Paste(big.clone()));
+    assert_eq!(ui.app.composer.attachments.len(), 1);
+    ui.enter();
+    ui.settle().await;
+    let parts = ui.rows()[0].parts_json.clone().unwrap_or_default();
+    assert!(parts.len() >= 10 * 1024 * 1024, "{}", parts.len());
+    assert!(
+        !parts.contains('\x1b') && !parts.contains("\\u001b"),
+        "made visible"
+    );
+    // Into the text (chips off).
+    let cfg: Config = toml::from_str("[ui]\npaste_chip_lines = 0\n").unwrap();
+    let mut ui = Ui::with_config(vec![], cfg);
+    ui.start().await;
     ui.app
         .on_terminal(ratatui::crossterm::event::Event::Paste(big.clone()));
     let s = ui.screen(80, 24);

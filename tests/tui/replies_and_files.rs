@@ -440,7 +440,9 @@ async fn up_and_down_move_between_the_rows_of_a_wrapped_line() {
 
 #[tokio::test(start_paused = true)]
 async fn huge_paste_with_control_characters_lands_clean() {
-    let mut ui = Ui::new(vec![]);
+    // Into the text, where a long paste would be a chip.
+    let cfg: Config = toml::from_str("[ui]\npaste_chip_lines = 0\n").unwrap();
+    let mut ui = Ui::with_config(vec![], cfg);
     let mut paste = String::new();
     for i in 0..10_000 {
         paste.push_str(&format!(
