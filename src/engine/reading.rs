@@ -62,7 +62,13 @@ pub(crate) struct Read {
     pub usage: Option<Usage>,
     /// Why the provider ended the reply, as it said (`max_tokens`, `length`).
     pub stop_reason: Option<String>,
+    /// What the model reasoned (its first [`MAX_REASONING_BYTES`]).
+    pub reasoning: String,
 }
+
+/// The most of a reply's reasoning kept: a model that reasons for hours
+/// does not fill the database.
+pub(crate) const MAX_REASONING_BYTES: usize = 1 << 20;
 
 /// Limits of one reply's stream, and what the reader reports them as.
 pub(crate) struct Limits<'a> {
@@ -107,6 +113,7 @@ pub(crate) async fn read(
     // Reasoning read so far (characters), and when the front ends last heard.
     let mut thought = 0usize;
     let mut thought_told: Option<Instant> = None;
+    let mut reasoning = String::new();
     let end = loop {
         let ev = match (ready_in_a_row < MAX_READY_IN_A_ROW)
             .then(|| stream.next().now_or_never())
@@ -186,6 +193,9 @@ pub(crate) async fn read(
                 let now = Instant::now();
                 progress_by = now + limits.stream_timeout;
                 thought += r.chars().count();
+                if reasoning.len() + r.len() <= MAX_REASONING_BYTES {
+                    reasoning.push_str(&r);
+                }
                 if thought_told.is_none_or(|t| now >= t + THINKING_TOLD_EVERY) {
                     thought_told = Some(now);
                     thinking(thought);
@@ -214,6 +224,7 @@ pub(crate) async fn read(
         calls,
         usage,
         stop_reason,
+        reasoning,
     }
 }
 

@@ -258,6 +258,7 @@ pub(crate) async fn run(
         calls,
         usage,
         stop_reason,
+        reasoning,
     } = reading::read(
         stream,
         &mut stop,
@@ -280,6 +281,13 @@ pub(crate) async fn run(
     let cut = !matches!(end, End::Done);
     show(shown.finish(cut));
     let text = redact(&text, cut);
+    // Kept with the reply, whatever its end, to be read afterwards
+    // (secrets taken out, as from the text).
+    if !reasoning.is_empty()
+        && let Err(e) = store.set_reasoning(reply_id, &redact(&reasoning, false))
+    {
+        tracing::warn!("saving the reasoning of reply {reply_id}: {e:#}");
+    }
     // Stored whatever the end: a cut or stopped reply was paid for too.
     if let Some(u) = &usage
         && let Err(e) = store.set_message_usage(reply_id, u)

@@ -282,6 +282,51 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// What the model of reply `message_id` reasoned, kept with it (its
+    /// count of characters too, which lists read without the text).
+    pub fn set_reasoning(&self, message_id: i64, reasoning: &str) -> Result<()> {
+        self.conn()
+            .prepare_cached(
+                "UPDATE messages SET reasoning = ?2, reasoning_chars = ?3 WHERE id = ?1",
+            )?
+            .execute(params![
+                message_id,
+                reasoning,
+                reasoning.chars().count() as i64
+            ])?;
+        Ok(())
+    }
+
+    /// The replies of `conversation_id` whose reasoning is kept, with how
+    /// long it is (characters).
+    pub fn reasoned(&self, conversation_id: i64) -> Result<Vec<(i64, usize)>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT id, reasoning_chars FROM messages
+             WHERE conversation_id = ?1 AND reasoning IS NOT NULL AND status != 'streaming'",
+        )?;
+        let rows = st.query_map([conversation_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<i64>>(1)?.unwrap_or(0).max(0) as usize,
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The reasoning kept with reply `message_id`.
+    pub fn reasoning(&self, message_id: i64) -> Result<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT reasoning FROM messages WHERE id = ?1",
+                [message_id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
     /// End a streamed reply. Only a still-streaming message is changed, so a
     /// process that lost its lease cannot overwrite the new dispatcher's work.
     pub fn finish_message(

@@ -106,6 +106,11 @@ pub(crate) const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0019_stop_request_in_flight",
         include_str!("../../migrations/0019_stop_request_in_flight.sql"),
     ),
+    (
+        20,
+        "0020_reasoning_text",
+        include_str!("../../migrations/0020_reasoning_text.sql"),
+    ),
 ];
 
 /// The highest migration number this build knows.

@@ -44,6 +44,9 @@ pub struct Entry {
     /// While a reply streams with no text yet: how many characters its
     /// model has reasoned so far (it says so where the text will be).
     pub thinking: Option<usize>,
+    /// What the model of a reply reasoned, kept with it: how long it is
+    /// (characters), and its text while shown (Ctrl+O).
+    pub reasoned: Option<(usize, Option<String>)>,
     /// A message of yours that tock sent at its time (set when loaded; it
     /// never changes, so the cache does not compare it).
     pub origin: Option<SendOrigin>,
@@ -141,6 +144,8 @@ struct Cached {
     version: Option<Version>,
     usage: Option<String>,
     thinking: Option<usize>,
+    /// The reasoning's length, and whether its text was shown.
+    reasoned: Option<(usize, bool)>,
     content_len: usize,
     status: MessageStatus,
     /// The time in the header (a time stored ahead is shown as now).
@@ -222,6 +227,7 @@ impl Entry {
             version: None,
             usage: None,
             thinking: None,
+            reasoned: None,
             origin: None,
             cache: RefCell::new(None),
             stable: RefCell::new(None),
@@ -255,6 +261,11 @@ impl Entry {
             && c.version == self.version
             && c.usage == self.usage
             && c.thinking == self.thinking
+            && c.reasoned == self.reasoned_key()
+    }
+
+    fn reasoned_key(&self) -> Option<(usize, bool)> {
+        self.reasoned.as_ref().map(|(n, t)| (*n, t.is_some()))
     }
 
     /// How many rows `lines(width)` has, without rendering them again when
@@ -297,6 +308,7 @@ impl Entry {
                 version: self.version,
                 usage: self.usage.clone(),
                 thinking: self.thinking,
+                reasoned: self.reasoned_key(),
                 earlier_attempts: self.earlier_attempts,
                 content_len: self.msg.content.len(),
                 status: self.msg.status,
@@ -402,7 +414,12 @@ impl Entry {
     /// must be rendered whole; the cache is then left as it was.
     fn finished_stream(&self, width: u16) -> Option<(Vec<Line<'static>>, Vec<CodeBlock>)> {
         let m = &self.msg;
-        if m.status != MessageStatus::Complete || m.role != Role::Assistant || self.card.is_some() {
+        // A reply with reasoning kept starts with a line the stream did not have.
+        if m.status != MessageStatus::Complete
+            || m.role != Role::Assistant
+            || self.card.is_some()
+            || self.reasoned.is_some()
+        {
             return None;
         }
         let mut cache = self.cache.borrow_mut();
@@ -748,6 +765,7 @@ fn render_message(
         blocks.extend(tail_blocks);
         return (lines, blocks, Some(tail_at));
     } else {
+        lines.extend(reasoning_lines(e, body_width));
         let r = render_markdown(&m.content, body_width);
         lines.extend(indent(
             r.lines,
@@ -809,6 +827,37 @@ fn trailer(e: &Entry, body_width: u16, lines: &mut Vec<Line<'static>>) {
         ));
     }
     lines.push(Line::default());
+}
+
+/// What the model reasoned before its reply: one dim line that says how
+/// long it is, or (Ctrl+O) the text itself, dim, set apart by a bar.
+fn reasoning_lines(e: &Entry, body_width: u16) -> Vec<Line<'static>> {
+    let Some((n, text)) = &e.reasoned else {
+        return Vec::new();
+    };
+    let dim = Style::new().fg(palette().dim);
+    let Some(text) = text else {
+        return vec![Line::styled(
+            format!("  ▸ thought: {} (Ctrl+O shows it)", characters(*n)),
+            dim,
+        )];
+    };
+    let mut out = vec![Line::styled(
+        format!("  ▾ thought: {}", characters(*n)),
+        dim,
+    )];
+    // `verbatim` indents its rows by two columns: the bar takes them.
+    for row in verbatim(
+        text.trim(),
+        body_width.saturating_sub(2).max(1),
+        false,
+        true,
+    ) {
+        let mut spans = vec![Span::styled("  │ ", dim)];
+        spans.extend(row.spans.into_iter().skip(1));
+        out.push(Line::from(spans));
+    }
+    out
 }
 
 /// Rows shown of a folded message of yours, and the length from which it folds.

@@ -298,6 +298,13 @@ impl Model {
                         }
                     }
                 }
+                let reasoned: HashMap<i64, usize> = self
+                    .engine
+                    .reader()
+                    .reasoned(id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect();
                 let hidden = self.hidden_versions(&msgs);
                 // Repeated interrupted attempts at one reply show as the latest.
                 let collapsed = crate::store::collapse_attempts(&msgs);
@@ -319,7 +326,15 @@ impl Model {
                         e.version = version;
                         e.usage = usage;
                         e.thinking = self.thinking.filter(|(id, _)| *id == mid).map(|(_, n)| n);
+                        e.reasoned = reasoned.get(&mid).map(|&n| (n, None));
                         if let Some(o) = old.remove(&mid) {
+                            // The text shown stays, not read again at each reload.
+                            if let (Some((n, text)), Some((was, Some(shown)))) =
+                                (e.reasoned.as_mut(), o.reasoned.as_ref())
+                                && n == was
+                            {
+                                *text = Some(shown.clone());
+                            }
                             e.reuse(o);
                         }
                         e.earlier_attempts = collapsed.earlier.get(&mid).copied().unwrap_or(0);
@@ -729,10 +744,19 @@ impl Model {
         }
     }
 
-    /// Fold long messages of yours unless the user unfolded them.
+    /// Fold long messages of yours unless the user unfolded them; show the
+    /// models' reasoning only then.
     pub fn apply_fold(&mut self) {
+        let reader = self.engine.reader();
         for e in self.entries.iter_mut() {
             e.folded = !self.unfolded;
+            if let Some((_, text)) = e.reasoned.as_mut() {
+                if !self.unfolded {
+                    *text = None;
+                } else if text.is_none() {
+                    *text = reader.reasoning(e.msg.id).ok().flatten();
+                }
+            }
         }
     }
 

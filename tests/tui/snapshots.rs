@@ -90,6 +90,55 @@ async fn a_reasoning_model_shows_it_is_thinking_until_its_text_comes() {
     assert!(!ui.screen(80, 24).contains("thinking"));
 }
 
+/// What the model reasoned is kept with its reply: one dim line says how
+/// long it is, and Ctrl+O shows it (it was neither shown nor kept).
+#[tokio::test(start_paused = true)]
+async fn the_reasoning_is_kept_and_ctrl_o_shows_it() {
+    use tock::llm::StreamEvent::Reasoning;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![Step::Hold(
+        vec![
+            Reasoning("The user asks which one. ".into()),
+            Reasoning("The second is cheaper \x1b[31mand\x1b[0m faster.".into()),
+            text("Take the second."),
+        ],
+        gate.clone(),
+    )]);
+    ui.start().await;
+    ui.say("Which one?");
+    ui.settle().await;
+    ui.streamed().await;
+    // Drawn while it streams, then finished: the end of the stream is not
+    // the whole of the reply's rows.
+    assert!(ui.screen(80, 24).contains("Take the second."));
+    gate.notify_one();
+    ui.settle().await;
+    let reply = ui.messages().into_iter().last().unwrap();
+    let kept = ui.store().reasoning(reply.id).unwrap().unwrap_or_default();
+    assert!(kept.starts_with("The user asks which one."), "{kept}");
+    let s = ui.screen(80, 24);
+    assert!(
+        s.contains("▸ thought: 67 characters (Ctrl+O shows it)"),
+        "{s}"
+    );
+    assert!(!s.contains("cheaper"), "{s}");
+    snap!("reasoning_folded_80x24", ui.render(80, 24).backend());
+    ui.ctrl('o');
+    let s = ui.screen(80, 24);
+    assert!(s.contains("▾ thought: 67 characters"), "{s}");
+    assert!(
+        s.contains("│ The user asks which one. The second is cheaper"),
+        "{s}"
+    );
+    assert!(s.contains("␛[31mand␛[0m faster."), "{s}");
+    snap!("reasoning_shown_80x24", ui.render(80, 24).backend());
+    // Shown until Ctrl+O again, across reloads of the conversation.
+    ui.app.model.reload_messages();
+    assert!(ui.screen(80, 24).contains("cheaper"));
+    ui.ctrl('o');
+    assert!(!ui.screen(80, 24).contains("cheaper"));
+}
+
 /// A reply another process streams (`tock daemon`) whose model reasons:
 /// this TUI reads how much from the database and says so too (it showed
 /// only "…", the count being an event of the other process).
