@@ -1136,7 +1136,7 @@ fn offline_status_says_how_to_reach_a_real_model() {
     let config = t.config.display().to_string();
     assert!(
         status.contains(&format!(
-            "to talk to a real model: export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {config}"
+            "to talk to a real model: run `tock setup`, or export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {config}"
         )),
         "{status}"
     );

@@ -6,6 +6,7 @@ mod ask;
 mod history;
 mod list;
 mod send;
+mod setup;
 mod status;
 mod tools;
 mod when_args;
@@ -219,6 +220,9 @@ pub enum Command {
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
     },
+    /// Write a config file for a provider, question by question: which one,
+    /// where its key comes from (never the key itself); checks the server
+    Setup,
     /// Run the engine headless (no UI)
     Daemon,
     /// Delete finished outbox rows
@@ -477,6 +481,7 @@ pub fn run(cli: &Cli, store: &Store, config: Arc<ConfigSource>) -> Result<()> {
             usize::try_from(*limit).unwrap_or(usize::MAX),
             *json,
         )?,
+        Command::Setup => setup::setup(config.path())?,
         Command::Daemon => bail!("daemon is not a one-shot command"),
     }
     Ok(())
@@ -554,7 +559,11 @@ pub fn open(cli: &Cli) -> Result<(Store, Arc<ConfigSource>)> {
     let config = ConfigSource::new(cfg_path.clone(), cli.model.clone())
         .context("loading the configuration")?;
     if cli.command.is_some() {
-        if let Some(line) = config.missing_named_file() {
+        // `tock setup` is there to write it.
+        if let Some(line) = config
+            .missing_named_file()
+            .filter(|_| !matches!(cli.command, Some(Command::Setup)))
+        {
             say(line);
         }
         // `tock tools` fails with the reason instead (it can list nothing).

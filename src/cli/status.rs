@@ -297,7 +297,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             println!("model: {model_name} ({provider}) — offline");
             // Where a newcomer goes from here.
             println!(
-                "to talk to a real model: export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {}",
+                "to talk to a real model: run `tock setup`, or export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {}",
                 config.path().map_or_else(
                     || "a config file".to_string(),
                     |p| crate::sanitize::sanitize_line(&p.display().to_string()).into_owned()

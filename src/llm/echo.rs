@@ -17,7 +17,7 @@ const DEFAULT_DELAY_MS: u64 = 12;
 const MAX_STREAMED_WORDS: usize = 300;
 const SCHEDULE_TOOL: &str = "schedule_task";
 /// How a newcomer reaches a real model is said where they first look.
-const HEADER: &str = "**echo** (offline model: to talk to a real LLM, export `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `OLLAMA_HOST`, or write a config file; `tock status` names its path)";
+const HEADER: &str = "**echo** (offline model: to talk to a real LLM, run `tock setup`, or export `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `OLLAMA_HOST`, or write a config file; `tock status` names its path)";
 
 #[derive(Clone, Debug, Default)]
 pub struct Echo {
