@@ -1088,3 +1088,30 @@ fn tock_ask_on_a_terminal_streams_the_reply_as_it_comes() {
     assert!(done.contains("first ␛]0;PWNED␇second third"), "{done}");
     assert!(!contains_bytes(&pty.raw(), b"\x1b]0;PWNED"));
 }
+
+/// Quitting while a message waits for the server's first byte: the line
+/// printed on the way out counts it once, as queued (it was also counted
+/// as a reply cut off, which there was not).
+#[test]
+fn quitting_before_the_first_byte_counts_the_message_once() {
+    let server = MockServer::start();
+    server.push(Reply::Silent(Duration::from_secs(60)));
+    let t = Tock::with_openai(&server.base_url());
+    let mut pty = start(&t);
+    pty.type_text("are you there");
+    pty.enter();
+    pty.wait_text("sending…", LONG);
+    server.wait_requests(1, LONG);
+    pty.write(b"\x11"); // Ctrl+Q: it asks first, a request being in flight
+    std::thread::sleep(Duration::from_millis(300));
+    pty.write(b"\x11");
+    assert!(pty.wait_exit(LONG), "tock did not exit on Ctrl+Q twice");
+    assert!(pty.wait_eof(LONG));
+    let raw = String::from_utf8_lossy(&pty.raw()).to_string();
+    let line = raw
+        .lines()
+        .find(|l| l.contains("kept in the database"))
+        .unwrap_or_else(|| panic!("no exit line: {raw:?}"));
+    assert!(line.contains("tock: 1 queued"), "{line}");
+    assert!(!line.contains("cut off"), "{line}");
+}

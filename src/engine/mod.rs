@@ -494,6 +494,20 @@ impl Engine {
         lock(&self.inner.busy).len()
     }
 
+    /// Replies this process streams now (their server has taken the
+    /// request): a turn still waiting for the first byte is none (a stop
+    /// puts its message back in the queue, unsent), nor one running tools.
+    pub fn replies_streaming_here(&self) -> usize {
+        let busy: Vec<i64> = lock(&self.inner.busy).keys().copied().collect();
+        if busy.is_empty() {
+            return 0;
+        }
+        let streaming = self.store().streaming_replies().unwrap_or_default();
+        busy.iter()
+            .filter(|c| streaming.iter().any(|s| s.conversation_id == **c))
+            .count()
+    }
+
     /// How many tool calls run here now (a quit cuts them off, and the next
     /// start runs an approved one again).
     pub fn calls_in_flight(&self) -> usize {

@@ -192,7 +192,7 @@ pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
         terminal::restore();
         // Titles set by us are reset for the shell.
         terminal::write_raw("\x1b]0;\x07");
-        app.replies_cut_at_exit = engine.turns_in_flight();
+        app.replies_cut_at_exit = engine.replies_streaming_here();
         app.calls_cut_at_exit = engine.calls_in_flight();
         engine.shutdown(Duration::from_secs(1)).await;
         app.model.reload_summaries();
