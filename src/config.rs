@@ -630,10 +630,7 @@ impl Config {
             && !d
                 .split_once('/')
                 .is_some_and(|(e, _)| cfg.models.contains_key(e))
-            && let Some(meant) = cfg
-                .models
-                .keys()
-                .find(|k| crate::engine::models::distance(k, d) <= 2)
+            && let Some(meant) = cfg.models.keys().find(|k| strsim::levenshtein(k, d) <= 2)
         {
             anyhow::bail!(
                 "config {}: default_model = {:?} is no entry of [models]: did you mean {:?}?",

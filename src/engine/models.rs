@@ -263,7 +263,12 @@ impl Engine {
         let lower = id.to_lowercase();
         let mut suggestions: Vec<(usize, String)> = list
             .iter()
-            .map(|m| (distance(&lower, &m.id.to_lowercase()), m.id.clone()))
+            .map(|m| {
+                (
+                    strsim::levenshtein(&lower, &m.id.to_lowercase()),
+                    m.id.clone(),
+                )
+            })
             .collect();
         suggestions.sort();
         Some(UnknownModel {
@@ -308,20 +313,4 @@ fn entry_of(config: &crate::config::ConfigSource, model: Option<&str>) -> Option
         // The environment's provider is no entry: its model's name is the
         // id itself (`gpt-4o-mini`), and `gpt-4o-mini/o3` leads nowhere.
         .filter(|entry| config.get().models.contains_key(entry))
-}
-
-/// Edit distance (for suggestions; names are short).
-pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }

@@ -238,7 +238,7 @@ pub fn parse(line: &str) -> Result<(&'static Spec, &str), String> {
                 .iter()
                 .flat_map(|s| s.names.iter())
                 .filter(|n| n.len() > 2)
-                .map(|n| (crate::engine::models::distance(name, n), *n))
+                .map(|n| (strsim::levenshtein(name, n), *n))
                 .filter(|(d, _)| *d <= 2)
                 .min();
             match meant {
