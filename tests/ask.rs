@@ -267,16 +267,22 @@ fn ctrl_c_before_the_server_answers_cancels_the_message_rather_than_failing_it()
         .expect("ask ends on Ctrl+C");
     assert_eq!(st.code(), Some(130), "{}", ask.stderr());
     assert!(
-        ask.stderr().contains("canceled item 1; it was not sent"),
+        ask.stderr().contains(
+            "canceled item 1; stopped before the model answered (its conversation, empty, is gone)"
+        ),
         "{}",
         ask.stderr()
     );
     let items = t.items();
     assert_eq!(items[0]["status"], "canceled", "{items:?}");
-    // Nothing of it in the conversation, and no failure.
+    // No failure, and the conversation made for it, empty, is gone.
     assert!(!ask.stderr().contains("failed"), "{}", ask.stderr());
-    let shown = t.show("Silent");
-    assert_eq!(shown["messages"], json!([]), "{shown:#}");
+    assert!(
+        t.ok(&["conversations"])
+            .trim()
+            .lines()
+            .all(|l| !l.contains("Silent"))
+    );
 }
 
 /// Several `tock ask` at once (`xargs -P`, two scripts): each message is
@@ -580,4 +586,35 @@ fn json_gives_the_answer_its_conversation_and_usage() {
             && seen.contains(&("assistant".to_string(), "Forty-two.".to_string())),
         "it saw the first turn: {seen:?}"
     );
+}
+
+/// stdin's edges: `-` among the words stands for stdin (it was sent as
+/// the text "-"), and with no words at all the piped text is the message.
+#[test]
+fn a_dash_among_the_words_is_stdin_and_stdin_alone_is_a_message() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::text("ok"));
+    let t = Tock::with_openai(&server.base_url());
+    let run = |args: &[&str], input: &[u8]| {
+        let mut c = t.command(args);
+        c.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input).unwrap();
+        }
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&["ask", "--new", "A", "-", "review", "this"], b"DIFF\n");
+    assert!(out.status.success(), "{out:?}");
+    let out = run(&["ask", "--new", "B"], b"just the question\n");
+    assert!(out.status.success(), "{out:?}");
+    let sent: Vec<String> = server
+        .requests()
+        .iter()
+        .filter_map(|r| r.last_user_text())
+        .collect();
+    assert_eq!(sent, ["review this\n\nDIFF", "just the question"]);
 }

@@ -1103,7 +1103,7 @@ fn quitting_before_the_first_byte_counts_the_message_once() {
     pty.wait_text("sending…", LONG);
     server.wait_requests(1, LONG);
     pty.write(b"\x11"); // Ctrl+Q: it asks first, a request being in flight
-    std::thread::sleep(Duration::from_millis(300));
+    pty.wait_text("a message is on its way, with no answer yet", LONG);
     pty.write(b"\x11");
     assert!(pty.wait_exit(LONG), "tock did not exit on Ctrl+Q twice");
     assert!(pty.wait_eof(LONG));
@@ -1114,4 +1114,26 @@ fn quitting_before_the_first_byte_counts_the_message_once() {
         .unwrap_or_else(|| panic!("no exit line: {raw:?}"));
     assert!(line.contains("tock: 1 queued"), "{line}");
     assert!(!line.contains("cut off"), "{line}");
+}
+
+/// On a terminal, a reply that breaks off and is asked for again: what is
+/// said of it starts a line of its own (it was glued to the text, mid-word).
+#[test]
+fn tock_ask_on_a_terminal_says_a_retry_on_a_line_of_its_own() {
+    let server = MockServer::start();
+    server.push(Reply::Cut {
+        chunks: vec!["partial".into(), " wor".into()],
+        gap: Duration::from_millis(50),
+    });
+    server.push(Reply::text("The whole answer."));
+    let t = Tock::with_openai(&server.base_url());
+    t.write_config("[outbox]\nbackoff_base_secs = 1\n");
+    let pty = Pty::spawn(&["ask", "--new", "Broken", "go"], &t.env, ROWS, COLS);
+    let s = pty.wait_text("The whole answer.", LONG);
+    assert!(s.contains("the reply broke off"), "{s}");
+    assert!(
+        s.lines()
+            .all(|l| !(l.contains("partial") && l.contains("tock:"))),
+        "{s}"
+    );
 }

@@ -72,9 +72,10 @@ pub enum Command {
     /// Queue or schedule a message; prints the new item's id. Without --conv,
     /// --conv-id or --new it starts a new conversation, named after the message
     Send(SendArgs),
-    /// Send a message now and print the reply as it streams (the message and
-    /// the reply are kept in the conversation). Ctrl+C stops it: a message
-    /// not sent yet is canceled, a reply is stopped where it is
+    /// Send a message now and print the answer: as it streams on a terminal,
+    /// whole into a pipe or a file (both are kept in the conversation).
+    /// Exit 0 answered, 1 not (the reason on stderr); Ctrl+C, SIGTERM or
+    /// SIGHUP cancel what is not sent or stop the reply (130, 143, 129)
     Ask(AskArgs),
     /// List outbox items (pending, scheduled, failed, expired) and recurring series
     List {

@@ -182,6 +182,11 @@ pub enum DispatchState {
 
 pub use crate::store::UNSEEN_PAUSE_MS;
 
+/// The end of the owner id of an engine that sends one conversation's
+/// messages only (`tock ask`): another process that stands by knows it
+/// waits for that one to end, not for a tock that sends everything.
+pub const ONE_CONVERSATION_OWNER: &str = "-one";
+
 /// Timing knobs; tests shorten them.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -306,10 +311,16 @@ impl Engine {
         // "host:pid-random": the host lets a lease holder on another machine
         // (a database on a shared disk) never be mistaken for a dead local process.
         let owner = format!(
-            "{}:{}-{:08x}",
+            "{}:{}-{:08x}{}",
             crate::store::hostname(),
             std::process::id(),
-            nanos ^ (std::process::id().rotate_left(16))
+            nanos ^ (std::process::id().rotate_left(16)),
+            // What other processes say of a lease held by `tock ask`.
+            if options.only_conversation.is_some() {
+                ONE_CONVERSATION_OWNER
+            } else {
+                ""
+            }
         );
         let mcp = crate::mcp::Manager::new(config.clone(), options.mcp_restart_backoff);
         // Notices from before this engine were heard by the processes then.

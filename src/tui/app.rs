@@ -393,18 +393,23 @@ impl App {
             self.mouse = cfg.ui.mouse;
             self.output.mouse = Some(self.mouse);
         }
+        // What the file gets wrong is said at every reload while it is
+        // there, not only when it changed (a save that fixed something
+        // else said "reloaded" alone).
+        let (keys, key_errors) = Keymap::with_overrides(&cfg.keys);
         if cfg.keys != old.keys {
-            let (keys, key_errors) = Keymap::with_overrides(&cfg.keys);
             self.keys = keys;
-            errors.extend(key_errors);
         }
+        errors.extend(key_errors);
         let (mut theme, error) = ThemeChoice::from_config(&cfg.ui);
         theme.session = self.theme.session;
         theme.detected = self.theme.detected;
+        errors.extend(error);
         if theme != self.theme {
             self.theme = theme;
-            errors.extend(error);
             errors.extend(self.apply_theme());
+        } else {
+            errors.extend(self.theme.palette().1);
         }
         let line = settings_problems(&errors)?;
         self.error(&line);

@@ -289,8 +289,13 @@ impl App {
         {
             self.model.unread.insert(c);
         }
-        let entry = self.notice_entry(self.model.now_ms(), &n);
+        let mut entry = self.notice_entry(self.model.now_ms(), &n);
         let (text, is_err) = (entry.text.clone(), entry.is_error);
+        // The notices list keeps what the reload could not take, too.
+        if let Some(problem) = &not_taken {
+            entry.text = format!("{text}; {problem}");
+            entry.is_error = true;
+        }
         self.notices.push(entry);
         if self.notices.len() > NOTICES_KEPT {
             self.notices.remove(0);

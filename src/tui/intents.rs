@@ -20,7 +20,12 @@ impl App {
         let now = self.now();
         match intent {
             Intent::Info(s) => self.info_until_key(s),
-            Intent::ChooseModel(name) => self.run_command(format!("/model {name}"), false),
+            // As if typed: an error about it stays with the line, to be fixed.
+            Intent::ChooseModel(name) => {
+                let line = format!("/model {name}");
+                self.composer.set_text(&line, now);
+                self.run_command(line, false);
+            }
             Intent::Error(s) => self.error(s),
             Intent::KeyError(s) => {
                 self.error(s);

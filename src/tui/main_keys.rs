@@ -601,6 +601,13 @@ impl App {
                 "{what} running: Ctrl+Q again quits and cuts it off (the next tock runs it again: its effects may happen twice); Esc stops it"
             ));
         }
+        // Sent, with no answer yet: nothing is cut but the wait.
+        if self.engine().replies_streaming_here() == 0 && calls == 0 {
+            return self.quit_on_second_press(
+                "a message is on its way, with no answer yet: Ctrl+Q again quits (the next tock sends it again)"
+                    .to_string(),
+            );
+        }
         let replies = if streaming == 1 {
             "a reply is".to_string()
         } else {

@@ -1564,12 +1564,35 @@ async fn the_model_picker_takes_the_servers_list_in_and_chooses_by_filter() {
         "{s}"
     );
     ui.press(KeyCode::Esc);
-    // Letters nothing has: said, and Enter does nothing.
+    // Letters no list has: said, and Enter takes them as the name, as
+    // `/model NAME` would (here: a name nothing knows).
     ui.say("/model");
     ui.typ("zzz");
-    assert!(ui.screen(80, 24).contains("no model has these letters"));
+    assert!(
+        ui.screen(80, 24)
+            .contains("no model listed has these letters")
+    );
     ui.enter();
-    assert_eq!(ui.app.top(), Some(ViewKind::ModelPicker));
+    assert_eq!(ui.app.top(), None);
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    let (said, error) = ui.app.status_pair();
+    assert!(error && said.contains("unknown model \"zzz\""), "{said}");
+    ui.app.set_composer("");
+    // On echo, the default and its server's ids are still offered (they
+    // were gone, and only `/model NAME` typed in full led back).
+    ui.say("/model echo");
+    ui.say("/model");
+    let s = ui.screen(100, 30);
+    assert!(
+        s.lines()
+            .any(|l| l.contains("› echo") && l.contains("current · offline")),
+        "{s}"
+    );
+    assert!(
+        s.contains("  x ") && s.contains("x/fake-1") && s.contains("x/fake-2"),
+        "{s}"
+    );
+    assert_eq!(s.matches("fake-1").count(), 1, "each model once: {s}");
 }
 
 /// Esc on a message the model has not taken yet ("sending…"): it is no

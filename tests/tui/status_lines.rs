@@ -276,11 +276,34 @@ async fn bad_settings_saved_while_running_are_said_with_the_reload() {
         line.contains(&format!("(+2 more, in {})", log.display())),
         "{line}"
     );
-    // The notices list keeps the reload too.
+    // The notices list keeps the reload, with what it could not take.
     assert!(
         ui.app
             .notices
             .iter()
-            .any(|n| n.text.starts_with("configuration reloaded"))
+            .any(|n| n.text.starts_with("configuration reloaded; ")
+                && n.text.contains("(+2 more, in ")),
+        "{:?}",
+        ui.app
+            .notices
+            .iter()
+            .map(|n| n.text.clone())
+            .collect::<Vec<_>>()
     );
+    // Saved again with the problems still in it (a comment added): said
+    // again, not "configuration reloaded" alone.
+    ui.app.status = None;
+    std::fs::write(
+        &path,
+        "# edited\n[keys]\n\"main.quit\" = \"ctrl+qq\"\n\"composer.tim_picker\" = \"alt+t\"\n\n[ui.colors]\naccent = \"notacolor\"\n",
+    )
+    .unwrap();
+    ui.h.engine.wake();
+    ui.settle().await;
+    let (line, error) = ui.app.status_pair();
+    assert!(
+        error && line.starts_with("configuration reloaded; "),
+        "{line}"
+    );
+    assert!(line.contains("(+2 more, in "), "{line}");
 }

@@ -6,6 +6,7 @@
 //! TUI, `tock daemon`, another `tock ask`) it stands by, and this one
 //! follows the reply as that tock saves it, taking over if it stops.
 
+mod input;
 mod printer;
 mod turn;
 
@@ -19,7 +20,7 @@ use clap::Args;
 
 use self::printer::Printer;
 use self::turn::{Turn, Wait, read_turn};
-use super::send::{ConvArgs, conversation_for, message_text, stdin_text};
+use super::send::{ConvArgs, conversation_for};
 use crate::config::ConfigSource;
 use crate::engine::{DispatchState, Engine, Event, Options, SystemClock};
 use crate::store::{NewItem, Status, Store};
@@ -35,9 +36,10 @@ pub struct AskArgs {
     /// conversation and item, the model, the tokens used
     #[arg(long)]
     pub json: bool,
-    /// The message (several words are joined); `-` reads it from stdin.
-    /// Text piped in with words given is added after them
-    #[arg(required_unless_present = "file", num_args = 1..)]
+    /// The message (several words are joined). Text piped in goes after
+    /// them (stdin is read whenever it is not a terminal: `< /dev/null` in
+    /// a loop that reads its own); `-` stands for stdin alone
+    #[arg(num_args = 0..)]
     pub text: Vec<String>,
 }
 
@@ -74,15 +76,7 @@ pub(super) fn ask(
     store: &Store,
     config: Arc<ConfigSource>,
 ) -> Result<()> {
-    let mut text = message_text(&args.text, args.file.as_deref())?;
-    // `git diff | tock ask "review this"`: the instruction, then what was piped.
-    let words_are_stdin = args.file.is_none() && args.text.len() == 1 && args.text[0] == "-";
-    if !words_are_stdin && !std::io::stdin().is_terminal() {
-        let piped = stdin_text()?;
-        if !piped.trim().is_empty() {
-            text = format!("{text}\n\n{piped}");
-        }
-    }
+    let input::Message { text, from_stdin } = input::message(&args.text, args.file.as_deref())?;
     if text.trim().is_empty() {
         bail!("the message is empty");
     }
@@ -105,9 +99,16 @@ pub(super) fn ask(
     let (conv, item) = match submitted {
         Ok(ids) => ids,
         Err(e) => {
-            super::send::give_back_stdin(&args.text, args.file.as_deref(), &text);
+            if from_stdin {
+                super::send::give_back_stdin(&["-".to_string()], None, &text);
+            }
             return Err(e);
         }
+    };
+    let asked = Asked {
+        conv,
+        item,
+        made_here: args.target.conv.is_none() && args.target.conv_id.is_none(),
     };
     let live = store.live_lease_holder(writer.now_ms())?;
     if live.is_none() && (!config.get().outbox.enabled || config.is_held()) {
@@ -140,7 +141,7 @@ pub(super) fn ask(
         } else {
             Output::Whole
         };
-        let outcome = follow(store, &writer, &engine, events, (conv, item), output).await;
+        let outcome = follow(store, &writer, &engine, events, asked, output).await;
         engine.shutdown(Duration::from_millis(1500)).await;
         outcome
     })
@@ -167,6 +168,15 @@ fn refuse_implicit_echo(args: &AskArgs, model: Option<&str>, config: &ConfigSour
     bail!(
         "no model is configured, so only the offline echo model would answer: export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {file} (--model echo asks the echo model anyway)"
     )
+}
+
+/// The message this ask sent, and where.
+#[derive(Clone, Copy)]
+struct Asked {
+    conv: i64,
+    item: i64,
+    /// The conversation was made for it (none was named).
+    made_here: bool,
 }
 
 /// How the answer is written.
@@ -199,9 +209,10 @@ async fn follow(
     writer: &Engine,
     engine: &Engine,
     events: tokio::sync::broadcast::Receiver<Event>,
-    (conv, item): (i64, i64),
+    asked: Asked,
     output: Output,
 ) -> Result<()> {
+    let Asked { conv, item, .. } = asked;
     let streaming = output == Output::Stream;
     let mut out = Printer::new(std::io::stdout().lock());
     let ended = print_turn(store, engine, &mut out, events, conv, item, streaming).await;
@@ -217,7 +228,7 @@ async fn follow(
             .and_then(|()| out.end().map_err(Into::into)),
         (Output::Json, Ok(Ended::Turn(end))) => {
             drop(out);
-            print_json(store, engine, (conv, item), end)
+            print_json(store, engine, asked, end)
         }
         (Output::Json, _) => Ok(()),
     };
@@ -229,15 +240,19 @@ async fn follow(
             return Ok(());
         }
         (Ok(Ended::Turn(Err(why))), _) => bail!("{why} (conversation {conv})"),
+        // Answered, and the reader went before the end of it: nothing to stop.
+        (Ok(Ended::Turn(Ok(_))), Err(e)) if is_broken_pipe(&e) => {
+            return Err(Interrupted(SIGPIPE_EXIT).into());
+        }
         (Ok(Ended::Signal(code)), _) => code,
         (Err(e), _) | (_, Err(e)) if !is_broken_pipe(&e) => {
-            interrupt(store, writer, engine, conv, item).await;
+            interrupt(store, writer, engine, asked).await;
             return Err(e);
         }
         // The reader went away: nothing more to say to it.
         _ => SIGPIPE_EXIT,
     };
-    interrupt(store, writer, engine, conv, item).await;
+    interrupt(store, writer, engine, asked).await;
     Err(Interrupted(code).into())
 }
 
@@ -245,7 +260,7 @@ async fn follow(
 fn print_json(
     store: &Store,
     engine: &Engine,
-    (conv, item): (i64, i64),
+    Asked { conv, item, .. }: Asked,
     end: &std::result::Result<Option<String>, String>,
 ) -> Result<()> {
     let turn = read_turn(store, conv, item)?;
@@ -350,7 +365,14 @@ async fn print_turn<W: Write>(
         if turn.waits.is_none() && started.elapsed() >= STANDBY_SAID_AFTER {
             turn.waits = standby_wait(store, engine, item)?;
         }
-        said.tell(&turn);
+        let news = said.news(&turn);
+        if !news.is_empty() {
+            // On a line of its own, not glued to the reply's text.
+            out.break_line()?;
+            for line in news {
+                eprintln!("tock: {line}");
+            }
+        }
         if let Some(end) = turn.end {
             return Ok(Ended::Turn(end.map(|()| turn.note)));
         }
@@ -366,26 +388,29 @@ fn standby_wait(store: &Store, engine: &Engine, item: i64) -> Result<Option<Wait
     let pending = store
         .item(item)?
         .is_some_and(|i| i.status == Status::Pending);
+    let an_ask = store
+        .lease_holder()?
+        .is_some_and(|h| h.owner.ends_with(crate::engine::ONE_CONVERSATION_OWNER));
     Ok(pending.then(|| Wait {
         key: format!("standby {pid}"),
-        text: format!(
-            "another tock (pid {pid}) sends on this database now; if it is a tock ask, which sends only its own message, this one goes when it ends"
-        ),
+        text: if an_ask {
+            format!(
+                "waiting for the tock ask running as pid {pid} to finish (one sends at a time; with `tock daemon` running, asks go out together)"
+            )
+        } else {
+            format!("waiting for the tock running as pid {pid}, which sends on this database")
+        },
     }))
 }
 
 /// A signal: a message not sent yet is canceled (also one stopped before
 /// the model took it, which the engine holds); a reply streaming (or a tool
 /// call running) is stopped, and what it said so far is kept.
-async fn interrupt(store: &Store, writer: &Engine, engine: &Engine, conv: i64, item: i64) {
+async fn interrupt(store: &Store, writer: &Engine, engine: &Engine, asked: Asked) {
+    let Asked { conv, item, .. } = asked;
     let status = |store: &Store| store.item(item).ok().flatten().map(|i| i.status);
-    let cancel = || {
-        if writer.cancel(item).is_ok() {
-            eprintln!("tock: canceled item {item}; it was not sent");
-        }
-    };
     if status(store) == Some(Status::Pending) {
-        return cancel();
+        return cancel(store, writer, asked, "it was not sent");
     }
     let stopped = engine.stop(conv) || writer.stop_elsewhere(conv).unwrap_or(false);
     // Until the stop is recorded: a reply kept as stopped (a shutdown under
@@ -398,7 +423,8 @@ async fn interrupt(store: &Store, writer: &Engine, engine: &Engine, conv: i64, i
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     if status(store) == Some(Status::Pending) {
-        cancel();
+        // Sent, and stopped before an answer came: the server had it.
+        cancel(store, writer, asked, "stopped before the model answered");
     } else if stopped {
         eprintln!("tock: stopped; the reply so far is kept in conversation {conv}");
     } else if let Ok(Some(w)) = turn::approval_wait(store, conv) {
@@ -407,30 +433,68 @@ async fn interrupt(store: &Store, writer: &Engine, engine: &Engine, conv: i64, i
     }
 }
 
+/// The message is called off; a conversation made for it that holds
+/// nothing then goes too (it would stay in every list, empty).
+fn cancel(store: &Store, writer: &Engine, asked: Asked, how: &str) {
+    let Asked {
+        conv,
+        item,
+        made_here,
+    } = asked;
+    if writer.cancel(item).is_err() {
+        return;
+    }
+    let empty = store.messages(conv).is_ok_and(|m| m.is_empty())
+        && store
+            .conversation_items(conv)
+            .is_ok_and(|i| i.iter().all(|i| i.id == item));
+    if made_here && empty && writer.delete_conversation(conv).is_ok() {
+        eprintln!("tock: canceled item {item}; {how} (its conversation, empty, is gone)");
+    } else {
+        eprintln!("tock: canceled item {item}; {how}");
+    }
+}
+
 /// What was said on stderr, so each thing is said once.
 #[derive(Default)]
 struct Said {
     waits: Option<String>,
     calls: std::collections::HashSet<(i64, String)>,
+    /// Replies cut off that another attempt follows.
+    restarted: std::collections::HashSet<i64>,
 }
 
 impl Said {
-    fn tell(&mut self, turn: &Turn) {
+    /// What to say of the turn that was not said yet.
+    fn news(&mut self, turn: &Turn) -> Vec<String> {
+        let mut lines = Vec::new();
+        for m in &turn.replies {
+            let again = m.status == crate::store::MessageStatus::Interrupted
+                && turn.replies.iter().any(|later| later.id > m.id);
+            if again && self.restarted.insert(m.id) {
+                let why = m.error.as_deref().unwrap_or("it was cut off");
+                lines.push(format!(
+                    "the reply broke off ({}); it is asked for again, from the start",
+                    crate::sanitize::sanitize_line(why)
+                ));
+            }
+        }
         // The call before what it waits for (its approval).
         for call in &turn.calls {
             if self.calls.insert(call.clone()) {
-                eprintln!(
-                    "tock: the model calls {}",
+                lines.push(format!(
+                    "the model calls {}",
                     crate::sanitize::sanitize_line(&call.1)
-                );
+                ));
             }
         }
         let key = turn.waits.as_ref().map(|w| w.key.clone());
         if key != self.waits {
             if let Some(w) = &turn.waits {
-                eprintln!("tock: {}", w.text);
+                lines.push(w.text.clone());
             }
             self.waits = key;
         }
+        lines
     }
 }

@@ -93,6 +93,17 @@ impl<W: Write> Printer<W> {
         Ok(())
     }
 
+    /// Ends the line written, if one is open: what is said on stderr
+    /// next starts a line of its own on a terminal.
+    pub(super) fn break_line(&mut self) -> std::io::Result<()> {
+        if !self.at_line_start {
+            self.out.write_all(b"\n")?;
+            self.out.flush()?;
+            self.at_line_start = true;
+        }
+        Ok(())
+    }
+
     /// The turn ended: what was held back is written, and the line ended.
     pub(super) fn end(&mut self) -> std::io::Result<()> {
         if let Some((_, known, written)) = self.current.take() {

@@ -84,13 +84,37 @@ impl ModelPicker {
     /// The names on offer now, and whether more are coming.
     fn look(&mut self, engine: &Engine) {
         let current = self.current.as_deref();
-        self.names = engine.model_candidates(current);
-        self.in_use_offered = self
-            .names
+        let mut names = engine.model_candidates(current);
+        // The model in use, the default one and what the default's server
+        // lists are always on offer: with no config file, or after `echo`
+        // was chosen, they were not (and Enter fell to `echo`).
+        let offered = |names: &[String]| {
+            names
+                .iter()
+                .find(|n| **n == self.in_use || engine.model_name_for(n, current) == self.in_use)
+                .cloned()
+        };
+        if offered(&names).is_none() && !self.in_use.is_empty() {
+            names.insert(0, self.in_use.clone());
+        }
+        // Each model once: `fake-1` is not offered beside `x/fake-1`.
+        let default = engine.config().facts(None).ok().map(|f| f.name);
+        let mut chosen_as: Vec<String> = names
             .iter()
-            .find(|n| **n == self.in_use || engine.model_name_for(n, current) == self.in_use)
-            .cloned();
-        self.coming = engine.model_lists_coming() || engine.model_list_coming(current);
+            .map(|n| engine.model_name_for(n, current))
+            .collect();
+        for name in default.into_iter().chain(engine.model_candidates(None)) {
+            let as_chosen = engine.model_name_for(&name, current);
+            if !name.is_empty() && !names.contains(&name) && !chosen_as.contains(&as_chosen) {
+                names.push(name);
+                chosen_as.push(as_chosen);
+            }
+        }
+        self.in_use_offered = offered(&names);
+        self.names = names;
+        self.coming = engine.model_lists_coming()
+            || engine.model_list_coming(current)
+            || engine.model_list_coming(None);
         self.failed = match engine.cached_models(current) {
             crate::engine::ModelList::Failed(why) => Some(sanitize_line(&why).into_owned()),
             _ => None,
@@ -194,20 +218,33 @@ impl View for ModelPicker {
                 self.move_by(10);
                 Outcome::Consumed
             }
-            Some(Action::Accept) => match self.selected.clone() {
-                Some(name) if self.index().is_some() => {
-                    cx.push(Intent::ChooseModel(name));
-                    Outcome::Done
+            Some(Action::Accept) => {
+                let typed = self.filter.lines().join(" ").trim().to_string();
+                match self.selected.clone() {
+                    Some(name) if self.index().is_some() => {
+                        cx.push(Intent::ChooseModel(name));
+                        Outcome::Done
+                    }
+                    // A name no list has (a server that lists not all it
+                    // serves): taken as `/model NAME` would take it.
+                    _ if !typed.is_empty() => {
+                        cx.push(Intent::ChooseModel(typed));
+                        Outcome::Done
+                    }
+                    _ => Outcome::Consumed,
                 }
-                _ => Outcome::Consumed,
-            },
+            }
             _ => {
                 use ratatui::crossterm::event::KeyCode;
                 if key.code != KeyCode::Enter && crate::tui::text::edit_line(&mut self.filter, key)
                 {
-                    // Searching: the first match is the choice.
+                    // Searching: the name typed whole is the choice, else
+                    // the first that has the letters.
                     self.on_current = false;
                     self.apply_filter();
+                    let typed = self.filter.lines().join(" ");
+                    let shown: Vec<&str> = self.shown();
+                    self.selected = choice_for(&shown, &typed).map(str::to_string);
                 }
                 Outcome::Consumed
             }
@@ -253,10 +290,16 @@ impl View for ModelPicker {
         let room = usize::from(r.width.saturating_sub(2));
         let keys: Vec<String> = [
             &[
+                (Action::Up, "previous"),
                 (Action::Down, "next"),
                 (Action::Accept, "use"),
                 (Action::Cancel, "close"),
             ][..],
+            &[
+                (Action::Down, "next"),
+                (Action::Accept, "use"),
+                (Action::Cancel, "close"),
+            ],
             &[(Action::Accept, "use"), (Action::Cancel, "close")],
             &[(Action::Cancel, "close")],
         ]
@@ -321,7 +364,7 @@ impl View for ModelPicker {
             let why = if self.names.is_empty() {
                 "no model is configured"
             } else {
-                "no model has these letters (Esc closes)"
+                "no model listed has these letters: Enter takes them as the name"
             };
             buf.set_stringn(list.x, list.y, why, width, Style::new().fg(palette().dim));
             return;
@@ -376,5 +419,30 @@ impl View for ModelPicker {
                 );
             }
         }
+    }
+}
+
+/// The choice as letters are typed: the name typed whole (whatever its
+/// case), else the first shown that has them.
+fn choice_for<'a>(shown: &[&'a str], typed: &str) -> Option<&'a str> {
+    let typed = typed.trim().to_lowercase();
+    shown
+        .iter()
+        .find(|n| n.to_lowercase() == typed)
+        .or_else(|| shown.first())
+        .copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::choice_for;
+
+    #[test]
+    fn the_name_typed_whole_is_chosen_before_a_longer_one_listed_first() {
+        let shown = ["gpt-4o-mini", "gpt-4o", "gpt-4o-2024"];
+        assert_eq!(choice_for(&shown, "gpt-4o"), Some("gpt-4o"));
+        assert_eq!(choice_for(&shown, "GPT-4O "), Some("gpt-4o"));
+        assert_eq!(choice_for(&shown, "gpt"), Some("gpt-4o-mini"));
+        assert_eq!(choice_for(&[], "gpt"), None);
     }
 }
