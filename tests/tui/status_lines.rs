@@ -199,33 +199,39 @@ async fn a_long_time_error_is_shown_whole_above_the_composer() {
     );
 }
 
-/// Started on a config file that cannot be read, nothing is sent; the
-/// status bar does not name the offline model the held settings fall back
-/// to ("echo offline") as the one a conversation uses.
-#[tokio::test(start_paused = true)]
-async fn on_a_config_that_cannot_be_read_the_status_bar_says_so() {
+/// A TUI reading its settings from a config file holding `text` (which
+/// tests may write again while it runs), with a conversation open.
+fn ui_on_config_file(text: &str) -> (Ui, std::path::PathBuf) {
     init_env();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.toml");
-    std::fs::write(&path, "[models.fake\nprovider = ").unwrap();
+    std::fs::write(&path, text).unwrap();
     let store = Store::open(&dir.path().join("tock.db")).unwrap();
-    let conv = store.create_conversation(Some("c"), "user", T0).unwrap();
-    // Its model comes from the config (the default there): unknown now.
-    let _ = conv;
+    store.create_conversation(Some("c"), "user", T0).unwrap();
     let provider = Scripted::new(vec![]);
     let config = Arc::new(
-        ConfigSource::new(Some(path), None)
+        ConfigSource::new(Some(path.clone()), None)
             .unwrap()
             .with_provider(provider.clone()),
     );
     let clock = Arc::new(ManualClock::new(T0));
     let engine = Engine::new(store, config, clock.clone(), options());
-    let mut ui = Ui::on(Harness {
+    let ui = Ui::on(Harness {
         engine,
         clock,
         provider,
         dir,
     });
+    (ui, path)
+}
+
+/// Started on a config file that cannot be read, nothing is sent; the
+/// status bar does not name the offline model the held settings fall back
+/// to ("echo offline") as the one a conversation uses.
+#[tokio::test(start_paused = true)]
+async fn on_a_config_that_cannot_be_read_the_status_bar_says_so() {
+    // Its model comes from the config (the default there): unknown now.
+    let (mut ui, _) = ui_on_config_file("[models.fake\nprovider = ");
     ui.start().await;
     let screen = ui.screen(120, 40);
     let bar = screen
@@ -241,25 +247,7 @@ async fn on_a_config_that_cannot_be_read_the_status_bar_says_so() {
 /// a restart), and the line names the log file that holds the rest.
 #[tokio::test(start_paused = true)]
 async fn bad_settings_saved_while_running_are_said_with_the_reload() {
-    init_env();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("config.toml");
-    std::fs::write(&path, "").unwrap();
-    let store = Store::open(&dir.path().join("tock.db")).unwrap();
-    let provider = Scripted::new(vec![]);
-    let config = Arc::new(
-        ConfigSource::new(Some(path.clone()), None)
-            .unwrap()
-            .with_provider(provider.clone()),
-    );
-    let clock = Arc::new(ManualClock::new(T0));
-    let engine = Engine::new(store, config, clock.clone(), options());
-    let mut ui = Ui::on(Harness {
-        engine,
-        clock,
-        provider,
-        dir,
-    });
+    let (mut ui, path) = ui_on_config_file("");
     ui.start().await;
     std::fs::write(
         &path,

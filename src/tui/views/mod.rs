@@ -53,6 +53,19 @@ pub fn is_typing(key: &KeyEvent) -> bool {
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
 }
 
+/// How far a list's keys move its choice: a row up or down, or ten (the
+/// search and the model picker move alike).
+pub fn list_step(action: Option<super::keymap::Action>) -> Option<isize> {
+    use super::keymap::Action;
+    match action? {
+        Action::Up => Some(-1),
+        Action::Down => Some(1),
+        Action::PageUpList => Some(-10),
+        Action::PageDownList => Some(10),
+        _ => None,
+    }
+}
+
 /// How a popup that only shows something (help, notifications) answers a
 /// key it has no use for: Esc, Enter, a function key and `?` (which would
 /// open help again) close it; any other key closes it and goes on.

@@ -200,24 +200,13 @@ impl View for ModelPicker {
 
     fn handle_key(&mut self, key: KeyEvent, cx: &mut Cx<'_>) -> Outcome {
         // The search's list keys: the same keys move in every list.
-        match cx.keys.action(Scope::Search, &key) {
+        let action = cx.keys.action(Scope::Search, &key);
+        if let Some(step) = super::list_step(action) {
+            self.move_by(step);
+            return Outcome::Consumed;
+        }
+        match action {
             Some(Action::Cancel) => Outcome::Done,
-            Some(Action::Up) => {
-                self.move_by(-1);
-                Outcome::Consumed
-            }
-            Some(Action::Down) => {
-                self.move_by(1);
-                Outcome::Consumed
-            }
-            Some(Action::PageUpList) => {
-                self.move_by(-10);
-                Outcome::Consumed
-            }
-            Some(Action::PageDownList) => {
-                self.move_by(10);
-                Outcome::Consumed
-            }
             Some(Action::Accept) => {
                 let typed = self.filter.lines().join(" ").trim().to_string();
                 match self.selected.clone() {
