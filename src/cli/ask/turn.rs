@@ -80,6 +80,14 @@ pub(super) fn read_turn(store: &Store, conv: i64, item_id: i64) -> Result<Turn> 
             turn.replies.push(m.clone());
         }
     }
+    // A call waiting for approval may be saved before its reply's list of
+    // calls is: said as a call all the same, before what it waits for.
+    for a in store.approvals(conv)? {
+        let call = (a.message_id, a.tool);
+        if messages.iter().any(|m| m.id == call.0) && !turn.calls.contains(&call) {
+            turn.calls.push(call);
+        }
+    }
     if item.status != Status::Sent || turn.end.is_some() {
         return Ok(turn);
     }
