@@ -241,6 +241,13 @@ fn ask_waits_for_an_approval_answered_elsewhere_then_prints_the_answer() {
     let printed = std::fs::read_to_string(&ask.out).unwrap_or_default();
     assert_eq!(printed, "Let me set that up.\nDone: I will remind you.\n");
     assert_eq!(server.count(), 2);
+    // No tock runs to send the task when it is due: said.
+    assert!(
+        ask.stderr()
+            .contains("the task it scheduled goes at its time only while a tock runs"),
+        "{}",
+        ask.stderr()
+    );
 }
 
 #[test]

@@ -374,6 +374,15 @@ async fn print_turn<W: Write>(
             }
         }
         if let Some(end) = turn.end {
+            // A task the model scheduled fires only while a tock runs: with
+            // this one the only one, nothing would send it when it is due.
+            let scheduled = turn.calls.iter().any(|(_, tool)| tool == "schedule_task");
+            if end.is_ok() && scheduled && engine.dispatch_state() == DispatchState::Dispatching {
+                out.break_line()?;
+                eprintln!(
+                    "tock: the task it scheduled goes at its time only while a tock runs on this database (tock daemon, or the TUI)"
+                );
+            }
             return Ok(Ended::Turn(end.map(|()| turn.note)));
         }
     }

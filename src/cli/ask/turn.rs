@@ -41,6 +41,19 @@ impl Turn {
 }
 
 pub(super) fn read_turn(store: &Store, conv: i64, item_id: i64) -> Result<Turn> {
+    // The messages first, the outbox after: a reply cut and its item put
+    // back to pending are one transaction, and reading them the other way
+    // round could see the cut reply with the item still sent (the reply
+    // taken for stopped while it was about to be asked for again).
+    // What came after the item's message, up to the next message of the user's.
+    let messages: Vec<Message> = match store.user_message_of(item_id)? {
+        Some(first) => store
+            .messages_after(conv, first)?
+            .into_iter()
+            .take_while(|m| m.role != Role::User)
+            .collect(),
+        None => Vec::new(),
+    };
     let Some(item) = store.item(item_id)? else {
         bail!("item {item_id} was deleted");
     };
@@ -63,15 +76,6 @@ pub(super) fn read_turn(store: &Store, conv: i64, item_id: i64) -> Result<Turn> 
         Status::Pending | Status::Sending => turn.waits = waits_for(store, conv, &item)?,
         Status::Sent => {}
     }
-    // What came after the item's message, up to the next message of the user's.
-    let messages: Vec<Message> = match store.user_message_of(item_id)? {
-        Some(first) => store
-            .messages_after(conv, first)?
-            .into_iter()
-            .take_while(|m| m.role != Role::User)
-            .collect(),
-        None => Vec::new(),
-    };
     for m in messages.iter().filter(|m| m.role == Role::Assistant) {
         for call in m.tool_calls() {
             turn.calls.push((m.id, call.name));
