@@ -49,12 +49,7 @@ fn daemon_main(
     store: tock::store::Store,
     config: Arc<tock::config::ConfigSource>,
 ) -> anyhow::Result<()> {
-    // One worker, as under the TUI: the engine waits on the network and
-    // SQLite, and a second worker was woken for much of what the first was.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
+    let rt = tock::engine::runtime()?;
     rt.block_on(async move {
         let engine = Engine::new(
             store,

@@ -66,21 +66,20 @@ pub(super) fn send(
         engine.config().describe(Some(m)).map_err(|e| anyhow!(e))?;
     }
     let sent = send_text(args, &text, model, store, engine);
-    if sent.is_err() {
-        give_back_stdin(&args.text, args.file.as_deref(), &text);
+    let from_stdin = args.file.is_none() && args.text.len() == 1 && args.text[0] == "-";
+    if sent.is_err() && from_stdin {
+        give_back_stdin(&text);
     }
     sent
 }
 
 /// Text read from stdin is gone from the pipe: a send that failed (a
 /// database locked too long, say) gives it back, for the script to retry.
-pub(super) fn give_back_stdin(words: &[String], file: Option<&std::path::Path>, text: &str) {
-    if file.is_none() && words.len() == 1 && words[0] == "-" {
-        eprintln!(
-            "tock: the message read from stdin was not kept; here it is:\n{}",
-            crate::sanitize::sanitize(text)
-        );
-    }
+pub(super) fn give_back_stdin(text: &str) {
+    eprintln!(
+        "tock: the message read from stdin was not kept; here it is:\n{}",
+        crate::sanitize::sanitize(text)
+    );
 }
 
 fn send_text(

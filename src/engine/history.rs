@@ -95,6 +95,21 @@ impl ConversationUsage {
     pub fn of(&self, message_id: i64) -> Option<&ReplyUsage> {
         self.replies.iter().find(|r| r.message_id == message_id)
     }
+
+    /// The tokens and cost of these replies together (`tock ask`'s answer).
+    pub fn of_replies(&self, message_ids: &[i64]) -> (crate::llm::Usage, Option<f64>) {
+        let mut total = crate::llm::Usage::default();
+        let mut cost = None;
+        for r in self
+            .replies
+            .iter()
+            .filter(|r| message_ids.contains(&r.message_id))
+        {
+            total.add(&r.usage);
+            cost = add_cost(cost, r.cost);
+        }
+        (total, cost)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -134,6 +149,14 @@ pub fn reply_cost(
     )
 }
 
+/// A sum of costs: unknown only while no part of it is known.
+fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    }
+}
+
 fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     match (a, b) {
         (None, None) => None,
@@ -150,13 +173,8 @@ impl Engine {
         let mut out = ConversationUsage::default();
         for u in list {
             let cost = reply_cost(&cfg, u.model.as_deref(), &u.usage);
-            out.total.prompt_tokens = add(out.total.prompt_tokens, u.usage.prompt_tokens);
-            out.total.completion_tokens =
-                add(out.total.completion_tokens, u.usage.completion_tokens);
-            out.total.cached_tokens = add(out.total.cached_tokens, u.usage.cached_tokens);
-            if let Some(c) = cost {
-                out.cost = Some(out.cost.unwrap_or(0.0) + c);
-            }
+            out.total.add(&u.usage);
+            out.cost = add_cost(out.cost, cost);
             if !u.superseded {
                 out.context_used = add(u.usage.prompt_tokens, u.usage.completion_tokens);
             }

@@ -177,6 +177,17 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Adds `other`'s counts to these; a count neither has stays unknown.
+    pub fn add(&mut self, other: &Usage) {
+        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+        };
+        self.prompt_tokens = sum(self.prompt_tokens, other.prompt_tokens);
+        self.completion_tokens = sum(self.completion_tokens, other.completion_tokens);
+        self.cached_tokens = sum(self.cached_tokens, other.cached_tokens);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.prompt_tokens.is_none()
             && self.completion_tokens.is_none()

@@ -104,14 +104,8 @@ const SHOWN_TEXT_EVERY: Duration = Duration::from_millis(600);
 /// Run the TUI until the user quits or a signal arrives.
 pub fn run(store: Store, config: Arc<ConfigSource>) -> anyhow::Result<()> {
     // This thread draws; the engine (the scheduler, streams, MCP servers)
-    // runs on one worker. A second worker bought no throughput (the engine
-    // waits on the network and SQLite) but cost a wake-up of the idle worker
-    // for much of what the busy one was woken for: 11,600 context switches
-    // for a reply at 100 tokens/s instead of 6,600.
-    let engine_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
+    // runs on its own runtime's one worker.
+    let engine_rt = crate::engine::runtime()?;
     // The drawing thread keeps its own timers and I/O: on the engine's
     // runtime each of its timers (a frame's, a share of streamed text's)
     // woke the worker first, which then woke this thread.

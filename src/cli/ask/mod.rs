@@ -100,7 +100,7 @@ pub(super) fn ask(
         Ok(ids) => ids,
         Err(e) => {
             if from_stdin {
-                super::send::give_back_stdin(&["-".to_string()], None, &text);
+                super::send::give_back_stdin(&text);
             }
             return Err(e);
         }
@@ -117,10 +117,7 @@ pub(super) fn ask(
             super::status::held_by_config(&config)
         );
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
+    let rt = crate::engine::runtime()?;
     rt.block_on(async move {
         let engine = Engine::new(
             store.clone(),
@@ -271,22 +268,8 @@ fn print_json(
         .filter(|t| !t.is_empty())
         .collect::<Vec<_>>()
         .join("\n");
-    let usage = engine.usage(conv)?;
     let ids: Vec<i64> = answer.iter().map(|m| m.id).collect();
-    let mut total = crate::llm::Usage::default();
-    let mut cost: Option<f64> = None;
-    let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-    };
-    for r in usage.replies.iter().filter(|r| ids.contains(&r.message_id)) {
-        total.prompt_tokens = sum(total.prompt_tokens, r.usage.prompt_tokens);
-        total.completion_tokens = sum(total.completion_tokens, r.usage.completion_tokens);
-        total.cached_tokens = sum(total.cached_tokens, r.usage.cached_tokens);
-        if let Some(c) = r.cost {
-            cost = Some(cost.unwrap_or(0.0) + c);
-        }
-    }
+    let (total, cost) = engine.usage(conv)?.of_replies(&ids);
     let (error, note) = match end {
         Ok(note) => (None, note.clone()),
         Err(why) => (Some(why.clone()), None),
@@ -478,9 +461,7 @@ impl Said {
     fn news(&mut self, turn: &Turn) -> Vec<String> {
         let mut lines = Vec::new();
         for m in &turn.replies {
-            let again = m.status == crate::store::MessageStatus::Interrupted
-                && turn.replies.iter().any(|later| later.id > m.id);
-            if again && self.restarted.insert(m.id) {
+            if turn.asked_again(m) && self.restarted.insert(m.id) {
                 let why = m.error.as_deref().unwrap_or("it was cut off");
                 lines.push(format!(
                     "the reply broke off ({}); it is asked for again, from the start",

@@ -33,10 +33,12 @@ impl Turn {
     /// for again (a stream that broke, a tock that stopped under it) is
     /// left out, as views collapse it.
     pub fn answer(&self) -> impl Iterator<Item = &Message> {
-        self.replies.iter().filter(|m| {
-            !(m.status == MessageStatus::Interrupted
-                && self.replies.iter().any(|later| later.id > m.id))
-        })
+        self.replies.iter().filter(|m| !self.asked_again(m))
+    }
+
+    /// Whether reply `m` broke off and another attempt follows it.
+    pub fn asked_again(&self, m: &Message) -> bool {
+        m.status == MessageStatus::Interrupted && self.replies.iter().any(|later| later.id > m.id)
     }
 }
 
