@@ -12,6 +12,7 @@ pub mod help;
 pub mod model_picker;
 pub mod notices;
 pub mod prompt;
+pub mod query_popup;
 pub mod search;
 pub mod sidebar;
 pub mod strip;
@@ -64,6 +65,12 @@ pub fn list_step(action: Option<super::keymap::Action>) -> Option<isize> {
         Action::PageDownList => Some(10),
         _ => None,
     }
+}
+
+/// Where the choice in a list of `len` rows goes from row `at` by `step`,
+/// kept within the list.
+pub fn stepped(at: usize, len: usize, step: isize) -> usize {
+    at.saturating_add_signed(step).min(len.saturating_sub(1))
 }
 
 /// How a popup that only shows something (help, notifications) answers a

@@ -10,8 +10,6 @@ use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
-use ratatui::text::Line;
-use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use ratatui_textarea::TextArea;
 use unicode_width::UnicodeWidthStr;
 
@@ -168,8 +166,7 @@ impl ModelPicker {
             return;
         }
         self.on_current = false;
-        let i = self.index().unwrap_or(0) as isize + d;
-        let i = i.clamp(0, self.shown.len() as isize - 1) as usize;
+        let i = super::stepped(self.index().unwrap_or(0), self.shown.len(), d);
         self.selected = Some(self.names[self.shown[i]].clone());
     }
 
@@ -275,52 +272,34 @@ impl View for ModelPicker {
                 .max(6)
                 .min(area.height.saturating_sub(2)),
         );
-        Clear.render(r, buf);
-        let room = usize::from(r.width.saturating_sub(2));
-        let keys: Vec<String> = [
-            &[
-                (Action::Up, "previous"),
-                (Action::Down, "next"),
-                (Action::Accept, "use"),
-                (Action::Cancel, "close"),
-            ][..],
-            &[
-                (Action::Down, "next"),
-                (Action::Accept, "use"),
-                (Action::Cancel, "close"),
-            ],
-            &[(Action::Accept, "use"), (Action::Cancel, "close")],
-            &[(Action::Cancel, "close")],
-        ]
-        .iter()
-        .map(|k| format!(" {} ", cx.keys.hints(Scope::Search, k).join(" · ")))
-        .collect();
-        let keys = crate::tui::text::first_fitting(&keys, room)
-            .cloned()
-            .unwrap_or_default();
         let label = sanitize_line(&self.current_label);
-        let title = [
+        let titles = [
             format!(" Model for this conversation: {label} "),
             format!(" Model: {label} "),
             " Model ".to_string(),
-        ]
-        .into_iter()
-        .find(|t| t.width() < room)
-        .unwrap_or_default();
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .title(title)
-            .title_bottom(Line::from(keys))
-            .border_style(Style::new().fg(palette().accent));
-        let inner = block.inner(r);
-        block.render(r, buf);
-        if inner.height < 3 || inner.width < 10 {
+        ];
+        let frame = super::query_popup::Frame {
+            titles: &titles,
+            count: "",
+            keys: &[
+                &[
+                    (Action::Up, "previous"),
+                    (Action::Down, "next"),
+                    (Action::Accept, "use"),
+                    (Action::Cancel, "close"),
+                ],
+                &[
+                    (Action::Down, "next"),
+                    (Action::Accept, "use"),
+                    (Action::Cancel, "close"),
+                ],
+                &[(Action::Accept, "use"), (Action::Cancel, "close")],
+                &[(Action::Cancel, "close")],
+            ],
+        };
+        let Some(mut list) = super::query_popup::draw(&frame, &self.filter, r, buf, cx) else {
             return;
-        }
-        buf.set_string(inner.x, inner.y, "› ", Style::new().fg(palette().accent));
-        let input_r = Rect::new(inner.x + 2, inner.y, inner.width - 2, 1);
-        (&self.filter).render(input_r, buf);
-        let mut list = Rect::new(inner.x, inner.y + 2, inner.width, inner.height - 2);
+        };
         let width = usize::from(list.width);
         // The last row says what is still on its way, or why it is not.
         let foot = if self.coming {

@@ -12,10 +12,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use ratatui_textarea::TextArea;
-
-use unicode_width::UnicodeWidthStr;
 
 use super::{Cx, Intent, Outcome, RenderCx, View, ViewKind};
 use crate::sanitize::sanitize_line;
@@ -94,8 +91,7 @@ impl Search {
         if self.hits.is_empty() {
             return;
         }
-        let i = self.index().unwrap_or(0) as isize + d;
-        let i = i.clamp(0, self.hits.len() as isize - 1) as usize;
+        let i = super::stepped(self.index().unwrap_or(0), self.hits.len(), d);
         self.selected = Some(self.hits[i].message_id);
     }
 }
@@ -228,50 +224,29 @@ impl View for Search {
             area.width.saturating_sub(4).min(110),
             area.height.saturating_sub(2),
         );
-        Clear.render(r, buf);
-        let room = usize::from(r.width.saturating_sub(2));
-        // Narrow: the key that closes it is the last to go.
-        let keys: Vec<String> = [
-            &[
-                (Action::Down, "next"),
-                (Action::Accept, "open"),
-                (Action::Cancel, "close"),
-            ][..],
-            &[(Action::Accept, "open"), (Action::Cancel, "close")],
-            &[(Action::Cancel, "close")],
-        ]
-        .iter()
-        .map(|k| format!(" {} ", cx.keys.hints(Scope::Search, k).join(" · ")))
-        .collect();
-        let keys = crate::tui::text::first_fitting(&keys, room)
-            .cloned()
-            .unwrap_or_default();
         let count = match (&self.error, self.hits.len()) {
             (Some(_), _) => String::new(),
             (None, n) if n >= LIMIT => format!(" newest {LIMIT} matches "),
             (None, 1) => " 1 match ".to_string(),
             (None, n) => format!(" {n} matches "),
         };
-        // The title and the count share the top border: the title gives way.
-        let title = [" Search all conversations ", " Search ", ""]
-            .into_iter()
-            .find(|t| t.width() + count.width() < room)
-            .unwrap_or_default();
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .title(title)
-            .title_bottom(Line::from(keys))
-            .title_top(Line::from(count).right_aligned())
-            .border_style(Style::new().fg(palette().accent));
-        let inner = block.inner(r);
-        block.render(r, buf);
-        if inner.height < 3 || inner.width < 10 {
+        let titles = [" Search all conversations ", " Search ", ""].map(String::from);
+        let frame = super::query_popup::Frame {
+            titles: &titles,
+            count: &count,
+            keys: &[
+                &[
+                    (Action::Down, "next"),
+                    (Action::Accept, "open"),
+                    (Action::Cancel, "close"),
+                ],
+                &[(Action::Accept, "open"), (Action::Cancel, "close")],
+                &[(Action::Cancel, "close")],
+            ],
+        };
+        let Some(list) = super::query_popup::draw(&frame, &self.input, r, buf, cx) else {
             return;
-        }
-        buf.set_string(inner.x, inner.y, "› ", Style::new().fg(palette().accent));
-        let input_r = Rect::new(inner.x + 2, inner.y, inner.width - 2, 1);
-        (&self.input).render(input_r, buf);
-        let list = Rect::new(inner.x, inner.y + 2, inner.width, inner.height - 2);
+        };
         let width = list.width as usize;
         if let Some(e) = &self.error {
             buf.set_stringn(list.x, list.y, e, width, Style::new().fg(palette().error));
