@@ -5,7 +5,9 @@ use anyhow::{Result, bail};
 
 use crate::engine::{Clock, SystemClock};
 use crate::sanitize::sanitize_line;
-use crate::store::{ApprovalStatus, Kind, Message, MessageStatus, OutboxItem, Role, Status, Store};
+use crate::store::{
+    Approval, ApprovalStatus, Kind, Message, MessageStatus, OutboxItem, Role, Status, Store,
+};
 
 /// What the turn waits for: `key` names the reason (a countdown in `text`
 /// changes every second; the reason is said once).
@@ -56,6 +58,7 @@ pub(super) fn read_turn(store: &Store, conv: i64, item_id: i64) -> Result<Turn> 
             .collect(),
         None => Vec::new(),
     };
+    let approvals = store.approvals(conv)?;
     let Some(item) = store.item(item_id)? else {
         bail!("item {item_id} was deleted");
     };
@@ -75,7 +78,9 @@ pub(super) fn read_turn(store: &Store, conv: i64, item_id: i64) -> Result<Turn> 
                 .unwrap_or_else(|| item.status.as_str().to_string());
             turn.end = Some(Err(format!("not answered: {}", sanitize_line(&why))));
         }
-        Status::Pending | Status::Sending => turn.waits = waits_for(store, conv, &item)?,
+        Status::Pending | Status::Sending => {
+            turn.waits = waits_for(store, conv, &item, &approvals)?
+        }
         Status::Sent => {}
     }
     for m in messages.iter().filter(|m| m.role == Role::Assistant) {
@@ -88,8 +93,8 @@ pub(super) fn read_turn(store: &Store, conv: i64, item_id: i64) -> Result<Turn> 
     }
     // A call waiting for approval may be saved before its reply's list of
     // calls is: said as a call all the same, before what it waits for.
-    for a in store.approvals(conv)? {
-        let call = (a.message_id, a.tool);
+    for a in &approvals {
+        let call = (a.message_id, a.tool.clone());
         if messages.iter().any(|m| m.id == call.0) && !turn.calls.contains(&call) {
             turn.calls.push(call);
         }
@@ -122,10 +127,10 @@ pub(super) fn read_turn(store: &Store, conv: i64, item_id: i64) -> Result<Turn> 
         .iter()
         .find(|i| matches!(i.status, Status::Pending | Status::Sending))
     {
-        turn.waits = waits_for(store, conv, next)?;
+        turn.waits = waits_for(store, conv, next, &approvals)?;
         return Ok(turn);
     }
-    if let Some(w) = approval_wait(store, conv)? {
+    if let Some(w) = waiting_approval(&approvals) {
         turn.waits = Some(w);
         return Ok(turn);
     }
@@ -157,9 +162,13 @@ pub(super) fn read_turn(store: &Store, conv: i64, item_id: i64) -> Result<Turn> 
 
 /// A tool call of the conversation waiting for the user's answer.
 pub(super) fn approval_wait(store: &Store, conv: i64) -> Result<Option<Wait>> {
-    Ok(store
-        .approvals(conv)?
-        .into_iter()
+    Ok(waiting_approval(&store.approvals(conv)?))
+}
+
+/// The first of `approvals` that waits for the user's answer.
+fn waiting_approval(approvals: &[Approval]) -> Option<Wait> {
+    approvals
+        .iter()
         .find(|a| a.status == ApprovalStatus::Waiting)
         .map(|a| Wait {
             key: format!("approval {}", a.id),
@@ -168,11 +177,16 @@ pub(super) fn approval_wait(store: &Store, conv: i64) -> Result<Option<Wait>> {
                 sanitize_line(&a.tool),
                 id = a.id
             ),
-        }))
+        })
 }
 
 /// Why an item that is not sent yet waits, when it is not just its turn.
-fn waits_for(store: &Store, conv: i64, item: &OutboxItem) -> Result<Option<Wait>> {
+fn waits_for(
+    store: &Store,
+    conv: i64,
+    item: &OutboxItem,
+    approvals: &[Approval],
+) -> Result<Option<Wait>> {
     let now = SystemClock.now_ms();
     if let Some(at) = item.next_attempt_at.filter(|&at| at > now) {
         let why = item.last_error.as_deref().unwrap_or("it failed");
@@ -185,7 +199,7 @@ fn waits_for(store: &Store, conv: i64, item: &OutboxItem) -> Result<Option<Wait>
             ),
         }));
     }
-    if let Some(w) = approval_wait(store, conv)? {
+    if let Some(w) = waiting_approval(approvals) {
         return Ok(Some(w));
     }
     if store
