@@ -37,23 +37,6 @@ fn reply_so_far(t: &Tock, title: &str) -> Option<String> {
     )
 }
 
-/// `tock ARGS` (with `env` added) with `input` piped into its stdin.
-fn with_stdin(t: &Tock, args: &[&str], env: &[(&str, &str)], input: &[u8]) -> std::process::Output {
-    let mut c = t.command(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    {
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(input).unwrap();
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn status_of(t: &Tock, id: i64) -> String {
     t.item(id)["status"]
         .as_str()
@@ -252,17 +235,12 @@ fn ask_waits_for_an_approval_answered_elsewhere_then_prints_the_answer() {
 
 #[test]
 fn ask_reads_the_message_from_stdin_and_refuses_an_empty_one() {
-    let t = Tock::new();
-    let out = with_stdin(
-        &t,
-        &["ask", "--model", "echo", "-"],
-        &[("TOCK_ECHO_DELAY_MS", "0")],
-        b"piped question\n",
-    );
+    let mut t = Tock::new();
+    t.set_env("TOCK_ECHO_DELAY_MS", "0");
+    let out = t.run_with_stdin(&["ask", "--model", "echo", "-"], b"piped question\n");
     assert!(out.status.success(), "{out:?}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("> piped question"), "{stdout}");
-    assert!(stdout.ends_with('\n'));
+    assert!(out.stdout.contains("> piped question"), "{}", out.stdout);
+    assert!(out.stdout.ends_with('\n'));
 
     let empty = t.run(&["ask", "--model", "echo", "  "]);
     assert_eq!(empty.status.code(), Some(1));
@@ -416,14 +394,12 @@ fn text_piped_in_goes_after_the_words() {
     let server = MockServer::start();
     server.push(Reply::text("looks fine"));
     let t = Tock::with_openai(&server.base_url());
-    let out = with_stdin(
-        &t,
+    let out = t.run_with_stdin(
         &["ask", "--new", "Review", "review", "this"],
-        &[],
         b"-old line\n+new line\n",
     );
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "looks fine\n");
+    assert_eq!(out.stdout, "looks fine\n");
     let sent = server.requests()[0].last_user_text().unwrap_or_default();
     assert_eq!(sent, "review this\n\n-old line\n+new line");
 }
@@ -608,10 +584,9 @@ fn a_dash_among_the_words_is_stdin_and_stdin_alone_is_a_message() {
     let server = MockServer::start();
     server.respond_with(|_| Reply::text("ok"));
     let t = Tock::with_openai(&server.base_url());
-    let run = |args: &[&str], input: &[u8]| with_stdin(&t, args, &[], input);
-    let out = run(&["ask", "--new", "A", "-", "review", "this"], b"DIFF\n");
+    let out = t.run_with_stdin(&["ask", "--new", "A", "-", "review", "this"], b"DIFF\n");
     assert!(out.status.success(), "{out:?}");
-    let out = run(&["ask", "--new", "B"], b"just the question\n");
+    let out = t.run_with_stdin(&["ask", "--new", "B"], b"just the question\n");
     assert!(out.status.success(), "{out:?}");
     let sent: Vec<String> = server
         .requests()

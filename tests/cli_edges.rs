@@ -330,20 +330,12 @@ fn long_texts_come_from_stdin_or_a_file() {
 
     // A send that fails after reading stdin gives the text back (the pipe
     // cannot be read again by the script).
-    let mut c = t.command(&["send", "--conv", "no such conversation", "-"]);
-    c.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"keep me\nsecond line")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = t.run_with_stdin(
+        &["send", "--conv", "no such conversation", "-"],
+        b"keep me\nsecond line",
+    );
     assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = &out.stderr;
     assert!(
         err.contains("the message read from stdin was not kept; here it is:\nkeep me\nsecond line"),
         "{err}"

@@ -4,31 +4,13 @@
 
 mod support;
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::process::Stdio;
 
 use support::{MockServer, Reply, Tock};
 
 /// `tock setup` with `answers` on stdin.
 fn setup(t: &Tock, answers: &str) -> support::Out {
-    let mut c = t.command(&["setup"]);
-    c.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(answers.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    support::Out {
-        status: out.status,
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    t.run_with_stdin(&["setup"], answers.as_bytes())
 }
 
 /// A Tock whose config file is not there yet (setup writes it).

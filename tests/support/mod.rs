@@ -726,6 +726,26 @@ impl Tock {
         c
     }
 
+    /// Run a one-shot command with `input` piped into its stdin.
+    pub fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Out {
+        let mut c = self.command(args);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().expect("spawning tock");
+        {
+            use std::io::Write;
+            // A command that exits before reading it all closes the pipe.
+            let _ = child.stdin.take().unwrap().write_all(input);
+        }
+        let out = child.wait_with_output().unwrap();
+        Out {
+            status: out.status,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
     /// Run a one-shot command (killed after 30 s).
     pub fn run(&self, args: &[&str]) -> Out {
         let mut c = self.command(args);
