@@ -80,11 +80,14 @@ async fn daemon_loop(
     config: Arc<tock::config::ConfigSource>,
 ) -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
+    // Made once: a listener made anew in each turn of the loop would miss
+    // a Ctrl+C that came while a notify command ran.
+    let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     loop {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => break,
+            _ = int.recv() => break,
             _ = term.recv() => break,
             _ = hup.recv() => break,
             ev = events.recv() => match ev {

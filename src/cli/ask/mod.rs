@@ -312,6 +312,10 @@ async fn print_turn<W: Write>(
     streaming: bool,
 ) -> Result<Ended> {
     use tokio::signal::unix::{SignalKind, signal};
+    // Each listener made once, before the loop: a listener made anew in
+    // each turn of it misses a signal that comes between two turns (tokio
+    // delivers only what comes after a listener exists).
+    let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut said = Said::default();
@@ -335,7 +339,7 @@ async fn print_turn<W: Write>(
                 }
             },
             _ = look.tick() => {}
-            _ = tokio::signal::ctrl_c() => return Ok(Ended::Signal(SIGINT_EXIT)),
+            _ = int.recv() => return Ok(Ended::Signal(SIGINT_EXIT)),
             _ = term.recv() => return Ok(Ended::Signal(SIGTERM_EXIT)),
             _ = hup.recv() => return Ok(Ended::Signal(SIGHUP_EXIT)),
         }
