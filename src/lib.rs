@@ -14,5 +14,6 @@ pub mod notify;
 pub mod recur;
 pub mod sanitize;
 pub mod store;
+pub mod transcript;
 pub mod tui;
 pub mod when;

@@ -648,3 +648,40 @@ fn the_cli_takes_entry_slash_id() {
     let out = t.run(&["--model", "x/gpt-4o-mini", "send", "--conv", "ok", "again"]);
     assert!(out.status.success(), "{out:?}");
 }
+
+/// What a reasoning model thought is kept with its reply: `tock show`
+/// quotes it above the reply (made safe), `--json` gives it as
+/// `reasoning`, and a fork carries it over with the reply.
+#[test]
+fn show_and_fork_keep_what_a_reasoning_model_thought() {
+    let server = MockServer::start();
+    server.push(Reply::Reasoned {
+        reasoning: vec![
+            "Weigh the two.\n\n".into(),
+            "The \x1b[31msecond\x1b[0m wins.".into(),
+        ],
+        text: "Take the second.".into(),
+    });
+    let t = Tock::with_openai(&server.base_url());
+    assert_eq!(
+        t.ok(&["ask", "--new", "Pick", "Which one?"]),
+        "Take the second.\n"
+    );
+    let shown = t.ok(&["show", "Pick"]);
+    assert!(
+        shown.contains(
+            "> **Thought** (41 characters)\n>\n> Weigh the two.\n>\n> The ␛[31msecond␛[0m wins.\n\nTake the second."
+        ),
+        "{shown}"
+    );
+    let v = t.show("Pick");
+    let msgs = v["messages"].as_array().unwrap();
+    assert_eq!(msgs[0]["reasoning"], Value::Null, "the question has none");
+    assert_eq!(
+        msgs[1]["reasoning"],
+        "Weigh the two.\n\nThe \x1b[31msecond\x1b[0m wins."
+    );
+    let fork = t.json(&["fork", "Pick", "--json"])["id"].as_i64().unwrap();
+    let forked = t.show(&format!("#{fork}"));
+    assert_eq!(forked["messages"][1]["reasoning"], msgs[1]["reasoning"]);
+}

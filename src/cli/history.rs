@@ -41,6 +41,13 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
     let usage = engine.usage(c.id)?;
     let by_message: std::collections::HashMap<i64, &crate::engine::ReplyUsage> =
         usage.replies.iter().map(|u| (u.message_id, u)).collect();
+    // What reasoning models thought before their replies, kept with them.
+    let mut reasoning = std::collections::HashMap::new();
+    for (id, _) in store.reasoned(c.id)? {
+        if let Some(text) = store.reasoning(id)? {
+            reasoning.insert(id, text);
+        }
+    }
     // A reply stored as streaming with no live dispatcher to write it was
     // cut off by a tock that died; the next one asks for it again.
     let now = engine.now_ms();
@@ -58,6 +65,7 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
                 json!({"id": m.id, "role": m.role.as_str(), "content": m.content,
                        "status": m.status.as_str(), "created_at": rfc3339(Some(m.created_at)),
                        "error": m.error, "hidden": collapsed.is_hidden(m.id),
+                       "reasoning": reasoning.get(&m.id),
                        "cut_off": cut_off(m),
                        "attachments": crate::files::attachment_infos(m.parts_json.as_deref()),
                        "tool_calls": m.tool_calls().iter()
@@ -102,6 +110,9 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
                 m.role.as_str(),
                 local(crate::when::happened(m.created_at, now))
             );
+            if let Some(r) = reasoning.get(&m.id) {
+                print!("{}", crate::transcript::reasoning_quote(r));
+            }
             println!("{}\n", crate::sanitize::sanitize(&m.content));
             // The calls a reply made, every argument on its own line.
             for c in m.tool_calls() {

@@ -60,7 +60,8 @@ pub(crate) const COLS: &str = "id, conversation_id, role, content, status, model
 
 /// Columns beyond the first schema's that a copy of a message (a fork)
 /// carries over, each with a leading comma.
-pub(crate) const COPIED_EXTRA_COLS: &str = ", prompt_tokens, completion_tokens, cached_tokens";
+pub(crate) const COPIED_EXTRA_COLS: &str =
+    ", prompt_tokens, completion_tokens, cached_tokens, reasoning, reasoning_chars";
 
 impl Message {
     /// The tool calls a reply made, as stored with it (none if unreadable).

@@ -461,14 +461,6 @@ impl Entry {
 }
 
 /// "1 character", "640 characters", "12.3k characters".
-fn characters(n: usize) -> String {
-    match n {
-        1 => "1 character".into(),
-        n if n < 1000 => format!("{n} characters"),
-        n => format!("{:.1}k characters", n as f64 / 1000.0),
-    }
-}
-
 fn time_of(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|d| d.with_timezone(&chrono::Local).format("%H:%M").to_string())
@@ -736,7 +728,7 @@ fn render_message(
         }
     } else if m.content.is_empty() && m.status == MessageStatus::Streaming {
         let waiting = match e.thinking {
-            Some(n) => format!("  … thinking ({} so far)", characters(n)),
+            Some(n) => format!("  … thinking ({} so far)", crate::transcript::characters(n)),
             None => "  …".to_string(),
         };
         lines.push(Line::from(Span::styled(
@@ -838,12 +830,15 @@ fn reasoning_lines(e: &Entry, body_width: u16) -> Vec<Line<'static>> {
     let dim = Style::new().fg(palette().dim);
     let Some(text) = text else {
         return vec![Line::styled(
-            format!("  ▸ thought: {} (Ctrl+O shows it)", characters(*n)),
+            format!(
+                "  ▸ thought: {} (Ctrl+O shows it)",
+                crate::transcript::characters(*n)
+            ),
             dim,
         )];
     };
     let mut out = vec![Line::styled(
-        format!("  ▾ thought: {}", characters(*n)),
+        format!("  ▾ thought: {}", crate::transcript::characters(*n)),
         dim,
     )];
     // `verbatim` indents its rows by two columns: the bar takes them.

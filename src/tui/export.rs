@@ -133,7 +133,14 @@ pub fn export(model: &Model, arg: &str) -> Result<String, String> {
         };
         let who = crate::sanitize::sanitize_line(&who);
         let body = crate::sanitize::sanitize_source(&m.content);
-        md.push_str(&format!("## {who}{status} — {when}\n\n{body}\n\n"));
+        md.push_str(&format!("## {who}{status} — {when}\n\n"));
+        // What a reasoning model thought before this reply, kept with it.
+        if e.reasoned.is_some()
+            && let Ok(Some(r)) = model.engine.reader().reasoning(m.id)
+        {
+            md.push_str(&crate::transcript::reasoning_quote(&r));
+        }
+        md.push_str(&format!("{body}\n\n"));
         // What went with it: a text file as the model read it, an image
         // inline (a data URI: the export stays one file).
         let parts: Vec<Part> = m

@@ -112,6 +112,12 @@ pub enum Reply {
     /// 200, stream the pieces, then `finish_reason: "length"`: the model's
     /// length limit cut the reply short.
     Truncated(Vec<String>),
+    /// 200: a reasoning model's thinking (`reasoning_content` deltas, as
+    /// DeepSeek and vLLM send it), then its text, then `[DONE]`.
+    Reasoned {
+        reasoning: Vec<String>,
+        text: String,
+    },
     /// 200, stream the pieces, then an OpenAI error event (`data: {"error": ...}`).
     StreamError {
         chunks: Vec<String>,
@@ -528,6 +534,22 @@ fn write_reply(
                     write_chunk(&mut s, &sse_chunk(json!({"content": c}), None))?;
                 }
                 write_chunk(&mut s, &sse_chunk(json!({}), Some("length")))?;
+                write_chunk(&mut s, "data: [DONE]\n\n")?;
+                s.write_all(b"0\r\n\r\n")?;
+                s.flush()
+            })();
+            r.map(|_| Outcome::Completed).unwrap_or_else(gone)
+        }
+        Reply::Reasoned { reasoning, text } => {
+            let r: std::io::Result<()> = (|| {
+                s.write_all(STREAM_HEAD.as_bytes())?;
+                write_chunk(&mut s, &sse_chunk(json!({"role": "assistant"}), None))?;
+                for r in reasoning {
+                    let delta = json!({"content": null, "reasoning_content": r});
+                    write_chunk(&mut s, &sse_chunk(delta, None))?;
+                }
+                write_chunk(&mut s, &sse_chunk(json!({"content": text}), None))?;
+                write_chunk(&mut s, &sse_chunk(json!({}), Some("stop")))?;
                 write_chunk(&mut s, "data: [DONE]\n\n")?;
                 s.write_all(b"0\r\n\r\n")?;
                 s.flush()

@@ -137,6 +137,17 @@ async fn the_reasoning_is_kept_and_ctrl_o_shows_it() {
     assert!(ui.screen(80, 24).contains("cheaper"));
     ui.ctrl('o');
     assert!(!ui.screen(80, 24).contains("cheaper"));
+    // An export keeps it, quoted above the reply, made safe.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pick.md");
+    ui.say(&format!("/export {}", out.display()));
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        md.contains(
+            "> **Thought** (67 characters)\n>\n> The user asks which one. The second is cheaper ␛[31mand␛[0m faster.\n\nTake the second."
+        ),
+        "{md}"
+    );
 }
 
 /// A reply another process streams (`tock daemon`) whose model reasons:
