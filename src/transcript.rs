@@ -40,7 +40,7 @@ mod tests {
     fn reasoning_is_quoted_line_by_line_and_made_safe() {
         assert_eq!(
             reasoning_quote("First \x1b[31mthis.\n\nThen\tthat.\n"),
-            "> **Thought** (26 characters)\n>\n> First ␛[31mthis.\n>\n> Then\tthat.\n\n"
+            "> **Thought** (29 characters)\n>\n> First ␛[31mthis.\n>\n> Then\tthat.\n\n"
         );
     }
 

@@ -132,7 +132,8 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
         // attempt at a reply that views collapse; `cut_off` a reply stored
         // as streaming that no live tock writes; `attachments`, the
         // `tool_calls` a reply made and the `tool` of a result, and `usage`
-        // (token counts of a reply, null when none were reported).
+        // (token counts of a reply, null when none were reported);
+        // `reasoning`, what a reasoning model thought (null: none kept).
         assert_eq!(
             keys(m),
             set(&[
@@ -147,10 +148,12 @@ fn send_prints_an_id_and_json_outputs_have_exactly_the_spec_fields() {
                 "attachments",
                 "tool_calls",
                 "tool",
-                "usage"
+                "usage",
+                "reasoning"
             ])
         );
         assert_eq!(m["tool_calls"], json!([]), "no tool was called");
+        assert!(m["reasoning"].is_null(), "the echo model does not reason");
         assert!(m["tool"].is_null(), "not a tool's result");
         assert_time(&m["created_at"], "message created_at");
         assert!(m["created_at"].is_string());
@@ -2082,4 +2085,43 @@ fn a_time_written_on_a_clock_ahead_is_printed_as_now() {
     let stored = v["messages"][0]["created_at"].as_str().unwrap().to_string();
     let at = chrono::DateTime::parse_from_rfc3339(&stored).unwrap();
     assert_eq!(at.timestamp_millis() / 1000, ahead / 1000, "{stored}");
+}
+
+/// `tock status` checks the server of every model configured, not only the
+/// default's: a conversation set to another goes nowhere while its server
+/// is down. Models on one server are checked once, together.
+#[test]
+fn status_checks_the_server_of_every_model_configured() {
+    let server = MockServer::start();
+    let closed = MockServer::free_port();
+    let mut t = Tock::new();
+    t.write_config(&format!(
+        "default_model = \"main\"\n\
+         [models.main]\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"\nbase_url = \"{url}\"\napi_key_env = \"K\"\n\
+         [models.big]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{url}\"\napi_key_env = \"K\"\n\
+         [models.gone]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{closed}/v1\"\napi_key_env = \"K\"\n\
+         [models.other]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{closed}/v1\"\napi_key_env = \"K\"\n",
+        url = server.base_url()
+    ));
+    // Where requests would go is known with the key missing too.
+    let out = t.ok(&["status"]);
+    assert!(out.contains("K is not set"), "{out}");
+    assert!(out.contains("provider: 127.0.0.1:"), "{out}");
+    t.set_env("K", "sk-test");
+    let out = t.ok(&["status"]);
+    assert!(out.contains("provider: 127.0.0.1:"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "also: gone, other — 127.0.0.1:{closed} NOT reachable"
+        )),
+        "{out}"
+    );
+    // `big` is on the default's server: checked with it.
+    assert!(!out.contains("big"), "{out}");
+    let v = t.json(&["status", "--json"]);
+    assert_eq!(
+        v["other_servers"],
+        json!([{"models": ["gone", "other"], "reachability": format!("127.0.0.1:{closed} NOT reachable")}])
+    );
+    assert_eq!(server.count(), 0, "a check sends no request");
 }

@@ -52,13 +52,22 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         Ok(m) => (m.name.clone(), format!("{:?}", m.kind).to_lowercase()),
         Err(e) => (String::new(), format!("error: {e}")),
     };
-    let reachable = match &model {
+    // Where the default model's requests go, known also when its key is
+    // missing (that is said on the model's line).
+    let facts = config.facts(None);
+    let reachable = match &facts {
         // The held defaults name no provider of the user's: the
         // environment's would be asked (api.openai.com) for nothing.
         _ if config.is_held() => UNKNOWN_HERE.to_string(),
         Ok(m) if !m.base_url.is_empty() => reachability(&m.base_url),
         Ok(_) => "offline model: no network needed".to_string(),
         Err(_) => "no provider".to_string(),
+    };
+    // The servers of the other models configured, each checked once.
+    let others = if config.is_held() {
+        Vec::new()
+    } else {
+        other_servers(config, facts.as_ref().ok())
     };
     // Held here by a config file this command cannot read, while a tock
     // that read it before dispatches: that one goes on sending.
@@ -163,6 +172,10 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
                 "model": model_name,
                 "provider": provider,
                 "reachability": reachable,
+                "other_servers": others.iter().map(|(names, reach)| json!({
+                    "models": names,
+                    "reachability": reach,
+                })).collect::<Vec<_>>(),
             }))?
         );
         return Ok(());
@@ -297,18 +310,62 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             println!("model: {model_name} ({provider}) — offline");
             // Where a newcomer goes from here.
             println!(
-                "to talk to a real model: run `tock setup`, or export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {}",
-                config.path().map_or_else(
-                    || "a config file".to_string(),
-                    |p| crate::sanitize::sanitize_line(&p.display().to_string()).into_owned()
-                )
+                "to talk to a real model: {}",
+                super::how_to_configure(config)
             );
         }
         Ok(_) => println!("model: {model_name} ({provider})"),
         Err(e) => println!("model: {}", crate::sanitize::sanitize_line(e)),
     }
     println!("provider: {reachable}");
+    for (names, reach) in &others {
+        println!(
+            "also: {} — {reach}",
+            names
+                .iter()
+                .map(|n| crate::sanitize::sanitize_line(n).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     Ok(())
+}
+
+/// The other models of the config, by server (the default model's server
+/// is checked already): a conversation set to one of them goes nowhere
+/// while its server is down. The servers are tried side by side.
+fn other_servers(
+    config: &ConfigSource,
+    default: Option<&crate::config::ModelFacts>,
+) -> Vec<(Vec<String>, String)> {
+    let mut by_server: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for name in config.get().models.keys() {
+        if default.is_some_and(|d| &d.name == name) {
+            continue;
+        }
+        let Ok(m) = config.facts(Some(name)) else {
+            continue;
+        };
+        if m.base_url.is_empty() || default.is_some_and(|d| d.base_url == m.base_url) {
+            continue;
+        }
+        by_server.entry(m.base_url).or_default().push(name.clone());
+    }
+    std::thread::scope(|scope| {
+        let checks: Vec<_> = by_server
+            .into_iter()
+            .map(|(url, names)| (names, scope.spawn(move || reachability(&url))))
+            .collect();
+        checks
+            .into_iter()
+            .map(|(names, check)| {
+                let reach = check
+                    .join()
+                    .unwrap_or_else(|_| "could not be checked".to_string());
+                (names, reach)
+            })
+            .collect()
+    })
 }
 
 /// One line per reply stored as streaming: its message has left the
