@@ -456,7 +456,11 @@ fn with_no_model_configured_ask_refuses_rather_than_echo() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(out.stdout, "");
     assert!(
-        out.stderr.contains("no model is configured") && out.stderr.contains("--model echo"),
+        out.stderr.contains("no model is configured")
+            && out
+                .stderr
+                .contains("run `tock setup`, or export OPENAI_API_KEY")
+            && out.stderr.contains("--model echo"),
         "{out:?}"
     );
     assert!(t.items().is_empty(), "nothing kept");

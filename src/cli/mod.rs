@@ -285,6 +285,18 @@ pub fn end_quietly_on_a_closed_stdout() {
     }
 }
 
+/// Where a newcomer with no provider goes from here (`tock status`, and
+/// `tock ask`'s refusal to print the offline model's words as an answer).
+fn how_to_configure(config: &ConfigSource) -> String {
+    let file = config.path().map_or_else(
+        || "a config file".to_string(),
+        |p| crate::sanitize::sanitize_line(&p.display().to_string()).into_owned(),
+    );
+    format!(
+        "run `tock setup`, or export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {file}"
+    )
+}
+
 fn rfc3339(ms: Option<i64>) -> serde_json::Value {
     ms.and_then(chrono::DateTime::from_timestamp_millis)
         .map(|d| json!(d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))

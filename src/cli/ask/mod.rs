@@ -158,12 +158,9 @@ fn refuse_implicit_echo(args: &AskArgs, model: Option<&str>, config: &ConfigSour
     if named || !echo {
         return Ok(());
     }
-    let file = config
-        .path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "a config file".into());
     bail!(
-        "no model is configured, so only the offline echo model would answer: export OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST, or write {file} (--model echo asks the echo model anyway)"
+        "no model is configured, so only the offline echo model would answer: {} (--model echo asks the echo model anyway)",
+        super::how_to_configure(config)
     )
 }
 
