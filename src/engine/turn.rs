@@ -518,8 +518,7 @@ async fn write_end<T>(
 fn not_sent(engine: &Engine, item: &OutboxItem, owner: &str, reason: Option<StopReason>) {
     match reason {
         Some(StopReason::User)
-            if item.kind == Kind::Queued
-                && item.due_at.is_none()
+            if item.held_when_stopped_unsent()
                 && engine
                     .store()
                     .hold_unsent(item.id, owner, engine.now_ms())

@@ -124,7 +124,7 @@ impl App {
             .find(|i| {
                 i.conversation_id == Some(conv)
                     && i.status == crate::store::Status::Sending
-                    && i.kind == crate::store::Kind::Queued
+                    && i.held_when_stopped_unsent()
             })
             .map(|i| i.id);
         if !self.engine().interrupt(conv) {

@@ -141,6 +141,13 @@ impl OutboxItem {
         self.sent_at.is_some()
     }
 
+    /// A message the user typed to go now: stopped before the model took
+    /// it, it is held (paused, in its conversation) rather than failed,
+    /// and a front end may give it back to its composer.
+    pub fn held_when_stopped_unsent(&self) -> bool {
+        self.kind == Kind::Queued && self.due_at.is_none()
+    }
+
     /// The text a user message carries when this item is sent.
     pub fn user_text(&self) -> Option<String> {
         match self.kind {
