@@ -70,6 +70,10 @@ pub struct Status {
     /// written just after the line): once it is resumed (here, from the CLI
     /// or another tock), the line is stale.
     pub paused_in: Option<(i64, bool)>,
+    /// "queue resumed" in this conversation, and whether it has been seen
+    /// open since: once it is paused again (a stop here, `tock stop`, or
+    /// another tock), the line is stale.
+    pub resumed_in: Option<(i64, bool)>,
     /// "… failed — F2 to retry" about this conversation: once nothing there
     /// is failed any more (retried here, from the CLI or another tock), the
     /// line is stale.
@@ -95,6 +99,7 @@ impl Status {
             series_shown: None,
             key_ends_it_from: None,
             paused_in: None,
+            resumed_in: None,
             failed_in: None,
             about_command: None,
         }

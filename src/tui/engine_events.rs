@@ -149,6 +149,20 @@ impl App {
             }
             _ => false,
         };
+        // "queue resumed", and paused again since.
+        let paused_again = match self.status.as_ref().and_then(|s| s.resumed_in) {
+            Some((c, seen)) if Some(c) == self.model.current => {
+                if !self.model.paused() {
+                    if let Some(s) = self.status.as_mut() {
+                        s.resumed_in = Some((c, true));
+                    }
+                    false
+                } else {
+                    seen
+                }
+            }
+            _ => false,
+        };
         let Some(s) = self.status.as_ref() else {
             return;
         };
@@ -182,6 +196,7 @@ impl App {
         if answered
             || paused
             || resumed
+            || paused_again
             || finished
             || ran
             || regenerated

@@ -178,8 +178,11 @@ impl App {
                 if let Some(c) = self.model.current {
                     self.write(
                         move |e| e.resume_queue(c),
-                        |app, r| match r {
-                            Ok(true) => app.info_until_key("queue resumed"),
+                        move |app, r| match r {
+                            Ok(true) => {
+                                app.info_until_key("queue resumed");
+                                app.status_about_a_resume(c);
+                            }
                             Ok(false) => app.info_until_key("the queue is not paused"),
                             Err(e) => app.error(e),
                         },

@@ -551,6 +551,14 @@ impl App {
         }
     }
 
+    /// The status line says the queue of `conv` was resumed: it goes once
+    /// the queue is paused again, wherever that is done.
+    pub(super) fn status_about_a_resume(&mut self, conv: i64) {
+        if let Some(s) = self.status.as_mut() {
+            s.resumed_in = Some((conv, false));
+        }
+    }
+
     /// What a stop says: the queue is paused only when something waits in
     /// it to go at once, and then the line goes once it is resumed.
     fn say_stopped(&mut self) {

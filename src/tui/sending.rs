@@ -240,6 +240,9 @@ impl App {
                         {
                             s.queued_in = Some(conv);
                         }
+                        if resume {
+                            app.status_about_a_resume(conv);
+                        }
                     }
                     Err(e) => {
                         let back = app.give_back(conv, seq, sent, &left);

@@ -413,6 +413,45 @@ async fn the_line_saying_the_queue_is_paused_goes_when_it_is_resumed_elsewhere()
     );
 }
 
+/// "queue resumed" goes once the queue is paused again, by a stop from
+/// elsewhere (`tock stop`, another tock): it stood beside the strip's pause.
+#[tokio::test(start_paused = true)]
+async fn the_line_saying_the_queue_resumed_goes_when_it_is_paused_again() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut ui = Ui::new(vec![
+        Step::Hold(vec![text("Once upon a time")], gate.clone()),
+        Step::Hold(vec![text("pong")], gate.clone()),
+    ]);
+    ui.start().await;
+    ui.say("slow-story");
+    ui.settle().await;
+    ui.say("ping after esc");
+    ui.press(KeyCode::Esc);
+    ui.settle().await;
+    ui.say("/resume");
+    ui.settle().await;
+    assert!(
+        ui.status_line().contains("queue resumed"),
+        "{}",
+        ui.status_line()
+    );
+    // Its reply streams, another message waits behind it (sent from the
+    // CLI: no key here), and a stop from elsewhere pauses the queue again.
+    let conv = ui.conv();
+    ui.h.engine.send_text(conv, "from the cli").unwrap();
+    ui.settle().await;
+    assert!(ui.status_line().contains("queue resumed"));
+    assert!(ui.h.engine.stop(conv));
+    ui.h.engine.pause_after_stop(conv);
+    ui.settle().await;
+    assert!(ui.app.model.paused());
+    assert!(
+        !ui.status_line().contains("queue resumed"),
+        "{}",
+        ui.status_line()
+    );
+}
+
 /// A pause holds what was queued; cancelling the last of it (or taking it
 /// back into the composer) leaves nothing to hold, and the pause goes.
 #[tokio::test(start_paused = true)]
