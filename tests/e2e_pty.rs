@@ -1025,6 +1025,37 @@ fn a_model_id_a_configured_server_lists_goes_there_with_the_key_exported() {
     pty.wait_text("answered by the configured server", LONG);
 }
 
+/// The model picker lists the ids of a server once, however many entries
+/// name it, and says which server's list could not be read (a refused
+/// connection showed nothing but the ids missing).
+#[test]
+fn the_model_picker_lists_each_server_once_and_says_which_could_not_be_read() {
+    let server = MockServer::start();
+    let closed = MockServer::free_port();
+    let mut t = Tock::new();
+    let entry = |name: &str, model: &str, url: &str| {
+        format!(
+            "[models.{name}]\nprovider = \"openai\"\nmodel = \"{model}\"\nbase_url = \"{url}\"\napi_key_env = \"K\"\n"
+        )
+    };
+    t.write_config(&format!(
+        "default_model = \"mini\"\n{}{}{}",
+        entry("mini", "gpt-4o-mini", &server.base_url()),
+        entry("big", "gpt-4o", &server.base_url()),
+        entry("gone", "m", &format!("http://127.0.0.1:{closed}/v1")),
+    ));
+    t.set_env("K", "sk-test");
+    let pty = start(&t);
+    pty.type_text("/model");
+    pty.enter();
+    pty.wait_text("the list of gone's server could not be read", LONG);
+    let s = pty.wait_for(LONG, "the ids listed", |s| {
+        s.contains("listed by its server")
+    });
+    assert!(s.contains("big") && s.contains("mini"), "{s}");
+    assert!(!s.contains("big/gpt"), "one server, its ids once: {s}");
+}
+
 /// With no config file, only the environment's provider (OPENAI_BASE_URL
 /// and a key, TOCK_MODEL naming an id), `/model ID` for another id that
 /// server lists is that id: it was taken for an entry named after the

@@ -153,13 +153,9 @@ impl Engine {
                 }
             }
         }
-        // The other entries' servers' ids, as `ENTRY/ID` (each list is
-        // asked for the first time it is wanted, as the current one is).
-        let current_entry = entry_of(config, current);
-        for entry in config.model_names() {
-            if entry == "echo" || Some(&entry) == current_entry.as_ref() {
-                continue;
-            }
+        // The other servers' ids, as `ENTRY/ID` (each list is asked for
+        // the first time it is wanted, as the current one is).
+        for entry in other_servers_entries(config, current) {
             if let ModelList::Listed(l) = self.cached_models(Some(&entry)) {
                 for m in l.iter() {
                     let name = format!("{entry}/{}", m.id);
@@ -167,6 +163,23 @@ impl Engine {
                         out.push(name);
                     }
                 }
+            }
+        }
+        out
+    }
+
+    /// Why the lists of servers could not be read: the server of
+    /// `current` (named None) first, then each other server by its first
+    /// entry.
+    pub fn model_list_failures(&self, current: Option<&str>) -> Vec<(Option<String>, String)> {
+        let config = self.config();
+        let mut out = Vec::new();
+        if let ModelList::Failed(why) = self.cached_models(current) {
+            out.push((None, why));
+        }
+        for entry in other_servers_entries(config, current) {
+            if let ModelList::Failed(why) = self.cached_models(Some(&entry)) {
+                out.push((Some(entry), why));
             }
         }
         out
@@ -305,6 +318,30 @@ fn store_result(
 
 /// The config entry a model name resolves through (`claude` of
 /// `claude/claude-fake-1`), if it resolves.
+/// The config entries (not `echo`) whose servers differ from the server
+/// of `current` and from each other's: the first entry of each. Two entries
+/// on one server (one model each, say) list the same ids; they are offered
+/// once.
+fn other_servers_entries(
+    config: &crate::config::ConfigSource,
+    current: Option<&str>,
+) -> Vec<String> {
+    let key = |model: Option<&str>| {
+        config
+            .facts(model)
+            .ok()
+            .map(|f| endpoint(f.kind, &f.base_url))
+    };
+    let mut seen: HashSet<String> = key(current).into_iter().collect();
+    let current_entry = entry_of(config, current);
+    config
+        .model_names()
+        .into_iter()
+        .filter(|entry| entry != "echo" && Some(entry) != current_entry.as_ref())
+        .filter(|entry| key(Some(entry)).is_some_and(|k| seen.insert(k)))
+        .collect()
+}
+
 fn entry_of(config: &crate::config::ConfigSource, model: Option<&str>) -> Option<String> {
     config
         .facts(model)

@@ -113,10 +113,21 @@ impl ModelPicker {
         self.coming = engine.model_lists_coming()
             || engine.model_list_coming(current)
             || engine.model_list_coming(None);
-        self.failed = match engine.cached_models(current) {
-            crate::engine::ModelList::Failed(why) => Some(sanitize_line(&why).into_owned()),
-            _ => None,
-        };
+        // Each server whose list could not be read is said (its ids are
+        // missing), the first in full.
+        let failures = engine.model_list_failures(current);
+        self.failed = failures.first().map(|(entry, why)| {
+            let whose = match entry {
+                None => "the server's list".to_string(),
+                Some(e) => format!("the list of {}'s server", sanitize_line(e)),
+            };
+            let more = match failures.len() {
+                1 => String::new(),
+                2 => " · one more server's list neither".to_string(),
+                n => format!(" · {} more servers' lists neither", n - 1),
+            };
+            format!("{whose} could not be read: {}{more}", sanitize_line(why))
+        });
         self.apply_filter();
     }
 
@@ -308,12 +319,9 @@ impl View for ModelPicker {
                 palette().dim,
             ))
         } else {
-            self.failed.as_ref().map(|why| {
-                (
-                    format!("the server's list could not be read: {why}"),
-                    palette().error,
-                )
-            })
+            self.failed
+                .as_ref()
+                .map(|why| (why.clone(), palette().error))
         };
         if let Some((text, colour)) = foot
             && list.height > 1
