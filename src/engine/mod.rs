@@ -36,6 +36,10 @@ pub use turn::Part;
 use crate::config::ConfigSource;
 use crate::store::{Kind, NewItem, Store};
 
+/// The most of a reasoning's latest part an [`Event::Thinking`] carries:
+/// a few lines to watch, not the whole (kept with the reply).
+pub const THINKING_LATEST_BYTES: usize = 1024;
+
 /// Everything the engine tells its front ends.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
@@ -56,12 +60,15 @@ pub enum Event {
     /// depends on the settings is read again.
     ConfigReloaded,
     /// The model of a streaming reply reasons before (or between) its
-    /// text: `chars` characters of reasoning so far. Sent at most once a
-    /// second; the reasoning itself is neither shown nor kept.
+    /// text: `chars` characters of reasoning so far, and its latest part
+    /// (up to [`THINKING_LATEST_BYTES`], for a front end that shows it
+    /// live). Sent at most once a second; the whole is kept with the reply
+    /// once it ends.
     Thinking {
         conversation_id: i64,
         message_id: i64,
         chars: usize,
+        latest: Arc<str>,
     },
     /// Text appended to a streaming reply.
     Delta {

@@ -87,7 +87,8 @@ const THINKING_TOLD_EVERY: Duration = Duration::from_secs(1);
 /// Read `stream` to its end, a stop, or a limit. `hand_on` gets the text
 /// for the front ends and where it starts in the reply, as often as `pace`
 /// says; `save` gets the whole text so far, to store; `thinking` gets the
-/// characters of reasoning so far, at most once a second while it comes.
+/// characters of reasoning so far and the reasoning kept so far, at most
+/// once a second while it comes.
 pub(crate) async fn read(
     mut stream: EventStream,
     stop: &mut watch::Receiver<Option<StopReason>>,
@@ -95,7 +96,7 @@ pub(crate) async fn read(
     pace: &mut Pace,
     mut hand_on: impl FnMut(usize, String),
     mut save: impl FnMut(&str),
-    mut thinking: impl FnMut(usize),
+    mut thinking: impl FnMut(usize, &str),
 ) -> Read {
     let started = Instant::now();
     let reply_deadline = started + limits.max_reply;
@@ -198,7 +199,7 @@ pub(crate) async fn read(
                 }
                 if thought_told.is_none_or(|t| now >= t + THINKING_TOLD_EVERY) {
                     thought_told = Some(now);
-                    thinking(thought);
+                    thinking(thought, &reasoning);
                 }
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = Some(u),

@@ -232,7 +232,7 @@ pub(crate) async fn run(
         show(shown.push(&text));
         engine.handed_over();
     };
-    let thinking = |chars: usize| {
+    let thinking = |chars: usize, reasoning: &str| {
         // Kept for the front ends of other processes (they read the row).
         if let Err(e) = store.set_reasoning_chars(reply_id, chars) {
             tracing::warn!("saving how much the model reasoned: {e:#}");
@@ -241,6 +241,7 @@ pub(crate) async fn run(
             conversation_id: conv_id,
             message_id: reply_id,
             chars,
+            latest: std::sync::Arc::from(latest_reasoning(reasoning, &secrets)),
         });
     };
     let provider_name = resolved.provider.name();
@@ -825,8 +826,68 @@ fn user_message(text: &str, parts_json: Option<&str>, vision: bool) -> ChatMessa
     ChatMessage::User { text, images }
 }
 
+/// The end of the reasoning so far, for a front end to show as it comes:
+/// its last [`super::THINKING_LATEST_BYTES`], secrets taken out. The part
+/// redacted reaches back the length of the longest secret before that, so
+/// a secret the cut falls in is still whole there (and cut off with it),
+/// and a secret's beginning at the end is held back.
+fn latest_reasoning(reasoning: &str, secrets: &[String]) -> String {
+    let longest = secrets.iter().map(String::len).max().unwrap_or(0);
+    let start = floor_char(
+        reasoning,
+        reasoning
+            .len()
+            .saturating_sub(super::THINKING_LATEST_BYTES + longest),
+    );
+    let redacted = crate::llm::http::redact_secrets(&reasoning[start..], secrets, true);
+    let from = floor_char(
+        &redacted,
+        redacted.len().saturating_sub(super::THINKING_LATEST_BYTES),
+    );
+    redacted[from..].to_string()
+}
+
+/// The nearest character boundary at or before `at`.
+fn floor_char(s: &str, mut at: usize) -> usize {
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_latest_reasoning_is_its_end_with_secrets_taken_out() {
+        let secret = "sk-live-0123456789abcdef".to_string();
+        let secrets = vec![secret.clone()];
+        let short = format!("I must not say {secret} aloud.");
+        assert_eq!(
+            latest_reasoning(&short, &secrets),
+            "I must not say <redacted> aloud."
+        );
+        // The cut falls inside the secret: no piece of it is left.
+        let long = format!(
+            "{secret}{}",
+            "é".repeat(super::super::THINKING_LATEST_BYTES / 2 - 4)
+        );
+        let latest = latest_reasoning(&long, &secrets);
+        assert!(
+            latest.len() <= super::super::THINKING_LATEST_BYTES,
+            "{}",
+            latest.len()
+        );
+        assert!(
+            !latest.contains("abcdef") && !latest.contains("sk-"),
+            "{latest}"
+        );
+        // Its beginning at the end is taken out too.
+        assert_eq!(
+            latest_reasoning("thinking sk-live-0123", &secrets),
+            "thinking <redacted>"
+        );
+    }
     use super::*;
     use crate::store::{NewItem, Store};
 

@@ -44,6 +44,8 @@ pub struct Entry {
     /// While a reply streams with no text yet: how many characters its
     /// model has reasoned so far (it says so where the text will be).
     pub thinking: Option<usize>,
+    /// With the reasoning shown (Ctrl+O): the latest of it, as it comes.
+    pub thinking_latest: Option<std::sync::Arc<str>>,
     /// What the model of a reply reasoned, kept with it: how long it is
     /// (characters), and its text while shown (Ctrl+O).
     pub reasoned: Option<(usize, Option<String>)>,
@@ -144,6 +146,7 @@ struct Cached {
     version: Option<Version>,
     usage: Option<String>,
     thinking: Option<usize>,
+    thinking_shown: bool,
     /// The reasoning's length, and whether its text was shown.
     reasoned: Option<(usize, bool)>,
     content_len: usize,
@@ -227,6 +230,7 @@ impl Entry {
             version: None,
             usage: None,
             thinking: None,
+            thinking_latest: None,
             reasoned: None,
             origin: None,
             cache: RefCell::new(None),
@@ -261,6 +265,7 @@ impl Entry {
             && c.version == self.version
             && c.usage == self.usage
             && c.thinking == self.thinking
+            && c.thinking_shown == self.thinking_latest.is_some()
             && c.reasoned == self.reasoned_key()
     }
 
@@ -308,6 +313,7 @@ impl Entry {
                 version: self.version,
                 usage: self.usage.clone(),
                 thinking: self.thinking,
+                thinking_shown: self.thinking_latest.is_some(),
                 reasoned: self.reasoned_key(),
                 earlier_attempts: self.earlier_attempts,
                 content_len: self.msg.content.len(),
@@ -735,6 +741,9 @@ fn render_message(
             waiting,
             Style::new().fg(palette().dim),
         )));
+        if let Some(latest) = &e.thinking_latest {
+            lines.extend(latest_reasoning_lines(latest, body_width));
+        }
     } else if m.status == MessageStatus::Streaming {
         // Only the tail after the settled beginning is rendered again per token.
         let split = settled_until(&m.content);
@@ -841,18 +850,38 @@ fn reasoning_lines(e: &Entry, body_width: u16) -> Vec<Line<'static>> {
         format!("  ▾ thought: {}", crate::transcript::characters(*n)),
         dim,
     )];
+    out.extend(barred(text, body_width));
+    out
+}
+
+/// A model's reasoning as rows: dim, set apart by a bar.
+fn barred(text: &str, body_width: u16) -> Vec<Line<'static>> {
+    let dim = Style::new().fg(palette().dim);
     // `verbatim` indents its rows by two columns: the bar takes them.
-    for row in verbatim(
+    verbatim(
         text.trim(),
         body_width.saturating_sub(2).max(1),
         false,
         true,
-    ) {
+    )
+    .into_iter()
+    .map(|row| {
         let mut spans = vec![Span::styled("  │ ", dim)];
         spans.extend(row.spans.into_iter().skip(1));
-        out.push(Line::from(spans));
-    }
-    out
+        Line::from(spans)
+    })
+    .collect()
+}
+
+/// Rows of the reasoning shown as it comes: the latest few.
+const THINKING_ROWS: usize = 6;
+
+/// The latest of what a model reasons while it does (Ctrl+O shows it):
+/// its last rows, as the kept reasoning is shown.
+fn latest_reasoning_lines(latest: &str, body_width: u16) -> Vec<Line<'static>> {
+    let mut rows = barred(latest, body_width);
+    rows.drain(..rows.len().saturating_sub(THINKING_ROWS));
+    rows
 }
 
 /// Rows shown of a folded message of yours, and the length from which it folds.

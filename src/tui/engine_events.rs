@@ -46,11 +46,14 @@ impl App {
                 conversation_id,
                 message_id,
                 chars,
+                latest,
             } => {
                 if Some(conversation_id) != self.model.current {
                     return false;
                 }
                 self.model.thinking = Some((message_id, chars));
+                self.model.thinking_latest = Some(latest);
+                let shown = self.model.thinking_latest_of(message_id);
                 let Some(e) = self
                     .model
                     .entries
@@ -60,6 +63,7 @@ impl App {
                     return false;
                 };
                 e.thinking = Some(chars);
+                e.thinking_latest = shown;
                 return e.msg.content.is_empty();
             }
             Event::Conversation(id)
@@ -73,6 +77,7 @@ impl App {
                     if finished {
                         self.reveal.all();
                         self.model.thinking = None;
+                        self.model.thinking_latest = None;
                     }
                     self.model.reload_messages();
                     self.model.reload_items();

@@ -35,6 +35,9 @@ pub struct Model {
     pub regeneration: Option<OutboxItem>,
     /// The reply whose model reasons, and how much so far (characters).
     pub thinking: Option<(i64, usize)>,
+    /// The latest of that reasoning, as this process's engine read it
+    /// (another process's is not seen until the reply is kept).
+    pub thinking_latest: Option<std::sync::Arc<str>>,
     /// Tool calls running in the current conversation (in any process).
     pub tool_runs: Vec<crate::store::ToolRun>,
     /// Approvals of the current conversation.
@@ -132,6 +135,7 @@ impl Model {
             item_files: HashMap::new(),
             regeneration: None,
             thinking: None,
+            thinking_latest: None,
             tool_runs: Vec::new(),
             approvals: Vec::new(),
             tasks: HashMap::new(),
@@ -294,6 +298,9 @@ impl Model {
                 {
                     for (mid, n) in stored {
                         if self.thinking.is_none_or(|(m, c)| m != mid || c < n) {
+                            if self.thinking.is_none_or(|(m, _)| m != mid) {
+                                self.thinking_latest = None;
+                            }
                             self.thinking = Some((mid, n));
                         }
                     }
@@ -326,6 +333,7 @@ impl Model {
                         e.version = version;
                         e.usage = usage;
                         e.thinking = self.thinking.filter(|(id, _)| *id == mid).map(|(_, n)| n);
+                        e.thinking_latest = self.thinking_latest_of(mid);
                         e.reasoned = reasoned.get(&mid).map(|&n| (n, None));
                         if let Some(o) = old.remove(&mid) {
                             // The text shown stays, not read again at each reload.
@@ -744,12 +752,27 @@ impl Model {
         }
     }
 
+    /// The latest reasoning of reply `message_id`, when reasoning is shown.
+    pub fn thinking_latest_of(&self, message_id: i64) -> Option<std::sync::Arc<str>> {
+        self.thinking_latest
+            .clone()
+            .filter(|_| self.unfolded && self.thinking.is_some_and(|(id, _)| id == message_id))
+    }
+
     /// Fold long messages of yours unless the user unfolded them; show the
-    /// models' reasoning only then.
+    /// models' reasoning only then (also as it comes).
     pub fn apply_fold(&mut self) {
         let reader = self.engine.reader();
+        let latest = self
+            .thinking
+            .map(|(id, _)| (id, self.thinking_latest_of(id)));
         for e in self.entries.iter_mut() {
             e.folded = !self.unfolded;
+            if let Some((id, text)) = &latest
+                && e.msg.id == *id
+            {
+                e.thinking_latest = text.clone();
+            }
             if let Some((_, text)) = e.reasoned.as_mut() {
                 if !self.unfolded {
                     *text = None;

@@ -85,9 +85,41 @@ async fn a_reasoning_model_shows_it_is_thinking_until_its_text_comes() {
     // Drawn again (a reload of the conversation), it still says so.
     ui.app.model.reload_messages();
     assert!(ui.screen(80, 24).contains("thinking (26 characters"));
+    // Ctrl+O shows the reasoning as it comes, and hides it again; a
+    // reload keeps what is shown.
+    ui.ctrl('o');
+    let s = ui.screen(80, 24);
+    assert!(s.contains("│ Weighing the options here."), "{s}");
+    snap!("thinking_shown_80x24", s);
+    ui.app.model.reload_messages();
+    assert!(ui.screen(80, 24).contains("│ Weighing the options here."));
+    ui.ctrl('o');
+    assert!(!ui.screen(80, 24).contains("Weighing"));
     gate.notify_one();
     ui.settle().await;
     assert!(!ui.screen(80, 24).contains("thinking"));
+}
+
+/// Shown as it comes, a long reasoning shows its latest rows (made safe),
+/// not all of it, and the latest part goes on growing.
+#[tokio::test(start_paused = true)]
+async fn a_long_reasoning_shows_its_latest_rows_as_it_comes() {
+    use tock::llm::StreamEvent::Reasoning;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let first: String = (1..=40).map(|i| format!("step {i} \x1b[2J;\n")).collect();
+    let mut ui = Ui::new(vec![Step::Hold(vec![Reasoning(first)], gate.clone())]);
+    ui.start().await;
+    ui.ctrl('o');
+    ui.say("Think it through");
+    ui.settle().await;
+    ui.streamed().await;
+    let s = ui.screen(80, 24);
+    assert!(s.contains("│ step 40 ␛[2J;"), "{s}");
+    assert!(
+        s.contains("│ step 35 ") && !s.contains("step 34 "),
+        "six rows: {s}"
+    );
+    assert!(!s.contains('\x1b'), "{s}");
 }
 
 /// What the model reasoned is kept with its reply: one dim line says how
