@@ -504,6 +504,62 @@ async fn ending_a_series_cancels_an_occurrence_still_waiting() {
     assert_eq!(r.store.series(id).unwrap().unwrap().occurrences, 0);
 }
 
+/// The model's `cancel_scheduled` of a series, approved after an
+/// occurrence came due and waited behind that approval: the occurrence is
+/// canceled with the series, as `tock cancel` and F2's `x` cancel it (it
+/// was sent after the series had ended).
+#[tokio::test(start_paused = true)]
+async fn an_approved_cancel_scheduled_cancels_the_occurrence_waiting_behind_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = berlin_ms(2026, 12, 1, 8, 0);
+    let r = rig(&dir.path().join("t.db"), start, Scripted::new(vec![]));
+    let c = conv(&r);
+    r.engine.start();
+    let every = r.engine.parse_schedule("every 1 minute").unwrap();
+    let id = r
+        .engine
+        .create_series(c, Kind::Task, "tick", &every)
+        .unwrap();
+    r.provider.push(Step::Reply(vec![
+        StreamEvent::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "cancel_scheduled".into(),
+            arguments: format!("{{\"job_id\":{id}}}"),
+        }),
+        done(),
+    ]));
+    r.provider.push(Step::Reply(vec![text("Stopped."), done()]));
+    r.engine.send_text(c, "stop the ticker").unwrap();
+    settle().await;
+    let waiting = r.store.waiting_approvals().unwrap();
+    assert_eq!(waiting.len(), 1);
+    // The next minute comes: its occurrence waits behind the approval.
+    tokio::time::sleep(Duration::from_secs(65)).await;
+    settle().await;
+    let occ = r.store.series_occurrences(id).unwrap();
+    assert_eq!(
+        occ.iter().map(|o| o.status).collect::<Vec<_>>(),
+        [Status::Pending]
+    );
+    r.engine.answer_approval(waiting[0].id, true).unwrap();
+    settle().await;
+    let occ = r.store.series_occurrences(id).unwrap();
+    assert_eq!(
+        occ.iter().map(|o| o.status).collect::<Vec<_>>(),
+        [Status::Canceled]
+    );
+    assert_eq!(
+        occ[0].last_error.as_deref(),
+        Some("its recurring series was ended")
+    );
+    tokio::time::sleep(Duration::from_secs(5 * 60)).await;
+    settle().await;
+    let texts: Vec<_> = users(&r, c).into_iter().map(|m| m.content).collect();
+    assert_eq!(texts, ["stop the ticker"], "nothing of the series was sent");
+    let s = r.store.series(id).unwrap().unwrap();
+    assert_eq!((s.status, s.occurrences), (SeriesStatus::Ended, 0));
+}
+
 /// The two series the clock tests watch: `every 2 minutes` (an interval)
 /// and `every day at 9:00` (a wall-clock rule), in conversation `c`.
 fn ping_and_stand_up(r: &Rig, c: i64) -> (i64, i64) {

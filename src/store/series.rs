@@ -260,6 +260,38 @@ fn plural(n: i64, one: &str, many: &str) -> String {
     }
 }
 
+/// Ended means nothing more is sent: an occurrence of series `id` already
+/// due and still waiting (its conversation busy, a tool call awaiting
+/// approval) goes with the series, in the transaction that ends it. Those
+/// never went, so they are taken off the occurrences the series ran.
+/// Returns how many were canceled.
+pub(super) fn cancel_waiting_occurrences(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    now: i64,
+) -> Result<i64> {
+    let convs: Vec<Option<i64>> = tx
+        .prepare(
+            "UPDATE outbox SET status = 'canceled', claimed_by = NULL, next_attempt_at = NULL,
+                    updated_at = ?2, last_error = 'its recurring series was ended'
+             WHERE series_id = ?1 AND status = 'pending' AND sent_at IS NULL
+             RETURNING conversation_id",
+        )?
+        .query_map(params![id, now], |r| r.get::<_, Option<i64>>(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let n = convs.len() as i64;
+    if n > 0 {
+        tx.execute(
+            "UPDATE series SET occurrences = MAX(occurrences - ?2, 0) WHERE id = ?1",
+            params![id, n],
+        )?;
+    }
+    for conv in convs.into_iter().flatten() {
+        super::outbox::lift_pause_if_nothing_held(tx, conv)?;
+    }
+    Ok(n)
+}
+
 impl Store {
     /// A new series. Returns its id.
     pub fn create_series(&self, s: &NewSeries, now: i64) -> Result<i64> {
@@ -465,30 +497,8 @@ impl Store {
             s.next_due_at = None;
         }
         if s.status == SeriesStatus::Ended && !was_ended {
-            // Ended means nothing more is sent: an occurrence already due
-            // and still waiting (its conversation busy, a tool call
-            // awaiting approval) goes with the series, in this transaction.
-            let convs: Vec<Option<i64>> = tx
-                .prepare(
-                    "UPDATE outbox SET status = 'canceled', claimed_by = NULL, next_attempt_at = NULL,
-                            updated_at = ?2, last_error = 'its recurring series was ended'
-                     WHERE series_id = ?1 AND status = 'pending' AND sent_at IS NULL
-                     RETURNING conversation_id",
-                )?
-                .query_map(params![id, now], |r| r.get::<_, Option<i64>>(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            // Those never went: they are not occurrences the series ran.
-            if !convs.is_empty() {
-                let n = convs.len() as i64;
-                tx.execute(
-                    "UPDATE series SET occurrences = MAX(occurrences - ?2, 0) WHERE id = ?1",
-                    params![id, n],
-                )?;
-                s.occurrences = (s.occurrences - n).max(0);
-            }
-            for conv in convs.into_iter().flatten() {
-                super::outbox::lift_pause_if_nothing_held(&tx, conv)?;
-            }
+            let n = cancel_waiting_occurrences(&tx, id, now)?;
+            s.occurrences = (s.occurrences - n).max(0);
         }
         s.updated_at = now;
         tx.execute(
