@@ -88,9 +88,11 @@ pub static COMMANDS: &[Spec] = &[
     ),
     spec(
         Command::New,
-        &["/new"],
+        // `/clear` as Claude Code names it: a fresh context (the
+        // conversation left stays in the list).
+        &["/new", "/clear"],
         "/new [TITLE]",
-        "new conversation",
+        "new conversation (the one left stays in the list)",
         Arg::Text,
     ),
     spec(
@@ -219,7 +221,13 @@ pub static COMMANDS: &[Spec] = &[
         "every key and command",
         Arg::None,
     ),
-    spec(Command::Quit, &["/quit", "/q"], "/quit", "quit", Arg::None),
+    spec(
+        Command::Quit,
+        &["/quit", "/q", "/exit"],
+        "/quit",
+        "quit",
+        Arg::None,
+    ),
 ];
 
 /// Split a composer line starting with `/` into its command and argument.
@@ -486,6 +494,15 @@ mod tests {
         assert_eq!(
             parse("/retry").map(|(s, _)| s.command).ok(),
             Some(Command::Retry)
+        );
+        // As Claude Code and codex name them.
+        assert_eq!(
+            parse("/clear").map(|(s, _)| s.command).ok(),
+            Some(Command::New)
+        );
+        assert_eq!(
+            parse("/exit").map(|(s, _)| s.command).ok(),
+            Some(Command::Quit)
         );
         assert_eq!(
             parse("/later 1h  check it ")
