@@ -290,6 +290,10 @@ fn cancel_hides_the_item_except_with_all_and_reschedule_edit_change_it() {
         (new_due - want).abs() < 5_000 && new_due > old_due + 3_500_000,
         "due moved from {old_due} to {new_due}, want ~{want}"
     );
+    // `now` is at once, as its hint says (it was refused as past).
+    t.ok(&["reschedule", &b.to_string(), "now"]);
+    let due = rfc_ms(&t.item(b)["due_at"]).unwrap();
+    assert!((due - now_ms()).abs() < 5_000, "due {due}");
     t.ok(&["reschedule", &b.to_string(), "2030-01-02 03:04"]);
     let due = t.item(b)["due_at"].clone();
     let local = chrono::DateTime::parse_from_rfc3339(due.as_str().unwrap())

@@ -563,6 +563,23 @@ async fn reschedule_with_2h_sets_due_at() {
     assert_eq!(pane.selected_id(), Some(f.scheduled));
 }
 
+/// `now` is at once, as the prompt's hint says (it was refused as past).
+#[tokio::test(start_paused = true)]
+async fn reschedule_now_makes_it_due_at_once() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('r')]);
+    type_str(&mut pane, &h, "now");
+    let a = pane.handle_key(key(KeyCode::Enter), &h.engine, now());
+    assert!(
+        matches!(a, PaneAction::Info(ref s) if s.contains("rescheduled")),
+        "{a:?}"
+    );
+    assert_eq!(item(&h, f.scheduled).due_at, Some(T0));
+}
+
 #[tokio::test(start_paused = true)]
 async fn reschedule_unreadable_keeps_prompt_and_row() {
     let h = harness(vec![]);

@@ -790,11 +790,16 @@ impl Engine {
         self.emit(Event::Conversation(conversation_id));
         Ok(true)
     }
+    /// Give item `id` a new time. A time a moment past is `now` as read
+    /// before this call (`tock reschedule ID now`, F2's `r` then `now`):
+    /// at once. One further past was read long ago, or is a mistake.
     pub fn reschedule(&self, id: i64, due_at: i64) -> Result<()> {
+        const NOW_READ_BEFORE_MS: i64 = 60_000;
         let now = self.now_ms();
-        if due_at <= now {
+        if due_at < now - NOW_READ_BEFORE_MS {
             return Err(anyhow!("that time is in the past"));
         }
+        let due_at = due_at.max(now);
         self.check_not_too_far(Some(due_at))?;
         self.store().reschedule_item(id, due_at, now)?;
         self.changed_row(id);

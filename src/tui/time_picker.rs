@@ -98,9 +98,10 @@ impl TimeInput {
             return Err(format!("type a time first, {EXAMPLES}"));
         }
         let due = when::parse_time(&text, now, when::Mode::At).map_err(|e| e.to_string())?;
-        // The parser promises a future instant; checked here too because a
-        // past one would be dispatched at once, which is never what was meant.
-        if due <= now.with_timezone(&Utc) {
+        // The parser promises a future instant (or this one, for `now`);
+        // checked here too because a past one would be dispatched at once,
+        // which is never what was meant.
+        if due < now.with_timezone(&Utc) {
             return Err("that time is in the past".to_string());
         }
         Ok(due)
