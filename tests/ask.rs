@@ -471,6 +471,30 @@ fn with_no_model_configured_ask_refuses_rather_than_echo() {
     assert!(String::from_utf8_lossy(&named.stdout).contains("> what is 2+2"));
 }
 
+/// A config file that cannot be read: ask says that is what to fix (it
+/// said no model was configured and to write the file that is there).
+#[test]
+fn with_a_config_that_cannot_be_read_ask_says_so() {
+    let t = Tock::new();
+    t.write_config("default_model = \"fake\"\n[models.fake\nprovider = \"openai\"\n");
+    let out = t.run(&["ask", "hi"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let last = out
+        .stderr
+        .trim()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        last.starts_with("tock: the config file cannot be read, so no model is known:")
+            && last.contains("line 2"),
+        "{out:?}"
+    );
+    assert!(!out.stderr.contains("no model is configured"), "{out:?}");
+    assert!(t.items().is_empty(), "nothing kept");
+}
+
 /// Ctrl+C while a tool call waits for the user's answer: nothing to stop,
 /// and the line says the conversation is held until it is answered.
 #[test]

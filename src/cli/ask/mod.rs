@@ -158,6 +158,16 @@ fn refuse_implicit_echo(args: &AskArgs, model: Option<&str>, config: &ConfigSour
     if named || !echo {
         return Ok(());
     }
+    // A config file there that cannot be read names no model either; that
+    // is what to fix, not a provider to set up.
+    if config.is_held()
+        && let Some(why) = config.unreadable()
+    {
+        bail!(
+            "the config file cannot be read, so no model is known: {}",
+            crate::sanitize::sanitize_line(&why)
+        );
+    }
     bail!(
         "no model is configured, so only the offline echo model would answer: {} (--model echo asks the echo model anyway)",
         super::how_to_configure(config)
