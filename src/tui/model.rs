@@ -796,12 +796,13 @@ impl Model {
         v
     }
 
-    /// The last message of yours in this conversation, to edit and resend.
+    /// The last message of yours in this conversation, to edit and resend:
+    /// one you typed, not a scheduled task's turn (tock wrote that one).
     pub fn last_user_message(&self) -> Option<&Message> {
         self.entries
             .iter()
             .rev()
-            .find(|e| e.msg.role == Role::User)
+            .find(|e| e.msg.role == Role::User && !e.msg.content.starts_with("[Scheduled task]"))
             .map(|e| &e.msg)
     }
 }
