@@ -733,8 +733,10 @@ impl Renderer {
                 let style = self.style();
                 self.push_text(&format!("[^{t}]"), style);
             }
-            Event::SoftBreak => self.inline.push(" ", self.style()),
-            Event::HardBreak => self.inline.push("\n", Style::new()),
+            // A model's single line break is kept, as chat apps keep it
+            // (strict CommonMark joins the lines): a log, an address, lines
+            // of a poem or a list without markers stay lines.
+            Event::SoftBreak | Event::HardBreak => self.inline.push("\n", Style::new()),
             Event::Rule => {
                 self.flush_inline();
                 self.begin_block();
@@ -1631,9 +1633,12 @@ mod tests {
     }
 
     #[test]
-    fn hard_and_soft_breaks() {
+    fn single_line_breaks_are_kept_as_hard_ones_are() {
         let r = render_markdown("one\ntwo  \nthree\\\nfour", 40);
-        assert_eq!(plain(&r), ["one two", "three", "four"]);
+        assert_eq!(plain(&r), ["one", "two", "three", "four"]);
+        // In a list item too, under its text.
+        let r = render_markdown("- log line 1\n  log line 2\n- next", 40);
+        assert_eq!(plain(&r), ["• log line 1", "  log line 2", "• next"]);
     }
 
     #[test]

@@ -257,6 +257,22 @@ pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) 
     let model = &app.model;
     if shows_new_conversation_hint(app, tail) {
         let bold = Style::new().add_modifier(Modifier::BOLD);
+        // A conversation named already (by `tock send --new`, a series made
+        // from the CLI) says which it is: the sidebar may be hidden.
+        let conv = model.current_conv();
+        let headline = match conv.and_then(|c| c.title.as_deref()) {
+            Some(t) if !t.trim().is_empty() => {
+                format!("“{}”: no messages yet.", crate::sanitize::sanitize_line(t))
+            }
+            _ => "New conversation.".to_string(),
+        };
+        let series = conv
+            .and_then(|c| model.series_by_conv.get(&c.id).copied())
+            .filter(|n| *n > 0)
+            .map(|n| match n {
+                1 => "↻ A recurring series sends here: F2 shows when it goes next.".to_string(),
+                n => format!("↻ {n} recurring series send here: F2 shows when each goes next."),
+            });
         let typing =
             "Type a message and press Enter. Keep typing while the model answers: messages queue.";
         let later = "/later 10m TEXT or /at 9am TEXT sends later · Ctrl+T picks a time · F2 lists everything scheduled";
@@ -264,21 +280,17 @@ pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) 
         // The fullest hint whose rows the area holds (at 60×15 beside the
         // sidebar the last of them were cut off): then without its blank
         // row, then without the ways to send later.
-        let hints: [&[(&str, Style)]; 3] = [
-            &[
-                ("New conversation.", bold),
-                ("", dim()),
-                (typing, dim()),
-                (later, dim()),
-                (keys, dim()),
-            ],
-            &[
-                ("New conversation.", bold),
-                (typing, dim()),
-                (later, dim()),
-                (keys, dim()),
-            ],
-            &[("New conversation.", bold), (typing, dim()), (keys, dim())],
+        let mut top: Vec<(&str, Style)> = vec![(headline.as_str(), bold)];
+        if let Some(series) = &series {
+            top.push((series.as_str(), dim()));
+        }
+        let with = |rest: &[(&'static str, Style)]| -> Vec<(&str, Style)> {
+            top.iter().copied().chain(rest.iter().copied()).collect()
+        };
+        let hints = [
+            with(&[("", dim()), (typing, dim()), (later, dim()), (keys, dim())]),
+            with(&[(typing, dim()), (later, dim()), (keys, dim())]),
+            with(&[(typing, dim()), (keys, dim())]),
         ];
         let width = area.width.max(1) as usize;
         let rows_of = |hint: &[(&str, Style)]| -> Vec<Line<'static>> {
@@ -295,7 +307,7 @@ pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) 
             .iter()
             .map(|h| rows_of(h))
             .find(|rows| rows.len() <= height)
-            .unwrap_or_else(|| rows_of(hints[2]));
+            .unwrap_or_else(|| rows_of(&hints[2]));
         // A third of the way down, or higher where that leaves too few rows.
         let top = (height / 3).min(height.saturating_sub(rows.len())) as u16;
         let r = Rect {

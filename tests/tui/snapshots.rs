@@ -14,6 +14,29 @@ async fn snapshot_empty_start() {
     snap!("empty_start_120x32", ui.render(120, 32).backend());
 }
 
+/// A conversation with nothing in it yet that has a name (a series made
+/// from the CLI named it) says which it is and that a series sends there,
+/// not "New conversation." (the sidebar may be hidden).
+#[tokio::test(start_paused = true)]
+async fn an_empty_named_conversation_says_its_name_and_its_series() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    let conv = ui.conv();
+    ui.h.engine
+        .rename_conversation(conv, "cron standup")
+        .unwrap();
+    let every = ui.h.engine.parse_schedule("every weekday at 9am").unwrap();
+    ui.h.engine
+        .create_series(conv, tock::store::Kind::Message, "standup", &every)
+        .unwrap();
+    ui.settle().await;
+    let s = ui.screen(80, 24);
+    assert!(s.contains("“cron standup”: no messages yet."), "{s}");
+    assert!(s.contains("↻ A recurring series sends here"), "{s}");
+    assert!(!s.contains("New conversation."), "{s}");
+    snap!("empty_named_with_series_60x15", ui.render(60, 15).backend());
+}
+
 #[tokio::test(start_paused = true)]
 async fn snapshot_streamed_markdown_reply() {
     let mut ui = Ui::new(markdown_steps());
@@ -668,6 +691,9 @@ async fn a_fired_task_is_marked_in_the_chat() {
         "{s}"
     );
     assert!(s.contains("The build is green."), "{s}");
+    // ↑ edits what you typed, not the task's turn that tock wrote.
+    ui.press(KeyCode::Up);
+    assert_eq!(ui.app.composer_text(), "remind me to check the build");
 }
 
 #[tokio::test(start_paused = true)]
