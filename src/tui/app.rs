@@ -165,6 +165,11 @@ pub struct App {
     pub window_focused: bool,
     /// Ctrl+C pressed once on an empty composer, at this time.
     pub quit_armed: Option<i64>,
+    /// When the user last pressed a key or clicked: the pending strip and
+    /// the conversation list give the keys back to the composer after
+    /// [`PANE_IDLE_MS`] without one (their letters are commands, and words
+    /// typed later, meant for the composer, fired them).
+    pub last_input_at: i64,
     /// The command chosen with ↑/↓ in the list of slash commands (its
     /// name); the first listed when it is not listed.
     pub menu_pick: Option<&'static str>,
@@ -236,6 +241,7 @@ impl App {
             take_back_after_stop: None,
             window_focused: true,
             quit_armed: None,
+            last_input_at: i64::MIN,
             menu_pick: None,
             menu_closed_on: None,
             stop_asked: None,
@@ -590,6 +596,9 @@ impl App {
     /// window (reported while the mouse is captured), a button let go, a
     /// key released. (A resize is the event loop's.)
     pub fn on_terminal(&mut self, ev: TermEvent) -> bool {
+        if matches!(ev, TermEvent::Mouse(_)) {
+            self.last_input_at = self.now();
+        }
         match ev {
             TermEvent::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k),
             TermEvent::Paste(s) => self.on_paste(&s),
@@ -652,6 +661,7 @@ impl App {
 
     fn paste_into_focus(&mut self, s: &str) {
         // A paste is typing too.
+        self.last_input_at = self.now();
         self.drop_status_about_the_last_key();
         // Pastes go into whatever input has focus; control characters are made visible.
         let lines = s.replace("\r\n", "\n").replace('\r', "\n");
@@ -736,6 +746,9 @@ impl App {
         if let Some(t) = self.quit_armed {
             at.push(t + QUIT_WINDOW_MS);
         }
+        if self.keys_in_a_pane() {
+            at.push(self.last_input_at.saturating_add(PANE_IDLE_MS));
+        }
         at.extend(self.drafts.retry_at);
         at.extend(self.wait_notice_at());
         at.extend(self.composer_preview_changes_at());
@@ -790,6 +803,12 @@ impl App {
     }
 
     /// A tick: expire the status line and the quit arm, save a due draft, refresh cards.
+    /// The keys go to the pending strip or the conversation list (whose
+    /// letters are commands), with nothing open over them.
+    fn keys_in_a_pane(&self) -> bool {
+        matches!(self.focus, Focus::Strip | Focus::Sidebar) && self.views.is_empty()
+    }
+
     pub fn on_tick(&mut self) {
         let now = self.now();
         if self.status.as_ref().is_some_and(|s| s.until <= now) {
@@ -797,6 +816,9 @@ impl App {
         }
         if self.quit_armed.is_some_and(|t| now - t > QUIT_WINDOW_MS) {
             self.quit_armed = None;
+        }
+        if self.keys_in_a_pane() && now.saturating_sub(self.last_input_at) >= PANE_IDLE_MS {
+            self.focus = Focus::Composer;
         }
         self.save_draft_if_due();
         self.retry_drafts_if_due();
@@ -1062,6 +1084,10 @@ fn command_word(text: &str) -> Option<String> {
 
 /// What a paste held as a chip is named ("pasted text 1").
 const PASTED: &str = "pasted text";
+
+/// How long the pending strip or the conversation list keeps the keys
+/// without a key pressed or a click (see [`App::last_input_at`]).
+pub const PANE_IDLE_MS: i64 = 30_000;
 
 /// The status line for settings that could not be taken (a key that is no
 /// key, a colour that is no colour): the first, with how many more there

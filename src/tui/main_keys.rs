@@ -28,6 +28,7 @@ impl App {
         if key.code == KeyCode::Enter && key.modifiers.contains(KeyModifiers::SHIFT) {
             self.enhanced_keys = true;
         }
+        self.last_input_at = self.now();
         self.drop_status_about_the_last_key();
         let main_action = self.keys.action(Scope::Main, &key);
         // Ctrl+D on an empty composer: the end of input, as in a shell.

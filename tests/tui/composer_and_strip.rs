@@ -581,6 +581,74 @@ async fn strip_cancels_item_after_item_with_x_y() {
     );
 }
 
+/// `s` on a message scheduled for later asks first: it is also the first
+/// letter of many a word typed where the composer was meant (the trial's
+/// "sure thing" sent a message 54 minutes early). Anything but `y` leaves
+/// it scheduled.
+#[tokio::test(start_paused = true)]
+async fn strip_send_now_of_a_scheduled_message_asks_first() {
+    let mut ui = Ui::new(vec![Step::Reply(vec![text("D it is"), done()])]);
+    ui.start().await;
+    ui.say("/later 54m later D");
+    let id = ui.rows()[0].id;
+    ui.tab();
+    assert_eq!(ui.app.focus, Focus::Strip);
+    ui.ch('s');
+    assert_eq!(ui.app.popup(), Some(ViewKind::Confirm));
+    let s = ui.screen(120, 40);
+    assert!(
+        s.contains("Send “later D” now, 54m before its time?"),
+        "{s}"
+    );
+    ui.ch('u');
+    ui.pump();
+    assert_eq!(ui.app.popup(), None);
+    assert_eq!(ui.row(id).status, Status::Pending);
+    assert!(ui.row(id).due_at.is_some(), "still scheduled");
+    ui.ch('s');
+    ui.ch('y');
+    ui.pump();
+    ui.settle().await;
+    assert_eq!(ui.row(id).status, Status::Sent);
+}
+
+/// Left in the strip (or the conversation list), the keys go back to the
+/// composer after 30 s without one: words typed later were the strip's
+/// commands (the trial's `pause semantics` pulled a message back and
+/// rescheduled it with the rest of the words appended).
+#[tokio::test(start_paused = true)]
+async fn the_keys_go_back_to_the_composer_after_a_while_in_the_strip() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 1h keep me");
+    let id = ui.rows()[0].id;
+    ui.tab();
+    assert_eq!(ui.app.focus, Focus::Strip);
+    // Managing goes on while keys come.
+    ui.h.clock.jump(20_000);
+    ui.app.on_tick();
+    assert_eq!(ui.app.focus, Focus::Strip);
+    ui.press(KeyCode::Down);
+    ui.h.clock.jump(20_000);
+    ui.app.on_tick();
+    assert_eq!(ui.app.focus, Focus::Strip, "the key counted");
+    assert!(
+        ui.app
+            .next_tick_at()
+            .is_some_and(|t| t <= ui.h.engine.now_ms() + 10_000),
+        "a tick comes for it"
+    );
+    ui.h.clock.jump(10_000);
+    ui.app.on_tick();
+    assert_eq!(ui.app.focus, Focus::Composer);
+    ui.typ("pause semantics");
+    assert_eq!(ui.app.composer_text(), "pause semantics");
+    let row = ui.row(id);
+    assert_eq!(
+        (row.status, row.text.as_str()),
+        (Status::Pending, "keep me")
+    );
+}
+
 /// `u` takes the selected item back into the composer: back in the strip,
 /// the row that took its place is selected, not the first.
 #[tokio::test(start_paused = true)]

@@ -22,6 +22,11 @@ enum What {
         text: String,
     },
     CancelQueued(i64),
+    /// A message scheduled for later, sent now (before its time).
+    SendEarly {
+        id: i64,
+        seen: i64,
+    },
     /// With what the question said, to ask again if it changed.
     DeleteConversation {
         id: i64,
@@ -46,6 +51,17 @@ impl Confirm {
             } else {
                 format!("Cancel all {n} messages queued here? (Scheduled ones stay.)")
             },
+        }
+    }
+
+    /// A message scheduled `early` ("54m") from now, sent at once instead:
+    /// asked, as `s` is also the first letter of many a word typed where
+    /// the composer was meant.
+    pub fn send_early(id: i64, seen: i64, text: &str, early: &str) -> Self {
+        let what: String = sanitize_line(text).chars().take(40).collect();
+        Self {
+            what: What::SendEarly { id, seen },
+            question: format!("Send “{what}” now, {early} before its time?"),
         }
     }
 
@@ -158,6 +174,11 @@ impl View for Confirm {
                     },
                     What::DeleteConversation { id, .. } => Intent::Delete(id),
                     What::CancelQueued(id) => Intent::CancelQueued(id),
+                    What::SendEarly { id, seen } => Intent::Item {
+                        id,
+                        seen,
+                        action: ItemAction::SendNow,
+                    },
                 });
                 Outcome::Done
             }

@@ -263,6 +263,11 @@ impl Strip {
             return Outcome::Consumed;
         }
         let (id, seen) = (item.id, item.updated_at);
+        // A message scheduled more than a minute ahead is sent early only
+        // when that is confirmed.
+        let early = item
+            .due_at
+            .filter(|due| *due > cx.now_ms + 60_000 && action == Action::SendNow);
         match action {
             Action::EditItem => cx.push(Intent::Push(Box::new(super::prompt::Prompt::edit_item(
                 id, seen, &item.text,
@@ -273,11 +278,22 @@ impl Strip {
             Action::CancelItem => cx.push(Intent::Push(Box::new(
                 super::confirm::Confirm::cancel_item(id, seen, &item.text),
             ))),
-            Action::SendNow => cx.push(Intent::Item {
-                id,
-                seen,
-                action: ItemAction::SendNow,
-            }),
+            Action::SendNow => match early {
+                Some(due) => {
+                    let ahead = crate::when::countdown(due, cx.now_ms);
+                    cx.push(Intent::Push(Box::new(super::confirm::Confirm::send_early(
+                        id,
+                        seen,
+                        &item.text,
+                        ahead.trim_start_matches("in "),
+                    ))))
+                }
+                None => cx.push(Intent::Item {
+                    id,
+                    seen,
+                    action: ItemAction::SendNow,
+                }),
+            },
             Action::RetryItem => cx.push(Intent::Item {
                 id,
                 seen,
