@@ -504,6 +504,50 @@ async fn ending_a_series_cancels_an_occurrence_still_waiting() {
     assert_eq!(r.store.series(id).unwrap().unwrap().occurrences, 0);
 }
 
+/// Pausing a series holds what it would send: an occurrence already due
+/// and waiting for its conversation (a reply streams there) goes with the
+/// pause, as with an end (it was sent while the series said "paused").
+#[tokio::test(start_paused = true)]
+async fn pausing_a_series_cancels_an_occurrence_still_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let start = berlin_ms(2026, 12, 1, 8, 0);
+    let r = rig(
+        &dir.path().join("t.db"),
+        start,
+        Scripted::new(vec![Step::Hold(vec![text("long")], gate.clone())]),
+    );
+    let c = conv(&r);
+    r.engine.start();
+    r.engine.send_text(c, "a long question").unwrap();
+    settle().await;
+    let s = r.engine.parse_schedule("every 1 minute").unwrap();
+    let id = r
+        .engine
+        .create_series(c, Kind::Message, "ping", &s)
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(65)).await;
+    settle().await;
+    r.engine.pause_series(id).unwrap();
+    let occ = r.store.series_occurrences(id).unwrap();
+    assert_eq!(
+        occ.iter().map(|o| o.status).collect::<Vec<_>>(),
+        [Status::Canceled]
+    );
+    assert_eq!(
+        occ[0].last_error.as_deref(),
+        Some("its recurring series was paused")
+    );
+    gate.notify_one();
+    settle().await;
+    tokio::time::sleep(Duration::from_secs(5 * 60)).await;
+    settle().await;
+    let texts: Vec<_> = users(&r, c).into_iter().map(|m| m.content).collect();
+    assert_eq!(texts, ["a long question"], "nothing sent while paused");
+    let s = r.store.series(id).unwrap().unwrap();
+    assert_eq!((s.status, s.occurrences), (SeriesStatus::Paused, 0));
+}
+
 /// The model's `cancel_scheduled` of a series, approved after an
 /// occurrence came due and waited behind that approval: the occurrence is
 /// canceled with the series, as `tock cancel` and F2's `x` cancel it (it

@@ -296,7 +296,12 @@ impl Store {
                     params![end, now],
                 )?;
                 if ended == 1 {
-                    super::series::cancel_waiting_occurrences(&tx, end, now)?;
+                    super::series::cancel_waiting_occurrences(
+                        &tx,
+                        end,
+                        now,
+                        "its recurring series was ended",
+                    )?;
                 }
             }
             if let Some(cancel) = o.cancel {

@@ -260,24 +260,26 @@ fn plural(n: i64, one: &str, many: &str) -> String {
     }
 }
 
-/// Ended means nothing more is sent: an occurrence of series `id` already
-/// due and still waiting (its conversation busy, a tool call awaiting
-/// approval) goes with the series, in the transaction that ends it. Those
+/// Ended (or paused) means nothing more is sent (until it is resumed): an
+/// occurrence of series `id` already due and still waiting (its
+/// conversation busy, a tool call awaiting approval) goes, in the
+/// transaction that ends or pauses the series; `why` says which. Those
 /// never went, so they are taken off the occurrences the series ran.
 /// Returns how many were canceled.
 pub(super) fn cancel_waiting_occurrences(
     tx: &rusqlite::Transaction<'_>,
     id: i64,
     now: i64,
+    why: &str,
 ) -> Result<i64> {
     let convs: Vec<Option<i64>> = tx
         .prepare(
             "UPDATE outbox SET status = 'canceled', claimed_by = NULL, next_attempt_at = NULL,
-                    updated_at = ?2, last_error = 'its recurring series was ended'
+                    updated_at = ?2, last_error = ?3
              WHERE series_id = ?1 AND status = 'pending' AND sent_at IS NULL
              RETURNING conversation_id",
         )?
-        .query_map(params![id, now], |r| r.get::<_, Option<i64>>(0))?
+        .query_map(params![id, now, why], |r| r.get::<_, Option<i64>>(0))?
         .collect::<rusqlite::Result<_>>()?;
     let n = convs.len() as i64;
     if n > 0 {
@@ -492,12 +494,18 @@ impl Store {
             .optional()?
             .ok_or_else(|| anyhow!("no series {id}"))?;
         let was_ended = s.status == SeriesStatus::Ended;
+        let was_active = s.status == SeriesStatus::Active;
         f(&mut s)?;
         if s.status == SeriesStatus::Ended {
             s.next_due_at = None;
         }
-        if s.status == SeriesStatus::Ended && !was_ended {
-            let n = cancel_waiting_occurrences(&tx, id, now)?;
+        let why = match s.status {
+            SeriesStatus::Ended if !was_ended => Some("its recurring series was ended"),
+            SeriesStatus::Paused if was_active => Some("its recurring series was paused"),
+            _ => None,
+        };
+        if let Some(why) = why {
+            let n = cancel_waiting_occurrences(&tx, id, now, why)?;
             s.occurrences = (s.occurrences - n).max(0);
         }
         s.updated_at = now;
