@@ -71,6 +71,36 @@ pub fn calls_left_out(names: &[String]) -> Option<String> {
     }
 }
 
+/// An approval's summary for a reader: tock's own scheduling calls say what
+/// and when in words (their stored summary is JSON with epoch times, for
+/// the approval card and `--json`; `at` writes a time), any other tool's
+/// arguments as they are. Not yet made safe: the caller makes one line.
+pub fn approval_summary(summary: &str, arguments: &str, at: impl Fn(i64) -> String) -> String {
+    // Any other tool: its arguments as words, one-line ones first.
+    let as_words = || argument_line(arguments);
+    let Ok(v) = serde_json::from_str::<Value>(summary) else {
+        return as_words();
+    };
+    // A task by its title when it has one (its name in every list).
+    let named = v["title"].as_str().or(v["instruction"].as_str());
+    if let (Some(what), Some(due)) = (named, v["due_at"].as_i64()) {
+        let repeat = v["repeat"]
+            .as_str()
+            .map(|r| format!(", repeating {r}"))
+            .unwrap_or_default();
+        return format!("\"{what}\" at {}{repeat}", at(due));
+    }
+    if let (Some(job), Some(text)) = (v["job_id"].as_i64(), v["text"].as_str()) {
+        let what = if v["recurring"].as_bool() == Some(true) {
+            "end series"
+        } else {
+            "cancel"
+        };
+        return format!("{what} #{job} \"{text}\"");
+    }
+    as_words()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,7 +128,7 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
                     "id": a.id,
                     "conversation_id": a.conversation_id,
                     "tool": a.tool,
-                    "summary": line(&readable_summary(&a.summary, &a.arguments)),
+                    "summary": line(&crate::call_text::approval_summary(&a.summary, &a.arguments, local)),
                     "details": machine_details(&a.summary),
                     "created_at": rfc3339(Some(a.created_at)),
                 })
@@ -144,7 +144,11 @@ pub(super) fn approvals(store: &Store, as_json: bool) -> Result<()> {
         );
         let mut cut = false;
         for a in &waiting {
-            let summary = line(&readable_summary(&a.summary, &a.arguments));
+            let summary = line(&crate::call_text::approval_summary(
+                &a.summary,
+                &a.arguments,
+                local,
+            ));
             let summary = if summary.chars().count() > 80 {
                 cut = true;
                 crate::sanitize::excerpt(&summary, 80)
@@ -198,33 +202,6 @@ pub(super) fn approval(store: &Store, id: i64, as_json: bool) -> Result<()> {
         println!("  {l}");
     }
     Ok(())
-}
-
-/// An approval's summary for a reader: tock's own scheduling calls say what
-/// and when in words (their stored summary is JSON with epoch times, for
-/// the approval card and `--json`); any other tool's arguments as they are.
-fn readable_summary(summary: &str, arguments: &str) -> String {
-    // Any other tool: its arguments as words, one-line ones first.
-    let as_words = || crate::call_text::argument_line(arguments);
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(summary) else {
-        return as_words();
-    };
-    if let (Some(what), Some(due)) = (v["instruction"].as_str(), v["due_at"].as_i64()) {
-        let repeat = v["repeat"]
-            .as_str()
-            .map(|r| format!(", repeating {r}"))
-            .unwrap_or_default();
-        return format!("\"{what}\" at {}{repeat}", local(due));
-    }
-    if let (Some(job), Some(text)) = (v["job_id"].as_i64(), v["text"].as_str()) {
-        let what = if v["recurring"].as_bool() == Some(true) {
-            "end series"
-        } else {
-            "cancel"
-        };
-        return format!("{what} #{job} \"{text}\"");
-    }
-    as_words()
 }
 
 /// An approval's stored summary for a program: the same JSON object, with

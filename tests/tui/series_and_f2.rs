@@ -683,7 +683,11 @@ async fn a_pending_approval_is_listed_in_f2_and_marked_in_the_sidebar() {
     ui.press(KeyCode::F(2));
     let s = ui.screen(100, 30);
     assert!(s.contains("approval") && s.contains("asking"), "{s}");
-    assert!(s.contains("schedule_task wants to run: build check"), "{s}");
+    // As `tock approvals` says it: the task, and when it would go.
+    assert!(s.contains("schedule_task: \"build check\" at "), "{s}");
+    // Only the keys that do something to it are offered.
+    assert!(s.contains("answer it in its conversation"), "{s}");
+    assert!(!s.contains("reschedule"), "{s}");
     snap!("f2_with_an_approval_100x30", s);
     // Enter goes to its conversation, where the card has the keys.
     ui.press(KeyCode::Home);

@@ -478,13 +478,15 @@ fn approval_rows(store: &Store) -> anyhow::Result<Vec<Row>> {
         let conversation = store
             .conversation(a.conversation_id)?
             .map(|c| c.display_title());
-        let s: serde_json::Value = serde_json::from_str(&a.summary).unwrap_or_default();
-        // tock's own tools name their task; a server's tool, its arguments.
-        let what = match s["title"].as_str().or(s["instruction"].as_str()) {
-            Some(w) => w.to_string(),
-            None => crate::call_text::argument_line(&a.arguments),
-        };
-        let summary = one_line(&format!("{} wants to run: {what}", a.tool));
+        // As `tock approvals` says it: tock's own tools what and when (the
+        // series a cancel ends), a server's tool its arguments.
+        let now = chrono::Local::now();
+        let what = crate::call_text::approval_summary(&a.summary, &a.arguments, |ms| {
+            chrono::DateTime::from_timestamp_millis(ms)
+                .map(|d| crate::when::absolute(d, &now))
+                .unwrap_or_default()
+        });
+        let summary = one_line(&format!("{}: {what}", a.tool));
         let item = stand_in(
             -a.id,
             Some(a.conversation_id),

@@ -461,6 +461,29 @@ impl ScheduledPane {
             first(Action::ShowFinished),
             first(Action::Back),
         );
+        // A tool call waiting for an answer: it is answered in its
+        // conversation; the item keys do nothing to it (they were listed).
+        if self
+            .selected_row()
+            .is_some_and(|row| row.approval.is_some())
+        {
+            let variants: [Vec<(&str, &str)>; 3] = [
+                vec![
+                    (&mv, "select"),
+                    (&jump, "answer it in its conversation"),
+                    (&all, finished),
+                    (&close, "close"),
+                ],
+                vec![
+                    (&mv, "move"),
+                    (&jump, "answer it"),
+                    (&all, "finished"),
+                    (&close, "close"),
+                ],
+                vec![(&mv_short, ""), (&jump, "answer"), (&close, "")],
+            ];
+            return fitting_footer(variants, width);
+        }
         // A series selected: its own keys (pause and skip were in no hint).
         if let Some(series) = self
             .selected_row()
