@@ -105,6 +105,8 @@ impl App {
             }
             Event::External => {
                 self.model.reload_all();
+                // Another process held the message stopped here.
+                self.take_back_stopped_message();
                 if self.model.current.is_none() {
                     self.open_other_or_new();
                 }

@@ -707,6 +707,17 @@ impl App {
             return false;
         }
         self.stop_asked = Some(reply);
+        // A message typed to go now, stopped before the model took it: the
+        // tock sending it holds it, and it comes back here as it does when
+        // this tock sends (into an empty composer).
+        if reply < 0 {
+            self.take_back_after_stop = self
+                .model
+                .items
+                .iter()
+                .find(|i| i.id == -reply && i.held_when_stopped_unsent())
+                .map(|i| i.id);
+        }
         let queued = self.queued_here();
         self.write(
             move |e| e.stop_elsewhere(conv),
@@ -727,7 +738,7 @@ impl App {
 
     /// A message of the conversation that another process on this
     /// database sent and waits for an answer to, before any of it came.
-    fn request_waiting_elsewhere(&self, conv: i64) -> Option<i64> {
+    pub(super) fn request_waiting_elsewhere(&self, conv: i64) -> Option<i64> {
         if self.model.is_busy() {
             return None;
         }

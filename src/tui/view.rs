@@ -425,7 +425,13 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect, above: Rect) {
                 .map(|w| w.to_string())
                 .unwrap_or_default();
                 title.push(Span::styled(fitting, Style::new().fg(palette().warning)));
-            } else if app.model.is_busy() || app.streaming_elsewhere().is_some() {
+            } else if app.model.is_busy()
+                || app.streaming_elsewhere().is_some()
+                || app
+                    .model
+                    .current
+                    .is_some_and(|c| app.request_waiting_elsewhere(c).is_some())
+            {
                 title.push(Span::styled(
                     " answering… Enter queues · Esc stops ",
                     Style::new().fg(palette().warning),

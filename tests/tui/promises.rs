@@ -703,6 +703,11 @@ async fn esc_asks_the_tock_sending_a_message_to_stop_it() {
     assert!(ui.store().claim(id, "another-tock", 2).unwrap());
     ui.app.model.reload_items();
     ui.pump();
+    // The composer says Esc stops it, as when this tock sends.
+    assert!(
+        ui.screen(100, 24)
+            .contains("answering… Enter queues · Esc stops")
+    );
     ui.press(KeyCode::Esc);
     ui.pump();
     assert!(
@@ -714,5 +719,17 @@ async fn esc_asks_the_tock_sending_a_message_to_stop_it() {
     assert!(
         ui.store().take_stop_request(conv).unwrap(),
         "the request was noted"
+    );
+    // That tock holds it, unsent: it comes back into the empty composer
+    // here, as when this tock sends (it stayed paused in the strip).
+    assert!(ui.store().hold_unsent(id, "another-tock", 3).unwrap());
+    ui.app.on_engine(Event::External);
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "hang on");
+    assert!(
+        ui.status_line()
+            .contains("your message is back in the composer"),
+        "{}",
+        ui.status_line()
     );
 }
