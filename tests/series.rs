@@ -455,97 +455,66 @@ async fn a_busy_conversation_coalesces_waiting_occurrences() {
     assert!(notices(&r, c).iter().any(|n| n.contains("still waiting")));
 }
 
-/// Ending a series sends nothing more: an occurrence already due and still
-/// waiting for its conversation (here a reply streams; a tool call awaiting
-/// approval holds it the same way) is canceled with it.
+/// Ending a series sends nothing more, and pausing one nothing until it is
+/// resumed: an occurrence already due and still waiting for its
+/// conversation (here a reply streams; a tool call awaiting approval holds
+/// it the same way) is canceled with it (a paused one was sent while the
+/// series said "paused").
 #[tokio::test(start_paused = true)]
-async fn ending_a_series_cancels_an_occurrence_still_waiting() {
-    let dir = tempfile::tempdir().unwrap();
-    let gate = Arc::new(tokio::sync::Notify::new());
-    let start = berlin_ms(2026, 12, 1, 8, 0);
-    let r = rig(
-        &dir.path().join("t.db"),
-        start,
-        Scripted::new(vec![Step::Hold(vec![text("long")], gate.clone())]),
-    );
-    let c = conv(&r);
-    r.engine.start();
-    r.engine.send_text(c, "a long question").unwrap();
-    settle().await;
-    let s = r.engine.parse_schedule("every 1 minute").unwrap();
-    let id = r
-        .engine
-        .create_series(c, Kind::Message, "ping", &s)
-        .unwrap();
-    tokio::time::sleep(Duration::from_secs(65)).await;
-    settle().await;
-    let occ = r.store.series_occurrences(id).unwrap();
-    assert_eq!(
-        occ.iter().map(|o| o.status).collect::<Vec<_>>(),
-        [Status::Pending]
-    );
-    r.engine.end_series(id).unwrap();
-    let occ = r.store.series_occurrences(id).unwrap();
-    assert_eq!(
-        occ.iter().map(|o| o.status).collect::<Vec<_>>(),
-        [Status::Canceled]
-    );
-    assert_eq!(
-        occ[0].last_error.as_deref(),
-        Some("its recurring series was ended")
-    );
-    gate.notify_one();
-    settle().await;
-    tokio::time::sleep(Duration::from_secs(5 * 60)).await;
-    settle().await;
-    let texts: Vec<_> = users(&r, c).into_iter().map(|m| m.content).collect();
-    assert_eq!(texts, ["a long question"], "nothing of the series was sent");
-    // It never went: the series ran no time ("ran 1 time, ended" it said).
-    assert_eq!(r.store.series(id).unwrap().unwrap().occurrences, 0);
-}
-
-/// Pausing a series holds what it would send: an occurrence already due
-/// and waiting for its conversation (a reply streams there) goes with the
-/// pause, as with an end (it was sent while the series said "paused").
-#[tokio::test(start_paused = true)]
-async fn pausing_a_series_cancels_an_occurrence_still_waiting() {
-    let dir = tempfile::tempdir().unwrap();
-    let gate = Arc::new(tokio::sync::Notify::new());
-    let start = berlin_ms(2026, 12, 1, 8, 0);
-    let r = rig(
-        &dir.path().join("t.db"),
-        start,
-        Scripted::new(vec![Step::Hold(vec![text("long")], gate.clone())]),
-    );
-    let c = conv(&r);
-    r.engine.start();
-    r.engine.send_text(c, "a long question").unwrap();
-    settle().await;
-    let s = r.engine.parse_schedule("every 1 minute").unwrap();
-    let id = r
-        .engine
-        .create_series(c, Kind::Message, "ping", &s)
-        .unwrap();
-    tokio::time::sleep(Duration::from_secs(65)).await;
-    settle().await;
-    r.engine.pause_series(id).unwrap();
-    let occ = r.store.series_occurrences(id).unwrap();
-    assert_eq!(
-        occ.iter().map(|o| o.status).collect::<Vec<_>>(),
-        [Status::Canceled]
-    );
-    assert_eq!(
-        occ[0].last_error.as_deref(),
-        Some("its recurring series was paused")
-    );
-    gate.notify_one();
-    settle().await;
-    tokio::time::sleep(Duration::from_secs(5 * 60)).await;
-    settle().await;
-    let texts: Vec<_> = users(&r, c).into_iter().map(|m| m.content).collect();
-    assert_eq!(texts, ["a long question"], "nothing sent while paused");
-    let s = r.store.series(id).unwrap().unwrap();
-    assert_eq!((s.status, s.occurrences), (SeriesStatus::Paused, 0));
+async fn ending_or_pausing_a_series_cancels_an_occurrence_still_waiting() {
+    for (end, why, status) in [
+        (true, "its recurring series was ended", SeriesStatus::Ended),
+        (
+            false,
+            "its recurring series was paused",
+            SeriesStatus::Paused,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let start = berlin_ms(2026, 12, 1, 8, 0);
+        let r = rig(
+            &dir.path().join("t.db"),
+            start,
+            Scripted::new(vec![Step::Hold(vec![text("long")], gate.clone())]),
+        );
+        let c = conv(&r);
+        r.engine.start();
+        r.engine.send_text(c, "a long question").unwrap();
+        settle().await;
+        let s = r.engine.parse_schedule("every 1 minute").unwrap();
+        let id = r
+            .engine
+            .create_series(c, Kind::Message, "ping", &s)
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(65)).await;
+        settle().await;
+        let occ = r.store.series_occurrences(id).unwrap();
+        assert_eq!(
+            occ.iter().map(|o| o.status).collect::<Vec<_>>(),
+            [Status::Pending]
+        );
+        if end {
+            r.engine.end_series(id).unwrap();
+        } else {
+            r.engine.pause_series(id).unwrap();
+        }
+        let occ = r.store.series_occurrences(id).unwrap();
+        assert_eq!(
+            occ.iter().map(|o| o.status).collect::<Vec<_>>(),
+            [Status::Canceled]
+        );
+        assert_eq!(occ[0].last_error.as_deref(), Some(why));
+        gate.notify_one();
+        settle().await;
+        tokio::time::sleep(Duration::from_secs(5 * 60)).await;
+        settle().await;
+        let texts: Vec<_> = users(&r, c).into_iter().map(|m| m.content).collect();
+        assert_eq!(texts, ["a long question"], "nothing of the series was sent");
+        // It never went: the series ran no time ("ran 1 time, ended" it said).
+        let s = r.store.series(id).unwrap().unwrap();
+        assert_eq!((s.status, s.occurrences), (status, 0));
+    }
 }
 
 /// The model's `cancel_scheduled` of a series, approved after an
