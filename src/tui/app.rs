@@ -170,6 +170,10 @@ pub struct App {
     /// [`PANE_IDLE_MS`] without one (their letters are commands, and words
     /// typed later, meant for the composer, fired them).
     pub last_input_at: i64,
+    /// The strip's or the list's letter that opened the view on top (a
+    /// question, a prompt): the letter, when, and how many views were open
+    /// before it (see `typed_on_after_a_pane_letter`).
+    pub(super) pane_letter: Option<(char, i64, usize)>,
     /// The command chosen with ↑/↓ in the list of slash commands (its
     /// name); the first listed when it is not listed.
     pub menu_pick: Option<&'static str>,
@@ -242,6 +246,7 @@ impl App {
             window_focused: true,
             quit_armed: None,
             last_input_at: i64::MIN,
+            pane_letter: None,
             menu_pick: None,
             menu_closed_on: None,
             stop_asked: None,
@@ -803,6 +808,13 @@ impl App {
     }
 
     /// A tick: expire the status line and the quit arm, save a due draft, refresh cards.
+    /// The view on top was opened by a letter of the strip or the list
+    /// just now: a letter typed next within [`TYPED_ON_MS`] is typing.
+    pub fn pane_letter_opened_the_top(&self) -> bool {
+        self.pane_letter
+            .is_some_and(|(_, _, depth)| self.views.len() == depth + 1)
+    }
+
     /// The keys go to the pending strip or the conversation list (whose
     /// letters are commands), with nothing open over them.
     fn keys_in_a_pane(&self) -> bool {
@@ -1084,6 +1096,10 @@ fn command_word(text: &str) -> Option<String> {
 
 /// What a paste held as a chip is named ("pasted text 1").
 const PASTED: &str = "pasted text";
+
+/// A letter this soon after the strip's or the list's letter that asked a
+/// question is typing, not the answer: no one reads a question that fast.
+pub const TYPED_ON_MS: i64 = 350;
 
 /// How long the pending strip or the conversation list keeps the keys
 /// without a key pressed or a click (see [`App::last_input_at`]).

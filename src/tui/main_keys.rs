@@ -6,7 +6,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::{App, Focus, QUIT_WINDOW_MS, cx_of};
+use super::app::{App, Focus, QUIT_WINDOW_MS, TYPED_ON_MS, cx_of};
 use super::chat::Scroll;
 use super::command_menu;
 use super::commands;
@@ -64,6 +64,12 @@ impl App {
             self.redraw = true;
             return;
         }
+        // A letter of the strip or the list that opened a question or a
+        // prompt, and another letter at once: a word being typed (Shift+Tab
+        // had moved the keys), not an answer. Both go to the composer.
+        if self.typed_on_after_a_pane_letter(key) {
+            return;
+        }
         // 1. The view on top of the stack. The approval card has the keys
         // only beside the composer: Tab leaves it waiting for the strip or
         // the conversation list, whose keys are theirs (`d`, Enter).
@@ -94,7 +100,16 @@ impl App {
             Focus::Composer => Outcome::Ignored,
         };
         let intents = std::mem::take(&mut cx.intents);
+        let depth = self.views.len();
         self.apply(intents);
+        // A letter that opened a question or a prompt: a letter right
+        // after it is typing (see `typed_on_after_a_pane_letter`).
+        self.pane_letter = match key.code {
+            KeyCode::Char(c) if views::is_typing(&key) && self.views.len() == depth + 1 => {
+                Some((c, self.now(), depth))
+            }
+            _ => None,
+        };
         if outcome != Outcome::Ignored {
             return;
         }
@@ -679,6 +694,38 @@ impl App {
             .last()
             .filter(|e| e.msg.status == crate::store::MessageStatus::Streaming)
             .map(|e| e.msg.id)
+    }
+
+    /// A letter typed within [`TYPED_ON_MS`] of the strip's or the list's
+    /// letter that opened a question or a prompt (still open) is a word
+    /// being typed where the composer was meant (Shift+Tab, a Claude Code
+    /// habit, had moved the keys): `d` then `y` of "dynamic" deleted a
+    /// conversation, `s` `y` of "sync" sent a message early, `e` then "xplain"
+    /// rewrote one. The question or prompt goes unanswered, and both
+    /// letters go into the composer, which has the keys again.
+    fn typed_on_after_a_pane_letter(&mut self, key: KeyEvent) -> bool {
+        let Some((first, at, depth)) = self.pane_letter.take() else {
+            return false;
+        };
+        let KeyCode::Char(_) = key.code else {
+            return false;
+        };
+        if !views::is_typing(&key)
+            || self.views.len() != depth + 1
+            || self.now().saturating_sub(at) >= TYPED_ON_MS
+        {
+            return false;
+        }
+        self.views.truncate(depth);
+        self.focus = Focus::Composer;
+        let now = self.now();
+        self.composer
+            .input(KeyEvent::from(KeyCode::Char(first)), now);
+        self.composer.input(key, now);
+        self.info_until_key(
+            "typed into the composer: the keys were in the pending strip or the conversation list (Shift+Tab moves them; Esc brings them back)",
+        );
+        true
     }
 
     /// Esc or Ctrl+C on a reply another process streams: ask that process

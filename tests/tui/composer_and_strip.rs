@@ -612,6 +612,61 @@ async fn strip_send_now_of_a_scheduled_message_asks_first() {
     assert_eq!(ui.row(id).status, Status::Sent);
 }
 
+/// Words typed where the keys are the strip's or the list's (Shift+Tab,
+/// a Claude Code habit, moved them): a letter that asks a question or
+/// opens a prompt, then another at once, is typing. The question goes
+/// unanswered and the word goes into the composer ("dynamic" deleted a
+/// conversation with its `d` and `y`; "sync" sent a message early; "explain"
+/// rewrote one).
+#[tokio::test(start_paused = true)]
+async fn a_word_typed_into_the_strip_or_the_list_goes_to_the_composer() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 54m keep me");
+    let id = ui.rows()[0].id;
+    for word in ["sync the repo", "explain this", "xylophone"] {
+        ui.tab();
+        assert_eq!(ui.app.focus, Focus::Strip);
+        // Typed at once: no time passes between the keys.
+        for c in word.chars() {
+            ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+        ui.pump();
+        assert_eq!(ui.app.popup(), None, "{word}");
+        assert_eq!(ui.app.composer_text(), word);
+        assert_eq!(ui.app.focus, Focus::Composer);
+        let row = ui.row(id);
+        assert_eq!(
+            (row.status, row.text.as_str()),
+            (Status::Pending, "keep me")
+        );
+        assert!(row.due_at.is_some(), "{word}: still scheduled");
+        ui.app.set_composer("");
+    }
+    // In the conversation list: `d` then `y` is the start of a word.
+    let conv = ui.conv();
+    ui.tab();
+    ui.tab();
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    for c in "dynamic".chars() {
+        ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "dynamic");
+    assert!(
+        ui.store().conversation(conv).unwrap().is_some(),
+        "not deleted"
+    );
+    // Read, then answered: the question is asked and `y` answers it.
+    ui.app.set_composer("");
+    ui.tab();
+    ui.ch('s');
+    assert_eq!(ui.app.popup(), Some(ViewKind::Confirm));
+    ui.h.clock.jump(1_000);
+    ui.app.on_key(KeyEvent::from(KeyCode::Char('n')));
+    assert_eq!(ui.app.popup(), None);
+    assert_eq!(ui.app.composer_text(), "");
+}
+
 /// Left in the strip (or the conversation list), the keys go back to the
 /// composer after 30 s without one: words typed later were the strip's
 /// commands (the trial's `pause semantics` pulled a message back and

@@ -141,6 +141,14 @@ impl Ui {
     /// A key, and whatever database write it started (the app runs those
     /// on its writer thread); tests of that thread call `app.on_key`.
     fn key(&mut self, code: KeyCode, mods: KeyModifiers) {
+        // A question or a prompt on top is read before it is answered: a
+        // letter at once after the strip's letter that opened it is taken
+        // for typing meant for the composer.
+        if matches!(self.app.top(), Some(ViewKind::Confirm | ViewKind::Prompt))
+            && self.app.pane_letter_opened_the_top()
+        {
+            self.h.clock.jump(tock::tui::app::TYPED_ON_MS);
+        }
         self.app.on_key(KeyEvent::new(code, mods));
         if self.app.writes_pending() {
             self.app.wait_writes(std::time::Duration::from_secs(20));
