@@ -796,6 +796,17 @@ impl Model {
         v
     }
 
+    /// Whether message `id` is still in the conversation as it was (not
+    /// edited or replaced since, here or by another tock). Unknown (the
+    /// database unreadable) counts as still there.
+    pub fn is_live_user_message(&self, id: i64) -> bool {
+        match self.engine.reader().message(id) {
+            Ok(Some(m)) => m.status != crate::store::MessageStatus::Superseded,
+            Ok(None) => false,
+            Err(_) => true,
+        }
+    }
+
     /// The last message of yours in this conversation, to edit and resend:
     /// one you typed, not a scheduled task's turn (tock wrote that one).
     pub fn last_user_message(&self) -> Option<&Message> {

@@ -9,8 +9,9 @@ use super::keymap::Action;
 use super::model::local;
 use super::theme::{Palette, ThemeSetting};
 use super::views::{self, Intent};
+use super::writes::after;
 use crate::engine::Part;
-use crate::store::{Kind, NewItem, Role};
+use crate::store::{Draft, Kind, NewItem, Role};
 use crate::when::{self, Mode};
 
 impl App {
@@ -245,6 +246,25 @@ impl App {
                         }
                     }
                     Err(e) => {
+                        // The message edited was edited or replaced since
+                        // (another tock, a regeneration): the edit leads
+                        // nowhere now, and Enter refused it for ever. The
+                        // text comes back as a draft of its own, after
+                        // what was put aside when the edit began.
+                        let sent = match editing {
+                            Some(id) if !app.model.is_live_user_message(id) => Draft {
+                                edit_of: None,
+                                stash: None,
+                                ..after(
+                                    &Draft {
+                                        text: sent.stash.clone().unwrap_or_default(),
+                                        ..Draft::default()
+                                    },
+                                    &sent,
+                                )
+                            },
+                            _ => sent,
+                        };
                         let back = app.give_back(conv, seq, sent, &left);
                         app.error(format!(
                             "not sent: {}; {back}",

@@ -587,6 +587,52 @@ async fn another_tocks_edit_stays_there_and_a_stale_resend_is_refused() {
     assert_eq!(ui.app.composer_text(), "the first question, edited");
 }
 
+/// Two tocks editing the same message: the one that resends second is
+/// refused (nothing doubled), and its text comes back as a draft of its
+/// own, which Enter sends: it stayed an edit of a message gone, refused at
+/// every Enter, and Esc threw it away.
+#[tokio::test(start_paused = true)]
+async fn an_edit_refused_as_edited_elsewhere_comes_back_as_a_plain_draft() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text("first answer"), done()]),
+        Step::Reply(vec![text("their answer"), done()]),
+        Step::Reply(vec![text("my answer"), done()]),
+    ]);
+    ui.start().await;
+    let conv = ui.conv();
+    ui.say("flaky think");
+    ui.settle().await;
+    let asked = ui.messages()[0].id;
+    ui.press(KeyCode::Up);
+    ui.typ(" S");
+    // Another tock resends its own edit of it first.
+    let theirs = tock::store::NewItem::message(conv, "flaky think R", None);
+    ui.h.engine
+        .edit_and_resend(conv, asked, theirs, &tock::store::Draft::default())
+        .unwrap();
+    ui.settle().await;
+    ui.enter();
+    ui.settle().await;
+    assert!(
+        ui.status_line().contains("edited or replaced since"),
+        "{}",
+        ui.status_line()
+    );
+    assert!(ui.app.composer.edit.is_none(), "no longer an edit");
+    assert_eq!(ui.app.composer_text(), "flaky think S");
+    assert!(!ui.screen(80, 24).contains("✎ editing"));
+    // Enter sends it, as a message of its own.
+    ui.enter();
+    ui.settle().await;
+    let users: Vec<String> = ui
+        .messages()
+        .into_iter()
+        .filter(|m| m.role == Role::User && m.status != MessageStatus::Superseded)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(users, ["flaky think R", "flaky think S"]);
+}
+
 /// Two tocks typing a draft in one conversation: the one that saves last
 /// merges the other's text in rather than saving over it (the other's was
 /// lost), and shows both.
