@@ -303,6 +303,7 @@ fn tool_result_request() -> ChatRequest {
                     call("call_1", "get_weather", r#"{"city":"Paris"}"#),
                     call("call_2", "get_time", "{}"),
                 ],
+                reasoning: None,
             },
             ChatMessage::ToolResult {
                 call_id: "call_1".into(),
@@ -1635,6 +1636,7 @@ async fn echo_answers_tool_results_and_fired_tasks() {
             ChatMessage::Assistant {
                 text: "I'll schedule that.".into(),
                 tool_calls: vec![call("c1", "schedule_task", "{}")],
+                reasoning: None,
             },
             ChatMessage::ToolResult {
                 call_id: "c1".into(),

@@ -541,6 +541,73 @@ async fn a_model_that_reasons_for_minutes_is_not_cut_as_silent() {
     assert!(e.store().reasoning_chars(c).unwrap().is_empty());
 }
 
+/// A reasoning model that calls a tool: its reasoning goes back with that
+/// call in the next request, as `reasoning_content` (DeepSeek's and Kimi's
+/// thinking modes refuse the turn with a 400 without it); a reply without
+/// calls goes back without its reasoning.
+#[tokio::test(start_paused = true)]
+async fn the_reasoning_before_a_tool_call_is_sent_back_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let thinking_call = vec![
+        head(SSE),
+        chunk(&oa(
+            json!({"role": "assistant", "content": null, "reasoning_content": "I should look first."}),
+            None,
+        )),
+        chunk(&oa(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "list_scheduled", "arguments": "{}"}}]}),
+            None,
+        )),
+        chunk(&oa(json!({}), Some("tool_calls"))),
+        chunk("data: [DONE]\n\n"),
+        end_body(),
+    ];
+    let thinking_text = vec![
+        head(SSE),
+        chunk(&oa(
+            json!({"content": null, "reasoning_content": "Nothing is there."}),
+            None,
+        )),
+        chunk(&oa_text("Nothing is scheduled.")),
+        chunk(&oa(json!({}), Some("stop"))),
+        chunk("data: [DONE]\n\n"),
+        end_body(),
+    ];
+    let server = Server::start(vec![thinking_call, thinking_text], || oa_reply("ok")).await;
+    let e = engine_for(ProviderKind::Openai, &server.base, &dir, Config::default());
+    let c = conv(&e);
+    e.start();
+    e.send_text(c, "what is scheduled?").unwrap();
+    run_for(5).await;
+    e.send_text(c, "thanks").unwrap();
+    run_for(5).await;
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "{reqs:#?}");
+    let assistants = |req: &Value| -> Vec<Value> {
+        req["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .cloned()
+            .collect()
+    };
+    // After the call: the call went back with what led to it.
+    let second = assistants(&reqs[1]);
+    assert_eq!(second.len(), 1, "{second:#?}");
+    assert_eq!(second[0]["reasoning_content"], "I should look first.");
+    assert_eq!(
+        second[0]["tool_calls"][0]["function"]["name"],
+        "list_scheduled"
+    );
+    // And in every later request; the plain reply's reasoning does not go.
+    let third = assistants(&reqs[2]);
+    assert_eq!(third.len(), 2, "{third:#?}");
+    assert_eq!(third[0]["reasoning_content"], "I should look first.");
+    assert!(third[1].get("reasoning_content").is_none(), "{third:#?}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn anthropic_overloaded_event_mid_stream_is_generated_again() {
     let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");

@@ -133,7 +133,12 @@ pub(crate) async fn run(
             engine.now_ms(),
             !tools.is_empty(),
         )),
-        messages: build_messages(&history, &item, resolved.vision),
+        messages: build_messages(
+            &history,
+            &item,
+            resolved.vision,
+            &reasoning_before_calls(store, &history),
+        ),
         tools,
         text_every: pace.text().clone(),
     };
@@ -662,6 +667,25 @@ pub(crate) fn system_prompt(role: Option<&str>, now_ms: i64, tools: bool) -> Str
     s
 }
 
+/// What the model reasoned before each reply of `history` that called tools
+/// (kept with the reply), by reply: sent back with those calls.
+fn reasoning_before_calls(
+    store: &crate::store::Store,
+    history: &[Message],
+) -> std::collections::HashMap<i64, String> {
+    history
+        .iter()
+        .filter(|m| m.role == Role::Assistant && m.tool_calls_json.is_some())
+        .filter_map(|m| match store.reasoning(m.id) {
+            Ok(r) => Some((m.id, r?)),
+            Err(e) => {
+                tracing::warn!("reading the reasoning of reply {}: {e:#}", m.id);
+                None
+            }
+        })
+        .collect()
+}
+
 /// The history as the model should see it: complete messages only (interrupted
 /// and superseded replies are shown to the user, not sent back), tool calls
 /// paired with their results, then the new user message.
@@ -669,6 +693,7 @@ pub(crate) fn build_messages(
     history: &[Message],
     item: &OutboxItem,
     vision: bool,
+    reasoning: &std::collections::HashMap<i64, String>,
 ) -> Vec<ChatMessage> {
     use std::collections::{HashMap, HashSet};
     // Each reply's calls that have a result: the tool messages after it, up
@@ -724,9 +749,13 @@ pub(crate) fn build_messages(
                 if m.content.is_empty() && calls.is_empty() {
                     continue;
                 }
+                let reasoning = (!calls.is_empty())
+                    .then(|| reasoning.get(&m.id).cloned())
+                    .flatten();
                 out.push(ChatMessage::Assistant {
                     text: m.content.clone(),
                     tool_calls: calls,
+                    reasoning,
                 });
             }
             Role::Tool => {
@@ -944,7 +973,7 @@ mod tests {
             calling(6, MessageStatus::Superseded, "call_1"),
             result(7, "call_1"),
         ];
-        let out = build_messages(&history, &item, false);
+        let out = build_messages(&history, &item, false, &Default::default());
         let tools = out
             .iter()
             .filter(|m| matches!(m, ChatMessage::ToolResult { .. }))
@@ -961,7 +990,7 @@ mod tests {
             ][..],
         ]
         .concat();
-        let out = build_messages(&both, &item, false);
+        let out = build_messages(&both, &item, false, &Default::default());
         let mut calls = Vec::new();
         let mut results = Vec::new();
         for m in &out {
@@ -987,7 +1016,7 @@ mod tests {
             result(3, "dup"),
             result(4, "dup"),
         ];
-        let out = build_messages(&stored, &item, false);
+        let out = build_messages(&stored, &item, false, &Default::default());
         let ids: Vec<&str> = out
             .iter()
             .flat_map(|m| match m {
@@ -1000,7 +1029,7 @@ mod tests {
             .collect();
         assert_eq!(ids, ["dup", "dup_2", "dup", "dup_2"], "{out:?}");
         // A result with no reply before it at all is left out too.
-        let out = build_messages(&history[4..], &item, false);
+        let out = build_messages(&history[4..], &item, false, &Default::default());
         assert!(
             !out.iter()
                 .any(|m| matches!(m, ChatMessage::ToolResult { .. })),

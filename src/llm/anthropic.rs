@@ -95,7 +95,11 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 }
                 push("user", blocks);
             }
-            ChatMessage::Assistant { text, tool_calls } => {
+            // Thinking blocks go back only with Anthropic's signature,
+            // which is not kept: the reasoning is left out.
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } => {
                 let mut blocks = Vec::new();
                 if !text.trim().is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
@@ -531,6 +535,7 @@ mod tests {
                 ChatMessage::Assistant {
                     text: " \n\n  ".into(),
                     tool_calls: vec![],
+                    reasoning: None,
                 },
                 ChatMessage::User {
                     text: "and".into(),
@@ -543,6 +548,7 @@ mod tests {
                         name: "x".into(),
                         arguments: "{}".into(),
                     }],
+                    reasoning: None,
                 },
             ],
             tools: vec![],

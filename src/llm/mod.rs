@@ -50,6 +50,11 @@ pub enum ChatMessage {
     Assistant {
         text: String,
         tool_calls: Vec<ToolCall>,
+        /// What the model reasoned before these tool calls, sent back where
+        /// the provider asks for it (DeepSeek's and Kimi's thinking modes
+        /// refuse a tool-call turn without it). None for a reply without
+        /// calls, or without reasoning kept.
+        reasoning: Option<String>,
     },
     ToolResult {
         call_id: String,

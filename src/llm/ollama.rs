@@ -97,7 +97,9 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 }
                 msg
             }
-            ChatMessage::Assistant { text, tool_calls } => {
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } => {
                 let mut msg = json!({"role": "assistant", "content": text});
                 if !tool_calls.is_empty() {
                     msg["tool_calls"] = tool_calls

@@ -108,8 +108,17 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 parts.extend(images.iter().map(image_url));
                 json!({"role": "user", "content": parts})
             }
-            ChatMessage::Assistant { text, tool_calls } => {
+            ChatMessage::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
                 let mut msg = json!({"role": "assistant", "content": text});
+                // As DeepSeek sends it: its thinking mode refuses (400) a
+                // tool-call turn whose reasoning is not sent back.
+                if let Some(r) = reasoning.as_deref().filter(|_| !tool_calls.is_empty()) {
+                    msg["reasoning_content"] = json!(r);
+                }
                 if !tool_calls.is_empty() {
                     if text.is_empty() {
                         msg["content"] = Value::Null;
