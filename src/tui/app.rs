@@ -816,9 +816,12 @@ impl App {
     }
 
     /// The keys go to the pending strip or the conversation list (whose
-    /// letters are commands), with nothing open over them.
+    /// letters are commands), with nothing open over them but what one of
+    /// their letters opened (a question left open takes `y` from a word
+    /// typed later as well).
     fn keys_in_a_pane(&self) -> bool {
-        matches!(self.focus, Focus::Strip | Focus::Sidebar) && self.views.is_empty()
+        matches!(self.focus, Focus::Strip | Focus::Sidebar)
+            && (self.views.is_empty() || self.pane_letter_opened_the_top())
     }
 
     pub fn on_tick(&mut self) {
@@ -830,6 +833,10 @@ impl App {
             self.quit_armed = None;
         }
         if self.keys_in_a_pane() && now.saturating_sub(self.last_input_at) >= PANE_IDLE_MS {
+            // What a letter opened goes unanswered.
+            if let Some((_, _, depth)) = self.pane_letter.take() {
+                self.views.truncate(depth);
+            }
             self.focus = Focus::Composer;
         }
         self.save_draft_if_due();

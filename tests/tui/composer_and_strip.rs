@@ -702,6 +702,19 @@ async fn the_keys_go_back_to_the_composer_after_a_while_in_the_strip() {
         (row.status, row.text.as_str()),
         (Status::Pending, "keep me")
     );
+    // A question one of its letters asked, left open, goes unanswered
+    // too: "yes please" typed later answered it.
+    ui.app.set_composer("");
+    ui.tab();
+    ui.ch('s');
+    assert_eq!(ui.app.popup(), Some(ViewKind::Confirm));
+    ui.h.clock.jump(31_000);
+    ui.app.on_tick();
+    assert_eq!(ui.app.popup(), None);
+    assert_eq!(ui.app.focus, Focus::Composer);
+    ui.typ("yes please");
+    assert_eq!(ui.app.composer_text(), "yes please");
+    assert!(ui.row(id).due_at.is_some(), "still scheduled");
 }
 
 /// `u` takes the selected item back into the composer: back in the strip,
