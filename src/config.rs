@@ -1044,6 +1044,22 @@ impl ConfigSource {
         cache.entry(id).or_insert_with(|| llm::build(spec)).clone()
     }
 
+    /// Why config entry `name` has no key from the environment (its
+    /// `api_key_env` unset or empty), found without running any command.
+    pub fn key_env_missing(&self, name: &str) -> Option<String> {
+        let cfg = self.get();
+        let mc = cfg.models.get(name)?;
+        if mc.api_key.is_some() {
+            return None;
+        }
+        let var = mc.api_key_env.as_ref()?;
+        match std::env::var(var) {
+            Ok(k) if !k.trim().is_empty() => None,
+            Ok(_) => Some(format!("{var} is empty")),
+            Err(_) => Some(format!("{var} is not set")),
+        }
+    }
+
     fn key_for(&self, name: &str, mc: &ModelConfig) -> Result<Option<String>, String> {
         // Trimmed as api_key_cmd's output is: whitespace around a key is
         // no part of it (and `Http` trims again, for keys from elsewhere).

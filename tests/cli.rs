@@ -2104,7 +2104,7 @@ fn status_checks_the_server_of_every_model_configured() {
          [models.main]\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"\nbase_url = \"{url}\"\napi_key_env = \"K\"\n\
          [models.big]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{url}\"\napi_key_env = \"K\"\n\
          [models.gone]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{closed}/v1\"\napi_key_env = \"K\"\n\
-         [models.other]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{closed}/v1\"\napi_key_env = \"K\"\n",
+         [models.other]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{closed}/v1\"\napi_key_env = \"NO_SUCH_KEY_T\"\n",
         url = server.base_url()
     ));
     // Where requests would go is known with the key missing too.
@@ -2116,7 +2116,7 @@ fn status_checks_the_server_of_every_model_configured() {
     assert!(out.contains("provider: 127.0.0.1:"), "{out}");
     assert!(
         out.contains(&format!(
-            "also: gone, other — 127.0.0.1:{closed} NOT reachable"
+            "also: gone, other — 127.0.0.1:{closed} NOT reachable; other: NO_SUCH_KEY_T is not set"
         )),
         "{out}"
     );
@@ -2125,7 +2125,7 @@ fn status_checks_the_server_of_every_model_configured() {
     let v = t.json(&["status", "--json"]);
     assert_eq!(
         v["other_servers"],
-        json!([{"models": ["gone", "other"], "reachability": format!("127.0.0.1:{closed} NOT reachable")}])
+        json!([{"models": ["gone", "other"], "reachability": format!("127.0.0.1:{closed} NOT reachable; other: NO_SUCH_KEY_T is not set")}])
     );
     assert_eq!(server.count(), 0, "a check sends no request");
 }

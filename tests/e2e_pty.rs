@@ -1049,6 +1049,23 @@ fn the_model_picker_lists_each_server_once_and_says_which_could_not_be_read() {
     pty.type_text("/model");
     pty.enter();
     pty.wait_text("the list of gone's server could not be read", LONG);
+    // Two that fail: both named first, then why.
+    let closed2 = MockServer::free_port();
+    let mut t2 = Tock::new();
+    t2.write_config(&format!(
+        "default_model = \"mini\"\n{}{}{}",
+        entry("mini", "gpt-4o-mini", &server.base_url()),
+        entry("gone", "m", &format!("http://127.0.0.1:{closed}/v1")),
+        entry("gone2", "m", &format!("http://127.0.0.1:{closed2}/v1")),
+    ));
+    t2.set_env("K", "sk-test");
+    let pty2 = start(&t2);
+    pty2.type_text("/model");
+    pty2.enter();
+    pty2.wait_text(
+        "the lists of the servers of gone, gone2 could not be read — gone: ",
+        LONG,
+    );
     let s = pty.wait_for(LONG, "the ids listed", |s| {
         s.contains("listed by its server")
     });

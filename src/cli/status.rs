@@ -359,9 +359,15 @@ fn other_servers(
         checks
             .into_iter()
             .map(|(names, check)| {
-                let reach = check
+                let mut reach = check
                     .join()
                     .unwrap_or_else(|_| "could not be checked".to_string());
+                // Reachable, yet an entry without its key sends nothing.
+                for name in &names {
+                    if let Some(why) = config.key_env_missing(name) {
+                        reach.push_str(&format!("; {name}: {why}"));
+                    }
+                }
                 (names, reach)
             })
             .collect()

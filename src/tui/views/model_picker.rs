@@ -116,18 +116,35 @@ impl ModelPicker {
         // Each server whose list could not be read is said (its ids are
         // missing), the first in full.
         let failures = engine.model_list_failures(current);
-        self.failed = failures.first().map(|(entry, why)| {
-            let whose = match entry {
-                None => "the server's list".to_string(),
-                Some(e) => format!("the list of {}'s server", sanitize_line(e)),
-            };
-            let more = match failures.len() {
-                1 => String::new(),
-                2 => " · one more server's list neither".to_string(),
-                n => format!(" · {} more servers' lists neither", n - 1),
-            };
-            format!("{whose} could not be read: {}{more}", sanitize_line(why))
-        });
+        // The names first (a narrow row cuts the reasons, not them).
+        self.failed = match failures.as_slice() {
+            [] => None,
+            [(None, why)] => Some(format!(
+                "the server's list could not be read: {}",
+                sanitize_line(why)
+            )),
+            [(Some(e), why)] => Some(format!(
+                "the list of {}'s server could not be read: {}",
+                sanitize_line(e),
+                sanitize_line(why)
+            )),
+            all => {
+                let name = |e: &Option<String>| match e {
+                    None => "this model's".to_string(),
+                    Some(e) => sanitize_line(e).into_owned(),
+                };
+                let names: Vec<String> = all.iter().map(|(e, _)| name(e)).collect();
+                let whys: Vec<String> = all
+                    .iter()
+                    .map(|(e, why)| format!("{}: {}", name(e), sanitize_line(why)))
+                    .collect();
+                Some(format!(
+                    "the lists of the servers of {} could not be read — {}",
+                    names.join(", "),
+                    whys.join("; ")
+                ))
+            }
+        };
         self.apply_filter();
     }
 
