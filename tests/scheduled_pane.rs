@@ -468,6 +468,16 @@ async fn snapshot_cancel_confirmation() {
     snap!(draw(&pane, 80, 24));
 }
 
+#[tokio::test(start_paused = true)]
+async fn snapshot_send_early_confirmation() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('s')]);
+    snap!(draw(&pane, 80, 24));
+}
+
 /// The edit box open on a message of `text` (the harness goes with it).
 fn editing(text: &str) -> (Harness, ScheduledPane) {
     let h = harness(vec![]);
@@ -749,8 +759,9 @@ async fn cancel_then_yes_cancels() {
         .find(|l| l.starts_with('›'))
         .unwrap_or_default();
     assert!(marked.contains("Nightly review"), "{screen}");
-    // Shown: its keys act on it.
+    // Shown: its keys act on it (scheduled ahead, `s` asks first).
     pane.handle_key(ch('s'), &h.engine, now());
+    pane.handle_key(ch('y'), &h.engine, now());
     assert_ne!(item(&h, f.task), task_before, "s sent the task now");
 }
 
@@ -783,6 +794,29 @@ async fn an_item_that_leaves_by_another_hand_leaves_nothing_selected() {
     // A move selects again, from the top.
     pane.handle_key(ch('j'), &h.engine, now());
     assert!(pane.selected_id().is_some());
+}
+
+/// `s` on a message scheduled ahead asks first, as the strip does: one
+/// slip of a letter key sent it hours early. `n` keeps it scheduled.
+#[tokio::test(start_paused = true)]
+async fn send_now_of_a_scheduled_message_asks_first() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    press(&mut pane, &h, &[ch('s')]);
+    let screen = screen_of(&draw(&pane, 100, 24));
+    assert!(
+        screen.contains(&format!("Send #{} now,", f.scheduled))
+            && screen.contains("before its time?"),
+        "{screen}"
+    );
+    assert_eq!(item(&h, f.scheduled).due_at, Some(NINE_AM));
+    press(&mut pane, &h, &[ch('n')]);
+    assert_eq!(item(&h, f.scheduled).due_at, Some(NINE_AM), "kept");
+    press(&mut pane, &h, &[ch('s'), ch('y')]);
+    let it = item(&h, f.scheduled);
+    assert!(it.due_at.is_none_or(|d| d <= h.engine.now_ms()), "{it:?}");
 }
 
 /// x y twice: each cancel selects the row that took the canceled one's
@@ -824,7 +858,9 @@ async fn send_now_sets_priority_and_due_now() {
     let f = fixture(h.engine.store());
     let mut pane = pane_on(h.engine.store());
     select(&mut pane, &h, f.scheduled);
-    let a = pane.handle_key(ch('s'), &h.engine, now());
+    // Scheduled ahead: asked first, then sent.
+    assert_eq!(pane.handle_key(ch('s'), &h.engine, now()), PaneAction::None);
+    let a = pane.handle_key(ch('y'), &h.engine, now());
     assert!(
         matches!(a, PaneAction::Info(ref s) if s.contains("Release planning")),
         "{a:?}"
@@ -1024,7 +1060,8 @@ async fn engine_refusal_becomes_an_error() {
     // The item is sent by someone else while the pane still shows it pending.
     let store = h.engine.store();
     store.cancel_item(f.scheduled, T0).unwrap();
-    let a = pane.handle_key(ch('s'), &h.engine, now());
+    pane.handle_key(ch('s'), &h.engine, now());
+    let a = pane.handle_key(ch('y'), &h.engine, now());
     assert!(
         matches!(a, PaneAction::Error(ref s) if !s.contains('\n')),
         "{a:?}"

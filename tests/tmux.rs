@@ -546,6 +546,9 @@ fn tmux_f2_cancel_reschedule_and_send_now() {
     });
     tmux.send_keys(&["k"]);
     tmux.send_keys(&["s"]);
+    // Scheduled ahead: asked first.
+    tmux.wait_for("the question", |s| s.contains("before its time?"));
+    tmux.send_keys(&["y"]);
     wait_until(LONG, "charlie sent now", || {
         (t.item(c)["status"] == "sent").then_some(())
     });

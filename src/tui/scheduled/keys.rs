@@ -51,6 +51,17 @@ impl ScheduledPane {
                 error,
             } => self.edit_key(key, engine, (id, seen), editor, error),
             Mode::ConfirmCancel { id, seen, text } => self.confirm_key(key, engine, id, seen, text),
+            Mode::ConfirmSendEarly { id, seen, ahead } => match key.code {
+                KeyCode::Char('y' | 'Y') => self.send_now(engine, id, seen),
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
+                _ if crate::tui::views::is_typing(&key) => {
+                    PaneAction::Info("not done: only y answers yes".into())
+                }
+                _ => {
+                    self.mode = Mode::ConfirmSendEarly { id, seen, ahead };
+                    PaneAction::None
+                }
+            },
             Mode::Rule { id, input, preview } => self.rule_key(key, engine, id, input, preview),
         }
     }
@@ -181,18 +192,22 @@ impl ScheduledPane {
                 };
                 PaneAction::None
             }
-            's' if open => {
-                let conv = row
-                    .conversation
-                    .clone()
-                    .unwrap_or_else(|| "its conversation".to_string());
-                self.act_leaving(
-                    engine,
-                    id,
-                    move |e| e.act_on_item(id, seen, ItemAction::SendNow),
-                    format!("#{id} will be sent as soon as {conv} is free"),
-                )
-            }
+            's' if open => match row
+                .item
+                .due_at
+                .filter(|due| *due > engine.now_ms() + 60_000)
+            {
+                Some(due) => {
+                    let ahead = crate::when::countdown(due, engine.now_ms());
+                    self.mode = Mode::ConfirmSendEarly {
+                        id,
+                        seen,
+                        ahead: ahead.trim_start_matches("in ").to_string(),
+                    };
+                    PaneAction::None
+                }
+                None => self.send_now(engine, id, seen),
+            },
             'R' if matches!(status, Status::Failed | Status::Expired | Status::Canceled) => self
                 .act(
                     engine,
@@ -204,6 +219,21 @@ impl ScheduledPane {
             }
             _ => PaneAction::Info(why_not()),
         }
+    }
+
+    /// Send item `id` now, as soon as its conversation is free.
+    fn send_now(&mut self, engine: &Engine, id: i64, seen: i64) -> PaneAction {
+        let conv = self
+            .index_of(id)
+            .and_then(|i| self.list.get(i))
+            .and_then(|row| row.conversation.clone())
+            .unwrap_or_else(|| "its conversation".to_string());
+        self.act_leaving(
+            engine,
+            id,
+            move |e| e.act_on_item(id, seen, ItemAction::SendNow),
+            format!("#{id} will be sent as soon as {conv} is free"),
+        )
     }
 
     /// The keys on a recurring series: pause/resume, skip next, edit text,

@@ -102,6 +102,13 @@ enum Mode {
         /// The item's text as shown (a series' is not needed).
         text: String,
     },
+    /// `s` on a message scheduled `ahead` ("1h 54m") of now: asked, as
+    /// the strip asks (one slip of a letter key sent it hours early).
+    ConfirmSendEarly {
+        id: i64,
+        seen: i64,
+        ahead: String,
+    },
     /// A new rule for a series, with the engine's preview of it.
     Rule {
         id: i64,

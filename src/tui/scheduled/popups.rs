@@ -177,14 +177,26 @@ impl ScheduledPane {
         }
     }
 
-    pub(super) fn render_confirm(&self, area: Rect, buf: &mut Buffer, id: i64) {
+    /// The question before `x` (a series is ended, an item canceled) or
+    /// before `s` on a message scheduled `send_early` ahead.
+    pub(super) fn render_confirm(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        id: i64,
+        send_early: Option<&str>,
+    ) {
         let popup = above_footer(area, area.width.saturating_sub(4).min(60), 5);
-        // A series is ended (nothing more is sent), an item canceled.
-        let series = self.is_series(id);
-        let (title, question, yes) = if series {
-            (" End ", format!("End recurring series #{id}? "), "end it")
-        } else {
-            (" Cancel ", format!("Cancel item #{id}? "), "cancel it")
+        let (title, question, yes) = match send_early {
+            Some(ahead) => (
+                " Send now ",
+                format!("Send #{id} now, {ahead} before its time? "),
+                "send it",
+            ),
+            None if self.is_series(id) => {
+                (" End ", format!("End recurring series #{id}? "), "end it")
+            }
+            None => (" Cancel ", format!("Cancel item #{id}? "), "cancel it"),
         };
         let inner = popup_frame(popup, buf, title, palette().error);
         if inner.height < 1 {

@@ -90,7 +90,10 @@ impl ScheduledPane {
             Mode::Edit {
                 id, editor, error, ..
             } => self.render_edit(area, buf, *id, editor, error.as_deref()),
-            Mode::ConfirmCancel { id, .. } => self.render_confirm(area, buf, *id),
+            Mode::ConfirmCancel { id, .. } => self.render_confirm(area, buf, *id, None),
+            Mode::ConfirmSendEarly { id, ahead, .. } => {
+                self.render_confirm(area, buf, *id, Some(ahead))
+            }
             Mode::Rule { id, input, preview } => self.render_rule(area, buf, *id, input, preview),
         }
     }
