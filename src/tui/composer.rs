@@ -608,7 +608,10 @@ impl Composer {
     }
 
     /// Draw with `title` spans in the top border. `focused` shows the cursor;
-    /// `inactive` (an approval card has focus) dims the whole box.
+    /// `inactive` (an approval card has focus) dims the whole box. `later`:
+    /// while editing, the exchanges after the message edited (a task's
+    /// turn, another tock's message) that the resend replaces too.
+    #[allow(clippy::too_many_arguments)]
     pub fn render(
         &self,
         area: Rect,
@@ -617,6 +620,7 @@ impl Composer {
         below: Vec<Span<'static>>,
         focused: bool,
         inactive: bool,
+        later: usize,
     ) {
         let border = if inactive {
             Style::new().fg(palette().dim).add_modifier(Modifier::DIM)
@@ -650,6 +654,7 @@ impl Composer {
                     )
                 })
                 .unwrap_or_default();
+            let plural = if later == 1 { "" } else { "s" };
             let wordings = [
                 format!(
                     "✎ editing your last message — Enter resends it{to} (the old exchange is marked replaced) · Esc keeps the old one"
@@ -662,7 +667,25 @@ impl Composer {
                 "✎ editing — Enter resends · Esc keeps it".to_string(),
                 "✎ editing".to_string(),
             ];
-            let banner = super::text::first_fitting(&wordings, inner.width as usize)
+            // Something came after it since the edit began: the resend
+            // replaces that too, and says so.
+            let later_wordings = [
+                format!(
+                    "✎ editing an earlier message — Enter resends it{to} and replaces the {later} exchange{plural} after it · Esc keeps them"
+                ),
+                format!(
+                    "✎ editing — Enter resends and replaces {later} later exchange{plural} · Esc keeps them"
+                ),
+                format!("✎ editing — replaces {later} later · Esc keeps"),
+                format!("✎ editing (+{later} later)"),
+                "✎ editing".to_string(),
+            ];
+            let wordings: &[String] = if later > 0 {
+                &later_wordings
+            } else {
+                &wordings
+            };
+            let banner = super::text::first_fitting(wordings, inner.width as usize)
                 .cloned()
                 .unwrap_or_else(|| "✎".to_string());
             Paragraph::new(Line::styled(

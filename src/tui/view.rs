@@ -444,8 +444,30 @@ fn draw_composer(f: &mut Frame, app: &App, area: Rect, above: Rect) {
             }
         }
     }
-    app.composer
-        .render(area, f.buffer_mut(), title, below, focused, inactive);
+    app.composer.render(
+        area,
+        f.buffer_mut(),
+        title,
+        below,
+        focused,
+        inactive,
+        exchanges_after_the_edit(app),
+    );
+}
+
+/// While a message is edited: the exchanges after it (its user messages)
+/// that its resend would mark replaced with it.
+fn exchanges_after_the_edit(app: &App) -> usize {
+    let Some(edit) = app.composer.edit.as_ref() else {
+        return 0;
+    };
+    app.model
+        .entries
+        .iter()
+        .skip_while(|e| e.msg.id != edit.message_id)
+        .skip(1)
+        .filter(|e| e.msg.role == crate::store::Role::User)
+        .count()
 }
 
 /// `text` wrapped on the last rows of `area` (cleared first).

@@ -633,6 +633,44 @@ async fn an_edit_refused_as_edited_elsewhere_comes_back_as_a_plain_draft() {
     assert_eq!(users, ["flaky think R", "flaky think S"]);
 }
 
+/// An edit begun before something else came into the conversation (a
+/// task's turn, a message from the CLI): the banner says the resend
+/// replaces that too (it went silently).
+#[tokio::test(start_paused = true)]
+async fn an_edit_says_the_later_exchanges_its_resend_replaces() {
+    let mut ui = Ui::new(vec![
+        Step::Reply(vec![text("first answer"), done()]),
+        Step::Reply(vec![text("later answer"), done()]),
+    ]);
+    ui.start().await;
+    let conv = ui.conv();
+    ui.say("remind me to stretch");
+    ui.settle().await;
+    ui.press(KeyCode::Up);
+    assert!(ui.screen(120, 30).contains("✎ editing your last message"));
+    ui.h.engine
+        .send_text(conv, "[Scheduled task] stretch")
+        .unwrap();
+    ui.settle().await;
+    let s = ui.screen(170, 30);
+    assert!(
+        s.contains("✎ editing an earlier message — Enter resends it and replaces the 1 exchange after it · Esc keeps them"),
+        "{s}"
+    );
+    let s = ui.screen(120, 30);
+    assert!(
+        s.contains("✎ editing — Enter resends and replaces 1 later exchange · Esc keeps them"),
+        "{s}"
+    );
+    let s = ui.screen(90, 20);
+    assert!(
+        s.contains("✎ editing — replaces 1 later · Esc keeps"),
+        "{s}"
+    );
+    let s = ui.screen(60, 20);
+    assert!(s.contains("✎ editing (+1 later)"), "{s}");
+}
+
 /// Two tocks typing a draft in one conversation: the one that saves last
 /// merges the other's text in rather than saving over it (the other's was
 /// lost), and shows both.
