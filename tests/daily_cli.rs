@@ -685,3 +685,26 @@ fn show_and_fork_keep_what_a_reasoning_model_thought() {
     let forked = t.show(&format!("#{fork}"));
     assert_eq!(forked["messages"][1]["reasoning"], msgs[1]["reasoning"]);
 }
+
+/// A reasoning model served without a reasoning parser (llama.cpp, vLLM)
+/// thinks in its text, in a leading `<think>` block: that is its
+/// reasoning, kept as such, and the answer is what follows it.
+#[test]
+fn a_think_block_opening_the_text_is_reasoning_not_the_answer() {
+    let server = MockServer::start();
+    server.push(Reply::Stream {
+        chunks: vec![
+            "<thi".into(),
+            "nk>Weigh it.\n</th".into(),
+            "ink>\n\n".into(),
+            "The answer.".into(),
+        ],
+        gap: Duration::ZERO,
+        tool_calls: Vec::new(),
+    });
+    let t = Tock::with_openai(&server.base_url());
+    assert_eq!(t.ok(&["ask", "--new", "Tags", "Which?"]), "The answer.\n");
+    let v = t.show("Tags");
+    assert_eq!(v["messages"][1]["content"], "The answer.");
+    assert_eq!(v["messages"][1]["reasoning"], "Weigh it.\n");
+}

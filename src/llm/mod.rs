@@ -14,6 +14,7 @@ pub mod ollama;
 pub mod openai;
 pub mod quiet;
 pub mod sse;
+mod think_tags;
 
 use std::pin::Pin;
 use std::sync::Arc;

@@ -221,6 +221,8 @@ struct OpenAiDecoder {
     /// 200, is still understood at the end.
     raw: Vec<u8>,
     saw_event: bool,
+    /// A `<think>` block opening the text is reasoning.
+    think: super::think_tags::ThinkTags,
 }
 
 /// The shape of almost every event of a streamed reply: one choice whose
@@ -308,12 +310,8 @@ impl OpenAiDecoder {
         let Some(msg) = choice.get("message") else {
             return;
         };
-        if let Some(t) = msg
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-        {
-            out.push(Ok(StreamEvent::Text(t.to_string())));
+        if let Some(t) = msg.get("content").and_then(Value::as_str) {
+            self.text(t, out);
         }
         for (n, c) in msg
             .get("tool_calls")
@@ -354,9 +352,7 @@ impl OpenAiDecoder {
             return;
         }
         if let Some(text) = plain_text_delta(data) {
-            if !text.is_empty() {
-                out.push(Ok(StreamEvent::Text(text.into_owned())));
-            }
+            self.text(&text, out);
             return;
         }
         let v: Value = match serde_json::from_str(data) {
@@ -395,14 +391,15 @@ impl OpenAiDecoder {
             {
                 out.push(Ok(StreamEvent::Reasoning(text.to_string())));
             }
-            for key in ["content", "refusal"] {
-                if let Some(text) = delta
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                {
-                    out.push(Ok(StreamEvent::Text(text.to_string())));
-                }
+            if let Some(text) = delta.get("content").and_then(Value::as_str) {
+                self.text(text, out);
+            }
+            if let Some(text) = delta
+                .get("refusal")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                out.push(Ok(StreamEvent::Text(text.to_string())));
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for frag in calls {
@@ -455,7 +452,18 @@ impl OpenAiDecoder {
         }
     }
 
+    /// A piece of the reply's text, a leading `<think>` block split off.
+    fn text(&mut self, piece: &str, out: &mut Vec<Item>) {
+        let mut events = Vec::new();
+        self.think.push(piece, &mut events);
+        out.extend(events.into_iter().map(Ok));
+    }
+
+    /// The reply is over: its calls, and what the `<think>` split held.
     fn emit_calls(&mut self, out: &mut Vec<Item>) {
+        let mut held = Vec::new();
+        self.think.finish(&mut held);
+        out.extend(held.into_iter().map(Ok));
         if self.calls_emitted {
             return;
         }
