@@ -454,6 +454,13 @@ impl OpenAiDecoder {
 
     /// A piece of the reply's text, a leading `<think>` block split off.
     fn text(&mut self, piece: &str, out: &mut Vec<Item>) {
+        // Almost every piece, after the first few: as it came.
+        if self.think.passes_text() {
+            if !piece.is_empty() {
+                out.push(Ok(StreamEvent::Text(piece.to_string())));
+            }
+            return;
+        }
         let mut events = Vec::new();
         self.think.push(piece, &mut events);
         out.extend(events.into_iter().map(Ok));

@@ -33,6 +33,11 @@ pub(crate) struct ThinkTags {
 }
 
 impl ThinkTags {
+    /// Past any block: the text goes on as it comes (no events to make).
+    pub(crate) fn passes_text(&self) -> bool {
+        matches!(self.state, State::Text)
+    }
+
     /// The events a piece of the reply's text makes.
     pub(crate) fn push(&mut self, piece: &str, out: &mut Vec<StreamEvent>) {
         match self.state {
