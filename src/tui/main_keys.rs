@@ -104,10 +104,10 @@ impl App {
         self.apply(intents);
         // A letter that opened a question or a prompt: a letter right
         // after it is typing (see `typed_on_after_a_pane_letter`).
+        let opened = self.views.len() == depth + 1
+            && self.views.last().is_some_and(|v| !v.typed_into_at_once());
         self.pane_letter = match key.code {
-            KeyCode::Char(c) if views::is_typing(&key) && self.views.len() == depth + 1 => {
-                Some((c, self.now(), depth))
-            }
+            KeyCode::Char(c) if views::is_typing(&key) && opened => Some((c, self.now(), depth)),
             _ => None,
         };
         if outcome != Outcome::Ignored {
@@ -707,10 +707,14 @@ impl App {
         let Some((first, at, depth)) = self.pane_letter.take() else {
             return false;
         };
-        let KeyCode::Char(_) = key.code else {
+        let KeyCode::Char(next) = key.code else {
             return false;
         };
+        // A prompt takes a time or text: a digit at once is its input
+        // (`r` then `2h`), a letter the rest of a word.
+        let prompt = self.top() == Some(ViewKind::Prompt);
         if !views::is_typing(&key)
+            || (prompt && !next.is_alphabetic())
             || self.views.len() != depth + 1
             || self.now().saturating_sub(at) >= TYPED_ON_MS
         {

@@ -656,7 +656,34 @@ async fn a_word_typed_into_the_strip_or_the_list_goes_to_the_composer() {
         ui.store().conversation(conv).unwrap().is_some(),
         "not deleted"
     );
+    // The list's filter and a time after `r` are typed at once, and stay
+    // theirs.
+    ui.app.set_composer("");
+    ui.tab();
+    ui.tab();
+    for c in "/gro".chars() {
+        ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    assert_eq!(ui.app.popup(), Some(ViewKind::Prompt));
+    assert_eq!(ui.app.composer_text(), "");
+    ui.press(KeyCode::Esc);
+    ui.press(KeyCode::Esc);
+    ui.app.focus = Focus::Composer;
+    ui.tab();
+    assert_eq!(ui.app.focus, Focus::Strip);
+    for c in "r2h".chars() {
+        ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    assert_eq!(ui.app.popup(), Some(ViewKind::Prompt));
+    assert!(
+        ui.screen(100, 24).contains("in 2h"),
+        "{}",
+        ui.screen(100, 24)
+    );
+    assert_eq!(ui.app.composer_text(), "");
+    ui.press(KeyCode::Esc);
     // Read, then answered: the question is asked and `y` answers it.
+    ui.app.focus = Focus::Composer;
     ui.app.set_composer("");
     ui.tab();
     ui.ch('s');

@@ -209,6 +209,13 @@ pub trait View {
     /// What this view is, for tests and for the app to find it on the stack.
     fn kind(&self) -> ViewKind;
 
+    /// Opened to be typed into at once (the list's filter): a quick key
+    /// after the letter that opened it is meant for it, not a word meant
+    /// for the composer.
+    fn typed_into_at_once(&self) -> bool {
+        false
+    }
+
     /// F2 itself, for a write of its that finished after its key returned.
     fn as_scheduled(&mut self) -> Option<&mut super::scheduled::ScheduledPane> {
         None

@@ -187,6 +187,10 @@ impl View for Prompt {
         ViewKind::Prompt
     }
 
+    fn typed_into_at_once(&self) -> bool {
+        matches!(self.kind, Kind::Filter)
+    }
+
     fn handle_key(&mut self, key: KeyEvent, cx: &mut Cx<'_>) -> Outcome {
         let ctrl_c = key.code == ratatui::crossterm::event::KeyCode::Char('c')
             && key
