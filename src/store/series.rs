@@ -304,16 +304,24 @@ impl Store {
         Ok(id)
     }
 
-    /// Active series by conversation, for the conversation list's marks.
-    pub fn active_series_by_conversation(&self) -> Result<std::collections::HashMap<i64, usize>> {
+    /// Active series by conversation, for the conversation list's marks:
+    /// how many, and when the first of them sends next.
+    pub fn active_series_by_conversation(
+        &self,
+    ) -> Result<std::collections::HashMap<i64, (usize, Option<i64>)>> {
         let conn = self.conn();
         let mut st = conn.prepare_cached(
-            "SELECT COALESCE(conversation_id, 0), count(*) FROM series
+            "SELECT COALESCE(conversation_id, 0), count(*), min(next_due_at) FROM series
              WHERE status = 'active' GROUP BY conversation_id",
         )?;
         // A series whose conversation is gone counts under 0 (no
         // conversation has that id): in the total, on no row.
-        let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, usize>(1)?)))?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                (r.get::<_, usize>(1)?, r.get::<_, Option<i64>>(2)?),
+            ))
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

@@ -63,6 +63,8 @@ pub struct Model {
     /// Active recurring series by conversation (the list marks them; the
     /// status bar counts them all).
     pub series_by_conv: HashMap<i64, usize>,
+    /// When the first of those sends next, by conversation.
+    pub series_next_by_conv: HashMap<i64, i64>,
     /// The status bar's counts, with the span of time they hold for: from
     /// when they were made until a row's due time or back-off passes (a
     /// frame reads them; they are made again only after a change or then).
@@ -152,6 +154,7 @@ impl Model {
             stepping: None,
             usage: Default::default(),
             series_by_conv: HashMap::new(),
+            series_next_by_conv: HashMap::new(),
             pending_by_conv: HashMap::new(),
             failed_by_conv: HashMap::new(),
             counts: std::cell::Cell::new(None),
@@ -615,7 +618,13 @@ impl Model {
     /// awaiting approval): small, read whole on every change.
     fn reload_gates(&mut self) {
         match self.engine.reader().active_series_by_conversation() {
-            Ok(by_conv) => self.series_by_conv = by_conv,
+            Ok(by_conv) => {
+                self.series_next_by_conv = by_conv
+                    .iter()
+                    .filter_map(|(c, (_, next))| Some((*c, (*next)?)))
+                    .collect();
+                self.series_by_conv = by_conv.into_iter().map(|(c, (n, _))| (c, n)).collect();
+            }
             Err(e) => self.fail("recurring series", e),
         }
         match crate::engine::state::gates(self.engine.reader()) {

@@ -266,12 +266,27 @@ pub fn draw_chat_overlays(buf: &mut Buffer, app: &App, area: Rect, tail: &Tail) 
             }
             _ => "New conversation.".to_string(),
         };
+        // A time, not a countdown: nothing redraws this idle screen.
+        let next = conv
+            .and_then(|c| model.series_next_by_conv.get(&c.id).copied())
+            .and_then(chrono::DateTime::from_timestamp_millis)
+            .map(|d| crate::when::absolute(d, &super::model::local(model.now_ms())));
         let series = conv
             .and_then(|c| model.series_by_conv.get(&c.id).copied())
             .filter(|n| *n > 0)
-            .map(|n| match n {
-                1 => "↻ A recurring series sends here: F2 shows when it goes next.".to_string(),
-                n => format!("↻ {n} recurring series send here: F2 shows when each goes next."),
+            .map(|n| match (n, next) {
+                (1, Some(at)) => {
+                    format!("↻ A recurring series sends here, next {at} (F2 lists it).")
+                }
+                (n, Some(at)) => {
+                    format!("↻ {n} recurring series send here, the next {at} (F2 lists them).")
+                }
+                (1, None) => {
+                    "↻ A recurring series sends here: F2 shows when it goes next.".to_string()
+                }
+                (n, None) => {
+                    format!("↻ {n} recurring series send here: F2 shows when each goes next.")
+                }
             });
         let typing =
             "Type a message and press Enter. Keep typing while the model answers: messages queue.";

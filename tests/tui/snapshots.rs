@@ -32,7 +32,7 @@ async fn an_empty_named_conversation_says_its_name_and_its_series() {
     ui.settle().await;
     let s = ui.screen(80, 24);
     assert!(s.contains("“cron standup”: no messages yet."), "{s}");
-    assert!(s.contains("↻ A recurring series sends here"), "{s}");
+    assert!(s.contains("↻ A recurring series sends here, next "), "{s}");
     assert!(!s.contains("New conversation."), "{s}");
     snap!("empty_named_with_series_60x15", ui.render(60, 15).backend());
 }
