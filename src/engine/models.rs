@@ -316,8 +316,6 @@ fn store_result(
     }
 }
 
-/// The config entry a model name resolves through (`claude` of
-/// `claude/claude-fake-1`), if it resolves.
 /// The config entries (not `echo`) whose servers differ from the server
 /// of `current` and from each other's: the first entry of each. Two entries
 /// on one server (one model each, say) list the same ids; they are offered
@@ -342,6 +340,8 @@ fn other_servers_entries(
         .collect()
 }
 
+/// The config entry a model name resolves through (`claude` of
+/// `claude/claude-fake-1`), if it resolves.
 fn entry_of(config: &crate::config::ConfigSource, model: Option<&str>) -> Option<String> {
     config
         .facts(model)

@@ -807,7 +807,6 @@ impl App {
         at.into_iter().min()
     }
 
-    /// A tick: expire the status line and the quit arm, save a due draft, refresh cards.
     /// The view on top was opened by a letter of the strip or the list
     /// just now: a letter typed next within [`TYPED_ON_MS`] is typing.
     pub fn pane_letter_opened_the_top(&self) -> bool {
@@ -824,6 +823,8 @@ impl App {
             && (self.views.is_empty() || self.pane_letter_opened_the_top())
     }
 
+    /// A tick: expire the status line and the quit arm, give the keys back
+    /// from an idle pane, save a due draft, refresh cards.
     pub fn on_tick(&mut self) {
         let now = self.now();
         if self.status.as_ref().is_some_and(|s| s.until <= now) {
