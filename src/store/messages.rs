@@ -64,6 +64,12 @@ pub(crate) const COPIED_EXTRA_COLS: &str =
     ", prompt_tokens, completion_tokens, cached_tokens, reasoning, reasoning_chars";
 
 impl Message {
+    /// A scheduled task's turn: a user message tock wrote when the task
+    /// fired, not one the user typed.
+    pub fn is_task_turn(&self) -> bool {
+        self.role == Role::User && self.content.starts_with(super::outbox::TASK_TURN_PREFIX)
+    }
+
     /// The tool calls a reply made, as stored with it (none if unreadable).
     pub fn tool_calls(&self) -> Vec<crate::llm::ToolCall> {
         self.tool_calls_json

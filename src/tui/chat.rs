@@ -466,7 +466,6 @@ impl Entry {
     }
 }
 
-/// "1 character", "640 characters", "12.3k characters".
 fn time_of(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|d| d.with_timezone(&chrono::Local).format("%H:%M").to_string())
@@ -602,7 +601,7 @@ fn head(e: &Entry, width: u16) -> Vec<Line<'static>> {
             }
         }
     }
-    if m.role == Role::User && m.content.starts_with("[Scheduled task]") {
+    if m.is_task_turn() {
         header.push(Span::styled(
             "  ⏰ scheduled task",
             Style::new().fg(palette().accent),

@@ -797,7 +797,7 @@ impl Model {
         let mut v: Vec<String> = self
             .entries
             .iter()
-            .filter(|e| e.msg.role == Role::User && !e.msg.content.starts_with("[Scheduled task]"))
+            .filter(|e| e.msg.role == Role::User && !e.msg.is_task_turn())
             .map(|e| super::sending::escape_slash(&e.msg.content).into_owned())
             .collect();
         let keep = v.len().saturating_sub(200);
@@ -822,7 +822,7 @@ impl Model {
         self.entries
             .iter()
             .rev()
-            .find(|e| e.msg.role == Role::User && !e.msg.content.starts_with("[Scheduled task]"))
+            .find(|e| e.msg.role == Role::User && !e.msg.is_task_turn())
             .map(|e| &e.msg)
     }
 }

@@ -101,6 +101,10 @@ pub(super) const COLS: &str = "id, conversation_id, kind, text, model_override, 
                     last_error, next_attempt_at, priority, claimed_by, created_at, updated_at, sent_at, title, payload_json, \
                     series_id, occurrence_at";
 
+/// How the user message a scheduled task sends begins (the model is told
+/// so; the views tell it from what the user typed by it).
+pub const TASK_TURN_PREFIX: &str = "[Scheduled task]";
+
 impl OutboxItem {
     pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
@@ -152,7 +156,7 @@ impl OutboxItem {
     pub fn user_text(&self) -> Option<String> {
         match self.kind {
             Kind::Regenerate => None,
-            Kind::Task => Some(format!("[Scheduled task] {}", self.text)),
+            Kind::Task => Some(format!("{TASK_TURN_PREFIX} {}", self.text)),
             Kind::Queued | Kind::Message => Some(self.text.clone()),
         }
     }
