@@ -862,30 +862,21 @@ fn user_message(text: &str, parts_json: Option<&str>, vision: bool) -> ChatMessa
 /// and a secret's beginning at the end is held back.
 fn latest_reasoning(reasoning: &str, secrets: &[String]) -> String {
     let longest = secrets.iter().map(String::len).max().unwrap_or(0);
-    let start = floor_char(
-        reasoning,
+    let start = reasoning.floor_char_boundary(
         reasoning
             .len()
             .saturating_sub(super::THINKING_LATEST_BYTES + longest),
     );
     let redacted = crate::llm::http::redact_secrets(&reasoning[start..], secrets, true);
-    let from = floor_char(
-        &redacted,
-        redacted.len().saturating_sub(super::THINKING_LATEST_BYTES),
-    );
+    let from =
+        redacted.floor_char_boundary(redacted.len().saturating_sub(super::THINKING_LATEST_BYTES));
     redacted[from..].to_string()
-}
-
-/// The nearest character boundary at or before `at`.
-fn floor_char(s: &str, mut at: usize) -> usize {
-    while !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::store::{NewItem, Store};
 
     #[test]
     fn the_latest_reasoning_is_its_end_with_secrets_taken_out() {
@@ -917,8 +908,6 @@ mod tests {
             "thinking <redacted>"
         );
     }
-    use super::*;
-    use crate::store::{NewItem, Store};
 
     fn message(id: i64, role: Role, status: MessageStatus, content: &str) -> Message {
         Message {
