@@ -135,41 +135,18 @@ impl App {
     /// (the strip says so, and how to resume); "wait for the reply to
     /// finish" goes once it has, "approved: running it" once it has run.
     fn drop_stale_status(&mut self) {
-        let Some(s) = self.status.as_ref() else {
+        let (current, paused_now) = (self.model.current, self.model.paused());
+        let Some(s) = self.status.as_mut() else {
             return;
         };
         let answered = s
             .approval_in
             .is_some_and(|c| !self.model.awaiting.contains(&c));
-        let paused =
-            s.queued_in.is_some() && s.queued_in == self.model.current && self.model.paused();
-        let resumed = match s.paused_in {
-            Some((c, seen)) if Some(c) == self.model.current => {
-                if self.model.paused() {
-                    if let Some(s) = self.status.as_mut() {
-                        s.paused_in = Some((c, true));
-                    }
-                    false
-                } else {
-                    seen
-                }
-            }
-            _ => false,
-        };
-        // "queue resumed", and paused again since.
-        let paused_again = match self.status.as_ref().and_then(|s| s.resumed_in) {
-            Some((c, seen)) if Some(c) == self.model.current => {
-                if !self.model.paused() {
-                    if let Some(s) = self.status.as_mut() {
-                        s.resumed_in = Some((c, true));
-                    }
-                    false
-                } else {
-                    seen
-                }
-            }
-            _ => false,
-        };
+        let paused = s.queued_in.is_some() && s.queued_in == current && paused_now;
+        // "the queue is paused", and resumed since; "queue resumed", and
+        // paused again since.
+        let resumed = gone_once_seen(&mut s.paused_in, current, paused_now);
+        let paused_again = gone_once_seen(&mut s.resumed_in, current, !paused_now);
         let Some(s) = self.status.as_ref() else {
             return;
         };
@@ -431,6 +408,24 @@ pub(crate) fn append_streamed(shown: &mut String, offset: usize, text: &str) -> 
         }
     }
     true
+}
+
+/// A line about the state of conversation `c` (`track`: `(c, seen)`, the
+/// state seen since the line was written, which may be just before the
+/// change it reports is read): stale once that state has been seen and
+/// then no longer `holds` in the conversation shown.
+fn gone_once_seen(track: &mut Option<(i64, bool)>, current: Option<i64>, holds: bool) -> bool {
+    match *track {
+        Some((c, seen)) if Some(c) == current => {
+            if holds {
+                *track = Some((c, true));
+                false
+            } else {
+                seen
+            }
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
