@@ -192,18 +192,10 @@ impl ScheduledPane {
                 };
                 PaneAction::None
             }
-            's' if open => match row
-                .item
-                .due_at
-                .filter(|due| *due > engine.now_ms() + 60_000)
+            's' if open => match crate::tui::views::sent_early_by(row.item.due_at, engine.now_ms())
             {
-                Some(due) => {
-                    let ahead = crate::when::countdown(due, engine.now_ms());
-                    self.mode = Mode::ConfirmSendEarly {
-                        id,
-                        seen,
-                        ahead: ahead.trim_start_matches("in ").to_string(),
-                    };
+                Some(ahead) => {
+                    self.mode = Mode::ConfirmSendEarly { id, seen, ahead };
                     PaneAction::None
                 }
                 None => self.send_now(engine, id, seen),

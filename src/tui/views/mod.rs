@@ -318,6 +318,19 @@ pub fn waited_change(since: i64, now: i64) -> i64 {
     since.saturating_add((ms / step + 1) * step)
 }
 
+/// How far ahead of its time `s` would send a message due at `due_at`
+/// ("54m"), when that is more than a minute: then the strip and F2 ask
+/// first (`s` is also the first letter of many a word typed in the wrong
+/// place).
+pub fn sent_early_by(due_at: Option<i64>, now: i64) -> Option<String> {
+    let due = due_at.filter(|due| *due > now + 60_000)?;
+    Some(
+        crate::when::countdown(due, now)
+            .trim_start_matches("in ")
+            .to_string(),
+    )
+}
+
 /// When the countdown to `due` next changes, seen at `now` (see
 /// [`label_at`]): the next whole second while it shows seconds (below an
 /// hour); above, the whole minute at which its minutes (below a day) or its

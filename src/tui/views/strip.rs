@@ -263,11 +263,6 @@ impl Strip {
             return Outcome::Consumed;
         }
         let (id, seen) = (item.id, item.updated_at);
-        // A message scheduled more than a minute ahead is sent early only
-        // when that is confirmed.
-        let early = item
-            .due_at
-            .filter(|due| *due > cx.now_ms + 60_000 && action == Action::SendNow);
         match action {
             Action::EditItem => cx.push(Intent::Push(Box::new(super::prompt::Prompt::edit_item(
                 id, seen, &item.text,
@@ -278,16 +273,11 @@ impl Strip {
             Action::CancelItem => cx.push(Intent::Push(Box::new(
                 super::confirm::Confirm::cancel_item(id, seen, &item.text),
             ))),
-            Action::SendNow => match early {
-                Some(due) => {
-                    let ahead = crate::when::countdown(due, cx.now_ms);
-                    cx.push(Intent::Push(Box::new(super::confirm::Confirm::send_early(
-                        id,
-                        seen,
-                        &item.text,
-                        ahead.trim_start_matches("in "),
-                    ))))
-                }
+            // Ahead of its time only when that is confirmed.
+            Action::SendNow => match super::sent_early_by(item.due_at, cx.now_ms) {
+                Some(ahead) => cx.push(Intent::Push(Box::new(
+                    super::confirm::Confirm::send_early(id, seen, &item.text, &ahead),
+                ))),
                 None => cx.push(Intent::Item {
                     id,
                     seen,
