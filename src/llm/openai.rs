@@ -454,23 +454,12 @@ impl OpenAiDecoder {
 
     /// A piece of the reply's text, a leading `<think>` block split off.
     fn text(&mut self, piece: &str, out: &mut Vec<Item>) {
-        // Almost every piece, after the first few: as it came.
-        if self.think.passes_text() {
-            if !piece.is_empty() {
-                out.push(Ok(StreamEvent::Text(piece.to_string())));
-            }
-            return;
-        }
-        let mut events = Vec::new();
-        self.think.push(piece, &mut events);
-        out.extend(events.into_iter().map(Ok));
+        self.think.push(piece, &mut |ev| out.push(Ok(ev)));
     }
 
     /// The reply is over: its calls, and what the `<think>` split held.
     fn emit_calls(&mut self, out: &mut Vec<Item>) {
-        let mut held = Vec::new();
-        self.think.finish(&mut held);
-        out.extend(held.into_iter().map(Ok));
+        self.think.finish(&mut |ev| out.push(Ok(ev)));
         if self.calls_emitted {
             return;
         }

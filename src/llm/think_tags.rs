@@ -33,17 +33,12 @@ pub(crate) struct ThinkTags {
 }
 
 impl ThinkTags {
-    /// Past any block: the text goes on as it comes (no events to make).
-    pub(crate) fn passes_text(&self) -> bool {
-        matches!(self.state, State::Text)
-    }
-
-    /// The events a piece of the reply's text makes.
-    pub(crate) fn push(&mut self, piece: &str, out: &mut Vec<StreamEvent>) {
+    /// The events a piece of the reply's text makes, each handed to `emit`.
+    pub(crate) fn push(&mut self, piece: &str, emit: &mut impl FnMut(StreamEvent)) {
         match self.state {
             State::Text => {
                 if !piece.is_empty() {
-                    out.push(StreamEvent::Text(piece.to_string()));
+                    emit(StreamEvent::Text(piece.to_string()));
                 }
             }
             State::Start => {
@@ -56,10 +51,10 @@ impl ThinkTags {
                 let t = held.trim_start();
                 if let Some(rest) = t.strip_prefix(OPEN) {
                     self.state = State::Thinking;
-                    self.push(rest, out);
+                    self.push(rest, emit);
                 } else {
                     self.state = State::Text;
-                    self.push(&held, out);
+                    self.push(&held, emit);
                 }
             }
             State::Thinking => {
@@ -67,10 +62,10 @@ impl ThinkTags {
                 if let Some(at) = self.held.find(CLOSE) {
                     let held = std::mem::take(&mut self.held);
                     if !held[..at].is_empty() {
-                        out.push(StreamEvent::Reasoning(held[..at].to_string()));
+                        emit(StreamEvent::Reasoning(held[..at].to_string()));
                     }
                     self.state = State::After;
-                    self.push(&held[at + CLOSE.len()..], out);
+                    self.push(&held[at + CLOSE.len()..], emit);
                     return;
                 }
                 // Keep only an end that may begin the closing tag.
@@ -81,7 +76,7 @@ impl ThinkTags {
                 let cut = self.held.len() - keep;
                 if cut > 0 {
                     let rest = self.held.split_off(cut);
-                    out.push(StreamEvent::Reasoning(std::mem::replace(
+                    emit(StreamEvent::Reasoning(std::mem::replace(
                         &mut self.held,
                         rest,
                     )));
@@ -91,21 +86,21 @@ impl ThinkTags {
                 let t = piece.trim_start();
                 if !t.is_empty() {
                     self.state = State::Text;
-                    self.push(t, out);
+                    self.push(t, emit);
                 }
             }
         }
     }
 
     /// The reply's text has ended: what was held goes out as what it was.
-    pub(crate) fn finish(&mut self, out: &mut Vec<StreamEvent>) {
+    pub(crate) fn finish(&mut self, emit: &mut impl FnMut(StreamEvent)) {
         let held = std::mem::take(&mut self.held);
         if held.is_empty() {
             return;
         }
         match self.state {
-            State::Thinking => out.push(StreamEvent::Reasoning(held)),
-            _ => out.push(StreamEvent::Text(held)),
+            State::Thinking => emit(StreamEvent::Reasoning(held)),
+            _ => emit(StreamEvent::Text(held)),
         }
     }
 }
@@ -118,10 +113,11 @@ mod tests {
     fn split(pieces: &[&str]) -> (String, String) {
         let mut t = ThinkTags::default();
         let mut out = Vec::new();
+        let mut emit = |ev| out.push(ev);
         for p in pieces {
-            t.push(p, &mut out);
+            t.push(p, &mut emit);
         }
-        t.finish(&mut out);
+        t.finish(&mut emit);
         let (mut reasoning, mut text) = (String::new(), String::new());
         for ev in out {
             match ev {
