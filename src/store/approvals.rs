@@ -291,18 +291,7 @@ impl Store {
                 result = result.replace("\"job_id\":0", &format!("\"job_id\":{id}"));
             }
             if let Some(end) = o.end_series {
-                let ended = tx.execute(
-                    "UPDATE series SET status = 'ended', next_due_at = NULL, updated_at = ?2 WHERE id = ?1 AND status != 'ended'",
-                    params![end, now],
-                )?;
-                if ended == 1 {
-                    super::series::cancel_waiting_occurrences(
-                        &tx,
-                        end,
-                        now,
-                        "its recurring series was ended",
-                    )?;
-                }
+                super::series::end_series_in(&tx, end, now)?;
             }
             if let Some(cancel) = o.cancel {
                 tx.execute(

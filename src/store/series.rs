@@ -260,13 +260,32 @@ fn plural(n: i64, one: &str, many: &str) -> String {
     }
 }
 
+/// Why an occurrence waiting when its series ended or paused was canceled.
+const ENDED: &str = "its recurring series was ended";
+const PAUSED: &str = "its recurring series was paused";
+
+/// End series `id` in `tx` (an approved `cancel_scheduled`), with the
+/// occurrence that waits for its conversation, as [`Store::update_series`]
+/// ends one. False if it had ended already.
+pub(super) fn end_series_in(tx: &rusqlite::Transaction<'_>, id: i64, now: i64) -> Result<bool> {
+    let ended = tx.execute(
+        "UPDATE series SET status = 'ended', next_due_at = NULL, updated_at = ?2
+         WHERE id = ?1 AND status != 'ended'",
+        params![id, now],
+    )? == 1;
+    if ended {
+        cancel_waiting_occurrences(tx, id, now, ENDED)?;
+    }
+    Ok(ended)
+}
+
 /// Ended (or paused) means nothing more is sent (until it is resumed): an
 /// occurrence of series `id` already due and still waiting (its
 /// conversation busy, a tool call awaiting approval) goes, in the
 /// transaction that ends or pauses the series; `why` says which. Those
 /// never went, so they are taken off the occurrences the series ran.
 /// Returns how many were canceled.
-pub(super) fn cancel_waiting_occurrences(
+fn cancel_waiting_occurrences(
     tx: &rusqlite::Transaction<'_>,
     id: i64,
     now: i64,
@@ -508,8 +527,8 @@ impl Store {
             s.next_due_at = None;
         }
         let why = match s.status {
-            SeriesStatus::Ended if !was_ended => Some("its recurring series was ended"),
-            SeriesStatus::Paused if was_active => Some("its recurring series was paused"),
+            SeriesStatus::Ended if !was_ended => Some(ENDED),
+            SeriesStatus::Paused if was_active => Some(PAUSED),
             _ => None,
         };
         if let Some(why) = why {
