@@ -322,16 +322,32 @@ class Tui:
         """Monotonic time at which the bytes that put `text` on screen (below
         the last `after` on it, if given) were read (before this script spent
         any time parsing them), or None."""
+        return self.wait_for_each([(text, after)], timeout)[0]
+
+    def wait_for_each(self, targets, timeout):
+        """`wait_for` for several (text, after) targets read from one stream:
+        each one's time, or None for one never seen, and the wait ends with
+        the last of them. A text that is on screen and then scrolled away
+        while this waits for another is still seen; waiting for them one
+        after the other would miss it, and then wait out the timeout for a
+        text already on a screen that no longer changes."""
+        found = [None] * len(targets)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.alive:
             if self.pump(min(0.05, max(deadline - time.monotonic(), 0))):
                 screen = self.screen.text()
-                if after is not None:
-                    at = screen.rfind(after)
-                    screen = screen[at:] if at >= 0 else ""
-                if text in screen:
-                    return self.read_at
-        return None
+                for i, (text, after) in enumerate(targets):
+                    if found[i] is not None:
+                        continue
+                    part = screen
+                    if after is not None:
+                        at = screen.rfind(after)
+                        part = screen[at:] if at >= 0 else ""
+                    if text in part:
+                        found[i] = self.read_at
+                if found[-1] is not None:
+                    break
+        return found
 
     def drain(self, seconds):
         end = time.monotonic() + seconds
@@ -612,9 +628,8 @@ def cmd_session(a):
         t_enter = time.time()
         t.write(text + "\r")
         # Below the message (earlier replies on screen have the word too).
-        first_mono = t.wait_for(FIRST_WORD, a.timeout, after=nonce)
+        first_mono, seen_mono = t.wait_for_each([(FIRST_WORD, nonce), (MARKER + nonce, None)], a.timeout)
         first_wall = time.time() - (time.monotonic() - first_mono) if first_mono else None
-        seen_mono = t.wait_for(MARKER + nonce, a.timeout)
         seen_wall = time.time() - (time.monotonic() - seen_mono) if seen_mono else None
         # Let the turn finish (final write to the database, last frame).
         t.drain(a.after)
@@ -1151,8 +1166,8 @@ def cmd_report(a):
         note=f"{cnt} items" if cnt is not None else "")
     row("Due-to-request latency, p99", "< 50 ms", lat.get("p99_ms"), 50, "ms",
         note=f"max {lat['max_ms']:.1f} ms" if lat.get("max_ms") is not None else "")
-    for step, label in (("session_empty", "empty DB"), ("session_large", "large DB"),
-                        ("session_configured", "20 recurring series and two MCP servers configured")):
+    for step, label in (("idle_empty", "empty DB"), ("idle_large", "large DB"),
+                        ("idle_configured", "20 recurring series and two MCP servers configured")):
         if step not in res:
             continue
         secs = get(step, "idle_seconds") or 30

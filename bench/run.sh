@@ -62,8 +62,9 @@ SERVER_PID=
 DAEMON_PID=
 BENCH_BUILD_PID=
 SEED_PID=
+IDLE_PIDS=()
 cleanup() {
-    for pid in "$DAEMON_PID" "$SERVER_PID" "$SEED_PID" "$BENCH_BUILD_PID"; do
+    for pid in "$DAEMON_PID" "$SERVER_PID" "$SEED_PID" "$BENCH_BUILD_PID" "${IDLE_PIDS[@]}"; do
         [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
     done
     wait 2>/dev/null || true
@@ -111,8 +112,15 @@ done
 export OPENAI_BASE_URL="http://127.0.0.1:$(cat "$WORK/port")/v1"
 export OPENAI_API_KEY=bench
 
-EMPTY=$WORK/empty.db
-LARGE=$WORK/large.db
+# Each database in a directory of its own: tock watches its database's
+# directory for other processes' commits, and is woken by a write to any
+# file in it, so the idle windows below, run beside a reply, would be woken
+# by that reply's writes in a shared one.
+for dir in empty large configured idle-empty; do
+    mkdir -m 700 "$WORK/$dir"
+done
+EMPTY=$WORK/empty/tock.db
+LARGE=$WORK/large/tock.db
 
 log "seeding the large database${BENCH_BUILD_PID:+ (while the benches build)}…"
 "$SEED" --db "$LARGE" --conversations 1000 --messages 200000 --outbox-history 1000000 --scheduled 100000 &
@@ -158,15 +166,15 @@ done
 
 for db in empty large; do
     if [ "$db" = empty ]; then export TOCK_DB=$EMPTY; else export TOCK_DB=$LARGE; fi
-    log "session, $db database: memory, ${IDLE} s idle, a 4,000-token reply at full speed…"
-    record "session_$db" "$("${PROBE[@]}" session --bin "$TOCK" --idle "$IDLE" \
+    log "session, $db database: memory, a 4,000-token reply at full speed…"
+    record "session_$db" "$("${PROBE[@]}" session --bin "$TOCK" \
         --send "stream full speed ($db)" --server-log "$SERVER_LOG")"
 done
 
 # Idle with what could keep an engine busy configured: recurring series
 # (each waits for its next occurrence, hours away) and MCP servers (started
-# on the first turn that offers tools, so never while idle).
-log "session, 20 recurring series and two MCP servers configured: ${IDLE} s idle…"
+# on the first turn that offers tools, so never while idle). Measured below,
+# with the idle windows of the other two databases.
 CONFIGURED_TOML=$WORK/configured.toml
 cat >"$CONFIGURED_TOML" <<TOML
 [mcp.files]
@@ -177,12 +185,11 @@ args = ["-y", "@modelcontextprotocol/server-filesystem", "$WORK"]
 url = "http://127.0.0.1:9/mcp"
 TOML
 chmod 600 "$CONFIGURED_TOML"
-export TOCK_DB=$WORK/configured.db TOCK_CONFIG=$CONFIGURED_TOML
+export TOCK_DB=$WORK/configured/tock.db TOCK_CONFIG=$CONFIGURED_TOML
 for i in $(seq 20); do
     every=("every 6h" "every 12h" "every 3d" "every 2w")
     "$TOCK" send --new "series $i" --every "${every[i % 4]}" "a recurring task, number $i" >/dev/null
 done
-record session_configured "$("${PROBE[@]}" session --bin "$TOCK" --idle "$IDLE")"
 export TOCK_CONFIG=$WORK/no-config.toml
 
 log "session, large database as seeded: memory after a 1 MB reply…"
@@ -200,12 +207,46 @@ rm -f "$TOCK_DB" "$TOCK_DB-wal" "$TOCK_DB-shm" "$WORK/large-seeded.db"
 log "the machine's floor: CPU time of a bare sleep-and-wake (200 × 20 ms)…"
 record wake_floor "$("${PROBE[@]}" wake-floor)"
 
+# The three idle windows run side by side, alongside the slowest reply:
+# what they count (each idle process's own wake-ups, CPU time and output)
+# no other process can add to, as none of them shares a database, which
+# another process's writes would wake. Their starts are over before the
+# reply is sent; the three together wake the machine 6 times in 30 s.
+# Run one after the other, they took a minute and a half more.
+idle_windows() {
+    local name db config
+    for name in empty large configured; do
+        case $name in
+            empty) db=$WORK/idle-empty/tock.db config=$WORK/no-config.toml ;;
+            large) db=$LARGE config=$WORK/no-config.toml ;;
+            configured) db=$WORK/configured/tock.db config=$CONFIGURED_TOML ;;
+        esac
+        TOCK_DB=$db TOCK_CONFIG=$config "${PROBE[@]}" session --bin "$TOCK" --idle "$IDLE" \
+            >"$WORK/idle_$name.json" &
+        IDLE_PIDS+=("$!")
+    done
+}
+
 export TOCK_DB=$EMPTY
+LAST_RATE=${RATES##* }
 for rate in $RATES; do
+    if [ "$rate" = "$LAST_RATE" ]; then
+        log "idle windows, ${IDLE} s each: empty database, large database, 20 recurring series and two MCP servers configured…"
+        idle_windows
+        sleep 4
+    fi
     log "session, empty database: a 4,000-token reply at $rate tokens/s…"
     # 4,000 tokens at 30 tokens/s take 133 s: the timeout follows the pace.
     record "session_paced_$rate" "$("${PROBE[@]}" session --bin "$TOCK" --timeout $((4000 / rate + 60)) \
         --send "stream@$rate paced" --server-log "$SERVER_LOG")"
+done
+
+for pid in "${IDLE_PIDS[@]}"; do
+    wait "$pid"
+done
+IDLE_PIDS=()
+for name in empty large configured; do
+    record "idle_$name" "$(cat "$WORK/idle_$name.json")"
 done
 
 log "the mouse moving over the window: 300 motions, 10 ms apart…"
