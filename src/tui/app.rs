@@ -174,6 +174,11 @@ pub struct App {
     /// question, a prompt): the letter, when, and how many views were open
     /// before it (see `typed_on_after_a_pane_letter`).
     pub(super) pane_letter: Option<(char, i64, usize)>,
+    /// The strip's or the list's letter that acts at once (`s` sends, `u`
+    /// takes back, `n` opens a new conversation), held for [`TYPED_ON_MS`]:
+    /// another letter in that time is a word typed where the composer was
+    /// meant, and the action is dropped (see `hold_a_pane_letter`).
+    pub(super) held_pane_letter: Option<HeldLetter>,
     /// The command chosen with ↑/↓ in the list of slash commands (its
     /// name); the first listed when it is not listed.
     pub menu_pick: Option<&'static str>,
@@ -247,6 +252,7 @@ impl App {
             quit_armed: None,
             last_input_at: i64::MIN,
             pane_letter: None,
+            held_pane_letter: None,
             menu_pick: None,
             menu_closed_on: None,
             stop_asked: None,
@@ -754,6 +760,9 @@ impl App {
         if self.keys_in_a_pane() {
             at.push(self.last_input_at.saturating_add(PANE_IDLE_MS));
         }
+        if let Some(held) = &self.held_pane_letter {
+            at.push(held.at.saturating_add(TYPED_ON_MS));
+        }
         at.extend(self.drafts.retry_at);
         at.extend(self.wait_notice_at());
         at.extend(self.composer_preview_changes_at());
@@ -814,6 +823,12 @@ impl App {
             .is_some_and(|(_, _, depth)| self.views.len() == depth + 1)
     }
 
+    /// A letter of the strip or the list waits to act (no other letter has
+    /// followed it yet within [`TYPED_ON_MS`]).
+    pub fn holds_a_pane_letter(&self) -> bool {
+        self.held_pane_letter.is_some()
+    }
+
     /// The keys go to the pending strip or the conversation list (whose
     /// letters are commands), with nothing open over them but what one of
     /// their letters opened (a question left open takes `y` from a word
@@ -832,6 +847,13 @@ impl App {
         }
         if self.quit_armed.is_some_and(|t| now - t > QUIT_WINDOW_MS) {
             self.quit_armed = None;
+        }
+        if self
+            .held_pane_letter
+            .as_ref()
+            .is_some_and(|h| now.saturating_sub(h.at) >= TYPED_ON_MS)
+        {
+            self.act_on_the_held_pane_letter();
         }
         if self.keys_in_a_pane() && now.saturating_sub(self.last_input_at) >= PANE_IDLE_MS {
             // What a letter opened goes unanswered.
@@ -1108,6 +1130,13 @@ const PASTED: &str = "pasted text";
 /// A letter this soon after the strip's or the list's letter that asked a
 /// question is typing, not the answer: no one reads a question that fast.
 pub const TYPED_ON_MS: i64 = 350;
+
+/// See [`App::held_pane_letter`].
+pub(super) struct HeldLetter {
+    pub letter: char,
+    pub at: i64,
+    pub intents: Vec<views::Intent>,
+}
 
 /// How long the pending strip or the conversation list keeps the keys
 /// without a key pressed or a click (see [`App::last_input_at`]).

@@ -67,7 +67,7 @@ impl App {
         // A letter of the strip or the list that opened a question or a
         // prompt, and another letter at once: a word being typed (Shift+Tab
         // had moved the keys), not an answer. Both go to the composer.
-        if self.typed_on_after_a_pane_letter(key) {
+        if self.typed_on_after_a_pane_letter(key) || self.typed_on_after_a_held_letter(key) {
             return;
         }
         // 1. The view on top of the stack. The approval card has the keys
@@ -100,6 +100,9 @@ impl App {
             Focus::Composer => Outcome::Ignored,
         };
         let intents = std::mem::take(&mut cx.intents);
+        let Some(intents) = self.hold_a_pane_letter(key, intents) else {
+            return;
+        };
         let depth = self.views.len();
         self.apply(intents);
         // A letter that opened a question or a prompt: a letter right
@@ -721,6 +724,63 @@ impl App {
             return false;
         }
         self.views.truncate(depth);
+        self.letters_to_the_composer(first, key);
+        true
+    }
+
+    /// A letter of the strip or the list that acts at once (the intents it
+    /// made, none of them a question or a prompt) waits [`TYPED_ON_MS`]:
+    /// "sure" sent a queued message ahead of the queue with its `s`, "now"
+    /// made a conversation with its `n`, "update" took a message back with
+    /// its `u`. Returns the intents when the key is not such a letter.
+    fn hold_a_pane_letter(
+        &mut self,
+        key: KeyEvent,
+        intents: Vec<views::Intent>,
+    ) -> Option<Vec<views::Intent>> {
+        let KeyCode::Char(letter) = key.code else {
+            return Some(intents);
+        };
+        if !views::is_typing(&key) || !intents.iter().any(views::Intent::acts_at_once) {
+            return Some(intents);
+        }
+        self.pane_letter = None;
+        self.held_pane_letter = Some(super::app::HeldLetter {
+            letter,
+            at: self.now(),
+            intents,
+        });
+        None
+    }
+
+    /// The held letter's action, now that no letter followed it at once
+    /// (or a key that is not typing did).
+    pub(super) fn act_on_the_held_pane_letter(&mut self) {
+        if let Some(held) = self.held_pane_letter.take() {
+            self.apply(held.intents);
+        }
+    }
+
+    /// A key after a held letter: another letter at once is typing (the
+    /// action is dropped, both letters go to the composer); anything else
+    /// lets the letter act first. True when the key was typed in.
+    fn typed_on_after_a_held_letter(&mut self, key: KeyEvent) -> bool {
+        let Some(held) = &self.held_pane_letter else {
+            return false;
+        };
+        if views::is_typing(&key) && self.now().saturating_sub(held.at) < TYPED_ON_MS {
+            let first = held.letter;
+            self.held_pane_letter = None;
+            self.letters_to_the_composer(first, key);
+            return true;
+        }
+        self.act_on_the_held_pane_letter();
+        false
+    }
+
+    /// A word's first letter, taken by the strip or the list, and the key
+    /// after it, into the composer, which gets the keys back.
+    fn letters_to_the_composer(&mut self, first: char, key: KeyEvent) {
         self.focus = Focus::Composer;
         let now = self.now();
         self.composer
@@ -729,7 +789,6 @@ impl App {
         self.info_until_key(
             "typed into the composer: the keys were in the pending strip or the conversation list (Shift+Tab moves them; Esc brings them back)",
         );
-        true
     }
 
     /// Esc or Ctrl+C on a reply another process streams: ask that process

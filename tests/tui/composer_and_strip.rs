@@ -694,6 +694,89 @@ async fn a_word_typed_into_the_strip_or_the_list_goes_to_the_composer() {
     assert_eq!(ui.app.composer_text(), "");
 }
 
+/// The strip's and the list's letters that act at once wait a moment for
+/// the next key: another letter at once is a word typed where the composer
+/// was meant, and nothing is done ("sure" sent a message due in seconds
+/// with its `s`, "update" took one back with its `u`, "now" opened a new
+/// conversation with its `n`). Typed alone, the letter acts once the moment
+/// has passed; a key that is not typing lets it act first.
+#[tokio::test(start_paused = true)]
+async fn a_word_begun_with_a_letter_that_acts_at_once_goes_to_the_composer() {
+    let mut ui = Ui::new(vec![]);
+    ui.say("/later 30s soon item");
+    let id = ui.rows()[0].id;
+    for word in ["sure thing", "update docs"] {
+        ui.tab();
+        assert_eq!(ui.app.focus, Focus::Strip);
+        for c in word.chars() {
+            ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+        ui.h.clock.jump(1_000);
+        ui.app.on_tick();
+        ui.pump();
+        assert_eq!(ui.app.composer_text(), word);
+        assert_eq!(ui.app.focus, Focus::Composer);
+        let row = ui.row(id);
+        assert_eq!(
+            row.status,
+            Status::Pending,
+            "{word}: not sent, not taken back"
+        );
+        assert!(row.due_at.is_some(), "{word}: still scheduled");
+        ui.app.set_composer("");
+    }
+    let conv = ui.conv();
+    ui.tab();
+    ui.tab();
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    for c in "now what".chars() {
+        ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    ui.pump();
+    assert_eq!(ui.app.composer_text(), "now what");
+    assert_eq!(
+        ui.store().conversations().unwrap().len(),
+        1,
+        "no new conversation"
+    );
+    assert_eq!(ui.conv(), conv);
+    ui.app.set_composer("");
+
+    // Alone, `u` waits, then takes the message back into the composer.
+    ui.app.focus = Focus::Composer;
+    ui.tab();
+    ui.app.on_key(KeyEvent::from(KeyCode::Char('u')));
+    assert!(ui.app.holds_a_pane_letter());
+    assert_eq!(ui.row(id).status, Status::Pending, "not yet");
+    ui.h.clock.jump(tock::tui::app::TYPED_ON_MS);
+    ui.app.on_tick();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    assert!(!ui.app.holds_a_pane_letter());
+    assert_eq!(ui.row(id).status, Status::Canceled, "taken back");
+    let back = ui.app.composer_text();
+    assert!(
+        back.starts_with("/at ") && back.ends_with(" soon item"),
+        "{back}"
+    );
+
+    // `n` then ↓ at once: the new conversation is made, then ↓ moves.
+    ui.app.focus = Focus::Composer;
+    ui.enter();
+    assert_eq!(ui.rows().len(), 2, "scheduled again");
+    ui.tab();
+    ui.tab();
+    assert_eq!(ui.app.focus, Focus::Sidebar);
+    ui.app.on_key(KeyEvent::from(KeyCode::Char('n')));
+    ui.app.on_key(KeyEvent::from(KeyCode::Down));
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    ui.pump();
+    assert!(!ui.app.holds_a_pane_letter());
+    assert_eq!(ui.store().conversations().unwrap().len(), 2, "made");
+    assert_ne!(ui.conv(), conv, "and shown");
+    assert_eq!(ui.app.composer_text(), "");
+}
+
 /// Left in the strip (or the conversation list), the keys go back to the
 /// composer after 30 s without one: words typed later were the strip's
 /// commands (the trial's `pause semantics` pulled a message back and

@@ -150,6 +150,13 @@ impl Ui {
             self.h.clock.jump(tock::tui::app::TYPED_ON_MS);
         }
         self.app.on_key(KeyEvent::new(code, mods));
+        // A letter of the strip or the list that acts at once waits to see
+        // whether a word is being typed; a user reading the screen types
+        // nothing more at once, so it acts.
+        if self.app.holds_a_pane_letter() {
+            self.h.clock.jump(tock::tui::app::TYPED_ON_MS);
+            self.app.on_tick();
+        }
         if self.app.writes_pending() {
             self.app.wait_writes(std::time::Duration::from_secs(20));
         }

@@ -148,6 +148,22 @@ pub enum Intent {
     ChooseModel(String),
 }
 
+impl Intent {
+    /// Changes something at once (sends, takes back, deletes, opens), as
+    /// opposed to asking first, saying something or moving the keys.
+    pub fn acts_at_once(&self) -> bool {
+        !matches!(
+            self,
+            Intent::Info(_)
+                | Intent::Error(_)
+                | Intent::KeyError(_)
+                | Intent::Push(_)
+                | Intent::Focus(_)
+                | Intent::Filter(_)
+        )
+    }
+}
+
 /// What a view gets with each key.
 pub struct Cx<'a> {
     pub model: &'a Model,
