@@ -11,6 +11,15 @@ mod status;
 mod tools;
 mod when_args;
 
+/// What `tock status` prints, for the TUI's `/status`.
+pub fn status_report(
+    store: &crate::store::Store,
+    config: &crate::config::ConfigSource,
+    now: i64,
+) -> anyhow::Result<Vec<String>> {
+    status::report(store, config, now, false)
+}
+
 pub use ask::{AskArgs, Interrupted};
 pub use send::SendArgs;
 

@@ -16,6 +16,27 @@ const UNKNOWN_HERE: &str = "unknown here: the config file cannot be read";
 
 /// `tock status [--json]`.
 pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bool) -> Result<()> {
+    for line in report(store, config, now, as_json)? {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// What `tock status` prints, line by line (one line of JSON with
+/// `as_json`); the TUI's `/status` shows the same. It checks whether the
+/// servers can be reached, so it can take up to a second per server.
+pub fn report(
+    store: &Store,
+    config: &ConfigSource,
+    now: i64,
+    as_json: bool,
+) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    macro_rules! say {
+        ($($arg:tt)*) => {
+            lines.push(format!($($arg)*))
+        };
+    }
     let lease = store.live_lease_holder(now)?;
     let counts = store.counts()?;
     // The next to go by itself: what waits for the user (a queue paused
@@ -141,7 +162,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             .iter()
             .map(|(k, s, n)| json!({"kind": k, "status": s, "count": n}))
             .collect();
-        println!(
+        say!(
             "{}",
             crate::sanitize::json_text(&json!({
                 "dispatcher": lease.as_ref().map(|l| json!({"pid": l.pid, "lease_expires_at": rfc3339(Some(l.expires_at))})),
@@ -178,34 +199,34 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
                 })).collect::<Vec<_>>(),
             }))?
         );
-        return Ok(());
+        return Ok(lines);
     }
     match &lease {
-        Some(l) => println!(
+        Some(l) => say!(
             "dispatcher: pid {} (lease until {})",
             l.pid,
             local(l.expires_at)
         ),
         // A tock running on a config it cannot read holds no lease: "start
         // tock" told a user whose tock was open to start it.
-        None if !enabled => println!(
+        None if !enabled => say!(
             "dispatcher: none while the outbox is held (a tock or tock daemon already running sends once the config is fixed)"
         ),
         None => {
-            println!("dispatcher: none running — start `tock` or `tock daemon` to send due items")
+            say!("dispatcher: none running — start `tock` or `tock daemon` to send due items")
         }
     }
     if !enabled {
-        println!("outbox: {}", held_by_config(config));
+        say!("outbox: {}", held_by_config(config));
     } else if let Some(l) = lease.as_ref().filter(|_| held_here_only) {
-        println!("outbox: {}", held_here(l.pid));
+        say!("outbox: {}", held_here(l.pid));
     }
     let mut by_status: std::collections::BTreeMap<String, i64> = Default::default();
     for (_, s, n) in &counts {
         *by_status.entry(s.clone()).or_default() += n;
     }
     let line: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
-    println!(
+    say!(
         "items: {}",
         if line.is_empty() {
             "none".into()
@@ -224,7 +245,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     if let Some((d, s)) = first_series
         && item_at.is_none_or(|at| d < at)
     {
-        println!(
+        say!(
             "next: recurring #{} {} ({}): {}",
             s.id,
             local(d),
@@ -235,7 +256,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         let due = goes_at(n)
             .map(|d| format!("{} ({})", local(d), when::countdown(d, now)))
             .unwrap_or_else(|| "asap".into());
-        println!("next: #{} {due}: {}", n.id, super::list::what(n, 60));
+        say!("next: #{} {due}: {}", n.id, super::list::what(n, 60));
     }
     // The most telling first; a long tail is counted, not listed (`tock
     // list` has every item): 210 lines of "ready" buried the rest.
@@ -243,14 +264,14 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     shown.sort_by_key(|(c, (_, w))| (rank(w), **c));
     for (c, (id, w)) in shown.iter().take(BLOCKED_SHOWN) {
         let title = title_of(store, **c)?;
-        println!(
+        say!(
             "conversation #{c} “{}”: {} (item #{id})",
             crate::sanitize::sanitize_line(&title),
             describe(w)
         );
     }
     if shown.len() > BLOCKED_SHOWN {
-        println!(
+        say!(
             "… and {} more conversations with items waiting (tock list shows every item)",
             shown.len() - BLOCKED_SHOWN
         );
@@ -260,7 +281,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         convs.sort_unstable();
         convs.dedup();
         let list: Vec<String> = convs.iter().map(|c| format!("#{c}")).collect();
-        println!(
+        say!(
             "approvals: {} tool call{} waiting for your answer, holding conversation{} {} (tock approvals)",
             approvals.len(),
             if approvals.len() == 1 { "" } else { "s" },
@@ -269,7 +290,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         );
     }
     for line in reply_lines(store, &replies, live)? {
-        println!("{line}");
+        say!("{line}");
     }
     // Sent, and no word of the answer yet (no reply row until the server
     // answers): what `tock stop` would stop. It went unnamed.
@@ -282,7 +303,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
             continue;
         }
         let title = title_of(store, c)?;
-        println!(
+        say!(
             "conversation #{c} “{}”: item #{} was sent {}, and its server has not answered yet (`tock stop {c}` stops it)",
             crate::sanitize::sanitize_line(&title),
             i.id,
@@ -290,13 +311,13 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
         );
     }
     for line in tool_call_lines(store, &calls, now)? {
-        println!("{line}");
+        say!("{line}");
     }
     if !series.is_empty() {
         let next = next_series
             .map(|d| format!("; next {} ({})", local(d), when::countdown(d, now)))
             .unwrap_or_default();
-        println!(
+        say!(
             "recurring: {active} active, {} paused{next}",
             series.len() - active
         );
@@ -304,22 +325,22 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
     match &model {
         // The held defaults' offline model is no model of the user's.
         Ok(_) if config.is_held() => {
-            println!("model: {UNKNOWN_HERE}")
+            say!("model: {UNKNOWN_HERE}")
         }
         Ok(_) if provider == "echo" => {
-            println!("model: {model_name} ({provider}) — offline");
+            say!("model: {model_name} ({provider}) — offline");
             // Where a newcomer goes from here.
-            println!(
+            say!(
                 "to talk to a real model: {}",
                 super::how_to_configure(config)
             );
         }
-        Ok(_) => println!("model: {model_name} ({provider})"),
-        Err(e) => println!("model: {}", crate::sanitize::sanitize_line(e)),
+        Ok(_) => say!("model: {model_name} ({provider})"),
+        Err(e) => say!("model: {}", crate::sanitize::sanitize_line(e)),
     }
-    println!("provider: {reachable}");
+    say!("provider: {reachable}");
     for (names, reach) in &others {
-        println!(
+        say!(
             "also: {} — {reach}",
             names
                 .iter()
@@ -328,7 +349,7 @@ pub(super) fn status(store: &Store, config: &ConfigSource, now: i64, as_json: bo
                 .join(", ")
         );
     }
-    Ok(())
+    Ok(lines)
 }
 
 /// The other models of the config, by server (the default model's server

@@ -122,7 +122,10 @@ fn respond(req: &ChatRequest) -> Result<Reply, LlmError> {
             plain(summarise_tool_result(name, content))
         }
         Some(ChatMessage::User { text, images }) => {
-            if let Some(instruction) = text.trim_start().strip_prefix("[Scheduled task]") {
+            if let Some(instruction) = text
+                .trim_start()
+                .strip_prefix(crate::store::TASK_TURN_PREFIX)
+            {
                 return plain(format!("Reminder: {}", instruction.trim()));
             }
             let offers_tool = req.tools.iter().any(|t| t.name == SCHEDULE_TOOL);

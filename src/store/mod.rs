@@ -34,7 +34,7 @@ pub use messages::{Collapsed, Message, MessageStatus, NewMessage, Role, collapse
 pub use notices::StoredNotice;
 pub use outbox::{
     ItemSummary, Kind, ListCursor, ListFilter, ListFrom, NewItem, OpenCounts, OutboxItem,
-    PendingAt, Status, StreamingReply,
+    PendingAt, Status, StreamingReply, TASK_TURN_PREFIX,
 };
 pub use search::{SearchHit, SearchQuery, fold_for_matching};
 pub use series::{Advanced, NewSeries, Series, SeriesStatus, SeriesStep};

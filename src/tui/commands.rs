@@ -32,6 +32,7 @@ pub enum Command {
     Search,
     Fork,
     Tools,
+    Status,
     Sidebar,
     Mouse,
     Theme,
@@ -184,6 +185,13 @@ pub static COMMANDS: &[Spec] = &[
         &["/tools", "/mcp"],
         "/tools",
         "the tools the model is offered (tock's and the MCP servers'), their state and approval rules",
+        Arg::None,
+    ),
+    spec(
+        Command::Status,
+        &["/status"],
+        "/status",
+        "what `tock status` prints: the dispatcher, what waits and why, the model and whether its server answers",
         Arg::None,
     ),
     spec(

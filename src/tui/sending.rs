@@ -702,6 +702,13 @@ impl App {
                 let view = views::tools::Tools::open(&self.model);
                 self.views.push(Box::new(view));
             }
+            Command::Status => {
+                done(self);
+                let engine = self.engine().clone();
+                let now = self.now();
+                let view = views::call::Pager::status(move || status_report(&engine, now));
+                self.views.push(Box::new(view));
+            }
             Command::Fork => {
                 // Cleared first: the fork opens the new conversation, which
                 // saves the draft of the one left (at once when the write
@@ -1119,6 +1126,14 @@ fn short_end(end: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `/status`'s lines, read through a connection of their own (the report
+/// takes up to a few seconds: the servers are tried), or why there are none.
+fn status_report(engine: &crate::engine::Engine, now: i64) -> Vec<String> {
+    let made = crate::store::Store::open_read_only(engine.store().path())
+        .and_then(|store| crate::cli::status_report(&store, engine.config(), now));
+    made.unwrap_or_else(|e| vec![format!("the status could not be read: {e:#}")])
 }
 
 #[cfg(test)]

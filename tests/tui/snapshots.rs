@@ -532,6 +532,44 @@ async fn snapshot_help_popup() {
     );
 }
 
+/// `/status` shows what `tock status` prints, made on a thread of its own
+/// (it tries the servers): "checking…" until it comes, then the report.
+#[tokio::test(start_paused = true)]
+async fn snapshot_status_report() {
+    let mut ui = Ui::new(vec![]);
+    ui.start().await;
+    ui.say("/later 2h water the plants");
+    ui.say("/status");
+    assert_eq!(ui.app.popup(), Some(ViewKind::Status));
+    assert_eq!(ui.app.composer_text(), "");
+    snap!("status_checking_80x24", ui.render(80, 24).backend());
+    // The report is made by a thread: look for it as the app's ticks do.
+    let mut s = String::new();
+    for _ in 0..500 {
+        ui.h.clock.jump(100);
+        ui.app.on_tick();
+        s = ui.screen(100, 30);
+        if s.contains("items:") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(s.contains("items: pending 1"), "{s}");
+    assert!(s.contains("next: #"), "{s}");
+    assert!(s.contains("water the plants"), "{s}");
+    assert!(s.contains("model:"), "{s}");
+    assert!(s.contains("provider:"), "{s}");
+    assert!(s.contains("Esc back to the conversation"), "{s}");
+    assert!(!s.contains("checking the dispatcher"), "{s}");
+    // Esc closes it; a letter closes it and is typed.
+    ui.press(KeyCode::Esc);
+    assert_eq!(ui.app.popup(), None);
+    ui.say("/status");
+    ui.ch('h');
+    assert_eq!(ui.app.popup(), None);
+    assert_eq!(ui.app.composer_text(), "h");
+}
+
 #[tokio::test(start_paused = true)]
 async fn snapshot_sidebar_with_several_conversations() {
     init_env();

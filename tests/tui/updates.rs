@@ -184,6 +184,10 @@ async fn snapshot_every_view_at_120x40_and_60x15() {
     ui.press(KeyCode::F(3));
     both(&mut ui, "notifications");
     ui.press(KeyCode::Esc);
+    // As it opens (its report comes from a thread, and tells times).
+    ui.say("/status");
+    both(&mut ui, "status");
+    ui.press(KeyCode::Esc);
 
     ui.typ("remember the milk");
     ui.ctrl('t');

@@ -403,9 +403,10 @@ impl View for ApprovalCard {
                 });
                 self.held = Some(key);
             }
-            Some(Action::ShowCall) => cx.push(Intent::Push(Box::new(
-                super::call::CallDetails::new(&self.approval.tool, &self.approval.arguments),
-            ))),
+            Some(Action::ShowCall) => cx.push(Intent::Push(Box::new(super::call::Pager::call(
+                &self.approval.tool,
+                &self.approval.arguments,
+            )))),
             // A slash command (`/tools` to see what the call would run,
             // `/later`, `/help`) is no answer: it runs, the card waits.
             Some(Action::Confirm) if self.choice.is_none() && cx.composer_command => {

@@ -259,6 +259,8 @@ pub enum ViewKind {
     Tools,
     /// A tool call's arguments in full (from the approval card).
     Call,
+    /// `/status`: the dispatcher, the outbox and the servers.
+    Status,
     /// `/model` with no name: choose this conversation's model.
     ModelPicker,
 }
