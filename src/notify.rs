@@ -13,7 +13,10 @@ pub fn kind_label(k: &NoticeKind) -> &'static str {
         }
         NoticeKind::Expired => "expired",
         NoticeKind::Approval => "approval",
-        NoticeKind::Info | NoticeKind::ToolRunning | NoticeKind::ConfigReadable => "info",
+        NoticeKind::Info
+        | NoticeKind::ToolRunning
+        | NoticeKind::ConfigReadable
+        | NoticeKind::ReplyRetrying => "info",
     }
 }
 

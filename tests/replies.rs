@@ -1120,7 +1120,7 @@ async fn the_attempt_budget_covers_both_sides_of_acceptance() {
     assert_eq!(h.provider.count(), 3);
     // The views collapse the two interrupted attempts to the latest one.
     let msgs = h.engine.store().messages(c).unwrap();
-    let collapsed = tock::store::collapse_attempts(&msgs);
+    let collapsed = tock::store::collapse_attempts(&msgs, |_| false);
     assert_eq!(collapsed.hidden.len(), 1);
     assert_eq!(collapsed.earlier.get(&msgs[2].id), Some(&1));
     // Regenerating the conversation retries that item (it leaves the failed list).

@@ -37,7 +37,6 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
         .find_conversation(conv)?
         .ok_or_else(|| anyhow!("no conversation \"{conv}\""))?;
     let msgs = store.messages(c.id)?;
-    let collapsed = crate::store::collapse_attempts(&msgs);
     let usage = engine.usage(c.id)?;
     let by_message: std::collections::HashMap<i64, &crate::engine::ReplyUsage> =
         usage.replies.iter().map(|u| (u.message_id, u)).collect();
@@ -48,6 +47,7 @@ pub(super) fn show(store: &Store, engine: &Engine, conv: &str, json: bool) -> Re
             reasoning.insert(id, text);
         }
     }
+    let collapsed = crate::store::collapse_attempts(&msgs, |id| reasoning.contains_key(&id));
     // A reply stored as streaming with no live dispatcher to write it was
     // cut off by a tock that died; the next one asks for it again.
     let now = engine.now_ms();

@@ -111,6 +111,9 @@ pub enum NoticeKind {
     ConfigUnreadable,
     /// The config file can be read again after [`NoticeKind::ConfigUnreadable`].
     ConfigReadable,
+    /// A reply was cut and is asked for again at a time the notice names:
+    /// news until it is.
+    ReplyRetrying,
     Info,
 }
 

@@ -397,7 +397,7 @@ pub(crate) async fn run(
                 Some(at) => {
                     tracing::info!(item = item.id, attempts, retry_at = at, "reply {reason}");
                     engine.notify(
-                        NoticeKind::Info,
+                        NoticeKind::ReplyRetrying,
                         Some(conv_id),
                         // A time of day, not "in 4s": the line stays in the
                         // status bar and the notice history, and a countdown

@@ -159,8 +159,8 @@ pub enum StreamEvent {
     /// A piece of reply text (may be any size, never empty).
     Text(String),
     /// A piece of the model's reasoning before or between its reply's text
-    /// (never empty). Neither shown nor kept: it says the model is working,
-    /// which a long reasoning phase must be able to say.
+    /// (never empty): it says the model is working, which a long reasoning
+    /// phase must be able to say, and is kept with the reply, to be read.
     Reasoning(String),
     /// A complete tool call (arguments fully assembled).
     ToolCall(ToolCall),

@@ -157,7 +157,9 @@ impl Collapsed {
 /// complete reply follows it; attempts that stored no text at all (cut
 /// before their first word, as by a kill just after sending) are not shown
 /// once a complete reply follows them: they would stand as empty replies.
-pub fn collapse_attempts(history: &[Message]) -> Collapsed {
+/// An attempt cut while its model reasoned (`reasoned` says which messages
+/// kept reasoning) is a partial: what it thought is there to read.
+pub fn collapse_attempts(history: &[Message], reasoned: impl Fn(i64) -> bool) -> Collapsed {
     let mut out = Collapsed::default();
     let mut run: Vec<i64> = Vec::new();
     let mut empty: Vec<i64> = Vec::new();
@@ -174,7 +176,7 @@ pub fn collapse_attempts(history: &[Message]) -> Collapsed {
         match (m.role, m.status) {
             (Role::Notice, _) | (_, MessageStatus::Superseded) => {}
             (Role::Assistant, MessageStatus::Interrupted | MessageStatus::Error) => {
-                if m.content.trim().is_empty() && m.parts_json.is_none() {
+                if m.content.trim().is_empty() && m.parts_json.is_none() && !reasoned(m.id) {
                     empty.push(m.id);
                 } else {
                     run.push(m.id);
@@ -431,7 +433,7 @@ mod tests {
             msg(3, Notice, Complete, "recovered"),
             msg(4, Assistant, Complete, "the answer"),
         ];
-        let c = collapse_attempts(&h);
+        let c = collapse_attempts(&h, |_| false);
         assert!(c.is_hidden(2));
         assert!(!c.is_hidden(4) && c.earlier.is_empty());
 
@@ -441,9 +443,22 @@ mod tests {
             msg(3, Assistant, Interrupted, "a first half"),
             msg(4, Assistant, Complete, "the answer"),
         ];
-        let c = collapse_attempts(&h);
+        let c = collapse_attempts(&h, |_| false);
         assert!(c.is_hidden(2) && !c.is_hidden(3), "{c:?}");
         assert!(c.earlier.is_empty(), "{c:?}");
+    }
+
+    /// Cut while the model reasoned, before its first word: what it thought
+    /// is kept, and the attempt stays, as a partial with text does.
+    #[test]
+    fn an_attempt_cut_while_reasoning_stays() {
+        let h = [
+            msg(1, User, Complete, "q"),
+            msg(2, Assistant, Interrupted, ""),
+            msg(3, Assistant, Complete, "the answer"),
+        ];
+        assert!(!collapse_attempts(&h, |id| id == 2).is_hidden(2));
+        assert!(collapse_attempts(&h, |id| id == 3).is_hidden(2));
     }
 
     /// Not answered (the last word, or a new question after it): the empty
@@ -454,14 +469,14 @@ mod tests {
             msg(1, User, Complete, "q"),
             msg(2, Assistant, Interrupted, ""),
         ];
-        assert!(!collapse_attempts(&h).is_hidden(2));
+        assert!(!collapse_attempts(&h, |_| false).is_hidden(2));
         let h = [
             msg(1, User, Complete, "q"),
             msg(2, Assistant, Interrupted, ""),
             msg(3, Assistant, Interrupted, ""),
             msg(4, User, Complete, "hello?"),
         ];
-        let c = collapse_attempts(&h);
+        let c = collapse_attempts(&h, |_| false);
         assert!(c.is_hidden(2) && !c.is_hidden(3), "{c:?}");
         assert_eq!(c.earlier.get(&3), Some(&1));
     }

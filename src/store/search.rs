@@ -477,9 +477,12 @@ impl Store {
             if matches!(status, MessageStatus::Interrupted | MessageStatus::Error) {
                 let c = match collapsed.entry(conversation_id) {
                     std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                        super::messages::collapse_attempts(&self.messages(conversation_id)?),
-                    ),
+                    std::collections::hash_map::Entry::Vacant(e) => e.insert({
+                        let reasoned = self.reasoned(conversation_id)?;
+                        super::messages::collapse_attempts(&self.messages(conversation_id)?, |id| {
+                            reasoned.iter().any(|(m, _)| *m == id)
+                        })
+                    }),
                 };
                 if c.is_hidden(message_id) {
                     continue;

@@ -74,6 +74,11 @@ pub struct Status {
     /// open since: once it is paused again (a stop here, `tock stop`, or
     /// another tock), the line is stale.
     pub resumed_in: Option<(i64, bool)>,
+    /// "reply … interrupted; generating it again at …" in this
+    /// conversation, and whether its reply has been seen waiting to be
+    /// asked again since: once it is not (asked again, or given up), the
+    /// line is stale.
+    pub retrying_in: Option<(i64, bool)>,
     /// "… failed — F2 to retry" about this conversation: once nothing there
     /// is failed any more (retried here, from the CLI or another tock), the
     /// line is stale.
@@ -100,6 +105,7 @@ impl Status {
             key_ends_it_from: None,
             paused_in: None,
             resumed_in: None,
+            retrying_in: None,
             failed_in: None,
             about_command: None,
         }

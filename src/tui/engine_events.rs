@@ -147,6 +147,15 @@ impl App {
         // paused again since.
         let resumed = gone_once_seen(&mut s.paused_in, current, paused_now);
         let paused_again = gone_once_seen(&mut s.resumed_in, current, !paused_now);
+        let now = self.model.now_ms();
+        let model = &self.model;
+        let waits_to_retry = model.items.iter().any(|i| {
+            matches!(
+                model.state_of(i, now),
+                crate::engine::ItemState::Retrying { .. }
+            )
+        });
+        let retry_began = gone_once_seen(&mut s.retrying_in, current, waits_to_retry);
         let Some(s) = self.status.as_ref() else {
             return;
         };
@@ -181,6 +190,7 @@ impl App {
             || paused
             || resumed
             || paused_again
+            || retry_began
             || finished
             || ran
             || regenerated
@@ -323,12 +333,18 @@ impl App {
             n.kind,
             NoticeKind::Fired
                 | NoticeKind::ReplyFinished
+                | NoticeKind::ReplyRetrying
                 | NoticeKind::Info
                 | NoticeKind::ConfigReadable
                 | NoticeKind::Approval
         ) && let Some(s) = self.status.as_mut()
         {
             s.key_ends_it_from = Some(self.model.now_ms() + super::app::NOTICE_READ_MS);
+        }
+        if n.kind == NoticeKind::ReplyRetrying
+            && let (Some(c), Some(s)) = (n.conversation_id, self.status.as_mut())
+        {
+            s.retrying_in = Some((c, false));
         }
         if n.kind == NoticeKind::Failed && n.conversation_id.is_some() && self.status.is_some() {
             // Told before the events that reload the counts: read them now
@@ -352,7 +368,10 @@ impl App {
         {
             s.tool_running_in = n.conversation_id;
         }
-        if matches!(n.kind, NoticeKind::Info | NoticeKind::ToolRunning) {
+        if matches!(
+            n.kind,
+            NoticeKind::Info | NoticeKind::ToolRunning | NoticeKind::ReplyRetrying
+        ) {
             return;
         }
         let cfg = self.engine().config().get();

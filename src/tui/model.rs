@@ -317,7 +317,8 @@ impl Model {
                     .collect();
                 let hidden = self.hidden_versions(&msgs);
                 // Repeated interrupted attempts at one reply show as the latest.
-                let collapsed = crate::store::collapse_attempts(&msgs);
+                let collapsed =
+                    crate::store::collapse_attempts(&msgs, |id| reasoned.contains_key(&id));
                 let sends = self.engine.reader().scheduled_sends(id).unwrap_or_default();
                 let mut old: HashMap<i64, Entry> =
                     self.entries.drain(..).map(|e| (e.msg.id, e)).collect();

@@ -295,3 +295,38 @@ async fn bad_settings_saved_while_running_are_said_with_the_reload() {
     );
     assert!(line.contains("(+2 more, in "), "{line}");
 }
+
+/// "reply … interrupted; generating it again at …" goes once the reply has
+/// been asked for again (it stayed its ten seconds, after the new reply had
+/// finished). The attempt was cut while the model reasoned, before its first
+/// word: it stays, with what it thought (it left no trace).
+#[tokio::test(start_paused = true)]
+async fn a_retry_notice_goes_once_the_reply_is_asked_for_again() {
+    let mut ui = Ui::new(vec![
+        Step::Cut(
+            vec![tock::llm::StreamEvent::Reasoning(
+                "thinking hard about it".into(),
+            )],
+            LlmError::transient("connection reset"),
+        ),
+        Step::Reply(vec![text("the whole answer"), done()]),
+    ]);
+    ui.start().await;
+    ui.say("a question");
+    ui.streamed().await;
+    let line = ui.status_line();
+    assert!(line.contains("generating it again at"), "{line}");
+    // The back-off (5 s), then the reply is written again.
+    tokio::time::sleep(std::time::Duration::from_secs(6)).await;
+    ui.streamed().await;
+    let s = ui.screen(120, 40);
+    assert!(s.contains("the whole answer"), "{s}");
+    let line = ui.status_line();
+    assert!(!line.contains("generating it again"), "{line}");
+    let cut = s.find("⚠ interrupted: connection reset").expect(&s);
+    let thought = s.find("▸ thought: 22 characters").expect(&s);
+    assert!(
+        cut < thought && thought < s.find("the whole answer").unwrap_or(0),
+        "{s}"
+    );
+}
