@@ -173,6 +173,51 @@ pub fn chat_tail(app: &App, area: Rect) -> Tail {
     // with how long the model has kept them waiting once that is noticeable
     // (claimed for sending at `updated_at`).
     let now = model.now_ms();
+    let width = area.width.saturating_sub(2) as usize;
+    // A message the server never took (failed before it was accepted, or
+    // expired) is not in the history: it shows here, where it would be,
+    // with why and how to send it again (it is in the strip as well).
+    for it in model
+        .items
+        .iter()
+        .filter(|i| i.status.gave_up() && !i.accepted())
+    {
+        let Some(text) = it.user_text() else { continue };
+        let (why, style) = match model.state_of(it, now) {
+            crate::engine::ItemState::Failed { reason } => (
+                format!("✗ not sent: {}", sanitize_line(&reason)),
+                Style::new().fg(palette().error),
+            ),
+            _ => (
+                "⌛ not sent: it expired".to_string(),
+                Style::new().fg(palette().special),
+            ),
+        };
+        tail.push(Line::from(vec![
+            Span::styled("▌ ", style),
+            Span::styled("You", style.add_modifier(Modifier::BOLD)),
+            Span::raw("  "),
+            Span::styled(elide(&why, width.saturating_sub(5)), style),
+        ]));
+        for l in text.lines() {
+            tail.push(Line::from(format!("  {}", elide(l, width))));
+        }
+        let hint = format!(
+            "in the pending strip ({}): {} sends it again, {} cancels it",
+            app.keys
+                .first(super::keymap::Scope::Main, super::keymap::Action::FocusNext),
+            app.keys.label(
+                super::keymap::Scope::Strip,
+                super::keymap::Action::RetryItem
+            ),
+            app.keys.label(
+                super::keymap::Scope::Strip,
+                super::keymap::Action::CancelItem
+            ),
+        );
+        tail.push(Line::styled(format!("  {}", elide(&hint, width)), dim()));
+        tail.push(Line::default());
+    }
     for it in model.items.iter().filter(|i| i.status == Status::Sending) {
         let sending = match super::views::waited(it.updated_at, now) {
             Some(w) => format!("  ◌ sending… {w}"),
@@ -197,7 +242,6 @@ pub fn chat_tail(app: &App, area: Rect) -> Tail {
     // A regeneration (Ctrl+R) shows where its reply will be, in the state
     // it waits in (queued, retrying in 12s: why), until the reply starts.
     if let Some(r) = model.waiting_regeneration() {
-        let width = area.width.saturating_sub(2) as usize;
         let lead = "new reply  ";
         let state = model.state_of(r, now);
         // The reason goes first where the whole line does not fit.

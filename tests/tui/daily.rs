@@ -389,9 +389,10 @@ async fn a_failed_row_keeps_its_text_when_the_error_is_long() {
     ui.settle().await;
     ui.app.sidebar_pref = Some(false);
     let s = ui.screen(60, 15);
+    // The strip's row (the chat shows it too, as a message not sent).
     let row = s
         .lines()
-        .find(|l| l.contains("✗"))
+        .find(|l| l.contains("✗ failed"))
         .unwrap_or_else(|| panic!("{s}"));
     assert!(row.contains("· message while server down"), "{s}");
     assert!(row.contains('…'), "the error is cut, and says so: {s}");

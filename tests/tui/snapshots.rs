@@ -330,7 +330,18 @@ async fn snapshot_failed_item() {
     assert_eq!(ui.rows()[0].status, Status::Failed);
     let s = ui.screen(80, 24);
     assert!(s.contains("✗ failed: 401 Unauthorized"), "{s}");
+    // Never taken by the server, it is in the chat where it would be, with
+    // why, and how to send it again.
+    assert!(s.contains("▌ You  ✗ not sent: 401 Unauthorized"), "{s}");
+    assert!(!s.contains("New conversation."), "{s}");
     snap!("failed_80x24", ui.render(80, 24).backend());
+    // Sent again (the script answers "ok" now): it is the history's.
+    ui.tab();
+    ui.ch('R');
+    ui.settle().await;
+    let s = ui.screen(80, 24);
+    assert!(!s.contains("not sent"), "{s}");
+    assert!(s.contains("ping") && s.contains("ok"), "{s}");
 }
 
 /// A reply that fails for good holds what was queued behind its message,
