@@ -734,7 +734,7 @@ async fn cancel_then_yes_cancels() {
     assert_eq!(pane.handle_key(ch('x'), &h.engine, now()), PaneAction::None);
     // Nothing happens before the answer.
     assert_eq!(item(&h, f.scheduled).status, Status::Pending);
-    let a = pane.handle_key(ch('y'), &h.engine, now());
+    let a = pane.handle_key(key(KeyCode::Enter), &h.engine, now());
     assert_eq!(a, PaneAction::Info(format!("#{} canceled", f.scheduled)));
     assert_eq!(item(&h, f.scheduled).status, Status::Canceled);
     assert_eq!(pane.count(), before - 1);
@@ -761,7 +761,7 @@ async fn cancel_then_yes_cancels() {
     assert!(marked.contains("Nightly review"), "{screen}");
     // Shown: its keys act on it (scheduled ahead, `s` asks first).
     pane.handle_key(ch('s'), &h.engine, now());
-    pane.handle_key(ch('y'), &h.engine, now());
+    pane.handle_key(key(KeyCode::Enter), &h.engine, now());
     assert_ne!(item(&h, f.task), task_before, "s sent the task now");
 }
 
@@ -814,7 +814,7 @@ async fn send_now_of_a_scheduled_message_asks_first() {
     assert_eq!(item(&h, f.scheduled).due_at, Some(NINE_AM));
     press(&mut pane, &h, &[ch('n')]);
     assert_eq!(item(&h, f.scheduled).due_at, Some(NINE_AM), "kept");
-    press(&mut pane, &h, &[ch('s'), ch('y')]);
+    press(&mut pane, &h, &[ch('s'), key(KeyCode::Enter)]);
     let it = item(&h, f.scheduled);
     assert!(it.due_at.is_none_or(|d| d <= h.engine.now_ms()), "{it:?}");
 }
@@ -828,12 +828,12 @@ async fn cancel_two_rows_in_a_row() {
     let mut pane = pane_on(h.engine.store());
     select(&mut pane, &h, f.scheduled);
     draw(&pane, 100, 24);
-    press(&mut pane, &h, &[ch('x'), ch('y')]);
+    press(&mut pane, &h, &[ch('x'), key(KeyCode::Enter)]);
     assert_eq!(item(&h, f.scheduled).status, Status::Canceled);
     assert_eq!(pane.selected_id(), Some(f.task));
     let screen = screen_of(&draw(&pane, 100, 24));
     assert!(!screen.contains("nothing selected"), "{screen}");
-    press(&mut pane, &h, &[ch('x'), ch('y')]);
+    press(&mut pane, &h, &[ch('x'), key(KeyCode::Enter)]);
     assert_eq!(item(&h, f.task).status, Status::Canceled);
     assert!(pane.selected_id().is_some());
 }
@@ -860,7 +860,7 @@ async fn send_now_sets_priority_and_due_now() {
     select(&mut pane, &h, f.scheduled);
     // Scheduled ahead: asked first, then sent.
     assert_eq!(pane.handle_key(ch('s'), &h.engine, now()), PaneAction::None);
-    let a = pane.handle_key(ch('y'), &h.engine, now());
+    let a = pane.handle_key(key(KeyCode::Enter), &h.engine, now());
     assert!(
         matches!(a, PaneAction::Info(ref s) if s.contains("Release planning")),
         "{a:?}"
@@ -1061,7 +1061,7 @@ async fn engine_refusal_becomes_an_error() {
     let store = h.engine.store();
     store.cancel_item(f.scheduled, T0).unwrap();
     pane.handle_key(ch('s'), &h.engine, now());
-    let a = pane.handle_key(ch('y'), &h.engine, now());
+    let a = pane.handle_key(key(KeyCode::Enter), &h.engine, now());
     assert!(
         matches!(a, PaneAction::Error(ref s) if !s.contains('\n')),
         "{a:?}"
@@ -1259,7 +1259,7 @@ async fn a_regeneration_on_its_way_is_listed_and_can_be_called_off() {
             "{k}: {a:?}"
         );
     }
-    press(&mut pane, &h, &[ch('x'), ch('y')]);
+    press(&mut pane, &h, &[ch('x'), key(KeyCode::Enter)]);
     assert_eq!(item(&h, id).status, Status::Canceled);
     let replies: Vec<String> = h
         .engine

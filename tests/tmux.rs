@@ -519,10 +519,10 @@ fn tmux_f2_cancel_reschedule_and_send_now() {
     tmux.wait_for("three items in F2", |s| {
         s.contains("alpha item") && s.contains("bravo item") && s.contains("charlie item")
     });
-    // Cancel the first: x then y.
+    // Cancel the first: x then Enter.
     tmux.send_keys(&["x"]);
-    tmux.wait_text("y cancel");
-    tmux.send_keys(&["y"]);
+    tmux.wait_text("Enter cancel");
+    tmux.send_keys(&["Enter"]);
     wait_until(LONG, "alpha canceled", || {
         (t.item(a)["status"] == "canceled").then_some(())
     });
@@ -548,7 +548,7 @@ fn tmux_f2_cancel_reschedule_and_send_now() {
     tmux.send_keys(&["s"]);
     // Scheduled ahead: asked first.
     tmux.wait_for("the question", |s| s.contains("before its time?"));
-    tmux.send_keys(&["y"]);
+    tmux.send_keys(&["Enter"]);
     wait_until(LONG, "charlie sent now", || {
         (t.item(c)["status"] == "sent").then_some(())
     });

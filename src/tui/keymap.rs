@@ -931,8 +931,11 @@ fn defaults() -> Vec<Binding> {
             "open the conversation at the match",
         ),
         b(Search, Ac::Cancel, "close", vec![k(K::Esc, N)], "close"),
-        b(Confirm, Ac::Yes, "yes", vec![ch('y')], "yes"),
-        b(Confirm, Ac::No, "no", vec![ch('n'), k(K::Esc, N)], "no"),
+        // Not `y`: the question may be up under a word being typed where
+        // the composer was meant ("dynamic" deleted a conversation with its
+        // `d` and `y`, at any speed a person types).
+        b(Confirm, Ac::Yes, "yes", vec![k(K::Enter, N)], "yes"),
+        b(Confirm, Ac::No, "no", vec![k(K::Esc, N)], "no"),
     ]);
     // Help takes no letters: it opens on `?` in an empty composer, and
     // every other key closes it and goes on, so what is typed next lands

@@ -172,15 +172,16 @@ impl App {
             return;
         }
         // 4. Text. The letters of the strip and the conversation list are
-        // their commands: one they do not use is said, not typed (the `y` of
-        // a question already answered went into the draft, and a word typed
-        // into the list began with one of its commands).
+        // their commands; one they do not use is typing meant for the
+        // composer (Shift+Tab had moved the keys): the keys go back to it,
+        // with the letter (dropped, it cut "hello" to "ello", which Enter
+        // then sent).
         let typing = views::is_typing(&key);
         if typing && matches!(self.focus, Focus::Strip | Focus::Sidebar) {
             if key.code == KeyCode::Char('?') && self.composer.is_empty() && !inactive {
                 self.views.push(Box::new(views::help::Help::default()));
             } else {
-                self.apply_one(Intent::KeyError(self.not_a_pane_key(&key)));
+                self.type_into_the_composer(&[key]);
             }
             return;
         }
@@ -200,33 +201,6 @@ impl App {
                 return self.quit_on_second_press("press Ctrl+D again to quit".to_string());
             }
             self.composer.input(key, self.now());
-        }
-    }
-
-    /// What a letter the focused strip or conversation list does not use
-    /// says instead of being typed: a question's answer with no question
-    /// open, or how to type.
-    fn not_a_pane_key(&self, key: &KeyEvent) -> String {
-        let (scope, pane) = match self.focus {
-            Focus::Sidebar => (Scope::Sidebar, "the conversation list"),
-            _ => (Scope::Strip, "the pending strip"),
-        };
-        let back = self.keys.label(scope, Action::Back);
-        let help = self.keys.label(Scope::Main, Action::Help);
-        let what = match key.code {
-            KeyCode::Char(' ') => "Space".to_string(),
-            KeyCode::Char(c) => c.to_string(),
-            _ => String::new(),
-        };
-        if matches!(
-            self.keys.action(Scope::Confirm, key),
-            Some(Action::Yes | Action::No)
-        ) {
-            format!("{what}: no question is open (nothing was typed) · {back} back to the composer")
-        } else {
-            format!(
-                "{what}: not a key of {pane} (nothing was typed) · {back} back to the composer, {help} lists the keys"
-            )
         }
     }
 
@@ -714,13 +688,20 @@ impl App {
             return false;
         };
         // A prompt takes a time or text: a digit at once is its input
-        // (`r` then `2h`), a letter the rest of a word.
+        // (`r` then `2h`), a letter the rest of a word. A question takes
+        // no letter as its answer, so a letter after it is typing however
+        // slowly it comes.
         let prompt = self.top() == Some(ViewKind::Prompt);
+        let question = self.top() == Some(ViewKind::Confirm);
         if !views::is_typing(&key)
             || (prompt && !next.is_alphabetic())
             || self.views.len() != depth + 1
-            || self.now().saturating_sub(at) >= TYPED_ON_MS
+            || (!question && self.now().saturating_sub(at) >= TYPED_ON_MS)
         {
+            if question && self.views.len() == depth + 1 {
+                // Still open: a later letter is typing too.
+                self.pane_letter = Some((first, at, depth));
+            }
             return false;
         }
         self.views.truncate(depth);
@@ -781,11 +762,17 @@ impl App {
     /// A word's first letter, taken by the strip or the list, and the key
     /// after it, into the composer, which gets the keys back.
     fn letters_to_the_composer(&mut self, first: char, key: KeyEvent) {
+        self.type_into_the_composer(&[KeyEvent::from(KeyCode::Char(first)), key]);
+    }
+
+    /// Keys typed where the strip or the list had the keys, into the
+    /// composer, which gets them back.
+    fn type_into_the_composer(&mut self, keys: &[KeyEvent]) {
         self.focus = Focus::Composer;
         let now = self.now();
-        self.composer
-            .input(KeyEvent::from(KeyCode::Char(first)), now);
-        self.composer.input(key, now);
+        for key in keys {
+            self.composer.input(*key, now);
+        }
         self.info_until_key(
             "typed into the composer: the keys were in the pending strip or the conversation list (Shift+Tab moves them; Esc brings them back)",
         );

@@ -401,7 +401,7 @@ async fn key_hints_go_when_answered_elsewhere_or_at_the_next_key() {
         .expect("the task");
     ui.tab();
     ui.ch('x');
-    ui.ch('y');
+    ui.enter();
     ui.settle().await;
     assert_eq!(ui.row(task.id).status, Status::Canceled);
     assert_eq!(ui.status_line(), "canceled");

@@ -525,12 +525,17 @@ async fn strip_cancel_asks_first() {
     snap!("strip_focused_80x24", ui.render(80, 24).backend());
     ui.ch('x');
     assert!(ui.app.popup() == Some(ViewKind::Confirm));
-    assert!(ui.screen(80, 24).contains("Cancel “second”? y / n"));
-    ui.ch('n');
+    assert!(
+        ui.screen(80, 24)
+            .contains("Cancel “second”?  Enter yes · Esc no"),
+        "{}",
+        ui.screen(80, 24)
+    );
+    ui.press(KeyCode::Esc);
     assert!(ui.app.popup().is_none());
-    assert_eq!(ui.row(ids[1]).status, Status::Pending, "n keeps it");
+    assert_eq!(ui.row(ids[1]).status, Status::Pending, "Esc keeps it");
     ui.ch('x');
-    ui.ch('y');
+    ui.enter();
     ui.pump();
     assert_eq!(ui.row(ids[1]).status, Status::Canceled);
     assert_eq!(ui.row(ids[0]).status, Status::Pending);
@@ -567,7 +572,7 @@ async fn strip_cancels_item_after_item_with_x_y() {
         );
         ui.ch('x');
         assert_eq!(ui.app.popup(), Some(ViewKind::Confirm));
-        ui.ch('y');
+        ui.enter();
         ui.pump();
         assert_eq!(ui.row(ids[n - 1]).status, Status::Canceled, "item {n}");
         let (msg, is_err) = ui.app.status_pair();
@@ -600,13 +605,17 @@ async fn strip_send_now_of_a_scheduled_message_asks_first() {
         s.contains("Send “later D” now, 54m before its time?"),
         "{s}"
     );
+    // A letter is no answer: the question goes, and the letters are typed.
     ui.ch('u');
     ui.pump();
     assert_eq!(ui.app.popup(), None);
+    assert_eq!(ui.app.composer_text(), "su");
     assert_eq!(ui.row(id).status, Status::Pending);
     assert!(ui.row(id).due_at.is_some(), "still scheduled");
+    ui.app.set_composer("");
+    ui.tab();
     ui.ch('s');
-    ui.ch('y');
+    ui.enter();
     ui.pump();
     ui.settle().await;
     assert_eq!(ui.row(id).status, Status::Sent);
@@ -689,7 +698,7 @@ async fn a_word_typed_into_the_strip_or_the_list_goes_to_the_composer() {
     ui.ch('s');
     assert_eq!(ui.app.popup(), Some(ViewKind::Confirm));
     ui.h.clock.jump(1_000);
-    ui.app.on_key(KeyEvent::from(KeyCode::Char('n')));
+    ui.app.on_key(KeyEvent::from(KeyCode::Esc));
     assert_eq!(ui.app.popup(), None);
     assert_eq!(ui.app.composer_text(), "");
 }
@@ -886,33 +895,41 @@ async fn strip_keys_typed_ahead_of_the_new_selection_do_not_act_on_it() {
     let ids: Vec<i64> = ui.rows().iter().map(|r| r.id).collect();
     ui.tab();
     ui.screen(120, 40);
-    // x y x y x y in one burst: no frame between the keys, and the
-    // engine's events about the cancel wait until the burst is done.
-    for c in "xyxyxy".chars() {
-        ui.ch(c);
+    // x Enter x Enter x Enter in one burst: no frame between the keys,
+    // and the engine's events about the cancel wait until the burst is
+    // done.
+    for _ in 0..3 {
+        ui.ch('x');
+        ui.enter();
     }
     ui.pump();
     assert_eq!(ui.row(ids[0]).status, Status::Canceled);
     assert_eq!(ui.row(ids[1]).status, Status::Pending, "not seen selected");
     assert_eq!(ui.row(ids[2]).status, Status::Pending);
     assert_eq!(ui.app.popup(), None);
-    assert_eq!(ui.app.composer_text(), "", "no y typed into the composer");
+    assert_eq!(
+        ui.app.composer_text(),
+        "",
+        "nothing typed into the composer"
+    );
     assert_eq!(ui.app.focus, Focus::Strip);
-    let (msg, is_err) = ui.app.status_pair();
-    assert!(is_err && msg.contains("no question is open"), "{msg}");
+    // The last Enter was the strip's own (it resumes a paused queue).
+    let (msg, _) = ui.app.status_pair();
+    assert!(msg.contains("the queue is not paused"), "{msg}");
     // Once a frame has shown it selected, x acts on it.
     let s = ui.screen(120, 40);
     let marked = s.lines().find(|l| l.contains("› ")).unwrap_or_default();
     assert!(marked.contains("strip item 2"), "{s}");
     ui.ch('x');
-    ui.ch('y');
+    ui.enter();
     ui.pump();
     assert_eq!(ui.row(ids[1]).status, Status::Canceled);
     assert_eq!(ui.row(ids[2]).status, Status::Pending);
-    // Another letter the strip does not use is not typed either.
+    // A letter the strip does not use is typing: the composer has it, and
+    // the keys.
     ui.ch('q');
-    assert_eq!(ui.app.composer_text(), "");
-    assert!(ui.status_line().contains("not a key of the pending strip"));
+    assert_eq!(ui.app.composer_text(), "q");
+    assert_eq!(ui.app.focus, Focus::Composer);
 }
 
 #[tokio::test(start_paused = true)]
@@ -1129,34 +1146,62 @@ async fn tab_indents_a_composer_holding_text_and_shift_tab_moves_the_focus() {
     assert_eq!(ui.app.focus, Focus::Strip);
 }
 
-/// A question left open answers nothing but `y`: a sentence typed on after
-/// it came up (`d` opened "Delete …?", and the `y` of "yaml" confirmed it)
-/// closes it unanswered instead.
+/// A question left open takes no letter as its answer: a sentence typed
+/// on after it came up (`d` opened "Delete …?", and the `y` of "yaml"
+/// confirmed it) closes it unanswered, and goes into the composer, its
+/// first letter too, however slowly it is typed.
 #[tokio::test(start_paused = true)]
-async fn a_letter_other_than_y_closes_a_question_unanswered() {
+async fn a_letter_closes_a_question_unanswered_and_is_typed() {
     let mut ui = Ui::new(vec![]);
     ui.say("/later 2h water the plants");
     let conv = ui.conv();
     ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
     ui.tab();
     assert_eq!(ui.app.focus, Focus::Sidebar);
-    ui.typ("delete the old yaml file");
+    // A second between the keys.
+    for c in "delete the old yaml file".chars() {
+        ui.h.clock.jump(1_000);
+        ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
+    }
     assert_eq!(ui.app.top(), None, "no question left open");
+    assert_eq!(ui.app.composer_text(), "delete the old yaml file");
+    assert_eq!(ui.app.focus, Focus::Composer);
     assert!(
         ui.store().conversation(conv).unwrap().is_some(),
         "not deleted"
     );
+    ui.app.set_composer("");
     // In the strip, `x` asks to cancel; the `e` after it closes the question.
-    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
     ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
     assert_eq!(ui.app.focus, Focus::Strip);
     ui.typ("xe");
     assert_eq!(ui.app.top(), None);
-    assert_eq!(ui.app.status_pair().0, "not done: only y answers yes");
-    ui.ch('y');
+    assert_eq!(ui.app.composer_text(), "xe");
+    assert!(
+        ui.app
+            .status_pair()
+            .0
+            .starts_with("typed into the composer"),
+        "{}",
+        ui.app.status_pair().0
+    );
     assert!(
         ui.rows().iter().all(|r| r.status == Status::Pending),
         "not canceled"
+    );
+    // Enter answers it.
+    ui.app.set_composer("");
+    ui.key(KeyCode::BackTab, KeyModifiers::SHIFT);
+    ui.ch('x');
+    let s = ui.screen(100, 30);
+    assert!(
+        s.contains("Cancel “water the plants”?  Enter yes · Esc no"),
+        "{s}"
+    );
+    ui.enter();
+    assert!(
+        ui.rows().iter().all(|r| r.status == Status::Canceled),
+        "canceled"
     );
 }
 

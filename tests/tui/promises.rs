@@ -247,7 +247,7 @@ async fn x_in_the_strip_cancels_everything_queued_after_asking() {
     ui.ch('X');
     let s = ui.screen(100, 30);
     assert!(s.contains("Cancel all 3 messages queued here?"), "{s}");
-    ui.ch('y');
+    ui.enter();
     ui.pump();
     let open: Vec<String> = ui
         .rows()
@@ -477,7 +477,7 @@ async fn cancelling_the_last_held_item_lifts_the_pause() {
         assert!(paused(&ui));
         ui.tab();
         ui.ch('x');
-        ui.ch('y');
+        ui.enter();
         ui.settle().await;
         assert!(paused(&ui), "one item is still held");
         ui.press(KeyCode::Down);
@@ -487,7 +487,7 @@ async fn cancelling_the_last_held_item_lifts_the_pause() {
             assert_eq!(ui.app.composer_text(), "second held");
         } else {
             ui.ch('x');
-            ui.ch('y');
+            ui.enter();
             ui.settle().await;
         }
         assert!(

@@ -855,13 +855,13 @@ async fn delete_a_conversation_from_the_sidebar() {
         "{s}"
     );
     assert!(
-        s.contains("y / n"),
+        s.contains("Enter yes · Esc no"),
         "the question must show its answers:\n{s}"
     );
-    ui.ch('n');
+    ui.press(KeyCode::Esc);
     assert!(
         ui.store().conversation(doomed).unwrap().is_some(),
-        "n keeps it"
+        "Esc keeps it"
     );
     // Two of them: each goes on in a conversation of its own (it read as
     // if they shared one).
@@ -878,9 +878,9 @@ async fn delete_a_conversation_from_the_sidebar() {
         ),
         "{s}"
     );
-    ui.ch('n');
+    ui.press(KeyCode::Esc);
     ui.ch('d');
-    ui.ch('y');
+    ui.enter();
     ui.pump();
     assert!(ui.store().conversation(doomed).unwrap().is_none());
     assert_eq!(

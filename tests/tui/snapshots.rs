@@ -654,7 +654,7 @@ async fn snapshot_approval_then_task_card_then_canceled() {
     ui.tab();
     assert_eq!(ui.app.focus, Focus::Strip);
     ui.ch('x');
-    ui.ch('y');
+    ui.enter();
     ui.settle().await;
     assert_eq!(ui.row(task.id).status, Status::Canceled);
     let s = ui.screen(80, 24);

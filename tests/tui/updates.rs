@@ -486,7 +486,7 @@ async fn delete_asks_again_when_more_came_since_it_asked() {
     item.due_at = Some(ui.app.model.now_ms() + 7_200_000);
     ui.h.engine.submit(item).unwrap();
     ui.settle().await;
-    ui.ch('y');
+    ui.enter();
     ui.pump();
     assert_eq!(ui.conv(), conv, "not deleted on the first y");
     let s = ui.screen(100, 30);
@@ -494,7 +494,7 @@ async fn delete_asks_again_when_more_came_since_it_asked() {
         s.contains("Changed meanwhile") && s.contains("Its 2 pending message(s)"),
         "{s}"
     );
-    ui.ch('y');
+    ui.enter();
     ui.pump();
     assert!(ui.app.model.convs.iter().all(|c| c.id != conv));
 }

@@ -52,10 +52,10 @@ impl ScheduledPane {
             } => self.edit_key(key, engine, (id, seen), editor, error),
             Mode::ConfirmCancel { id, seen, text } => self.confirm_key(key, engine, id, seen, text),
             Mode::ConfirmSendEarly { id, seen, ahead } => match key.code {
-                KeyCode::Char('y' | 'Y') => self.send_now(engine, id, seen),
+                KeyCode::Enter => self.send_now(engine, id, seen),
                 KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
                 _ if crate::tui::views::is_typing(&key) => {
-                    PaneAction::Info("not done: only y answers yes".into())
+                    PaneAction::Info("not done: only Enter answers yes".into())
                 }
                 _ => {
                     self.mode = Mode::ConfirmSendEarly { id, seen, ahead };
@@ -482,23 +482,24 @@ impl ScheduledPane {
         text: String,
     ) -> PaneAction {
         match key.code {
-            KeyCode::Char('y' | 'Y') if self.is_series(id) => self.act_leaving(
+            KeyCode::Enter if self.is_series(id) => self.act_leaving(
                 engine,
                 id,
                 move |e| e.end_series(id),
                 format!("series #{id} ended"),
             ),
-            KeyCode::Char('y' | 'Y') => self.act_leaving(
+            KeyCode::Enter => self.act_leaving(
                 engine,
                 id,
                 move |e| e.act_on_item(id, seen, ItemAction::Cancel { text }),
                 format!("#{id} canceled"),
             ),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
-            // Another letter is no answer, and the question goes with it:
-            // typed on, a `y` later in the words would have answered it.
+            // A letter is no answer, and the question goes with it: it is
+            // typing meant elsewhere (`y` answered, and "sync" sent a
+            // message early).
             _ if crate::tui::views::is_typing(&key) => {
-                PaneAction::Info("not done: only y answers yes".into())
+                PaneAction::Info("not done: only Enter answers yes".into())
             }
             // Anything else: still asking.
             _ => {

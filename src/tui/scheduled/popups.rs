@@ -206,7 +206,7 @@ impl ScheduledPane {
         let q = Line::from(vec![
             Span::styled(question, Style::default().add_modifier(Modifier::BOLD)),
             Span::styled(
-                "y/n",
+                "Enter/Esc",
                 Style::default()
                     .fg(palette().error)
                     .add_modifier(Modifier::BOLD),
@@ -225,7 +225,7 @@ impl ScheduledPane {
             );
         }
         if inner.height >= 3 {
-            let footer = footer_line(&[("y", yes), ("n/Esc", "keep it")], POPUP_SEP);
+            let footer = footer_line(&[("Enter", yes), ("n/Esc", "keep it")], POPUP_SEP);
             buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
         }
     }

@@ -192,10 +192,11 @@ impl View for Confirm {
                 Outcome::Done
             }
             // A letter or digit is no answer: typed on after the question
-            // came up (a sentence meant for the composer), its `y` would
-            // have answered it. The question goes, unanswered.
+            // came up (a sentence meant for the composer). The question
+            // goes, unanswered.
             _ if super::is_typing(&key) => {
-                cx.push(Intent::Info("not done: only y answers yes".into()));
+                let yes = cx.keys.label(Scope::Confirm, Action::Yes);
+                cx.push(Intent::Info(format!("not done: only {yes} answers yes")));
                 Outcome::Done
             }
             _ => Outcome::Consumed,
@@ -204,7 +205,7 @@ impl View for Confirm {
 
     fn render(&self, area: Rect, buf: &mut Buffer, cx: &RenderCx<'_>) {
         let text = format!(
-            "{} {} / {}",
+            "{}  {} yes · {} no",
             self.question,
             cx.keys.label(Scope::Confirm, Action::Yes),
             cx.keys.label(Scope::Confirm, Action::No)
