@@ -66,9 +66,13 @@ fn select(pane: &mut ScheduledPane, h: &Harness, id: i64) {
     panic!("item {id} is not in the list");
 }
 
+/// Typed as a user does into what a key opened: read first, a second
+/// later (a letter at once after `e` is a word typed where the composer
+/// was meant).
 fn type_str(pane: &mut ScheduledPane, h: &Harness, s: &str) {
+    let later = now() + chrono::TimeDelta::seconds(1);
     for c in s.chars() {
-        assert_eq!(pane.handle_key(ch(c), &h.engine, now()), PaneAction::None);
+        assert_eq!(pane.handle_key(ch(c), &h.engine, later), PaneAction::None);
     }
 }
 
@@ -678,6 +682,35 @@ async fn edit_esc_discards() {
     type_str(&mut pane, &h, "xyz");
     press(&mut pane, &h, &[key(KeyCode::Esc)]);
     assert_eq!(item(&h, f.scheduled).text, "check the build");
+}
+
+/// `e` and a letter at once ("explain this" typed into F2 where the
+/// composer was meant): the editor closes and nothing is changed (the
+/// letters were appended to the text, and the Enter ending the line saved
+/// it).
+#[tokio::test(start_paused = true)]
+async fn a_letter_at_once_after_e_closes_the_editor_unchanged() {
+    let h = harness(vec![]);
+    let f = fixture(h.engine.store());
+    let mut pane = pane_on(h.engine.store());
+    select(&mut pane, &h, f.scheduled);
+    let acts = press(&mut pane, &h, &[ch('e'), ch('x')]);
+    assert!(
+        matches!(&acts[1], PaneAction::Info(m) if m.starts_with("closed, nothing changed")),
+        "{acts:?}"
+    );
+    for c in "plain this".chars() {
+        pane.handle_key(ch(c), &h.engine, now());
+    }
+    pane.handle_key(key(KeyCode::Enter), &h.engine, now());
+    assert_eq!(item(&h, f.scheduled).text, "check the build");
+    // Read first, a letter is the edit's.
+    press(&mut pane, &h, &[ch('e')]);
+    type_str(&mut pane, &h, "!");
+    assert!(!matches!(
+        pane.handle_key(key(KeyCode::Enter), &h.engine, now()),
+        PaneAction::Error(_)
+    ));
 }
 
 /// The item is canceled elsewhere while its edit is open: saving cannot

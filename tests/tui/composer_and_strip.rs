@@ -550,11 +550,11 @@ async fn strip_cancel_asks_first() {
     assert_eq!(ui.app.focus, Focus::Composer);
 }
 
-/// Three scheduled items, x y three times: each cancel selects the row that
+/// Three scheduled items, x Enter three times: each cancel selects the row that
 /// took the canceled one's place, shown before a key acts on it, so the
-/// next x y cancels it; nothing is typed into the composer.
+/// next x Enter cancels it; nothing is typed into the composer.
 #[tokio::test(start_paused = true)]
-async fn strip_cancels_item_after_item_with_x_y() {
+async fn strip_cancels_item_after_item_with_x_enter() {
     let mut ui = Ui::new(vec![]);
     for n in 1..=3 {
         ui.say(&format!("/later {n}h strip item {n}"));

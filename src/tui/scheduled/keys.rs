@@ -39,8 +39,26 @@ impl ScheduledPane {
         if key.kind == KeyEventKind::Release {
             return PaneAction::None;
         }
+        let now_ms = now.timestamp_millis();
+        if let Some(at) = self.text_opened_at.take()
+            && matches!(self.mode, Mode::Edit { .. })
+            && matches!(key.code, KeyCode::Char(c) if c.is_alphabetic())
+            && crate::tui::views::is_typing(&key)
+            && now_ms.saturating_sub(at) < crate::tui::app::TYPED_ON_MS
+        {
+            self.mode = Mode::List;
+            return PaneAction::Info(
+                "closed, nothing changed: a letter came at once after the one that opened it (typing meant for the composer? Esc closes F2)".into(),
+            );
+        }
         match std::mem::replace(&mut self.mode, Mode::List) {
-            Mode::List => self.list_key(key, engine, keys),
+            Mode::List => {
+                let action = self.list_key(key, engine, keys);
+                if matches!(self.mode, Mode::Edit { .. }) {
+                    self.text_opened_at = Some(now_ms);
+                }
+                action
+            }
             Mode::Reschedule { id, seen, input } => {
                 self.reschedule_key(key, engine, now, (id, seen), input)
             }
@@ -69,6 +87,12 @@ impl ScheduledPane {
     fn list_key(&mut self, key: KeyEvent, engine: &Engine, keys: &Keymap) -> PaneAction {
         let page = self.page.get().max(1) as isize;
         let Some(action) = keys.action(Scope::Scheduled, &key) else {
+            // A letter the list does not use is typing meant for the
+            // composer: F2 closes and it goes there (its own letters in
+            // the words acted: "… the docs" Enter sent a message early).
+            if crate::tui::views::is_typing(&key) {
+                return PaneAction::Dismiss;
+            }
             return PaneAction::None;
         };
         let store = engine.reader();

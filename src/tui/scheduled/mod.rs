@@ -46,6 +46,9 @@ pub const WAITING: &str =
 pub enum PaneAction {
     None,
     Close,
+    /// Closed by a key it does not use, which goes on to what is under it:
+    /// a letter of a sentence typed where the composer was meant.
+    Dismiss,
     /// Show this conversation (and close the pane).
     Jump(i64),
     /// A one-line confirmation for the status bar.
@@ -72,6 +75,7 @@ impl PaneAction {
         match self {
             PaneAction::None => (None, Outcome::Consumed),
             PaneAction::Close => (None, Outcome::Done),
+            PaneAction::Dismiss => (None, Outcome::Dismissed),
             PaneAction::Jump(conv) => (Some(Intent::Open(conv)), Outcome::Done),
             PaneAction::Info(s) => (Some(Intent::Info(s)), Outcome::Consumed),
             PaneAction::Error(s) => (Some(Intent::Error(s)), Outcome::Consumed),
@@ -148,6 +152,11 @@ pub struct ScheduledPane {
     loaded: bool,
     /// Where its writes run, inside the app (without one they run inline).
     writer: Option<Writer<App>>,
+    /// When a letter opened the text editor: a letter right after it is a
+    /// word typed where the composer was meant
+    /// ("explain this" opened the editor on `e` and appended "xplain this"
+    /// to the text, which the Enter ending the line saved).
+    text_opened_at: Option<i64>,
 }
 
 impl Default for ScheduledPane {
@@ -181,6 +190,7 @@ impl ScheduledPane {
             page: Cell::new(10),
             loaded: false,
             writer: None,
+            text_opened_at: None,
         }
     }
 
