@@ -189,20 +189,39 @@ impl App {
         let resume = paused && due.is_none() && editing.is_none();
         self.write(
             move |e| {
-                // A message to go now resumes a paused queue (the engine's rule).
-                let (id, tasks_kept) = match (editing, &restore) {
-                    (Some(message_id), Some(r)) => {
-                        let id = e.edit_and_resend(conv, message_id, item, r)?;
-                        // What the replaced exchanges scheduled stays: said.
-                        let kept = e
-                            .store()
-                            .tasks_scheduled_since(conv, message_id)
-                            .unwrap_or_default();
-                        (id, kept)
-                    }
-                    _ => (e.submit_clearing_draft(item, known.as_deref())?, Vec::new()),
+                let attempt = || {
+                    // A message to go now resumes a paused queue (the engine's rule).
+                    let (id, tasks_kept) = match (editing, &restore) {
+                        (Some(message_id), Some(r)) => {
+                            let id = e.edit_and_resend(conv, message_id, item.clone(), r)?;
+                            // What the replaced exchanges scheduled stays: said.
+                            let kept = e
+                                .store()
+                                .tasks_scheduled_since(conv, message_id)
+                                .unwrap_or_default();
+                            (id, kept)
+                        }
+                        _ => (
+                            e.submit_clearing_draft(item.clone(), known.as_deref())?,
+                            Vec::new(),
+                        ),
+                    };
+                    anyhow::Ok((id, tasks_kept))
                 };
-                anyhow::Ok((id, tasks_kept))
+                // Another process holds the database (each try waits out
+                // the store's busy timeout): tried again until it lets
+                // go, as the status line says. Given back after one try,
+                // the message waited in the composer, unsent, and two
+                // typed meanwhile ran together into one draft. A tock
+                // killed meanwhile has it in a file (`tui::unsent`).
+                loop {
+                    match attempt() {
+                        Err(err) if crate::store::is_busy(&err) => {
+                            std::thread::sleep(std::time::Duration::from_millis(100));
+                        }
+                        done => return done,
+                    }
+                }
             },
             move |app, r| {
                 app.send_done(seq);

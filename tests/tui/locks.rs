@@ -184,6 +184,44 @@ async fn a_send_while_another_process_holds_the_write_lock_leaves_the_keyboard_f
     );
 }
 
+/// A lock held longer than the store waits (its busy timeout): the send is
+/// tried again until the lock goes, as the status line says, and goes
+/// once. (Given back after one try, it waited in the composer unsent, and
+/// two sends typed meanwhile ran together into one draft.)
+#[tokio::test(start_paused = true)]
+async fn a_send_outlasting_the_busy_timeout_is_tried_until_the_lock_goes() {
+    let mut ui = Ui::new(vec![]);
+    let conv = ui.conv();
+    // The store waits 50 ms here instead of seconds: the lock below
+    // outlasts many of its tries.
+    ui.h.engine
+        .store()
+        .set_busy_timeout(std::time::Duration::from_millis(50))
+        .unwrap();
+    let other = rusqlite::Connection::open(ui.h.dir.path().join("tock.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    // Keys as the app gets them (the harness's would wait for the writes).
+    for text in ["first while locked", "second while locked"] {
+        for c in text.chars() {
+            ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+        ui.app
+            .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    }
+    // Real time: the writer thread tries again and again meanwhile.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    ui.app.collect_writes();
+    assert!(ui.app.writes_pending(), "still waiting for the lock");
+    assert_eq!(ui.app.composer_text(), "", "nothing given back");
+    assert!(!ui.app.status_pair().1, "no error: {}", ui.status_line());
+    other.execute_batch("ROLLBACK").unwrap();
+    ui.app.wait_writes(std::time::Duration::from_secs(20));
+    let texts: Vec<String> = ui.rows().into_iter().map(|r| r.text).collect();
+    assert_eq!(texts, ["first while locked", "second while locked"]);
+    assert_eq!(ui.app.composer_text(), "");
+    assert_eq!(ui.store().draft(conv).unwrap().text, "");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_send_the_database_refuses_gives_the_text_back() {
     let mut ui = Ui::new(vec![]);
