@@ -341,6 +341,13 @@ fn long_texts_come_from_stdin_or_a_file() {
         "{err}"
     );
     assert!(err.contains("no conversation"), "{err}");
+    // `tock ask` with an empty stdin that is no terminal (cron,
+    // `</dev/null`): the text is the argument's, and stdin is not blamed.
+    let out = t.run_with_stdin(&["ask", "--conv", "no such conversation", "hi"], b"");
+    assert!(!out.status.success());
+    let err = &out.stderr;
+    assert!(!err.contains("read from stdin"), "{err}");
+    assert!(err.contains("no conversation"), "{err}");
 }
 
 #[test]

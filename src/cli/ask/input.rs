@@ -33,10 +33,13 @@ pub(super) fn message(words: &[String], file: Option<&Path>) -> Result<Message> 
         (None, true) => String::new(),
     };
     // stdin: asked for by `-`, or piped in (read whenever it is no terminal).
-    let from_stdin = dash || piped;
-    if from_stdin {
+    // Whether it went into the message: an empty one (cron, `</dev/null`)
+    // did not, and a failure was blamed on it.
+    let mut from_stdin = false;
+    if dash || piped {
         let stdin = read_stdin(dash && !piped)?;
         if !stdin.trim().is_empty() {
+            from_stdin = true;
             text = if text.is_empty() {
                 stdin
             } else {
