@@ -108,6 +108,14 @@ impl App {
             self.command(trimmed.to_string());
             return;
         }
+        // An edit replaces the exchange the streaming reply belongs to:
+        // not until it has finished (the engine would refuse it).
+        if self.composer.edit.is_some() && self.model.is_busy() {
+            self.said_to_wait_for_the_reply(
+                "not yet: the reply is still streaming; Enter resends once it has finished (Ctrl+C stops it)",
+            );
+            return;
+        }
         let body = if trimmed.starts_with("//") {
             unescape_slash(trimmed).to_string()
         } else {
@@ -309,15 +317,10 @@ impl App {
         self.send(text, Some(due));
     }
 
-    /// ↑ on an empty composer: edit and resend your last message.
+    /// ↑ on an empty composer: edit and resend your last message. While
+    /// its reply streams the edit opens too (refused, the correction typed
+    /// next went out as a new message), and Enter waits for the reply.
     pub(super) fn edit_last(&mut self) {
-        if self.model.is_busy() {
-            self.error("wait for the reply to finish (or Esc to stop it) before editing");
-            if let Some(s) = self.status.as_mut() {
-                s.while_busy_in = self.model.current;
-            }
-            return;
-        }
         let Some(m) = self.model.last_user_message().cloned() else {
             // Nothing sent here yet: ↑ recalls what was typed before, if anything.
             let now = self.now();
@@ -338,6 +341,19 @@ impl App {
             .and_then(|item| item.model_override);
         self.composer
             .begin_edit(m.id, &escape_slash(&m.content), parts, to, self.now());
+        if self.model.is_busy() {
+            self.said_to_wait_for_the_reply(
+                "the reply is still streaming: Enter resends once it has finished (Esc here keeps the old message)",
+            );
+        }
+    }
+
+    /// An error that stands until the reply streaming here has finished.
+    fn said_to_wait_for_the_reply(&mut self, line: &str) {
+        self.error(line);
+        if let Some(s) = self.status.as_mut() {
+            s.while_busy_in = self.model.current;
+        }
     }
 
     pub(super) fn copy(&mut self, block: Option<usize>) {

@@ -250,33 +250,61 @@ async fn the_queued_line_goes_when_the_reply_is_stopped_elsewhere() {
     assert!(!s.contains("it goes as soon as this reply finishes"), "{s}");
 }
 
-/// ↑ while a reply streams says to wait for it; the line goes once the
-/// reply has finished, where it would have stood for its full 20 s.
+/// ↑ while a reply streams opens the edit (refused, the correction typed
+/// next went out as a new message) and says Enter waits for the reply;
+/// Enter before then resends nothing and keeps the edit. The line goes
+/// once the reply has finished, and Enter then resends.
 #[tokio::test(start_paused = true)]
-async fn the_wait_for_the_reply_line_goes_when_the_reply_finishes() {
+async fn an_edit_opened_while_the_reply_streams_waits_for_it() {
     let gate = Arc::new(tokio::sync::Notify::new());
-    let mut ui = Ui::new(vec![Step::Hold(vec![text("Let me think")], gate.clone())]);
+    let mut ui = Ui::new(vec![
+        Step::Hold(vec![text("Let me think")], gate.clone()),
+        Step::Reply(vec![
+            text("A monoid in the category of endofunctors."),
+            done(),
+        ]),
+    ]);
     ui.start().await;
     ui.say("What is a monad?");
     ui.settle().await;
     ui.streamed().await;
     ui.press(KeyCode::Up);
+    assert_eq!(ui.app.composer_text(), "What is a monad?");
+    assert!(ui.app.composer.edit.is_some(), "an edit, not a new message");
     assert!(
-        ui.status_line().starts_with("wait for the reply to finish"),
+        ui.status_line().starts_with("the reply is still streaming"),
         "{}",
         ui.status_line()
+    );
+    ui.typ(" Briefly.");
+    ui.enter();
+    assert!(
+        ui.status_line()
+            .starts_with("not yet: the reply is still streaming"),
+        "{}",
+        ui.status_line()
+    );
+    assert_eq!(ui.app.composer_text(), "What is a monad? Briefly.");
+    assert!(ui.app.composer.edit.is_some());
+    assert!(
+        ui.rows().iter().all(|r| r.text != " Briefly."),
+        "no new message"
     );
     gate.notify_one();
     ui.settle().await;
     assert!(!ui.app.model.is_busy());
     assert!(
-        !ui.status_line().contains("wait for the reply"),
+        !ui.status_line().contains("still streaming"),
         "{}",
         ui.status_line()
     );
-    // ↑ now edits the last message.
-    ui.press(KeyCode::Up);
-    assert_eq!(ui.app.composer_text(), "What is a monad?");
+    // Now Enter resends the edit.
+    ui.enter();
+    ui.settle().await;
+    ui.streamed().await;
+    let s = ui.screen(100, 30);
+    assert!(s.contains("What is a monad? Briefly."), "{s}");
+    assert!(s.contains("A monoid in the category"), "{s}");
 }
 
 #[tokio::test(start_paused = true)]
