@@ -1386,6 +1386,53 @@ fn a_config_that_cannot_be_read_holds_what_is_due_until_it_is_fixed() {
     d.wait_timeout(Duration::from_secs(3));
 }
 
+/// A model that cannot be used as the config and the daemon's environment
+/// stand (its key variable not set where the daemon was started, as a
+/// service's or cron's environment lacks the shell's exports): what is
+/// due is held, not failed at once, and goes once the config is fixed.
+#[test]
+fn a_missing_key_holds_what_is_due_until_the_config_is_fixed() {
+    let server = MockServer::start();
+    server.respond_with(|_| Reply::text("from the real model"));
+    let t = Tock::new();
+    let keyless = format!(
+        "default_model = \"real\"\n[models.real]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"TOCK_TEST_KEY_NOT_SET\"\n",
+        server.base_url()
+    );
+    t.write_config(&keyless);
+    let id = t.send(&["--new", "K", "needs its key"]);
+    let mut d = t.spawn_daemon();
+    wait_until(Duration::from_secs(15), "held", || {
+        let it = t.item(id);
+        it["last_error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("held: TOCK_TEST_KEY_NOT_SET is not set"))
+            .then_some(it)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let it = t.item(id);
+    assert_eq!(it["status"], "pending", "{it:#}");
+    assert_eq!(it["attempts"], 0, "nothing was sent: {it:#}");
+    assert_eq!(server.count(), 0);
+    let list = t.ok(&["list"]);
+    assert!(
+        list.contains("held: TOCK_TEST_KEY_NOT_SET is not set"),
+        "{list}"
+    );
+    // Fixed: the key given in the file. The daemon reads it at once and
+    // sends what it held.
+    t.write_config(&keyless.replace(
+        "api_key_env = \"TOCK_TEST_KEY_NOT_SET\"",
+        "api_key = \"sk-in-the-file\"",
+    ));
+    wait_until(Duration::from_secs(10), "sent after the fix", || {
+        (t.item(id)["status"] == "sent").then_some(())
+    });
+    assert_eq!(server.count(), 1);
+    d.signal(libc::SIGTERM);
+    d.wait_timeout(Duration::from_secs(3));
+}
+
 /// The notices about the config file kept in the database, oldest first:
 /// (kind, text); none before the daemon made the database.
 fn config_notices(t: &Tock) -> Vec<(String, String)> {

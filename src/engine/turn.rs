@@ -81,8 +81,12 @@ pub(crate) async fn run(
             retry_later(engine, &item, &owner, &LlmError::transient(msg));
             return Some(conv_id);
         }
+        // The model cannot be used as the config and this process's
+        // environment stand (a key variable not set where the daemon was
+        // started, a model renamed): the fix is the user's, so it is held
+        // and tried again, not failed at once as a provider's refusal is.
         Err(msg) => {
-            fail(engine, &item, &owner, &msg);
+            hold_for_config(engine, &item, &owner, &msg);
             return Some(conv_id);
         }
     };
@@ -622,6 +626,36 @@ fn retry_later(engine: &Engine, item: &OutboxItem, owner: &str, e: &LlmError) {
         tracing::error!("releasing {}: {err:#}", item.id);
     }
     tracing::info!(item = item.id, attempts, ?wait, "transient failure: {msg}");
+    engine.emit(Event::OutboxRows(vec![item.id]));
+}
+
+/// How often an item held by the config (see [`hold_for_config`]) is tried
+/// again; a reload of the config that changes its models tries it at once.
+pub(crate) const CONFIG_HOLD: Duration = Duration::from_secs(60);
+
+/// `item`'s model cannot be used as things stand: back to pending, the
+/// attempt not counted, tried again in [`CONFIG_HOLD`]; said once.
+fn hold_for_config(engine: &Engine, item: &OutboxItem, owner: &str, reason: &str) {
+    let now = engine.now_ms();
+    let reason = format!("held: {}", crate::sanitize::sanitize_line(reason));
+    match engine.store().release_held(
+        item.id,
+        owner,
+        &reason,
+        now + CONFIG_HOLD.as_millis() as i64,
+        now,
+    ) {
+        Ok(true) if item.last_error.as_deref() != Some(reason.as_str()) => {
+            tracing::warn!(item = item.id, "{reason}");
+            engine.notify(
+                NoticeKind::Info,
+                item.conversation_id,
+                format!("not sent yet, {reason}"),
+            );
+        }
+        Ok(_) => {}
+        Err(err) => tracing::error!("holding {}: {err:#}", item.id),
+    }
     engine.emit(Event::OutboxRows(vec![item.id]));
 }
 

@@ -321,6 +321,26 @@ impl Store {
         Ok(n == 1)
     }
 
+    /// Put a claimed row back to be tried at `retry_at`, the attempt not
+    /// counted (nothing was sent: the model cannot be used as the config
+    /// stands), with why.
+    pub fn release_held(
+        &self,
+        id: i64,
+        owner: &str,
+        error: &str,
+        retry_at: i64,
+        now: i64,
+    ) -> Result<bool> {
+        let n = self.conn().execute(
+            "UPDATE outbox SET status = 'pending', claimed_by = NULL, attempts = MAX(attempts - 1, 0),
+                    last_error = ?3, next_attempt_at = ?4, updated_at = ?5
+             WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
+            params![id, owner, error, retry_at, now],
+        )?;
+        Ok(n == 1)
+    }
+
     /// Put a claimed row back untouched (stopping, shutting down): the attempt does not count.
     pub fn release_unattempted(&self, id: i64, owner: &str, now: i64) -> Result<bool> {
         let n = self.conn().execute(
