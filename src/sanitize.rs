@@ -310,6 +310,16 @@ fn rewrite(s: &str, at: usize, mode: Mode) -> String {
 /// The text a message sends, as every front end sends it: without the
 /// blank lines before and after it (a pipe's or a file's last newline), and
 /// with its first line's indentation (pasted code keeps its shape).
+/// `text` without a terminal's escape sequences (colours, titles, cursor
+/// moves) or the control characters that are not spacing: what a coloured
+/// log or `ls --color` pasted or piped in means, as the model should read
+/// it (made visible instead, they reached it as `␛[31m`). anstream's
+/// stripper (clap's own dependency) parses the sequences as a terminal
+/// does.
+pub fn without_escapes(text: &str) -> String {
+    anstream::adapter::strip_str(text).to_string()
+}
+
 pub fn message_body(text: &str) -> &str {
     let text = text.trim_end();
     let blank: usize = text

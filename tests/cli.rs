@@ -2150,6 +2150,7 @@ fn status_checks_the_server_of_every_model_configured() {
         "default_model = \"main\"\n\
          [models.main]\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"\nbase_url = \"{url}\"\napi_key_env = \"K\"\n\
          [models.big]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{url}\"\napi_key_env = \"K\"\n\
+         [models.nokey]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{url}\"\napi_key_env = \"NO_SUCH_KEY_U\"\n\
          [models.gone]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{closed}/v1\"\napi_key_env = \"K\"\n\
          [models.other]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{closed}/v1\"\napi_key_env = \"NO_SUCH_KEY_T\"\n",
         url = server.base_url()
@@ -2167,8 +2168,17 @@ fn status_checks_the_server_of_every_model_configured() {
         )),
         "{out}"
     );
-    // `big` is on the default's server: checked with it.
+    // `big` is on the default's server: checked with it. An entry there
+    // without its key is named on that line.
     assert!(!out.contains("big"), "{out}");
+    let provider = out
+        .lines()
+        .find(|l| l.starts_with("provider: "))
+        .unwrap_or_default();
+    assert!(
+        provider.ends_with("; nokey: NO_SUCH_KEY_U is not set"),
+        "{out}"
+    );
     let v = t.json(&["status", "--json"]);
     assert_eq!(
         v["other_servers"],

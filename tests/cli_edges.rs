@@ -341,6 +341,15 @@ fn long_texts_come_from_stdin_or_a_file() {
         "{err}"
     );
     assert!(err.contains("no conversation"), "{err}");
+    // A coloured command's output piped in: the text without the
+    // terminal's escape sequences (`cargo build 2>&1 | tock send -`).
+    let out = t.run_with_stdin(
+        &["send", "--in", "1h", "-"],
+        b"\x1b[1m\x1b[32mCompiling\x1b[0m tock\x07\n\x1b[31merror\x1b[0m: oops",
+    );
+    assert!(out.status.success(), "{}", out.stderr);
+    let id: i64 = out.stdout.trim().parse().unwrap();
+    assert_eq!(t.item(id)["text"], "Compiling tock\nerror: oops");
     // `tock ask` with an empty stdin that is no terminal (cron,
     // `</dev/null`): the text is the argument's, and stdin is not blamed.
     let out = t.run_with_stdin(&["ask", "--conv", "no such conversation", "hi"], b"");

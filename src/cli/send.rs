@@ -232,6 +232,7 @@ pub(super) fn message_text(text: &[String], file: Option<&std::path::Path>) -> R
                 crate::files::read_regular(p, MAX_TEXT_BYTES).map_err(|e| anyhow!("{e}"))?;
             let text =
                 String::from_utf8(bytes).map_err(|_| anyhow!("the message is not UTF-8 text"))?;
+            let text = crate::sanitize::without_escapes(&text);
             Ok(crate::sanitize::message_body(&text).to_string())
         }
         (None, [dash]) if dash == "-" => stdin_text(),
@@ -256,6 +257,8 @@ pub(super) fn stdin_text() -> Result<String> {
     }
     let text =
         String::from_utf8(buf).map_err(|_| anyhow!("the message on stdin is not UTF-8 text"))?;
+    // A coloured command's output piped in (`cargo build 2>&1 | tock send -`).
+    let text = crate::sanitize::without_escapes(&text);
     Ok(crate::sanitize::message_body(&text).to_string())
 }
 

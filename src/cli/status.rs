@@ -80,7 +80,25 @@ pub fn report(
         // The held defaults name no provider of the user's: the
         // environment's would be asked (api.openai.com) for nothing.
         _ if config.is_held() => UNKNOWN_HERE.to_string(),
-        Ok(m) if !m.base_url.is_empty() => reachability(&m.base_url),
+        Ok(m) if !m.base_url.is_empty() => {
+            // The other entries on this server: reachable, yet one
+            // without its key sends nothing (flagged only for the other
+            // servers, it went unsaid here).
+            let mut names: Vec<String> = config
+                .get()
+                .models
+                .keys()
+                .filter(|n| **n != m.name)
+                .filter(|n| {
+                    config
+                        .facts(Some(n))
+                        .is_ok_and(|f| f.base_url == m.base_url)
+                })
+                .cloned()
+                .collect();
+            names.sort();
+            reachability(&m.base_url) + &keys_missing(config, &names)
+        }
         Ok(_) => "offline model: no network needed".to_string(),
         Err(_) => "no provider".to_string(),
     };
@@ -384,15 +402,23 @@ fn other_servers(
                     .join()
                     .unwrap_or_else(|_| "could not be checked".to_string());
                 // Reachable, yet an entry without its key sends nothing.
-                for name in &names {
-                    if let Some(why) = config.key_env_missing(name) {
-                        reach.push_str(&format!("; {name}: {why}"));
-                    }
-                }
+                reach.push_str(&keys_missing(config, &names));
                 (names, reach)
             })
             .collect()
     })
+}
+
+/// "; NAME: WHY" for each of `names` whose key variable is not set.
+fn keys_missing(config: &ConfigSource, names: &[String]) -> String {
+    names
+        .iter()
+        .filter_map(|name| {
+            config
+                .key_env_missing(name)
+                .map(|why| format!("; {name}: {why}"))
+        })
+        .collect()
 }
 
 /// One line per reply stored as streaming: its message has left the

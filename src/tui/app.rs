@@ -680,8 +680,10 @@ impl App {
         // A paste is typing too.
         self.last_input_at = self.now();
         self.drop_status_about_the_last_key();
-        // Pastes go into whatever input has focus; control characters are made visible.
-        let lines = s.replace("\r\n", "\n").replace('\r', "\n");
+        // Pastes go into whatever input has focus, without a terminal's
+        // escape sequences (a coloured log).
+        let plain = crate::sanitize::without_escapes(s);
+        let lines = plain.replace("\r\n", "\n").replace('\r', "\n");
         let clean = crate::sanitize::sanitize(&lines).into_owned();
         if let Some(mut top) = self.views.pop() {
             let mut cx = self.cx();
