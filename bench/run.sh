@@ -92,7 +92,11 @@ SEED=$TARGET/release/tock-seed
 # A clean environment: an empty config file, logs in the work dir, and the local
 # server as the only provider.
 unset ANTHROPIC_API_KEY ANTHROPIC_BASE_URL OLLAMA_HOST TOCK_MODEL TOCK_LOG TMUX
-export TOCK_CONFIG=$WORK/no-config.toml
+# The config files in a directory of their own, where nothing else is
+# written: tock watches its config file's directory, and the server's log
+# and the results written into $WORK would wake the idle windows below.
+mkdir -m 700 "$WORK/config"
+export TOCK_CONFIG=$WORK/config/none.toml
 : >"$TOCK_CONFIG"
 export TOCK_LOG_DIR=$WORK/log
 RESULTS=$WORK/results.jsonl
@@ -175,7 +179,7 @@ done
 # (each waits for its next occurrence, hours away) and MCP servers (started
 # on the first turn that offers tools, so never while idle). Measured below,
 # with the idle windows of the other two databases.
-CONFIGURED_TOML=$WORK/configured.toml
+CONFIGURED_TOML=$WORK/config/configured.toml
 cat >"$CONFIGURED_TOML" <<TOML
 [mcp.files]
 command = "npx"
@@ -190,7 +194,7 @@ for i in $(seq 20); do
     every=("every 6h" "every 12h" "every 3d" "every 2w")
     "$TOCK" send --new "series $i" --every "${every[i % 4]}" "a recurring task, number $i" >/dev/null
 done
-export TOCK_CONFIG=$WORK/no-config.toml
+export TOCK_CONFIG=$WORK/config/none.toml
 
 log "session, large database as seeded: memory after a 1 MB reply…"
 export TOCK_DB=$WORK/large-copy.db
@@ -209,16 +213,16 @@ record wake_floor "$("${PROBE[@]}" wake-floor)"
 
 # The three idle windows run side by side, alongside the slowest reply:
 # what they count (each idle process's own wake-ups, CPU time and output)
-# no other process can add to, as none of them shares a database, which
-# another process's writes would wake. Their starts are over before the
+# no other process can add to, as none of them shares a database's or a
+# config file's directory, which another process's writes would wake. Their starts are over before the
 # reply is sent; the three together wake the machine 6 times in 30 s.
 # Run one after the other, they took a minute and a half more.
 idle_windows() {
     local name db config
     for name in empty large configured; do
         case $name in
-            empty) db=$WORK/idle-empty/tock.db config=$WORK/no-config.toml ;;
-            large) db=$LARGE config=$WORK/no-config.toml ;;
+            empty) db=$WORK/idle-empty/tock.db config=$WORK/config/none.toml ;;
+            large) db=$LARGE config=$WORK/config/none.toml ;;
             configured) db=$WORK/configured/tock.db config=$CONFIGURED_TOML ;;
         esac
         TOCK_DB=$db TOCK_CONFIG=$config "${PROBE[@]}" session --bin "$TOCK" --idle "$IDLE" \
