@@ -26,7 +26,11 @@
 //!   each disagreement shifts the rest of the row and leaves stray glyphs.
 //!   Without them every terminal and ratatui agree (`⚠`, `👍`). Text that
 //!   is kept or sent ([`sanitize`], [`sanitize_source`]) keeps them. Tag
-//!   characters (U+E0000–E007F, invisible; a few flag emoji) go the same way.
+//!   characters (U+E0000–E007F, invisible; a few flag emoji) and the
+//!   zero-width joiner (a family emoji is then drawn as its people) go the
+//!   same way, and a flag's two regional indicators are drawn as their two
+//!   capital letters (`🇫🇷` as `FR`): tmux and the terminal under it
+//!   disagreed on them, and half-flags stayed on rows scrolled past.
 //! - The line and paragraph separators U+2028/2029 become a line break (a
 //!   space on one line), and the interlinear annotation marks U+FFF9–FFFB
 //!   show as `<U+FFF9>`: terminals draw these format characters each their
@@ -132,6 +136,18 @@ fn scan(s: &str, allowed_c0: impl Fn(u8) -> bool, modifiers: bool) -> Option<usi
                     && b.get(i + 2) == Some(&0x8F)
                     && matches!(b.get(i + 3), Some(0xBB..=0xBF)) =>
                 {
+                    return Some(i);
+                }
+                // Regional indicators U+1F1E6..1F1FF (F0 9F 87 A6..BF).
+                0xF0 if modifiers
+                    && b.get(i + 1) == Some(&0x9F)
+                    && b.get(i + 2) == Some(&0x87)
+                    && matches!(b.get(i + 3), Some(0xA6..=0xBF)) =>
+                {
+                    return Some(i);
+                }
+                // The zero-width joiner U+200D (E2 80 8D).
+                0xE2 if modifiers && b.get(i + 1) == Some(&0x80) && b.get(i + 2) == Some(&0x8D) => {
                     return Some(i);
                 }
                 // Bidi marks and overrides; the line and paragraph
@@ -296,8 +312,15 @@ fn rewrite(s: &str, at: usize, mode: Mode) -> String {
                 col += 8;
             }
             c if is_bidi_mark(c) => {}
-            c if (is_emoji_modifier(c) || is_tag(c))
+            c if (is_emoji_modifier(c) || is_tag(c) || c == '\u{200D}')
                 && matches!(mode, Mode::KeepTabs | Mode::Line) => {}
+            // A flag is two regional indicators, drawn as one glyph two
+            // columns wide by some terminals and as two letters by others
+            // (tmux): drawn as the two capital letters, every one agrees.
+            c @ '\u{1F1E6}'..='\u{1F1FF}' if matches!(mode, Mode::KeepTabs | Mode::Line) => {
+                out.push(char::from(b'A' + (u32::from(c) - 0x1F1E6) as u8));
+                col += 1;
+            }
             c => {
                 out.push(c);
                 col += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
@@ -334,6 +357,17 @@ pub fn message_body(text: &str) -> &str {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Flags are drawn as their letters and joined emoji as their parts;
+    /// kept or sent, they stay as they are.
+    #[test]
+    fn flags_and_joined_emoji_are_drawn_in_a_way_every_terminal_agrees_on() {
+        let s = "flags 🇫🇷🇩🇪 end, family 👨\u{200D}👩\u{200D}👧";
+        assert_eq!(sanitize_line(s), "flags FRDE end, family 👨👩👧");
+        assert_eq!(sanitize_keep_tabs(s), "flags FRDE end, family 👨👩👧");
+        assert_eq!(sanitize_source(s), s);
+        assert_eq!(sanitize(s), s);
+    }
 
     /// Drawn, emoji lose what terminals measure differently; kept or sent,
     /// they keep it.
