@@ -61,6 +61,20 @@ fn daemon_main(
         // database sees it through its saves): its text is taken once a
         // second, not ten times.
         engine.show(None);
+        // A daemon started by a service or cron lacks the shell's exports:
+        // a model whose key variable is not set here holds what is due for
+        // it, said now rather than found at 9 am.
+        let mut names: Vec<String> = config.get().models.keys().cloned().collect();
+        names.sort();
+        for name in names {
+            if let Some(why) = config.key_env_missing(&name) {
+                let line = format!(
+                    "model {name}: {why} where tock daemon runs; what is due for it is held until it is (export it before starting the daemon, or give the key with api_key_cmd)"
+                );
+                tracing::warn!("{line}");
+                eprintln!("tock daemon: {}", tock::sanitize::sanitize_line(&line));
+            }
+        }
         let events = engine.subscribe();
         engine.start();
         tracing::info!(db = %engine.store().path().display(), "tock daemon started");

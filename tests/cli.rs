@@ -1402,6 +1402,12 @@ fn a_missing_key_holds_what_is_due_until_the_config_is_fixed() {
     t.write_config(&keyless);
     let id = t.send(&["--new", "K", "needs its key"]);
     let mut d = t.spawn_daemon();
+    // Said as it starts.
+    wait_until(Duration::from_secs(15), "the daemon's warning", || {
+        d.stderr()
+            .contains("model real: TOCK_TEST_KEY_NOT_SET is not set where tock daemon runs")
+            .then_some(())
+    });
     wait_until(Duration::from_secs(15), "held", || {
         let it = t.item(id);
         it["last_error"]
