@@ -146,6 +146,20 @@ impl Store {
         let stored = self.draft(conversation_id)?;
         let changed_elsewhere =
             !stored.text.trim().is_empty() && stored.text != known && stored.text != d.text;
+        // An edit of a message sent is no shared draft: another tock's edit
+        // is neither merged into this one nor given to it when this one
+        // leaves its own (the resent message carried both texts). The
+        // first to resend wins; the other's resend is refused and its
+        // text comes back as a draft of its own.
+        if changed_elsewhere && stored.edit_of.is_some() {
+            if d.is_empty() {
+                return Ok(None);
+            }
+            if d.edit_of.is_some() {
+                self.save_draft(conversation_id, d, now)?;
+                return Ok(None);
+            }
+        }
         if changed_elsewhere {
             if d.is_empty() {
                 return Ok(Some(stored));
@@ -314,6 +328,40 @@ fn merge_paragraphs(base: &str, ours: &str, theirs: &str) -> Option<String> {
     }
     out.extend(b[at.min(b.len())..].iter().cloned());
     Some(out.join("\n\n"))
+}
+
+#[cfg(test)]
+mod edit_tests {
+    use super::{super::Store, Draft};
+
+    /// Two tocks ↑-editing the same message: neither edit takes in the
+    /// other's text, and the one that leaves its edit is not handed the
+    /// other's.
+    #[test]
+    fn another_tocks_edit_is_neither_merged_nor_handed_over() {
+        let s = Store::open_in_memory().unwrap();
+        let c = s.create_conversation(None, "user", 0).unwrap();
+        let edit = |text: &str| Draft {
+            text: text.to_string(),
+            edit_of: Some(7),
+            stash: Some(String::new()),
+            parts_json: None,
+        };
+        // A saved its edit; B, which knew the message's text, saves its own.
+        s.save_draft_over(c, &edit("the question R"), "", 1)
+            .unwrap();
+        let r = s
+            .save_draft_over(c, &edit("the question S"), "the question", 2)
+            .unwrap();
+        assert_eq!(r, None, "not merged");
+        assert_eq!(s.draft(c).unwrap().text, "the question S");
+        // A leaves its edit (its draft is empty again): B's is not its.
+        let r = s
+            .save_draft_over(c, &Draft::default(), "the question R", 3)
+            .unwrap();
+        assert_eq!(r, None, "not handed over");
+        assert_eq!(s.draft(c).unwrap().text, "the question S", "B's edit stays");
+    }
 }
 
 #[cfg(test)]
