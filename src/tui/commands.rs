@@ -107,7 +107,7 @@ pub static COMMANDS: &[Spec] = &[
         Command::Delete,
         &["/delete"],
         "/delete",
-        "delete this conversation (asks y/n)",
+        "delete this conversation (asks first: Enter yes, Esc no)",
         Arg::None,
     ),
     spec(

@@ -635,14 +635,14 @@ fn defaults() -> Vec<Binding> {
             Ac::CancelItem,
             "cancel",
             vec![ch('x')],
-            "cancel it (asks y/n)",
+            "cancel it (asks first: Enter yes, Esc no)",
         ),
         b(
             Strip,
             Ac::CancelQueued,
             "cancel-queued",
             vec![ch('X')],
-            "cancel everything queued in this conversation (asks y/n; scheduled items stay)",
+            "cancel everything queued in this conversation (asks first; scheduled items stay)",
         ),
         b(
             Strip,
@@ -703,7 +703,7 @@ fn defaults() -> Vec<Binding> {
             Ac::Delete,
             "delete",
             vec![ch('d')],
-            "delete (asks y/n)",
+            "delete (asks first: Enter yes, Esc no)",
         ),
         b(
             Sidebar,
@@ -799,7 +799,7 @@ fn defaults() -> Vec<Binding> {
             Ac::CancelItem,
             "cancel",
             vec![ch('x')],
-            "cancel (then y)",
+            "cancel (then Enter)",
         ),
         b(
             Scheduled,
