@@ -76,38 +76,26 @@ pub fn report(
     // Where the default model's requests go, known also when its key is
     // missing (that is said on the model's line).
     let facts = config.facts(None);
+    // The other models configured, by server: the default's is checked
+    // with it, each other once.
+    let mut servers = if config.is_held() {
+        Default::default()
+    } else {
+        models_by_server(config, facts.as_ref().ok())
+    };
     let reachable = match &facts {
         // The held defaults name no provider of the user's: the
         // environment's would be asked (api.openai.com) for nothing.
         _ if config.is_held() => UNKNOWN_HERE.to_string(),
+        // Reachable, yet another entry on it without its key sends nothing.
         Ok(m) if !m.base_url.is_empty() => {
-            // The other entries on this server: reachable, yet one
-            // without its key sends nothing (flagged only for the other
-            // servers, it went unsaid here).
-            let mut names: Vec<String> = config
-                .get()
-                .models
-                .keys()
-                .filter(|n| **n != m.name)
-                .filter(|n| {
-                    config
-                        .facts(Some(n))
-                        .is_ok_and(|f| f.base_url == m.base_url)
-                })
-                .cloned()
-                .collect();
-            names.sort();
-            reachability(&m.base_url) + &keys_missing(config, &names)
+            let here = servers.remove(&m.base_url).unwrap_or_default();
+            reachability(&m.base_url) + &keys_missing(config, &here)
         }
         Ok(_) => "offline model: no network needed".to_string(),
         Err(_) => "no provider".to_string(),
     };
-    // The servers of the other models configured, each checked once.
-    let others = if config.is_held() {
-        Vec::new()
-    } else {
-        other_servers(config, facts.as_ref().ok())
-    };
+    let others = other_servers(config, servers);
     // Held here by a config file this command cannot read, while a tock
     // that read it before dispatches: that one goes on sending.
     let held_here_only = config.is_held() && lease.is_some();
@@ -370,13 +358,12 @@ pub fn report(
     Ok(lines)
 }
 
-/// The other models of the config, by server (the default model's server
-/// is checked already): a conversation set to one of them goes nowhere
-/// while its server is down. The servers are tried side by side.
-fn other_servers(
+/// The models of the config but the default, by server (models with no
+/// server, the offline one, left out).
+fn models_by_server(
     config: &ConfigSource,
     default: Option<&crate::config::ModelFacts>,
-) -> Vec<(Vec<String>, String)> {
+) -> std::collections::BTreeMap<String, Vec<String>> {
     let mut by_server: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for name in config.get().models.keys() {
         if default.is_some_and(|d| &d.name == name) {
@@ -385,11 +372,20 @@ fn other_servers(
         let Ok(m) = config.facts(Some(name)) else {
             continue;
         };
-        if m.base_url.is_empty() || default.is_some_and(|d| d.base_url == m.base_url) {
-            continue;
+        if !m.base_url.is_empty() {
+            by_server.entry(m.base_url).or_default().push(name.clone());
         }
-        by_server.entry(m.base_url).or_default().push(name.clone());
     }
+    by_server
+}
+
+/// The servers of the other models (`by_server`, the default model's taken
+/// out): a conversation set to one of them goes nowhere while its server
+/// is down. The servers are tried side by side.
+fn other_servers(
+    config: &ConfigSource,
+    by_server: std::collections::BTreeMap<String, Vec<String>>,
+) -> Vec<(Vec<String>, String)> {
     std::thread::scope(|scope| {
         let checks: Vec<_> = by_server
             .into_iter()

@@ -199,9 +199,7 @@ pub fn chat_tail(app: &App, area: Rect) -> Tail {
             Span::raw("  "),
             Span::styled(elide(&why, width.saturating_sub(5)), style),
         ]));
-        for l in text.lines() {
-            tail.push(Line::from(format!("  {}", elide(l, width))));
-        }
+        push_user_text(&mut tail, &text, width);
         let hint = format!(
             "in the pending strip ({}): {} sends it again, {} cancels it",
             app.keys
@@ -231,12 +229,7 @@ pub fn chat_tail(app: &App, area: Rect) -> Tail {
             ),
             Span::styled(sending, Style::new().fg(palette().warning)),
         ]));
-        for l in it.user_text().unwrap_or_default().lines() {
-            tail.push(Line::from(format!(
-                "  {}",
-                elide(l, area.width.saturating_sub(2) as usize)
-            )));
-        }
+        push_user_text(&mut tail, &it.user_text().unwrap_or_default(), width);
         tail.push(Line::default());
     }
     // A regeneration (Ctrl+R) shows where its reply will be, in the state
@@ -279,6 +272,14 @@ pub fn chat_tail(app: &App, area: Rect) -> Tail {
         }
     }
     tail
+}
+
+/// A message of the user's not in the history yet, under its header in
+/// the chat's tail: each line indented and cut to `width`.
+fn push_user_text(tail: &mut Tail, text: &str, width: usize) {
+    for l in text.lines() {
+        tail.push(Line::from(format!("  {}", elide(l, width))));
+    }
 }
 
 /// Whether `draw_chat_overlays` draws anything over the chat's rows.

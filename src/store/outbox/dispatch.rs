@@ -313,12 +313,7 @@ impl Store {
         retry_at: i64,
         now: i64,
     ) -> Result<bool> {
-        let n = self.conn().execute(
-            "UPDATE outbox SET status = 'pending', claimed_by = NULL, last_error = ?3, next_attempt_at = ?4, updated_at = ?5
-             WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
-            params![id, owner, error, retry_at, now],
-        )?;
-        Ok(n == 1)
+        self.release_until(id, owner, error, retry_at, now, true)
     }
 
     /// Put a claimed row back to be tried at `retry_at`, the attempt not
@@ -332,10 +327,31 @@ impl Store {
         retry_at: i64,
         now: i64,
     ) -> Result<bool> {
+        self.release_until(id, owner, error, retry_at, now, false)
+    }
+
+    /// A claimed row back to pending with `error`, not before `retry_at`;
+    /// its claim's attempt counted or not.
+    fn release_until(
+        &self,
+        id: i64,
+        owner: &str,
+        error: &str,
+        retry_at: i64,
+        now: i64,
+        attempt_counts: bool,
+    ) -> Result<bool> {
+        let attempts = if attempt_counts {
+            "attempts"
+        } else {
+            "MAX(attempts - 1, 0)"
+        };
         let n = self.conn().execute(
-            "UPDATE outbox SET status = 'pending', claimed_by = NULL, attempts = MAX(attempts - 1, 0),
-                    last_error = ?3, next_attempt_at = ?4, updated_at = ?5
-             WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2",
+            &format!(
+                "UPDATE outbox SET status = 'pending', claimed_by = NULL, attempts = {attempts},
+                        last_error = ?3, next_attempt_at = ?4, updated_at = ?5
+                 WHERE id = ?1 AND status = 'sending' AND claimed_by = ?2"
+            ),
             params![id, owner, error, retry_at, now],
         )?;
         Ok(n == 1)

@@ -18,6 +18,31 @@ use crate::tui::theme::palette;
 use crate::tui::time_picker::TimeInput;
 use crate::when;
 
+/// How a key answers one of the pane's questions (cancel, end, send
+/// early).
+enum Answer {
+    Yes,
+    No,
+    /// A letter is no answer, and the question goes with it: it is typing
+    /// meant elsewhere (`y` answered, and "sync" sent a message early).
+    Typing,
+    /// Anything else: still asking.
+    Asking,
+}
+
+impl Answer {
+    fn of(key: &KeyEvent) -> Self {
+        match key.code {
+            KeyCode::Enter => Answer::Yes,
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Answer::No,
+            _ if crate::tui::views::is_typing(key) => Answer::Typing,
+            _ => Answer::Asking,
+        }
+    }
+}
+
+const NOT_AN_ANSWER: &str = "not done: only Enter answers yes";
+
 impl ScheduledPane {
     pub fn handle_key(
         &mut self,
@@ -69,13 +94,11 @@ impl ScheduledPane {
                 error,
             } => self.edit_key(key, engine, (id, seen), editor, error),
             Mode::ConfirmCancel { id, seen, text } => self.confirm_key(key, engine, id, seen, text),
-            Mode::ConfirmSendEarly { id, seen, ahead } => match key.code {
-                KeyCode::Enter => self.send_now(engine, id, seen),
-                KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
-                _ if crate::tui::views::is_typing(&key) => {
-                    PaneAction::Info("not done: only Enter answers yes".into())
-                }
-                _ => {
+            Mode::ConfirmSendEarly { id, seen, ahead } => match Answer::of(&key) {
+                Answer::Yes => self.send_now(engine, id, seen),
+                Answer::No => PaneAction::None,
+                Answer::Typing => PaneAction::Info(NOT_AN_ANSWER.into()),
+                Answer::Asking => {
                     self.mode = Mode::ConfirmSendEarly { id, seen, ahead };
                     PaneAction::None
                 }
@@ -505,28 +528,22 @@ impl ScheduledPane {
         seen: i64,
         text: String,
     ) -> PaneAction {
-        match key.code {
-            KeyCode::Enter if self.is_series(id) => self.act_leaving(
+        match Answer::of(&key) {
+            Answer::Yes if self.is_series(id) => self.act_leaving(
                 engine,
                 id,
                 move |e| e.end_series(id),
                 format!("series #{id} ended"),
             ),
-            KeyCode::Enter => self.act_leaving(
+            Answer::Yes => self.act_leaving(
                 engine,
                 id,
                 move |e| e.act_on_item(id, seen, ItemAction::Cancel { text }),
                 format!("#{id} canceled"),
             ),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => PaneAction::None,
-            // A letter is no answer, and the question goes with it: it is
-            // typing meant elsewhere (`y` answered, and "sync" sent a
-            // message early).
-            _ if crate::tui::views::is_typing(&key) => {
-                PaneAction::Info("not done: only Enter answers yes".into())
-            }
-            // Anything else: still asking.
-            _ => {
+            Answer::No => PaneAction::None,
+            Answer::Typing => PaneAction::Info(NOT_AN_ANSWER.into()),
+            Answer::Asking => {
                 self.mode = Mode::ConfirmCancel { id, seen, text };
                 PaneAction::None
             }
