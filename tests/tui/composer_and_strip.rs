@@ -636,9 +636,7 @@ async fn a_word_typed_into_the_strip_or_the_list_goes_to_the_composer() {
         ui.tab();
         assert_eq!(ui.app.focus, Focus::Strip);
         // Typed at once: no time passes between the keys.
-        for c in word.chars() {
-            ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
-        }
+        ui.typ_at_once(word);
         ui.pump();
         assert_eq!(ui.app.popup(), None, "{word}");
         assert_eq!(ui.app.composer_text(), word);
@@ -656,9 +654,7 @@ async fn a_word_typed_into_the_strip_or_the_list_goes_to_the_composer() {
     ui.tab();
     ui.tab();
     assert_eq!(ui.app.focus, Focus::Sidebar);
-    for c in "dynamic".chars() {
-        ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
-    }
+    ui.typ_at_once("dynamic");
     ui.pump();
     assert_eq!(ui.app.composer_text(), "dynamic");
     assert!(
@@ -670,9 +666,7 @@ async fn a_word_typed_into_the_strip_or_the_list_goes_to_the_composer() {
     ui.app.set_composer("");
     ui.tab();
     ui.tab();
-    for c in "/gro".chars() {
-        ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
-    }
+    ui.typ_at_once("/gro");
     assert_eq!(ui.app.popup(), Some(ViewKind::Prompt));
     assert_eq!(ui.app.composer_text(), "");
     ui.press(KeyCode::Esc);
@@ -680,9 +674,7 @@ async fn a_word_typed_into_the_strip_or_the_list_goes_to_the_composer() {
     ui.app.focus = Focus::Composer;
     ui.tab();
     assert_eq!(ui.app.focus, Focus::Strip);
-    for c in "r2h".chars() {
-        ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
-    }
+    ui.typ_at_once("r2h");
     assert_eq!(ui.app.popup(), Some(ViewKind::Prompt));
     assert!(
         ui.screen(100, 24).contains("in 2h"),
@@ -717,9 +709,7 @@ async fn a_word_begun_with_a_letter_that_acts_at_once_goes_to_the_composer() {
     for word in ["sure thing", "update docs"] {
         ui.tab();
         assert_eq!(ui.app.focus, Focus::Strip);
-        for c in word.chars() {
-            ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
-        }
+        ui.typ_at_once(word);
         ui.h.clock.jump(1_000);
         ui.app.on_tick();
         ui.pump();
@@ -738,9 +728,7 @@ async fn a_word_begun_with_a_letter_that_acts_at_once_goes_to_the_composer() {
     ui.tab();
     ui.tab();
     assert_eq!(ui.app.focus, Focus::Sidebar);
-    for c in "now what".chars() {
-        ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
-    }
+    ui.typ_at_once("now what");
     ui.pump();
     assert_eq!(ui.app.composer_text(), "now what");
     assert_eq!(

@@ -155,10 +155,7 @@ async fn a_send_while_another_process_holds_the_write_lock_leaves_the_keyboard_f
     );
     // Typing goes on; a switch away and back does not bring the sent text
     // back as a draft (the database still has it until the send is written).
-    for c in "next".chars() {
-        ui.app
-            .on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-    }
+    ui.typ_at_once("next");
     ui.app.open(second);
     ui.app.open(conv);
     assert_eq!(ui.app.composer_text(), "next");
@@ -202,9 +199,7 @@ async fn a_send_outlasting_the_busy_timeout_is_tried_until_the_lock_goes() {
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     // Keys as the app gets them (the harness's would wait for the writes).
     for text in ["first while locked", "second while locked"] {
-        for c in text.chars() {
-            ui.app.on_key(KeyEvent::from(KeyCode::Char(c)));
-        }
+        ui.typ_at_once(text);
         ui.app
             .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     }

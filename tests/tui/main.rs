@@ -175,6 +175,13 @@ impl Ui {
             self.ch(c);
         }
     }
+    /// Keys as the app gets them from a fast typist: no time between them,
+    /// and no waiting for the writes they start (see `key`).
+    fn typ_at_once(&mut self, s: &str) {
+        for c in s.chars() {
+            self.app.on_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+    }
     /// Backspace `n` times (the text inputs' Ctrl+U is undo, not "delete line").
     fn erase(&mut self, n: usize) {
         for _ in 0..n {
