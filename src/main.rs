@@ -64,10 +64,8 @@ fn daemon_main(
         // A daemon started by a service or cron lacks the shell's exports:
         // a model whose key variable is not set here holds what is due for
         // it, said now rather than found at 9 am.
-        let mut names: Vec<String> = config.get().models.keys().cloned().collect();
-        names.sort();
-        for name in names {
-            if let Some(why) = config.key_env_missing(&name) {
+        for name in config.get().models.keys() {
+            if let Some(why) = config.key_env_missing(name) {
                 let line = format!(
                     "model {name}: {why} where tock daemon runs; what is due for it is held until it is (export it before starting the daemon, or give the key with api_key_cmd)"
                 );

@@ -149,12 +149,14 @@ impl App {
         let paused_again = gone_once_seen(&mut s.resumed_in, current, !paused_now);
         let now = self.model.now_ms();
         let model = &self.model;
-        let waits_to_retry = model.items.iter().any(|i| {
-            matches!(
-                model.state_of(i, now),
-                crate::engine::ItemState::Retrying { .. }
-            )
-        });
+        // Read only while a retry's line stands.
+        let waits_to_retry = s.retrying_in.is_some()
+            && model.items.iter().any(|i| {
+                matches!(
+                    model.state_of(i, now),
+                    crate::engine::ItemState::Retrying { .. }
+                )
+            });
         let retry_began = gone_once_seen(&mut s.retrying_in, current, waits_to_retry);
         let Some(s) = self.status.as_ref() else {
             return;
